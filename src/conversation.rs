@@ -1,0 +1,287 @@
+//! The conversation as the model sees it: messages made of parts.
+//!
+//! Tool results travel in user messages (the Anthropic shape); the OpenAI
+//! provider splits them into `tool` role messages when it serialises.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Message {
+    pub role: Role,
+    pub parts: Vec<Part>,
+}
+
+/// Base64 image data with its media type (`image/png`, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ImageData {
+    pub media_type: String,
+    pub data: String,
+}
+
+/// One block of a tool result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ResultContent {
+    Text { text: String },
+    Image { image: ImageData },
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    Text {
+        text: String,
+    },
+    /// Model reasoning. `signature` is what Anthropic needs echoed back.
+    Reasoning {
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        signature: Option<String>,
+    },
+    Image {
+        image: ImageData,
+    },
+    ToolCall {
+        id: String,
+        name: String,
+        input: serde_json::Value,
+    },
+    ToolResult {
+        call_id: String,
+        content: Vec<ResultContent>,
+        is_error: bool,
+    },
+}
+
+impl Message {
+    pub fn user_text(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::User,
+            parts: vec![Part::Text { text: text.into() }],
+        }
+    }
+
+    pub fn assistant_text(text: impl Into<String>) -> Self {
+        Message {
+            role: Role::Assistant,
+            parts: vec![Part::Text { text: text.into() }],
+        }
+    }
+
+    /// All plain text of the message joined, for titles, search and copying.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.parts {
+            if let Part::Text { text } = p {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+        }
+        out
+    }
+
+    pub fn tool_calls(&self) -> impl Iterator<Item = (&str, &str, &serde_json::Value)> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::ToolCall { id, name, input } => Some((id.as_str(), name.as_str(), input)),
+            _ => None,
+        })
+    }
+}
+
+impl ResultContent {
+    pub fn text(text: impl Into<String>) -> Self {
+        ResultContent::Text { text: text.into() }
+    }
+}
+
+/// Joins the text blocks of a tool result.
+pub fn result_text(content: &[ResultContent]) -> String {
+    let mut out = String::new();
+    for c in content {
+        match c {
+            ResultContent::Text { text } => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(text);
+            }
+            ResultContent::Image { image } => {
+                if !out.is_empty() {
+                    out.push('\n');
+                }
+                out.push_str(&format!("[image {}]", image.media_type));
+            }
+        }
+    }
+    out
+}
+
+/// Makes a history valid to send: every tool call is followed (in the next
+/// user message) by exactly one result, and no result lacks its call.
+/// Missing results are filled with a "cancelled" error; orphan results are
+/// dropped. Returns how many repairs were made.
+pub fn repair_tool_pairs(messages: &mut Vec<Message>) -> usize {
+    use std::collections::HashSet;
+    let mut repairs = 0;
+    let mut i = 0;
+    while i < messages.len() {
+        match messages[i].role {
+            Role::Assistant => {
+                let calls: Vec<String> = messages[i]
+                    .tool_calls()
+                    .map(|(id, _, _)| id.to_string())
+                    .collect();
+                if calls.is_empty() {
+                    i += 1;
+                    continue;
+                }
+                let next_is_user = messages
+                    .get(i + 1)
+                    .map(|m| m.role == Role::User)
+                    .unwrap_or(false);
+                if !next_is_user {
+                    messages.insert(
+                        i + 1,
+                        Message {
+                            role: Role::User,
+                            parts: vec![],
+                        },
+                    );
+                }
+                let next = &mut messages[i + 1];
+                let call_set: HashSet<&String> = calls.iter().collect();
+                let before = next.parts.len();
+                let mut seen = HashSet::new();
+                next.parts.retain(|p| match p {
+                    Part::ToolResult { call_id, .. } => {
+                        call_set.contains(call_id) && seen.insert(call_id.clone())
+                    }
+                    _ => true,
+                });
+                repairs += before - next.parts.len();
+                // Results first, in call order, then any other user content.
+                let mut results = Vec::new();
+                let mut others = Vec::new();
+                for p in next.parts.drain(..) {
+                    match p {
+                        Part::ToolResult { .. } => results.push(p),
+                        other => others.push(other),
+                    }
+                }
+                let mut ordered = Vec::new();
+                for id in &calls {
+                    let pos = results.iter().position(
+                        |p| matches!(p, Part::ToolResult { call_id, .. } if call_id == id),
+                    );
+                    match pos {
+                        Some(pos) => ordered.push(results.remove(pos)),
+                        None => {
+                            repairs += 1;
+                            ordered.push(Part::ToolResult {
+                                call_id: id.clone(),
+                                content: vec![ResultContent::text(
+                                    "The tool call was cancelled before it produced a result.",
+                                )],
+                                is_error: true,
+                            });
+                        }
+                    }
+                }
+                ordered.extend(others);
+                next.parts = ordered;
+                i += 2;
+            }
+            Role::User => {
+                // A user message not preceded by an assistant with calls must
+                // hold no tool results.
+                let before = messages[i].parts.len();
+                messages[i]
+                    .parts
+                    .retain(|p| !matches!(p, Part::ToolResult { .. }));
+                repairs += before - messages[i].parts.len();
+                if messages[i].parts.is_empty() {
+                    messages.remove(i);
+                } else {
+                    i += 1;
+                }
+            }
+        }
+    }
+    repairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(id: &str) -> Part {
+        Part::ToolCall {
+            id: id.into(),
+            name: "view".into(),
+            input: json!({}),
+        }
+    }
+    fn result(id: &str) -> Part {
+        Part::ToolResult {
+            call_id: id.into(),
+            content: vec![ResultContent::text("ok")],
+            is_error: false,
+        }
+    }
+
+    #[test]
+    fn missing_result_is_filled_as_cancelled() {
+        let mut msgs = vec![
+            Message::user_text("hi"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![call("a"), call("b")],
+            },
+            Message {
+                role: Role::User,
+                parts: vec![result("b")],
+            },
+        ];
+        assert_eq!(repair_tool_pairs(&mut msgs), 1);
+        let ids: Vec<_> = msgs[2]
+            .parts
+            .iter()
+            .map(|p| match p {
+                Part::ToolResult {
+                    call_id, is_error, ..
+                } => (call_id.clone(), *is_error),
+                _ => panic!(),
+            })
+            .collect();
+        assert_eq!(ids, vec![("a".into(), true), ("b".into(), false)]);
+    }
+
+    #[test]
+    fn orphan_result_is_dropped_and_trailing_call_answered() {
+        let mut msgs = vec![
+            Message {
+                role: Role::User,
+                parts: vec![result("zz")],
+            },
+            Message::user_text("hi"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![Part::Text { text: "x".into() }, call("a")],
+            },
+        ];
+        repair_tool_pairs(&mut msgs);
+        assert_eq!(msgs.len(), 3);
+        assert_eq!(msgs[0], Message::user_text("hi"));
+        assert!(matches!(&msgs[2].parts[0], Part::ToolResult { call_id, .. } if call_id == "a"));
+    }
+}

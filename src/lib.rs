@@ -1,0 +1,12 @@
+//! cairn: a full-screen terminal coding agent.
+//!
+//! Layers (see ARCHITECTURE.md in the project's shared notes): the interface
+//! (`tui`, `headless`) talks to the `agent` only through `AgentCommand` /
+//! `AgentEvent`; the agent uses the services (`llm`, `tools`, `permission`,
+//! ...); everything rests on the foundation (`conversation`, `config`).
+
+pub mod agent;
+pub mod conversation;
+pub mod llm;
+pub mod permission;
+pub mod tools;

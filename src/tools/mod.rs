@@ -1,0 +1,299 @@
+//! Tools the model can call. A tool knows nothing of the agent: it gets its
+//! input and a [`ToolContext`], and answers with a [`ToolOutput`].
+
+pub mod state;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::conversation::{ImageData, ResultContent};
+use crate::llm::ToolSpec;
+
+pub use state::SessionState;
+
+/// What a tool gets besides its input.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The project root: paths outside it are "outside the workspace".
+    pub workspace: PathBuf,
+    /// Per-session state shared by the tools: files viewed, the shell's
+    /// working directory, background jobs, file history, todos.
+    pub session: Arc<SessionState>,
+    pub cancel: CancellationToken,
+    /// Whether the current model accepts images in tool results.
+    pub supports_images: bool,
+    /// Where a tool may report progress lines while it runs.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+}
+
+impl ToolContext {
+    pub fn new(workspace: PathBuf) -> Self {
+        ToolContext {
+            session: Arc::new(SessionState::new(&workspace)),
+            workspace,
+            cancel: CancellationToken::new(),
+            supports_images: false,
+            progress: None,
+        }
+    }
+
+    /// Resolves a path the model gave against the shell's current directory
+    /// (relative) and normalises `.` and `..` without touching the disk.
+    pub fn resolve(&self, path: &str) -> PathBuf {
+        let p = Path::new(path);
+        let joined = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.session.cwd().join(p)
+        };
+        normalize(&joined)
+    }
+
+    /// Path relative to the workspace for display, or the absolute path.
+    pub fn display_path(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.workspace) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_string(),
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => path.display().to_string(),
+        }
+    }
+
+    pub fn in_workspace(&self, path: &Path) -> bool {
+        normalize(path).starts_with(&self.workspace)
+    }
+}
+
+/// Lexical normalisation: removes `.` and resolves `..`.
+pub fn normalize(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// What an acting tool will do, built before it runs and shown for review.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Preview {
+    /// A file change. `old` is empty for a new file.
+    Diff {
+        path: String,
+        old: String,
+        new: String,
+        added: usize,
+        removed: usize,
+    },
+    /// A shell command, with the simple commands it was parsed into.
+    Command {
+        command: String,
+        cwd: String,
+        /// Each simple command as its words, e.g. `["cargo", "test"]`.
+        commands: Vec<Vec<String>>,
+        /// Redirection targets (`> notes.txt`) in order.
+        redirects: Vec<String>,
+    },
+    Url {
+        url: String,
+    },
+    /// Anything else: the call's arguments.
+    Input {
+        input: Value,
+    },
+}
+
+/// Extra facts about a finished call for the interface (not sent to the
+/// model): the diff an edit made, how many lines changed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ToolDisplay {
+    Diff {
+        path: String,
+        old: String,
+        new: String,
+        added: usize,
+        removed: usize,
+    },
+    Job {
+        job_id: String,
+    },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolOutput {
+    pub content: Vec<ResultContent>,
+    pub is_error: bool,
+    pub display: Option<ToolDisplay>,
+}
+
+impl ToolOutput {
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ResultContent::text(text)],
+            is_error: false,
+            display: None,
+        }
+    }
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ResultContent::text(text)],
+            is_error: true,
+            display: None,
+        }
+    }
+    pub fn image(image: ImageData, caption: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![ResultContent::text(caption), ResultContent::Image { image }],
+            is_error: false,
+            display: None,
+        }
+    }
+    pub fn with_display(mut self, display: ToolDisplay) -> Self {
+        self.display = Some(display);
+        self
+    }
+    pub fn text_content(&self) -> String {
+        crate::conversation::result_text(&self.content)
+    }
+}
+
+#[async_trait]
+pub trait Tool: Send + Sync {
+    fn name(&self) -> &str;
+    /// What the model reads (from `assets/tools/<name>.md`).
+    fn description(&self) -> &str;
+    /// JSON schema of the parameters.
+    fn schema(&self) -> Value;
+    /// Read-only tools change nothing outside cairn's own state.
+    fn read_only(&self) -> bool;
+    /// One line for the transcript: `grep "fn main" src/`.
+    fn summary(&self, input: &Value) -> String {
+        let _ = input;
+        self.name().to_string()
+    }
+    /// Files the call reads or writes, resolved, for the workspace check.
+    fn paths(&self, input: &Value, ctx: &ToolContext) -> Vec<PathBuf> {
+        let _ = (input, ctx);
+        Vec::new()
+    }
+    /// What the call will do, for review before it runs. An `Err` is an
+    /// answer to the model (the call cannot be made as given).
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        let _ = (input, ctx);
+        Ok(None)
+    }
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
+}
+
+/// The set of tools offered to the model, by name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The built-in tools.
+    pub fn builtin() -> Self {
+        let r = Registry::new();
+        r
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.name().to_string(), tool);
+    }
+
+    pub fn remove_where(&mut self, pred: impl Fn(&str) -> bool) {
+        self.tools.retain(|name, _| !pred(name));
+    }
+
+    pub fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        self.tools.get(name).cloned()
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(|s| s.as_str())
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools
+            .values()
+            .map(|t| ToolSpec {
+                name: t.name().to_string(),
+                description: t.description().to_string(),
+                input_schema: t.schema(),
+            })
+            .collect()
+    }
+}
+
+/// Reads a string argument, or says which one is missing in words the model
+/// can act on.
+pub fn str_arg<'a>(input: &'a Value, key: &str) -> Result<&'a str, String> {
+    match input.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, got {}",
+            type_name(other)
+        )),
+        None => Err(format!("missing required parameter `{key}`")),
+    }
+}
+
+pub fn opt_str_arg<'a>(input: &'a Value, key: &str) -> Result<Option<&'a str>, String> {
+    match input.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(format!(
+            "`{key}` must be a string, got {}",
+            type_name(other)
+        )),
+    }
+}
+
+pub fn opt_u64_arg(input: &Value, key: &str) -> Result<Option<u64>, String> {
+    match input.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => v
+            .as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            .map(Some)
+            .ok_or_else(|| format!("`{key}` must be a non-negative integer")),
+    }
+}
+
+pub fn opt_bool_arg(input: &Value, key: &str) -> Result<Option<bool>, String> {
+    match input.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(Value::String(s)) if s == "true" || s == "false" => Ok(Some(s == "true")),
+        Some(_) => Err(format!("`{key}` must be true or false")),
+    }
+}
+
+fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}

@@ -1,0 +1,136 @@
+//! State the tools share within one session.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use serde::{Deserialize, Serialize};
+
+/// What was on disk when the model last viewed (or wrote) a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStamp {
+    pub modified: Option<SystemTime>,
+    pub len: u64,
+    /// A hash of the content, so a touch without change is not a change.
+    pub hash: u64,
+}
+
+impl FileStamp {
+    pub fn of_bytes(bytes: &[u8], meta: &std::fs::Metadata) -> Self {
+        FileStamp {
+            modified: meta.modified().ok(),
+            len: meta.len(),
+            hash: hash_bytes(bytes),
+        }
+    }
+}
+
+pub fn hash_bytes(bytes: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    bytes.hash(&mut h);
+    h.finish()
+}
+
+/// One file's content before a tool changed it. `before` is `None` when the
+/// file did not exist.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileVersion {
+    pub path: PathBuf,
+    pub before: Option<Vec<u8>>,
+    /// Which turn of the session made the change.
+    pub turn: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Todo {
+    pub content: String,
+    pub status: TodoStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TodoStatus {
+    Pending,
+    InProgress,
+    Completed,
+}
+
+pub struct SessionState {
+    cwd: Mutex<PathBuf>,
+    viewed: Mutex<HashMap<PathBuf, FileStamp>>,
+    history: Mutex<Vec<FileVersion>>,
+    todos: Mutex<Vec<Todo>>,
+    turn: Mutex<u64>,
+}
+
+impl SessionState {
+    pub fn new(workspace: &Path) -> Self {
+        SessionState {
+            cwd: Mutex::new(workspace.to_path_buf()),
+            viewed: Mutex::new(HashMap::new()),
+            history: Mutex::new(Vec::new()),
+            todos: Mutex::new(Vec::new()),
+            turn: Mutex::new(0),
+        }
+    }
+
+    /// The shell's working directory, kept across `bash` calls.
+    pub fn cwd(&self) -> PathBuf {
+        lock(&self.cwd).clone()
+    }
+    pub fn set_cwd(&self, dir: PathBuf) {
+        *lock(&self.cwd) = dir;
+    }
+
+    pub fn record_view(&self, path: &Path, stamp: FileStamp) {
+        lock(&self.viewed).insert(path.to_path_buf(), stamp);
+    }
+    pub fn viewed(&self, path: &Path) -> Option<FileStamp> {
+        lock(&self.viewed).get(path).cloned()
+    }
+    pub fn forget_views(&self) {
+        lock(&self.viewed).clear();
+    }
+
+    /// Keeps the content a file had before a tool changed it.
+    pub fn record_version(&self, path: &Path, before: Option<Vec<u8>>) {
+        let turn = self.turn();
+        lock(&self.history).push(FileVersion {
+            path: path.to_path_buf(),
+            before,
+            turn,
+        });
+    }
+    pub fn versions(&self) -> Vec<FileVersion> {
+        lock(&self.history).clone()
+    }
+    /// Removes and returns the versions recorded during `turn`.
+    pub fn take_versions_of_turn(&self, turn: u64) -> Vec<FileVersion> {
+        let mut h = lock(&self.history);
+        let (taken, kept): (Vec<_>, Vec<_>) = h.drain(..).partition(|v| v.turn == turn);
+        *h = kept;
+        taken
+    }
+
+    pub fn turn(&self) -> u64 {
+        *lock(&self.turn)
+    }
+    pub fn set_turn(&self, turn: u64) {
+        *lock(&self.turn) = turn;
+    }
+
+    pub fn todos(&self) -> Vec<Todo> {
+        lock(&self.todos).clone()
+    }
+    pub fn set_todos(&self, todos: Vec<Todo>) {
+        *lock(&self.todos) = todos;
+    }
+}
+
+/// Locks a mutex, recovering the data if a panicking thread poisoned it:
+/// the state here stays consistent at every await point.
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
