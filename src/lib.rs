@@ -6,7 +6,10 @@
 //! ...); everything rests on the foundation (`conversation`, `config`).
 
 pub mod agent;
+pub mod config;
 pub mod conversation;
+pub mod headless;
 pub mod llm;
 pub mod permission;
+pub mod startup;
 pub mod tools;

@@ -1,1 +1,134 @@
-fn main() {}
+use std::io::Read;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use cairn::headless::{self, Output};
+use cairn::permission::Mode;
+use cairn::startup::{self, Overrides};
+
+#[derive(Parser, Debug)]
+#[command(name = "cairn", version, about = "A full-screen terminal coding agent")]
+struct Cli {
+    /// Provider to use, by name (from the config or a preset: anthropic, openai, ollama, …).
+    #[arg(long, global = true)]
+    provider: Option<String>,
+    /// Model id to use.
+    #[arg(long, global = true)]
+    model: Option<String>,
+    /// Permission mode: smart, always-ask, auto or chat.
+    #[arg(long, global = true, value_parser = parse_mode)]
+    mode: Option<Mode>,
+    /// Same as --mode auto: run tools without asking (dangerous commands stay blocked).
+    #[arg(long, global = true)]
+    yolo: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Answer one prompt without the full-screen interface.
+    Run {
+        /// Print one JSON object per line instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The prompt; read from standard input when absent.
+        prompt: Vec<String>,
+    },
+}
+
+fn parse_mode(s: &str) -> Result<Mode, String> {
+    Mode::parse(s)
+        .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto or chat"))
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let _log_guard = init_logging();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("cairn: cannot start the async runtime: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let code = runtime.block_on(async_main(cli));
+    // Background tasks (a stuck stream, a tool) must not hold the exit.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    ExitCode::from(code)
+}
+
+async fn async_main(cli: Cli) -> u8 {
+    let overrides = Overrides {
+        provider: cli.provider.clone(),
+        model: cli.model.clone(),
+        mode: if cli.yolo { Some(Mode::Auto) } else { cli.mode },
+    };
+    match cli.command {
+        Some(Command::Run { json, prompt }) => {
+            let prompt = if prompt.is_empty() {
+                let mut s = String::new();
+                if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+                    eprintln!("cairn: cannot read the prompt from standard input: {e}");
+                    return 2;
+                }
+                s
+            } else {
+                prompt.join(" ")
+            };
+            if prompt.trim().is_empty() {
+                eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
+                return 2;
+            }
+            match run_headless(
+                &overrides,
+                prompt,
+                if json { Output::Json } else { Output::Plain },
+            )
+            .await
+            {
+                Ok(code) => code,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    1
+                }
+            }
+        }
+        None => {
+            eprintln!("cairn: the full-screen interface is not built yet; use `cairn run PROMPT`");
+            1
+        }
+    }
+}
+
+async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> Result<u8> {
+    let s = startup::prepare(overrides).await?;
+    let Some(provider) = s.provider.clone() else {
+        eprintln!("{}", startup::setup_help());
+        return Ok(1);
+    };
+    let (commands, events) = startup::start_agent(&s, &provider, false)?;
+    Ok(headless::run(prompt, output, commands, events).await as u8)
+}
+
+/// Logs go to a file under the state directory, never to the terminal.
+fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
+    let dir = cairn::config::state_dir()?;
+    std::fs::create_dir_all(&dir).ok()?;
+    let appender = tracing_appender::rolling::never(&dir, "cairn.log");
+    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_writer(writer)
+        .with_ansi(false)
+        .with_env_filter(filter)
+        .try_init()
+        .ok()?;
+    Some(guard)
+}

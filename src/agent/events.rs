@@ -33,9 +33,6 @@ pub enum AgentCommand {
     LoadHistory {
         messages: Vec<Message>,
     },
-    Compact {
-        focus: Option<String>,
-    },
     Shutdown,
 }
 

@@ -1,5 +1,292 @@
-//! The interactive loop: one task per running session.
+//! The interactive loop: one task per running session. It talks to the
+//! interface only through [`AgentCommand`] and [`AgentEvent`].
 
+mod calls;
 pub mod events;
+pub mod instructions;
+pub mod prompt;
+mod turn;
+
+use std::collections::{HashMap, VecDeque};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 pub use events::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
+
+use crate::conversation::{ImageData, Message, Part, Role};
+use crate::llm::{ModelInfo, Provider, Usage};
+use crate::permission::Decision;
+use crate::permission::gate::Gate;
+use crate::tools::state::lock;
+use crate::tools::{Registry, SessionState};
+
+/// Everything fixed for the life of the agent task.
+#[derive(Clone)]
+pub struct AgentOptions {
+    /// The project root; paths outside it ask.
+    pub workspace: PathBuf,
+    pub cwd: PathBuf,
+    pub provider_name: String,
+    pub model: String,
+    pub model_info: ModelInfo,
+    pub max_turns: u32,
+    pub max_tokens: Option<u32>,
+    pub reasoning: bool,
+    /// False for `cairn run`: an ask becomes a denial the model is told of.
+    pub interactive: bool,
+    /// The global config directory, for global instruction files.
+    pub global_config_dir: Option<PathBuf>,
+    pub instructions_max_bytes: usize,
+    /// Where "allow always" rules are stored.
+    pub project_config: PathBuf,
+}
+
+/// State shared between the turn and the command handler while a turn runs.
+pub(crate) struct Shared {
+    pub events: mpsc::UnboundedSender<AgentEvent>,
+    pub pending: Mutex<HashMap<u64, oneshot::Sender<Decision>>>,
+    pub next_request: AtomicU64,
+    pub gate: Mutex<Gate>,
+}
+
+impl Shared {
+    pub fn emit(&self, event: AgentEvent) {
+        // The interface may be gone (quitting); the agent carries on.
+        let _ = self.events.send(event);
+    }
+}
+
+pub struct Agent {
+    opts: AgentOptions,
+    provider: Arc<dyn Provider>,
+    registry: Arc<Registry>,
+    shared: Arc<Shared>,
+    session: Arc<SessionState>,
+    messages: Vec<Message>,
+    queue: VecDeque<(String, Vec<ImageData>)>,
+    turn: u64,
+    usage: Usage,
+    cost: Option<f64>,
+}
+
+impl Agent {
+    /// Creates the agent and the receiver of its events.
+    pub fn new(
+        opts: AgentOptions,
+        provider: Arc<dyn Provider>,
+        registry: Registry,
+        gate: Gate,
+    ) -> (Agent, mpsc::UnboundedReceiver<AgentEvent>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let session = Arc::new(SessionState::new(&opts.workspace));
+        session.set_cwd(opts.cwd.clone());
+        let agent = Agent {
+            shared: Arc::new(Shared {
+                events: tx,
+                pending: Mutex::new(HashMap::new()),
+                next_request: AtomicU64::new(1),
+                gate: Mutex::new(gate),
+            }),
+            opts,
+            provider,
+            registry: Arc::new(registry),
+            session,
+            messages: Vec::new(),
+            queue: VecDeque::new(),
+            turn: 0,
+            usage: Usage::default(),
+            cost: None,
+        };
+        (agent, rx)
+    }
+
+    /// Runs the agent on its own task.
+    pub fn spawn(
+        self,
+    ) -> (
+        mpsc::UnboundedSender<AgentCommand>,
+        tokio::task::JoinHandle<()>,
+    ) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let handle = tokio::spawn(self.run(rx));
+        (tx, handle)
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    async fn run(mut self, mut rx: mpsc::UnboundedReceiver<AgentCommand>) {
+        while let Some(cmd) = rx.recv().await {
+            match cmd {
+                AgentCommand::Submit { text, images } => {
+                    self.queue.push_back((text, images));
+                    while let Some((text, images)) = self.queue.pop_front() {
+                        if !self.run_turn(text, images, &mut rx).await {
+                            return;
+                        }
+                    }
+                }
+                AgentCommand::Shutdown => return,
+                other => self.handle_idle(other),
+            }
+        }
+    }
+
+    /// Commands that arrive while no turn runs.
+    fn handle_idle(&mut self, cmd: AgentCommand) {
+        match cmd {
+            AgentCommand::Cancel => {}
+            AgentCommand::PermissionReply { id, decision } => self.reply(id, decision),
+            AgentCommand::SetMode(mode) => self.set_mode(mode),
+            AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
+            AgentCommand::NewSession => {
+                self.messages.clear();
+                self.session = Arc::new(SessionState::new(&self.opts.workspace));
+                self.session.set_cwd(self.opts.cwd.clone());
+                self.usage = Usage::default();
+                self.cost = None;
+                self.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Info,
+                    text: "Started a new session.".into(),
+                });
+            }
+            AgentCommand::LoadHistory { mut messages } => {
+                crate::conversation::repair_tool_pairs(&mut messages);
+                self.messages = messages;
+                // Files viewed in an earlier run may have changed since.
+                self.session.forget_views();
+            }
+            AgentCommand::Submit { .. } | AgentCommand::Shutdown => {}
+        }
+    }
+
+    fn reply(&self, id: u64, decision: Decision) {
+        if let Some(tx) = lock(&self.shared.pending).remove(&id) {
+            let _ = tx.send(decision);
+        }
+    }
+
+    fn set_mode(&self, mode: crate::permission::Mode) {
+        lock(&self.shared.gate).set_mode(mode);
+        self.shared.emit(AgentEvent::ModeChanged(mode));
+    }
+
+    fn set_model(&mut self, provider: Option<String>, model: String) {
+        if let Some(p) = provider.filter(|p| p != &self.opts.provider_name) {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!(
+                    "Switching provider to `{p}` needs a restart: cairn --provider {p} --model {model}"
+                ),
+            });
+            return;
+        }
+        self.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
+        self.opts.model = model.clone();
+        self.shared.emit(AgentEvent::ModelChanged {
+            provider: self.opts.provider_name.clone(),
+            model,
+        });
+    }
+
+    /// Runs one user turn to its end. Returns false when the agent must stop.
+    async fn run_turn(
+        &mut self,
+        text: String,
+        images: Vec<ImageData>,
+        rx: &mut mpsc::UnboundedReceiver<AgentCommand>,
+    ) -> bool {
+        self.turn += 1;
+        self.session.set_turn(self.turn);
+        let turn_no = self.turn;
+        self.shared.emit(AgentEvent::TurnStarted {
+            turn: turn_no,
+            prompt: text.clone(),
+        });
+        let mut parts = vec![Part::Text { text }];
+        parts.extend(images.into_iter().map(|image| Part::Image { image }));
+        let user = Message {
+            role: Role::User,
+            parts,
+        };
+        self.shared.emit(AgentEvent::MessageAdded(user.clone()));
+        self.messages.push(user);
+
+        let cancel = CancellationToken::new();
+        let ctx = turn::TurnContext {
+            opts: self.opts.clone(),
+            provider: self.provider.clone(),
+            registry: self.registry.clone(),
+            shared: self.shared.clone(),
+            session: self.session.clone(),
+            cancel: cancel.clone(),
+        };
+        let mut keep_running = true;
+        let queue = &mut self.queue;
+        let shared = &self.shared;
+        let usage = &mut self.usage;
+        let cost = &mut self.cost;
+        let outcome = {
+            let fut = turn::run(&ctx, &mut self.messages, usage, cost);
+            tokio::pin!(fut);
+            loop {
+                tokio::select! {
+                    outcome = &mut fut => break outcome,
+                    cmd = rx.recv() => match cmd {
+                        None | Some(AgentCommand::Shutdown) => {
+                            keep_running = false;
+                            cancel.cancel();
+                        }
+                        Some(AgentCommand::Cancel) => cancel.cancel(),
+                        Some(AgentCommand::PermissionReply { id, decision }) => {
+                            if let Some(tx) = lock(&shared.pending).remove(&id) {
+                                let _ = tx.send(decision);
+                            }
+                        }
+                        Some(AgentCommand::Submit { text, images }) => {
+                            queue.push_back((text, images));
+                        }
+                        Some(AgentCommand::SetMode(mode)) => {
+                            lock(&shared.gate).set_mode(mode);
+                            shared.emit(AgentEvent::ModeChanged(mode));
+                        }
+                        Some(other) => shared.emit(AgentEvent::Notice {
+                            level: NoticeLevel::Warning,
+                            text: format!(
+                                "{} is not possible while a turn runs; press Esc to stop it first.",
+                                command_name(&other)
+                            ),
+                        }),
+                    }
+                }
+            }
+        };
+        if matches!(outcome, TurnOutcome::Cancelled) {
+            // A cancelled turn drops what was queued behind it.
+            self.queue.clear();
+        }
+        crate::conversation::repair_tool_pairs(&mut self.messages);
+        self.shared.emit(AgentEvent::TurnFinished {
+            turn: turn_no,
+            outcome,
+        });
+        keep_running
+    }
+}
+
+fn command_name(cmd: &AgentCommand) -> &'static str {
+    match cmd {
+        AgentCommand::SetModel { .. } => "Changing the model",
+        AgentCommand::NewSession => "Starting a new session",
+        AgentCommand::LoadHistory { .. } => "Loading a session",
+        _ => "That",
+    }
+}
+
+#[cfg(test)]
+mod tests;

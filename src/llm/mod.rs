@@ -2,6 +2,7 @@
 //!
 //! `llm` knows a tool only as a [`ToolSpec`]: name, description, schema.
 
+pub mod models;
 // Submodules: anthropic, openai (wire formats), sse (event-stream parsing),
 // retry (backoff and resumption), models (the catalogue).
 
@@ -91,6 +92,8 @@ pub enum StreamEvent {
     Reset,
     Done(StopReason),
 }
+
+pub use models::{ModelCatalog, ModelInfo};
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
 
@@ -234,6 +237,14 @@ pub fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
         .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| LlmError::Network(e.to_string()))
+}
+
+/// Builds the provider for its wire format.
+pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, LlmError> {
+    Err(LlmError::Malformed(format!(
+        "the {:?} wire format is not built in yet",
+        settings.kind
+    )))
 }
 
 #[cfg(test)]

@@ -1,5 +1,8 @@
 //! The gate every tool call passes: security, permission, repetition.
 
+pub mod gate;
+pub mod rules;
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};

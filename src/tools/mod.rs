@@ -211,8 +211,7 @@ impl Registry {
 
     /// The built-in tools.
     pub fn builtin() -> Self {
-        let r = Registry::new();
-        r
+        Registry::new()
     }
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) {

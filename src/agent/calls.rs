@@ -1,0 +1,278 @@
+//! Tool calls of one response: judged by the gate in order, then run
+//! concurrently, each answered exactly once.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+use super::events::{AgentEvent, NoticeLevel, ToolStatus};
+use super::turn::{ParsedCall, PendingCall, TurnContext, truncate};
+use crate::conversation::{Part, ResultContent};
+use crate::permission::{CallInfo, Decision, PermissionRequest, Verdict};
+use crate::tools::state::lock;
+use crate::tools::{Tool, ToolContext, ToolOutput};
+
+/// How long a cancelled tool gets to stop by itself before it is dropped.
+const CANCEL_GRACE: Duration = Duration::from_secs(3);
+
+enum Plan {
+    Answer(ToolStatus, String),
+    Run(Arc<dyn Tool>, Value),
+    Ask(Arc<dyn Tool>, Value, Vec<String>, Vec<String>),
+}
+
+pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Part> {
+    let tool_ctx = ToolContext {
+        workspace: ctx.opts.workspace.clone(),
+        session: ctx.session.clone(),
+        cancel: ctx.cancel.child_token(),
+        supports_images: ctx.opts.model_info.supports_images,
+        progress: None,
+    };
+
+    // Judge in order: the repetition inspector counts calls as they come.
+    let mut plans = Vec::with_capacity(calls.len());
+    for (call, parsed) in calls {
+        let tool = ctx.registry.get(&call.name);
+        let summary = match (&tool, &parsed) {
+            (Some(t), Ok(input)) => t.summary(input),
+            _ => call.name.clone(),
+        };
+        ctx.shared.emit(AgentEvent::ToolCallStarted {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            input: parsed.clone().unwrap_or(Value::Null),
+            summary,
+        });
+        let plan = match (tool, parsed) {
+            (None, _) => Plan::Answer(
+                ToolStatus::Failed,
+                format!(
+                    "There is no tool named `{}`. Available tools: {}.",
+                    call.name,
+                    ctx.registry.names().collect::<Vec<_>>().join(", ")
+                ),
+            ),
+            (Some(_), Err(why)) => Plan::Answer(
+                ToolStatus::Failed,
+                format!(
+                    "The call to `{}` could not be read: {why}. Send it again with a valid JSON object.",
+                    call.name
+                ),
+            ),
+            (Some(tool), Ok(input)) => {
+                let paths = tool.paths(&input, &tool_ctx);
+                let cwd = ctx.session.cwd();
+                let info = CallInfo {
+                    tool: tool.name(),
+                    input: &input,
+                    read_only: tool.read_only(),
+                    paths,
+                    workspace: &ctx.opts.workspace,
+                    cwd: &cwd,
+                };
+                let verdict = lock(&ctx.shared.gate).check(&info);
+                match verdict {
+                    Verdict::Allow => Plan::Run(tool, input),
+                    Verdict::Deny { message } => Plan::Answer(ToolStatus::Denied, message),
+                    Verdict::Block { message } => Plan::Answer(ToolStatus::Blocked, message),
+                    Verdict::Ask { reasons, rules } => Plan::Ask(tool, input, reasons, rules),
+                }
+            }
+        };
+        plans.push((call, plan));
+    }
+
+    let futures = plans.into_iter().map(|(call, plan)| {
+        let tool_ctx = tool_ctx.clone();
+        async move {
+            let (status, output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            if call.name == "todos" && status == ToolStatus::Done {
+                ctx.shared.emit(AgentEvent::Todos(ctx.session.todos()));
+            }
+            ctx.shared.emit(AgentEvent::ToolCallFinished {
+                call_id: call.id.clone(),
+                status,
+                output: output.text_content(),
+                display: output.display.clone(),
+            });
+            Part::ToolResult {
+                call_id: call.id,
+                content: output.content,
+                is_error: output.is_error,
+            }
+        }
+    });
+    futures::future::join_all(futures).await
+}
+
+async fn carry_out(
+    ctx: &TurnContext,
+    call: &PendingCall,
+    plan: Plan,
+    tool_ctx: ToolContext,
+) -> (ToolStatus, ToolOutput) {
+    let (tool, input) = match plan {
+        Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
+        Plan::Run(tool, input) => (tool, input),
+        Plan::Ask(tool, input, reasons, rules) => {
+            match ask(ctx, call, &tool, &input, reasons, rules, &tool_ctx).await {
+                Ok(()) => (tool, input),
+                Err(answer) => return answer,
+            }
+        }
+    };
+    run_tool(ctx, call, tool, input, tool_ctx).await
+}
+
+/// Asks the person. `Ok` means go ahead; `Err` is the call's answer.
+async fn ask(
+    ctx: &TurnContext,
+    call: &PendingCall,
+    tool: &Arc<dyn Tool>,
+    input: &Value,
+    reasons: Vec<String>,
+    rules: Vec<String>,
+    tool_ctx: &ToolContext,
+) -> Result<(), (ToolStatus, ToolOutput)> {
+    let preview = match tool.preview(input, tool_ctx).await {
+        Ok(p) => p,
+        Err(msg) => return Err((ToolStatus::Failed, ToolOutput::error(msg))),
+    };
+    if !ctx.opts.interactive {
+        return Err((
+            ToolStatus::Denied,
+            ToolOutput::error(format!(
+                "This call needs the person's approval ({}), and cairn is running non-interactively, so it was not run. Do without it, or explain what you would do and why.",
+                reasons.join("; ")
+            )),
+        ));
+    }
+    let id = ctx.shared.next_request.fetch_add(1, Ordering::Relaxed);
+    let (tx, rx) = oneshot::channel();
+    lock(&ctx.shared.pending).insert(id, tx);
+    ctx.shared.emit(AgentEvent::PermissionRequested {
+        id,
+        request: PermissionRequest {
+            tool: call.name.clone(),
+            summary: tool.summary(input),
+            reasons,
+            preview,
+            rules,
+        },
+    });
+    let decision = tokio::select! {
+        d = rx => d.ok(),
+        _ = ctx.cancel.cancelled() => None,
+    };
+    lock(&ctx.shared.pending).remove(&id);
+    ctx.shared.emit(AgentEvent::PermissionResolved { id });
+    match decision {
+        None => Err((
+            ToolStatus::Cancelled,
+            ToolOutput::error("The turn was cancelled before this call was approved."),
+        )),
+        Some(Decision::AllowOnce) => Ok(()),
+        Some(Decision::AllowAlways { rule }) => {
+            store_rule(ctx, &rule);
+            Ok(())
+        }
+        Some(Decision::Deny { reason }) => {
+            let mut text = "The person denied this call; it was not run.".to_string();
+            if let Some(r) = reason.filter(|r| !r.trim().is_empty()) {
+                text.push_str(&format!(" Their reason: {}", r.trim()));
+            } else {
+                text.push_str(" Do not retry it as is; ask or take another approach.");
+            }
+            Err((ToolStatus::Denied, ToolOutput::error(text)))
+        }
+    }
+}
+
+fn store_rule(ctx: &TurnContext, rule: &str) {
+    let added = lock(&ctx.shared.gate).add_allow_rule(rule);
+    let text = match added {
+        Err(e) => format!("Could not use the rule `{rule}`: {e}"),
+        Ok(()) => match crate::permission::rules::store_rule(&ctx.opts.project_config, rule) {
+            Ok(()) => format!(
+                "Allowed from now on: `{rule}` (stored in {}).",
+                ctx.opts.project_config.display()
+            ),
+            Err(e) => format!("Allowed `{rule}` for this session, but could not store it: {e}"),
+        },
+    };
+    ctx.shared.emit(AgentEvent::Notice {
+        level: NoticeLevel::Info,
+        text,
+    });
+}
+
+async fn run_tool(
+    ctx: &TurnContext,
+    call: &PendingCall,
+    tool: Arc<dyn Tool>,
+    input: Value,
+    mut tool_ctx: ToolContext,
+) -> (ToolStatus, ToolOutput) {
+    if ctx.cancel.is_cancelled() {
+        return (
+            ToolStatus::Cancelled,
+            ToolOutput::error("The turn was cancelled before this call ran."),
+        );
+    }
+    let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    tool_ctx.progress = Some(ptx);
+    let shared = ctx.shared.clone();
+    let call_id = call.id.clone();
+    let forward = tokio::spawn(async move {
+        while let Some(message) = prx.recv().await {
+            shared.emit(AgentEvent::ToolCallProgress {
+                call_id: call_id.clone(),
+                message,
+            });
+        }
+    });
+    let cancel = tool_ctx.cancel.clone();
+    let mut fut = Box::pin(async { tool.run(input, &tool_ctx).await });
+    let result = tokio::select! {
+        out = &mut fut => Some(out),
+        _ = cancel.cancelled() => {
+            // Let the tool stop its own work (kill processes) and report.
+            tokio::time::timeout(CANCEL_GRACE, &mut fut).await.ok()
+        }
+    };
+    drop(fut);
+    drop(tool_ctx);
+    let _ = forward.await;
+    match result {
+        _ if cancel.is_cancelled() => {
+            let mut out = result.unwrap_or_else(|| ToolOutput::error(""));
+            let partial = out.text_content();
+            let mut text = "The call was cancelled by the person.".to_string();
+            if !partial.trim().is_empty() {
+                text.push_str(&format!(
+                    "\nOutput before it stopped:\n{}",
+                    truncate(&partial, 4000)
+                ));
+            }
+            out.content = vec![ResultContent::text(text)];
+            out.is_error = true;
+            (ToolStatus::Cancelled, out)
+        }
+        Some(out) => {
+            let status = if out.is_error {
+                ToolStatus::Failed
+            } else {
+                ToolStatus::Done
+            };
+            (status, out)
+        }
+        None => (
+            ToolStatus::Cancelled,
+            ToolOutput::error("The call was cancelled."),
+        ),
+    }
+}

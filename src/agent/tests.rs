@@ -1,0 +1,558 @@
+//! The loop against an in-process scripted provider and test tools.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::*;
+use crate::llm::{EventStream, LlmError, Request, StopReason, StreamEvent};
+use crate::permission::Mode;
+use crate::tools::{Tool, ToolContext, ToolOutput};
+
+type Script = Vec<(Duration, Result<StreamEvent, LlmError>)>;
+
+#[derive(Default)]
+struct FakeProvider {
+    replies: Mutex<VecDeque<Script>>,
+    requests: Mutex<Vec<Request>>,
+}
+
+impl FakeProvider {
+    fn new(replies: Vec<Script>) -> Arc<Self> {
+        Arc::new(FakeProvider {
+            replies: Mutex::new(replies.into()),
+            requests: Mutex::default(),
+        })
+    }
+    fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+#[async_trait]
+impl Provider for FakeProvider {
+    fn name(&self) -> &str {
+        "fake"
+    }
+    async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
+        self.requests.lock().unwrap().push(request.clone());
+        let script = self
+            .replies
+            .lock()
+            .unwrap()
+            .pop_front()
+            .ok_or_else(|| LlmError::Server {
+                status: 500,
+                message: "script exhausted".into(),
+            })?;
+        let s = futures::stream::iter(script).then(|(delay, ev)| async move {
+            tokio::time::sleep(delay).await;
+            ev
+        });
+        Ok(Box::pin(s))
+    }
+}
+
+fn text(parts: &[&str]) -> Script {
+    let mut s: Script = parts
+        .iter()
+        .map(|p| (Duration::ZERO, Ok(StreamEvent::TextDelta(p.to_string()))))
+        .collect();
+    s.push((Duration::ZERO, Ok(StreamEvent::Done(StopReason::EndTurn))));
+    s
+}
+
+fn calls(list: &[(&str, &str, Value)]) -> Script {
+    let mut s = Script::new();
+    for (i, (id, name, args)) in list.iter().enumerate() {
+        s.push((
+            Duration::ZERO,
+            Ok(StreamEvent::ToolCallStart {
+                index: i,
+                id: id.to_string(),
+                name: name.to_string(),
+            }),
+        ));
+        let raw = args.to_string();
+        let (a, b) = raw.split_at(raw.len() / 2);
+        for frag in [a, b] {
+            s.push((
+                Duration::ZERO,
+                Ok(StreamEvent::ToolCallDelta {
+                    index: i,
+                    fragment: frag.to_string(),
+                }),
+            ));
+        }
+    }
+    s.push((Duration::ZERO, Ok(StreamEvent::Done(StopReason::ToolUse))));
+    s
+}
+
+/// Echoes its `text` argument; read-only unless built as a writer.
+struct Echo {
+    read_only: bool,
+}
+
+#[async_trait]
+impl Tool for Echo {
+    fn name(&self) -> &str {
+        if self.read_only { "echo" } else { "poke" }
+    }
+    fn description(&self) -> &str {
+        "test"
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn read_only(&self) -> bool {
+        self.read_only
+    }
+    async fn run(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {
+        ToolOutput::text(format!("echo: {}", input["text"].as_str().unwrap_or("")))
+    }
+}
+
+/// Waits until `n` calls are inside at once: fails if run one by one.
+struct Rendezvous(Arc<tokio::sync::Barrier>);
+
+#[async_trait]
+impl Tool for Rendezvous {
+    fn name(&self) -> &str {
+        "meet"
+    }
+    fn description(&self) -> &str {
+        "test"
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    async fn run(&self, _input: Value, _ctx: &ToolContext) -> ToolOutput {
+        match tokio::time::timeout(Duration::from_secs(5), self.0.wait()).await {
+            Ok(_) => ToolOutput::text("met"),
+            Err(_) => ToolOutput::error("alone"),
+        }
+    }
+}
+
+/// Runs until cancelled.
+struct Sleeper;
+
+#[async_trait]
+impl Tool for Sleeper {
+    fn name(&self) -> &str {
+        "sleep"
+    }
+    fn description(&self) -> &str {
+        "test"
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    async fn run(&self, _input: Value, ctx: &ToolContext) -> ToolOutput {
+        tokio::select! {
+            _ = tokio::time::sleep(Duration::from_secs(60)) => ToolOutput::text("woke"),
+            _ = ctx.cancel.cancelled() => ToolOutput::error("partial output"),
+        }
+    }
+}
+
+struct Harness {
+    tx: mpsc::UnboundedSender<AgentCommand>,
+    rx: mpsc::UnboundedReceiver<AgentEvent>,
+    provider: Arc<FakeProvider>,
+    _dir: tempfile::TempDir,
+}
+
+fn harness(replies: Vec<Script>, mode: Mode, interactive: bool) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let provider = FakeProvider::new(replies);
+    let mut registry = Registry::new();
+    registry.register(Arc::new(Echo { read_only: true }));
+    registry.register(Arc::new(Echo { read_only: false }));
+    registry.register(Arc::new(Rendezvous(Arc::new(tokio::sync::Barrier::new(2)))));
+    registry.register(Arc::new(Sleeper));
+    let opts = AgentOptions {
+        workspace: dir.path().to_path_buf(),
+        cwd: dir.path().to_path_buf(),
+        provider_name: "fake".into(),
+        model: "fake-model".into(),
+        model_info: crate::llm::ModelCatalog::global().lookup("fake-model"),
+        max_turns: 5,
+        max_tokens: None,
+        reasoning: false,
+        interactive,
+        global_config_dir: None,
+        instructions_max_bytes: 1000,
+        project_config: dir.path().join(".cairn/config.toml"),
+    };
+    let gate = test_gate(mode);
+    let (agent, rx) = Agent::new(opts, provider.clone(), registry, gate);
+    let (tx, _handle) = agent.spawn();
+    Harness {
+        tx,
+        rx,
+        provider,
+        _dir: dir,
+    }
+}
+
+fn test_gate(mode: Mode) -> Gate {
+    Gate::new(mode)
+}
+
+impl Harness {
+    fn submit(&self, text: &str) {
+        self.tx
+            .send(AgentCommand::Submit {
+                text: text.into(),
+                images: vec![],
+            })
+            .unwrap();
+    }
+
+    async fn next(&mut self) -> AgentEvent {
+        tokio::time::timeout(Duration::from_secs(10), self.rx.recv())
+            .await
+            .expect("no event within 10 s")
+            .expect("agent stopped")
+    }
+
+    /// Events up to and including the next TurnFinished.
+    async fn until_finished(&mut self) -> Vec<AgentEvent> {
+        let mut out = Vec::new();
+        loop {
+            let ev = self.next().await;
+            let done = matches!(ev, AgentEvent::TurnFinished { .. });
+            out.push(ev);
+            if done {
+                return out;
+            }
+        }
+    }
+}
+
+fn outcome(events: &[AgentEvent]) -> TurnOutcome {
+    match events.last() {
+        Some(AgentEvent::TurnFinished { outcome, .. }) => outcome.clone(),
+        other => panic!("not finished: {other:?}"),
+    }
+}
+
+fn streamed_text(events: &[AgentEvent]) -> String {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::TextDelta(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn results_in(req: &Request) -> Vec<(String, String, bool)> {
+    req.messages
+        .iter()
+        .flat_map(|m| m.parts.iter())
+        .filter_map(|p| match p {
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => Some((
+                call_id.clone(),
+                crate::conversation::result_text(content),
+                *is_error,
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn plain_answer_streams_and_completes() {
+    let mut h = harness(vec![text(&["Hel", "lo", "!"])], Mode::Smart, true);
+    h.submit("hi");
+    let ev = h.until_finished().await;
+    assert!(matches!(&ev[0], AgentEvent::TurnStarted { prompt, .. } if prompt == "hi"));
+    assert_eq!(streamed_text(&ev), "Hello!");
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    let req = &h.provider.requests()[0];
+    assert!(req.system.contains("You are cairn"));
+    assert_eq!(req.messages, vec![Message::user_text("hi")]);
+    assert!(req.tools.iter().any(|t| t.name == "echo"));
+}
+
+#[tokio::test]
+async fn tool_result_goes_into_the_next_request() {
+    let mut h = harness(
+        vec![
+            calls(&[("c1", "echo", json!({"text": "ping"}))]),
+            text(&["done"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    h.submit("use the tool");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    assert!(ev.iter().any(|e| matches!(e,
+        AgentEvent::ToolCallFinished { call_id, status: ToolStatus::Done, output, .. }
+            if call_id == "c1" && output == "echo: ping")));
+    let reqs = h.provider.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(
+        results_in(&reqs[1]),
+        vec![("c1".into(), "echo: ping".into(), false)]
+    );
+    // The call itself, with its reassembled arguments, precedes the result.
+    let call = reqs[1].messages[1].tool_calls().next().unwrap();
+    assert_eq!(call.2, &json!({"text": "ping"}));
+}
+
+#[tokio::test]
+async fn two_calls_in_one_response_run_concurrently() {
+    let mut h = harness(
+        vec![
+            calls(&[("a", "meet", json!({})), ("b", "meet", json!({}))]),
+            text(&["ok"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    h.submit("go");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    let results = results_in(&h.provider.requests()[1]);
+    assert_eq!(
+        results,
+        vec![
+            ("a".into(), "met".into(), false),
+            ("b".into(), "met".into(), false)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn unknown_tool_and_bad_arguments_are_answered_as_errors() {
+    let mut bad = calls(&[("x", "nosuch", json!({}))]);
+    bad.insert(
+        bad.len() - 1,
+        (
+            Duration::ZERO,
+            Ok(StreamEvent::ToolCallStart {
+                index: 1,
+                id: "y".into(),
+                name: "echo".into(),
+            }),
+        ),
+    );
+    bad.insert(
+        bad.len() - 1,
+        (
+            Duration::ZERO,
+            Ok(StreamEvent::ToolCallDelta {
+                index: 1,
+                fragment: "{\"text\": ".into(),
+            }),
+        ),
+    );
+    let mut h = harness(vec![bad, text(&["sorry"])], Mode::Smart, true);
+    h.submit("go");
+    h.until_finished().await;
+    let results = results_in(&h.provider.requests()[1]);
+    assert_eq!(results.len(), 2);
+    assert!(results[0].1.contains("no tool named `nosuch`") && results[0].2);
+    assert!(results[1].1.contains("not valid JSON") && results[1].2);
+}
+
+#[tokio::test]
+async fn cancel_during_stream_keeps_a_valid_conversation() {
+    let mut slow = Script::new();
+    for w in ["one ", "two ", "three ", "four "] {
+        slow.push((
+            Duration::from_millis(150),
+            Ok(StreamEvent::TextDelta(w.into())),
+        ));
+    }
+    slow.push((Duration::ZERO, Ok(StreamEvent::Done(StopReason::EndTurn))));
+    let mut h = harness(vec![slow, text(&["again"])], Mode::Smart, true);
+    h.submit("count");
+    loop {
+        if let AgentEvent::TextDelta(_) = h.next().await {
+            break;
+        }
+    }
+    h.tx.send(AgentCommand::Cancel).unwrap();
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Cancelled);
+    h.submit("next");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    let req = &h.provider.requests()[1];
+    // The partial answer is kept and the history alternates properly.
+    assert_eq!(req.messages.len(), 3);
+    assert_eq!(req.messages[1].role, Role::Assistant);
+    assert!(req.messages[1].text().starts_with("one "));
+    assert!(!req.messages[1].text().contains("four"));
+}
+
+#[tokio::test]
+async fn cancel_during_a_tool_answers_every_call() {
+    let mut h = harness(
+        vec![
+            calls(&[
+                ("s1", "sleep", json!({})),
+                ("e1", "echo", json!({"text": "x"})),
+            ]),
+            text(&["after"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    h.submit("sleep");
+    loop {
+        if let AgentEvent::ToolCallFinished { call_id, .. } = h.next().await
+            && call_id == "e1"
+        {
+            break;
+        }
+    }
+    h.tx.send(AgentCommand::Cancel).unwrap();
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Cancelled);
+    assert!(ev.iter().any(|e| matches!(e,
+        AgentEvent::ToolCallFinished { call_id, status: ToolStatus::Cancelled, .. } if call_id == "s1")));
+    h.submit("and now?");
+    h.until_finished().await;
+    let results = results_in(&h.provider.requests()[1]);
+    assert_eq!(results.len(), 2);
+    assert!(results[0].1.contains("cancelled") && results[0].1.contains("partial output"));
+    assert_eq!(results[1].1, "echo: x");
+}
+
+#[tokio::test]
+async fn ask_then_allow_once_runs_and_deny_sends_the_reason() {
+    let mut h = harness(
+        vec![
+            calls(&[("p1", "poke", json!({"text": "a"}))]),
+            calls(&[("p2", "poke", json!({"text": "b"}))]),
+            text(&["ok"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    h.submit("poke twice");
+    let id = loop {
+        if let AgentEvent::PermissionRequested { id, request } = h.next().await {
+            assert_eq!(request.tool, "poke");
+            assert!(!request.rules.is_empty());
+            break id;
+        }
+    };
+    h.tx.send(AgentCommand::PermissionReply {
+        id,
+        decision: Decision::AllowOnce,
+    })
+    .unwrap();
+    let id = loop {
+        if let AgentEvent::PermissionRequested { id, .. } = h.next().await {
+            break id;
+        }
+    };
+    h.tx.send(AgentCommand::PermissionReply {
+        id,
+        decision: Decision::Deny {
+            reason: Some("not that file".into()),
+        },
+    })
+    .unwrap();
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    let reqs = h.provider.requests();
+    assert_eq!(results_in(&reqs[1])[0].1, "echo: a");
+    let denied = &results_in(&reqs[2])[1];
+    assert!(denied.2 && denied.1.contains("not that file"), "{denied:?}");
+}
+
+#[tokio::test]
+async fn non_interactive_ask_is_a_denial_the_model_reads() {
+    let mut h = harness(
+        vec![calls(&[("p1", "poke", json!({}))]), text(&["fine"])],
+        Mode::Smart,
+        false,
+    );
+    h.submit("poke");
+    let ev = h.until_finished().await;
+    assert!(
+        !ev.iter()
+            .any(|e| matches!(e, AgentEvent::PermissionRequested { .. }))
+    );
+    let r = &results_in(&h.provider.requests()[1])[0];
+    assert!(r.2 && r.1.contains("non-interactively"), "{r:?}");
+}
+
+#[tokio::test]
+async fn turn_limit_stops_a_model_that_never_stops_calling() {
+    let replies = (0..6)
+        .map(|i| calls(&[(&*format!("c{i}"), "echo", json!({"text": i.to_string()}))]))
+        .collect::<Vec<_>>();
+    // Echo's arguments differ each time, so repetition does not interfere.
+    let mut h = harness(replies, Mode::Smart, true);
+    h.submit("loop");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::TurnLimit { limit: 5 });
+    assert_eq!(h.provider.requests().len(), 5);
+}
+
+#[tokio::test]
+async fn a_prompt_sent_during_a_turn_is_queued() {
+    let mut slow = text(&["first"]);
+    slow.insert(
+        0,
+        (
+            Duration::from_millis(200),
+            Ok(StreamEvent::TextDelta("".into())),
+        ),
+    );
+    let mut h = harness(vec![slow, text(&["second"])], Mode::Smart, true);
+    h.submit("one");
+    h.submit("two");
+    let a = h.until_finished().await;
+    let b = h.until_finished().await;
+    assert_eq!(streamed_text(&a), "first");
+    assert!(matches!(&b[0], AgentEvent::TurnStarted { prompt, .. } if prompt == "two"));
+    assert_eq!(streamed_text(&b), "second");
+}
+
+#[tokio::test]
+async fn provider_error_fails_the_turn_with_its_message() {
+    let mut h = harness(
+        vec![vec![(
+            Duration::ZERO,
+            Err(LlmError::Auth {
+                status: 401,
+                message: "invalid x-api-key".into(),
+            }),
+        )]],
+        Mode::Smart,
+        true,
+    );
+    h.submit("hi");
+    let ev = h.until_finished().await;
+    match outcome(&ev) {
+        TurnOutcome::Failed { error } => {
+            assert!(error.contains("invalid x-api-key") && error.contains("API key"))
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,279 @@
+//! One user turn: request, stream, tools, repeat.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use tokio_util::sync::CancellationToken;
+
+use super::events::{AgentEvent, TurnOutcome};
+use super::{AgentOptions, Shared, instructions, prompt};
+use crate::conversation::{Message, Part, Role, repair_tool_pairs};
+use crate::llm::{LlmError, Provider, Request, StreamEvent, Usage};
+use crate::permission::Mode;
+use crate::tools::state::lock;
+use crate::tools::{Registry, SessionState};
+
+pub(crate) struct TurnContext {
+    pub opts: AgentOptions,
+    pub provider: Arc<dyn Provider>,
+    pub registry: Arc<Registry>,
+    pub shared: Arc<Shared>,
+    pub session: Arc<SessionState>,
+    pub cancel: CancellationToken,
+}
+
+/// A tool call as it streams in.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PendingCall {
+    pub id: String,
+    pub name: String,
+    pub args: String,
+}
+
+/// One model response, gathered.
+#[derive(Debug, Default)]
+struct Response {
+    text: String,
+    reasoning: String,
+    signature: Option<String>,
+    calls: BTreeMap<usize, PendingCall>,
+    usage: Option<Usage>,
+}
+
+/// A call with its parsed input, or why the input could not be read.
+pub(crate) type ParsedCall = (PendingCall, Result<serde_json::Value, String>);
+
+enum StreamEnd {
+    Done,
+    Cancelled,
+    Failed(LlmError),
+}
+
+pub(crate) async fn run(
+    ctx: &TurnContext,
+    messages: &mut Vec<Message>,
+    total_usage: &mut Usage,
+    total_cost: &mut Option<f64>,
+) -> TurnOutcome {
+    let system = build_system_prompt(ctx);
+    for _ in 0..ctx.opts.max_turns.max(1) {
+        let mode = lock(&ctx.shared.gate).mode();
+        let mut history = messages.clone();
+        repair_tool_pairs(&mut history);
+        let request = Request {
+            model: ctx.opts.model.clone(),
+            system: system.clone(),
+            messages: history,
+            tools: if mode == Mode::Chat {
+                Vec::new()
+            } else {
+                ctx.registry.specs()
+            },
+            max_tokens: ctx
+                .opts
+                .max_tokens
+                .unwrap_or(ctx.opts.model_info.max_output as u32),
+            temperature: None,
+            reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
+        };
+        ctx.shared.emit(AgentEvent::ResponseStarted);
+        let mut response = Response::default();
+        let end = stream_response(ctx, &request, &mut response).await;
+
+        if let Some(usage) = response.usage {
+            total_usage.add(&usage);
+            if let Some(c) = ctx.opts.model_info.cost(&usage) {
+                *total_cost = Some(total_cost.unwrap_or(0.0) + c);
+            }
+            ctx.shared.emit(AgentEvent::Usage {
+                usage,
+                context_tokens: usage.context_tokens(),
+                context_window: ctx.opts.model_info.context_window,
+                cost: *total_cost,
+            });
+        }
+
+        match end {
+            StreamEnd::Cancelled => {
+                // Keep what was said; calls that were still streaming are
+                // dropped, so no call lacks its result.
+                if !response.text.is_empty() || !response.reasoning.is_empty() {
+                    response.calls.clear();
+                    let msg = assistant_message(response).0;
+                    ctx.shared.emit(AgentEvent::MessageAdded(msg.clone()));
+                    messages.push(msg);
+                }
+                return TurnOutcome::Cancelled;
+            }
+            StreamEnd::Failed(e) => {
+                return TurnOutcome::Failed {
+                    error: e.to_string(),
+                };
+            }
+            StreamEnd::Done => {}
+        }
+
+        let (msg, calls) = assistant_message(response);
+        if msg.parts.is_empty() {
+            // An empty answer ends the turn rather than looping on nothing.
+            return TurnOutcome::Completed;
+        }
+        ctx.shared.emit(AgentEvent::MessageAdded(msg.clone()));
+        messages.push(msg);
+        if calls.is_empty() {
+            return TurnOutcome::Completed;
+        }
+
+        let results = super::calls::execute(ctx, calls).await;
+        let result_msg = Message {
+            role: Role::User,
+            parts: results,
+        };
+        ctx.shared
+            .emit(AgentEvent::MessageAdded(result_msg.clone()));
+        messages.push(result_msg);
+        if ctx.cancel.is_cancelled() {
+            return TurnOutcome::Cancelled;
+        }
+    }
+    TurnOutcome::TurnLimit {
+        limit: ctx.opts.max_turns,
+    }
+}
+
+fn build_system_prompt(ctx: &TurnContext) -> String {
+    let root = &ctx.opts.workspace;
+    let cwd = &ctx.opts.cwd;
+    let env = prompt::Environment::gather(cwd, root);
+    let files = instructions::discover(
+        ctx.opts.global_config_dir.as_deref(),
+        root,
+        cwd,
+        ctx.opts.instructions_max_bytes,
+    );
+    prompt::system_prompt(&env, &files)
+}
+
+async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Response) -> StreamEnd {
+    let mut stream = tokio::select! {
+        biased;
+        _ = ctx.cancel.cancelled() => return StreamEnd::Cancelled,
+        r = ctx.provider.stream(request) => match r {
+            Ok(s) => s,
+            Err(e) => return StreamEnd::Failed(e),
+        },
+    };
+    loop {
+        let item = tokio::select! {
+            biased;
+            _ = ctx.cancel.cancelled() => return StreamEnd::Cancelled,
+            item = stream.next() => item,
+        };
+        let event = match item {
+            None => return StreamEnd::Done,
+            Some(Err(e)) => return StreamEnd::Failed(e),
+            Some(Ok(ev)) => ev,
+        };
+        match event {
+            StreamEvent::TextDelta(t) => {
+                out.text.push_str(&t);
+                ctx.shared.emit(AgentEvent::TextDelta(t));
+            }
+            StreamEvent::ReasoningDelta(t) => {
+                out.reasoning.push_str(&t);
+                ctx.shared.emit(AgentEvent::ReasoningDelta(t));
+            }
+            StreamEvent::ReasoningSignature(s) => out.signature = Some(s),
+            StreamEvent::ToolCallStart { index, id, name } => {
+                let c = out.calls.entry(index).or_default();
+                c.id = id;
+                c.name = name;
+            }
+            StreamEvent::ToolCallDelta { index, fragment } => {
+                out.calls.entry(index).or_default().args.push_str(&fragment);
+            }
+            StreamEvent::Usage(u) => {
+                // Providers report in pieces (input first, output last):
+                // keep the largest figure seen for each.
+                let cur = out.usage.get_or_insert_with(Usage::default);
+                cur.input_tokens = cur.input_tokens.max(u.input_tokens);
+                cur.output_tokens = cur.output_tokens.max(u.output_tokens);
+                cur.cache_read_tokens = cur.cache_read_tokens.max(u.cache_read_tokens);
+                cur.cache_write_tokens = cur.cache_write_tokens.max(u.cache_write_tokens);
+            }
+            StreamEvent::Reset => {
+                let usage = out.usage.take();
+                *out = Response::default();
+                out.usage = usage;
+                ctx.shared.emit(AgentEvent::ResponseReset);
+            }
+            StreamEvent::Done(_) => return StreamEnd::Done,
+        }
+    }
+}
+
+/// The assistant message for a response, and its calls with parsed input
+/// (or the reason the arguments could not be read).
+fn assistant_message(r: Response) -> (Message, Vec<ParsedCall>) {
+    let mut parts = Vec::new();
+    if !r.reasoning.is_empty() || r.signature.is_some() {
+        parts.push(Part::Reasoning {
+            text: r.reasoning,
+            signature: r.signature,
+        });
+    }
+    if !r.text.is_empty() {
+        parts.push(Part::Text { text: r.text });
+    }
+    let mut calls = Vec::new();
+    for (n, (_, mut call)) in r.calls.into_iter().enumerate() {
+        if call.id.is_empty() {
+            call.id = format!("call_{}_{n}", uuid::Uuid::new_v4().simple());
+        }
+        let parsed = parse_args(&call.args);
+        let input = match &parsed {
+            Ok(v) => v.clone(),
+            Err(_) => serde_json::json!({}),
+        };
+        parts.push(Part::ToolCall {
+            id: call.id.clone(),
+            name: call.name.clone(),
+            input,
+        });
+        calls.push((call, parsed));
+    }
+    (
+        Message {
+            role: Role::Assistant,
+            parts,
+        },
+        calls,
+    )
+}
+
+fn parse_args(raw: &str) -> Result<serde_json::Value, String> {
+    if raw.trim().is_empty() {
+        return Ok(serde_json::json!({}));
+    }
+    match serde_json::from_str::<serde_json::Value>(raw) {
+        Ok(v @ serde_json::Value::Object(_)) => Ok(v),
+        Ok(other) => Err(format!(
+            "the arguments must be a JSON object, got: {}",
+            truncate(&other.to_string(), 200)
+        )),
+        Err(e) => Err(format!(
+            "the arguments were not valid JSON ({e}): {}",
+            truncate(raw, 200)
+        )),
+    }
+}
+
+pub(crate) fn truncate(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let cut: String = s.chars().take(max).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,357 @@
+//! Configuration: `<config dir>/cairn/config.toml` overlaid by
+//! `<project>/.cairn/config.toml`, then the command line.
+//!
+//! Each file is checked on its own, so an error names the file, the line and
+//! the key; nothing starts half-configured.
+
+mod providers;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+pub use providers::{ResolvedProvider, preset, resolve_provider};
+
+use crate::permission::Mode;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: {message}")]
+    Invalid { path: PathBuf, message: String },
+    #[error("could not read {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Provider(String),
+}
+
+/// One provider entry: `[providers.NAME]`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderConfig {
+    pub kind: Option<crate::llm::ProviderKind>,
+    pub base_url: Option<String>,
+    /// The environment variable holding the key.
+    pub api_key_env: Option<String>,
+    /// The default model for this provider.
+    pub model: Option<String>,
+    /// A cheaper model for titles and summaries.
+    pub small_model: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub query: BTreeMap<String, String>,
+    /// Azure OpenAI: the key goes in an `api-key` header.
+    pub azure: Option<bool>,
+    /// Seconds without data before a streaming request is given up.
+    pub timeout_secs: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RetryConfig {
+    pub max_attempts: Option<u32>,
+    pub base_delay_ms: Option<u64>,
+    pub max_delay_ms: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PermissionsConfig {
+    pub mode: Option<Mode>,
+    #[serde(default)]
+    pub allow: Vec<String>,
+    #[serde(default)]
+    pub deny: Vec<String>,
+    pub repeat_limit: Option<u32>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ContextConfig {
+    /// Fraction of the window at which cairn compacts (0.5 to 0.95).
+    pub compact_threshold: Option<f64>,
+    /// Bytes of project instructions (AGENTS.md, ...) taken at most.
+    pub instructions_max_bytes: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct McpServerConfig {
+    pub command: Option<String>,
+    #[serde(default)]
+    pub args: Vec<String>,
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    pub url: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    /// Its tools run without asking.
+    #[serde(default)]
+    pub trusted: bool,
+    pub timeout_secs: Option<u64>,
+    #[serde(default)]
+    pub disabled: bool,
+}
+
+/// What one file may hold. Every field is optional so files overlay.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// The provider to use, by name.
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub theme: Option<String>,
+    /// Model round trips allowed in one turn.
+    pub max_turns: Option<u32>,
+    pub max_tokens: Option<u32>,
+    pub reasoning: Option<bool>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderConfig>,
+    #[serde(default)]
+    pub retry: RetryConfig,
+    #[serde(default)]
+    pub permissions: PermissionsConfig,
+    #[serde(default)]
+    pub context: ContextConfig,
+    #[serde(default)]
+    pub keys: BTreeMap<String, String>,
+    #[serde(default)]
+    pub mcp: BTreeMap<String, McpServerConfig>,
+}
+
+/// The merged configuration and where it came from.
+#[derive(Debug, Clone, Default)]
+pub struct Config {
+    pub file: ConfigFile,
+    pub global_path: Option<PathBuf>,
+    pub project_path: PathBuf,
+    /// True when neither file exists.
+    pub is_empty: bool,
+}
+
+impl Config {
+    pub fn mode(&self) -> Mode {
+        self.file.permissions.mode.unwrap_or_default()
+    }
+    pub fn max_turns(&self) -> u32 {
+        self.file.max_turns.unwrap_or(100)
+    }
+    pub fn repeat_limit(&self) -> u32 {
+        self.file.permissions.repeat_limit.unwrap_or(3)
+    }
+    pub fn compact_threshold(&self) -> f64 {
+        self.file
+            .context
+            .compact_threshold
+            .unwrap_or(0.8)
+            .clamp(0.3, 0.98)
+    }
+    pub fn instructions_max_bytes(&self) -> usize {
+        self.file
+            .context
+            .instructions_max_bytes
+            .unwrap_or(32 * 1024)
+    }
+}
+
+/// `<user config dir>/cairn` (honours `XDG_CONFIG_HOME` on Linux).
+pub fn global_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "cairn").map(|d| d.config_dir().to_path_buf())
+}
+
+/// `<user state dir>/cairn`, for logs and input history.
+pub fn state_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "cairn").map(|d| {
+        d.state_dir()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| d.data_local_dir().to_path_buf())
+    })
+}
+
+/// `<user data dir>/cairn` (honours `XDG_DATA_HOME` on Linux).
+pub fn data_dir() -> Option<PathBuf> {
+    directories::ProjectDirs::from("", "", "cairn").map(|d| d.data_dir().to_path_buf())
+}
+
+pub fn project_config_path(project_root: &Path) -> PathBuf {
+    project_root.join(".cairn").join("config.toml")
+}
+
+/// Loads the global file then the project file over it.
+pub fn load(project_root: &Path) -> Result<Config, ConfigError> {
+    let global_path = global_dir().map(|d| d.join("config.toml"));
+    load_from(global_path.as_deref(), &project_config_path(project_root))
+}
+
+pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, ConfigError> {
+    let mut merged = ConfigFile::default();
+    let mut any = false;
+    for path in global.into_iter().chain(std::iter::once(project)) {
+        if let Some(file) = read_file(path)? {
+            merged.overlay(file);
+            any = true;
+        }
+    }
+    Ok(Config {
+        file: merged,
+        global_path: global.map(Path::to_path_buf),
+        project_path: project.to_path_buf(),
+        is_empty: !any,
+    })
+}
+
+fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    parse(&text)
+        .map(Some)
+        .map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })
+}
+
+/// Parses one file; the error says the line, column and key.
+pub fn parse(text: &str) -> Result<ConfigFile, String> {
+    toml::from_str::<ConfigFile>(text).map_err(|e| describe_toml_error(text, &e))
+}
+
+fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
+    let msg = e.message().trim().to_string();
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before
+                .rsplit('\n')
+                .next()
+                .map(|l| l.chars().count())
+                .unwrap_or(0)
+                + 1;
+            let src_line = text.lines().nth(line - 1).unwrap_or("").trim();
+            format!("line {line}, column {col}: {msg}\n    {src_line}")
+        }
+        None => msg,
+    }
+}
+
+impl ConfigFile {
+    /// Lays `other` (the more specific file) over `self`.
+    fn overlay(&mut self, other: ConfigFile) {
+        fn set<T>(dst: &mut Option<T>, src: Option<T>) {
+            if src.is_some() {
+                *dst = src;
+            }
+        }
+        set(&mut self.provider, other.provider);
+        set(&mut self.model, other.model);
+        set(&mut self.theme, other.theme);
+        set(&mut self.max_turns, other.max_turns);
+        set(&mut self.max_tokens, other.max_tokens);
+        set(&mut self.reasoning, other.reasoning);
+        for (name, p) in other.providers {
+            let entry = self.providers.entry(name).or_default();
+            set(&mut entry.kind, p.kind);
+            set(&mut entry.base_url, p.base_url);
+            set(&mut entry.api_key_env, p.api_key_env);
+            set(&mut entry.model, p.model);
+            set(&mut entry.small_model, p.small_model);
+            set(&mut entry.azure, p.azure);
+            set(&mut entry.timeout_secs, p.timeout_secs);
+            entry.headers.extend(p.headers);
+            entry.query.extend(p.query);
+        }
+        set(&mut self.retry.max_attempts, other.retry.max_attempts);
+        set(&mut self.retry.base_delay_ms, other.retry.base_delay_ms);
+        set(&mut self.retry.max_delay_ms, other.retry.max_delay_ms);
+        set(&mut self.permissions.mode, other.permissions.mode);
+        set(
+            &mut self.permissions.repeat_limit,
+            other.permissions.repeat_limit,
+        );
+        self.permissions.allow.extend(other.permissions.allow);
+        self.permissions.deny.extend(other.permissions.deny);
+        set(
+            &mut self.context.compact_threshold,
+            other.context.compact_threshold,
+        );
+        set(
+            &mut self.context.instructions_max_bytes,
+            other.context.instructions_max_bytes,
+        );
+        self.keys.extend(other.keys);
+        self.mcp.extend(other.mcp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn broken_file_reports_line_and_key() {
+        let text = "provider = \"anthropic\"\n\n[providers.work]\nkind = \"openai\"\nbase_ulr = \"http://x\"\n";
+        let err = parse(text).unwrap_err();
+        assert!(err.contains("line 5"), "{err}");
+        assert!(err.contains("base_ulr"), "{err}");
+    }
+
+    #[test]
+    fn syntax_error_reports_line() {
+        let err = parse("model = \"x\"\nmode = = 3\n").unwrap_err();
+        assert!(err.contains("line 2"), "{err}");
+    }
+
+    #[test]
+    fn wrong_type_reports_line() {
+        let err = parse("max_turns = \"many\"\n").unwrap_err();
+        assert!(err.contains("line 1"), "{err}");
+    }
+
+    #[test]
+    fn project_overlays_global() {
+        let dir = tempfile::tempdir().unwrap();
+        let g = dir.path().join("g.toml");
+        let p = dir.path().join("p.toml");
+        std::fs::write(
+            &g,
+            "provider = \"a\"\ntheme = \"light\"\n[providers.a]\nkind = \"openai\"\nmodel = \"m1\"\n[permissions]\nallow = [\"bash(ls*)\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            &p,
+            "[providers.a]\nmodel = \"m2\"\n[permissions]\nallow = [\"edit(src/**)\"]\nmode = \"auto\"\n",
+        )
+        .unwrap();
+        let c = load_from(Some(&g), &p).unwrap();
+        assert_eq!(c.file.theme.as_deref(), Some("light"));
+        let a = &c.file.providers["a"];
+        assert_eq!(a.model.as_deref(), Some("m2"));
+        assert_eq!(a.kind, Some(crate::llm::ProviderKind::Openai));
+        assert_eq!(c.file.permissions.allow.len(), 2);
+        assert_eq!(c.mode(), Mode::Auto);
+        assert!(!c.is_empty);
+    }
+
+    #[test]
+    fn broken_file_error_names_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("config.toml");
+        std::fs::write(&p, "[permissions]\nmode = \"yolo\"\n").unwrap();
+        let err = load_from(None, &p).unwrap_err().to_string();
+        assert!(err.contains("config.toml"), "{err}");
+        assert!(err.contains("line 2"), "{err}");
+    }
+}

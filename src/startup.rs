@@ -1,0 +1,112 @@
+//! Shared start-up of both front ends: configuration, provider, tools, gate
+//! and the agent task.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use tokio::sync::mpsc;
+
+use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
+use crate::config::{self, Config, ResolvedProvider};
+use crate::permission::Mode;
+use crate::permission::gate::Gate;
+use crate::tools::Registry;
+
+/// What the command line may override.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub mode: Option<Mode>,
+}
+
+pub struct Startup {
+    pub cwd: PathBuf,
+    pub root: PathBuf,
+    pub config: Config,
+    pub provider: Option<ResolvedProvider>,
+    pub mode: Mode,
+}
+
+/// Reads the configuration and picks the provider. A broken config is an
+/// error here, before anything starts.
+pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = instructions::project_root(&cwd);
+    let config = config::load(&root)?;
+    let env = |k: &str| std::env::var(k).ok();
+    let provider = config::resolve_provider(
+        &config,
+        overrides.provider.as_deref(),
+        overrides.model.as_deref(),
+        &env,
+    )
+    .await?;
+    let mode = overrides.mode.unwrap_or_else(|| config.mode());
+    Ok(Startup {
+        cwd,
+        root,
+        config,
+        provider,
+        mode,
+    })
+}
+
+/// How to set up a provider, for a first run.
+pub fn setup_help() -> String {
+    let cfg = config::global_dir()
+        .map(|d| d.join("config.toml").display().to_string())
+        .unwrap_or_else(|| "~/.config/cairn/config.toml".into());
+    format!(
+        "No model provider is configured.\n\n\
+         Set one up in any of these ways:\n\
+         • export ANTHROPIC_API_KEY=…   (Anthropic; ANTHROPIC_BASE_URL overrides the URL)\n\
+         • export OPENAI_API_KEY=…      (OpenAI; OPENAI_BASE_URL for any compatible server)\n\
+         • run a local server such as Ollama on 127.0.0.1:11434 (`ollama serve`)\n\
+         • or name a provider in {cfg}:\n\n\
+         \x20   provider = \"work\"\n\
+         \x20   [providers.work]\n\
+         \x20   kind = \"openai\"            # or \"anthropic\"\n\
+         \x20   base_url = \"https://…/v1\"\n\
+         \x20   api_key_env = \"WORK_API_KEY\"\n\
+         \x20   model = \"…\"\n\n\
+         Then start cairn again."
+    )
+}
+
+/// Builds the agent and starts it on its own task.
+pub fn start_agent(
+    s: &Startup,
+    provider: &ResolvedProvider,
+    interactive: bool,
+) -> Result<(
+    mpsc::UnboundedSender<AgentCommand>,
+    mpsc::UnboundedReceiver<AgentEvent>,
+)> {
+    let llm = crate::llm::build_provider(provider.settings.clone())
+        .map_err(|e| anyhow::anyhow!("cannot start provider `{}`: {e}", provider.settings.name))?;
+    let model_info = crate::llm::ModelCatalog::global().lookup(&provider.model);
+    let opts = AgentOptions {
+        workspace: s.root.clone(),
+        cwd: s.cwd.clone(),
+        provider_name: provider.settings.name.clone(),
+        model: provider.model.clone(),
+        model_info,
+        max_turns: s.config.max_turns(),
+        max_tokens: s.config.file.max_tokens,
+        reasoning: s.config.file.reasoning.unwrap_or(true),
+        interactive,
+        global_config_dir: config::global_dir(),
+        instructions_max_bytes: s.config.instructions_max_bytes(),
+        project_config: config::project_config_path(&s.root),
+    };
+    let gate = build_gate(s)?;
+    let (agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
+    let (commands, _task) = agent.spawn();
+    Ok((commands, events))
+}
+
+fn build_gate(s: &Startup) -> Result<Gate> {
+    Ok(Gate::new(s.mode))
+}
