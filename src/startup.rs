@@ -100,6 +100,7 @@ pub fn start_agent(
         global_config_dir: config::global_dir(),
         instructions_max_bytes: s.config.instructions_max_bytes(),
         project_config: config::project_config_path(&s.root),
+        compact_threshold: s.config.compact_threshold(),
     };
     let gate = build_gate(s)?;
     let (agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);

@@ -27,6 +27,10 @@ pub enum AgentCommand {
         provider: Option<String>,
         model: String,
     },
+    /// Compact the conversation now, optionally focusing the summary.
+    Compact {
+        focus: Option<String>,
+    },
     /// Start a fresh conversation.
     NewSession,
     /// Replace the conversation (resume, rewind).
@@ -126,6 +130,13 @@ pub enum AgentEvent {
     ModelChanged {
         provider: String,
         model: String,
+    },
+    /// The conversation was compacted; the full history stays in the store.
+    Compacted {
+        before_tokens: u64,
+        after_tokens: u64,
+        /// The model's summary, when one replaced older turns.
+        summary: Option<String>,
     },
     /// A message was added to the conversation (for the session store).
     MessageAdded(Message),

@@ -2,6 +2,7 @@
 //! interface only through [`AgentCommand`] and [`AgentEvent`].
 
 mod calls;
+mod compaction;
 pub mod events;
 pub mod instructions;
 pub mod prompt;
@@ -17,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use events::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 
+use crate::context::Tracker;
 use crate::conversation::{ImageData, Message, Part, Role};
 use crate::llm::{ModelInfo, Provider, Usage};
 use crate::permission::Decision;
@@ -43,6 +45,8 @@ pub struct AgentOptions {
     pub instructions_max_bytes: usize,
     /// Where "allow always" rules are stored.
     pub project_config: PathBuf,
+    /// Fraction of the context window at which the conversation compacts.
+    pub compact_threshold: f64,
 }
 
 /// State shared between the turn and the command handler while a turn runs.
@@ -71,6 +75,7 @@ pub struct Agent {
     turn: u64,
     usage: Usage,
     cost: Option<f64>,
+    tracker: Tracker,
 }
 
 impl Agent {
@@ -100,6 +105,7 @@ impl Agent {
             turn: 0,
             usage: Usage::default(),
             cost: None,
+            tracker: Tracker::default(),
         };
         (agent, rx)
     }
@@ -132,6 +138,11 @@ impl Agent {
                     }
                 }
                 AgentCommand::Shutdown => return,
+                AgentCommand::Compact { focus } => {
+                    if !self.run_compaction(focus, &mut rx).await {
+                        return;
+                    }
+                }
                 other => self.handle_idle(other),
             }
         }
@@ -150,6 +161,7 @@ impl Agent {
                 self.session.set_cwd(self.opts.cwd.clone());
                 self.usage = Usage::default();
                 self.cost = None;
+                self.tracker.reset();
                 self.shared.emit(AgentEvent::Notice {
                     level: NoticeLevel::Info,
                     text: "Started a new session.".into(),
@@ -158,10 +170,12 @@ impl Agent {
             AgentCommand::LoadHistory { mut messages } => {
                 crate::conversation::repair_tool_pairs(&mut messages);
                 self.messages = messages;
+                self.tracker.reset();
                 // Files viewed in an earlier run may have changed since.
                 self.session.forget_views();
             }
-            AgentCommand::Submit { .. } | AgentCommand::Shutdown => {}
+            AgentCommand::Submit { .. } | AgentCommand::Shutdown | AgentCommand::Compact { .. } => {
+            }
         }
     }
 
@@ -218,21 +232,17 @@ impl Agent {
         self.messages.push(user);
 
         let cancel = CancellationToken::new();
-        let ctx = turn::TurnContext {
-            opts: self.opts.clone(),
-            provider: self.provider.clone(),
-            registry: self.registry.clone(),
-            shared: self.shared.clone(),
-            session: self.session.clone(),
-            cancel: cancel.clone(),
-        };
+        let ctx = self.turn_context(cancel.clone());
         let mut keep_running = true;
         let queue = &mut self.queue;
         let shared = &self.shared;
-        let usage = &mut self.usage;
-        let cost = &mut self.cost;
+        let totals = turn::Totals {
+            usage: &mut self.usage,
+            cost: &mut self.cost,
+            tracker: &mut self.tracker,
+        };
         let outcome = {
-            let fut = turn::run(&ctx, &mut self.messages, usage, cost);
+            let fut = turn::run(&ctx, &mut self.messages, totals);
             tokio::pin!(fut);
             loop {
                 tokio::select! {
@@ -275,6 +285,66 @@ impl Agent {
             turn: turn_no,
             outcome,
         });
+        keep_running
+    }
+}
+
+impl Agent {
+    fn turn_context(&self, cancel: CancellationToken) -> turn::TurnContext {
+        turn::TurnContext {
+            opts: self.opts.clone(),
+            provider: self.provider.clone(),
+            registry: self.registry.clone(),
+            shared: self.shared.clone(),
+            session: self.session.clone(),
+            cancel,
+        }
+    }
+
+    /// `/compact`: summarise now. Esc cancels it like a turn.
+    async fn run_compaction(
+        &mut self,
+        focus: Option<String>,
+        rx: &mut mpsc::UnboundedReceiver<AgentCommand>,
+    ) -> bool {
+        let cancel = CancellationToken::new();
+        let ctx = self.turn_context(cancel.clone());
+        let mut keep_running = true;
+        let queue = &mut self.queue;
+        let result = {
+            let fut = compaction::compact(
+                &ctx,
+                &mut self.messages,
+                focus.as_deref(),
+                true,
+                &mut self.tracker,
+            );
+            tokio::pin!(fut);
+            loop {
+                tokio::select! {
+                    r = &mut fut => break r,
+                    cmd = rx.recv() => match cmd {
+                        None | Some(AgentCommand::Shutdown) => {
+                            keep_running = false;
+                            cancel.cancel();
+                        }
+                        Some(AgentCommand::Cancel) => cancel.cancel(),
+                        Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
+                        Some(_) => {}
+                    }
+                }
+            }
+        };
+        if let Err(e) = result {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!("Could not compact: {e}"),
+            });
+        }
+        // Prompts typed while compacting run now.
+        while keep_running && let Some((text, images)) = self.queue.pop_front() {
+            keep_running = self.run_turn(text, images, rx).await;
+        }
         keep_running
     }
 }

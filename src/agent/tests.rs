@@ -113,7 +113,11 @@ impl Tool for Echo {
         self.read_only
     }
     async fn run(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {
-        ToolOutput::text(format!("echo: {}", input["text"].as_str().unwrap_or("")))
+        let times = input["times"].as_u64().unwrap_or(1) as usize;
+        ToolOutput::text(format!(
+            "echo: {}",
+            input["text"].as_str().unwrap_or("").repeat(times)
+        ))
     }
 }
 
@@ -175,6 +179,15 @@ struct Harness {
 }
 
 fn harness(replies: Vec<Script>, mode: Mode, interactive: bool) -> Harness {
+    harness_with_window(replies, mode, interactive, None)
+}
+
+fn harness_with_window(
+    replies: Vec<Script>,
+    mode: Mode,
+    interactive: bool,
+    window: Option<u64>,
+) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let provider = FakeProvider::new(replies);
     let mut registry = Registry::new();
@@ -195,7 +208,12 @@ fn harness(replies: Vec<Script>, mode: Mode, interactive: bool) -> Harness {
         global_config_dir: None,
         instructions_max_bytes: 1000,
         project_config: dir.path().join(".cairn/config.toml"),
+        compact_threshold: 0.8,
     };
+    let mut opts = opts;
+    if let Some(w) = window {
+        opts.model_info.context_window = w;
+    }
     let gate = test_gate(mode);
     let (agent, rx) = Agent::new(opts, provider.clone(), registry, gate);
     let (tx, _handle) = agent.spawn();
@@ -555,4 +573,120 @@ async fn provider_error_fails_the_turn_with_its_message() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[tokio::test]
+async fn old_tool_outputs_are_elided_at_the_threshold() {
+    let mut h = harness_with_window(
+        vec![
+            calls(&[("c1", "echo", json!({"text": "o", "times": 6_000}))]),
+            text(&["read it"]),
+            text(&["second answer"]),
+        ],
+        Mode::Smart,
+        true,
+        Some(2_000),
+    );
+    h.submit("first");
+    h.until_finished().await;
+    h.submit("second");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    assert!(
+        ev.iter()
+            .any(|e| matches!(e, AgentEvent::Compacted { summary: None, .. }))
+    );
+    let reqs = h.provider.requests();
+    assert_eq!(
+        reqs.len(),
+        3,
+        "elision alone was enough: no summary request"
+    );
+    let out = &results_in(&reqs[2])[0].1;
+    assert!(out.starts_with("[output elided"), "{out}");
+}
+
+#[tokio::test]
+async fn older_turns_are_summarised_when_elision_is_not_enough() {
+    let long = "word ".repeat(1_400);
+    let mut h = harness_with_window(
+        vec![
+            text(&[&long]),
+            text(&["We discussed words."]),
+            text(&["ok"]),
+        ],
+        Mode::Smart,
+        true,
+        Some(2_000),
+    );
+    h.submit("talk a lot");
+    h.until_finished().await;
+    h.submit("second prompt");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    let reqs = h.provider.requests();
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[1].tools.is_empty());
+    assert!(reqs[1].messages[0].text().contains("summarising"));
+    assert!(reqs[1].messages[0].text().contains("USER: talk a lot"));
+    let next = &reqs[2];
+    assert_eq!(next.messages.len(), 1);
+    let t = next.messages[0].text();
+    assert!(t.contains(crate::context::SUMMARY_TAG) && t.contains("We discussed words."));
+    assert!(t.ends_with("second prompt"));
+    assert!(ev.iter().any(|e| matches!(e, AgentEvent::Compacted { summary: Some(s), .. } if s == "We discussed words.")));
+}
+
+#[tokio::test]
+async fn context_length_error_compacts_and_retries_once() {
+    let too_long = vec![(
+        Duration::ZERO,
+        Err(LlmError::ContextLength {
+            message: "prompt is too long".into(),
+        }),
+    )];
+    let mut h = harness(
+        vec![
+            text(&["first answer"]),
+            too_long,
+            text(&["summary"]),
+            text(&["recovered"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    h.submit("one");
+    h.until_finished().await;
+    h.submit("two");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
+    assert_eq!(streamed_text(&ev), "recovered");
+    let reqs = h.provider.requests();
+    assert_eq!(reqs.len(), 4);
+    assert!(reqs[3].messages[0].text().contains("summary"));
+}
+
+#[tokio::test]
+async fn compact_command_summarises_on_demand_with_focus() {
+    let mut h = harness(
+        vec![text(&["a"]), text(&["b"]), text(&["focused summary"])],
+        Mode::Smart,
+        true,
+    );
+    h.submit("one");
+    h.until_finished().await;
+    h.submit("two");
+    h.until_finished().await;
+    h.tx.send(AgentCommand::Compact {
+        focus: Some("the tests".into()),
+    })
+    .unwrap();
+    loop {
+        if let AgentEvent::Compacted { summary, .. } = h.next().await {
+            assert_eq!(summary.as_deref(), Some("focused summary"));
+            break;
+        }
+    }
+    let reqs = h.provider.requests();
+    assert!(reqs[2].messages[0].text().contains("focus on: the tests"));
 }

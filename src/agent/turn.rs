@@ -6,8 +6,9 @@ use std::sync::Arc;
 use futures::StreamExt;
 use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, TurnOutcome};
-use super::{AgentOptions, Shared, instructions, prompt};
+use super::events::{AgentEvent, NoticeLevel, TurnOutcome};
+use super::{AgentOptions, Shared, compaction, instructions, prompt};
+use crate::context::Tracker;
 use crate::conversation::{Message, Part, Role, repair_tool_pairs};
 use crate::llm::{LlmError, Provider, Request, StreamEvent, Usage};
 use crate::permission::Mode;
@@ -50,14 +51,45 @@ enum StreamEnd {
     Failed(LlmError),
 }
 
+/// Running totals the turn updates.
+pub(crate) struct Totals<'a> {
+    pub usage: &'a mut Usage,
+    pub cost: &'a mut Option<f64>,
+    pub tracker: &'a mut Tracker,
+}
+
 pub(crate) async fn run(
     ctx: &TurnContext,
     messages: &mut Vec<Message>,
-    total_usage: &mut Usage,
-    total_cost: &mut Option<f64>,
+    totals: Totals<'_>,
 ) -> TurnOutcome {
+    let Totals {
+        usage: total_usage,
+        cost: total_cost,
+        tracker,
+    } = totals;
     let system = build_system_prompt(ctx);
-    for _ in 0..ctx.opts.max_turns.max(1) {
+    let window = ctx.opts.model_info.context_window;
+    let mut retried_for_context = false;
+    let mut warned_full = false;
+    let mut calls_made = 0;
+    while calls_made < ctx.opts.max_turns.max(1) {
+        calls_made += 1;
+        let estimate = tracker.estimate(&system, messages);
+        if estimate as f64 > ctx.opts.compact_threshold * window as f64 {
+            if let Err(e) = compaction::compact(ctx, messages, None, false, tracker).await {
+                if ctx.cancel.is_cancelled() {
+                    return TurnOutcome::Cancelled;
+                }
+                if !warned_full {
+                    warned_full = true;
+                    ctx.shared.emit(AgentEvent::Notice {
+                        level: NoticeLevel::Warning,
+                        text: format!("The context is nearly full and could not be compacted: {e}"),
+                    });
+                }
+            }
+        }
         let mode = lock(&ctx.shared.gate).mode();
         let mut history = messages.clone();
         repair_tool_pairs(&mut history);
@@ -81,6 +113,7 @@ pub(crate) async fn run(
         let mut response = Response::default();
         let end = stream_response(ctx, &request, &mut response).await;
 
+        let response_usage = response.usage;
         if let Some(usage) = response.usage {
             total_usage.add(&usage);
             if let Some(c) = ctx.opts.model_info.cost(&usage) {
@@ -106,6 +139,31 @@ pub(crate) async fn run(
                 }
                 return TurnOutcome::Cancelled;
             }
+            StreamEnd::Failed(LlmError::ContextLength { message }) if !retried_for_context => {
+                // Too long after all: compact hard and try once more.
+                retried_for_context = true;
+                if !response.text.is_empty() {
+                    ctx.shared.emit(AgentEvent::ResponseReset);
+                }
+                ctx.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Warning,
+                    text: format!(
+                        "The model's context window is full ({message}); compacting and retrying."
+                    ),
+                });
+                if let Err(e) = compaction::compact(ctx, messages, None, true, tracker).await {
+                    if ctx.cancel.is_cancelled() {
+                        return TurnOutcome::Cancelled;
+                    }
+                    return TurnOutcome::Failed {
+                        error: format!(
+                            "the conversation is too long for the model and could not be compacted: {e}"
+                        ),
+                    };
+                }
+                calls_made -= 1;
+                continue;
+            }
             StreamEnd::Failed(e) => {
                 return TurnOutcome::Failed {
                     error: e.to_string(),
@@ -121,6 +179,9 @@ pub(crate) async fn run(
         }
         ctx.shared.emit(AgentEvent::MessageAdded(msg.clone()));
         messages.push(msg);
+        if let Some(u) = response_usage {
+            tracker.report(u.context_tokens(), messages.len());
+        }
         if calls.is_empty() {
             return TurnOutcome::Completed;
         }
