@@ -76,18 +76,18 @@ pub(crate) async fn run(
     while calls_made < ctx.opts.max_turns.max(1) {
         calls_made += 1;
         let estimate = tracker.estimate(&system, messages);
-        if estimate as f64 > ctx.opts.compact_threshold * window as f64 {
-            if let Err(e) = compaction::compact(ctx, messages, None, false, tracker).await {
-                if ctx.cancel.is_cancelled() {
-                    return TurnOutcome::Cancelled;
-                }
-                if !warned_full {
-                    warned_full = true;
-                    ctx.shared.emit(AgentEvent::Notice {
-                        level: NoticeLevel::Warning,
-                        text: format!("The context is nearly full and could not be compacted: {e}"),
-                    });
-                }
+        if estimate as f64 > ctx.opts.compact_threshold * window as f64
+            && let Err(e) = compaction::compact(ctx, messages, None, false, tracker).await
+        {
+            if ctx.cancel.is_cancelled() {
+                return TurnOutcome::Cancelled;
+            }
+            if !warned_full {
+                warned_full = true;
+                ctx.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Warning,
+                    text: format!("The context is nearly full and could not be compacted: {e}"),
+                });
             }
         }
         let mode = lock(&ctx.shared.gate).mode();
