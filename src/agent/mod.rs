@@ -24,7 +24,7 @@ use crate::llm::{ModelInfo, Provider, Usage};
 use crate::permission::Decision;
 use crate::permission::gate::Gate;
 use crate::tools::state::lock;
-use crate::tools::{Registry, SessionState};
+use crate::tools::{Registry, SessionState, ToolSource};
 
 /// Everything fixed for the life of the agent task.
 #[derive(Clone)]
@@ -67,7 +67,8 @@ impl Shared {
 pub struct Agent {
     opts: AgentOptions,
     provider: Arc<dyn Provider>,
-    registry: Arc<Registry>,
+    registry: Registry,
+    tool_source: Option<Arc<dyn ToolSource>>,
     shared: Arc<Shared>,
     session: Arc<SessionState>,
     messages: Vec<Message>,
@@ -98,7 +99,8 @@ impl Agent {
             }),
             opts,
             provider,
-            registry: Arc::new(registry),
+            registry,
+            tool_source: None,
             session,
             messages: Vec::new(),
             queue: VecDeque::new(),
@@ -108,6 +110,12 @@ impl Agent {
             tracker: Tracker::default(),
         };
         (agent, rx)
+    }
+
+    /// Adds tools that change while cairn runs (MCP servers).
+    pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
+        self.tool_source = Some(source);
+        self
     }
 
     /// Runs the agent on its own task.
@@ -290,11 +298,22 @@ impl Agent {
 }
 
 impl Agent {
+    /// The built-in tools plus whatever the tool source offers now.
+    fn current_tools(&self) -> Registry {
+        let mut r = self.registry.clone();
+        if let Some(src) = &self.tool_source {
+            for t in src.tools() {
+                r.register(t);
+            }
+        }
+        r
+    }
+
     fn turn_context(&self, cancel: CancellationToken) -> turn::TurnContext {
         turn::TurnContext {
             opts: self.opts.clone(),
             provider: self.provider.clone(),
-            registry: self.registry.clone(),
+            registry: Arc::new(self.current_tools()),
             shared: self.shared.clone(),
             session: self.session.clone(),
             cancel,

@@ -198,6 +198,12 @@ pub trait Tool: Send + Sync {
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
 }
 
+/// Tools that come and go while cairn runs (MCP servers). The agent asks
+/// for the current set at the start of every turn.
+pub trait ToolSource: Send + Sync {
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
 /// The set of tools offered to the model, by name.
 #[derive(Clone, Default)]
 pub struct Registry {

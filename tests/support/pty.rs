@@ -1,0 +1,159 @@
+//! The real binary in a real pseudo-terminal, its screen parsed by a
+//! terminal emulator, for end-to-end tests.
+
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{Child, CommandBuilder, MasterPty, NativePtySystem, PtySize, PtySystem};
+
+pub struct PtyApp {
+    child: Box<dyn Child + Send + Sync>,
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    parser: Arc<Mutex<vt100::Parser>>,
+    /// Everything the program wrote, for diagnostics and OSC checks.
+    raw: Arc<Mutex<Vec<u8>>>,
+}
+
+impl PtyApp {
+    pub fn spawn(
+        bin: &Path,
+        args: &[&str],
+        env: &[(String, String)],
+        cwd: &Path,
+        rows: u16,
+        cols: u16,
+    ) -> PtyApp {
+        let system = NativePtySystem::default();
+        let pair = system
+            .openpty(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pty");
+        let mut cmd = CommandBuilder::new(bin);
+        cmd.args(args);
+        cmd.cwd(cwd);
+        cmd.env_clear();
+        for key in ["PATH", "LANG", "LC_ALL"] {
+            if let Ok(v) = std::env::var(key) {
+                cmd.env(key, v);
+            }
+        }
+        cmd.env("TERM", "xterm-256color");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let child = pair.slave.spawn_command(cmd).expect("spawn in pty");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("pty reader");
+        let writer = pair.master.take_writer().expect("pty writer");
+        let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        {
+            let parser = parser.clone();
+            let raw = raw.clone();
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 8192];
+                loop {
+                    match reader.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => {
+                            parser.lock().unwrap().process(&buf[..n]);
+                            raw.lock().unwrap().extend_from_slice(&buf[..n]);
+                        }
+                    }
+                }
+            });
+        }
+        PtyApp {
+            child,
+            master: pair.master,
+            writer,
+            parser,
+            raw,
+        }
+    }
+
+    pub fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write to pty");
+        self.writer.flush().ok();
+    }
+
+    pub fn type_text(&mut self, text: &str) {
+        for ch in text.chars() {
+            let mut b = [0u8; 4];
+            self.send(ch.encode_utf8(&mut b).as_bytes());
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+
+    pub fn screen(&self) -> String {
+        self.parser.lock().unwrap().screen().contents()
+    }
+
+    pub fn raw_output(&self) -> Vec<u8> {
+        self.raw.lock().unwrap().clone()
+    }
+
+    /// Waits until the screen satisfies `pred`; on timeout returns the
+    /// screen as the error so the failure shows what was there.
+    pub fn wait_for(&self, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let s = self.screen();
+            if pred(&s) {
+                return s;
+            }
+            if Instant::now() > deadline {
+                panic!("timed out waiting for {what}; the screen was:\n{s}");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn wait_for_text(&self, needle: &str) -> String {
+        self.wait_for(&format!("{needle:?}"), |s| s.contains(needle))
+    }
+
+    pub fn resize(&mut self, rows: u16, cols: u16) {
+        self.master
+            .resize(PtySize {
+                rows,
+                cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("resize pty");
+        self.parser.lock().unwrap().set_size(rows, cols);
+    }
+
+    /// Waits for the program to exit; kills it after the timeout.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<u32> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status.exit_code());
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for PtyApp {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
+    }
+}
