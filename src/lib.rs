@@ -14,3 +14,4 @@ pub mod llm;
 pub mod permission;
 pub mod startup;
 pub mod tools;
+pub mod tui;

@@ -1,0 +1,5 @@
+//! The full-screen interface.
+
+pub mod fuzzy;
+pub mod slash;
+pub mod widgets;

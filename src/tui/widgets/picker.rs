@@ -1,0 +1,341 @@
+//! A filterable list in a popup: the command palette, the `@` file picker,
+//! the model and theme pickers.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use crate::tui::fuzzy::{Fuzzy, Hit};
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct PickerItem {
+    pub label: String,
+    /// Shown dimmed after the label.
+    pub detail: String,
+    /// What choosing it yields.
+    pub value: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum PickerAction {
+    None,
+    Cancel,
+    Choose(String),
+    /// The highlighted item changed (for live previews such as themes).
+    Moved(String),
+}
+
+/// The styles a picker is drawn with.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PickerStyles {
+    pub border: Style,
+    pub text: Style,
+    pub detail: Style,
+    pub selected: Style,
+    pub matched: Style,
+}
+
+pub struct Picker {
+    pub title: String,
+    items: Vec<PickerItem>,
+    labels: Vec<String>,
+    query: String,
+    hits: Vec<Hit>,
+    selected: usize,
+    scroll: usize,
+    fuzzy: Fuzzy,
+    limit: usize,
+}
+
+impl Picker {
+    pub fn new(title: impl Into<String>, items: Vec<PickerItem>, paths: bool) -> Picker {
+        let labels = items.iter().map(|i| i.label.clone()).collect();
+        let mut p = Picker {
+            title: title.into(),
+            items,
+            labels,
+            query: String::new(),
+            hits: Vec::new(),
+            selected: 0,
+            scroll: 0,
+            fuzzy: Fuzzy::new(paths),
+            limit: 500,
+        };
+        p.refilter();
+        p
+    }
+
+    /// Starts with `query` typed (e.g. what followed `@`).
+    pub fn with_query(mut self, query: &str) -> Picker {
+        self.query = query.to_string();
+        self.refilter();
+        self
+    }
+
+    /// Highlights the item with this value, if present.
+    pub fn select_value(&mut self, value: &str) {
+        if let Some(pos) = self
+            .hits
+            .iter()
+            .position(|h| self.items[h.index].value == value)
+        {
+            self.selected = pos;
+        }
+    }
+
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    pub fn selected_value(&self) -> Option<&str> {
+        self.hits
+            .get(self.selected)
+            .map(|h| self.items[h.index].value.as_str())
+    }
+
+    pub fn visible_count(&self) -> usize {
+        self.hits.len()
+    }
+
+    fn refilter(&mut self) {
+        self.hits = self.fuzzy.rank(&self.query, &self.labels, self.limit);
+        self.selected = 0;
+        self.scroll = 0;
+    }
+
+    fn moved(&self) -> PickerAction {
+        self.selected_value()
+            .map(|v| PickerAction::Moved(v.to_string()))
+            .unwrap_or(PickerAction::None)
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> PickerAction {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match key.code {
+            KeyCode::Esc => PickerAction::Cancel,
+            KeyCode::Char('c') if ctrl => PickerAction::Cancel,
+            KeyCode::Enter | KeyCode::Tab => self
+                .selected_value()
+                .map(|v| PickerAction::Choose(v.to_string()))
+                .unwrap_or(PickerAction::None),
+            KeyCode::Up => {
+                self.selected = self.selected.saturating_sub(1);
+                self.moved()
+            }
+            KeyCode::Char('p') if ctrl => {
+                self.selected = self.selected.saturating_sub(1);
+                self.moved()
+            }
+            KeyCode::Down => {
+                if self.selected + 1 < self.hits.len() {
+                    self.selected += 1;
+                }
+                self.moved()
+            }
+            KeyCode::Char('n') if ctrl => {
+                if self.selected + 1 < self.hits.len() {
+                    self.selected += 1;
+                }
+                self.moved()
+            }
+            KeyCode::PageUp => {
+                self.selected = self.selected.saturating_sub(10);
+                self.moved()
+            }
+            KeyCode::PageDown => {
+                self.selected = (self.selected + 10).min(self.hits.len().saturating_sub(1));
+                self.moved()
+            }
+            KeyCode::Backspace => {
+                if self.query.pop().is_some() {
+                    self.refilter();
+                    return self.moved();
+                }
+                PickerAction::None
+            }
+            KeyCode::Char('u') if ctrl => {
+                self.query.clear();
+                self.refilter();
+                self.moved()
+            }
+            KeyCode::Char(c) if !ctrl => {
+                self.query.push(c);
+                self.refilter();
+                self.moved()
+            }
+            _ => PickerAction::None,
+        }
+    }
+
+    /// Draws the picker centred in `area`.
+    pub fn render(&mut self, frame: &mut Frame, area: Rect, styles: &PickerStyles) {
+        let width = area.width.saturating_sub(4).clamp(10, 90);
+        let height = area.height.saturating_sub(2).clamp(4, 20);
+        let popup = Rect {
+            x: area.x + area.width.saturating_sub(width) / 2,
+            y: area.y + area.height.saturating_sub(height) / 3,
+            width: width.min(area.width),
+            height: height.min(area.height),
+        };
+        frame.render_widget(Clear, popup);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(styles.border)
+            .title(format!(" {} ", self.title));
+        let inner = block.inner(popup);
+        frame.render_widget(block, popup);
+        if inner.height == 0 || inner.width == 0 {
+            return;
+        }
+        let [input, list] =
+            Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
+        let count = format!(" {}/{}", self.hits.len(), self.items.len());
+        frame.render_widget(
+            Paragraph::new(Line::from(vec![
+                Span::styled("› ", styles.matched),
+                Span::styled(self.query.clone(), styles.text),
+                Span::styled("▏", styles.detail),
+                Span::styled(count, styles.detail),
+            ])),
+            input,
+        );
+        let rows = list.height as usize;
+        if rows == 0 {
+            return;
+        }
+        if self.selected < self.scroll {
+            self.scroll = self.selected;
+        } else if self.selected >= self.scroll + rows {
+            self.scroll = self.selected + 1 - rows;
+        }
+        let mut lines = Vec::with_capacity(rows);
+        for (i, hit) in self.hits.iter().enumerate().skip(self.scroll).take(rows) {
+            let item = &self.items[hit.index];
+            let base = if i == self.selected {
+                styles.selected
+            } else {
+                styles.text
+            };
+            let mut spans = Vec::new();
+            for (ci, ch) in item.label.chars().enumerate() {
+                let style = if hit.positions.binary_search(&(ci as u32)).is_ok() {
+                    base.patch(styles.matched)
+                } else {
+                    base
+                };
+                spans.push(Span::styled(ch.to_string(), style));
+            }
+            if !item.detail.is_empty() {
+                spans.push(Span::styled(format!("  {}", item.detail), styles.detail));
+            }
+            lines.push(Line::from(spans));
+        }
+        if self.hits.is_empty() {
+            lines.push(Line::styled("no matches", styles.detail));
+        }
+        frame.render_widget(Paragraph::new(lines), list);
+    }
+}
+
+/// Files under `root` for the `@` picker: gitignore-aware, relative paths,
+/// at most `cap`.
+pub fn workspace_files(root: &std::path::Path, cap: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .build()
+        .flatten()
+    {
+        if out.len() >= cap {
+            break;
+        }
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Ok(rel) = entry.path().strip_prefix(root)
+        {
+            out.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn items(names: &[&str]) -> Vec<PickerItem> {
+        names
+            .iter()
+            .map(|n| PickerItem {
+                label: n.to_string(),
+                detail: String::new(),
+                value: n.to_string(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn typing_filters_and_enter_chooses() {
+        let mut p = Picker::new(
+            "Files",
+            items(&["src/main.rs", "src/lib.rs", "Cargo.toml"]),
+            true,
+        );
+        assert_eq!(p.visible_count(), 3);
+        for c in "lib".chars() {
+            p.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(p.visible_count(), 1);
+        assert_eq!(
+            p.handle_key(key(KeyCode::Enter)),
+            PickerAction::Choose("src/lib.rs".into())
+        );
+        p.handle_key(key(KeyCode::Backspace));
+        p.handle_key(key(KeyCode::Backspace));
+        p.handle_key(key(KeyCode::Backspace));
+        assert_eq!(p.visible_count(), 3);
+        assert_eq!(
+            p.handle_key(key(KeyCode::Down)),
+            PickerAction::Moved("src/lib.rs".into())
+        );
+        assert_eq!(p.handle_key(key(KeyCode::Esc)), PickerAction::Cancel);
+    }
+
+    #[test]
+    fn renders_in_a_small_area_without_panicking() {
+        let mut p = Picker::new("Commands", items(&["new", "model", "mode"]), false);
+        for (w, h) in [(10, 4), (40, 12), (120, 40), (1, 1)] {
+            let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+            t.draw(|f| p.render(f, f.area(), &PickerStyles::default()))
+                .unwrap();
+        }
+        let mut t = Terminal::new(TestBackend::new(40, 12)).unwrap();
+        t.draw(|f| p.render(f, f.area(), &PickerStyles::default()))
+            .unwrap();
+        let screen = format!("{:?}", t.backend().buffer());
+        assert!(screen.contains("Commands") && screen.contains("model"));
+    }
+
+    #[test]
+    fn workspace_files_respect_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("target")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("target/x.o"), "").unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
+        let files = workspace_files(dir.path(), 100);
+        assert_eq!(files, vec!["src/a.rs".to_string()]);
+    }
+}
