@@ -100,3 +100,10 @@ pub struct CallInfo<'a> {
     /// The shell's working directory (for `bash`).
     pub cwd: &'a Path,
 }
+
+pub mod shell;
+pub mod paths;
+pub mod readonly;
+mod readonly_git;
+mod sed_script;
+pub mod security;
