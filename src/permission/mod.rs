@@ -101,9 +101,16 @@ pub struct CallInfo<'a> {
     pub cwd: &'a Path,
 }
 
-pub mod shell;
+pub mod gate;
 pub mod paths;
 pub mod readonly;
 mod readonly_git;
-mod sed_script;
+pub mod repetition;
+pub mod rules;
 pub mod security;
+mod sed_script;
+pub mod shell;
+mod store;
+mod suggest;
+
+pub use gate::Gate;

@@ -15,8 +15,21 @@ pub const SYSTEM_DIRS: &[&str] = &[
 /// Directories whose recursive removal is catastrophic (besides the system
 /// directories and the home directory).
 pub const CRITICAL_DIRS: &[&str] = &[
-    "/", "/var", "/home", "/root", "/opt", "/srv", "/mnt", "/media", "/snap", "/nix", "/Users",
-    "/System", "/Library", "/Applications", "/private",
+    "/",
+    "/var",
+    "/home",
+    "/root",
+    "/opt",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/snap",
+    "/nix",
+    "/Users",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/private",
 ];
 
 pub fn home_dir() -> Option<PathBuf> {

@@ -8,19 +8,88 @@ use super::shell::SimpleCommand;
 /// Commands none of whose options write files or run other programs, so
 /// any argument (even one only known at run time) is harmless.
 const PLAIN: &[&str] = &[
-    "[", "basename", "b2sum", "base64", "cat", "cd", "cksum", "cmp", "column", "comm", "cut",
-    "df", "diff", "dirname", "du", "echo", "expand", "false", "fold", "grep", "egrep", "fgrep",
-    "head", "hexdump", "id", "jq", "join", "ls", "md5sum", "nl", "nproc", "od", "paste",
-    "printenv", "printf", "ps", "pwd", "readlink", "realpath", "rev", "seq", "sha1sum",
-    "sha224sum", "sha256sum", "sha384sum", "sha512sum", "sleep", "stat", "strings", "tac",
-    "tail", "test", "tr", "true", "type", "uname", "unexpand", "wc", "which", "whoami",
+    ":",
+    "[",
+    "basename",
+    "break",
+    "continue",
+    "exit",
+    "read",
+    "return",
+    "shift",
+    "b2sum",
+    "base64",
+    "cat",
+    "cd",
+    "cksum",
+    "cmp",
+    "column",
+    "comm",
+    "cut",
+    "df",
+    "diff",
+    "dirname",
+    "du",
+    "echo",
+    "expand",
+    "false",
+    "fold",
+    "grep",
+    "egrep",
+    "fgrep",
+    "head",
+    "hexdump",
+    "id",
+    "jq",
+    "join",
+    "ls",
+    "md5sum",
+    "nl",
+    "nproc",
+    "od",
+    "paste",
+    "printenv",
+    "printf",
+    "ps",
+    "pwd",
+    "readlink",
+    "realpath",
+    "rev",
+    "seq",
+    "sha1sum",
+    "sha224sum",
+    "sha256sum",
+    "sha384sum",
+    "sha512sum",
+    "sleep",
+    "stat",
+    "strings",
+    "tac",
+    "tail",
+    "test",
+    "tr",
+    "true",
+    "type",
+    "uname",
+    "unexpand",
+    "wc",
+    "which",
+    "whoami",
 ];
 
 /// Variables that may prefix a read-only command: they change formatting,
 /// never which program runs or what it loads.
 const SAFE_VARS: &[&str] = &[
-    "LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES",
-    "TERM", "GREP_COLORS",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "NO_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "COLUMNS",
+    "LINES",
+    "TERM",
+    "GREP_COLORS",
 ];
 
 /// Why a command is not read-only, as a sentence for the dialog.
@@ -122,7 +191,9 @@ pub fn wrapped_command<'a>(name: &str, args: &'a [String]) -> Option<&'a [String
         "nice" => &["-n", "--adjustment"],
         "timeout" => &["-s", "--signal", "-k", "--kill-after"],
         "stdbuf" => &["-i", "-o", "-e"],
-        "xargs" => &["-n", "-I", "-i", "-d", "-L", "-l", "-P", "-s", "-E", "-e", "-a"],
+        "xargs" => &[
+            "-n", "-I", "-i", "-d", "-L", "-l", "-P", "-s", "-E", "-e", "-a",
+        ],
         "time" | "nohup" | "exec" | "builtin" => &[],
         "command" if !args.iter().any(|a| a == "-v" || a == "-V") => &[],
         _ => return None,
@@ -142,7 +213,11 @@ pub fn wrapped_command<'a>(name: &str, args: &'a [String]) -> Option<&'a [String
         if name == "env" && (arg == "-S" || arg.starts_with("--split-string")) {
             return None;
         }
-        i += if takes_value.contains(&arg.as_str()) { 2 } else { 1 };
+        i += if takes_value.contains(&arg.as_str()) {
+            2
+        } else {
+            1
+        };
     }
     if name == "timeout" {
         i += 1; // the duration

@@ -58,26 +58,44 @@ pub fn check_git(args: &[String]) -> Result<(), String> {
         return Ok(());
     }
     let verdict = match sub {
-        "branch" => listing_only(rest, &["-d", "-D", "-m", "-M", "-c", "-C", "-f", "-u"], true),
+        "branch" => listing_only(
+            rest,
+            &["-d", "-D", "-m", "-M", "-c", "-C", "-f", "-u"],
+            true,
+        ),
         "tag" => {
             let lists = rest.iter().any(|a| a == "-l" || a == "--list");
             let only_flags = rest.iter().all(|a| a.starts_with('-'));
             let writing = rest.iter().any(|a| {
-                ["-a", "-s", "-d", "-f", "-m", "-F", "-u", "--delete", "--force"]
-                    .contains(&a.as_str())
+                [
+                    "-a", "-s", "-d", "-f", "-m", "-F", "-u", "--delete", "--force",
+                ]
+                .contains(&a.as_str())
             });
             !writing && (lists || only_flags)
         }
-        "remote" => rest.is_empty() || rest.iter().all(|a| a == "-v" || a == "--verbose")
-            || rest.first().is_some_and(|a| a == "get-url"),
+        "remote" => {
+            rest.is_empty()
+                || rest.iter().all(|a| a == "-v" || a == "--verbose")
+                || rest.first().is_some_and(|a| a == "get-url")
+        }
         "stash" => rest.first().is_some_and(|a| a == "list" || a == "show"),
         "reflog" => rest.is_empty() || rest.first().is_some_and(|a| a == "show"),
-        "config" => rest.iter().any(|a| {
-            ["--get", "--get-all", "--get-regexp", "--list", "-l"].contains(&a.as_str())
-        }) && !rest.iter().any(|a| {
-            ["--add", "--unset", "--unset-all", "--replace-all", "-e", "--edit"]
+        "config" => {
+            rest.iter().any(|a| {
+                ["--get", "--get-all", "--get-regexp", "--list", "-l"].contains(&a.as_str())
+            }) && !rest.iter().any(|a| {
+                [
+                    "--add",
+                    "--unset",
+                    "--unset-all",
+                    "--replace-all",
+                    "-e",
+                    "--edit",
+                ]
                 .contains(&a.as_str())
-        }),
+            })
+        }
         "worktree" => rest.first().is_some_and(|a| a == "list"),
         _ => false,
     };
@@ -106,8 +124,16 @@ fn listing_only(rest: &[String], writing: &[&str], names_create: bool) -> bool {
         {
             return false;
         }
-        if ["--contains", "--no-contains", "--merged", "--no-merged", "--points-at", "--sort", "--format"]
-            .contains(&a)
+        if [
+            "--contains",
+            "--no-contains",
+            "--merged",
+            "--no-merged",
+            "--points-at",
+            "--sort",
+            "--format",
+        ]
+        .contains(&a)
         {
             i += 2;
             continue;

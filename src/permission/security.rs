@@ -85,8 +85,10 @@ fn inspect_nested(
         inspect_command(analysis, index, cmd, &cwd, home, nesting, findings);
     }
     for redirect in analysis.file_writes() {
-        if let Some(path) = paths::resolve_word(&redirect.target, redirect.target_literal, &cwd, home)
-            && let Some(message) = system_write(&path, &format!("`{}` redirects into", redirect.operator))
+        if let Some(path) =
+            paths::resolve_word(&redirect.target, redirect.target_literal, &cwd, home)
+            && let Some(message) =
+                system_write(&path, &format!("`{}` redirects into", redirect.operator))
         {
             findings.block(message);
         }
@@ -122,7 +124,10 @@ fn layers(words: &[String]) -> Vec<&[String]> {
     while let Some((name, args)) = current.split_first() {
         let inner = if PRIVILEGE.contains(&name.as_str()) {
             // `sudo -u x cmd`: skip options so the command under it is inspected too.
-            let start = args.iter().position(|a| !a.starts_with('-')).unwrap_or(args.len());
+            let start = args
+                .iter()
+                .position(|a| !a.starts_with('-'))
+                .unwrap_or(args.len());
             Some(&args[start..])
         } else {
             wrapped_command(name, args)
@@ -164,11 +169,17 @@ fn inspect_command(
         if POWER.contains(&name)
             || (name == "systemctl"
                 && args.iter().any(|a| {
-                    ["poweroff", "reboot", "halt", "suspend", "hibernate", "kexec"]
-                        .contains(&a.as_str())
+                    [
+                        "poweroff",
+                        "reboot",
+                        "halt",
+                        "suspend",
+                        "hibernate",
+                        "kexec",
+                    ]
+                    .contains(&a.as_str())
                 }))
-            || ((name == "init" || name == "telinit")
-                && args.iter().any(|a| a == "0" || a == "6"))
+            || ((name == "init" || name == "telinit") && args.iter().any(|a| a == "0" || a == "6"))
         {
             findings.block(format!(
                 "blocked: `{}` would shut down or restart the machine.",
@@ -204,12 +215,17 @@ fn inspect_command(
                              system or home directory.",
                             path.display()
                         ));
-                    } else if let Some(message) = system_write(&path, &format!("`{name}` changes")) {
+                    } else if let Some(message) = system_write(&path, &format!("`{name}` changes"))
+                    {
                         findings.block(message);
                     }
                 }
             }
-            "find" if args.iter().any(|a| a == "-delete" || a.starts_with("-exec")) => {
+            "find"
+                if args
+                    .iter()
+                    .any(|a| a == "-delete" || a.starts_with("-exec")) =>
+            {
                 for path in operands(args, args_literal, cwd, home).into_iter().take(1) {
                     if is_critical(&path, home) || paths::system_dir_of(&path).is_some() {
                         findings.block(format!(
@@ -227,7 +243,17 @@ fn inspect_command(
                 findings.block(message);
             }
         }
-        inspect_interpreter(analysis, index, name, args, args_literal, cwd, home, nesting, findings);
+        inspect_interpreter(
+            analysis,
+            index,
+            name,
+            args,
+            args_literal,
+            cwd,
+            home,
+            nesting,
+            findings,
+        );
     }
 }
 
@@ -251,7 +277,8 @@ fn inspect_interpreter(
     // Downloads feeding this command through a pipe or a substitution.
     let fed_by_download = analysis.commands.iter().enumerate().any(|(i, other)| {
         let downloads = other.name().is_some_and(|n| DOWNLOADERS.contains(&n));
-        let piped = matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s < t);
+        let piped =
+            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s < t);
         downloads && (piped || descends_from(analysis, i, index))
     });
     if fed_by_download {
@@ -264,14 +291,20 @@ fn inspect_interpreter(
     let script_at = if name == "eval" {
         Some(0)
     } else if shell_like {
-        args.iter().position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c')).map(|i| i + 1)
+        args.iter()
+            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
+            .map(|i| i + 1)
     } else {
         None
     };
     if let Some(at) = script_at
         && at < args.len()
     {
-        let parts = if name == "eval" { &args[at..] } else { &args[at..=at] };
+        let parts = if name == "eval" {
+            &args[at..]
+        } else {
+            &args[at..=at]
+        };
         if args_literal[at..at + parts.len()].iter().all(|l| *l) {
             let inner = parts.join(" ");
             if nesting < MAX_NESTING {
@@ -352,7 +385,9 @@ fn inspect_rm(
     findings: &mut Findings,
 ) {
     if args.iter().any(|a| a == "--no-preserve-root") {
-        findings.block("blocked: `rm --no-preserve-root` exists only to delete the whole filesystem.".into());
+        findings.block(
+            "blocked: `rm --no-preserve-root` exists only to delete the whole filesystem.".into(),
+        );
     }
     let recursive = args.iter().any(|a| is_recursive_flag(a, true));
     for (arg, lit) in args.iter().zip(literal) {
@@ -366,8 +401,12 @@ fn inspect_rm(
             continue;
         }
         // `dir/*` removes what `dir` holds: judge it as `dir`.
-        let stripped = arg.strip_suffix("/*").or(if arg == "*" { Some(".") } else { None });
-        let word = stripped.map(|s| if s.is_empty() { "/" } else { s }).unwrap_or(arg);
+        let stripped = arg
+            .strip_suffix("/*")
+            .or(if arg == "*" { Some(".") } else { None });
+        let word = stripped
+            .map(|s| if s.is_empty() { "/" } else { s })
+            .unwrap_or(arg);
         if *lit && word.starts_with('-') {
             continue;
         }
@@ -420,7 +459,13 @@ fn write_targets(
     let all = || operands(args, literal, cwd, home);
     match name {
         "touch" | "mkdir" | "rmdir" | "truncate" | "shred" | "unlink" | "tee" => all(),
-        "sed" if args.iter().any(|a| a.starts_with("-i") || a.starts_with("--in-place")) => all(),
+        "sed"
+            if args
+                .iter()
+                .any(|a| a.starts_with("-i") || a.starts_with("--in-place")) =>
+        {
+            all()
+        }
         "cp" | "mv" | "install" | "rsync" | "ln" => {
             for (i, arg) in args.iter().enumerate() {
                 let dir = if arg == "-t" {
@@ -429,7 +474,9 @@ fn write_targets(
                     arg.strip_prefix("--target-directory=")
                 };
                 if let Some(dir) = dir {
-                    return paths::resolve_word(dir, true, cwd, home).into_iter().collect();
+                    return paths::resolve_word(dir, true, cwd, home)
+                        .into_iter()
+                        .collect();
                 }
             }
             let ops = all();
@@ -481,12 +528,18 @@ fn inspect_git_push(args: &[String], findings: &mut Findings) {
     };
     let rest = &args[at + 1..];
     let force = rest.iter().any(|a| {
-        a == "-f" || a.starts_with("--force") || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
+        a == "-f"
+            || a.starts_with("--force")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
     }) || rest.iter().any(|a| a.starts_with('+'));
     if !force {
         return;
     }
-    let refs: Vec<&String> = rest.iter().filter(|a| !a.starts_with('-')).skip(1).collect();
+    let refs: Vec<&String> = rest
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .skip(1)
+        .collect();
     let protected = |r: &str| {
         let dest = r.rsplit(':').next().unwrap_or(r).trim_start_matches('+');
         let dest = dest.trim_start_matches("refs/heads/");

@@ -2,7 +2,12 @@ use super::*;
 
 fn check(cmd: &str) -> Findings {
     let analysis = shell::parse(cmd);
-    inspect_shell(cmd, &analysis, Path::new("/work/p"), Some(Path::new("/home/u")))
+    inspect_shell(
+        cmd,
+        &analysis,
+        Path::new("/work/p"),
+        Some(Path::new("/home/u")),
+    )
 }
 
 fn blocked(cmd: &str) -> bool {

@@ -46,7 +46,10 @@ pub fn check(script: &str) -> Result<(), String> {
         match command {
             'p' | 'P' | 'd' | 'D' | 'q' | 'Q' | '=' | 'l' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H'
             | 'x' | 'z' | 'F' | '}' => {
-                while chars.get(i).is_some_and(|c| c.is_ascii_digit() || *c == ' ') {
+                while chars
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_digit() || *c == ' ')
+                {
                     i += 1;
                 }
             }
@@ -130,7 +133,10 @@ fn delimited(chars: &[char], i: &mut usize, delim: char) -> bool {
 fn address(chars: &[char], i: &mut usize) -> bool {
     match chars.get(*i) {
         Some(c) if c.is_ascii_digit() => {
-            while chars.get(*i).is_some_and(|c| c.is_ascii_digit() || *c == '~') {
+            while chars
+                .get(*i)
+                .is_some_and(|c| c.is_ascii_digit() || *c == '~')
+            {
                 *i += 1;
             }
             true

@@ -12,8 +12,13 @@ use brush_parser::{Parser, ParserOptions};
 const MAX_DEPTH: usize = 16;
 
 /// Device files whose use as a redirection target writes nothing.
-pub const HARMLESS_DEVICES: [&str; 5] =
-    ["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"];
+pub const HARMLESS_DEVICES: [&str; 5] = [
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/zero",
+];
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ShellAnalysis {

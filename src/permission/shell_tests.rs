@@ -15,7 +15,13 @@ fn ok(cmd: &str) -> ShellAnalysis {
 
 #[test]
 fn dbg_dump() {
-    for c in [":(){ :|:& };:", "echo \"$(rm -f a)\"", "cat <<EOF > f\nhi $(whoami)\nEOF\n", "ls 2>&1 >&2 &> x >| y", "echo ${x:-$(rm a)}"] {
+    for c in [
+        ":(){ :|:& };:",
+        "echo \"$(rm -f a)\"",
+        "cat <<EOF > f\nhi $(whoami)\nEOF\n",
+        "ls 2>&1 >&2 &> x >| y",
+        "echo ${x:-$(rm a)}",
+    ] {
         eprintln!("{c:?} => {:#?}", parse(c));
     }
 }
