@@ -95,6 +95,8 @@ const SAFE_VARS: &[&str] = &[
 /// Why a command is not read-only, as a sentence for the dialog.
 pub type Reason = String;
 
+type ArgCheck = fn(&[String]) -> Result<(), Reason>;
+
 /// Ok when `cmd` only reads.
 pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
     for assignment in &cmd.assignments {
@@ -156,7 +158,7 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         }
         return check_words(inner, &literal[offset..], depth + 1);
     }
-    let checked: Option<fn(&[String]) -> Result<(), Reason>> = match name.as_str() {
+    let checked: Option<ArgCheck> = match name.as_str() {
         "find" => Some(check_find),
         "sed" => Some(check_sed),
         "sort" => Some(check_sort),
@@ -245,10 +247,16 @@ fn check_hostname(args: &[String]) -> Result<(), Reason> {
     }
 }
 
-/// Refuse any argument equal to or starting with one of `flags`.
+/// Refuse any argument starting with one of `flags`; a one-letter flag is
+/// also refused inside a cluster of short options (`-ao` holds `-o`).
 fn refuse_flags(cmd: &str, args: &[String], flags: &[&str], what: &str) -> Result<(), Reason> {
     for arg in args {
-        if let Some(flag) = flags.iter().find(|f| arg.starts_with(*f)) {
+        let cluster = arg.strip_prefix('-').filter(|c| !c.starts_with('-'));
+        let refused = flags.iter().find(|flag| {
+            arg.starts_with(**flag)
+                || (flag.len() == 2 && cluster.is_some_and(|c| c.contains(&flag[1..])))
+        });
+        if let Some(flag) = refused {
             return Err(format!("`{cmd} {flag}` {what}"));
         }
     }
@@ -380,4 +388,93 @@ fn check_sed(args: &[String]) -> Result<(), Reason> {
         super::sed_script::check(script)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::permission::shell;
+
+    fn judge(command: &str) -> Result<(), Reason> {
+        let analysis = shell::parse(command);
+        analysis.commands.iter().try_for_each(check)
+    }
+
+    #[test]
+    fn reading_commands_pass() {
+        for command in [
+            "ls -la",
+            "cat a b",
+            "grep -rn foo src",
+            "find . -name '*.rs' -type f",
+            "sed -n '1,20p' f",
+            "sort -u -k 2 f",
+            "sort -t o f",
+            "uniq -c f",
+            "git status --short",
+            "git --no-pager log -p",
+            "git -C sub diff HEAD~1",
+            "git branch -a --contains HEAD",
+            "git tag -l 'v*'",
+            "git remote -v",
+            "git config --get user.name",
+            "env",
+            "xargs -0 -n 1 grep foo",
+            "command -v cargo",
+            "time wc -l f",
+            "timeout 5 cat f",
+            "date +%s",
+            "tree -L 2",
+            "rg -n TODO",
+            "x=1",
+            "LC_ALL=C ls",
+        ] {
+            assert_eq!(judge(command), Ok(()), "{command}");
+        }
+    }
+
+    #[test]
+    fn acting_commands_are_refused_with_a_reason() {
+        let cases = [
+            ("rm x", "`rm` is not on the read-only list"),
+            ("find . -delete", "`find -delete` removes files"),
+            ("find . -execdir ls \\;", "runs other commands"),
+            ("find . -fprint out", "writes a file"),
+            ("sed -i.bak s/a/b/ f", "`sed -i` edits files in place"),
+            ("sed -ni p f", "`sed -i`"),
+            ("sed --in-place s/a/b/ f", "`sed -i`"),
+            ("sed -f script.sed f", "`sed -f`"),
+            ("sed 's/a/b/e' f", "runs a command"),
+            ("sort -o out f", "`sort -o` writes a file"),
+            ("sort -uo out f", "`sort -o` writes a file"),
+            ("sort --compress-program=gzip f", "runs another program"),
+            ("uniq in out", "writes the second"),
+            ("tree -ao out", "`tree -o`"),
+            ("date -s 2020-01-01", "sets the clock"),
+            ("rg --pre=./x foo", "runs another program"),
+            ("git push", "`git push` may change the repository"),
+            ("git branch -D x", "may change"),
+            ("git tag v1", "may change"),
+            ("git -c x=y log", "`git -c`"),
+            ("git log --output=f", "writes a file"),
+            ("git grep -Ovim x", "pager"),
+            ("git stash pop", "may change"),
+            ("env -S 'rm x'", "`env` is not on the read-only list"),
+            ("xargs sort", "`xargs` passes unchecked arguments to `sort`"),
+            ("$EDITOR f", "only known when it runs"),
+            ("find . $ARGS", "only known when it runs"),
+            ("PATH=. ls", "sets `PATH`"),
+            ("PATH=/tmp", "sets `PATH`"),
+            ("hostname evil", "change the host name"),
+            ("command rm x", "`rm` is not on the read-only list"),
+            ("awk '{print}' f", "`awk` is not on the read-only list"),
+            ("cargo test", "`cargo` is not on the read-only list"),
+        ];
+        for (command, reason) in cases {
+            match judge(command) {
+                Ok(()) => panic!("`{command}` should not be read-only"),
+                Err(r) => assert!(r.contains(reason), "{command}: {r}"),
+            }
+        }
+    }
 }

@@ -46,7 +46,10 @@ pub fn check_git(args: &[String]) -> Result<(), String> {
     };
     let rest = &args[i + 1..];
     for arg in rest {
-        if arg.starts_with("--output") || arg == "-O" || arg.starts_with("--open-files-in-pager") {
+        if arg.starts_with("--output")
+            || arg.starts_with("-O")
+            || arg.starts_with("--open-files-in-pager")
+        {
             return Err(format!("`git {sub} {arg}` writes a file or runs a pager"));
         }
         if arg.starts_with("--ext-diff") || arg.starts_with("--exec") {

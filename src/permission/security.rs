@@ -559,7 +559,7 @@ fn text_fork_bomb(command: &str) -> Option<String> {
     while let Some(at) = search.find("(){") {
         let head = &search[..at];
         let name_start = head
-            .rfind(|c: char| c == ';' || c == '&' || c == '|' || c == '{' || c == '}')
+            .rfind([';', '&', '|', '{', '}'])
             .map(|i| i + 1)
             .unwrap_or(0);
         let name = &head[name_start..];
