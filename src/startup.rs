@@ -11,6 +11,7 @@ use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
 use crate::config::{self, Config, ResolvedProvider};
 use crate::permission::Mode;
 use crate::permission::gate::Gate;
+use crate::permission::rules::Rules;
 use crate::tools::Registry;
 
 /// What the command line may override.
@@ -109,5 +110,42 @@ pub fn start_agent(
 }
 
 fn build_gate(s: &Startup) -> Result<Gate> {
-    Ok(Gate::new(s.mode))
+    let perms = &s.config.file.permissions;
+    let rules = Rules::parse(&perms.allow, &perms.deny)
+        .map_err(|e| anyhow::anyhow!("{}", locate_rule_error(&s.config, &e.to_string())))?;
+    let trusted = s
+        .config
+        .file
+        .mcp
+        .iter()
+        .filter(|(_, m)| m.trusted)
+        .map(|(name, _)| format!("mcp__{name}__"))
+        .collect();
+    Ok(Gate::new(s.mode, rules, s.config.repeat_limit())
+        .with_trusted_tools(trusted)
+        .with_home(directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf())))
+}
+
+/// Names the file and line of a bad permission rule.
+fn locate_rule_error(config: &Config, message: &str) -> String {
+    let files = config
+        .global_path
+        .iter()
+        .chain(std::iter::once(&config.project_path));
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let quoted: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+            if quoted.iter().any(|q| message.contains(q) && !q.is_empty()) {
+                return format!(
+                    "{}: line {}: [permissions] {message}",
+                    path.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+    format!("[permissions] {message}")
 }

@@ -196,7 +196,7 @@ fn store_rule(ctx: &TurnContext, rule: &str) {
     let added = lock(&ctx.shared.gate).add_allow_rule(rule);
     let text = match added {
         Err(e) => format!("Could not use the rule `{rule}`: {e}"),
-        Ok(()) => match crate::permission::rules::store_rule(&ctx.opts.project_config, rule) {
+        Ok(()) => match crate::permission::store::store_rule(&ctx.opts.project_config, rule) {
             Ok(()) => format!(
                 "Allowed from now on: `{rule}` (stored in {}).",
                 ctx.opts.project_config.display()

@@ -226,7 +226,7 @@ fn harness_with_window(
 }
 
 fn test_gate(mode: Mode) -> Gate {
-    Gate::new(mode)
+    Gate::new(mode, crate::permission::rules::Rules::new(), 3)
 }
 
 impl Harness {
@@ -473,7 +473,6 @@ async fn ask_then_allow_once_runs_and_deny_sends_the_reason() {
     let id = loop {
         if let AgentEvent::PermissionRequested { id, request } = h.next().await {
             assert_eq!(request.tool, "poke");
-            assert!(!request.rules.is_empty());
             break id;
         }
     };

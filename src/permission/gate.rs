@@ -1,42 +1,363 @@
-//! Placeholder until the full gate lands: read-only tools run, the rest asks.
+//! The gate every tool call passes: security (blocks), permission (mode and
+//! rules: allow, ask or deny), repetition (blocks a stuck model).
+
+use std::path::{Path, PathBuf};
+
+use super::paths;
+use super::readonly;
+use super::rules::{Rule, RuleError, Rules, suggest_rules};
+use super::security::{self, Findings};
+use super::shell::{self, ShellAnalysis};
 use super::{CallInfo, Mode, Verdict};
+use crate::permission::repetition::Repetition;
+
+/// Tools that only read and run without asking (also in always-ask mode).
+pub const READ_ONLY_TOOLS: &[&str] = &["view", "grep", "glob", "ls", "job_output", "todos"];
 
 pub struct Gate {
     mode: Mode,
-    allow: Vec<String>,
+    rules: Rules,
+    repetition: Repetition,
+    /// Prefixes of MCP tool names the person trusts (`mcp__docs__`).
+    trusted_tools: Vec<String>,
+    home: Option<PathBuf>,
+}
+
+/// What the permission inspector concluded before rules are applied.
+struct Judgement {
+    /// Reasons that an allow rule may lift.
+    liftable: Vec<String>,
+    /// Reasons no rule lifts: outside the workspace, cautions, unreadable.
+    fixed: Vec<String>,
+    /// Whether suggested rules may be offered.
+    offer_rules: bool,
 }
 
 impl Gate {
-    pub fn new(mode: Mode) -> Gate {
+    pub fn new(mode: Mode, rules: Rules, repeat_limit: u32) -> Gate {
         Gate {
             mode,
-            allow: Vec::new(),
+            rules,
+            repetition: Repetition::new(repeat_limit),
+            trusted_tools: Vec::new(),
+            home: paths::home_dir(),
         }
     }
+
+    /// Trust MCP tools whose names start with any of `prefixes`
+    /// (`mcp__docs__` trusts every tool of the `docs` server).
+    pub fn with_trusted_tools(mut self, prefixes: Vec<String>) -> Gate {
+        self.trusted_tools = prefixes;
+        self
+    }
+
+    /// Use `home` instead of `$HOME` when resolving `~` (tests).
+    pub fn with_home(mut self, home: Option<PathBuf>) -> Gate {
+        self.home = home;
+        self
+    }
+
     pub fn mode(&self) -> Mode {
         self.mode
     }
+
     pub fn set_mode(&mut self, mode: Mode) {
         self.mode = mode;
     }
-    pub fn add_allow_rule(&mut self, rule: &str) -> Result<(), String> {
-        self.allow.push(rule.to_string());
+
+    pub fn rules(&self) -> &Rules {
+        &self.rules
+    }
+
+    /// The session effect of "Allow always": the rule holds from now on.
+    pub fn add_allow_rule(&mut self, rule: &str) -> Result<(), RuleError> {
+        self.rules.add_allow(Rule::parse(rule)?);
         Ok(())
     }
+
+    /// Forget repeated-call history (a new user turn).
+    pub fn reset_repetition(&mut self) {
+        self.repetition.reset();
+    }
+
     pub fn check(&mut self, call: &CallInfo) -> Verdict {
-        let rule = format!("{}({})", call.tool, call.input);
         if self.mode == Mode::Chat {
             return Verdict::Deny {
-                message: "tools are off".into(),
+                message: "tools are off in chat mode; answer in text. If a tool is really \
+                          needed, ask the user to switch to another mode."
+                    .into(),
             };
         }
-        if call.read_only || self.mode == Mode::Auto || self.allow.contains(&rule) {
+        let analysis = if call.tool == "bash" {
+            match call.input.get("command").and_then(|c| c.as_str()) {
+                Some(command) => Some((command, shell::parse(command))),
+                None => {
+                    return Verdict::Deny {
+                        message: "`bash` needs a `command` string argument.".into(),
+                    };
+                }
+            }
+        } else {
+            None
+        };
+
+        // 1. Security.
+        let findings = match &analysis {
+            Some((command, a)) => {
+                security::inspect_shell(command, a, call.cwd, self.home.as_deref())
+            }
+            None if matches!(call.tool, "edit" | "multiedit" | "write") => Findings {
+                block: call
+                    .paths
+                    .iter()
+                    .find_map(|p| security::inspect_write_path(p)),
+                cautions: Vec::new(),
+            },
+            None => Findings::default(),
+        };
+        if let Some(message) = findings.block {
+            return Verdict::Block { message };
+        }
+
+        // 2. Permission: deny rules, then mode and allow rules.
+        let shell_analysis = analysis.as_ref().map(|(_, a)| a);
+        if let Some(rule) = self.rules.denied_by(call, shell_analysis) {
+            return Verdict::Deny {
+                message: format!(
+                    "denied by the rule `{rule}` in the user's permission settings. Do not retry \
+                     this call; find another way or ask the user."
+                ),
+            };
+        }
+        let judgement = self.judge(call, shell_analysis, findings.cautions);
+        let verdict = if judgement.liftable.is_empty() && judgement.fixed.is_empty() {
             Verdict::Allow
         } else {
-            Verdict::Ask {
-                reasons: vec!["changes things".into()],
-                rules: vec![rule],
+            let mut reasons = judgement.fixed;
+            reasons.extend(judgement.liftable);
+            let rules = if judgement.offer_rules {
+                suggest_rules(call, shell_analysis)
+            } else {
+                Vec::new()
+            };
+            Verdict::Ask { reasons, rules }
+        };
+
+        // 3. Repetition.
+        if let Some(message) = self.repetition.check(call.tool, call.input) {
+            return Verdict::Block { message };
+        }
+        verdict
+    }
+
+    fn judge(
+        &self,
+        call: &CallInfo,
+        analysis: Option<&ShellAnalysis>,
+        cautions: Vec<String>,
+    ) -> Judgement {
+        let mut fixed = cautions;
+        let mut liftable = Vec::new();
+        match analysis {
+            Some(a) => {
+                if let Some(error) = &a.parse_error {
+                    fixed.push(format!("{error}; cairn cannot tell what it would do"));
+                }
+                for part in &a.opaque {
+                    fixed.push(format!("contains {part}, which cannot be inspected"));
+                }
+                fixed.extend(self.shell_outside(a, call));
+                if self.mode != Mode::Auto && a.is_complete() {
+                    liftable = self.shell_reasons(a, call);
+                }
+            }
+            None => {
+                fixed.extend(outside_paths(&call.paths, call.workspace));
+                if self.mode != Mode::Auto && !self.tool_runs_freely(call) {
+                    liftable.push(tool_reason(call));
+                    if self.rules.allowed_by(call).is_some() {
+                        liftable.clear();
+                    }
+                }
             }
         }
+        let offer_rules = fixed.is_empty();
+        Judgement {
+            liftable,
+            fixed,
+            offer_rules,
+        }
+    }
+
+    fn tool_runs_freely(&self, call: &CallInfo) -> bool {
+        if call.tool.starts_with("mcp__") {
+            return self
+                .trusted_tools
+                .iter()
+                .any(|p| call.tool.starts_with(p.as_str()));
+        }
+        READ_ONLY_TOOLS.contains(&call.tool) || (call.read_only && call.tool != "bash")
+    }
+
+    /// Why a complete shell analysis needs asking, after allow rules.
+    fn shell_reasons(&self, a: &ShellAnalysis, call: &CallInfo) -> Vec<String> {
+        let mut reasons = Vec::new();
+        for cmd in &a.commands {
+            if self.rules.command_allowed_by(cmd).is_some() {
+                continue;
+            }
+            let verdict = readonly::check(cmd);
+            match (self.mode, verdict) {
+                (Mode::AlwaysAsk, _) => {
+                    let text = cmd.text();
+                    let shown = if text.is_empty() {
+                        cmd.assignments.join(" ")
+                    } else {
+                        text
+                    };
+                    reasons.push(format!("always-ask mode asks before running `{shown}`"));
+                }
+                (_, Err(reason)) => reasons.push(reason),
+                (_, Ok(())) => {}
+            }
+        }
+        for redirect in a.file_writes() {
+            let path = paths::resolve_word(
+                &redirect.target,
+                redirect.target_literal,
+                call.cwd,
+                self.home.as_deref(),
+            );
+            let covered = path
+                .as_deref()
+                .is_some_and(|p| self.rules.redirect_allowed_by(p, call.workspace).is_some());
+            if !covered {
+                reasons.push(format!(
+                    "writes `{}` (redirect `{}`)",
+                    redirect.target, redirect.operator
+                ));
+            }
+        }
+        dedup(reasons)
+    }
+
+    /// Paths outside the workspace a shell command names, and `cd` out of it.
+    fn shell_outside(&self, a: &ShellAnalysis, call: &CallInfo) -> Vec<String> {
+        let mut reasons = Vec::new();
+        let home = self.home.as_deref();
+        if !paths::is_within(call.cwd, call.workspace) {
+            reasons.push(format!(
+                "the shell is in `{}`, outside the workspace",
+                call.cwd.display()
+            ));
+        }
+        let mut cwd = paths::normalize(call.cwd);
+        let outside = |path: &Path, reasons: &mut Vec<String>| {
+            if !paths::is_within(path, call.workspace) && !paths::is_harmless_device(path) {
+                reasons.push(format!("outside the workspace: {}", path.display()));
+            }
+        };
+        for cmd in &a.commands {
+            for (i, (word, literal)) in cmd.words.iter().zip(&cmd.literal).enumerate().skip(1) {
+                let value = match word.split_once('=') {
+                    Some((flag, value)) if *literal && flag.starts_with('-') => value,
+                    _ => word.as_str(),
+                };
+                let is_cd = cmd.name() == Some("cd") && i == 1;
+                if !(is_cd || path_like(value, *literal)) {
+                    continue;
+                }
+                if let Some(path) = paths::resolve_word(value, *literal, &cwd, home) {
+                    outside(&path, &mut reasons);
+                    if is_cd {
+                        cwd = path;
+                    }
+                }
+            }
+        }
+        for redirect in &a.redirects {
+            if redirect.operator == "<<" || redirect.operator == "<<<" {
+                continue;
+            }
+            let fd_dup = redirect.operator.ends_with('&') && !redirect.writes_file;
+            if fd_dup {
+                continue;
+            }
+            if let Some(path) =
+                paths::resolve_word(&redirect.target, redirect.target_literal, call.cwd, home)
+            {
+                outside(&path, &mut reasons);
+            }
+        }
+        dedup(reasons)
     }
 }
+
+/// Words worth resolving as paths: absolute ones whose first directory
+/// exists, home-relative ones, and relative ones climbing with `..`.
+fn path_like(word: &str, literal: bool) -> bool {
+    if !literal {
+        let text = word.replace('"', "");
+        return text.starts_with('~') || text.starts_with("$HOME") || text.starts_with("${HOME}");
+    }
+    if word.starts_with('/') {
+        return paths::looks_like_root_path(Path::new(word));
+    }
+    word.starts_with('~') || word.split('/').any(|c| c == "..")
+}
+
+fn outside_paths(paths_in: &[PathBuf], workspace: &Path) -> Vec<String> {
+    paths_in
+        .iter()
+        .filter(|p| !paths::is_within(p, workspace))
+        .map(|p| format!("outside the workspace: {}", p.display()))
+        .collect()
+}
+
+fn tool_reason(call: &CallInfo) -> String {
+    let shown: Vec<String> = call
+        .paths
+        .iter()
+        .map(|p| {
+            let relative = p.strip_prefix(call.workspace).unwrap_or(p);
+            format!("`{}`", relative.display())
+        })
+        .collect();
+    let files = if shown.is_empty() {
+        "a file".to_string()
+    } else {
+        shown.join(", ")
+    };
+    match call.tool {
+        "edit" | "multiedit" => format!("edits {files}"),
+        "write" => format!("writes {files}"),
+        "fetch" => match call.input.get("url").and_then(|u| u.as_str()) {
+            Some(url) => format!("fetches `{url}` from the network"),
+            None => "fetches from the network".into(),
+        },
+        "job_kill" => "stops a running job".into(),
+        tool if tool.starts_with("mcp__") => {
+            let server = tool
+                .trim_start_matches("mcp__")
+                .split("__")
+                .next()
+                .unwrap_or("");
+            format!("`{tool}` is a tool of the MCP server `{server}`, which is not trusted")
+        }
+        tool => format!("`{tool}` can change things"),
+    }
+}
+
+fn dedup(mut items: Vec<String>) -> Vec<String> {
+    let mut seen = Vec::new();
+    items.retain(|i| {
+        let fresh = !seen.contains(i);
+        seen.push(i.clone());
+        fresh
+    });
+    items
+}
+
+#[cfg(test)]
+#[path = "gate_tests.rs"]
+mod tests;

@@ -1,8 +1,5 @@
 //! The gate every tool call passes: security, permission, repetition.
 
-pub mod gate;
-pub mod rules;
-
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -103,3 +100,17 @@ pub struct CallInfo<'a> {
     /// The shell's working directory (for `bash`).
     pub cwd: &'a Path,
 }
+
+pub mod gate;
+pub mod paths;
+pub mod readonly;
+mod readonly_git;
+pub mod repetition;
+pub mod rules;
+pub mod security;
+mod sed_script;
+pub mod shell;
+pub mod store;
+mod suggest;
+
+pub use gate::Gate;

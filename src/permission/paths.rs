@@ -1,0 +1,155 @@
+//! Lexical path handling shared by the inspectors: resolving shell words to
+//! paths and telling whether a path lies in the workspace. Nothing here
+//! touches the file system except `looks_like_root_path`.
+
+use std::path::{Component, Path, PathBuf};
+
+use super::shell::HARMLESS_DEVICES;
+
+/// Directories whose contents belong to the operating system.
+pub const SYSTEM_DIRS: &[&str] = &[
+    "/etc", "/usr", "/bin", "/sbin", "/boot", "/lib", "/lib32", "/lib64", "/libx32", "/sys",
+    "/proc", "/dev",
+];
+
+/// Directories whose recursive removal is catastrophic (besides the system
+/// directories and the home directory).
+pub const CRITICAL_DIRS: &[&str] = &[
+    "/",
+    "/var",
+    "/home",
+    "/root",
+    "/opt",
+    "/srv",
+    "/mnt",
+    "/media",
+    "/snap",
+    "/nix",
+    "/Users",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/private",
+];
+
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Remove `.` and resolve `..` without consulting the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// The path a shell word names, when that can be known before it runs:
+/// literal words, and `~`, `$HOME`, `${HOME}` prefixes.
+pub fn resolve_word(word: &str, literal: bool, cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let text = if literal {
+        word.to_string()
+    } else {
+        word.replace('"', "")
+    };
+    let home_rest = ["${HOME}", "$HOME", "~"]
+        .iter()
+        .find_map(|prefix| text.strip_prefix(prefix));
+    if let Some(rest) = home_rest {
+        if !rest.is_empty() && !rest.starts_with('/') {
+            return None; // `~user`, `$HOMEDIR`
+        }
+        let rest = rest.trim_start_matches('/');
+        if !literal && (rest.contains('$') || rest.contains('`')) {
+            return None;
+        }
+        let home = home?;
+        return Some(normalize(&home.join(rest)));
+    }
+    if !literal {
+        return None;
+    }
+    let path = Path::new(&text);
+    Some(normalize(&if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }))
+}
+
+pub fn is_within(path: &Path, dir: &Path) -> bool {
+    normalize(path).starts_with(normalize(dir))
+}
+
+pub fn is_harmless_device(path: &Path) -> bool {
+    HARMLESS_DEVICES.iter().any(|d| path == Path::new(d))
+        || path.starts_with("/dev/fd")
+        || path == Path::new("/dev/stdin")
+}
+
+/// The system directory `path` lies in, if any.
+pub fn system_dir_of(path: &Path) -> Option<&'static str> {
+    if is_harmless_device(path) {
+        return None;
+    }
+    SYSTEM_DIRS
+        .iter()
+        .copied()
+        .find(|dir| path.starts_with(dir))
+}
+
+/// A word starting with `/` is treated as a path only when its first
+/// component exists, so regex and URL fragments like `/api/` in a grep
+/// pattern are not mistaken for files outside the workspace.
+pub fn looks_like_root_path(path: &Path) -> bool {
+    let mut components = path.components();
+    match (components.next(), components.next()) {
+        (Some(Component::RootDir), None) => true,
+        (Some(Component::RootDir), Some(first)) => Path::new("/").join(first).exists(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_words() {
+        let cwd = Path::new("/w/p");
+        let home = Some(Path::new("/home/u"));
+        let r = |w: &str, lit: bool| resolve_word(w, lit, cwd, home);
+        assert_eq!(r("src/../a", true), Some(PathBuf::from("/w/p/a")));
+        assert_eq!(r("../../etc", true), Some(PathBuf::from("/etc")));
+        assert_eq!(r("/", true), Some(PathBuf::from("/")));
+        assert_eq!(r("~", false), Some(PathBuf::from("/home/u")));
+        assert_eq!(r("~/", false), Some(PathBuf::from("/home/u")));
+        assert_eq!(r("\"$HOME\"/x", false), Some(PathBuf::from("/home/u/x")));
+        assert_eq!(r("${HOME}", false), Some(PathBuf::from("/home/u")));
+        assert_eq!(r("$HOMEDIR", false), None);
+        assert_eq!(r("$X", false), None);
+    }
+
+    #[test]
+    fn system_dirs() {
+        assert_eq!(system_dir_of(Path::new("/etc/hosts")), Some("/etc"));
+        assert_eq!(system_dir_of(Path::new("/dev/null")), None);
+        assert_eq!(system_dir_of(Path::new("/dev/sda")), Some("/dev"));
+        assert_eq!(system_dir_of(Path::new("/etcetera")), None);
+        assert_eq!(system_dir_of(Path::new("/tmp/x")), None);
+    }
+}

@@ -1,0 +1,577 @@
+//! The first inspector: commands too dangerous to offer for approval. A
+//! block holds in every mode and no rule lifts it; the message tells the
+//! model why, so it can choose another way. A caution is milder: the call
+//! must be confirmed by the person even in auto mode.
+
+use std::path::{Path, PathBuf};
+
+use super::paths::{self, CRITICAL_DIRS};
+use super::readonly::wrapped_command;
+use super::shell::{self, ShellAnalysis, SimpleCommand};
+
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct Findings {
+    pub block: Option<String>,
+    pub cautions: Vec<String>,
+}
+
+impl Findings {
+    fn block(&mut self, message: String) {
+        if self.block.is_none() {
+            self.block = Some(message);
+        }
+    }
+}
+
+const PRIVILEGE: &[&str] = &["sudo", "su", "doas", "pkexec", "run0"];
+const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
+const DISK_TOOLS: &[&str] = &[
+    "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "parted",
+];
+const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
+const INTERPRETERS: &[&str] = &[
+    "perl", "ruby", "node", "php", "lua", "deno", "bun", "source", ".", "eval",
+];
+
+/// Levels of `sh -c "…"` / `eval "…"` looked into.
+const MAX_NESTING: usize = 3;
+
+/// Inspect a file path an edit or write tool would change.
+pub fn inspect_write_path(path: &Path) -> Option<String> {
+    let dir = paths::system_dir_of(&paths::normalize(path))?;
+    Some(format!(
+        "blocked: `{}` is inside `{dir}`, a system directory; cairn never changes system files. \
+         Work on files in the workspace instead.",
+        path.display()
+    ))
+}
+
+/// Inspect a shell command. `command` is the raw text, used only when the
+/// parser fails.
+pub fn inspect_shell(
+    command: &str,
+    analysis: &ShellAnalysis,
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Findings {
+    let mut findings = Findings::default();
+    inspect_nested(command, analysis, cwd, home, 0, &mut findings);
+    findings
+}
+
+fn inspect_nested(
+    command: &str,
+    analysis: &ShellAnalysis,
+    cwd: &Path,
+    home: Option<&Path>,
+    nesting: usize,
+    findings: &mut Findings,
+) {
+    if analysis.parse_error.is_some() {
+        if let Some(name) = text_fork_bomb(command) {
+            findings.block(fork_bomb_message(&name));
+        }
+        return;
+    }
+    let mut cwd = cwd.to_path_buf();
+    for (index, cmd) in analysis.commands.iter().enumerate() {
+        if cmd.name() == Some("cd")
+            && let Some(dir) = cmd.words.get(1)
+            && let Some(dir) = paths::resolve_word(dir, cmd.literal[1], &cwd, home)
+        {
+            cwd = dir;
+        }
+        inspect_command(analysis, index, cmd, &cwd, home, nesting, findings);
+    }
+    for redirect in analysis.file_writes() {
+        if let Some(path) =
+            paths::resolve_word(&redirect.target, redirect.target_literal, &cwd, home)
+            && let Some(message) =
+                system_write(&path, &format!("`{}` redirects into", redirect.operator))
+        {
+            findings.block(message);
+        }
+    }
+    for function in &analysis.functions {
+        let self_calls = function
+            .body
+            .iter()
+            .filter(|i| analysis.commands[**i].name() == Some(function.name.as_str()))
+            .count();
+        if self_calls >= 2 {
+            findings.block(fork_bomb_message(&function.name));
+        } else if self_calls == 1 {
+            findings.cautions.push(format!(
+                "the function `{}` calls itself, which can run away",
+                function.name
+            ));
+        }
+    }
+}
+
+fn fork_bomb_message(name: &str) -> String {
+    format!(
+        "blocked: the function `{name}` calls itself repeatedly in the background — a fork bomb \
+         that would exhaust the machine's processes."
+    )
+}
+
+/// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`].
+fn layers(words: &[String]) -> Vec<&[String]> {
+    let mut out = vec![words];
+    let mut current = words;
+    while let Some((name, args)) = current.split_first() {
+        let inner = if PRIVILEGE.contains(&name.as_str()) {
+            // `sudo -u x cmd`: skip options so the command under it is inspected too.
+            let start = args
+                .iter()
+                .position(|a| !a.starts_with('-'))
+                .unwrap_or(args.len());
+            Some(&args[start..])
+        } else {
+            wrapped_command(name, args)
+        };
+        match inner {
+            Some(inner) if !inner.is_empty() && out.len() < 8 => {
+                out.push(inner);
+                current = inner;
+            }
+            _ => break,
+        }
+    }
+    out
+}
+
+fn inspect_command(
+    analysis: &ShellAnalysis,
+    index: usize,
+    cmd: &SimpleCommand,
+    cwd: &Path,
+    home: Option<&Path>,
+    nesting: usize,
+    findings: &mut Findings,
+) {
+    let offset_of = |layer: &[String]| cmd.words.len() - layer.len();
+    for layer in layers(&cmd.words) {
+        let literal = &cmd.literal[offset_of(layer)..];
+        let Some(name) = layer.first().map(String::as_str) else {
+            continue;
+        };
+        let args = &layer[1..];
+        let args_literal = &literal[1..];
+        if PRIVILEGE.contains(&name) {
+            findings.block(format!(
+                "blocked: `{name}` runs commands with other privileges; cairn never escalates. \
+                 If it is really needed, tell the user the command so they can run it themselves."
+            ));
+        }
+        if POWER.contains(&name)
+            || (name == "systemctl"
+                && args.iter().any(|a| {
+                    [
+                        "poweroff",
+                        "reboot",
+                        "halt",
+                        "suspend",
+                        "hibernate",
+                        "kexec",
+                    ]
+                    .contains(&a.as_str())
+                }))
+            || ((name == "init" || name == "telinit") && args.iter().any(|a| a == "0" || a == "6"))
+        {
+            findings.block(format!(
+                "blocked: `{}` would shut down or restart the machine.",
+                layer.join(" ")
+            ));
+        }
+        if name.starts_with("mkfs") || DISK_TOOLS.contains(&name) {
+            findings.block(format!(
+                "blocked: `{name}` formats or repartitions disks and can destroy their data."
+            ));
+        }
+        if name == "kill" && args.last().is_some_and(|a| a == "-1") {
+            findings.block("blocked: `kill … -1` signals every process you own.".into());
+        }
+        match name {
+            "rm" => inspect_rm(args, args_literal, cwd, home, findings),
+            "dd" => {
+                for arg in args {
+                    if let Some(target) = arg.strip_prefix("of=")
+                        && let Some(message) =
+                            system_write(&paths::normalize(&cwd.join(target)), "`dd` writes to")
+                    {
+                        findings.block(message);
+                    }
+                }
+            }
+            "chmod" | "chown" | "chgrp" => {
+                let recursive = args.iter().any(|a| is_recursive_flag(a, false));
+                for path in operands(args, args_literal, cwd, home) {
+                    if recursive && is_critical(&path, home) {
+                        findings.block(format!(
+                            "blocked: `{name} -R` on `{}` would change permissions of the whole \
+                             system or home directory.",
+                            path.display()
+                        ));
+                    } else if let Some(message) = system_write(&path, &format!("`{name}` changes"))
+                    {
+                        findings.block(message);
+                    }
+                }
+            }
+            "find"
+                if args
+                    .iter()
+                    .any(|a| a == "-delete" || a.starts_with("-exec")) =>
+            {
+                for path in operands(args, args_literal, cwd, home).into_iter().take(1) {
+                    if is_critical(&path, home) || paths::system_dir_of(&path).is_some() {
+                        findings.block(format!(
+                            "blocked: `find {} -delete/-exec` would act on every file under it.",
+                            path.display()
+                        ));
+                    }
+                }
+            }
+            "git" => inspect_git_push(args, findings),
+            _ => {}
+        }
+        for target in write_targets(name, args, args_literal, cwd, home) {
+            if let Some(message) = system_write(&target, &format!("`{name}` writes to")) {
+                findings.block(message);
+            }
+        }
+        inspect_interpreter(
+            analysis,
+            index,
+            name,
+            args,
+            args_literal,
+            cwd,
+            home,
+            nesting,
+            findings,
+        );
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn inspect_interpreter(
+    analysis: &ShellAnalysis,
+    index: usize,
+    name: &str,
+    args: &[String],
+    args_literal: &[bool],
+    cwd: &Path,
+    home: Option<&Path>,
+    nesting: usize,
+    findings: &mut Findings,
+) {
+    let shell_like = SHELLS.contains(&name);
+    if !(shell_like || is_interpreter(name)) {
+        return;
+    }
+    let cmd = &analysis.commands[index];
+    // Downloads feeding this command through a pipe or a substitution.
+    let fed_by_download = analysis.commands.iter().enumerate().any(|(i, other)| {
+        let downloads = other.name().is_some_and(|n| DOWNLOADERS.contains(&n));
+        let piped =
+            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s < t);
+        downloads && (piped || descends_from(analysis, i, index))
+    });
+    if fed_by_download {
+        findings.block(format!(
+            "blocked: this runs downloaded code with `{name}` without anyone reading it first. \
+             Download the file, show it to the user, and let them decide."
+        ));
+    }
+    // `sh -c "…"` and `eval "…"`: inspect the inner command too.
+    let script_at = if name == "eval" {
+        Some(0)
+    } else if shell_like {
+        args.iter()
+            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
+            .map(|i| i + 1)
+    } else {
+        None
+    };
+    if let Some(at) = script_at
+        && at < args.len()
+    {
+        let parts = if name == "eval" {
+            &args[at..]
+        } else {
+            &args[at..=at]
+        };
+        if args_literal[at..at + parts.len()].iter().all(|l| *l) {
+            let inner = parts.join(" ");
+            if nesting < MAX_NESTING {
+                let analysis = shell::parse(&inner);
+                inspect_nested(&inner, &analysis, cwd, home, nesting + 1, findings);
+            }
+        } else {
+            findings.cautions.push(format!(
+                "`{name}` runs a command that is only known when it runs"
+            ));
+        }
+    }
+}
+
+fn is_interpreter(name: &str) -> bool {
+    INTERPRETERS.contains(&name) || name.starts_with("python") || name.starts_with("pypy")
+}
+
+/// True when command `i` runs inside a substitution held by `ancestor`.
+fn descends_from(analysis: &ShellAnalysis, i: usize, ancestor: usize) -> bool {
+    let mut current = analysis.commands[i].parent;
+    let mut steps = 0;
+    while let Some(p) = current {
+        if p == ancestor {
+            return true;
+        }
+        current = analysis.commands[p].parent;
+        steps += 1;
+        if steps > analysis.commands.len() {
+            break;
+        }
+    }
+    false
+}
+
+fn is_recursive_flag(arg: &str, rm: bool) -> bool {
+    if arg == "--recursive" {
+        return true;
+    }
+    match arg.strip_prefix('-') {
+        Some(cluster) if !cluster.starts_with('-') => {
+            cluster.contains('R') || (rm && cluster.contains('r'))
+        }
+        _ => false,
+    }
+}
+
+/// Operands (non-option arguments) that resolve to paths.
+fn operands(args: &[String], literal: &[bool], cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut options_done = false;
+    for (arg, lit) in args.iter().zip(literal) {
+        if !options_done && arg == "--" {
+            options_done = true;
+            continue;
+        }
+        if !options_done && *lit && arg.starts_with('-') {
+            continue;
+        }
+        if let Some(path) = paths::resolve_word(arg, *lit, cwd, home) {
+            out.push(path);
+        }
+    }
+    out
+}
+
+fn is_critical(path: &Path, home: Option<&Path>) -> bool {
+    CRITICAL_DIRS.iter().any(|d| path == Path::new(d))
+        || paths::SYSTEM_DIRS.iter().any(|d| path == Path::new(d))
+        || home.is_some_and(|h| path == paths::normalize(h))
+}
+
+fn inspect_rm(
+    args: &[String],
+    literal: &[bool],
+    cwd: &Path,
+    home: Option<&Path>,
+    findings: &mut Findings,
+) {
+    if args.iter().any(|a| a == "--no-preserve-root") {
+        findings.block(
+            "blocked: `rm --no-preserve-root` exists only to delete the whole filesystem.".into(),
+        );
+    }
+    let recursive = args.iter().any(|a| is_recursive_flag(a, true));
+    for (arg, lit) in args.iter().zip(literal) {
+        if !lit && let Some(var) = empty_var_root(arg) {
+            if recursive {
+                findings.block(format!(
+                    "blocked: `rm -r {arg}` removes from the filesystem root if `{var}` is empty \
+                     or unset. Use a literal path inside the workspace."
+                ));
+            }
+            continue;
+        }
+        // `dir/*` removes what `dir` holds: judge it as `dir`.
+        let stripped = arg
+            .strip_suffix("/*")
+            .or(if arg == "*" { Some(".") } else { None });
+        let word = stripped
+            .map(|s| if s.is_empty() { "/" } else { s })
+            .unwrap_or(arg);
+        if *lit && word.starts_with('-') {
+            continue;
+        }
+        let Some(path) = paths::resolve_word(word, *lit, cwd, home) else {
+            continue;
+        };
+        if recursive && is_critical(&path, home) {
+            let what = if path == Path::new("/") {
+                "the whole filesystem".to_string()
+            } else if home.is_some_and(|h| path == paths::normalize(h)) {
+                "your home directory".to_string()
+            } else {
+                format!("the system directory `{}`", path.display())
+            };
+            findings.block(format!(
+                "blocked: `rm -r {arg}` would delete {what}. Remove specific paths inside the \
+                 workspace instead."
+            ));
+        } else if let Some(message) = system_write(&path, "`rm` deletes") {
+            findings.block(message);
+        }
+    }
+}
+
+/// `$X/` or `"${X}"/*`: the name of `X`.
+fn empty_var_root(word: &str) -> Option<String> {
+    let text = word.replace('"', "");
+    let rest = text.strip_prefix('$')?;
+    let (name, after) = if let Some(braced) = rest.strip_prefix('{') {
+        let end = braced.find('}')?;
+        (&braced[..end], &braced[end + 1..])
+    } else {
+        let end = rest
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .unwrap_or(rest.len());
+        (&rest[..end], &rest[end..])
+    };
+    let valid = !name.is_empty() && name != "HOME";
+    (valid && (after == "/" || after == "/*")).then(|| name.to_string())
+}
+
+/// Paths a command writes to (beyond redirections).
+fn write_targets(
+    name: &str,
+    args: &[String],
+    literal: &[bool],
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
+    let all = || operands(args, literal, cwd, home);
+    match name {
+        "touch" | "mkdir" | "rmdir" | "truncate" | "shred" | "unlink" | "tee" => all(),
+        "sed"
+            if args
+                .iter()
+                .any(|a| a.starts_with("-i") || a.starts_with("--in-place")) =>
+        {
+            all()
+        }
+        "cp" | "mv" | "install" | "rsync" | "ln" => {
+            for (i, arg) in args.iter().enumerate() {
+                let dir = if arg == "-t" {
+                    args.get(i + 1).map(String::as_str)
+                } else {
+                    arg.strip_prefix("--target-directory=")
+                };
+                if let Some(dir) = dir {
+                    return paths::resolve_word(dir, true, cwd, home)
+                        .into_iter()
+                        .collect();
+                }
+            }
+            let ops = all();
+            if ops.len() >= 2 {
+                ops.last().cloned().into_iter().collect()
+            } else {
+                Vec::new()
+            }
+        }
+        "curl" | "wget" => {
+            let mut out = Vec::new();
+            for (i, arg) in args.iter().enumerate() {
+                let value = match arg.as_str() {
+                    "-o" | "--output" | "-O" | "--output-document" | "-P" => {
+                        args.get(i + 1).map(String::as_str)
+                    }
+                    a => a
+                        .strip_prefix("--output-document=")
+                        .or(a.strip_prefix("--output=")),
+                };
+                if let Some(path) = value.and_then(|v| paths::resolve_word(v, true, cwd, home)) {
+                    out.push(path);
+                }
+            }
+            out
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn system_write(path: &Path, action: &str) -> Option<String> {
+    let dir = paths::system_dir_of(path)?;
+    if dir == "/dev" {
+        return Some(format!(
+            "blocked: {action} the device `{}`; writing to devices can destroy disks.",
+            path.display()
+        ));
+    }
+    Some(format!(
+        "blocked: {action} `{}`, inside the system directory `{dir}`. cairn never changes \
+         system files; keep changes inside the workspace.",
+        path.display()
+    ))
+}
+
+fn inspect_git_push(args: &[String], findings: &mut Findings) {
+    let Some(at) = args.iter().position(|a| a == "push") else {
+        return;
+    };
+    let rest = &args[at + 1..];
+    let force = rest.iter().any(|a| {
+        a == "-f"
+            || a.starts_with("--force")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
+    }) || rest.iter().any(|a| a.starts_with('+'));
+    if !force {
+        return;
+    }
+    let refs: Vec<&String> = rest
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .skip(1)
+        .collect();
+    let protected = |r: &str| {
+        let dest = r.rsplit(':').next().unwrap_or(r).trim_start_matches('+');
+        let dest = dest.trim_start_matches("refs/heads/");
+        dest == "main" || dest == "master"
+    };
+    if refs.is_empty() || refs.iter().any(|r| protected(r)) {
+        findings.cautions.push(
+            "force-pushes (possibly to `main`/`master`), rewriting history others share".into(),
+        );
+    }
+}
+
+/// Fork bombs in text the parser could not read: `NAME(){ … NAME|NAME …`.
+fn text_fork_bomb(command: &str) -> Option<String> {
+    let compact: String = command.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut search = compact.as_str();
+    while let Some(at) = search.find("(){") {
+        let head = &search[..at];
+        let name_start = head
+            .rfind([';', '&', '|', '{', '}'])
+            .map(|i| i + 1)
+            .unwrap_or(0);
+        let name = &head[name_start..];
+        let body = &search[at + 3..];
+        if !name.is_empty() && body.contains(&format!("{name}|{name}")) {
+            return Some(name.to_string());
+        }
+        search = body;
+    }
+    None
+}
+
+#[cfg(test)]
+#[path = "security_tests.rs"]
+mod tests;

@@ -1,0 +1,537 @@
+//! A shell command flattened into what the gate judges: every simple command
+//! (also those inside substitutions, subshells, loops and functions) and every
+//! redirection. Built on `brush-parser`; anything it cannot read is reported
+//! as a parse error so the gate asks instead of guessing.
+
+use brush_parser::ast;
+use brush_parser::word::{ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+use brush_parser::{Parser, ParserOptions};
+
+/// Nested shells, substitutions inside substitutions, ... beyond this depth
+/// the command is treated as unreadable.
+const MAX_DEPTH: usize = 16;
+
+/// Device files whose use as a redirection target writes nothing.
+pub const HARMLESS_DEVICES: [&str; 5] = [
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/zero",
+];
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ShellAnalysis {
+    /// In source order; commands inside a substitution come after the
+    /// command whose word holds the substitution.
+    pub commands: Vec<SimpleCommand>,
+    pub redirects: Vec<Redirect>,
+    /// `$(…)`, backticks or `<(…)` / `>(…)` somewhere in the command.
+    pub has_substitution: bool,
+    /// Functions defined by the command.
+    pub functions: Vec<FunctionDef>,
+    /// Parts the analysis could not see into (arithmetic or parameter
+    /// expansions holding substitutions, ...). Non-empty means "ask".
+    pub opaque: Vec<String>,
+    /// The parser failed; nothing else in the analysis is trustworthy.
+    pub parse_error: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SimpleCommand {
+    /// The command name and its arguments, de-quoted where literal; a word
+    /// with expansions keeps its source text (`$HOME`, `$(date)`).
+    pub words: Vec<String>,
+    /// `literal[i]` is false when `words[i]` depends on an expansion.
+    pub literal: Vec<bool>,
+    /// Leading `NAME=value` assignments, as written.
+    pub assignments: Vec<String>,
+    /// Index (in `ShellAnalysis::commands`) of the command whose word or
+    /// redirection holds the substitution this command runs in.
+    pub parent: Option<usize>,
+    /// (pipeline id, stage) of the innermost multi-stage pipeline this
+    /// command belongs to; commands in a substitution inherit their
+    /// parent's stage.
+    pub pipe: Option<(usize, usize)>,
+}
+
+impl SimpleCommand {
+    pub fn name(&self) -> Option<&str> {
+        self.words.first().map(String::as_str)
+    }
+
+    /// The command as one line of de-quoted words.
+    pub fn text(&self) -> String {
+        self.words.join(" ")
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Redirect {
+    /// `>`, `>>`, `>|`, `<`, `<>`, `>&`, `<&`, `&>`, `&>>`, `<<`, `<<<`.
+    pub operator: String,
+    pub fd: Option<i32>,
+    /// File name, fd number or here-document delimiter.
+    pub target: String,
+    pub target_literal: bool,
+    /// True when a file (not a harmless device or a file descriptor) may be
+    /// created or changed.
+    pub writes_file: bool,
+    /// The command the redirection belongs to, when it belongs to one.
+    pub command: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct FunctionDef {
+    pub name: String,
+    /// Indices of the commands in the body.
+    pub body: Vec<usize>,
+}
+
+impl ShellAnalysis {
+    /// Whether the analysis can be trusted to list everything the command runs.
+    pub fn is_complete(&self) -> bool {
+        self.parse_error.is_none() && self.opaque.is_empty()
+    }
+
+    /// Redirections that may write a file.
+    pub fn file_writes(&self) -> impl Iterator<Item = &Redirect> {
+        self.redirects.iter().filter(|r| r.writes_file)
+    }
+}
+
+/// Parse `command` into its flat analysis. Never panics; on failure
+/// `parse_error` is set.
+pub fn parse(command: &str) -> ShellAnalysis {
+    let mut walker = Walker::default();
+    if let Err(e) = walker.program(command, None, None, 0) {
+        walker.out.parse_error = Some(e);
+    }
+    walker.out
+}
+
+fn options() -> ParserOptions {
+    ParserOptions::default()
+}
+
+#[derive(Default)]
+struct Walker {
+    out: ShellAnalysis,
+    next_pipe: usize,
+}
+
+/// Where new commands hang: the command holding the substitution and the
+/// pipeline stage they inherit.
+#[derive(Clone, Copy)]
+struct Ctx {
+    parent: Option<usize>,
+    pipe: Option<(usize, usize)>,
+    depth: usize,
+}
+
+type Walk = Result<(), String>;
+
+impl Walker {
+    fn program(
+        &mut self,
+        text: &str,
+        parent: Option<usize>,
+        pipe: Option<(usize, usize)>,
+        depth: usize,
+    ) -> Walk {
+        if depth > MAX_DEPTH {
+            return Err("the command nests too deeply to inspect".into());
+        }
+        let reader = std::io::BufReader::new(text.as_bytes());
+        let mut parser = Parser::new(reader, &options());
+        let program = parser
+            .parse_program()
+            .map_err(|e| format!("cannot parse the command: {e}"))?;
+        let ctx = Ctx {
+            parent,
+            pipe,
+            depth,
+        };
+        for complete in &program.complete_commands {
+            self.compound_list(complete, ctx)?;
+        }
+        Ok(())
+    }
+
+    fn compound_list(&mut self, list: &ast::CompoundList, ctx: Ctx) -> Walk {
+        for item in &list.0 {
+            self.and_or(&item.0, ctx)?;
+        }
+        Ok(())
+    }
+
+    fn and_or(&mut self, list: &ast::AndOrList, ctx: Ctx) -> Walk {
+        self.pipeline(&list.first, ctx)?;
+        for next in &list.additional {
+            match next {
+                ast::AndOr::And(p) | ast::AndOr::Or(p) => self.pipeline(p, ctx)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn pipeline(&mut self, pipeline: &ast::Pipeline, ctx: Ctx) -> Walk {
+        if pipeline.seq.len() < 2 {
+            for command in &pipeline.seq {
+                self.command(command, ctx)?;
+            }
+            return Ok(());
+        }
+        let id = self.next_pipe;
+        self.next_pipe += 1;
+        for (stage, command) in pipeline.seq.iter().enumerate() {
+            let inner = Ctx {
+                pipe: Some((id, stage)),
+                ..ctx
+            };
+            self.command(command, inner)?;
+        }
+        Ok(())
+    }
+
+    fn command(&mut self, command: &ast::Command, ctx: Ctx) -> Walk {
+        match command {
+            ast::Command::Simple(simple) => self.simple(simple, ctx),
+            ast::Command::Compound(compound, redirects) => {
+                self.compound(compound, ctx)?;
+                self.redirect_list(redirects.as_ref(), None, ctx)
+            }
+            ast::Command::Function(def) => {
+                let first = self.out.commands.len();
+                self.compound(&def.body.0, ctx)?;
+                self.redirect_list(def.body.1.as_ref(), None, ctx)?;
+                let body = (first..self.out.commands.len()).collect();
+                self.out.functions.push(FunctionDef {
+                    name: def.fname.value.clone(),
+                    body,
+                });
+                Ok(())
+            }
+            ast::Command::ExtendedTest(test, redirects) => {
+                self.extended_test(&test.expr, ctx)?;
+                self.redirect_list(redirects.as_ref(), None, ctx)
+            }
+        }
+    }
+
+    fn compound(&mut self, compound: &ast::CompoundCommand, ctx: Ctx) -> Walk {
+        use ast::CompoundCommand as C;
+        match compound {
+            C::Arithmetic(a) => self.arithmetic(&a.expr.value),
+            C::ArithmeticForClause(f) => {
+                for expr in [&f.initializer, &f.condition, &f.updater]
+                    .into_iter()
+                    .flatten()
+                {
+                    self.arithmetic(&expr.value)?;
+                }
+                self.compound_list(&f.body.list, ctx)
+            }
+            C::BraceGroup(b) => self.compound_list(&b.list, ctx),
+            C::Subshell(s) => self.compound_list(&s.list, ctx),
+            C::ForClause(f) => {
+                for word in f.values.iter().flatten() {
+                    self.word(&word.value, ctx)?;
+                }
+                self.compound_list(&f.body.list, ctx)
+            }
+            C::CaseClause(c) => {
+                self.word(&c.value.value, ctx)?;
+                for item in &c.cases {
+                    for pattern in &item.patterns {
+                        self.word(&pattern.value, ctx)?;
+                    }
+                    if let Some(body) = &item.cmd {
+                        self.compound_list(body, ctx)?;
+                    }
+                }
+                Ok(())
+            }
+            C::IfClause(i) => {
+                self.compound_list(&i.condition, ctx)?;
+                self.compound_list(&i.then, ctx)?;
+                for branch in i.elses.iter().flatten() {
+                    if let Some(condition) = &branch.condition {
+                        self.compound_list(condition, ctx)?;
+                    }
+                    self.compound_list(&branch.body, ctx)?;
+                }
+                Ok(())
+            }
+            C::WhileClause(w) | C::UntilClause(w) => {
+                self.compound_list(&w.0, ctx)?;
+                self.compound_list(&w.1.list, ctx)
+            }
+            C::Coprocess(c) => self.command(&c.body, ctx),
+        }
+    }
+
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, ctx: Ctx) -> Walk {
+        use ast::ExtendedTestExpr as E;
+        match expr {
+            E::And(a, b) | E::Or(a, b) => {
+                self.extended_test(a, ctx)?;
+                self.extended_test(b, ctx)
+            }
+            E::Not(a) | E::Parenthesized(a) => self.extended_test(a, ctx),
+            E::UnaryTest(_, w) => self.word(&w.value, ctx).map(|_| ()),
+            E::BinaryTest(_, a, b) => {
+                self.word(&a.value, ctx)?;
+                self.word(&b.value, ctx).map(|_| ())
+            }
+        }
+    }
+
+    /// Arithmetic text is expanded by bash before evaluation; a
+    /// substitution hidden there is not worth modelling.
+    fn arithmetic(&mut self, text: &str) -> Walk {
+        if text.contains("$(") || text.contains('`') {
+            self.out
+                .opaque
+                .push(format!("a command substitution inside arithmetic: {text}"));
+        }
+        Ok(())
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand, ctx: Ctx) -> Walk {
+        let index = self.out.commands.len();
+        self.out.commands.push(SimpleCommand {
+            parent: ctx.parent,
+            pipe: ctx.pipe,
+            ..SimpleCommand::default()
+        });
+        let inner = Ctx {
+            parent: Some(index),
+            ..ctx
+        };
+        let prefix = simple.prefix.iter().flat_map(|p| p.0.iter());
+        let suffix = simple.suffix.iter().flat_map(|s| s.0.iter());
+        let mut items: Vec<Item<'_>> = prefix.map(Item::Part).collect();
+        if let Some(word) = &simple.word_or_name {
+            items.push(Item::Word(word));
+        }
+        items.extend(suffix.map(Item::Part));
+
+        for item in items {
+            use ast::CommandPrefixOrSuffixItem as P;
+            match item {
+                Item::Word(word) | Item::Part(P::Word(word)) => {
+                    let (text, literal) = self.word(&word.value, inner)?;
+                    let cmd = &mut self.out.commands[index];
+                    cmd.words.push(text);
+                    cmd.literal.push(literal);
+                }
+                Item::Part(P::AssignmentWord(assignment, word)) => {
+                    self.assignment(assignment, inner)?;
+                    // `x=1 cmd`: after the command name it is an argument.
+                    let cmd = &mut self.out.commands[index];
+                    if cmd.words.is_empty() {
+                        cmd.assignments.push(word.value.clone());
+                    } else {
+                        cmd.words.push(word.value.clone());
+                        cmd.literal.push(!word.value.contains('$'));
+                    }
+                }
+                Item::Part(P::IoRedirect(redirect)) => {
+                    self.redirect(redirect, Some(index), inner)?;
+                }
+                Item::Part(P::ProcessSubstitution(kind, subshell)) => {
+                    self.out.has_substitution = true;
+                    self.compound_list(&subshell.list, deeper(inner)?)?;
+                    let marker = match kind {
+                        ast::ProcessSubstitutionKind::Read => "<(…)",
+                        ast::ProcessSubstitutionKind::Write => ">(…)",
+                    };
+                    let cmd = &mut self.out.commands[index];
+                    cmd.words.push(marker.into());
+                    cmd.literal.push(false);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn assignment(&mut self, assignment: &ast::Assignment, ctx: Ctx) -> Walk {
+        match &assignment.value {
+            ast::AssignmentValue::Scalar(w) => self.word(&w.value, ctx).map(|_| ()),
+            ast::AssignmentValue::Array(items) => {
+                for (key, value) in items {
+                    if let Some(key) = key {
+                        self.word(&key.value, ctx)?;
+                    }
+                    self.word(&value.value, ctx)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn redirect_list(
+        &mut self,
+        list: Option<&ast::RedirectList>,
+        command: Option<usize>,
+        ctx: Ctx,
+    ) -> Walk {
+        for redirect in list.iter().flat_map(|l| l.0.iter()) {
+            self.redirect(redirect, command, ctx)?;
+        }
+        Ok(())
+    }
+
+    fn redirect(&mut self, redirect: &ast::IoRedirect, command: Option<usize>, ctx: Ctx) -> Walk {
+        use ast::IoFileRedirectKind as K;
+        use ast::IoFileRedirectTarget as T;
+        let (operator, fd, target, literal, writes) = match redirect {
+            ast::IoRedirect::File(fd, kind, target) => {
+                let operator = kind.to_string();
+                let writes = matches!(kind, K::Write | K::Append | K::Clobber | K::ReadAndWrite);
+                match target {
+                    T::Filename(w) => {
+                        let (text, literal) = self.word(&w.value, ctx)?;
+                        (operator, *fd, text, literal, writes)
+                    }
+                    T::Fd(n) => (operator, *fd, n.to_string(), true, false),
+                    T::Duplicate(w) => {
+                        let (text, literal) = self.word(&w.value, ctx)?;
+                        // `>&file` writes a file; `>&2` / `>&-` only juggle fds.
+                        let is_fd = literal && (text == "-" || text.parse::<i32>().is_ok());
+                        let writes = matches!(kind, K::DuplicateOutput) && !is_fd;
+                        (operator, *fd, text, literal, writes)
+                    }
+                    T::ProcessSubstitution(_, subshell) => {
+                        self.out.has_substitution = true;
+                        self.compound_list(&subshell.list, deeper(ctx)?)?;
+                        (operator, *fd, "(…)".to_string(), false, false)
+                    }
+                }
+            }
+            ast::IoRedirect::OutputAndError(w, append) => {
+                let (text, literal) = self.word(&w.value, ctx)?;
+                let operator = if *append { "&>>" } else { "&>" };
+                (operator.to_string(), None, text, literal, true)
+            }
+            ast::IoRedirect::HereDocument(fd, doc) => {
+                if doc.requires_expansion {
+                    let pieces = brush_parser::word::parse_heredoc(&doc.doc.value, &options())
+                        .map_err(|e| format!("cannot parse a here-document: {e}"))?;
+                    self.pieces(&pieces, ctx)?;
+                }
+                let delimiter = doc.here_end.value.clone();
+                ("<<".to_string(), *fd, delimiter, true, false)
+            }
+            ast::IoRedirect::HereString(fd, w) => {
+                let (text, literal) = self.word(&w.value, ctx)?;
+                ("<<<".to_string(), *fd, text, literal, false)
+            }
+        };
+        let writes_file = writes && !(literal && HARMLESS_DEVICES.contains(&target.as_str()));
+        self.out.redirects.push(Redirect {
+            operator,
+            fd,
+            target,
+            target_literal: literal,
+            writes_file,
+            command,
+        });
+        Ok(())
+    }
+
+    /// De-quote `raw`, walking any substitutions inside it. Returns the
+    /// word's text and whether it is literal.
+    fn word(&mut self, raw: &str, ctx: Ctx) -> Result<(String, bool), String> {
+        let pieces = brush_parser::word::parse(raw, &options())
+            .map_err(|e| format!("cannot parse the word `{raw}`: {e}"))?;
+        let literal = self.pieces(&pieces, ctx)?;
+        if literal {
+            let mut text = String::new();
+            literal_text(&pieces, &mut text);
+            Ok((text, true))
+        } else {
+            Ok((raw.to_string(), false))
+        }
+    }
+
+    /// Walk word pieces; true when all of them are literal.
+    fn pieces(&mut self, pieces: &[WordPieceWithSource], ctx: Ctx) -> Result<bool, String> {
+        let mut literal = true;
+        for piece in pieces {
+            match &piece.piece {
+                WordPiece::Text(_)
+                | WordPiece::SingleQuotedText(_)
+                | WordPiece::AnsiCQuotedText(_)
+                | WordPiece::EscapeSequence(_) => {}
+                WordPiece::DoubleQuotedSequence(inner)
+                | WordPiece::GettextDoubleQuotedSequence(inner) => {
+                    literal &= self.pieces(inner, ctx)?;
+                }
+                WordPiece::TildeExpansion(_) => literal = false,
+                WordPiece::ParameterExpansion(expr) => {
+                    literal = false;
+                    self.parameter(expr);
+                }
+                WordPiece::CommandSubstitution(text)
+                | WordPiece::BackquotedCommandSubstitution(text) => {
+                    literal = false;
+                    self.out.has_substitution = true;
+                    let inner = deeper(ctx)?;
+                    self.program(text, inner.parent, inner.pipe, inner.depth)?;
+                }
+                WordPiece::ArithmeticExpression(expr) => {
+                    literal = false;
+                    self.arithmetic(&expr.value)?;
+                }
+            }
+        }
+        Ok(literal)
+    }
+
+    /// `${x:-$(cmd)}` runs `cmd`; such forms are rare enough to refuse to
+    /// judge rather than model.
+    fn parameter(&mut self, expr: &ParameterExpr) {
+        let text = format!("{expr:?}");
+        if text.contains("$(") || text.contains('`') {
+            self.out
+                .opaque
+                .push("a command substitution inside a parameter expansion".into());
+        }
+    }
+}
+
+enum Item<'a> {
+    Word(&'a ast::Word),
+    Part(&'a ast::CommandPrefixOrSuffixItem),
+}
+
+fn deeper(ctx: Ctx) -> Result<Ctx, String> {
+    if ctx.depth >= MAX_DEPTH {
+        return Err("the command nests too deeply to inspect".into());
+    }
+    Ok(Ctx {
+        depth: ctx.depth + 1,
+        ..ctx
+    })
+}
+
+fn literal_text(pieces: &[WordPieceWithSource], out: &mut String) {
+    for piece in pieces {
+        match &piece.piece {
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
+                out.push_str(t)
+            }
+            WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
+            WordPiece::DoubleQuotedSequence(inner)
+            | WordPiece::GettextDoubleQuotedSequence(inner) => literal_text(inner, out),
+            WordPiece::TildeExpansion(TildeExpr::Home) => out.push('~'),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod tests;

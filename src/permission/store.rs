@@ -1,0 +1,210 @@
+//! Rules kept in a project's `.cairn/config.toml` under `[permissions]`.
+//! Edits go through `toml_edit` so the person's comments and layout
+//! survive.
+
+use std::path::{Path, PathBuf};
+
+use toml_edit::{Array, DocumentMut, Item, Table, Value};
+
+use super::rules::{Rule, RuleError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("cannot read or write {path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path} is not valid TOML: {message}")]
+    Toml { path: PathBuf, message: String },
+    #[error("{path}: `{key}` must be {expected}")]
+    Shape {
+        path: PathBuf,
+        key: String,
+        expected: &'static str,
+    },
+    #[error(transparent)]
+    Rule(#[from] RuleError),
+}
+
+/// The rules a config file holds, as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoredRules {
+    pub allow: Vec<String>,
+    pub deny: Vec<String>,
+}
+
+/// Append `rule` to `[permissions] allow` in the config file at `config`
+/// (created if missing). A rule already present is not added twice.
+pub fn store_rule(config: &Path, rule: &str) -> Result<(), StoreError> {
+    let rule = Rule::parse(rule)?;
+    let mut doc = load(config)?;
+    let allow = list_mut(&mut doc, config, "allow")?;
+    if !allow.iter().any(|v| v.as_str() == Some(rule.as_str())) {
+        allow.push(rule.as_str());
+    }
+    save(config, &doc)
+}
+
+/// Remove `rule` from `[permissions] allow` and `deny`. Returns whether it
+/// was there.
+pub fn remove_rule(config: &Path, rule: &str) -> Result<bool, StoreError> {
+    if !config.exists() {
+        return Ok(false);
+    }
+    let mut doc = load(config)?;
+    let wanted = rule.trim();
+    let mut removed = false;
+    for key in ["allow", "deny"] {
+        let list = list_mut(&mut doc, config, key)?;
+        let before = list.len();
+        list.retain(|v| v.as_str().map(str::trim) != Some(wanted));
+        removed |= list.len() != before;
+    }
+    if removed {
+        save(config, &doc)?;
+    }
+    Ok(removed)
+}
+
+/// The rules stored in the config file; empty when it does not exist.
+pub fn list_rules(config: &Path) -> Result<StoredRules, StoreError> {
+    if !config.exists() {
+        return Ok(StoredRules::default());
+    }
+    let doc = load(config)?;
+    let read = |key: &str| -> Result<Vec<String>, StoreError> {
+        let Some(item) = doc.get("permissions").and_then(|p| p.get(key)) else {
+            return Ok(Vec::new());
+        };
+        let shape = || StoreError::Shape {
+            path: config.to_path_buf(),
+            key: format!("permissions.{key}"),
+            expected: "an array of strings",
+        };
+        let array = item.as_array().ok_or_else(shape)?;
+        array
+            .iter()
+            .map(|v| v.as_str().map(str::to_string).ok_or_else(shape))
+            .collect()
+    };
+    Ok(StoredRules {
+        allow: read("allow")?,
+        deny: read("deny")?,
+    })
+}
+
+fn load(config: &Path) -> Result<DocumentMut, StoreError> {
+    let text = match std::fs::read_to_string(config) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(StoreError::Io {
+                path: config.to_path_buf(),
+                source,
+            });
+        }
+    };
+    text.parse::<DocumentMut>().map_err(|e| StoreError::Toml {
+        path: config.to_path_buf(),
+        message: e.to_string(),
+    })
+}
+
+fn save(config: &Path, doc: &DocumentMut) -> Result<(), StoreError> {
+    let io = |source| StoreError::Io {
+        path: config.to_path_buf(),
+        source,
+    };
+    if let Some(dir) = config.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    // Write beside and rename, so a crash never leaves half a config.
+    let tmp = config.with_extension("toml.tmp");
+    std::fs::write(&tmp, doc.to_string()).map_err(io)?;
+    std::fs::rename(&tmp, config).map_err(io)
+}
+
+fn list_mut<'a>(
+    doc: &'a mut DocumentMut,
+    config: &Path,
+    key: &str,
+) -> Result<&'a mut Array, StoreError> {
+    let shape = |key: String, expected| StoreError::Shape {
+        path: config.to_path_buf(),
+        key,
+        expected,
+    };
+    let permissions = doc
+        .entry("permissions")
+        .or_insert_with(|| Item::Table(Table::new()));
+    let table = permissions
+        .as_table_like_mut()
+        .ok_or_else(|| shape("permissions".into(), "a table"))?;
+    let item = table
+        .entry(key)
+        .or_insert(Item::Value(Value::Array(Array::new())));
+    item.as_array_mut()
+        .ok_or_else(|| shape(format!("permissions.{key}"), "an array of strings"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_keeps_comments_and_other_keys() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let config = dir.path().join(".cairn/config.toml");
+        std::fs::create_dir_all(dir.path().join(".cairn"))?;
+        std::fs::write(
+            &config,
+            "# my settings\nmodel = \"x\" # the model\n\n[permissions]\n# trusted\nallow = [\"bash(ls*)\"]\ndeny = [\"bash(rm*)\"]\n\n[ui]\ntheme = \"dark\"\n",
+        )?;
+        store_rule(&config, "bash(cargo test*)")?;
+        store_rule(&config, "bash(cargo test*)")?;
+        let text = std::fs::read_to_string(&config)?;
+        assert!(text.contains("# my settings"));
+        assert!(text.contains("model = \"x\" # the model"));
+        assert!(text.contains("# trusted"));
+        assert!(text.contains("theme = \"dark\""));
+        assert_eq!(text.matches("cargo test*").count(), 1, "{text}");
+        let rules = list_rules(&config)?;
+        assert_eq!(rules.allow, vec!["bash(ls*)", "bash(cargo test*)"]);
+        assert_eq!(rules.deny, vec!["bash(rm*)"]);
+
+        assert!(remove_rule(&config, "bash(ls*)")?);
+        assert!(!remove_rule(&config, "bash(ls*)")?);
+        let text = std::fs::read_to_string(&config)?;
+        assert!(text.contains("# my settings") && text.contains("theme = \"dark\""));
+        assert_eq!(list_rules(&config)?.allow, vec!["bash(cargo test*)"]);
+        Ok(())
+    }
+
+    #[test]
+    fn store_creates_the_file() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let config = dir.path().join(".cairn/config.toml");
+        store_rule(&config, "edit(src/**)")?;
+        assert_eq!(list_rules(&config)?.allow, vec!["edit(src/**)"]);
+        Ok(())
+    }
+
+    #[test]
+    fn bad_input_is_reported() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let config = dir.path().join("config.toml");
+        assert!(matches!(
+            store_rule(&config, "bash(ls"),
+            Err(StoreError::Rule(_))
+        ));
+        std::fs::write(&config, "[permissions]\nallow = \"bash\"\n")?;
+        let err = store_rule(&config, "bash(ls*)")
+            .err()
+            .map(|e| e.to_string());
+        assert!(err.is_some_and(|e| e.contains("permissions.allow")));
+        std::fs::write(&config, "[permissions\n")?;
+        assert!(matches!(list_rules(&config), Err(StoreError::Toml { .. })));
+        Ok(())
+    }
+}

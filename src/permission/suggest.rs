@@ -1,0 +1,225 @@
+//! The narrow rules "Allow always" may store for a call. Never a rule that
+//! allows all of bash or all edits: a command prefix, a file, a directory.
+
+use std::path::Path;
+
+use super::CallInfo;
+use super::paths;
+use super::readonly;
+use super::rules::{Rule, fetch_host};
+use super::shell::{ShellAnalysis, SimpleCommand};
+
+/// Tools whose second word names what they do (`cargo test`, `git log`).
+const WITH_SUBCOMMANDS: &[&str] = &[
+    "cargo",
+    "git",
+    "npm",
+    "pnpm",
+    "yarn",
+    "bun",
+    "go",
+    "docker",
+    "podman",
+    "kubectl",
+    "uv",
+    "pip",
+    "pip3",
+    "rustup",
+    "deno",
+    "dotnet",
+    "mvn",
+    "gradle",
+    "make",
+    "just",
+    "poetry",
+    "gh",
+    "brew",
+    "apt",
+    "systemctl",
+    "terraform",
+    "helm",
+    "composer",
+    "mix",
+    "stack",
+    "cabal",
+    "zig",
+];
+
+/// Tools whose third word matters too (`npm run build`).
+const RUNNERS: &[(&str, &str)] = &[
+    ("npm", "run"),
+    ("pnpm", "run"),
+    ("yarn", "run"),
+    ("bun", "run"),
+    ("uv", "run"),
+    ("poetry", "run"),
+];
+
+/// Commands for which `name*` would be a blank cheque: offer only the exact
+/// command.
+const EXACT_ONLY: &[&str] = &[
+    "rm", "mv", "cp", "dd", "chmod", "chown", "chgrp", "ln", "sh", "bash", "zsh", "dash", "fish",
+    "python", "python3", "python2", "node", "perl", "ruby", "php", "lua", "deno", "bun", "eval",
+    "exec", "env", "xargs", "find", "sed", "awk", "gawk", "perl", "curl", "wget", "ssh", "scp",
+    "rsync", "kill", "pkill", "killall", "truncate", "tee", "install", "npx", "bunx", "source",
+    ".", "command", "builtin", "nohup", "timeout", "time", "nice", "watch", "sudo", "git",
+];
+
+/// Longest command (in characters) offered as an exact rule.
+const MAX_EXACT: usize = 120;
+
+pub fn suggest_rules(call: &CallInfo, analysis: Option<&ShellAnalysis>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    match call.tool {
+        "bash" => {
+            if let Some(analysis) = analysis
+                && let Some(rules) = bash_rules(analysis, call)
+            {
+                out = rules;
+            }
+        }
+        "edit" | "multiedit" | "write" => {
+            let family = if call.tool == "write" {
+                "write"
+            } else {
+                "edit"
+            };
+            out = path_rules(family, &call.paths, call.workspace);
+        }
+        "fetch" => {
+            if let Some(host) = fetch_host(call.input) {
+                out.push(format!("fetch({host})"));
+            }
+        }
+        tool if tool.starts_with("mcp__") => out.push(tool.to_string()),
+        _ => {}
+    }
+    out.retain(|r| Rule::parse(r).is_ok());
+    let mut seen = Vec::new();
+    out.retain(|r| {
+        let fresh = !seen.contains(r);
+        seen.push(r.clone());
+        fresh
+    });
+    out
+}
+
+/// Rules that together cover the commands that are not read-only and the
+/// files redirections write; None when some part cannot be covered narrowly.
+fn bash_rules(analysis: &ShellAnalysis, call: &CallInfo) -> Option<Vec<String>> {
+    if !analysis.is_complete() {
+        return None;
+    }
+    let mut out = Vec::new();
+    for cmd in &analysis.commands {
+        if readonly::check(cmd).is_ok() {
+            continue;
+        }
+        out.push(command_rule(cmd)?);
+    }
+    let home = paths::home_dir();
+    for redirect in analysis.file_writes() {
+        let path = paths::resolve_word(
+            &redirect.target,
+            redirect.target_literal,
+            call.cwd,
+            home.as_deref(),
+        )?;
+        let relative = path.strip_prefix(paths::normalize(call.workspace)).ok()?;
+        out.push(format!(
+            "write({})",
+            glob_escape(&relative.to_string_lossy())
+        ));
+    }
+    Some(out)
+}
+
+fn command_rule(cmd: &SimpleCommand) -> Option<String> {
+    if cmd.words.is_empty() || !cmd.literal.first().copied().unwrap_or(false) {
+        return None;
+    }
+    let name = cmd.words[0].as_str();
+    let plain = |i: usize| {
+        cmd.words.get(i).filter(|w| {
+            cmd.literal[i]
+                && !w.starts_with('-')
+                && !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c))
+        })
+    };
+    if EXACT_ONLY.contains(&name) && !(name == "git" && plain(1).is_some()) {
+        let text = cmd.text();
+        let exact =
+            cmd.literal.iter().all(|l| *l) && text.len() <= MAX_EXACT && !text.contains('*');
+        return exact.then(|| format!("bash({text})"));
+    }
+    if !name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-_.+/".contains(c))
+    {
+        return None;
+    }
+    let mut prefix = vec![name.to_string()];
+    if WITH_SUBCOMMANDS.contains(&name)
+        && let Some(sub) = plain(1)
+    {
+        prefix.push(sub.clone());
+        if RUNNERS.contains(&(name, sub.as_str()))
+            && let Some(script) = plain(2)
+        {
+            prefix.push(script.clone());
+        }
+    }
+    Some(format!("bash({}*)", prefix.join(" ")))
+}
+
+/// The file itself, then its directory (never the whole workspace).
+fn path_rules(family: &str, files: &[std::path::PathBuf], workspace: &Path) -> Vec<String> {
+    let workspace = paths::normalize(workspace);
+    let relative: Option<Vec<_>> = files
+        .iter()
+        .map(|p| {
+            paths::normalize(p)
+                .strip_prefix(&workspace)
+                .ok()
+                .map(Path::to_path_buf)
+        })
+        .collect();
+    let Some(relative) = relative.filter(|r| !r.is_empty()) else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    if let [single] = relative.as_slice() {
+        out.push(format!(
+            "{family}({})",
+            glob_escape(&single.to_string_lossy())
+        ));
+    }
+    let mut dirs: Vec<_> = relative.iter().filter_map(|p| p.parent()).collect();
+    dirs.dedup();
+    if let [dir] = dirs.as_slice()
+        && !dir.as_os_str().is_empty()
+    {
+        out.push(format!(
+            "{family}({}/**)",
+            glob_escape(&dir.to_string_lossy())
+        ));
+    }
+    out
+}
+
+/// Escape glob metacharacters so a file name matches only itself.
+fn glob_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "*?[]{}".contains(c) {
+            out.push('[');
+            out.push(c);
+            out.push(']');
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
