@@ -37,6 +37,24 @@ enum Command {
         /// The prompt; read from standard input when absent.
         prompt: Vec<String>,
     },
+    /// Stored permission rules ("allow always" and the config's lists).
+    Permissions {
+        #[command(subcommand)]
+        action: PermissionsAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum PermissionsAction {
+    /// List the rules of the global and project config files.
+    List,
+    /// Remove a rule from the project config, e.g. 'bash(cargo test*)'.
+    Remove {
+        rule: String,
+        /// Remove it from the global config instead.
+        #[arg(long)]
+        global: bool,
+    },
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -99,6 +117,13 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             }
         }
+        Some(Command::Permissions { action }) => match permissions(action) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("cairn: {e:#}");
+                1
+            }
+        },
         None => {
             eprintln!("cairn: the full-screen interface is not built yet; use `cairn run PROMPT`");
             1
@@ -114,6 +139,58 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
     };
     let (commands, events) = startup::start_agent(&s, &provider, false)?;
     Ok(headless::run(prompt, output, commands, events).await as u8)
+}
+
+fn permissions(action: PermissionsAction) -> Result<()> {
+    use cairn::permission::store::{list_rules, remove_rule};
+    let cwd = std::env::current_dir()?;
+    let root = cairn::agent::instructions::project_root(&cwd);
+    let project = cairn::config::project_config_path(&root);
+    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
+    match action {
+        PermissionsAction::List => {
+            let mut any = false;
+            for path in global.iter().chain(std::iter::once(&project)) {
+                let rules = list_rules(path)?;
+                if rules.allow.is_empty() && rules.deny.is_empty() {
+                    continue;
+                }
+                any = true;
+                println!("{}", path.display());
+                for r in &rules.allow {
+                    println!("  allow  {r}");
+                }
+                for r in &rules.deny {
+                    println!("  deny   {r}");
+                }
+            }
+            if !any {
+                println!("No permission rules are stored.");
+                println!(
+                    "\"Allow always\" in a permission dialog adds one to {}",
+                    project.display()
+                );
+            }
+            Ok(())
+        }
+        PermissionsAction::Remove { rule, global: g } => {
+            let path = if g {
+                global
+                    .ok_or_else(|| anyhow::anyhow!("no global config directory on this system"))?
+            } else {
+                project
+            };
+            if remove_rule(&path, &rule)? {
+                println!("Removed `{rule}` from {}", path.display());
+                Ok(())
+            } else {
+                anyhow::bail!(
+                    "`{rule}` is not in {} (see `cairn permissions list`)",
+                    path.display()
+                )
+            }
+        }
+    }
 }
 
 /// Logs go to a file under the state directory, never to the terminal.
