@@ -31,6 +31,12 @@ pub enum AgentCommand {
     Compact {
         focus: Option<String>,
     },
+    /// Show what undoing the last turn's file changes would do.
+    PrepareUndo,
+    /// Restore the files of `turn` (after the person saw the plan).
+    ConfirmUndo {
+        turn: u64,
+    },
     /// Start a fresh conversation.
     NewSession,
     /// Replace the conversation (resume, rewind).
@@ -137,6 +143,14 @@ pub enum AgentEvent {
         after_tokens: u64,
         /// The model's summary, when one replaced older turns.
         summary: Option<String>,
+    },
+    /// What an undo would do; the interface asks for confirmation.
+    UndoPlanned(crate::agent::undo::UndoPlan),
+    /// Files were restored.
+    UndoApplied {
+        turn: u64,
+        restored: Vec<String>,
+        failed: Vec<(String, String)>,
     },
     /// A message was added to the conversation (for the session store).
     MessageAdded(Message),

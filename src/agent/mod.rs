@@ -7,6 +7,7 @@ pub mod events;
 pub mod instructions;
 pub mod prompt;
 mod turn;
+pub mod undo;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -77,6 +78,8 @@ pub struct Agent {
     usage: Usage,
     cost: Option<f64>,
     tracker: Tracker,
+    /// Told to the model with the next prompt (e.g. after an undo).
+    pending_note: Option<String>,
 }
 
 impl Agent {
@@ -108,6 +111,7 @@ impl Agent {
             usage: Usage::default(),
             cost: None,
             tracker: Tracker::default(),
+            pending_note: None,
         };
         (agent, rx)
     }
@@ -182,9 +186,51 @@ impl Agent {
                 // Files viewed in an earlier run may have changed since.
                 self.session.forget_views();
             }
+            AgentCommand::PrepareUndo => self.prepare_undo(),
+            AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
             AgentCommand::Submit { .. } | AgentCommand::Shutdown | AgentCommand::Compact { .. } => {
             }
         }
+    }
+
+    fn prepare_undo(&self) {
+        let versions = self.session.versions();
+        match undo::last_turn_with_changes(&versions) {
+            None => self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: "Nothing to undo: no turn has changed files yet.".into(),
+            }),
+            Some(turn) => self.shared.emit(AgentEvent::UndoPlanned(undo::plan(
+                &versions,
+                turn,
+                &self.opts.workspace,
+            ))),
+        }
+    }
+
+    fn confirm_undo(&mut self, turn: u64) {
+        let versions = self.session.take_versions_of_turn(turn);
+        if versions.is_empty() {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!("Turn {turn} has no file changes left to undo."),
+            });
+            return;
+        }
+        let (restored, failed) = undo::apply(&versions, turn, &self.opts.workspace);
+        // The restored files differ from what the model last saw.
+        self.session.forget_views();
+        if !restored.is_empty() {
+            self.pending_note = Some(format!(
+                "[Note: the person undid the file changes of an earlier turn; these files are back to how they were before it: {}. View them again before editing.]",
+                restored.join(", ")
+            ));
+        }
+        self.shared.emit(AgentEvent::UndoApplied {
+            turn,
+            restored,
+            failed,
+        });
     }
 
     fn reply(&self, id: u64, decision: Decision) {
@@ -230,7 +276,11 @@ impl Agent {
             turn: turn_no,
             prompt: text.clone(),
         });
-        let mut parts = vec![Part::Text { text }];
+        let mut parts = Vec::new();
+        if let Some(note) = self.pending_note.take() {
+            parts.push(Part::Text { text: note });
+        }
+        parts.push(Part::Text { text });
         parts.extend(images.into_iter().map(|image| Part::Image { image }));
         let user = Message {
             role: Role::User,
@@ -373,6 +423,7 @@ fn command_name(cmd: &AgentCommand) -> &'static str {
         AgentCommand::SetModel { .. } => "Changing the model",
         AgentCommand::NewSession => "Starting a new session",
         AgentCommand::LoadHistory { .. } => "Loading a session",
+        AgentCommand::PrepareUndo | AgentCommand::ConfirmUndo { .. } => "Undo",
         _ => "That",
     }
 }

@@ -146,6 +146,32 @@ impl Tool for Rendezvous {
     }
 }
 
+/// Overwrites `notes.txt` in the workspace, keeping its old content.
+struct Scribble;
+
+#[async_trait]
+impl Tool for Scribble {
+    fn name(&self) -> &str {
+        "scribble"
+    }
+    fn description(&self) -> &str {
+        "test"
+    }
+    fn schema(&self) -> Value {
+        json!({"type": "object"})
+    }
+    fn read_only(&self) -> bool {
+        true
+    }
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        let path = ctx.workspace.join("notes.txt");
+        let before = std::fs::read(&path).ok();
+        ctx.session.record_version(&path, before);
+        std::fs::write(&path, input["text"].as_str().unwrap_or("")).unwrap();
+        ToolOutput::text("written")
+    }
+}
+
 /// Runs until cancelled.
 struct Sleeper;
 
@@ -175,7 +201,7 @@ struct Harness {
     tx: mpsc::UnboundedSender<AgentCommand>,
     rx: mpsc::UnboundedReceiver<AgentEvent>,
     provider: Arc<FakeProvider>,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
 }
 
 fn harness(replies: Vec<Script>, mode: Mode, interactive: bool) -> Harness {
@@ -195,6 +221,7 @@ fn harness_with_window(
     registry.register(Arc::new(Echo { read_only: false }));
     registry.register(Arc::new(Rendezvous(Arc::new(tokio::sync::Barrier::new(2)))));
     registry.register(Arc::new(Sleeper));
+    registry.register(Arc::new(Scribble));
     let opts = AgentOptions {
         workspace: dir.path().to_path_buf(),
         cwd: dir.path().to_path_buf(),
@@ -221,7 +248,7 @@ fn harness_with_window(
         tx,
         rx,
         provider,
-        _dir: dir,
+        dir,
     }
 }
 
@@ -688,4 +715,59 @@ async fn compact_command_summarises_on_demand_with_focus() {
     }
     let reqs = h.provider.requests();
     assert!(reqs[2].messages[0].text().contains("focus on: the tests"));
+}
+
+#[tokio::test]
+async fn undo_shows_its_plan_then_restores_the_turns_files() {
+    let mut h = harness(
+        vec![
+            calls(&[("w1", "scribble", json!({"text": "first"}))]),
+            text(&["wrote"]),
+            calls(&[
+                ("w2", "scribble", json!({"text": "second"})),
+                ("w3", "scribble", json!({"text": "third"})),
+            ]),
+            text(&["wrote again"]),
+            text(&["noted"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    let notes = h.dir.path().join("notes.txt");
+    std::fs::write(&notes, "original").unwrap();
+    h.submit("one");
+    h.until_finished().await;
+    h.submit("two");
+    h.until_finished().await;
+    assert_eq!(std::fs::read_to_string(&notes).unwrap().len(), 5);
+    h.tx.send(AgentCommand::PrepareUndo).unwrap();
+    let plan = loop {
+        if let AgentEvent::UndoPlanned(plan) = h.next().await {
+            break plan;
+        }
+    };
+    assert_eq!(plan.turn, 2);
+    assert_eq!(
+        plan.files,
+        vec![("notes.txt".to_string(), undo::FileAction::Restore)]
+    );
+    // Nothing changes before the confirmation.
+    assert_ne!(std::fs::read_to_string(&notes).unwrap(), "first");
+    h.tx.send(AgentCommand::ConfirmUndo { turn: 2 }).unwrap();
+    loop {
+        if let AgentEvent::UndoApplied {
+            restored, failed, ..
+        } = h.next().await
+        {
+            assert_eq!(restored, vec!["notes.txt".to_string()]);
+            assert!(failed.is_empty());
+            break;
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "first");
+    h.submit("what now?");
+    h.until_finished().await;
+    let last = h.provider.requests().pop().unwrap();
+    let prompt = last.messages.last().unwrap().text();
+    assert!(prompt.contains("undid the file changes") && prompt.ends_with("what now?"));
 }
