@@ -1,1 +1,2 @@
 pub mod picker;
+pub mod session_browser;

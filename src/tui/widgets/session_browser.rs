@@ -1,0 +1,607 @@
+//! The session browser: this project's sessions (or all), filtered by full
+//! text as you type, with a preview of the selected one.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::{Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+
+/// One row of the list.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BrowserEntry {
+    pub id: String,
+    pub title: String,
+    /// Unix milliseconds of the last activity.
+    pub updated_at: i64,
+    pub message_count: u64,
+    pub first_prompt: String,
+    pub project: String,
+    /// For search results: the matching text, with `\u{1}` … `\u{2}` around
+    /// the matched words.
+    pub snippet: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BrowserAction {
+    None,
+    Close,
+    /// Ask the store: list (empty query) or search, in this project or all.
+    Query {
+        text: String,
+        all_projects: bool,
+    },
+    /// Load the preview of this session.
+    Preview(String),
+    Resume(String),
+    Rename {
+        id: String,
+        title: String,
+    },
+    Delete(String),
+    Fork(String),
+    Export(String),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Prompt {
+    None,
+    Rename(String),
+    ConfirmDelete,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BrowserStyles {
+    pub border: Style,
+    pub text: Style,
+    pub dim: Style,
+    pub selected: Style,
+    pub matched: Style,
+    pub warning: Style,
+}
+
+pub struct SessionBrowser {
+    query: String,
+    pub all_projects: bool,
+    entries: Vec<BrowserEntry>,
+    selected: usize,
+    scroll: usize,
+    prompt: Prompt,
+    preview: Option<(String, Vec<String>)>,
+    now_ms: i64,
+}
+
+impl SessionBrowser {
+    /// A new browser; the caller runs the returned query.
+    pub fn open(now_ms: i64) -> (SessionBrowser, BrowserAction) {
+        let b = SessionBrowser {
+            query: String::new(),
+            all_projects: false,
+            entries: Vec::new(),
+            selected: 0,
+            scroll: 0,
+            prompt: Prompt::None,
+            preview: None,
+            now_ms,
+        };
+        let q = b.query_action();
+        (b, q)
+    }
+
+    fn query_action(&self) -> BrowserAction {
+        BrowserAction::Query {
+            text: self.query.clone(),
+            all_projects: self.all_projects,
+        }
+    }
+
+    /// Results arrived for `query`. Returns the preview to load.
+    pub fn set_entries(
+        &mut self,
+        query: &str,
+        entries: Vec<BrowserEntry>,
+        now_ms: i64,
+    ) -> BrowserAction {
+        if query != self.query {
+            return BrowserAction::None;
+        }
+        self.now_ms = now_ms;
+        self.entries = entries;
+        self.selected = 0;
+        self.scroll = 0;
+        self.preview_action()
+    }
+
+    pub fn set_preview(&mut self, id: &str, lines: Vec<String>) {
+        if self.selected_id() == Some(id) {
+            self.preview = Some((id.to_string(), lines));
+        }
+    }
+
+    pub fn selected_id(&self) -> Option<&str> {
+        self.entries.get(self.selected).map(|e| e.id.as_str())
+    }
+
+    fn preview_action(&mut self) -> BrowserAction {
+        match self.selected_id().map(str::to_string) {
+            Some(id) => {
+                if self.preview.as_ref().map(|p| &p.0) != Some(&id) {
+                    self.preview = None;
+                }
+                BrowserAction::Preview(id)
+            }
+            None => {
+                self.preview = None;
+                BrowserAction::None
+            }
+        }
+    }
+
+    pub fn handle_key(&mut self, key: KeyEvent) -> BrowserAction {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        match &mut self.prompt {
+            Prompt::Rename(title) => {
+                match key.code {
+                    KeyCode::Esc => self.prompt = Prompt::None,
+                    KeyCode::Enter => {
+                        let title = title.trim().to_string();
+                        self.prompt = Prompt::None;
+                        if let Some(id) = self.selected_id()
+                            && !title.is_empty()
+                        {
+                            let id = id.to_string();
+                            if let Some(e) = self.entries.get_mut(self.selected) {
+                                e.title = title.clone();
+                            }
+                            return BrowserAction::Rename { id, title };
+                        }
+                    }
+                    KeyCode::Backspace => {
+                        title.pop();
+                    }
+                    KeyCode::Char(c) if !ctrl => title.push(c),
+                    _ => {}
+                }
+                return BrowserAction::None;
+            }
+            Prompt::ConfirmDelete => {
+                self.prompt = Prompt::None;
+                if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'))
+                    && let Some(id) = self.selected_id().map(str::to_string)
+                {
+                    self.entries.remove(self.selected);
+                    self.selected = self.selected.min(self.entries.len().saturating_sub(1));
+                    return BrowserAction::Delete(id);
+                }
+                return BrowserAction::None;
+            }
+            Prompt::None => {}
+        }
+        match key.code {
+            KeyCode::Esc => BrowserAction::Close,
+            KeyCode::Char('c') if ctrl => BrowserAction::Close,
+            KeyCode::Enter => self
+                .selected_id()
+                .map(|id| BrowserAction::Resume(id.to_string()))
+                .unwrap_or(BrowserAction::None),
+            KeyCode::Up => {
+                self.selected = self.selected.saturating_sub(1);
+                self.preview_action()
+            }
+            KeyCode::Down => {
+                if self.selected + 1 < self.entries.len() {
+                    self.selected += 1;
+                }
+                self.preview_action()
+            }
+            KeyCode::PageUp => {
+                self.selected = self.selected.saturating_sub(10);
+                self.preview_action()
+            }
+            KeyCode::PageDown => {
+                self.selected = (self.selected + 10).min(self.entries.len().saturating_sub(1));
+                self.preview_action()
+            }
+            KeyCode::Tab => {
+                self.all_projects = !self.all_projects;
+                self.query_action()
+            }
+            KeyCode::Char('r') if ctrl => {
+                if let Some(e) = self.entries.get(self.selected) {
+                    self.prompt = Prompt::Rename(e.title.clone());
+                }
+                BrowserAction::None
+            }
+            KeyCode::Char('d') if ctrl => {
+                if self.selected_id().is_some() {
+                    self.prompt = Prompt::ConfirmDelete;
+                }
+                BrowserAction::None
+            }
+            KeyCode::Char('f') if ctrl => self
+                .selected_id()
+                .map(|id| BrowserAction::Fork(id.to_string()))
+                .unwrap_or(BrowserAction::None),
+            KeyCode::Char('e') if ctrl => self
+                .selected_id()
+                .map(|id| BrowserAction::Export(id.to_string()))
+                .unwrap_or(BrowserAction::None),
+            KeyCode::Backspace => {
+                if self.query.pop().is_some() {
+                    return self.query_action();
+                }
+                BrowserAction::None
+            }
+            KeyCode::Char('u') if ctrl => {
+                self.query.clear();
+                self.query_action()
+            }
+            KeyCode::Char(c) if !ctrl => {
+                self.query.push(c);
+                self.query_action()
+            }
+            _ => BrowserAction::None,
+        }
+    }
+
+    pub fn render(&mut self, frame: &mut Frame, area: Rect, st: &BrowserStyles) {
+        frame.render_widget(Clear, area);
+        let scope = if self.all_projects {
+            "all projects"
+        } else {
+            "this project"
+        };
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(st.border)
+            .title(format!(" Sessions — {scope} (Tab: toggle) "));
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        if inner.height < 3 || inner.width < 10 {
+            return;
+        }
+        let [search, body, help] = Layout::vertical([
+            Constraint::Length(1),
+            Constraint::Min(1),
+            Constraint::Length(1),
+        ])
+        .areas(inner);
+        let search_line = match &self.prompt {
+            Prompt::Rename(t) => Line::from(vec![
+                Span::styled("rename: ", st.warning),
+                Span::styled(t.clone(), st.text),
+                Span::styled("▏", st.dim),
+            ]),
+            Prompt::ConfirmDelete => Line::styled(
+                "Delete this session and its history? y to confirm, any other key to keep it",
+                st.warning,
+            ),
+            Prompt::None => Line::from(vec![
+                Span::styled("search: ", st.dim),
+                Span::styled(self.query.clone(), st.text),
+                Span::styled("▏", st.dim),
+                Span::styled(format!("  {} sessions", self.entries.len()), st.dim),
+            ]),
+        };
+        frame.render_widget(Paragraph::new(search_line), search);
+        frame.render_widget(
+            Paragraph::new(Line::styled(
+                "Enter resume · ↑↓ move · Ctrl+R rename · Ctrl+D delete · Ctrl+F fork · Ctrl+E export · Esc close",
+                st.dim,
+            )),
+            help,
+        );
+        let (list_area, preview_area) = if body.width >= 90 {
+            let [l, p] =
+                Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
+                    .areas(body);
+            (l, Some(p))
+        } else {
+            (body, None)
+        };
+        self.render_list(frame, list_area, st);
+        if let Some(p) = preview_area {
+            self.render_preview(frame, p, st);
+        }
+    }
+
+    fn render_list(&mut self, frame: &mut Frame, area: Rect, st: &BrowserStyles) {
+        let per_entry = 3usize;
+        let rows = (area.height as usize / per_entry).max(1);
+        if self.selected < self.scroll {
+            self.scroll = self.selected;
+        } else if self.selected >= self.scroll + rows {
+            self.scroll = self.selected + 1 - rows;
+        }
+        let mut lines = Vec::new();
+        if self.entries.is_empty() {
+            let msg = if self.query.is_empty() {
+                "No sessions yet."
+            } else {
+                "Nothing matches."
+            };
+            lines.push(Line::styled(msg, st.dim));
+        }
+        let width = area.width as usize;
+        for (i, e) in self.entries.iter().enumerate().skip(self.scroll).take(rows) {
+            let sel = i == self.selected;
+            let base = if sel { st.selected } else { st.text };
+            let marker = if sel { "▌ " } else { "  " };
+            let title = if e.title.trim().is_empty() {
+                "(untitled)"
+            } else {
+                e.title.as_str()
+            };
+            let meta = format!(
+                "  {} · {} msgs",
+                age(self.now_ms, e.updated_at),
+                e.message_count
+            );
+            lines.push(Line::from(vec![
+                Span::styled(marker, base),
+                Span::styled(
+                    clip(title, width.saturating_sub(meta.len() + 2)),
+                    base.add_modifier(Modifier::BOLD),
+                ),
+                Span::styled(meta, st.dim),
+            ]));
+            let second = match &e.snippet {
+                Some(snip) => highlight_snippet(snip, width.saturating_sub(4), st),
+                None => {
+                    let mut l = Line::styled(
+                        clip(&one_line(&e.first_prompt), width.saturating_sub(4)),
+                        st.dim,
+                    );
+                    if self.all_projects {
+                        l.spans
+                            .push(Span::styled(format!("  [{}]", e.project), st.dim));
+                    }
+                    l
+                }
+            };
+            let mut second = second;
+            second.spans.insert(0, Span::raw("    "));
+            lines.push(second);
+            lines.push(Line::raw(""));
+        }
+        frame.render_widget(Paragraph::new(lines), area);
+    }
+
+    fn render_preview(&self, frame: &mut Frame, area: Rect, st: &BrowserStyles) {
+        let block = Block::default()
+            .borders(Borders::LEFT)
+            .border_style(st.border);
+        let inner = block.inner(area);
+        frame.render_widget(block, area);
+        let lines: Vec<Line> = match &self.preview {
+            Some((_, text)) => text
+                .iter()
+                .map(|l| Line::styled(l.clone(), st.text))
+                .collect(),
+            None if self.entries.is_empty() => Vec::new(),
+            None => vec![Line::styled("loading…", st.dim)],
+        };
+        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn clip(s: &str, max: usize) -> String {
+    use unicode_width::UnicodeWidthChar;
+    let mut out = String::new();
+    let mut w = 0;
+    for ch in s.chars() {
+        let cw = ch.width().unwrap_or(0);
+        if w + cw > max {
+            break;
+        }
+        w += cw;
+        out.push(ch);
+    }
+    if out.len() < s.len() && max > 1 {
+        out.pop();
+        out.push('…');
+    }
+    out
+}
+
+/// A snippet with its matched words highlighted.
+fn highlight_snippet(snippet: &str, max: usize, st: &BrowserStyles) -> Line<'static> {
+    let flat = one_line(snippet);
+    let mut spans = Vec::new();
+    let mut used = 0;
+    let mut matched = false;
+    let mut cur = String::new();
+    let flush = |cur: &mut String, matched: bool, spans: &mut Vec<Span<'static>>| {
+        if !cur.is_empty() {
+            let style = if matched { st.matched } else { st.dim };
+            spans.push(Span::styled(std::mem::take(cur), style));
+        }
+    };
+    for ch in flat.chars() {
+        match ch {
+            '\u{1}' => {
+                flush(&mut cur, matched, &mut spans);
+                matched = true;
+            }
+            '\u{2}' => {
+                flush(&mut cur, matched, &mut spans);
+                matched = false;
+            }
+            c => {
+                if used >= max {
+                    break;
+                }
+                used += 1;
+                cur.push(c);
+            }
+        }
+    }
+    flush(&mut cur, matched, &mut spans);
+    Line::from(spans)
+}
+
+/// "3m ago", "2h ago", "5d ago".
+pub fn age(now_ms: i64, then_ms: i64) -> String {
+    let secs = ((now_ms - then_ms).max(0) / 1000) as u64;
+    match secs {
+        0..=59 => "just now".into(),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        86_400..=2_591_999 => format!("{}d ago", secs / 86_400),
+        _ => format!("{}mo ago", secs / 2_592_000),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    fn key(c: KeyCode) -> KeyEvent {
+        KeyEvent::new(c, KeyModifiers::NONE)
+    }
+    fn ctrl(c: char) -> KeyEvent {
+        KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+    }
+
+    fn entry(id: &str, title: &str, snippet: Option<&str>) -> BrowserEntry {
+        BrowserEntry {
+            id: id.into(),
+            title: title.into(),
+            updated_at: 1_000_000 - 120_000,
+            message_count: 12,
+            first_prompt: format!("prompt of {title}"),
+            project: "/p".into(),
+            snippet: snippet.map(str::to_string),
+        }
+    }
+
+    fn screen(b: &mut SessionBrowser, w: u16, h: u16) -> String {
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| b.render(f, f.area(), &BrowserStyles::default()))
+            .unwrap();
+        let buf = t.backend().buffer().clone();
+        let mut out = String::new();
+        for y in 0..h {
+            for x in 0..w {
+                out.push_str(buf[(x, y)].symbol());
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    #[test]
+    fn typing_queries_and_stale_results_are_ignored() {
+        let (mut b, first) = SessionBrowser::open(1_000_000);
+        assert_eq!(
+            first,
+            BrowserAction::Query {
+                text: String::new(),
+                all_projects: false
+            }
+        );
+        assert_eq!(
+            b.handle_key(key(KeyCode::Char('x'))),
+            BrowserAction::Query {
+                text: "x".into(),
+                all_projects: false
+            }
+        );
+        // Results for the old (empty) query arrive late: ignored.
+        assert_eq!(
+            b.set_entries("", vec![entry("a", "A", None)], 1_000_000),
+            BrowserAction::None
+        );
+        assert_eq!(b.selected_id(), None);
+        assert_eq!(
+            b.set_entries(
+                "x",
+                vec![entry("b", "B", Some("the \u{1}x\u{2} word"))],
+                1_000_000
+            ),
+            BrowserAction::Preview("b".into())
+        );
+        assert_eq!(
+            b.handle_key(key(KeyCode::Enter)),
+            BrowserAction::Resume("b".into())
+        );
+        assert_eq!(
+            b.handle_key(key(KeyCode::Tab)),
+            BrowserAction::Query {
+                text: "x".into(),
+                all_projects: true
+            }
+        );
+    }
+
+    #[test]
+    fn rename_and_confirmed_delete() {
+        let (mut b, _) = SessionBrowser::open(1_000_000);
+        b.set_entries(
+            "",
+            vec![entry("a", "Old", None), entry("b", "B", None)],
+            1_000_000,
+        );
+        b.handle_key(ctrl('r'));
+        for _ in 0..3 {
+            b.handle_key(key(KeyCode::Backspace));
+        }
+        for c in "New".chars() {
+            b.handle_key(key(KeyCode::Char(c)));
+        }
+        assert_eq!(
+            b.handle_key(key(KeyCode::Enter)),
+            BrowserAction::Rename {
+                id: "a".into(),
+                title: "New".into()
+            }
+        );
+        b.handle_key(ctrl('d'));
+        assert_eq!(b.handle_key(key(KeyCode::Char('n'))), BrowserAction::None);
+        b.handle_key(ctrl('d'));
+        assert_eq!(
+            b.handle_key(key(KeyCode::Char('y'))),
+            BrowserAction::Delete("a".into())
+        );
+        assert_eq!(b.selected_id(), Some("b"));
+    }
+
+    #[test]
+    fn renders_list_snippet_and_preview() {
+        let (mut b, _) = SessionBrowser::open(1_000_000);
+        b.set_entries("cargo", vec![], 1_000_000);
+        b.handle_key(key(KeyCode::Char('c')));
+        b.set_entries(
+            "c",
+            vec![entry(
+                "a",
+                "Fix the build",
+                Some("ran \u{1}cargo\u{2} build"),
+            )],
+            1_000_000,
+        );
+        b.set_preview("a", vec!["> fix the build".into(), "Done.".into()]);
+        let s = screen(&mut b, 120, 20);
+        assert!(s.contains("Fix the build"), "{s}");
+        assert!(s.contains("2m ago · 12 msgs"), "{s}");
+        assert!(s.contains("ran cargo build"), "{s}");
+        assert!(s.contains("> fix the build"), "{s}");
+        for (w, h) in [(40, 12), (10, 3), (200, 60)] {
+            screen(&mut b, w, h);
+        }
+    }
+
+    #[test]
+    fn ages_read_naturally() {
+        assert_eq!(age(10_000, 9_000), "just now");
+        assert_eq!(age(4_000_000, 0), "1h ago");
+        assert_eq!(age(90_000_000_000, 0), "34mo ago");
+    }
+}
