@@ -200,6 +200,13 @@ impl Printer {
                 json!({"type": "notice", "level": level, "text": text})
             }
             AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                summary,
+            } => {
+                json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens, "summary": summary})
+            }
             _ => return,
         };
         self.json_line(v);

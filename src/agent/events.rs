@@ -42,6 +42,10 @@ pub enum AgentCommand {
     /// Replace the conversation (resume, rewind).
     LoadHistory {
         messages: Vec<Message>,
+        /// File versions of the session, so undo works after a resume.
+        versions: Vec<crate::tools::state::FileVersion>,
+        /// The stored session to continue recording into.
+        session_id: Option<String>,
     },
     Shutdown,
 }

@@ -6,6 +6,7 @@ mod compaction;
 pub mod events;
 pub mod instructions;
 pub mod prompt;
+pub mod recording;
 mod turn;
 pub mod undo;
 
@@ -26,6 +27,7 @@ use crate::permission::Decision;
 use crate::permission::gate::Gate;
 use crate::tools::state::lock;
 use crate::tools::{Registry, SessionState, ToolSource};
+pub use recording::SessionSink;
 
 /// Everything fixed for the life of the agent task.
 #[derive(Clone)]
@@ -53,6 +55,7 @@ pub struct AgentOptions {
 /// State shared between the turn and the command handler while a turn runs.
 pub(crate) struct Shared {
     pub events: mpsc::UnboundedSender<AgentEvent>,
+    pub sink: Option<Arc<dyn SessionSink>>,
     pub pending: Mutex<HashMap<u64, oneshot::Sender<Decision>>>,
     pub next_request: AtomicU64,
     pub gate: Mutex<Gate>,
@@ -60,6 +63,9 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub fn emit(&self, event: AgentEvent) {
+        if let Some(sink) = &self.sink {
+            sink.event(&event);
+        }
         // The interface may be gone (quitting); the agent carries on.
         let _ = self.events.send(event);
     }
@@ -96,6 +102,7 @@ impl Agent {
         let agent = Agent {
             shared: Arc::new(Shared {
                 events: tx,
+                sink: None,
                 pending: Mutex::new(HashMap::new()),
                 next_request: AtomicU64::new(1),
                 gate: Mutex::new(gate),
@@ -114,6 +121,14 @@ impl Agent {
             pending_note: None,
         };
         (agent, rx)
+    }
+
+    /// Records the session as it happens.
+    pub fn with_sink(mut self, sink: Arc<dyn SessionSink>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.sink = Some(sink);
+        }
+        self
     }
 
     /// Adds tools that change while cairn runs (MCP servers).
@@ -168,7 +183,11 @@ impl Agent {
             AgentCommand::SetMode(mode) => self.set_mode(mode),
             AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
             AgentCommand::NewSession => {
+                if let Some(sink) = &self.shared.sink {
+                    sink.new_session();
+                }
                 self.messages.clear();
+                self.turn = 0;
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
                 self.usage = Usage::default();
@@ -179,8 +198,27 @@ impl Agent {
                     text: "Started a new session.".into(),
                 });
             }
-            AgentCommand::LoadHistory { mut messages } => {
+            AgentCommand::LoadHistory {
+                mut messages,
+                versions,
+                session_id,
+            } => {
                 crate::conversation::repair_tool_pairs(&mut messages);
+                self.turn = versions
+                    .iter()
+                    .map(|v| v.turn)
+                    .max()
+                    .unwrap_or(0)
+                    .max(count_prompts(&messages));
+                self.session = Arc::new(SessionState::new(&self.opts.workspace));
+                self.session.set_cwd(self.opts.cwd.clone());
+                for v in versions {
+                    self.session.set_turn(v.turn);
+                    self.session.record_version(&v.path, v.before);
+                }
+                if let (Some(sink), Some(id)) = (&self.shared.sink, &session_id) {
+                    sink.resume(id);
+                }
                 self.messages = messages;
                 self.tracker.reset();
                 // Files viewed in an earlier run may have changed since.
@@ -339,6 +377,17 @@ impl Agent {
             self.queue.clear();
         }
         crate::conversation::repair_tool_pairs(&mut self.messages);
+        if let Some(sink) = &self.shared.sink {
+            let versions: Vec<_> = self
+                .session
+                .versions()
+                .into_iter()
+                .filter(|v| v.turn == turn_no)
+                .collect();
+            if !versions.is_empty() {
+                sink.file_versions(turn_no, &versions);
+            }
+        }
         self.shared.emit(AgentEvent::TurnFinished {
             turn: turn_no,
             outcome,
@@ -416,6 +465,11 @@ impl Agent {
         }
         keep_running
     }
+}
+
+/// How many prompts (user messages with text) a history holds.
+fn count_prompts(messages: &[Message]) -> u64 {
+    crate::context::turn_starts(messages).len() as u64
 }
 
 fn command_name(cmd: &AgentCommand) -> &'static str {

@@ -1,0 +1,19 @@
+//! Where a session is kept as it happens. The agent hands every event to a
+//! [`SessionSink`] before the interface sees it, so what is on screen is
+//! already on its way to disk.
+
+use crate::tools::state::FileVersion;
+
+use super::events::AgentEvent;
+
+pub trait SessionSink: Send + Sync {
+    /// Called for every event, in order, on the agent's task: must not block
+    /// (queue the work).
+    fn event(&self, event: &AgentEvent);
+    /// The content files had before `turn` changed them.
+    fn file_versions(&self, turn: u64, versions: &[FileVersion]);
+    /// Continue an existing session instead of starting a new one.
+    fn resume(&self, session_id: &str);
+    /// The next message starts a new session.
+    fn new_session(&self);
+}
