@@ -37,6 +37,17 @@ pub enum AgentCommand {
     ConfirmUndo {
         turn: u64,
     },
+    /// Show what rewinding to the prompt of `turn` would do.
+    PrepareRewind {
+        turn: u64,
+    },
+    /// Return the conversation to just before the prompt of `turn`; as a
+    /// fork (a new stored session) or in place; optionally the files too.
+    Rewind {
+        turn: u64,
+        restore_files: bool,
+        fork: bool,
+    },
     /// Start a fresh conversation.
     NewSession,
     /// Replace the conversation (resume, rewind).
@@ -153,6 +164,22 @@ pub enum AgentEvent {
     /// Files were restored.
     UndoApplied {
         turn: u64,
+        restored: Vec<String>,
+        failed: Vec<(String, String)>,
+    },
+    /// What a rewind would do: the prompt it returns to and the files that
+    /// would be restored if asked.
+    RewindPlanned {
+        turn: u64,
+        prompt: String,
+        files: crate::agent::undo::UndoPlan,
+    },
+    /// The conversation went back to before `turn`; `prompt` is that turn's
+    /// text, for editing and sending again.
+    Rewound {
+        turn: u64,
+        prompt: String,
+        fork: bool,
         restored: Vec<String>,
         failed: Vec<(String, String)>,
     },

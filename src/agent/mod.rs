@@ -224,11 +224,95 @@ impl Agent {
                 // Files viewed in an earlier run may have changed since.
                 self.session.forget_views();
             }
+            AgentCommand::PrepareRewind { turn } => self.prepare_rewind(turn),
+            AgentCommand::Rewind {
+                turn,
+                restore_files,
+                fork,
+            } => self.rewind(turn, restore_files, fork),
             AgentCommand::PrepareUndo => self.prepare_undo(),
             AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
             AgentCommand::Submit { .. } | AgentCommand::Shutdown | AgentCommand::Compact { .. } => {
             }
         }
+    }
+
+    /// The index of the prompt message of `turn`, if it is still in the
+    /// (possibly compacted) history.
+    fn prompt_index(&self, turn: u64) -> Option<usize> {
+        let starts = crate::context::turn_starts(&self.messages);
+        let back = self.turn.checked_sub(turn)? as usize;
+        starts.len().checked_sub(back + 1).map(|i| starts[i])
+    }
+
+    fn prompt_text(&self, index: usize) -> String {
+        // The prompt is the last text part (notes and summaries come first).
+        self.messages[index]
+            .parts
+            .iter()
+            .rev()
+            .find_map(|p| match p {
+                Part::Text { text } if !text.starts_with(crate::context::SUMMARY_TAG) => {
+                    Some(text.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+
+    fn prepare_rewind(&self, turn: u64) {
+        let Some(index) = self.prompt_index(turn) else {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!(
+                    "Cannot rewind to turn {turn}: it is no longer in the working history (it was compacted). Fork the session from the browser instead."
+                ),
+            });
+            return;
+        };
+        self.shared.emit(AgentEvent::RewindPlanned {
+            turn,
+            prompt: self.prompt_text(index),
+            files: undo::plan_range(
+                &self.session.versions(),
+                turn,
+                self.turn,
+                &self.opts.workspace,
+            ),
+        });
+    }
+
+    fn rewind(&mut self, turn: u64, restore_files: bool, fork: bool) {
+        let Some(index) = self.prompt_index(turn) else {
+            self.prepare_rewind(turn);
+            return;
+        };
+        let prompt = self.prompt_text(index);
+        let versions = self.session.versions();
+        let (restored, failed) = if restore_files {
+            let r = undo::apply_range(&versions, turn, self.turn, &self.opts.workspace);
+            for t in turn..=self.turn {
+                self.session.take_versions_of_turn(t);
+            }
+            self.session.forget_views();
+            r
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        self.messages.truncate(index);
+        crate::conversation::repair_tool_pairs(&mut self.messages);
+        self.turn = turn - 1;
+        self.tracker.reset();
+        if let Some(sink) = &self.shared.sink {
+            sink.rewind(turn, fork);
+        }
+        self.shared.emit(AgentEvent::Rewound {
+            turn,
+            prompt,
+            fork,
+            restored,
+            failed,
+        });
     }
 
     fn prepare_undo(&self) {
@@ -478,6 +562,7 @@ fn command_name(cmd: &AgentCommand) -> &'static str {
         AgentCommand::NewSession => "Starting a new session",
         AgentCommand::LoadHistory { .. } => "Loading a session",
         AgentCommand::PrepareUndo | AgentCommand::ConfirmUndo { .. } => "Undo",
+        AgentCommand::PrepareRewind { .. } | AgentCommand::Rewind { .. } => "Rewinding",
         _ => "That",
     }
 }

@@ -16,4 +16,7 @@ pub trait SessionSink: Send + Sync {
     fn resume(&self, session_id: &str);
     /// The next message starts a new session.
     fn new_session(&self);
+    /// The conversation returned to before `turn`: drop the later messages
+    /// (in place) or continue in a copy of the history before it (fork).
+    fn rewind(&self, turn: u64, fork: bool);
 }

@@ -771,3 +771,65 @@ async fn undo_shows_its_plan_then_restores_the_turns_files() {
     let prompt = last.messages.last().unwrap().text();
     assert!(prompt.contains("undid the file changes") && prompt.ends_with("what now?"));
 }
+
+#[tokio::test]
+async fn rewind_returns_to_a_prompt_and_optionally_the_files() {
+    let mut h = harness(
+        vec![
+            calls(&[("w1", "scribble", json!({"text": "one"}))]),
+            text(&["a"]),
+            calls(&[("w2", "scribble", json!({"text": "two"}))]),
+            text(&["b"]),
+            text(&["c"]),
+            text(&["again"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    let notes = h.dir.path().join("notes.txt");
+    std::fs::write(&notes, "orig").unwrap();
+    for p in ["first", "second", "third"] {
+        h.submit(p);
+        h.until_finished().await;
+    }
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "two");
+    h.tx.send(AgentCommand::PrepareRewind { turn: 2 }).unwrap();
+    let files = loop {
+        if let AgentEvent::RewindPlanned { prompt, files, .. } = h.next().await {
+            assert_eq!(prompt, "second");
+            break files;
+        }
+    };
+    assert_eq!(
+        files.files,
+        vec![("notes.txt".to_string(), undo::FileAction::Restore)]
+    );
+    h.tx.send(AgentCommand::Rewind {
+        turn: 2,
+        restore_files: true,
+        fork: false,
+    })
+    .unwrap();
+    loop {
+        if let AgentEvent::Rewound {
+            prompt, restored, ..
+        } = h.next().await
+        {
+            assert_eq!(prompt, "second");
+            assert_eq!(restored, vec!["notes.txt".to_string()]);
+            break;
+        }
+    }
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "one");
+    h.submit("second, differently");
+    let ev = h.until_finished().await;
+    assert!(matches!(&ev[0], AgentEvent::TurnStarted { turn: 2, .. }));
+    let last = h.provider.requests().pop().unwrap();
+    let texts: Vec<String> = last.messages.iter().map(|m| m.text()).collect();
+    assert_eq!(texts.first().map(String::as_str), Some("first"));
+    assert_eq!(
+        texts.last().map(String::as_str),
+        Some("second, differently")
+    );
+    assert!(!texts.iter().any(|t| t == "third" || t == "second"));
+}

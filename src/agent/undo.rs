@@ -31,8 +31,25 @@ pub fn earliest_versions(
     versions: &[FileVersion],
     turn: u64,
 ) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    earliest_since(versions, turn, turn)
+}
+
+/// The state of each file before turn `from`, for changes made in turns
+/// `from..=to`.
+pub fn earliest_since(
+    versions: &[FileVersion],
+    from: u64,
+    to: u64,
+) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+    let mut sorted: Vec<&FileVersion> = versions
+        .iter()
+        .filter(|v| v.turn >= from && v.turn <= to)
+        .collect();
+    // Within a turn versions are in the order they were recorded; a stable
+    // sort keeps that while putting earlier turns first.
+    sorted.sort_by_key(|v| v.turn);
     let mut out = BTreeMap::new();
-    for v in versions.iter().filter(|v| v.turn == turn) {
+    for v in sorted {
         out.entry(v.path.clone())
             .or_insert_with(|| v.before.clone());
     }
@@ -45,8 +62,14 @@ pub fn last_turn_with_changes(versions: &[FileVersion]) -> Option<u64> {
 }
 
 pub fn plan(versions: &[FileVersion], turn: u64, workspace: &Path) -> UndoPlan {
+    plan_range(versions, turn, turn, workspace)
+}
+
+/// What restoring the files to how they were before turn `from` would do.
+pub fn plan_range(versions: &[FileVersion], from: u64, to: u64, workspace: &Path) -> UndoPlan {
+    let turn = from;
     let mut files = Vec::new();
-    for (path, before) in earliest_versions(versions, turn) {
+    for (path, before) in earliest_since(versions, from, to) {
         let shown = display(&path, workspace);
         let action = match before {
             Some(_) => FileAction::Restore,
@@ -70,9 +93,18 @@ pub fn apply(
     turn: u64,
     workspace: &Path,
 ) -> (Vec<String>, Vec<(String, String)>) {
+    apply_range(versions, turn, turn, workspace)
+}
+
+pub fn apply_range(
+    versions: &[FileVersion],
+    from: u64,
+    to: u64,
+    workspace: &Path,
+) -> (Vec<String>, Vec<(String, String)>) {
     let mut done = Vec::new();
     let mut failed = Vec::new();
-    for (path, before) in earliest_versions(versions, turn) {
+    for (path, before) in earliest_since(versions, from, to) {
         let shown = display(&path, workspace);
         let result = match before {
             Some(bytes) => write_atomic(&path, &bytes),
