@@ -9,4 +9,5 @@ pub mod agent;
 pub mod conversation;
 pub mod llm;
 pub mod permission;
+pub mod store;
 pub mod tools;
