@@ -13,5 +13,6 @@ pub mod headless;
 pub mod llm;
 pub mod permission;
 pub mod startup;
+pub mod store;
 pub mod tools;
 pub mod tui;

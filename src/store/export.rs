@@ -1,0 +1,131 @@
+//! A session as a document a person can read or a program can parse.
+
+use serde_json::json;
+
+use super::{MessageStatus, SessionId, Store, StoreError};
+use crate::conversation::{Part, Role, result_text};
+
+/// A fence longer than any run of backticks inside `text`, so embedded code
+/// blocks cannot close it early.
+fn fence_for(text: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        if c == '`' {
+            run += 1;
+            longest = longest.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    "`".repeat(longest.max(2) + 1)
+}
+
+fn push_block(out: &mut String, lang: &str, text: &str) {
+    let fence = fence_for(text);
+    out.push_str(&format!("{fence}{lang}\n{text}"));
+    if !text.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&format!("{fence}\n\n"));
+}
+
+impl Store {
+    /// The session as Markdown: a heading per message, tool calls and their
+    /// results as code blocks. Undone turns are left out.
+    pub fn export_markdown(&self, id: &SessionId) -> Result<String, StoreError> {
+        let session = self.session(id)?;
+        let messages = self.load_messages(id)?;
+        let mut out = format!("# {}\n\n", session.display_title());
+        out.push_str(&format!(
+            "- session: `{}`\n- model: {} ({})\n- directory: `{}`\n- tokens: {} in, {} out\n\n",
+            session.id,
+            session.model,
+            session.provider,
+            session.cwd.display(),
+            session.input_tokens,
+            session.output_tokens
+        ));
+        for (_, message, meta) in messages {
+            if meta.status == MessageStatus::Undone {
+                continue;
+            }
+            let only_results = message
+                .parts
+                .iter()
+                .all(|p| matches!(p, Part::ToolResult { .. }));
+            let heading = match (message.role, only_results) {
+                (Role::User, true) => "## Tool results",
+                (Role::User, false) => "## User",
+                (Role::Assistant, _) => "## Assistant",
+            };
+            out.push_str(heading);
+            out.push_str("\n\n");
+            for part in &message.parts {
+                match part {
+                    Part::Text { text } => {
+                        out.push_str(text.trim_end());
+                        out.push_str("\n\n");
+                    }
+                    Part::Reasoning { text, .. } => {
+                        for line in text.trim_end().lines() {
+                            out.push_str("> ");
+                            out.push_str(line);
+                            out.push('\n');
+                        }
+                        out.push('\n');
+                    }
+                    Part::Image { image } => {
+                        out.push_str(&format!("*[image {}]*\n\n", image.media_type));
+                    }
+                    Part::ToolCall { name, input, .. } => {
+                        out.push_str(&format!("**Tool call: {name}**\n\n"));
+                        let args = serde_json::to_string_pretty(input)
+                            .unwrap_or_else(|_| input.to_string());
+                        push_block(&mut out, "json", &args);
+                    }
+                    Part::ToolResult {
+                        content, is_error, ..
+                    } => {
+                        let label = if *is_error {
+                            "Tool error"
+                        } else {
+                            "Tool output"
+                        };
+                        out.push_str(&format!("**{label}**\n\n"));
+                        push_block(&mut out, "", &result_text(content));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The whole session as JSON: its summary and every message with its
+    /// parts and metadata, undone ones included.
+    pub fn export_json(&self, id: &SessionId) -> Result<serde_json::Value, StoreError> {
+        let session = self.session(id)?;
+        let messages: Vec<serde_json::Value> = self
+            .load_messages(id)?
+            .into_iter()
+            .map(|(mid, message, meta)| {
+                json!({
+                    "id": mid.0,
+                    "role": message.role,
+                    "parts": message.parts,
+                    "model": meta.model,
+                    "usage": meta.usage,
+                    "cost": meta.cost,
+                    "turn": meta.turn,
+                    "status": meta.status,
+                })
+            })
+            .collect();
+        Ok(json!({
+            "format": "cairn-session",
+            "version": 1,
+            "session": session,
+            "messages": messages,
+        }))
+    }
+}

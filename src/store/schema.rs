@@ -1,0 +1,260 @@
+//! Opening the database file safely and moving its schema forward.
+//!
+//! Each migration is numbered by the `PRAGMA user_version` it produces. A
+//! migration, once released, never changes: a new schema is a new entry.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
+
+use super::StoreError;
+use super::search::message_search_text;
+use crate::conversation::Part;
+
+/// The newest schema this build understands.
+pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+type Migration = fn(&Transaction<'_>) -> rusqlite::Result<()>;
+
+/// `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
+const MIGRATIONS: &[Migration] = &[v1_tables, v2_search_and_status];
+
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+fn v1_tables(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(V1_SQL)
+}
+
+/// The first released schema, kept verbatim so tests can build a v1 file.
+pub const V1_SQL: &str = "
+CREATE TABLE sessions (
+    id TEXT PRIMARY KEY NOT NULL,
+    title TEXT,
+    cwd TEXT NOT NULL,
+    project_root TEXT,
+    provider TEXT NOT NULL,
+    model TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    input_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    cost REAL NOT NULL DEFAULT 0,
+    parent_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+    message_count INTEGER NOT NULL DEFAULT 0,
+    first_prompt TEXT
+);
+CREATE INDEX sessions_by_activity ON sessions(updated_at);
+CREATE INDEX sessions_by_project ON sessions(project_root, updated_at);
+CREATE INDEX sessions_by_parent ON sessions(parent_id);
+CREATE TABLE messages (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    role TEXT NOT NULL,
+    parts TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    model TEXT,
+    usage TEXT,
+    turn INTEGER NOT NULL DEFAULT 0,
+    UNIQUE(session_id, seq)
+);
+CREATE TABLE file_versions (
+    id INTEGER PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    turn INTEGER NOT NULL,
+    path TEXT NOT NULL,
+    content BLOB,
+    created_at INTEGER NOT NULL
+);
+CREATE INDEX file_versions_by_turn ON file_versions(session_id, turn);
+";
+
+/// Adds the message status (undone turns), per-message cost, and the
+/// full-text index. `body` holds the searchable text extracted from the
+/// parts; the FTS table reads it as external content and triggers keep the
+/// two in step inside whatever transaction changes `messages`.
+fn v2_search_and_status(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "ALTER TABLE messages ADD COLUMN status TEXT NOT NULL DEFAULT 'active';
+         ALTER TABLE messages ADD COLUMN cost REAL;
+         ALTER TABLE messages ADD COLUMN body TEXT NOT NULL DEFAULT '';",
+    )?;
+    {
+        let mut read = tx.prepare("SELECT id, parts FROM messages")?;
+        let mut write = tx.prepare("UPDATE messages SET body = ?2 WHERE id = ?1")?;
+        let mut rows = read.query([])?;
+        while let Some(row) = rows.next()? {
+            let id: i64 = row.get(0)?;
+            let parts: String = row.get(1)?;
+            // A row whose parts cannot be decoded is kept but not indexed:
+            // refusing the whole upgrade for one bad row would lock the
+            // person out of every other session.
+            if let Ok(parts) = serde_json::from_str::<Vec<Part>>(&parts) {
+                write.execute(rusqlite::params![id, message_search_text(&parts)])?;
+            }
+        }
+    }
+    tx.execute_batch(
+        "CREATE VIRTUAL TABLE messages_fts USING fts5(
+             body, content='messages', content_rowid='id',
+             tokenize='unicode61 remove_diacritics 2');
+         INSERT INTO messages_fts(messages_fts) VALUES ('rebuild');
+         CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+             INSERT INTO messages_fts(rowid, body) VALUES (new.id, new.body);
+         END;
+         CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+             INSERT INTO messages_fts(messages_fts, rowid, body)
+                 VALUES ('delete', old.id, old.body);
+         END;
+         CREATE TRIGGER messages_fts_update AFTER UPDATE OF body ON messages BEGIN
+             INSERT INTO messages_fts(messages_fts, rowid, body)
+                 VALUES ('delete', old.id, old.body);
+             INSERT INTO messages_fts(rowid, body) VALUES (new.id, new.body);
+         END;
+         CREATE INDEX messages_by_turn ON messages(session_id, turn);",
+    )
+}
+
+/// Applies connection settings every connection needs.
+pub(crate) fn configure(conn: &Connection) -> rusqlite::Result<()> {
+    conn.busy_timeout(BUSY_TIMEOUT)?;
+    // NORMAL in WAL mode: a committed transaction survives the process being
+    // killed (it is in the OS's hands); only power loss can drop the last few.
+    conn.execute_batch(
+        "PRAGMA foreign_keys = ON;
+         PRAGMA synchronous = NORMAL;",
+    )?;
+    Ok(())
+}
+
+/// Reads the schema version without writing anything, so a file from a newer
+/// cairn, or one that is not a database, is refused untouched.
+fn check_existing(path: &Path) -> Result<i64, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
+    conn.busy_timeout(BUSY_TIMEOUT)
+        .map_err(|e| classify(path, e))?;
+    let version: i64 = conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    // Touch the schema too: a damaged file can have a readable header.
+    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
+        r.get::<_, i64>(0)
+    })
+    .map_err(|e| classify(path, e))?;
+    if version > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(version)
+}
+
+fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
+    match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::NotADatabase) | Some(rusqlite::ErrorCode::DatabaseCorrupt) => {
+            StoreError::Corrupt {
+                path: path.to_path_buf(),
+                detail: e.to_string(),
+            }
+        }
+        _ => StoreError::Open {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    }
+}
+
+/// Opens (creating if needed) the database at `path` and brings its schema
+/// up to date, backing the file up first when it already holds data.
+pub(crate) fn open_file(path: &Path) -> Result<Connection, StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    let has_data = std::fs::metadata(path)
+        .map(|m| m.len() > 0)
+        .unwrap_or(false);
+    let found = if has_data { check_existing(path)? } else { 0 };
+
+    let conn = Connection::open(path).map_err(|e| classify(path, e))?;
+    configure(&conn).map_err(|e| classify(path, e))?;
+    if found < SCHEMA_VERSION && has_data {
+        backup(&conn, path, found)?;
+    }
+    conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
+        .map_err(|e| classify(path, e))?;
+    migrate(&conn)?;
+    Ok(conn)
+}
+
+pub(crate) fn open_memory() -> Result<Connection, StoreError> {
+    let conn = Connection::open_in_memory()?;
+    configure(&conn)?;
+    migrate(&conn)?;
+    Ok(conn)
+}
+
+/// `VACUUM INTO` reads through the connection, so pages still in the WAL are
+/// part of the copy.
+fn backup(conn: &Connection, path: &Path, version: i64) -> Result<PathBuf, StoreError> {
+    let mut target = PathBuf::from(format!("{}.bak-v{version}", path.display()));
+    if target.exists() {
+        // Another cairn opening the same old file at once, or an earlier
+        // attempt: keep that copy and write ours beside it.
+        target = PathBuf::from(format!("{}.{}", target.display(), super::now_ms()));
+    }
+    let target_str = target.to_string_lossy().into_owned();
+    conn.execute("VACUUM INTO ?1", [&target_str])
+        .map_err(|source| StoreError::Backup {
+            path: target.clone(),
+            source,
+        })?;
+    Ok(target)
+}
+
+/// Runs every pending migration in one IMMEDIATE transaction, re-reading the
+/// version under the write lock so two processes never migrate twice.
+fn migrate(conn: &Connection) -> Result<(), StoreError> {
+    let current: i64 = conn.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if current == SCHEMA_VERSION {
+        return Ok(());
+    }
+    let mut conn_tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+    let tx = &mut conn_tx;
+    let from: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+    if from > SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            path: conn.path().map(PathBuf::from).unwrap_or_default(),
+            found: from,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    for (i, step) in MIGRATIONS.iter().enumerate().skip(from as usize) {
+        step(tx).map_err(|e| StoreError::Migration {
+            from,
+            to: i as i64 + 1,
+            detail: e.to_string(),
+        })?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION)?;
+    conn_tx.commit()?;
+    Ok(())
+}
+
+#[cfg(test)]
+pub(crate) fn create_at_version(path: &Path, version: i64) -> rusqlite::Result<Connection> {
+    let mut conn = Connection::open(path)?;
+    conn.execute_batch("PRAGMA journal_mode = WAL")?;
+    let tx = conn.transaction()?;
+    for step in &MIGRATIONS[..version as usize] {
+        step(&tx)?;
+    }
+    tx.pragma_update(None, "user_version", version)?;
+    tx.commit()?;
+    Ok(conn)
+}

@@ -1,0 +1,205 @@
+//! Full-text search over what was said and done in sessions.
+
+use rusqlite::params;
+use serde::Serialize;
+
+use super::{MessageId, SearchFilter, SessionId, Store, StoreError, path_text};
+use crate::conversation::{Part, result_text};
+
+/// The most text one part contributes to the index. A tool that read a
+/// 200 KB file would otherwise store it twice; the beginning is what people
+/// search for.
+const MAX_PART_TEXT: usize = 16 * 1024;
+
+/// Marks the start of a matched word in [`SearchHit::snippet`].
+pub const MATCH_START: char = '\u{1}';
+/// Marks the end of a matched word in [`SearchHit::snippet`].
+pub const MATCH_END: char = '\u{2}';
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SearchHit {
+    pub session_id: SessionId,
+    pub message_id: MessageId,
+    /// The session's title, else its first prompt.
+    pub title: Option<String>,
+    /// A short excerpt around the match; matched words are wrapped in
+    /// [`MATCH_START`] … [`MATCH_END`].
+    pub snippet: String,
+    /// BM25 score; lower is a better match.
+    pub rank: f64,
+    /// The session's last activity, unix ms.
+    pub updated_at: i64,
+}
+
+fn push_capped(out: &mut String, text: &str) {
+    if text.is_empty() {
+        return;
+    }
+    if !out.is_empty() {
+        out.push('\n');
+    }
+    let mut end = text.len().min(MAX_PART_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    out.push_str(&text[..end]);
+}
+
+fn json_strings(v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::String(s) => {
+            out.push(' ');
+            out.push_str(s);
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| json_strings(i, out)),
+        serde_json::Value::Object(map) => map.values().for_each(|i| json_strings(i, out)),
+        serde_json::Value::Number(n) => {
+            out.push(' ');
+            out.push_str(&n.to_string());
+        }
+        _ => {}
+    }
+}
+
+/// The searchable text of a message: prompts and answers, each tool call as
+/// its name and argument values, and tool results' text. Reasoning and
+/// images are left out.
+pub fn message_search_text(parts: &[Part]) -> String {
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            Part::Text { text } => push_capped(&mut out, text),
+            Part::ToolCall { name, input, .. } => {
+                let mut call = name.clone();
+                json_strings(input, &mut call);
+                push_capped(&mut out, &call);
+            }
+            Part::ToolResult { content, .. } => push_capped(&mut out, &result_text(content)),
+            Part::Reasoning { .. } | Part::Image { .. } => {}
+        }
+    }
+    out
+}
+
+/// Turns what a person typed into an FTS5 query that cannot be a syntax
+/// error: each word becomes a quoted string (so `-`, `:`, `*`, `(`, `AND`
+/// mean nothing special) and all must match; the last word matches as a
+/// prefix unless the input ends in a space. `None` when nothing searchable
+/// was typed.
+pub fn build_match_query(input: &str) -> Option<String> {
+    let words: Vec<&str> = input
+        .split_whitespace()
+        .filter(|w| w.chars().any(char::is_alphanumeric))
+        .collect();
+    if words.is_empty() {
+        return None;
+    }
+    let prefix_last = !input.ends_with(char::is_whitespace);
+    let mut query = String::new();
+    for (i, word) in words.iter().enumerate() {
+        if i > 0 {
+            query.push(' ');
+        }
+        query.push('"');
+        query.push_str(&word.replace('"', "\"\""));
+        query.push('"');
+        if prefix_last && i + 1 == words.len() {
+            query.push('*');
+        }
+    }
+    Some(query)
+}
+
+impl Store {
+    /// Messages matching `query`, best first.
+    pub fn search(
+        &self,
+        query: &str,
+        filter: &SearchFilter<'_>,
+    ) -> Result<Vec<SearchHit>, StoreError> {
+        let Some(fts) = build_match_query(query) else {
+            return Ok(Vec::new());
+        };
+        let limit = if filter.limit == 0 { 50 } else { filter.limit } as i64;
+        let select = "SELECT m.session_id, f.rowid, coalesce(s.title, s.first_prompt),
+                 snippet(messages_fts, 0, char(1), char(2), '…', 24), f.rank, s.updated_at
+             FROM messages_fts AS f
+             JOIN messages AS m ON m.id = f.rowid
+             JOIN sessions AS s ON s.id = m.session_id
+             WHERE messages_fts MATCH ?1";
+        let map = |r: &rusqlite::Row<'_>| {
+            Ok(SearchHit {
+                session_id: SessionId(r.get(0)?),
+                message_id: MessageId(r.get(1)?),
+                title: r.get(2)?,
+                snippet: r.get(3)?,
+                rank: r.get(4)?,
+                updated_at: r.get(5)?,
+            })
+        };
+        let hits = match filter.project_root {
+            Some(root) => self
+                .conn
+                .prepare_cached(&format!(
+                    "{select} AND s.project_root = ?2 ORDER BY f.rank LIMIT ?3"
+                ))?
+                .query_map(params![fts, path_text(root), limit], map)?
+                .collect::<Result<Vec<_>, _>>()?,
+            None => self
+                .conn
+                .prepare_cached(&format!("{select} ORDER BY f.rank LIMIT ?2"))?
+                .query_map(params![fts, limit], map)?
+                .collect::<Result<Vec<_>, _>>()?,
+        };
+        Ok(hits)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn awkward_input_becomes_quoted_words() {
+        assert_eq!(
+            build_match_query("cargo build failed").as_deref(),
+            Some("\"cargo\" \"build\" \"failed\"*")
+        );
+        assert_eq!(
+            build_match_query("say \"hi\" -x: NOT ").as_deref(),
+            Some("\"say\" \"\"\"hi\"\"\" \"-x:\" \"NOT\"")
+        );
+        assert_eq!(build_match_query("  -- : \" "), None);
+    }
+
+    #[test]
+    fn search_text_takes_calls_and_results_but_not_reasoning() {
+        let parts = vec![
+            Part::Reasoning {
+                text: "secretthought".into(),
+                signature: None,
+            },
+            Part::ToolCall {
+                id: "c".into(),
+                name: "bash".into(),
+                input: serde_json::json!({"command": "cargo test", "timeout": 30}),
+            },
+            Part::ToolResult {
+                call_id: "c".into(),
+                content: vec![crate::conversation::ResultContent::text("zebra ok")],
+                is_error: false,
+            },
+        ];
+        let text = message_search_text(&parts);
+        assert!(text.contains("bash cargo test 30"), "{text}");
+        assert!(text.contains("zebra ok"));
+        assert!(!text.contains("secretthought"));
+    }
+
+    #[test]
+    fn long_part_is_capped_on_a_char_boundary() {
+        let text = "é".repeat(MAX_PART_TEXT);
+        let out = message_search_text(&[Part::Text { text }]);
+        assert!(out.len() <= MAX_PART_TEXT && out.len() >= MAX_PART_TEXT - 1);
+    }
+}

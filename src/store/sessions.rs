@@ -1,0 +1,256 @@
+//! Sessions: creating, listing, naming, forking and deleting them.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::{OptionalExtension, Row, params};
+
+use super::{
+    ListFilter, MessageId, NewSession, SessionId, SessionSummary, Store, StoreError, now_ms,
+    path_text,
+};
+
+pub(crate) const SUMMARY_COLUMNS: &str = "id, title, cwd, project_root, provider, model, \
+     created_at, updated_at, input_tokens, output_tokens, cost, parent_id, message_count, \
+     first_prompt";
+
+pub(crate) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
+    Ok(SessionSummary {
+        id: SessionId(r.get(0)?),
+        title: r.get(1)?,
+        cwd: PathBuf::from(r.get::<_, String>(2)?),
+        project_root: r.get::<_, Option<String>>(3)?.map(PathBuf::from),
+        provider: r.get(4)?,
+        model: r.get(5)?,
+        created_at: r.get(6)?,
+        updated_at: r.get(7)?,
+        input_tokens: r.get::<_, i64>(8)?.max(0) as u64,
+        output_tokens: r.get::<_, i64>(9)?.max(0) as u64,
+        cost: r.get(10)?,
+        parent_id: r.get::<_, Option<String>>(11)?.map(SessionId),
+        message_count: r.get::<_, i64>(12)?.max(0) as u64,
+        first_prompt: r.get(13)?,
+    })
+}
+
+impl Store {
+    pub fn create_session(&mut self, new: &NewSession) -> Result<SessionId, StoreError> {
+        let id = SessionId(uuid::Uuid::now_v7().hyphenated().to_string());
+        let now = now_ms();
+        self.write(|tx| {
+            tx.prepare_cached(
+                "INSERT INTO sessions (id, cwd, project_root, provider, model, created_at,
+                     updated_at, parent_id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6, ?7)",
+            )?
+            .execute(params![
+                id.0,
+                path_text(&new.cwd),
+                new.project_root.as_deref().map(path_text),
+                new.provider,
+                new.model,
+                now,
+                new.parent_id.as_ref().map(|p| p.0.as_str()),
+            ])?;
+            Ok(())
+        })?;
+        Ok(id)
+    }
+
+    /// One session's summary.
+    pub fn session(&self, id: &SessionId) -> Result<SessionSummary, StoreError> {
+        self.conn
+            .prepare_cached(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM sessions WHERE id = ?1"
+            ))?
+            .query_row([&id.0], summary_from_row)
+            .optional()?
+            .ok_or_else(|| StoreError::NoSession(id.0.clone()))
+    }
+
+    /// Sessions, most recently active first.
+    pub fn list_sessions(
+        &self,
+        filter: &ListFilter<'_>,
+    ) -> Result<Vec<SessionSummary>, StoreError> {
+        let limit = if filter.limit == 0 {
+            -1
+        } else {
+            filter.limit as i64
+        };
+        let offset = filter.offset as i64;
+        // Two statements rather than `?1 IS NULL OR ...`, so each can use its
+        // own index and the first page never sorts the whole table.
+        let rows = match filter.project_root {
+            Some(root) => {
+                let mut stmt = self.conn.prepare_cached(&format!(
+                    "SELECT {SUMMARY_COLUMNS} FROM sessions WHERE project_root = ?1
+                     ORDER BY updated_at DESC, id DESC LIMIT ?2 OFFSET ?3"
+                ))?;
+                stmt.query_map(params![path_text(root), limit, offset], summary_from_row)?
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+            None => {
+                let mut stmt = self.conn.prepare_cached(&format!(
+                    "SELECT {SUMMARY_COLUMNS} FROM sessions
+                     ORDER BY updated_at DESC, id DESC LIMIT ?1 OFFSET ?2"
+                ))?;
+                stmt.query_map(params![limit, offset], summary_from_row)?
+                    .collect::<Result<Vec<_>, _>>()?
+            }
+        };
+        Ok(rows)
+    }
+
+    /// The most recently active session of a project, for `--continue`.
+    pub fn latest_session(
+        &self,
+        project_root: &Path,
+    ) -> Result<Option<SessionSummary>, StoreError> {
+        Ok(self
+            .list_sessions(&ListFilter {
+                project_root: Some(project_root),
+                limit: 1,
+                offset: 0,
+            })?
+            .into_iter()
+            .next())
+    }
+
+    /// Finds the one session whose id starts with `prefix` (case and
+    /// surrounding spaces ignored).
+    pub fn resolve_id(&self, prefix: &str) -> Result<SessionId, StoreError> {
+        let wanted = prefix.trim().to_ascii_lowercase();
+        if wanted.is_empty() || !wanted.chars().all(|c| c.is_ascii_hexdigit() || c == '-') {
+            return Err(StoreError::InvalidPrefix(prefix.to_string()));
+        }
+        // GLOB is case-sensitive, so it can use the primary-key index; the
+        // pattern holds only hex digits and dashes, none special to GLOB.
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id FROM sessions WHERE id GLOB ?1 || '*' ORDER BY id LIMIT 6",
+        )?;
+        let found: Vec<String> = stmt
+            .query_map([&wanted], |r| r.get(0))?
+            .collect::<Result<_, _>>()?;
+        match found.len() {
+            0 => Err(StoreError::NoMatch(wanted)),
+            1 => Ok(SessionId(found.into_iter().next().unwrap_or_default())),
+            _ => Err(StoreError::Ambiguous {
+                prefix: wanted,
+                candidates: found,
+            }),
+        }
+    }
+
+    pub fn set_title(&mut self, id: &SessionId, title: &str) -> Result<(), StoreError> {
+        let title = title.trim();
+        let title = (!title.is_empty()).then_some(title);
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1")?
+                .execute(params![id.0, title])?;
+            if n == 0 {
+                return Err(StoreError::NoSession(id.0.clone()));
+            }
+            Ok(())
+        })
+    }
+
+    /// The person's rename; the same as [`Store::set_title`].
+    pub fn rename(&mut self, id: &SessionId, title: &str) -> Result<(), StoreError> {
+        self.set_title(id, title)
+    }
+
+    /// Deletes a session with its messages, file versions and index entries.
+    /// Its forks stay, no longer pointing at a parent.
+    pub fn delete_session(&mut self, id: &SessionId) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let n = tx
+                .prepare_cached("DELETE FROM sessions WHERE id = ?1")?
+                .execute([&id.0])?;
+            if n == 0 {
+                return Err(StoreError::NoSession(id.0.clone()));
+            }
+            Ok(())
+        })
+    }
+
+    /// A new session with a copy of `id`'s history up to and including
+    /// `up_to` (all of it when `None`), and the file versions of the turns
+    /// it keeps. The copy's `parent_id` is `id`.
+    pub fn fork_session(
+        &mut self,
+        id: &SessionId,
+        up_to: Option<MessageId>,
+    ) -> Result<SessionId, StoreError> {
+        let new_id = SessionId(uuid::Uuid::now_v7().hyphenated().to_string());
+        let now = now_ms();
+        self.write(|tx| {
+            let last_seq: i64 = match up_to {
+                Some(m) => tx
+                    .query_row(
+                        "SELECT session_id, seq FROM messages WHERE id = ?1",
+                        [m.0],
+                        |r| Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)?)),
+                    )
+                    .optional()?
+                    .map(|(sid, seq)| {
+                        if sid == id.0 {
+                            Ok(seq)
+                        } else {
+                            Err(StoreError::WrongSession {
+                                message: m.0,
+                                session: id.0.clone(),
+                            })
+                        }
+                    })
+                    .ok_or(StoreError::NoMessage(m.0))??,
+                None => i64::MAX,
+            };
+            let n = tx.execute(
+                "INSERT INTO sessions (id, title, cwd, project_root, provider, model,
+                     created_at, updated_at, parent_id, first_prompt)
+                 SELECT ?2, title, cwd, project_root, provider, model, ?3, ?3, id, first_prompt
+                 FROM sessions WHERE id = ?1",
+                params![id.0, new_id.0, now],
+            )?;
+            if n == 0 {
+                return Err(StoreError::NoSession(id.0.clone()));
+            }
+            tx.execute(
+                "INSERT INTO messages (session_id, seq, role, parts, created_at, model, usage,
+                     turn, status, cost, body)
+                 SELECT ?2, seq, role, parts, created_at, model, usage, turn, status, cost, body
+                 FROM messages WHERE session_id = ?1 AND seq <= ?3 ORDER BY seq",
+                params![id.0, new_id.0, last_seq],
+            )?;
+            tx.execute(
+                "INSERT INTO file_versions (session_id, turn, path, content, created_at)
+                 SELECT ?2, turn, path, content, created_at FROM file_versions
+                 WHERE session_id = ?1
+                   AND turn <= (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?2)
+                 ORDER BY id",
+                params![id.0, new_id.0],
+            )?;
+            recount(tx, &new_id)?;
+            Ok(())
+        })?;
+        Ok(new_id)
+    }
+}
+
+/// Recomputes a session's counters from its messages, after rows were copied
+/// or removed in bulk.
+pub(crate) fn recount(tx: &rusqlite::Transaction<'_>, id: &SessionId) -> Result<(), StoreError> {
+    tx.execute(
+        "UPDATE sessions SET
+             message_count = (SELECT count(*) FROM messages WHERE session_id = ?1),
+             input_tokens = (SELECT coalesce(sum(json_extract(usage, '$.input_tokens')), 0)
+                             FROM messages WHERE session_id = ?1),
+             output_tokens = (SELECT coalesce(sum(json_extract(usage, '$.output_tokens')), 0)
+                              FROM messages WHERE session_id = ?1),
+             cost = (SELECT coalesce(sum(cost), 0) FROM messages WHERE session_id = ?1)
+         WHERE id = ?1",
+        [&id.0],
+    )?;
+    Ok(())
+}
