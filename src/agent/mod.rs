@@ -7,6 +7,7 @@ pub mod events;
 pub mod instructions;
 pub mod prompt;
 pub mod recording;
+pub mod store_sink;
 mod turn;
 pub mod undo;
 

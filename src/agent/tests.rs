@@ -222,22 +222,8 @@ fn harness_with_window(
     registry.register(Arc::new(Rendezvous(Arc::new(tokio::sync::Barrier::new(2)))));
     registry.register(Arc::new(Sleeper));
     registry.register(Arc::new(Scribble));
-    let opts = AgentOptions {
-        workspace: dir.path().to_path_buf(),
-        cwd: dir.path().to_path_buf(),
-        provider_name: "fake".into(),
-        model: "fake-model".into(),
-        model_info: crate::llm::ModelCatalog::global().lookup("fake-model"),
-        max_turns: 5,
-        max_tokens: None,
-        reasoning: false,
-        interactive,
-        global_config_dir: None,
-        instructions_max_bytes: 1000,
-        project_config: dir.path().join(".cairn/config.toml"),
-        compact_threshold: 0.8,
-    };
-    let mut opts = opts;
+    let mut opts = test_options(dir.path());
+    opts.interactive = interactive;
     if let Some(w) = window {
         opts.model_info.context_window = w;
     }
@@ -249,6 +235,24 @@ fn harness_with_window(
         rx,
         provider,
         dir,
+    }
+}
+
+fn test_options(dir: &std::path::Path) -> AgentOptions {
+    AgentOptions {
+        workspace: dir.to_path_buf(),
+        cwd: dir.to_path_buf(),
+        provider_name: "fake".into(),
+        model: "fake-model".into(),
+        model_info: crate::llm::ModelCatalog::global().lookup("fake-model"),
+        max_turns: 5,
+        max_tokens: None,
+        reasoning: false,
+        interactive: true,
+        global_config_dir: None,
+        instructions_max_bytes: 1000,
+        project_config: dir.join(".cairn/config.toml"),
+        compact_threshold: 0.8,
     }
 }
 
@@ -832,4 +836,80 @@ async fn rewind_returns_to_a_prompt_and_optionally_the_files() {
         Some("second, differently")
     );
     assert!(!texts.iter().any(|t| t == "third" || t == "second"));
+}
+
+#[tokio::test]
+async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
+    use crate::agent::store_sink::{SessionInfo, StoreSink};
+    use crate::store::Store;
+    let db = tempfile::tempdir().unwrap();
+    let path = db.path().join("s.db");
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Arc::new(StoreSink::start(
+        Store::open(&path).unwrap(),
+        SessionInfo {
+            cwd: dir.path().into(),
+            project_root: dir.path().into(),
+            provider: "fake".into(),
+            model: "fake-model".into(),
+        },
+    ));
+    let mut answer = text(&["hello"]);
+    answer.insert(
+        1,
+        (
+            Duration::ZERO,
+            Ok(StreamEvent::Usage(Usage {
+                input_tokens: 100,
+                output_tokens: 7,
+                ..Usage::default()
+            })),
+        ),
+    );
+    let provider = FakeProvider::new(vec![
+        calls(&[("w1", "scribble", json!({"text": "new"}))]),
+        answer,
+        text(&["two"]),
+    ]);
+    let mut registry = Registry::new();
+    registry.register(Arc::new(Scribble));
+    let mut opts = test_options(dir.path());
+    opts.model = "fake-model".into();
+    let (agent, mut rx) = Agent::new(opts, provider, registry, test_gate(Mode::Auto));
+    let (tx, _h) = agent.with_sink(sink.clone()).spawn();
+    for p in ["first", "second"] {
+        tx.send(AgentCommand::Submit {
+            text: p.into(),
+            images: vec![],
+        })
+        .unwrap();
+        while !matches!(rx.recv().await, Some(AgentEvent::TurnFinished { .. })) {}
+    }
+    sink.flush();
+    let store = Store::open(&path).unwrap();
+    let id = sink
+        .state
+        .lock()
+        .unwrap()
+        .session
+        .clone()
+        .expect("a session was created");
+    let msgs = store.load_messages(&id).unwrap();
+    let texts: Vec<String> = msgs.iter().map(|m| m.1.text()).collect();
+    assert_eq!(texts, ["first", "", "", "hello", "second", "two"]);
+    assert_eq!(msgs[3].2.usage.map(|u| u.input_tokens), Some(100));
+    assert_eq!(msgs[4].2.turn, 2);
+    let v = store.file_versions(&id, 1).unwrap();
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0].content, None, "notes.txt did not exist before turn 1");
+    // Rewinding in place to turn 2 drops its messages from the store.
+    tx.send(AgentCommand::Rewind {
+        turn: 2,
+        restore_files: false,
+        fork: false,
+    })
+    .unwrap();
+    while !matches!(rx.recv().await, Some(AgentEvent::Rewound { .. })) {}
+    sink.flush();
+    assert_eq!(store.load_messages(&id).unwrap().len(), 4);
 }

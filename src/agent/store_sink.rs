@@ -1,0 +1,278 @@
+//! Records a session into the SQLite store on a writer thread of its own,
+//! so the agent never waits on the disk. Each message is committed when it
+//! is added, so a crash loses at most the response being streamed.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::{Arc, Mutex};
+
+use super::events::{AgentEvent, ToolStatus};
+use super::recording::SessionSink;
+use crate::conversation::Role;
+use crate::llm::Usage;
+use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError};
+use crate::tools::ToolDisplay;
+use crate::tools::state::{FileVersion, lock};
+
+/// What a new session is created with.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    pub cwd: PathBuf,
+    pub project_root: PathBuf,
+    pub provider: String,
+    pub model: String,
+}
+
+enum Job {
+    Event(Box<AgentEvent>),
+    Versions(u64, Vec<FileVersion>),
+    Resume(String),
+    New,
+    Rewind(u64, bool),
+    Flush(Sender<()>),
+}
+
+/// The session being recorded, shared with the interface (title, id).
+#[derive(Debug, Default, Clone)]
+pub struct Recorded {
+    pub session: Option<SessionId>,
+    /// The last error writing to the store, shown once by the interface.
+    pub error: Option<String>,
+}
+
+pub struct StoreSink {
+    tx: Mutex<Sender<Job>>,
+    pub state: Arc<Mutex<Recorded>>,
+}
+
+impl StoreSink {
+    pub fn start(store: Store, info: SessionInfo) -> StoreSink {
+        let (tx, rx) = channel();
+        let state = Arc::new(Mutex::new(Recorded::default()));
+        let writer = Writer {
+            store,
+            info,
+            state: state.clone(),
+            turn: 0,
+            ids: Vec::new(),
+            pending_usage: None,
+            last_cost: 0.0,
+            tool_runs: HashMap::new(),
+        };
+        std::thread::Builder::new()
+            .name("cairn-store".into())
+            .spawn(move || writer.run(rx))
+            .ok();
+        StoreSink {
+            tx: Mutex::new(tx),
+            state,
+        }
+    }
+
+    fn send(&self, job: Job) {
+        let _ = lock(&self.tx).send(job);
+    }
+
+    /// Waits until everything sent so far is on disk.
+    pub fn flush(&self) {
+        let (tx, rx) = channel();
+        self.send(Job::Flush(tx));
+        let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
+    }
+}
+
+impl SessionSink for StoreSink {
+    fn event(&self, event: &AgentEvent) {
+        let wanted = matches!(
+            event,
+            AgentEvent::TurnStarted { .. }
+                | AgentEvent::MessageAdded(_)
+                | AgentEvent::Usage { .. }
+                | AgentEvent::ToolCallFinished { .. }
+                | AgentEvent::ModelChanged { .. }
+                | AgentEvent::UndoApplied { .. }
+        );
+        if wanted {
+            self.send(Job::Event(Box::new(event.clone())));
+        }
+    }
+    fn file_versions(&self, turn: u64, versions: &[FileVersion]) {
+        self.send(Job::Versions(turn, versions.to_vec()));
+    }
+    fn resume(&self, session_id: &str) {
+        self.send(Job::Resume(session_id.to_string()));
+    }
+    fn new_session(&self) {
+        self.send(Job::New);
+    }
+    fn rewind(&self, turn: u64, fork: bool) {
+        self.send(Job::Rewind(turn, fork));
+    }
+}
+
+struct Writer {
+    store: Store,
+    info: SessionInfo,
+    state: Arc<Mutex<Recorded>>,
+    turn: u64,
+    /// Message ids of the session with their turns, in order.
+    ids: Vec<(MessageId, u64)>,
+    pending_usage: Option<(Usage, Option<f64>)>,
+    last_cost: f64,
+    /// Status and display of finished calls, until their results are saved.
+    tool_runs: HashMap<String, (ToolStatus, Option<ToolDisplay>)>,
+}
+
+impl Writer {
+    fn run(mut self, rx: Receiver<Job>) {
+        while let Ok(job) = rx.recv() {
+            if let Err(e) = self.handle(job) {
+                tracing::error!("session store: {e}");
+                lock(&self.state).error = Some(e.to_string());
+            }
+        }
+    }
+
+    fn session(&self) -> Option<SessionId> {
+        lock(&self.state).session.clone()
+    }
+
+    fn set_session(&mut self, id: Option<SessionId>) {
+        lock(&self.state).session = id;
+    }
+
+    fn ensure_session(&mut self) -> Result<SessionId, StoreError> {
+        if let Some(id) = self.session() {
+            return Ok(id);
+        }
+        let id = self.store.create_session(&NewSession {
+            cwd: self.info.cwd.clone(),
+            project_root: Some(self.info.project_root.clone()),
+            provider: self.info.provider.clone(),
+            model: self.info.model.clone(),
+            parent_id: None,
+        })?;
+        self.set_session(Some(id.clone()));
+        Ok(id)
+    }
+
+    fn handle(&mut self, job: Job) -> Result<(), StoreError> {
+        match job {
+            Job::Flush(done) => {
+                let _ = done.send(());
+            }
+            Job::New => {
+                self.set_session(None);
+                self.ids.clear();
+                self.turn = 0;
+                self.last_cost = 0.0;
+            }
+            Job::Resume(id) => {
+                let id = SessionId(id);
+                let msgs = self.store.load_messages(&id)?;
+                self.ids = msgs
+                    .iter()
+                    .map(|(mid, _, meta)| (*mid, meta.turn))
+                    .collect();
+                self.turn = self.ids.last().map(|x| x.1).unwrap_or(0);
+                self.last_cost = self.store.session(&id)?.cost;
+                self.set_session(Some(id));
+            }
+            Job::Versions(turn, versions) => {
+                let id = self.ensure_session()?;
+                for v in versions {
+                    self.store
+                        .record_file_version(&id, turn, &v.path, v.before.as_deref())?;
+                }
+            }
+            Job::Rewind(turn, fork) => self.rewind(turn, fork)?,
+            Job::Event(ev) => self.event(*ev)?,
+        }
+        Ok(())
+    }
+
+    fn rewind(&mut self, turn: u64, fork: bool) -> Result<(), StoreError> {
+        let Some(id) = self.session() else {
+            return Ok(());
+        };
+        let keep = self.ids.iter().rev().find(|(_, t)| *t < turn).map(|x| x.0);
+        if fork {
+            let new_id = match keep {
+                Some(m) => Some(self.store.fork_session(&id, Some(m))?),
+                None => None,
+            };
+            if let Some(n) = &new_id {
+                let msgs = self.store.load_messages(n)?;
+                self.ids = msgs
+                    .iter()
+                    .map(|(mid, _, meta)| (*mid, meta.turn))
+                    .collect();
+            } else {
+                self.ids.clear();
+            }
+            self.set_session(new_id);
+        } else {
+            match keep {
+                Some(m) => {
+                    self.store.truncate_after(&id, m)?;
+                    self.ids.retain(|(_, t)| *t < turn);
+                }
+                None => {
+                    self.store.delete_session(&id)?;
+                    self.ids.clear();
+                    self.set_session(None);
+                }
+            }
+        }
+        self.turn = turn.saturating_sub(1);
+        Ok(())
+    }
+
+    fn event(&mut self, ev: AgentEvent) -> Result<(), StoreError> {
+        match ev {
+            AgentEvent::TurnStarted { turn, .. } => self.turn = turn,
+            AgentEvent::ModelChanged { model, .. } => self.info.model = model,
+            AgentEvent::Usage { usage, cost, .. } => {
+                let delta = cost.map(|c| {
+                    let d = c - self.last_cost;
+                    self.last_cost = c;
+                    d
+                });
+                self.pending_usage = Some((usage, delta));
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                display,
+                ..
+            } => {
+                self.tool_runs.insert(call_id, (status, display));
+            }
+            AgentEvent::UndoApplied { turn, .. } => {
+                if let Some(id) = self.session() {
+                    self.store.mark_turn_undone(&id, turn)?;
+                }
+            }
+            AgentEvent::MessageAdded(message) => {
+                let id = self.ensure_session()?;
+                let mut meta = MessageMeta {
+                    turn: self.turn,
+                    ..MessageMeta::default()
+                };
+                if message.role == Role::Assistant {
+                    meta.model = Some(self.info.model.clone());
+                    if let Some((usage, cost)) = self.pending_usage.take() {
+                        meta.usage = Some(usage);
+                        meta.cost = cost;
+                    }
+                }
+                let mid = self.store.append_message(&id, &message, &meta)?;
+                self.ids.push((mid, self.turn));
+                self.tool_runs.clear();
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
