@@ -12,6 +12,7 @@ pub mod conversation;
 pub mod headless;
 pub mod llm;
 pub mod permission;
+pub mod sessions_cli;
 pub mod startup;
 pub mod store;
 pub mod tools;

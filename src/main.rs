@@ -37,10 +37,56 @@ enum Command {
         /// The prompt; read from standard input when absent.
         prompt: Vec<String>,
     },
+    /// Past sessions: list, show, search, export, delete.
+    Sessions {
+        #[command(subcommand)]
+        action: SessionsAction,
+        /// Print JSON (list, show, search).
+        #[arg(long, global = true)]
+        json: bool,
+    },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
         #[command(subcommand)]
         action: PermissionsAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum SessionsAction {
+    /// Sessions of this project, latest first.
+    List {
+        /// Every project's sessions.
+        #[arg(long)]
+        all: bool,
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// One session's conversation (an id or a unique prefix of it).
+    Show { id: String },
+    /// Full-text search over prompts, answers and tool output.
+    Search {
+        query: Vec<String>,
+        #[arg(long)]
+        all: bool,
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+    },
+    /// Write a session as Markdown (default) or JSON.
+    Export {
+        id: String,
+        #[arg(long)]
+        json: bool,
+        /// Write to this file instead of standard output.
+        #[arg(short, long)]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Delete a session and its history.
+    Delete {
+        id: String,
+        /// Do not ask for confirmation.
+        #[arg(long)]
+        yes: bool,
     },
 }
 
@@ -117,6 +163,35 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             }
         }
+        Some(Command::Sessions { action, json }) => {
+            use cairn::sessions_cli::Action;
+            let action = match action {
+                SessionsAction::List { all, limit } => Action::List { all, limit },
+                SessionsAction::Show { id } => Action::Show { id },
+                SessionsAction::Search { query, all, limit } => Action::Search {
+                    query: query.join(" "),
+                    all,
+                    limit,
+                },
+                SessionsAction::Export { id, json, output } => Action::Export { id, json, output },
+                SessionsAction::Delete { id, yes } => Action::Delete { id, yes },
+            };
+            let root = match std::env::current_dir() {
+                Ok(cwd) => cairn::agent::instructions::project_root(&cwd),
+                Err(e) => {
+                    eprintln!("cairn: cannot read the current directory: {e}");
+                    return 1;
+                }
+            };
+            let mut out = std::io::stdout().lock();
+            match cairn::sessions_cli::run(action, json, &root, &mut out) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    1
+                }
+            }
+        }
         Some(Command::Permissions { action }) => match permissions(action) {
             Ok(()) => 0,
             Err(e) => {
@@ -137,8 +212,15 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
         eprintln!("{}", startup::setup_help());
         return Ok(1);
     };
-    let (commands, events) = startup::start_agent(&s, &provider, false)?;
-    Ok(headless::run(prompt, output, commands, events).await as u8)
+    let running = startup::start_agent(&s, &provider, false)?;
+    if let Some(e) = &running.store_error {
+        eprintln!("cairn: this session will not be saved: {e}");
+    }
+    let code = headless::run(prompt, output, running.commands, running.events).await;
+    if let Some(sink) = &running.sink {
+        sink.flush();
+    }
+    Ok(code as u8)
 }
 
 fn permissions(action: PermissionsAction) -> Result<()> {

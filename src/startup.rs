@@ -7,6 +7,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
+use crate::agent::store_sink::{SessionInfo, StoreSink};
 use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
 use crate::config::{self, Config, ResolvedProvider};
 use crate::permission::Mode;
@@ -76,15 +77,23 @@ pub fn setup_help() -> String {
     )
 }
 
+/// A running agent and what the front end needs of it.
+pub struct Running {
+    pub commands: mpsc::UnboundedSender<AgentCommand>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    /// The recorder, when the session store could be opened.
+    pub sink: Option<Arc<StoreSink>>,
+    /// Why sessions are not being recorded, when they are not.
+    pub store_error: Option<String>,
+}
+
+/// Opens the session store at its usual place.
+pub fn open_store() -> Result<crate::store::Store> {
+    crate::sessions_cli::open_store()
+}
+
 /// Builds the agent and starts it on its own task.
-pub fn start_agent(
-    s: &Startup,
-    provider: &ResolvedProvider,
-    interactive: bool,
-) -> Result<(
-    mpsc::UnboundedSender<AgentCommand>,
-    mpsc::UnboundedReceiver<AgentEvent>,
-)> {
+pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) -> Result<Running> {
     let llm = crate::llm::build_provider(provider.settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot start provider `{}`: {e}", provider.settings.name))?;
     let model_info = crate::llm::ModelCatalog::global().lookup(&provider.model);
@@ -104,9 +113,30 @@ pub fn start_agent(
         compact_threshold: s.config.compact_threshold(),
     };
     let gate = build_gate(s)?;
-    let (agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
+    let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
+    let (sink, store_error) = match open_store() {
+        Ok(store) => {
+            let sink = Arc::new(StoreSink::start(
+                store,
+                SessionInfo {
+                    cwd: s.cwd.clone(),
+                    project_root: s.root.clone(),
+                    provider: provider.settings.name.clone(),
+                    model: provider.model.clone(),
+                },
+            ));
+            agent = agent.with_sink(sink.clone());
+            (Some(sink), None)
+        }
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
     let (commands, _task) = agent.spawn();
-    Ok((commands, events))
+    Ok(Running {
+        commands,
+        events,
+        sink,
+        store_error,
+    })
 }
 
 fn build_gate(s: &Startup) -> Result<Gate> {

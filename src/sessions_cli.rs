@@ -1,0 +1,225 @@
+//! `cairn sessions list|show|search|export|delete`.
+
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::conversation::{Part, Role, result_text};
+use crate::store::{ListFilter, MATCH_END, MATCH_START, MessageStatus, SearchFilter, Store};
+
+pub enum Action {
+    List {
+        all: bool,
+        limit: usize,
+    },
+    Show {
+        id: String,
+    },
+    Search {
+        query: String,
+        all: bool,
+        limit: usize,
+    },
+    Export {
+        id: String,
+        json: bool,
+        output: Option<std::path::PathBuf>,
+    },
+    Delete {
+        id: String,
+        yes: bool,
+    },
+}
+
+pub fn open_store() -> Result<Store> {
+    let path = crate::store::default_path()
+        .context("cannot find a data directory for the session store on this system")?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    Ok(Store::open(&path)?)
+}
+
+pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Write) -> Result<()> {
+    let mut store = open_store()?;
+    match action {
+        Action::List { all, limit } => {
+            let sessions = store.list_sessions(&ListFilter {
+                project_root: (!all).then_some(project_root),
+                limit,
+                offset: 0,
+            })?;
+            if json_out {
+                writeln!(out, "{}", serde_json::to_string_pretty(&sessions)?)?;
+            } else if sessions.is_empty() {
+                writeln!(
+                    out,
+                    "No sessions{}.",
+                    if all {
+                        ""
+                    } else {
+                        " in this project (--all for every project)"
+                    }
+                )?;
+            } else {
+                let now = chrono::Utc::now().timestamp_millis();
+                for s in sessions {
+                    writeln!(
+                        out,
+                        "{}  {:>9}  {:>4} msgs  {}",
+                        &s.id.as_str()[..s.id.as_str().len().min(13)],
+                        crate::tui::widgets::session_browser::age(now, s.updated_at),
+                        s.message_count,
+                        one_line(s.display_title(), 80)
+                    )?;
+                }
+            }
+        }
+        Action::Show { id } => {
+            let id = store.resolve_id(&id)?;
+            let summary = store.session(&id)?;
+            let messages = store.load_messages(&id)?;
+            if json_out {
+                writeln!(
+                    out,
+                    "{}",
+                    serde_json::to_string_pretty(&store.export_json(&id)?)?
+                )?;
+                return Ok(());
+            }
+            writeln!(out, "{}  {}", summary.id, summary.display_title())?;
+            writeln!(
+                out,
+                "{} · {} · {} messages · {} in / {} out tokens · ${:.4}",
+                summary.model,
+                summary.cwd.display(),
+                summary.message_count,
+                summary.input_tokens,
+                summary.output_tokens,
+                summary.cost
+            )?;
+            for (_, m, meta) in messages {
+                let undone = if meta.status == MessageStatus::Undone {
+                    " (undone)"
+                } else {
+                    ""
+                };
+                for p in &m.parts {
+                    match (m.role, p) {
+                        (Role::User, Part::Text { text }) => {
+                            writeln!(out, "\n> {}{undone}", text.replace('\n', "\n> "))?
+                        }
+                        (Role::Assistant, Part::Text { text }) => writeln!(out, "\n{text}")?,
+                        (_, Part::ToolCall { name, input, .. }) => {
+                            writeln!(out, "→ {name} {}", one_line(&input.to_string(), 120))?
+                        }
+                        (
+                            _,
+                            Part::ToolResult {
+                                content, is_error, ..
+                            },
+                        ) => {
+                            let text = result_text(content);
+                            let mark = if *is_error { "✗" } else { "✓" };
+                            writeln!(out, "  {mark} {}", one_line(&text, 120))?
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Action::Search { query, all, limit } => {
+            let hits = store.search(
+                &query,
+                &SearchFilter {
+                    project_root: (!all).then_some(project_root),
+                    limit,
+                },
+            )?;
+            if json_out {
+                let v: Vec<_> = hits
+                    .iter()
+                    .map(|h| {
+                        json!({
+                            "session_id": h.session_id,
+                            "message_id": h.message_id,
+                            "title": h.title,
+                            "snippet": h.snippet.replace([MATCH_START, MATCH_END], ""),
+                            "updated_at": h.updated_at,
+                        })
+                    })
+                    .collect();
+                writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+            } else if hits.is_empty() {
+                writeln!(
+                    out,
+                    "Nothing matches `{query}`{}.",
+                    if all {
+                        ""
+                    } else {
+                        " in this project (--all for every project)"
+                    }
+                )?;
+            } else {
+                for h in hits {
+                    let snippet = h
+                        .snippet
+                        .replace(MATCH_START, "\x1b[1m")
+                        .replace(MATCH_END, "\x1b[22m");
+                    writeln!(
+                        out,
+                        "{}  {}\n    {}",
+                        &h.session_id.as_str()[..h.session_id.as_str().len().min(13)],
+                        one_line(h.title.as_deref().unwrap_or("(untitled)"), 70),
+                        one_line(&snippet, 160)
+                    )?;
+                }
+            }
+        }
+        Action::Export {
+            id,
+            json: as_json,
+            output,
+        } => {
+            let id = store.resolve_id(&id)?;
+            let text = if as_json {
+                serde_json::to_string_pretty(&store.export_json(&id)?)?
+            } else {
+                store.export_markdown(&id)?
+            };
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, text)
+                        .with_context(|| format!("cannot write {}", path.display()))?;
+                    writeln!(out, "Exported {} to {}", id, path.display())?;
+                }
+                None => write!(out, "{text}")?,
+            }
+        }
+        Action::Delete { id, yes } => {
+            let id = store.resolve_id(&id)?;
+            let s = store.session(&id)?;
+            if !yes {
+                anyhow::bail!(
+                    "this deletes \"{}\" ({} messages) for good; run again with --yes to confirm",
+                    s.display_title(),
+                    s.message_count
+                );
+            }
+            store.delete_session(&id)?;
+            writeln!(out, "Deleted {id}")?;
+        }
+    }
+    Ok(())
+}
+
+fn one_line(s: &str, max: usize) -> String {
+    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > max {
+        format!("{}…", flat.chars().take(max).collect::<String>())
+    } else {
+        flat
+    }
+}
