@@ -111,6 +111,8 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         instructions_max_bytes: s.config.instructions_max_bytes(),
         project_config: config::project_config_path(&s.root),
         compact_threshold: s.config.compact_threshold(),
+        small_model: provider.small_model.clone(),
+        auto_title: true,
     };
     let gate = build_gate(s)?;
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);

@@ -48,6 +48,8 @@ pub enum AgentCommand {
         restore_files: bool,
         fork: bool,
     },
+    /// Rename the session.
+    SetTitle(String),
     /// Start a fresh conversation.
     NewSession,
     /// Replace the conversation (resume, rewind).
@@ -183,6 +185,8 @@ pub enum AgentEvent {
         restored: Vec<String>,
         failed: Vec<(String, String)>,
     },
+    /// The session has a (new) title.
+    TitleChanged(String),
     /// A message was added to the conversation (for the session store).
     MessageAdded(Message),
     TurnFinished {

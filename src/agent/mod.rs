@@ -8,6 +8,7 @@ pub mod instructions;
 pub mod prompt;
 pub mod recording;
 pub mod store_sink;
+pub mod title;
 mod turn;
 pub mod undo;
 
@@ -51,6 +52,10 @@ pub struct AgentOptions {
     pub project_config: PathBuf,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
+    /// A cheaper model for titles; the main model when `None`.
+    pub small_model: Option<String>,
+    /// Write a title after the first exchange.
+    pub auto_title: bool,
 }
 
 /// State shared between the turn and the command handler while a turn runs.
@@ -225,6 +230,7 @@ impl Agent {
                 // Files viewed in an earlier run may have changed since.
                 self.session.forget_views();
             }
+            AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
             AgentCommand::PrepareRewind { turn } => self.prepare_rewind(turn),
             AgentCommand::Rewind {
                 turn,
@@ -236,6 +242,31 @@ impl Agent {
             AgentCommand::Submit { .. } | AgentCommand::Shutdown | AgentCommand::Compact { .. } => {
             }
         }
+    }
+
+    /// Titles the session in the background from its first exchange.
+    fn spawn_title(&self) {
+        let prompt = self.messages.first().map(|m| m.text()).unwrap_or_default();
+        let answer = self
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == Role::Assistant && !m.text().is_empty())
+            .map(|m| m.text())
+            .unwrap_or_default();
+        let provider = self.provider.clone();
+        let model = self
+            .opts
+            .small_model
+            .clone()
+            .unwrap_or_else(|| self.opts.model.clone());
+        let shared = self.shared.clone();
+        tokio::spawn(async move {
+            if let Some(title) = title::generate(provider.as_ref(), &model, &prompt, &answer).await
+            {
+                shared.emit(AgentEvent::TitleChanged(title));
+            }
+        });
     }
 
     /// The index of the prompt message of `turn`, if it is still in the
@@ -446,6 +477,9 @@ impl Agent {
                             lock(&shared.gate).set_mode(mode);
                             shared.emit(AgentEvent::ModeChanged(mode));
                         }
+                        Some(AgentCommand::SetTitle(title)) => {
+                            shared.emit(AgentEvent::TitleChanged(title));
+                        }
                         Some(other) => shared.emit(AgentEvent::Notice {
                             level: NoticeLevel::Warning,
                             text: format!(
@@ -462,6 +496,9 @@ impl Agent {
             self.queue.clear();
         }
         crate::conversation::repair_tool_pairs(&mut self.messages);
+        if turn_no == 1 && self.opts.auto_title && matches!(outcome, TurnOutcome::Completed) {
+            self.spawn_title();
+        }
         if let Some(sink) = &self.shared.sink {
             let versions: Vec<_> = self
                 .session

@@ -92,6 +92,7 @@ impl SessionSink for StoreSink {
                 | AgentEvent::ToolCallFinished { .. }
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::UndoApplied { .. }
+                | AgentEvent::TitleChanged(_)
         );
         if wanted {
             self.send(Job::Event(Box::new(event.clone())));
@@ -248,6 +249,11 @@ impl Writer {
                 ..
             } => {
                 self.tool_runs.insert(call_id, (status, display));
+            }
+            AgentEvent::TitleChanged(title) => {
+                if let Some(id) = self.session() {
+                    self.store.set_title(&id, &title)?;
+                }
             }
             AgentEvent::UndoApplied { turn, .. } => {
                 if let Some(id) = self.session() {

@@ -253,6 +253,8 @@ fn test_options(dir: &std::path::Path) -> AgentOptions {
         instructions_max_bytes: 1000,
         project_config: dir.join(".cairn/config.toml"),
         compact_threshold: 0.8,
+        small_model: None,
+        auto_title: false,
     }
 }
 
