@@ -10,6 +10,7 @@ pub mod config;
 pub mod conversation;
 pub mod headless;
 pub mod llm;
+pub mod mcp;
 pub mod permission;
 pub mod startup;
 pub mod tools;
