@@ -137,7 +137,10 @@ mod tests {
         );
         assert!(out.is_error);
         assert_eq!(out.text_content(), "bad input");
-        let out = render(result(json!({"content": [], "structuredContent": {"n": 3}})), true);
+        let out = render(
+            result(json!({"content": [], "structuredContent": {"n": 3}})),
+            true,
+        );
         assert_eq!(out.text_content(), r#"{"n":3}"#);
         let out = render(result(json!({"content": []})), true);
         assert_eq!(out.text_content(), "(the tool returned no content)");

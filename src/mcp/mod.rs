@@ -106,7 +106,10 @@ mod tests {
 
     #[test]
     fn names_are_prefixed_and_sanitised() {
-        assert_eq!(tool_name("github", "create_issue"), "mcp__github__create_issue");
+        assert_eq!(
+            tool_name("github", "create_issue"),
+            "mcp__github__create_issue"
+        );
         assert_eq!(tool_name("my server", "a.b/c"), "mcp__my_server__a_b_c");
         assert_eq!(tool_name("s", "naïve"), "mcp__s__na_ve");
     }

@@ -92,7 +92,12 @@ mod tests {
         ProgressToken(NumberOrString::Number(n))
     }
 
-    fn note(t: i64, progress: f64, total: Option<f64>, message: Option<&str>) -> ProgressNotificationParam {
+    fn note(
+        t: i64,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> ProgressNotificationParam {
         let mut p = ProgressNotificationParam::new(token(t), progress);
         p.total = total;
         p.message = message.map(str::to_string);
@@ -101,7 +106,10 @@ mod tests {
 
     #[test]
     fn lines_read_like_progress() {
-        assert_eq!(progress_line(&note(1, 3.0, Some(10.0), Some("indexing"))), "3/10 indexing");
+        assert_eq!(
+            progress_line(&note(1, 3.0, Some(10.0), Some("indexing"))),
+            "3/10 indexing"
+        );
         assert_eq!(progress_line(&note(1, 2.5, None, None)), "2.5");
         assert_eq!(progress_line(&note(1, 7.0, None, Some("  "))), "7");
     }

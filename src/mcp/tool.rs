@@ -82,7 +82,7 @@ impl McpTool {
 }
 
 enum Outcome {
-    Answered(Result<ServerResult, ServiceError>),
+    Answered(Box<Result<ServerResult, ServiceError>>),
     TimedOut,
     Cancelled,
 }
@@ -124,9 +124,7 @@ impl Tool for McpTool {
             Value::Object(args) => params = params.with_arguments(args),
             Value::Null => {}
             other => {
-                return self.error(format!(
-                    "the arguments must be a JSON object, got {other}"
-                ));
+                return self.error(format!("the arguments must be a JSON object, got {other}"));
             }
         }
         let request = ClientRequest::CallToolRequest(Request::new(params));
@@ -145,23 +143,13 @@ impl Tool for McpTool {
         }
         let limit = self.slot.timeout();
         let outcome = tokio::select! {
-            r = handle.await_response() => Outcome::Answered(r),
+            r = handle.await_response() => Outcome::Answered(Box::new(r)),
             _ = tokio::time::sleep(limit) => Outcome::TimedOut,
             _ = ctx.cancel.cancelled() => Outcome::Cancelled,
         };
         live.progress.unregister(&token);
         match outcome {
-            Outcome::Answered(Ok(ServerResult::CallToolResult(result))) => {
-                render(result, ctx.supports_images)
-            }
-            Outcome::Answered(Ok(_)) => self.error(
-                "the server answered with something other than a tool result \
-                 (cairn does not support MCP tasks or input requests yet)",
-            ),
-            Outcome::Answered(Err(ServiceError::McpError(e))) => {
-                self.error(format!("the server rejected the call: {}", e.message))
-            }
-            Outcome::Answered(Err(e)) => self.connection_lost(e).await,
+            Outcome::Answered(answer) => self.answer(*answer, ctx.supports_images).await,
             Outcome::TimedOut => {
                 self.send_cancel(&live, id, "timed out").await;
                 self.error(format!(
@@ -174,6 +162,26 @@ impl Tool for McpTool {
                 self.send_cancel(&live, id, "cancelled by the user").await;
                 ToolOutput::error("cancelled by the user")
             }
+        }
+    }
+}
+
+impl McpTool {
+    async fn answer(
+        &self,
+        answer: Result<ServerResult, ServiceError>,
+        supports_images: bool,
+    ) -> ToolOutput {
+        match answer {
+            Ok(ServerResult::CallToolResult(result)) => render(result, supports_images),
+            Ok(_) => self.error(
+                "the server answered with something other than a tool result \
+                 (cairn does not support MCP tasks or input requests yet)",
+            ),
+            Err(ServiceError::McpError(e)) => {
+                self.error(format!("the server rejected the call: {}", e.message))
+            }
+            Err(e) => self.connection_lost(e).await,
         }
     }
 }

@@ -311,9 +311,18 @@ mod tests {
             expand_with("a${EMPTY}b${TOKEN}", lookup).as_deref(),
             Ok("abs3cret")
         );
-        assert_eq!(expand_with("plain $HOME", lookup).as_deref(), Ok("plain $HOME"));
-        assert_eq!(expand_with("open ${TOKEN", lookup).as_deref(), Ok("open ${TOKEN"));
-        assert_eq!(expand_with("${not valid}", lookup).as_deref(), Ok("${not valid}"));
+        assert_eq!(
+            expand_with("plain $HOME", lookup).as_deref(),
+            Ok("plain $HOME")
+        );
+        assert_eq!(
+            expand_with("open ${TOKEN", lookup).as_deref(),
+            Ok("open ${TOKEN")
+        );
+        assert_eq!(
+            expand_with("${not valid}", lookup).as_deref(),
+            Ok("${not valid}")
+        );
     }
 
     #[test]
