@@ -110,10 +110,16 @@ async fn connect_http(
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
     );
-    let session = client
-        .serve(transport)
-        .await
-        .map_err(|e| format!("could not connect to {url}: {e}"))?;
+    let session = client.serve(transport).await.map_err(|e| {
+        let mut why = format!("could not connect to {url}: {e}");
+        if url.trim_end_matches('/').ends_with("/sse") {
+            why.push_str(
+                " (this looks like an HTTP+SSE endpoint; cairn speaks only streamable HTTP, \
+                     usually served at /mcp)",
+            );
+        }
+        why
+    })?;
     Ok(Connection {
         session,
         child: None,
