@@ -5,6 +5,10 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use crate::conversation::{ImageData, ResultContent};
 use crate::tools::ToolOutput;
 
+/// Characters of text a result may put into the conversation; a server that
+/// dumps a whole database should not fill the model's context.
+const MAX_TEXT: usize = 100_000;
+
 /// Renders what the server answered. Images pass through when the model
 /// accepts them and are described otherwise; resources become text.
 pub(crate) fn render(result: CallToolResult, supports_images: bool) -> ToolOutput {
@@ -67,10 +71,50 @@ pub(crate) fn render(result: CallToolResult, supports_images: bool) -> ToolOutpu
         }));
     }
     ToolOutput {
-        content,
+        content: cap_text(content, MAX_TEXT),
         is_error: result.is_error.unwrap_or(false),
         display: None,
     }
+}
+
+/// Cuts text blocks once `max` characters have been kept, and says so.
+fn cap_text(content: Vec<ResultContent>, max: usize) -> Vec<ResultContent> {
+    let total: usize = content
+        .iter()
+        .map(|c| match c {
+            ResultContent::Text { text } => text.chars().count(),
+            ResultContent::Image { .. } => 0,
+        })
+        .sum();
+    if total <= max {
+        return content;
+    }
+    let mut budget = max;
+    let mut out = Vec::with_capacity(content.len() + 1);
+    for block in content {
+        match block {
+            ResultContent::Text { text } => {
+                if budget == 0 {
+                    continue;
+                }
+                let len = text.chars().count();
+                if len <= budget {
+                    budget -= len;
+                    out.push(ResultContent::Text { text });
+                } else {
+                    out.push(ResultContent::text(
+                        text.chars().take(budget).collect::<String>(),
+                    ));
+                    budget = 0;
+                }
+            }
+            image => out.push(image),
+        }
+    }
+    out.push(ResultContent::text(format!(
+        "[output truncated: {max} of {total} characters shown]"
+    )));
+    out
 }
 
 /// Size of base64 data once decoded, without decoding it.
@@ -126,6 +170,24 @@ mod tests {
         assert_eq!(
             render(r, true).text_content(),
             "inside\n[resource file:///b.bin (application/gzip), 3 bytes]\n[resource link c.md <file:///c.md> (text/markdown): notes]"
+        );
+    }
+
+    #[test]
+    fn long_text_is_cut_with_a_note() {
+        let content = vec![
+            ResultContent::text("abcdef"),
+            ResultContent::text("ghij"),
+            ResultContent::text("klm"),
+        ];
+        assert_eq!(cap_text(content.clone(), 13), content);
+        assert_eq!(
+            cap_text(content, 8),
+            vec![
+                ResultContent::text("abcdef"),
+                ResultContent::text("gh"),
+                ResultContent::text("[output truncated: 8 of 13 characters shown]"),
+            ]
         );
     }
 

@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::CairnClient;
 use super::progress::ProgressRouter;
 use super::transport::{self, Connection};
-use super::{ServerState, ServerStatus, TransportKind, sanitize};
+use super::{ServerState, ServerStatus, TransportKind, server_key};
 use crate::config::McpServerConfig;
 use crate::tools::Tool;
 use crate::tools::state::lock;
@@ -182,7 +182,7 @@ impl McpManager {
             inner.tools.clear();
             if !matches!(inner.state, ServerState::Disabled) {
                 inner.state = ServerState::Failed {
-                    reason: "stopped".to_string(),
+                    reason: "cairn stopped it".to_string(),
                 };
             }
             tasks.extend(inner.task.take());
@@ -196,7 +196,7 @@ impl McpManager {
     fn find(&self, name: &str) -> Option<&Arc<Slot>> {
         self.slots
             .get(name)
-            .or_else(|| self.slots.values().find(|s| sanitize(&s.name) == name))
+            .or_else(|| self.slots.values().find(|s| server_key(&s.name) == name))
     }
 
     fn tick(&self) {

@@ -79,18 +79,32 @@ fn sanitize(part: &str) -> String {
         .collect()
 }
 
+/// A server's name as it appears inside tool names: sanitised, and with no
+/// `__` so that [`split_tool_name`] finds where it ends.
+fn server_key(server: &str) -> String {
+    let mut key = sanitize(server);
+    while key.contains("__") {
+        key = key.replace("__", "_");
+    }
+    key
+}
+
 /// The name the model sees for `tool` of `server`: `mcp__<server>__<tool>`,
 /// sanitised and cut to 64 characters.
 pub fn tool_name(server: &str, tool: &str) -> String {
-    let mut name = format!("{PREFIX}{}{SEPARATOR}{}", sanitize(server), sanitize(tool));
+    let mut name = format!(
+        "{PREFIX}{}{SEPARATOR}{}",
+        server_key(server),
+        sanitize(tool)
+    );
     // Only ASCII remains after sanitising, so byte truncation is safe.
     name.truncate(MAX_TOOL_NAME);
     name
 }
 
 /// Splits `mcp__server__tool` into `("server", "tool")`. The server part is
-/// everything up to the first `__` after the prefix, so a server name must
-/// not contain `__` to be found (tool names may).
+/// everything up to the first `__` after the prefix ([`tool_name`] keeps `__`
+/// out of server names; tool names may contain it).
 pub fn split_tool_name(name: &str) -> Option<(&str, &str)> {
     let rest = name.strip_prefix(PREFIX)?;
     let (server, tool) = rest.split_once(SEPARATOR)?;
@@ -112,6 +126,9 @@ mod tests {
         );
         assert_eq!(tool_name("my server", "a.b/c"), "mcp__my_server__a_b_c");
         assert_eq!(tool_name("s", "naïve"), "mcp__s__na_ve");
+        let odd = tool_name("my__srv", "do__it");
+        assert_eq!(odd, "mcp__my_srv__do__it");
+        assert_eq!(split_tool_name(&odd), Some(("my_srv", "do__it")));
     }
 
     #[test]

@@ -42,7 +42,7 @@ impl McpTool {
             name: super::tool_name(&slot.name, &def.name),
             tool: def.name.to_string(),
             description,
-            schema: Value::Object((*def.input_schema).clone()),
+            schema: object_schema(&def.input_schema),
             slot,
         }
     }
@@ -186,6 +186,21 @@ impl McpTool {
     }
 }
 
+/// The server's input schema, marked as an object schema if it forgot to
+/// say so (the providers reject a tool whose schema has no `type`).
+fn object_schema(schema: &serde_json::Map<String, Value>) -> Value {
+    let mut schema = schema.clone();
+    schema
+        .entry("type")
+        .or_insert_with(|| Value::String("object".into()));
+    if schema.get("type").and_then(Value::as_str) == Some("object") {
+        schema
+            .entry("properties")
+            .or_insert_with(|| Value::Object(Default::default()));
+    }
+    Value::Object(schema)
+}
+
 /// `{"owner":"a","title":"b"}` → `owner=a title=b`, cut to fit one line.
 fn short_args(input: &Value) -> String {
     let Value::Object(map) = input else {
@@ -216,6 +231,20 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn schemas_are_objects() {
+        let bare = serde_json::Map::new();
+        assert_eq!(
+            object_schema(&bare),
+            json!({"type": "object", "properties": {}})
+        );
+        let given = json!({"type": "object", "properties": {"a": {"type": "string"}}});
+        let Value::Object(map) = given.clone() else {
+            unreachable!()
+        };
+        assert_eq!(object_schema(&map), given);
+    }
 
     #[test]
     fn short_args_fit_one_line() {
