@@ -52,16 +52,30 @@ fn main() {
         disabled_servers_stay_down,
         shutdown_stops_the_server_process,
     );
-    let filter: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| !a.starts_with('-'))
-        .collect();
+    // The few libtest arguments worth honouring: name filters, `--skip`, `--list`.
+    let (mut filter, mut skip, mut list) = (Vec::new(), Vec::new(), false);
+    let mut args = std::env::args().skip(1);
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--skip" => skip.extend(args.next()),
+            "--list" => list = true,
+            a if a.starts_with('-') => {}
+            _ => filter.push(arg),
+        }
+    }
+    let selected = all.iter().filter(|(name, _)| {
+        (filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str())))
+            && !skip.iter().any(|s| name.contains(s.as_str()))
+    });
+    if list {
+        for (name, _) in selected {
+            println!("{name}: test");
+        }
+        return;
+    }
     let mut failed = Vec::new();
     let mut ran = 0;
-    for (name, test) in all {
-        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
-            continue;
-        }
+    for (name, test) in selected {
         ran += 1;
         let rt = tokio::runtime::Runtime::new().expect("runtime");
         let outcome =
