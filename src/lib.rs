@@ -11,6 +11,7 @@ pub mod context;
 pub mod conversation;
 pub mod headless;
 pub mod llm;
+pub mod mcp;
 pub mod permission;
 pub mod sessions_cli;
 pub mod startup;

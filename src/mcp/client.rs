@@ -1,0 +1,62 @@
+//! cairn's side of an MCP session: what it answers to a server's
+//! notifications.
+
+// Logging notifications are deprecated by the newest protocol revision, but
+// servers speaking the older ones still send them and they belong in the log.
+#![allow(deprecated)]
+
+use std::sync::Arc;
+
+use rmcp::model::{
+    ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam,
+};
+use rmcp::service::NotificationContext;
+use rmcp::{ClientHandler, RoleClient};
+use tokio::sync::mpsc::UnboundedSender;
+
+use super::progress::ProgressRouter;
+
+pub(crate) struct CairnClient {
+    pub(crate) server: String,
+    pub(crate) progress: Arc<ProgressRouter>,
+    /// Told when the server's tool list changed, so its supervisor re-lists.
+    pub(crate) tools_changed: UnboundedSender<()>,
+}
+
+impl ClientHandler for CairnClient {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.dispatch(params);
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::debug!(server = %self.server, "MCP tool list changed");
+        let _ = self.tools_changed.send(());
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let server = &self.server;
+        let data = params.data.to_string();
+        match params.level {
+            LoggingLevel::Debug => tracing::debug!(%server, "MCP log: {data}"),
+            LoggingLevel::Info | LoggingLevel::Notice => tracing::info!(%server, "MCP log: {data}"),
+            LoggingLevel::Warning => tracing::warn!(%server, "MCP log: {data}"),
+            _ => tracing::error!(%server, "MCP log: {data}"),
+        }
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
+        )
+    }
+}

@@ -1,0 +1,435 @@
+//! Starts, watches and restarts the configured MCP servers.
+//!
+//! Each server has a slot holding its state; one background task per
+//! connection attempt (a "generation") connects, lists the tools, then waits
+//! for the session to end, a restart or a `tools/list_changed`. A task only
+//! writes to its slot while its generation is current, so a restart never
+//! races an old task's last words.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::RoleClient;
+use rmcp::model::Tool as McpToolDef;
+use rmcp::service::Peer;
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::client::CairnClient;
+use super::progress::ProgressRouter;
+use super::transport::{self, Connection};
+use super::{ServerState, ServerStatus, TransportKind, server_key};
+use crate::config::McpServerConfig;
+use crate::tools::Tool;
+use crate::tools::state::lock;
+
+/// How long a server gets to start and to answer one call, unless its
+/// `timeout_secs` says otherwise.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a stopping session gets to close before its process is killed.
+const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+pub struct McpManager {
+    slots: BTreeMap<String, Arc<Slot>>,
+    changes: watch::Sender<u64>,
+}
+
+/// One configured server.
+pub(crate) struct Slot {
+    pub(crate) name: String,
+    config: McpServerConfig,
+    inner: Mutex<SlotInner>,
+}
+
+struct SlotInner {
+    state: ServerState,
+    tools: Vec<McpToolDef>,
+    live: Option<Live>,
+    generation: u64,
+    stop: CancellationToken,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// What a tool call needs from a connected server.
+#[derive(Clone)]
+pub(crate) struct Live {
+    pub(crate) peer: Peer<RoleClient>,
+    pub(crate) progress: Arc<ProgressRouter>,
+}
+
+impl McpManager {
+    /// Starts every enabled server in the background and returns at once.
+    /// Must be called from within a Tokio runtime.
+    pub fn start(servers: BTreeMap<String, McpServerConfig>) -> Arc<McpManager> {
+        let (changes, _) = watch::channel(0);
+        let slots = servers
+            .into_iter()
+            .map(|(name, config)| {
+                let state = if config.disabled {
+                    ServerState::Disabled
+                } else {
+                    ServerState::Starting
+                };
+                let slot = Arc::new(Slot {
+                    name: name.clone(),
+                    config,
+                    inner: Mutex::new(SlotInner {
+                        state,
+                        tools: Vec::new(),
+                        live: None,
+                        generation: 0,
+                        stop: CancellationToken::new(),
+                        task: None,
+                    }),
+                });
+                (name, slot)
+            })
+            .collect();
+        let manager = Arc::new(McpManager { slots, changes });
+        for slot in manager.slots.values() {
+            if !slot.config.disabled {
+                manager.launch(slot);
+            }
+        }
+        manager
+    }
+
+    /// Ticks whenever the set of tools changes: a server connected, failed,
+    /// crashed or announced a new tool list.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    pub fn statuses(&self) -> Vec<ServerStatus> {
+        self.slots.values().map(|slot| slot.status()).collect()
+    }
+
+    /// One tool per tool of every connected server.
+    pub fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out: Vec<Arc<dyn Tool>> = Vec::new();
+        for slot in self.slots.values() {
+            for def in lock(&slot.inner).tools.iter() {
+                let tool = super::McpTool::new(slot.clone(), def);
+                if seen.insert(tool.name().to_string()) {
+                    out.push(Arc::new(tool));
+                } else {
+                    tracing::warn!(
+                        server = %slot.name,
+                        tool = %def.name,
+                        "MCP tool skipped: its name clashes with another once shortened"
+                    );
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether the server (by its configured or its sanitised name, as in a
+    /// tool name) is marked `trusted`.
+    pub fn is_trusted(&self, server: &str) -> bool {
+        self.find(server).is_some_and(|slot| slot.config.trusted)
+    }
+
+    /// Stops the server if it runs and starts it again in the background.
+    pub fn restart(&self, name: &str) -> Result<(), String> {
+        let slot = self.find(name).ok_or_else(|| {
+            let known: Vec<&str> = self.slots.keys().map(String::as_str).collect();
+            format!(
+                "there is no MCP server named `{name}` (configured: {})",
+                if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                }
+            )
+        })?;
+        if slot.config.disabled {
+            return Err(format!(
+                "MCP server `{name}` is disabled in the configuration"
+            ));
+        }
+        self.launch(slot);
+        Ok(())
+    }
+
+    /// Waits until no server is still starting, or `within` has passed.
+    pub async fn settle(&self, within: Duration) {
+        let mut rx = self.changes();
+        let _ = tokio::time::timeout(within, async {
+            loop {
+                let starting = self
+                    .slots
+                    .values()
+                    .any(|s| lock(&s.inner).state == ServerState::Starting);
+                if !starting || rx.changed().await.is_err() {
+                    return;
+                }
+            }
+        })
+        .await;
+    }
+
+    /// Stops every server and waits (briefly) for their processes to end.
+    pub async fn shutdown(&self) {
+        let mut tasks = Vec::new();
+        for slot in self.slots.values() {
+            let mut inner = lock(&slot.inner);
+            inner.generation += 1;
+            inner.stop.cancel();
+            inner.live = None;
+            inner.tools.clear();
+            if !matches!(inner.state, ServerState::Disabled) {
+                inner.state = ServerState::Failed {
+                    reason: "cairn stopped it".to_string(),
+                };
+            }
+            tasks.extend(inner.task.take());
+        }
+        for task in tasks {
+            let _ = tokio::time::timeout(CLOSE_GRACE * 3, task).await;
+        }
+        self.tick();
+    }
+
+    fn find(&self, name: &str) -> Option<&Arc<Slot>> {
+        self.slots
+            .get(name)
+            .or_else(|| self.slots.values().find(|s| server_key(&s.name) == name))
+    }
+
+    fn tick(&self) {
+        self.changes.send_modify(|n| *n += 1);
+    }
+
+    /// Starts a new generation for `slot`, stopping the previous one.
+    fn launch(&self, slot: &Arc<Slot>) {
+        let stop = CancellationToken::new();
+        let generation = {
+            let mut inner = lock(&slot.inner);
+            inner.stop.cancel();
+            inner.stop = stop.clone();
+            inner.generation += 1;
+            inner.state = ServerState::Starting;
+            inner.live = None;
+            inner.tools.clear();
+            inner.generation
+        };
+        self.tick();
+        let task = tokio::spawn(supervise(
+            slot.clone(),
+            generation,
+            stop,
+            self.changes.clone(),
+        ));
+        let mut inner = lock(&slot.inner);
+        if inner.generation == generation {
+            inner.task = Some(task);
+        }
+    }
+}
+
+impl Drop for McpManager {
+    fn drop(&mut self) {
+        for slot in self.slots.values() {
+            lock(&slot.inner).stop.cancel();
+        }
+    }
+}
+
+impl Slot {
+    pub(crate) fn timeout(&self) -> Duration {
+        self.config
+            .timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_TIMEOUT)
+    }
+
+    /// The live session, or the answer a tool gives when there is none.
+    pub(crate) fn live(&self) -> Result<Live, String> {
+        let inner = lock(&self.inner);
+        match (&inner.live, &inner.state) {
+            (Some(live), _) => Ok(live.clone()),
+            (None, state) => Err(self.not_connected(state)),
+        }
+    }
+
+    /// If the server has failed since a call began, why.
+    pub(crate) fn failure(&self) -> Option<String> {
+        let inner = lock(&self.inner);
+        match &inner.state {
+            ServerState::Failed { .. } => Some(self.not_connected(&inner.state)),
+            _ => None,
+        }
+    }
+
+    fn not_connected(&self, state: &ServerState) -> String {
+        let why = match state {
+            ServerState::Starting => "it is still starting".to_string(),
+            ServerState::Failed { reason } => reason.clone(),
+            ServerState::Disabled => "it is disabled in the configuration".to_string(),
+            ServerState::Connected { .. } => "the connection is being replaced".to_string(),
+        };
+        format!(
+            "MCP server `{}` is not connected: {why}; it can be restarted with /mcp",
+            self.name
+        )
+    }
+
+    fn status(&self) -> ServerStatus {
+        let inner = lock(&self.inner);
+        let (transport, target) = match (&self.config.command, &self.config.url) {
+            (Some(command), _) => {
+                let mut line = command.clone();
+                for arg in &self.config.args {
+                    line.push(' ');
+                    line.push_str(arg);
+                }
+                (TransportKind::Stdio, line)
+            }
+            (None, Some(url)) => (TransportKind::Http, url.clone()),
+            (None, None) => (TransportKind::Stdio, String::new()),
+        };
+        ServerStatus {
+            name: self.name.clone(),
+            state: inner.state.clone(),
+            tools: inner.tools.iter().map(|t| t.name.to_string()).collect(),
+            transport,
+            target,
+            trusted: self.config.trusted,
+        }
+    }
+
+    /// Applies `f` if `generation` is still current; ticks `changes` if so.
+    fn update(
+        &self,
+        generation: u64,
+        changes: &watch::Sender<u64>,
+        f: impl FnOnce(&mut SlotInner),
+    ) -> bool {
+        {
+            let mut inner = lock(&self.inner);
+            if inner.generation != generation {
+                return false;
+            }
+            f(&mut inner);
+        }
+        changes.send_modify(|n| *n += 1);
+        true
+    }
+
+    fn fail(&self, generation: u64, reason: String, changes: &watch::Sender<u64>) {
+        tracing::warn!(server = %self.name, "MCP server failed: {reason}");
+        self.update(generation, changes, |inner| {
+            inner.state = ServerState::Failed { reason };
+            inner.live = None;
+            inner.tools.clear();
+        });
+    }
+
+    fn set_tools(&self, generation: u64, tools: Vec<McpToolDef>, changes: &watch::Sender<u64>) {
+        self.update(generation, changes, |inner| {
+            inner.state = ServerState::Connected { tools: tools.len() };
+            inner.tools = tools;
+        });
+    }
+}
+
+/// One generation of a server's life: connect, list, serve until it ends.
+async fn supervise(
+    slot: Arc<Slot>,
+    generation: u64,
+    stop: CancellationToken,
+    changes: watch::Sender<u64>,
+) {
+    let progress = Arc::new(ProgressRouter::default());
+    let (list_tx, mut list_rx) = mpsc::unbounded_channel();
+    let client = CairnClient {
+        server: slot.name.clone(),
+        progress: progress.clone(),
+        tools_changed: list_tx,
+    };
+    let limit = slot.timeout();
+    // Dropping a half-made connection (stop, timeout) kills its process.
+    let connected = tokio::select! {
+        _ = stop.cancelled() => return,
+        r = tokio::time::timeout(limit, transport::connect(&slot.name, &slot.config, client)) => {
+            r.unwrap_or_else(|_| Err(format!(
+                "it did not finish starting within {} s",
+                limit.as_secs()
+            )))
+        }
+    };
+    let Connection { session, mut child } = match connected {
+        Ok(c) => c,
+        Err(reason) => return slot.fail(generation, reason, &changes),
+    };
+    let peer = session.peer().clone();
+    let listed = tokio::select! {
+        _ = stop.cancelled() => None,
+        r = tokio::time::timeout(limit, peer.list_all_tools()) => Some(r),
+    };
+    let tools = match listed {
+        Some(Ok(Ok(tools))) => tools,
+        other => {
+            if let Some(reason) = match other {
+                Some(Ok(Err(e))) => Some(format!("listing its tools failed: {e}")),
+                Some(Err(_)) => Some("it did not list its tools in time".to_string()),
+                _ => None,
+            } {
+                slot.fail(generation, reason, &changes);
+            }
+            let _ = session.cancel().await;
+            if let Some(child) = child.as_mut() {
+                child.stop().await;
+            }
+            return;
+        }
+    };
+    tracing::info!(server = %slot.name, tools = tools.len(), "MCP server connected");
+    let live = Live {
+        peer: peer.clone(),
+        progress,
+    };
+    slot.update(generation, &changes, |inner| {
+        inner.state = ServerState::Connected { tools: tools.len() };
+        inner.tools = tools;
+        inner.live = Some(live);
+    });
+
+    let closer = session.cancellation_token();
+    let mut ended = Box::pin(session.waiting());
+    loop {
+        tokio::select! {
+            _ = stop.cancelled() => {
+                closer.cancel();
+                let _ = tokio::time::timeout(CLOSE_GRACE, &mut ended).await;
+                if let Some(child) = child.as_mut() {
+                    child.stop().await;
+                }
+                return;
+            }
+            _ = &mut ended => {
+                let reason = match child.as_mut() {
+                    Some(child) => {
+                        let why = child.exit_reason(CLOSE_GRACE).await;
+                        child.stop().await;
+                        why.unwrap_or_else(|| "the server closed its connection".to_string())
+                    }
+                    None => "the connection to the server closed".to_string(),
+                };
+                return slot.fail(generation, reason, &changes);
+            }
+            Some(()) = list_rx.recv() => {
+                // Several notifications in a burst need one listing.
+                while list_rx.try_recv().is_ok() {}
+                match tokio::time::timeout(limit, peer.list_all_tools()).await {
+                    Ok(Ok(tools)) => slot.set_tools(generation, tools, &changes),
+                    Ok(Err(e)) => tracing::warn!(server = %slot.name, "re-listing MCP tools failed: {e}"),
+                    Err(_) => tracing::warn!(server = %slot.name, "re-listing MCP tools timed out"),
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,341 @@
+//! Opening a session with a server: a child process on stdio, or a
+//! streamable HTTP endpoint. `${VAR}` in the configuration is filled from
+//! cairn's environment here, at connect time, so a restart sees new values.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::RoleClient;
+use rmcp::ServiceExt;
+use rmcp::service::RunningService;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStderr, Command};
+use tokio::task::JoinHandle;
+
+use super::client::CairnClient;
+use crate::config::McpServerConfig;
+use crate::tools::state::lock;
+
+pub(crate) type Session = RunningService<RoleClient, CairnClient>;
+
+/// Lines of a server's stderr kept to explain a crash.
+const STDERR_TAIL: usize = 10;
+
+/// An open session, and the process behind it for stdio servers.
+pub(crate) struct Connection {
+    pub(crate) session: Session,
+    pub(crate) child: Option<ServerProcess>,
+}
+
+/// Connects to the server `config` describes. The error is the reason shown
+/// in `/mcp`.
+pub(crate) async fn connect(
+    name: &str,
+    config: &McpServerConfig,
+    client: CairnClient,
+) -> Result<Connection, String> {
+    if let Some(command) = &config.command {
+        connect_stdio(name, command, config, client).await
+    } else if let Some(url) = &config.url {
+        connect_http(url, config, client).await
+    } else {
+        Err("neither `command` nor `url` is set".to_string())
+    }
+}
+
+async fn connect_stdio(
+    name: &str,
+    command: &str,
+    config: &McpServerConfig,
+    client: CairnClient,
+) -> Result<Connection, String> {
+    let program = expand_env(command)?;
+    let args = config
+        .args
+        .iter()
+        .map(|a| expand_env(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut cmd = Command::new(&program);
+    cmd.args(&args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    for (key, value) in &config.env {
+        cmd.env(key, expand_env(value)?);
+    }
+    // Its own process group, so stopping it also stops what it started
+    // (`npx` runs the server as a grandchild).
+    #[cfg(unix)]
+    cmd.process_group(0);
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    let stdin = child.stdin.take();
+    let stdout = child.stdout.take();
+    let stderr = child.stderr.take();
+    let mut process = ServerProcess::new(name, child, stderr);
+    let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
+        process.stop().await;
+        return Err("the server's stdin/stdout could not be opened".to_string());
+    };
+    match client.serve((stdout, stdin)).await {
+        Ok(session) => Ok(Connection {
+            session,
+            child: Some(process),
+        }),
+        Err(e) => {
+            let why = process.exit_reason(Duration::from_millis(500)).await;
+            process.stop().await;
+            Err(match why {
+                Some(why) => format!("initialisation failed: {why}"),
+                None => format!("initialisation failed: {e}"),
+            })
+        }
+    }
+}
+
+async fn connect_http(
+    url: &str,
+    config: &McpServerConfig,
+    client: CairnClient,
+) -> Result<Connection, String> {
+    let url = expand_env(url)?;
+    let headers = http_headers(&config.headers)?;
+    let transport = StreamableHttpClientTransport::from_config(
+        StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
+    );
+    let session = client.serve(transport).await.map_err(|e| {
+        let mut why = format!("could not connect to {url}: {e}");
+        if url.trim_end_matches('/').ends_with("/sse") {
+            why.push_str(
+                " (this looks like an HTTP+SSE endpoint; cairn speaks only streamable HTTP, \
+                     usually served at /mcp)",
+            );
+        }
+        why
+    })?;
+    Ok(Connection {
+        session,
+        child: None,
+    })
+}
+
+fn http_headers(
+    headers: &BTreeMap<String, String>,
+) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+    let mut out = HashMap::new();
+    for (key, value) in headers {
+        let name = HeaderName::from_bytes(key.as_bytes())
+            .map_err(|_| format!("`{key}` is not a valid HTTP header name"))?;
+        let value = HeaderValue::from_str(&expand_env(value)?)
+            .map_err(|_| format!("the value of header `{key}` is not a valid HTTP header value"))?;
+        out.insert(name, value);
+    }
+    Ok(out)
+}
+
+/// Replaces each `${NAME}` with the environment variable `NAME`. A variable
+/// that is not set is an error: a server started with an empty token fails
+/// later with a far less helpful message.
+pub(crate) fn expand_env(text: &str) -> Result<String, String> {
+    expand_with(text, |name| std::env::var(name).ok())
+}
+
+fn expand_with(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return Ok(out);
+        };
+        let name = &after[..end];
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if valid {
+            match lookup(name) {
+                Some(value) => out.push_str(&value),
+                None => return Err(format!("environment variable `{name}` is not set")),
+            }
+        } else {
+            out.push_str(&rest[start..start + 3 + end]);
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// The child process of a stdio server. Its stderr goes to the log, never to
+/// the terminal, and its last lines are kept to explain a crash.
+pub(crate) struct ServerProcess {
+    child: Child,
+    /// Also the process group id; kept because `Child::id` forgets it once
+    /// the process is reaped.
+    pid: Option<u32>,
+    stderr_tail: Arc<Mutex<VecDeque<String>>>,
+    stderr_task: Option<JoinHandle<()>>,
+    reaped: Option<ExitStatus>,
+}
+
+impl ServerProcess {
+    fn new(name: &str, child: Child, stderr: Option<ChildStderr>) -> Self {
+        let stderr_tail = Arc::new(Mutex::new(VecDeque::new()));
+        let stderr_task = stderr.map(|stderr| {
+            let tail = stderr_tail.clone();
+            let server = name.to_string();
+            tokio::spawn(async move {
+                let mut lines = BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    tracing::info!(%server, "MCP stderr: {line}");
+                    let mut tail = lock(&tail);
+                    if tail.len() >= STDERR_TAIL {
+                        tail.pop_front();
+                    }
+                    tail.push_back(line);
+                }
+            })
+        });
+        ServerProcess {
+            pid: child.id(),
+            child,
+            stderr_tail,
+            stderr_task,
+            reaped: None,
+        }
+    }
+
+    /// Waits up to `within` for the process to end, then says how it ended
+    /// and what it last wrote to stderr. `None` if it is still running.
+    pub(crate) async fn exit_reason(&mut self, within: Duration) -> Option<String> {
+        let status = match self.reaped {
+            Some(status) => status,
+            None => match tokio::time::timeout(within, self.child.wait()).await {
+                Ok(Ok(status)) => {
+                    self.reaped = Some(status);
+                    status
+                }
+                _ => return None,
+            },
+        };
+        // Let the reader drain what the process wrote before it died.
+        if let Some(task) = self.stderr_task.take() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), task).await;
+        }
+        let mut reason = format!("the server process exited ({status})");
+        let tail = lock(&self.stderr_tail);
+        if !tail.is_empty() {
+            let lines: Vec<&str> = tail.iter().map(String::as_str).collect();
+            reason.push_str("; its last output: ");
+            reason.push_str(&lines.join(" | "));
+        }
+        Some(reason)
+    }
+
+    /// Stops the server: a polite signal first, then a kill, for the whole
+    /// process group.
+    pub(crate) async fn stop(&mut self) {
+        if self.reaped.is_none() {
+            self.signal_group(Signal::Term);
+            match tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await {
+                Ok(Ok(status)) => self.reaped = Some(status),
+                _ => {
+                    let _ = self.child.start_kill();
+                    if let Ok(Ok(status)) =
+                        tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await
+                    {
+                        self.reaped = Some(status);
+                    }
+                }
+            }
+        }
+        // Whatever the server started may outlive it.
+        self.signal_group(Signal::Kill);
+        if let Some(task) = self.stderr_task.take() {
+            task.abort();
+        }
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        #[cfg(unix)]
+        if let Some(pid) = self.pid {
+            use nix::sys::signal::{Signal as S, killpg};
+            use nix::unistd::Pid;
+            let sig = match signal {
+                Signal::Term => S::SIGTERM,
+                Signal::Kill => S::SIGKILL,
+            };
+            let _ = killpg(Pid::from_raw(pid as i32), sig);
+        }
+        #[cfg(not(unix))]
+        let _ = signal;
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // `kill_on_drop` ends the child; this ends the rest of its group when
+        // cairn exits without a clean shutdown.
+        if self.reaped.is_none() {
+            self.signal_group(Signal::Kill);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lookup(name: &str) -> Option<String> {
+        match name {
+            "TOKEN" => Some("s3cret".to_string()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn variables_are_filled_in() {
+        assert_eq!(
+            expand_with("Bearer ${TOKEN}", lookup).as_deref(),
+            Ok("Bearer s3cret")
+        );
+        assert_eq!(
+            expand_with("a${EMPTY}b${TOKEN}", lookup).as_deref(),
+            Ok("abs3cret")
+        );
+        assert_eq!(
+            expand_with("plain $HOME", lookup).as_deref(),
+            Ok("plain $HOME")
+        );
+        assert_eq!(
+            expand_with("open ${TOKEN", lookup).as_deref(),
+            Ok("open ${TOKEN")
+        );
+        assert_eq!(
+            expand_with("${not valid}", lookup).as_deref(),
+            Ok("${not valid}")
+        );
+    }
+
+    #[test]
+    fn a_missing_variable_is_named() {
+        assert_eq!(
+            expand_with("${NOPE}", lookup),
+            Err("environment variable `NOPE` is not set".to_string())
+        );
+    }
+}

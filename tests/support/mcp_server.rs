@@ -1,0 +1,187 @@
+//! A small MCP server for cairn's tests, speaking stdio. Each tool exercises
+//! one behaviour of the client: plain text, error results, progress,
+//! `list_changed`, a crash, images and a call slow enough to cancel.
+
+use std::io::Write;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+/// A 1×1 PNG.
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
+/// Set to a file path: the server appends a line there when a call is
+/// cancelled, so a test can see the cancellation reached it.
+pub const MARKER_ENV: &str = "CAIRN_TEST_MCP_MARKER";
+
+/// Set to a file path: the server writes its process id there on start.
+pub const PIDFILE_ENV: &str = "CAIRN_TEST_MCP_PIDFILE";
+
+pub struct TestServer {
+    extra_tool: Mutex<bool>,
+}
+
+fn tool(name: &str, description: &str, schema: Value) -> Tool {
+    serde_json::from_value(json!({
+        "name": name,
+        "description": description,
+        "inputSchema": schema,
+    }))
+    .expect("static tool definition")
+}
+
+fn no_args() -> Value {
+    json!({"type": "object", "properties": {}})
+}
+
+fn text_result(text: impl Into<String>) -> CallToolResponse {
+    CallToolResult::success(vec![ContentBlock::text(text)]).into()
+}
+
+impl TestServer {
+    pub fn new() -> Self {
+        TestServer {
+            extra_tool: Mutex::new(false),
+        }
+    }
+
+    fn tools(&self) -> Vec<Tool> {
+        let mut tools = vec![
+            tool(
+                "echo",
+                "Echoes the text back.",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+            ),
+            tool("fail", "Always answers with an error result.", no_args()),
+            tool(
+                "progress",
+                "Reports progress, then answers.",
+                json!({"type": "object", "properties": {"steps": {"type": "integer"}}}),
+            ),
+            tool("add_tool", "Adds the `extra` tool.", no_args()),
+            tool("crash", "Makes the server exit.", no_args()),
+            tool("image", "Returns a tiny image.", no_args()),
+            tool(
+                "slow",
+                "Answers after `secs` seconds.",
+                json!({"type": "object", "properties": {"secs": {"type": "number"}}}),
+            ),
+        ];
+        if *self.extra_tool.lock().unwrap_or_else(|e| e.into_inner()) {
+            tools.push(tool("extra", "Appeared later.", no_args()));
+        }
+        tools
+    }
+}
+
+impl Default for TestServer {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ServerHandler for TestServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build(),
+        )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        match request.name.as_ref() {
+            "echo" => {
+                let text = args.get("text").and_then(Value::as_str).unwrap_or("");
+                Ok(text_result(format!("echo: {text}")))
+            }
+            "fail" => {
+                Ok(CallToolResult::error(vec![ContentBlock::text("something went wrong")]).into())
+            }
+            "progress" => {
+                let steps = args.get("steps").and_then(Value::as_u64).unwrap_or(3);
+                if let Some(token) = context.meta.get_progress_token() {
+                    for step in 1..=steps {
+                        let note = ProgressNotificationParam::new(token.clone(), step as f64)
+                            .with_total(steps as f64)
+                            .with_message(format!("step {step}"));
+                        let _ = context.peer.notify_progress(note).await;
+                        tokio::time::sleep(Duration::from_millis(10)).await;
+                    }
+                }
+                Ok(text_result("progress done"))
+            }
+            "add_tool" => {
+                *self.extra_tool.lock().unwrap_or_else(|e| e.into_inner()) = true;
+                let _ = context.peer.notify_tool_list_changed().await;
+                Ok(text_result("added"))
+            }
+            "extra" => Ok(text_result("extra tool here")),
+            "crash" => {
+                eprintln!("fatal: crashing on purpose");
+                let _ = std::io::stderr().flush();
+                std::process::exit(3);
+            }
+            "image" => Ok(CallToolResult::success(vec![
+                ContentBlock::text("a tiny image"),
+                ContentBlock::image(PNG, "image/png"),
+            ])
+            .into()),
+            "slow" => {
+                let secs = args.get("secs").and_then(Value::as_f64).unwrap_or(30.0);
+                tokio::select! {
+                    _ = tokio::time::sleep(Duration::from_secs_f64(secs)) => Ok(text_result("slow done")),
+                    _ = context.ct.cancelled() => {
+                        if let Ok(path) = std::env::var(MARKER_ENV) {
+                            let _ = std::fs::OpenOptions::new()
+                                .create(true)
+                                .append(true)
+                                .open(path)
+                                .and_then(|mut f| writeln!(f, "cancelled"));
+                        }
+                        Ok(text_result("cancelled"))
+                    }
+                }
+            }
+            other => Err(ErrorData::invalid_params(
+                format!("no tool named {other}"),
+                None,
+            )),
+        }
+    }
+}
+
+/// Serves on stdin/stdout until the client goes away.
+pub async fn serve_stdio() {
+    eprintln!("test server starting");
+    if let Ok(path) = std::env::var(PIDFILE_ENV) {
+        let _ = std::fs::write(path, std::process::id().to_string());
+    }
+    match TestServer::new().serve(rmcp::transport::stdio()).await {
+        Ok(service) => {
+            let _ = service.waiting().await;
+        }
+        Err(e) => eprintln!("test server failed to start: {e}"),
+    }
+}
