@@ -45,6 +45,11 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
+    /// MCP servers from the config.
+    Mcp {
+        #[command(subcommand)]
+        action: McpAction,
+    },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
         #[command(subcommand)]
@@ -88,6 +93,12 @@ enum SessionsAction {
         #[arg(long)]
         yes: bool,
     },
+}
+
+#[derive(Subcommand, Debug)]
+enum McpAction {
+    /// Start each configured server and show its state and tools.
+    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -192,6 +203,15 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             }
         }
+        Some(Command::Mcp {
+            action: McpAction::List,
+        }) => match mcp_list().await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("cairn: {e:#}");
+                1
+            }
+        },
         Some(Command::Permissions { action }) => match permissions(action) {
             Ok(()) => 0,
             Err(e) => {
@@ -221,6 +241,34 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
         sink.flush();
     }
     Ok(code as u8)
+}
+
+async fn mcp_list() -> Result<()> {
+    let cwd = std::env::current_dir()?;
+    let root = cairn::agent::instructions::project_root(&cwd);
+    let config = cairn::config::load(&root)?;
+    if config.file.mcp.is_empty() {
+        println!(
+            "No MCP servers are configured. Add one as [mcp.NAME] in {}",
+            cairn::config::project_config_path(&root).display()
+        );
+        return Ok(());
+    }
+    let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let mut changes = manager.changes();
+    while manager
+        .statuses()
+        .iter()
+        .any(|s| s.state == cairn::mcp::ServerState::Starting)
+        && std::time::Instant::now() < deadline
+    {
+        let _ =
+            tokio::time::timeout(std::time::Duration::from_millis(250), changes.changed()).await;
+    }
+    print!("{}", cairn::mcp::format_status(&manager.statuses()));
+    manager.shutdown().await;
+    Ok(())
 }
 
 fn permissions(action: PermissionsAction) -> Result<()> {

@@ -10,6 +10,7 @@ use tokio::sync::mpsc;
 use crate::agent::store_sink::{SessionInfo, StoreSink};
 use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
 use crate::config::{self, Config, ResolvedProvider};
+use crate::mcp::McpManager;
 use crate::permission::Mode;
 use crate::permission::gate::Gate;
 use crate::permission::rules::Rules;
@@ -83,6 +84,8 @@ pub struct Running {
     pub events: mpsc::UnboundedReceiver<AgentEvent>,
     /// The recorder, when the session store could be opened.
     pub sink: Option<Arc<StoreSink>>,
+    /// The MCP servers (started in the background).
+    pub mcp: Arc<McpManager>,
     /// Why sessions are not being recorded, when they are not.
     pub store_error: Option<String>,
 }
@@ -132,12 +135,15 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         }
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    let mcp = McpManager::start(s.config.file.mcp.clone());
+    agent = agent.with_tool_source(mcp.clone());
     let (commands, _task) = agent.spawn();
     Ok(Running {
         commands,
         events,
         sink,
         store_error,
+        mcp,
     })
 }
 
@@ -151,7 +157,7 @@ fn build_gate(s: &Startup) -> Result<Gate> {
         .mcp
         .iter()
         .filter(|(_, m)| m.trusted)
-        .map(|(name, _)| format!("mcp__{name}__"))
+        .map(|(name, _)| crate::mcp::tool_name(name, ""))
         .collect();
     Ok(Gate::new(s.mode, rules, s.config.repeat_limit())
         .with_trusted_tools(trusted)

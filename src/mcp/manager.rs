@@ -433,3 +433,9 @@ async fn supervise(
         }
     }
 }
+
+impl crate::tools::ToolSource for McpManager {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        McpManager::tools(self)
+    }
+}
