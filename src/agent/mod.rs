@@ -459,34 +459,8 @@ impl Agent {
             loop {
                 tokio::select! {
                     outcome = &mut fut => break outcome,
-                    cmd = rx.recv() => match cmd {
-                        None | Some(AgentCommand::Shutdown) => {
-                            keep_running = false;
-                            cancel.cancel();
-                        }
-                        Some(AgentCommand::Cancel) => cancel.cancel(),
-                        Some(AgentCommand::PermissionReply { id, decision }) => {
-                            if let Some(tx) = lock(&shared.pending).remove(&id) {
-                                let _ = tx.send(decision);
-                            }
-                        }
-                        Some(AgentCommand::Submit { text, images }) => {
-                            queue.push_back((text, images));
-                        }
-                        Some(AgentCommand::SetMode(mode)) => {
-                            lock(&shared.gate).set_mode(mode);
-                            shared.emit(AgentEvent::ModeChanged(mode));
-                        }
-                        Some(AgentCommand::SetTitle(title)) => {
-                            shared.emit(AgentEvent::TitleChanged(title));
-                        }
-                        Some(other) => shared.emit(AgentEvent::Notice {
-                            level: NoticeLevel::Warning,
-                            text: format!(
-                                "{} is not possible while a turn runs; press Esc to stop it first.",
-                                command_name(&other)
-                            ),
-                        }),
+                    cmd = rx.recv() => {
+                        keep_running &= while_busy(cmd, &cancel, queue, shared);
                     }
                 }
             }
@@ -563,14 +537,8 @@ impl Agent {
             loop {
                 tokio::select! {
                     r = &mut fut => break r,
-                    cmd = rx.recv() => match cmd {
-                        None | Some(AgentCommand::Shutdown) => {
-                            keep_running = false;
-                            cancel.cancel();
-                        }
-                        Some(AgentCommand::Cancel) => cancel.cancel(),
-                        Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
-                        Some(_) => {}
+                    cmd = rx.recv() => {
+                        keep_running &= while_busy(cmd, &cancel, queue, &self.shared);
                     }
                 }
             }
@@ -587,6 +555,42 @@ impl Agent {
         }
         keep_running
     }
+}
+
+/// Handles a command that arrives while a turn or a compaction runs.
+/// Returns false when the agent must stop.
+fn while_busy(
+    cmd: Option<AgentCommand>,
+    cancel: &CancellationToken,
+    queue: &mut VecDeque<(String, Vec<ImageData>)>,
+    shared: &Shared,
+) -> bool {
+    match cmd {
+        None | Some(AgentCommand::Shutdown) => {
+            cancel.cancel();
+            return false;
+        }
+        Some(AgentCommand::Cancel) => cancel.cancel(),
+        Some(AgentCommand::PermissionReply { id, decision }) => {
+            if let Some(tx) = lock(&shared.pending).remove(&id) {
+                let _ = tx.send(decision);
+            }
+        }
+        Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
+        Some(AgentCommand::SetMode(mode)) => {
+            lock(&shared.gate).set_mode(mode);
+            shared.emit(AgentEvent::ModeChanged(mode));
+        }
+        Some(AgentCommand::SetTitle(title)) => shared.emit(AgentEvent::TitleChanged(title)),
+        Some(other) => shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            text: format!(
+                "{} is not possible while the agent works; press Esc to stop it first.",
+                command_name(&other)
+            ),
+        }),
+    }
+    true
 }
 
 /// How many prompts (user messages with text) a history holds.
