@@ -459,7 +459,7 @@ impl Agent {
             loop {
                 tokio::select! {
                     outcome = &mut fut => break outcome,
-                    cmd = rx.recv() => {
+                    cmd = rx.recv(), if keep_running => {
                         keep_running &= while_busy(cmd, &cancel, queue, shared);
                     }
                 }
@@ -537,7 +537,7 @@ impl Agent {
             loop {
                 tokio::select! {
                     r = &mut fut => break r,
-                    cmd = rx.recv() => {
+                    cmd = rx.recv(), if keep_running => {
                         keep_running &= while_busy(cmd, &cancel, queue, &self.shared);
                     }
                 }
