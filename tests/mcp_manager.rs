@@ -18,7 +18,7 @@ use std::time::Duration;
 use cairn::config::McpServerConfig;
 use cairn::conversation::ResultContent;
 use cairn::mcp::{McpManager, ServerState, TransportKind, format_status, split_tool_name};
-use cairn::tools::{Tool, ToolContext, ToolOutput};
+use cairn::tools::{Registry, Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 
 const SERVE_ENV: &str = "CAIRN_TEST_MCP_SERVE";
@@ -208,12 +208,10 @@ async fn start_returns_before_servers_connect() {
 async fn tools_are_listed_with_prefix_and_schema() {
     let manager = one("test", test_server());
     connected(&manager, "test").await;
-    let mut names: Vec<String> = manager
-        .tools()
-        .iter()
-        .map(|t| t.name().to_string())
-        .collect();
-    names.sort();
+    let mut registry = Registry::new();
+    registry.register(tool(&manager, "mcp__test__echo"));
+    manager.install_tools(&mut registry);
+    let names: Vec<&str> = registry.names().collect();
     assert_eq!(
         names,
         [
@@ -543,9 +541,14 @@ async fn shutdown_stops_the_server_process() {
         .expect("pid");
     let alive = |pid: i32| nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
     assert!(alive(pid));
+    let mut registry = Registry::new();
+    manager.install_tools(&mut registry);
+    assert!(registry.get("mcp__test__echo").is_some());
     manager.shutdown().await;
     assert!(!alive(pid), "the server process outlived shutdown");
     assert!(manager.tools().is_empty());
+    manager.install_tools(&mut registry);
+    assert_eq!(registry.names().count(), 0);
     let out = call_gone(&manager).await;
     assert!(out.is_none());
     let _ = std::fs::remove_file(&pidfile);
