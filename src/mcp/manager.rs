@@ -111,6 +111,9 @@ impl McpManager {
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
         for slot in self.slots.values() {
             for def in lock(&slot.inner).tools.iter() {
+                if def.name.trim().is_empty() {
+                    continue;
+                }
                 let tool = super::McpTool::new(slot.clone(), def);
                 if seen.insert(tool.name().to_string()) {
                     out.push(Arc::new(tool));
