@@ -52,9 +52,13 @@ async fn fetch_package() -> Result<(), String> {
     }
 }
 
+/// Both tests need the package; fetch it once so two `npx` runs do not
+/// race to fill the same cache directory.
+static FETCHED: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
+
 macro_rules! require_package {
     ($test:literal) => {
-        if let Err(why) = fetch_package().await {
+        if let Err(why) = FETCHED.get_or_init(fetch_package).await {
             // Straight to the stream: the test harness hides `eprintln!` of
             // a passing test, and a skip must be seen.
             use std::io::Write;

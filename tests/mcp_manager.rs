@@ -18,7 +18,7 @@ use std::time::Duration;
 use cairn::config::McpServerConfig;
 use cairn::conversation::ResultContent;
 use cairn::mcp::{McpManager, ServerState, TransportKind, format_status, split_tool_name};
-use cairn::tools::{Tool, ToolContext, ToolOutput};
+use cairn::tools::{Registry, Tool, ToolContext, ToolOutput};
 use serde_json::{Value, json};
 
 const SERVE_ENV: &str = "CAIRN_TEST_MCP_SERVE";
@@ -51,6 +51,7 @@ fn main() {
         a_server_that_exits_at_startup_shows_its_stderr,
         disabled_servers_stay_down,
         shutdown_stops_the_server_process,
+        streamable_http_with_headers,
     );
     // The few libtest arguments worth honouring: name filters, `--skip`, `--list`.
     let (mut filter, mut skip, mut list) = (Vec::new(), Vec::new(), false);
@@ -207,12 +208,10 @@ async fn start_returns_before_servers_connect() {
 async fn tools_are_listed_with_prefix_and_schema() {
     let manager = one("test", test_server());
     connected(&manager, "test").await;
-    let mut names: Vec<String> = manager
-        .tools()
-        .iter()
-        .map(|t| t.name().to_string())
-        .collect();
-    names.sort();
+    let mut registry = Registry::new();
+    registry.register(tool(&manager, "mcp__test__echo"));
+    manager.install_tools(&mut registry);
+    let names: Vec<&str> = registry.names().collect();
     assert_eq!(
         names,
         [
@@ -220,6 +219,7 @@ async fn tools_are_listed_with_prefix_and_schema() {
             "mcp__test__crash",
             "mcp__test__echo",
             "mcp__test__fail",
+            "mcp__test__header",
             "mcp__test__image",
             "mcp__test__progress",
             "mcp__test__slow"
@@ -238,10 +238,10 @@ async fn tools_are_listed_with_prefix_and_schema() {
 
     let status = manager.statuses().remove(0);
     assert_eq!(status.transport, TransportKind::Stdio);
-    assert_eq!(status.state, ServerState::Connected { tools: 7 });
+    assert_eq!(status.state, ServerState::Connected { tools: 8 });
     assert!(status.tools.contains(&"echo".to_string()));
     let table = format_status(&manager.statuses());
-    assert!(table.contains("connected (7 tools)"), "{table}");
+    assert!(table.contains("connected (8 tools)"), "{table}");
     manager.shutdown().await;
 }
 
@@ -327,7 +327,7 @@ async fn list_changed_refreshes_the_tools() {
     })
     .await;
     assert!(appeared.is_ok(), "the new tool never appeared");
-    assert_eq!(state(&manager, "test"), ServerState::Connected { tools: 8 });
+    assert_eq!(state(&manager, "test"), ServerState::Connected { tools: 9 });
     let out = call(&manager, "mcp__test__extra", json!({})).await;
     assert_eq!(out.text_content(), "extra tool here");
     manager.shutdown().await;
@@ -541,9 +541,14 @@ async fn shutdown_stops_the_server_process() {
         .expect("pid");
     let alive = |pid: i32| nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok();
     assert!(alive(pid));
+    let mut registry = Registry::new();
+    manager.install_tools(&mut registry);
+    assert!(registry.get("mcp__test__echo").is_some());
     manager.shutdown().await;
     assert!(!alive(pid), "the server process outlived shutdown");
     assert!(manager.tools().is_empty());
+    manager.install_tools(&mut registry);
+    assert_eq!(registry.names().count(), 0);
     let out = call_gone(&manager).await;
     assert!(out.is_none());
     let _ = std::fs::remove_file(&pidfile);
@@ -552,4 +557,76 @@ async fn shutdown_stops_the_server_process() {
 async fn call_gone(manager: &McpManager) -> Option<ToolOutput> {
     let tool = manager.tools().into_iter().next()?;
     Some(tool.run(json!({}), &ctx()).await)
+}
+
+async fn streamable_http_with_headers() {
+    let stop = tokio_util::sync::CancellationToken::new();
+    let url = mcp_server::serve_http(stop.clone())
+        .await
+        .expect("http server");
+    // Any variable cargo sets for tests will do to see `${VAR}` expanded.
+    let expected = std::env::var("CARGO_PKG_NAME").unwrap_or_default();
+    let config = McpServerConfig {
+        url: Some(url.clone()),
+        headers: BTreeMap::from([
+            ("X-Plain".to_string(), "fixed".to_string()),
+            (
+                "X-From-Env".to_string(),
+                "pkg=${CARGO_PKG_NAME}".to_string(),
+            ),
+        ]),
+        timeout_secs: Some(20),
+        ..Default::default()
+    };
+    let manager = one("web", config);
+    connected(&manager, "web").await;
+    let status = manager.statuses().remove(0);
+    assert_eq!(status.transport, TransportKind::Http);
+    assert_eq!(status.target, url);
+
+    let out = call(&manager, "mcp__web__echo", json!({"text": "over http"})).await;
+    assert_eq!(out.text_content(), "echo: over http");
+    let out = call(&manager, "mcp__web__header", json!({"name": "x-plain"})).await;
+    assert_eq!(out.text_content(), "fixed");
+    let out = call(&manager, "mcp__web__header", json!({"name": "x-from-env"})).await;
+    assert_eq!(out.text_content(), format!("pkg={expected}"));
+
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut context = ctx();
+    context.progress = Some(tx);
+    let out = tool(&manager, "mcp__web__progress")
+        .run(json!({"steps": 2}), &context)
+        .await;
+    assert_eq!(out.text_content(), "progress done");
+    let mut lines = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        while let Some(line) = rx.recv().await {
+            lines.push(line);
+            if lines.len() == 2 {
+                break;
+            }
+        }
+    })
+    .await;
+    assert_eq!(lines, ["1/2 step 1", "2/2 step 2"]);
+
+    let out = call(&manager, "mcp__web__fail", json!({})).await;
+    assert!(out.is_error);
+
+    let mut changes = manager.changes();
+    changes.borrow_and_update();
+    call(&manager, "mcp__web__add_tool", json!({})).await;
+    let appeared = tokio::time::timeout(WAIT, async {
+        while !manager
+            .tools()
+            .iter()
+            .any(|t| t.name() == "mcp__web__extra")
+        {
+            changes.changed().await.expect("manager alive");
+        }
+    })
+    .await;
+    assert!(appeared.is_ok(), "list_changed over HTTP was not followed");
+    manager.shutdown().await;
+    stop.cancel();
 }

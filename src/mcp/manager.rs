@@ -21,8 +21,8 @@ use super::progress::ProgressRouter;
 use super::transport::{self, Connection};
 use super::{ServerState, ServerStatus, TransportKind, server_key};
 use crate::config::McpServerConfig;
-use crate::tools::Tool;
 use crate::tools::state::lock;
+use crate::tools::{Registry, Tool};
 
 /// How long a server gets to start and to answer one call, unless its
 /// `timeout_secs` says otherwise.
@@ -111,6 +111,9 @@ impl McpManager {
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
         for slot in self.slots.values() {
             for def in lock(&slot.inner).tools.iter() {
+                if def.name.trim().is_empty() {
+                    continue;
+                }
                 let tool = super::McpTool::new(slot.clone(), def);
                 if seen.insert(tool.name().to_string()) {
                     out.push(Arc::new(tool));
@@ -124,6 +127,15 @@ impl McpManager {
             }
         }
         out
+    }
+
+    /// Replaces the MCP tools in `registry` with the current ones; call it
+    /// whenever [`Self::changes`] ticks.
+    pub fn install_tools(&self, registry: &mut Registry) {
+        registry.remove_where(|name| super::split_tool_name(name).is_some());
+        for tool in self.tools() {
+            registry.register(tool);
+        }
     }
 
     /// Whether the server (by its configured or its sanitised name, as in a
@@ -424,7 +436,12 @@ async fn supervise(
             Some(()) = list_rx.recv() => {
                 // Several notifications in a burst need one listing.
                 while list_rx.try_recv().is_ok() {}
-                match tokio::time::timeout(limit, peer.list_all_tools()).await {
+                let relisted = tokio::select! {
+                    // The stop arm above handles it on the next turn.
+                    _ = stop.cancelled() => continue,
+                    r = tokio::time::timeout(limit, peer.list_all_tools()) => r,
+                };
+                match relisted {
                     Ok(Ok(tools)) => slot.set_tools(generation, tools, &changes),
                     Ok(Err(e)) => tracing::warn!(server = %slot.name, "re-listing MCP tools failed: {e}"),
                     Err(_) => tracing::warn!(server = %slot.name, "re-listing MCP tools timed out"),

@@ -115,6 +115,9 @@ impl Tool for McpTool {
     }
 
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        if ctx.cancel.is_cancelled() {
+            return ToolOutput::error("cancelled by the user");
+        }
         let live = match self.slot.live() {
             Ok(live) => live,
             Err(why) => return ToolOutput::error(why),

@@ -239,9 +239,17 @@ impl ServerProcess {
         Some(reason)
     }
 
-    /// Stops the server: a polite signal first, then a kill, for the whole
-    /// process group.
+    /// Stops the server: a moment to leave on its own (its stdin is closed
+    /// by then), a polite signal, then a kill, for the whole process group.
     pub(crate) async fn stop(&mut self) {
+        if self.reaped.is_none() {
+            // A server whose stdin closed usually leaves by itself.
+            if let Ok(Ok(status)) =
+                tokio::time::timeout(Duration::from_millis(300), self.child.wait()).await
+            {
+                self.reaped = Some(status);
+            }
+        }
         if self.reaped.is_none() {
             self.signal_group(Signal::Term);
             match tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await {

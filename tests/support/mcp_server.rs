@@ -67,6 +67,11 @@ impl TestServer {
             ),
             tool("add_tool", "Adds the `extra` tool.", no_args()),
             tool("crash", "Makes the server exit.", no_args()),
+            tool(
+                "header",
+                "Tells the value of an HTTP request header (streamable HTTP only).",
+                json!({"type": "object", "properties": {"name": {"type": "string"}}}),
+            ),
             tool("image", "Returns a tiny image.", no_args()),
             tool(
                 "slow",
@@ -138,6 +143,16 @@ impl ServerHandler for TestServer {
                 Ok(text_result("added"))
             }
             "extra" => Ok(text_result("extra tool here")),
+            "header" => {
+                let name = args.get("name").and_then(Value::as_str).unwrap_or("");
+                let value = context
+                    .extensions
+                    .get::<http::request::Parts>()
+                    .and_then(|parts| parts.headers.get(name))
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("(none)");
+                Ok(text_result(value.to_string()))
+            }
             "crash" => {
                 eprintln!("fatal: crashing on purpose");
                 let _ = std::io::stderr().flush();
@@ -184,4 +199,45 @@ pub async fn serve_stdio() {
         }
         Err(e) => eprintln!("test server failed to start: {e}"),
     }
+}
+
+/// Serves over streamable HTTP on 127.0.0.1 until `stop` is cancelled;
+/// returns the endpoint URL.
+pub async fn serve_http(stop: tokio_util::sync::CancellationToken) -> std::io::Result<String> {
+    use hyper_util::rt::TokioIo;
+    use hyper_util::service::TowerToHyperService;
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let addr = listener.local_addr()?;
+    let mut config = StreamableHttpServerConfig::default();
+    config.cancellation_token = stop.child_token();
+    let service = StreamableHttpService::new(
+        || Ok(TestServer::new()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    tokio::spawn(async move {
+        loop {
+            let stream = tokio::select! {
+                _ = stop.cancelled() => return,
+                accepted = listener.accept() => match accepted {
+                    Ok((stream, _)) => stream,
+                    Err(_) => continue,
+                },
+            };
+            let svc = TowerToHyperService::new(service.clone());
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let conn = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), svc);
+                tokio::select! {
+                    _ = conn => {}
+                    _ = stop.cancelled() => {}
+                }
+            });
+        }
+    });
+    Ok(format!("http://{addr}/mcp"))
 }
