@@ -255,17 +255,7 @@ async fn mcp_list() -> Result<()> {
         return Ok(());
     }
     let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let mut changes = manager.changes();
-    while manager
-        .statuses()
-        .iter()
-        .any(|s| s.state == cairn::mcp::ServerState::Starting)
-        && std::time::Instant::now() < deadline
-    {
-        let _ =
-            tokio::time::timeout(std::time::Duration::from_millis(250), changes.changed()).await;
-    }
+    manager.settle(std::time::Duration::from_secs(30)).await;
     print!("{}", cairn::mcp::format_status(&manager.statuses()));
     manager.shutdown().await;
     Ok(())
