@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::cautions;
 use super::paths;
 use super::readonly;
 use super::rules::{Rule, RuleError, Rules, suggest_rules};
@@ -166,6 +167,12 @@ impl Gate {
                 for part in &a.opaque {
                     fixed.push(format!("contains {part}, which cannot be inspected"));
                 }
+                fixed.extend(cautions::workspace_cautions(
+                    a,
+                    call.cwd,
+                    call.workspace,
+                    self.home.as_deref(),
+                ));
                 fixed.extend(self.shell_outside(a, call));
                 if self.mode != Mode::Auto && a.is_complete() {
                     liftable = self.shell_reasons(a, call);
@@ -258,6 +265,19 @@ impl Gate {
             }
         };
         for cmd in &a.commands {
+            if cmd.name() == Some("cd") {
+                match cmd.words.get(1).map(String::as_str) {
+                    None => {
+                        if let Some(home) = home {
+                            outside(home, &mut reasons);
+                            cwd = home.to_path_buf();
+                        }
+                    }
+                    Some("-") => reasons
+                        .push("`cd -` goes to a directory only known when it runs".to_string()),
+                    Some(_) => {}
+                }
+            }
             for (i, (word, literal)) in cmd.words.iter().zip(&cmd.literal).enumerate().skip(1) {
                 let value = match word.split_once('=') {
                     Some((flag, value)) if *literal && flag.starts_with('-') => value,

@@ -101,6 +101,7 @@ pub struct CallInfo<'a> {
     pub cwd: &'a Path,
 }
 
+mod cautions;
 pub mod gate;
 pub mod paths;
 pub mod readonly;

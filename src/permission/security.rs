@@ -118,7 +118,7 @@ fn fork_bomb_message(name: &str) -> String {
 }
 
 /// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`].
-fn layers(words: &[String]) -> Vec<&[String]> {
+pub(super) fn layers(words: &[String]) -> Vec<&[String]> {
     let mut out = vec![words];
     let mut current = words;
     while let Some((name, args)) = current.split_first() {
@@ -152,6 +152,12 @@ fn inspect_command(
     nesting: usize,
     findings: &mut Findings,
 ) {
+    if cmd.literal.first() == Some(&false) {
+        findings.cautions.push(format!(
+            "the command name `{}` is only known when it runs",
+            cmd.words[0]
+        ));
+    }
     let offset_of = |layer: &[String]| cmd.words.len() - layer.len();
     for layer in layers(&cmd.words) {
         let literal = &cmd.literal[offset_of(layer)..];
@@ -235,7 +241,7 @@ fn inspect_command(
                     }
                 }
             }
-            "git" => inspect_git_push(args, findings),
+            "git" => super::cautions::inspect_git_push(args, findings),
             _ => {}
         }
         for target in write_targets(name, args, args_literal, cwd, home) {
@@ -285,6 +291,14 @@ fn inspect_interpreter(
         findings.block(format!(
             "blocked: this runs downloaded code with `{name}` without anyone reading it first. \
              Download the file, show it to the user, and let them decide."
+        ));
+    } else if analysis
+        .commands
+        .iter()
+        .any(|c| c.name().is_some_and(|n| DOWNLOADERS.contains(&n)))
+    {
+        findings.cautions.push(format!(
+            "downloads something and runs `{name}` in the same command"
         ));
     }
     // `sh -c "…"` and `eval "…"`: inspect the inner command too.
@@ -340,7 +354,7 @@ fn descends_from(analysis: &ShellAnalysis, i: usize, ancestor: usize) -> bool {
     false
 }
 
-fn is_recursive_flag(arg: &str, rm: bool) -> bool {
+pub(super) fn is_recursive_flag(arg: &str, rm: bool) -> bool {
     if arg == "--recursive" {
         return true;
     }
@@ -353,7 +367,12 @@ fn is_recursive_flag(arg: &str, rm: bool) -> bool {
 }
 
 /// Operands (non-option arguments) that resolve to paths.
-fn operands(args: &[String], literal: &[bool], cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+pub(super) fn operands(
+    args: &[String],
+    literal: &[bool],
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut options_done = false;
     for (arg, lit) in args.iter().zip(literal) {
@@ -520,36 +539,6 @@ fn system_write(path: &Path, action: &str) -> Option<String> {
          system files; keep changes inside the workspace.",
         path.display()
     ))
-}
-
-fn inspect_git_push(args: &[String], findings: &mut Findings) {
-    let Some(at) = args.iter().position(|a| a == "push") else {
-        return;
-    };
-    let rest = &args[at + 1..];
-    let force = rest.iter().any(|a| {
-        a == "-f"
-            || a.starts_with("--force")
-            || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
-    }) || rest.iter().any(|a| a.starts_with('+'));
-    if !force {
-        return;
-    }
-    let refs: Vec<&String> = rest
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .skip(1)
-        .collect();
-    let protected = |r: &str| {
-        let dest = r.rsplit(':').next().unwrap_or(r).trim_start_matches('+');
-        let dest = dest.trim_start_matches("refs/heads/");
-        dest == "main" || dest == "master"
-    };
-    if refs.is_empty() || refs.iter().any(|r| protected(r)) {
-        findings.cautions.push(
-            "force-pushes (possibly to `main`/`master`), rewriting history others share".into(),
-        );
-    }
 }
 
 /// Fork bombs in text the parser could not read: `NAME(){ … NAME|NAME …`.

@@ -104,3 +104,14 @@ fn block_messages_explain() {
     let message = check("rm -rf ~").block.unwrap_or_default();
     assert!(message.contains("home directory"), "{message}");
 }
+
+#[test]
+fn brace_expansion_does_not_hide_targets() {
+    assert!(blocked("rm -rf {/,build}"));
+    assert!(blocked("rm -rf {~,x}"));
+    assert!(blocked("touch {/etc/x,y}"));
+    assert!(
+        !blocked("cp x {/etc/hosts,y}"),
+        "`/etc/hosts` is only a source here"
+    );
+}

@@ -4,12 +4,19 @@
 //! as a parse error so the gate asks instead of guessing.
 
 use brush_parser::ast;
-use brush_parser::word::{ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    BraceExpressionMember, BraceExpressionOrText, ParameterExpr, TildeExpr, WordPiece,
+    WordPieceWithSource,
+};
 use brush_parser::{Parser, ParserOptions};
 
 /// Nested shells, substitutions inside substitutions, ... beyond this depth
 /// the command is treated as unreadable.
 const MAX_DEPTH: usize = 16;
+
+/// Words one brace expansion may produce before the command is treated as
+/// unreadable.
+const MAX_BRACE_WORDS: usize = 256;
 
 /// Device files whose use as a redirection target writes nothing.
 pub const HARMLESS_DEVICES: [&str; 5] = [
@@ -321,20 +328,17 @@ impl Walker {
             use ast::CommandPrefixOrSuffixItem as P;
             match item {
                 Item::Word(word) | Item::Part(P::Word(word)) => {
-                    let (text, literal) = self.word(&word.value, inner)?;
-                    let cmd = &mut self.out.commands[index];
-                    cmd.words.push(text);
-                    cmd.literal.push(literal);
+                    self.argument(&word.value, index, inner)?;
                 }
                 Item::Part(P::AssignmentWord(assignment, word)) => {
-                    self.assignment(assignment, inner)?;
-                    // `x=1 cmd`: after the command name it is an argument.
-                    let cmd = &mut self.out.commands[index];
-                    if cmd.words.is_empty() {
-                        cmd.assignments.push(word.value.clone());
+                    if self.out.commands[index].words.is_empty() {
+                        self.assignment(assignment, inner)?;
+                        self.out.commands[index]
+                            .assignments
+                            .push(word.value.clone());
                     } else {
-                        cmd.words.push(word.value.clone());
-                        cmd.literal.push(!word.value.contains('$'));
+                        // After the command name (`export X=1`) it is an argument.
+                        self.argument(&word.value, index, inner)?;
                     }
                 }
                 Item::Part(P::IoRedirect(redirect)) => {
@@ -352,6 +356,25 @@ impl Walker {
                     cmd.literal.push(false);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Add one argument (several after brace expansion) to command `index`.
+    fn argument(&mut self, raw: &str, index: usize, ctx: Ctx) -> Walk {
+        let alternatives = match brace_alternatives(raw) {
+            Ok(Some(alternatives)) => alternatives,
+            Ok(None) => vec![raw.to_string()],
+            Err(why) => {
+                self.out.opaque.push(why);
+                vec![raw.to_string()]
+            }
+        };
+        for alternative in alternatives {
+            let (text, literal) = self.word(&alternative, ctx)?;
+            let cmd = &mut self.out.commands[index];
+            cmd.words.push(text);
+            cmd.literal.push(literal);
         }
         Ok(())
     }
@@ -515,6 +538,88 @@ fn deeper(ctx: Ctx) -> Result<Ctx, String> {
         depth: ctx.depth + 1,
         ..ctx
     })
+}
+
+/// Brace expansion happens before anything else in bash: `{/,x}` is two
+/// words, `/` and `x`. None when `raw` has no brace expression.
+fn brace_alternatives(raw: &str) -> Result<Option<Vec<String>>, String> {
+    if !raw.contains('{') {
+        return Ok(None);
+    }
+    let Ok(Some(pieces)) = brush_parser::word::parse_brace_expansions(raw, &options()) else {
+        return Ok(None);
+    };
+    if !pieces
+        .iter()
+        .any(|p| matches!(p, BraceExpressionOrText::Expr(_)))
+    {
+        return Ok(None);
+    }
+    expand_braces(&pieces).map(Some)
+}
+
+fn expand_braces(pieces: &[BraceExpressionOrText]) -> Result<Vec<String>, String> {
+    let too_many = || format!("a brace expansion of more than {MAX_BRACE_WORDS} words");
+    let mut out = vec![String::new()];
+    for piece in pieces {
+        let alternatives = match piece {
+            BraceExpressionOrText::Text(text) => vec![text.clone()],
+            BraceExpressionOrText::Expr(members) => {
+                let mut alternatives = Vec::new();
+                for member in members {
+                    match member {
+                        BraceExpressionMember::Child(children) => {
+                            alternatives.extend(expand_braces(children)?)
+                        }
+                        BraceExpressionMember::NumberSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as usize;
+                            let count = start.abs_diff(*end) as usize / step + 1;
+                            if count > MAX_BRACE_WORDS {
+                                return Err(too_many());
+                            }
+                            let values: Vec<i64> = if start <= end {
+                                (*start..=*end).step_by(step).collect()
+                            } else {
+                                (*end..=*start).rev().step_by(step).collect()
+                            };
+                            alternatives.extend(values.iter().map(i64::to_string));
+                        }
+                        BraceExpressionMember::CharSequence {
+                            start,
+                            end,
+                            increment,
+                        } => {
+                            let step = increment.unsigned_abs().max(1) as usize;
+                            let (lo, hi) = if start <= end {
+                                (*start, *end)
+                            } else {
+                                (*end, *start)
+                            };
+                            let mut values: Vec<String> =
+                                (lo..=hi).step_by(step).map(String::from).collect();
+                            if start > end {
+                                values.reverse();
+                            }
+                            alternatives.extend(values);
+                        }
+                    }
+                }
+                alternatives
+            }
+        };
+        if out.len() * alternatives.len() > MAX_BRACE_WORDS {
+            return Err(too_many());
+        }
+        out = out
+            .iter()
+            .flat_map(|prefix| alternatives.iter().map(move |a| format!("{prefix}{a}")))
+            .collect();
+    }
+    Ok(out)
 }
 
 fn literal_text(pieces: &[WordPieceWithSource], out: &mut String) {
