@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::cautions;
 use super::paths;
 use super::readonly;
-use super::rules::{Rule, RuleError, Rules, suggest_rules};
+use super::rules::{Rule, RuleError, Rules, suggest_rules_covering};
 use super::security::{self, Findings};
 use super::shell::{self, ShellAnalysis};
 use super::{CallInfo, Mode, Verdict};
@@ -137,7 +137,7 @@ impl Gate {
             let mut reasons = judgement.fixed;
             reasons.extend(judgement.liftable);
             let rules = if judgement.offer_rules {
-                suggest_rules(call, shell_analysis)
+                suggest_rules_covering(call, shell_analysis, self.mode == Mode::AlwaysAsk)
             } else {
                 Vec::new()
             };

@@ -462,3 +462,16 @@ fn auto_mode_still_confirms_the_worst_cases() {
         Verdict::Allow
     );
 }
+
+#[test]
+fn always_ask_offers_rules_for_read_only_commands() {
+    let mut g = gate(Mode::AlwaysAsk);
+    match bash_verdict(&mut g, "git log | head") {
+        Verdict::Ask { rules, .. } => assert_eq!(rules, ["bash(git log*)", "bash(head*)"]),
+        other => panic!("{other:?}"),
+    }
+    for rule in ["bash(git log*)", "bash(head*)"] {
+        assert!(g.add_allow_rule(rule).is_ok());
+    }
+    assert_eq!(bash_verdict(&mut g, "git log -3 | head"), Verdict::Allow);
+}

@@ -111,6 +111,7 @@ pub mod rules;
 pub mod security;
 mod sed_script;
 pub mod shell;
+mod shell_words;
 mod store;
 mod suggest;
 

@@ -29,7 +29,7 @@ use super::paths;
 use super::shell::{self, ShellAnalysis, SimpleCommand};
 
 pub use super::store::{StoreError, StoredRules, list_rules, remove_rule, store_rule};
-pub use super::suggest::suggest_rules;
+pub use super::suggest::{suggest_rules, suggest_rules_covering};
 
 /// The tools cairn ships; a rule naming another (non-MCP) tool is a typo.
 pub const KNOWN_TOOLS: &[&str] = &[

@@ -276,3 +276,18 @@ fn assignments_after_the_name_are_arguments() {
     assert_eq!(words(&a.commands[0])[..2], ["export", "X=a b"]);
     assert!(a.commands[0].assignments.is_empty());
 }
+
+#[test]
+fn outline_lists_commands_and_writes() {
+    let a = parse("FOO=1 echo $(date) > out.txt && ls 2>&1");
+    assert_eq!(
+        a.outline(),
+        [
+            "FOO=1 echo $(date) >out.txt",
+            "  date",
+            "ls 2>&1",
+            "writes out.txt (>)"
+        ]
+    );
+    assert!(parse("echo 'x").outline()[0].starts_with("cannot parse"));
+}

@@ -68,12 +68,24 @@ const EXACT_ONLY: &[&str] = &[
 /// Longest command (in characters) offered as an exact rule.
 const MAX_EXACT: usize = 120;
 
+/// Rules for the commands of a call that are not read-only (those run
+/// without asking in smart mode), narrowest first.
 pub fn suggest_rules(call: &CallInfo, analysis: Option<&ShellAnalysis>) -> Vec<String> {
+    suggest_rules_covering(call, analysis, false)
+}
+
+/// Like `suggest_rules`; with `cover_read_only` read-only commands get
+/// rules too (always-ask mode asks for them).
+pub fn suggest_rules_covering(
+    call: &CallInfo,
+    analysis: Option<&ShellAnalysis>,
+    cover_read_only: bool,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     match call.tool {
         "bash" => {
             if let Some(analysis) = analysis
-                && let Some(rules) = bash_rules(analysis, call)
+                && let Some(rules) = bash_rules(analysis, call, cover_read_only)
             {
                 out = rules;
             }
@@ -106,13 +118,17 @@ pub fn suggest_rules(call: &CallInfo, analysis: Option<&ShellAnalysis>) -> Vec<S
 
 /// Rules that together cover the commands that are not read-only and the
 /// files redirections write; None when some part cannot be covered narrowly.
-fn bash_rules(analysis: &ShellAnalysis, call: &CallInfo) -> Option<Vec<String>> {
+fn bash_rules(
+    analysis: &ShellAnalysis,
+    call: &CallInfo,
+    cover_read_only: bool,
+) -> Option<Vec<String>> {
     if !analysis.is_complete() {
         return None;
     }
     let mut out = Vec::new();
     for cmd in &analysis.commands {
-        if readonly::check(cmd).is_ok() {
+        if !cover_read_only && readonly::check(cmd).is_ok() {
             continue;
         }
         out.push(command_rule(cmd)?);
