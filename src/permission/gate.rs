@@ -136,6 +136,7 @@ impl Gate {
         } else {
             let mut reasons = judgement.fixed;
             reasons.extend(judgement.liftable);
+            let reasons = dedup(reasons);
             let rules = if judgement.offer_rules {
                 suggest_rules_covering(call, shell_analysis, self.mode == Mode::AlwaysAsk)
             } else {
@@ -303,10 +304,13 @@ impl Gate {
             if fd_dup {
                 continue;
             }
-            if let Some(path) =
-                paths::resolve_word(&redirect.target, redirect.target_literal, call.cwd, home)
-            {
-                outside(&path, &mut reasons);
+            match paths::resolve_word(&redirect.target, redirect.target_literal, call.cwd, home) {
+                Some(path) => outside(&path, &mut reasons),
+                None if redirect.writes_file => reasons.push(format!(
+                    "writes to `{}`, a path only known when it runs",
+                    redirect.target
+                )),
+                None => {}
             }
         }
         dedup(reasons)

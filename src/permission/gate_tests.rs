@@ -475,3 +475,31 @@ fn always_ask_offers_rules_for_read_only_commands() {
     }
     assert_eq!(bash_verdict(&mut g, "git log -3 | head"), Verdict::Allow);
 }
+
+#[test]
+fn assignments_that_change_what_runs_defeat_rules() {
+    let mut g = with_rules(Mode::Smart, &["bash(git log*)"], &[]);
+    assert!(matches!(
+        bash_verdict(&mut g, "GIT_EXTERNAL_DIFF=./evil git log -p"),
+        Verdict::Ask { .. }
+    ));
+    assert_eq!(bash_verdict(&mut g, "LC_ALL=C git log -p"), Verdict::Allow);
+}
+
+#[test]
+fn writes_to_unknown_paths_ask_even_in_auto() {
+    match bash_verdict(&mut gate(Mode::Auto), "echo hi > $F") {
+        Verdict::Ask { reasons, .. } => {
+            assert_eq!(reasons, ["writes to `$F`, a path only known when it runs"])
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn reasons_are_not_repeated() {
+    match bash_verdict(&mut gate(Mode::Smart), "$(echo rm) x") {
+        Verdict::Ask { reasons, .. } => assert_eq!(reasons.len(), 1, "{reasons:?}"),
+        other => panic!("{other:?}"),
+    }
+}

@@ -7,89 +7,23 @@ use super::shell::SimpleCommand;
 
 /// Commands none of whose options write files or run other programs, so
 /// any argument (even one only known at run time) is harmless.
+#[rustfmt::skip]
 const PLAIN: &[&str] = &[
-    ":",
-    "[",
-    "basename",
-    "break",
-    "continue",
-    "exit",
-    "read",
-    "return",
-    "shift",
-    "b2sum",
-    "base64",
-    "cat",
-    "cd",
-    "cksum",
-    "cmp",
-    "column",
-    "comm",
-    "cut",
-    "df",
-    "diff",
-    "dirname",
-    "du",
-    "echo",
-    "expand",
-    "false",
-    "fold",
-    "grep",
-    "egrep",
-    "fgrep",
-    "head",
-    "hexdump",
-    "id",
-    "jq",
-    "join",
-    "ls",
-    "md5sum",
-    "nl",
-    "nproc",
-    "od",
-    "paste",
-    "printenv",
-    "printf",
-    "ps",
-    "pwd",
-    "readlink",
-    "realpath",
-    "rev",
-    "seq",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "sleep",
-    "stat",
-    "strings",
-    "tac",
-    "tail",
-    "test",
-    "tr",
-    "true",
-    "type",
-    "uname",
-    "unexpand",
-    "wc",
-    "which",
-    "whoami",
+    ":", "[", "basename", "break", "continue", "exit", "read", "return", "shift", "b2sum",
+    "base64", "cat", "cd", "cksum", "cmp", "column", "comm", "cut", "df", "diff", "dirname", "du",
+    "echo", "expand", "false", "fold", "grep", "egrep", "fgrep", "head", "hexdump", "id", "jq",
+    "join", "ls", "md5sum", "nl", "nproc", "od", "paste", "printenv", "printf", "ps", "pwd",
+    "readlink", "realpath", "rev", "seq", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+    "sha512sum", "sleep", "stat", "strings", "tac", "tail", "test", "tr", "true", "type", "uname",
+    "unexpand", "wc", "which", "whoami",
 ];
 
 /// Variables that may prefix a read-only command: they change formatting,
 /// never which program runs or what it loads.
+#[rustfmt::skip]
 const SAFE_VARS: &[&str] = &[
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "NO_COLOR",
-    "CLICOLOR",
-    "CLICOLOR_FORCE",
-    "COLUMNS",
-    "LINES",
-    "TERM",
-    "GREP_COLORS",
+    "LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES",
+    "TERM", "GREP_COLORS", "RUST_BACKTRACE", "RUST_LOG", "CARGO_TERM_COLOR",
 ];
 
 /// Why a command is not read-only, as a sentence for the dialog.
@@ -110,6 +44,13 @@ pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
         return Ok(());
     }
     check_words(&cmd.words, &cmd.literal, 0)
+}
+
+/// Whether an assignment (`NAME=value`) leaves what runs unchanged.
+/// `standalone`: the assignment is a command of its own (`x=1; …`).
+pub fn is_safe_assignment(assignment: &str, standalone: bool) -> bool {
+    let name = assignment.split(['=', '+', '[']).next().unwrap_or("");
+    safe_var(name, standalone)
 }
 
 fn safe_var(name: &str, standalone: bool) -> bool {

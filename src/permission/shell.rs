@@ -66,6 +66,21 @@ impl SimpleCommand {
     pub fn text(&self) -> String {
         self.words.join(" ")
     }
+
+    /// What bash rules match: the words, preceded by any assignment that
+    /// could change what runs (`LD_PRELOAD=x.so cargo test` is not
+    /// `cargo test`).
+    pub fn rule_text(&self) -> String {
+        let standalone = self.words.is_empty();
+        let mut parts: Vec<&str> = self
+            .assignments
+            .iter()
+            .filter(|a| !super::readonly::is_safe_assignment(a, standalone))
+            .map(String::as_str)
+            .collect();
+        parts.extend(self.words.iter().map(String::as_str));
+        parts.join(" ")
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]

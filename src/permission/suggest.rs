@@ -154,6 +154,20 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
     if cmd.words.is_empty() || !cmd.literal.first().copied().unwrap_or(false) {
         return None;
     }
+    // Assignments that could change what runs stay in the rule.
+    let standalone = cmd.words.is_empty();
+    let mut prefix: Vec<String> = cmd
+        .assignments
+        .iter()
+        .filter(|a| !readonly::is_safe_assignment(a, standalone))
+        .cloned()
+        .collect();
+    if prefix
+        .iter()
+        .any(|a| a.contains(['$', '`', '*', '"', '\'', ' ']))
+    {
+        return None;
+    }
     let name = cmd.words[0].as_str();
     let plain = |i: usize| {
         cmd.words.get(i).filter(|w| {
@@ -165,7 +179,7 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
         })
     };
     if EXACT_ONLY.contains(&name) && !(name == "git" && plain(1).is_some()) {
-        let text = cmd.text();
+        let text = cmd.rule_text();
         let exact =
             cmd.literal.iter().all(|l| *l) && text.len() <= MAX_EXACT && !text.contains('*');
         return exact.then(|| format!("bash({text})"));
@@ -176,7 +190,7 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
     {
         return None;
     }
-    let mut prefix = vec![name.to_string()];
+    prefix.push(name.to_string());
     if WITH_SUBCOMMANDS.contains(&name)
         && let Some(sub) = plain(1)
     {
