@@ -70,6 +70,15 @@ impl Gate {
         &self.rules
     }
 
+    /// Replace the rules (the config file changed).
+    pub fn set_rules(&mut self, rules: Rules) {
+        self.rules = rules;
+    }
+
+    pub fn set_trusted_tools(&mut self, prefixes: Vec<String>) {
+        self.trusted_tools = prefixes;
+    }
+
     /// The session effect of "Allow always": the rule holds from now on.
     pub fn add_allow_rule(&mut self, rule: &str) -> Result<(), RuleError> {
         self.rules.add_allow(Rule::parse(rule)?);

@@ -1,4 +1,14 @@
 //! The gate every tool call passes: security, permission, repetition.
+//!
+//! - `gate` — `Gate::check(&CallInfo) -> Verdict`, the entry point.
+//! - `shell` — a bash command flattened into simple commands and
+//!   redirections (`shell::parse`), also used to preview commands.
+//! - `security` (+ `cautions`) — what is blocked in every mode, and what
+//!   must be confirmed even in auto mode.
+//! - `readonly` — the commands smart mode runs without asking.
+//! - `rules` — `tool(pattern)` allow/deny rules, "allow always"
+//!   suggestions, and storing rules in `.cairn/config.toml`.
+//! - `repetition` — the same call again and again is blocked.
 
 use std::path::{Path, PathBuf};
 

@@ -330,6 +330,38 @@ fn inspect_interpreter(
                 "`{name}` runs a command that is only known when it runs"
             ));
         }
+    } else if shell_like && !args.iter().any(|a| !a.starts_with(['-', '+'])) {
+        // A shell reading its script from standard input.
+        let fed = analysis
+            .redirects
+            .iter()
+            .filter(|r| r.command == Some(index))
+            .filter_map(|r| r.input.as_deref())
+            .collect::<Vec<_>>();
+        for script in &fed {
+            if nesting < MAX_NESTING {
+                let inner = shell::parse(script);
+                inspect_nested(script, &inner, cwd, home, nesting + 1, findings);
+            }
+        }
+        // `echo '…' | sh`: the echoed text is the script.
+        let echoed = analysis.commands.iter().filter(|other| {
+            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s + 1 == t)
+                && matches!(other.name(), Some("echo" | "printf"))
+                && other.literal.iter().all(|l| *l)
+        });
+        for other in echoed {
+            let text = other.words[1..]
+                .iter()
+                .filter(|w| !w.starts_with('-'))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(" ");
+            if nesting < MAX_NESTING {
+                let inner = shell::parse(&text);
+                inspect_nested(&text, &inner, cwd, home, nesting + 1, findings);
+            }
+        }
     }
 }
 

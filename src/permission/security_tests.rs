@@ -115,3 +115,14 @@ fn brace_expansion_does_not_hide_targets() {
         "`/etc/hosts` is only a source here"
     );
 }
+
+#[test]
+fn scripts_fed_to_a_shell_are_inspected() {
+    assert!(blocked("bash <<'EOF'\nrm -rf /\nEOF\n"));
+    assert!(blocked("sh <<< 'sudo reboot'"));
+    assert!(!blocked("bash <<'EOF'\necho hi\nEOF\n"));
+    assert!(blocked("echo 'rm -rf ~' | bash"));
+    assert!(blocked("printf 'sudo ls' | sh -s"));
+    assert!(!blocked("echo 'ls' | sh"));
+    assert_eq!(check("cat setup.sh | sh"), Findings::default());
+}

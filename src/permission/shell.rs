@@ -96,6 +96,8 @@ pub struct Redirect {
     pub writes_file: bool,
     /// The command the redirection belongs to, when it belongs to one.
     pub command: Option<usize>,
+    /// The text a here-document (`<<`) or here-string (`<<<`) feeds in.
+    pub input: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -448,6 +450,7 @@ impl Walker {
     fn redirect(&mut self, redirect: &ast::IoRedirect, command: Option<usize>, ctx: Ctx) -> Walk {
         use ast::IoFileRedirectKind as K;
         use ast::IoFileRedirectTarget as T;
+        let mut input = None;
         let (operator, fd, target, literal, writes) = match redirect {
             ast::IoRedirect::File(fd, kind, target) => {
                 let operator = kind.to_string();
@@ -483,11 +486,13 @@ impl Walker {
                         .map_err(|e| format!("cannot parse a here-document: {e}"))?;
                     self.pieces(&pieces, ctx)?;
                 }
+                input = Some(doc.doc.value.clone());
                 let delimiter = doc.here_end.value.clone();
                 ("<<".to_string(), *fd, delimiter, true, false)
             }
             ast::IoRedirect::HereString(fd, w) => {
                 let (text, literal) = self.word(&w.value, ctx)?;
+                input = Some(text.clone());
                 ("<<<".to_string(), *fd, text, literal, false)
             }
         };
@@ -499,6 +504,7 @@ impl Walker {
             target_literal: literal,
             writes_file,
             command,
+            input,
         });
         Ok(())
     }
