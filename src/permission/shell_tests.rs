@@ -291,3 +291,25 @@ fn outline_lists_commands_and_writes() {
     );
     assert!(parse("echo 'x").outline()[0].starts_with("cannot parse"));
 }
+
+mod fuzz {
+    use super::super::parse;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn parse_never_panics(s in "[ -~\\n]{0,40}") {
+            let _ = parse(&s);
+        }
+
+        #[test]
+        fn parse_never_panics_on_shell_soup(s in prop::collection::vec(prop::sample::select(vec![
+            "ls", " ", ";", "&&", "||", "|", "&", "(", ")", "{", "}", "$(", "`", "'", "\"", "<<",
+            "EOF", "\n", ">", ">>", "2>&1", "<", "<(", "${", "x", "=", "if", "then", "fi", "for",
+            "do", "done", "case", "in", "esac", ")", ";;", "\\", "*", "~", "$((", "))", "[[", "]]",
+        ]), 0..20)) {
+            let _ = parse(&s.concat());
+        }
+    }
+}
