@@ -184,6 +184,7 @@ impl Gate {
                     self.home.as_deref(),
                 ));
                 fixed.extend(self.shell_outside(a, call));
+                fixed.extend(outside_paths(&call.paths, call.workspace));
                 if self.mode != Mode::Auto && a.is_complete() {
                     liftable = self.shell_reasons(a, call);
                 }
