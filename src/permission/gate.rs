@@ -269,19 +269,18 @@ impl Gate {
                 call.cwd.display()
             ));
         }
-        let mut cwd = paths::normalize(call.cwd);
+        let dirs = paths::command_dirs(a, call.cwd, home);
         let outside = |path: &Path, reasons: &mut Vec<String>| {
             if !paths::is_within(path, call.workspace) && !paths::is_harmless_device(path) {
                 reasons.push(format!("outside the workspace: {}", path.display()));
             }
         };
-        for cmd in &a.commands {
+        for (cmd, cwd) in a.commands.iter().zip(&dirs) {
             if cmd.name() == Some("cd") {
                 match cmd.words.get(1).map(String::as_str) {
                     None => {
                         if let Some(home) = home {
                             outside(home, &mut reasons);
-                            cwd = home.to_path_buf();
                         }
                     }
                     Some("-") => reasons
@@ -298,11 +297,12 @@ impl Gate {
                 if !(is_cd || path_like(value, *literal)) {
                     continue;
                 }
-                if let Some(path) = paths::resolve_word(value, *literal, &cwd, home) {
-                    outside(&path, &mut reasons);
-                    if is_cd {
-                        cwd = path;
-                    }
+                match paths::resolve_word(value, *literal, cwd, home) {
+                    Some(path) => outside(&path, &mut reasons),
+                    None if is_cd => reasons.push(format!(
+                        "`cd {value}` goes to a directory only known when it runs"
+                    )),
+                    None => {}
                 }
             }
         }
@@ -314,7 +314,11 @@ impl Gate {
             if fd_dup {
                 continue;
             }
-            match paths::resolve_word(&redirect.target, redirect.target_literal, call.cwd, home) {
+            let cwd = redirect
+                .command
+                .and_then(|i| dirs.get(i))
+                .map_or(call.cwd, |d| d.as_path());
+            match paths::resolve_word(&redirect.target, redirect.target_literal, cwd, home) {
                 Some(path) => outside(&path, &mut reasons),
                 None if redirect.writes_file => reasons.push(format!(
                     "writes to `{}`, a path only known when it runs",

@@ -74,19 +74,17 @@ fn inspect_nested(
         }
         return;
     }
-    let mut cwd = cwd.to_path_buf();
+    let dirs = paths::command_dirs(analysis, cwd, home);
     for (index, cmd) in analysis.commands.iter().enumerate() {
-        if cmd.name() == Some("cd")
-            && let Some(dir) = cmd.words.get(1)
-            && let Some(dir) = paths::resolve_word(dir, cmd.literal[1], &cwd, home)
-        {
-            cwd = dir;
-        }
-        inspect_command(analysis, index, cmd, &cwd, home, nesting, findings);
+        inspect_command(analysis, index, cmd, &dirs[index], home, nesting, findings);
     }
     for redirect in analysis.file_writes() {
+        let dir = redirect
+            .command
+            .and_then(|i| dirs.get(i))
+            .map_or(cwd, |d| d.as_path());
         if let Some(path) =
-            paths::resolve_word(&redirect.target, redirect.target_literal, &cwd, home)
+            paths::resolve_word(&redirect.target, redirect.target_literal, dir, home)
             && let Some(message) =
                 system_write(&path, &format!("`{}` redirects into", redirect.operator))
         {

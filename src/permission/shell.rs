@@ -35,6 +35,10 @@ pub struct ShellAnalysis {
     /// Parts the analysis could not see into (arithmetic or parameter
     /// expansions holding substitutions, ...). Non-empty means "ask".
     pub opaque: Vec<String>,
+    /// For each shell the command runs (0 is the top one; subshells,
+    /// pipeline stages, substitutions, background jobs and function bodies
+    /// get their own), the shell it was started from.
+    pub scopes: Vec<Option<usize>>,
     /// The parser failed; nothing else in the analysis is trustworthy.
     pub parse_error: Option<String>,
 }
@@ -55,6 +59,8 @@ pub struct SimpleCommand {
     /// command belongs to; commands in a substitution inherit their
     /// parent's stage.
     pub pipe: Option<(usize, usize)>,
+    /// The shell (`ShellAnalysis::scopes`) the command runs in.
+    pub scope: usize,
 }
 
 impl SimpleCommand {
@@ -152,7 +158,14 @@ impl ShellAnalysis {
 /// `parse_error` is set.
 pub fn parse(command: &str) -> ShellAnalysis {
     let mut walker = Walker::default();
-    if let Err(e) = walker.program(command, None, None, 0) {
+    walker.out.scopes.push(None);
+    let top = Ctx {
+        parent: None,
+        pipe: None,
+        depth: 0,
+        scope: 0,
+    };
+    if let Err(e) = walker.program(command, top) {
         walker.out.parse_error = Some(e);
     }
     walker.out
@@ -175,19 +188,14 @@ struct Ctx {
     parent: Option<usize>,
     pipe: Option<(usize, usize)>,
     depth: usize,
+    scope: usize,
 }
 
 type Walk = Result<(), String>;
 
 impl Walker {
-    fn program(
-        &mut self,
-        text: &str,
-        parent: Option<usize>,
-        pipe: Option<(usize, usize)>,
-        depth: usize,
-    ) -> Walk {
-        if depth > MAX_DEPTH {
+    fn program(&mut self, text: &str, ctx: Ctx) -> Walk {
+        if ctx.depth > MAX_DEPTH {
             return Err("the command nests too deeply to inspect".into());
         }
         let reader = std::io::BufReader::new(text.as_bytes());
@@ -195,19 +203,28 @@ impl Walker {
         let program = parser
             .parse_program()
             .map_err(|e| format!("cannot parse the command: {e}"))?;
-        let ctx = Ctx {
-            parent,
-            pipe,
-            depth,
-        };
         for complete in &program.complete_commands {
             self.compound_list(complete, ctx)?;
         }
         Ok(())
     }
 
+    /// A subshell: a `cd` inside it does not outlast it.
+    fn new_scope(&mut self, ctx: Ctx) -> Ctx {
+        self.out.scopes.push(Some(ctx.scope));
+        Ctx {
+            scope: self.out.scopes.len() - 1,
+            ..ctx
+        }
+    }
+
     fn compound_list(&mut self, list: &ast::CompoundList, ctx: Ctx) -> Walk {
         for item in &list.0 {
+            // `cmd &` runs in a subshell of its own.
+            let ctx = match item.1 {
+                ast::SeparatorOperator::Async => self.new_scope(ctx),
+                ast::SeparatorOperator::Sequence => ctx,
+            };
             self.and_or(&item.0, ctx)?;
         }
         Ok(())
@@ -235,7 +252,7 @@ impl Walker {
         for (stage, command) in pipeline.seq.iter().enumerate() {
             let inner = Ctx {
                 pipe: Some((id, stage)),
-                ..ctx
+                ..self.new_scope(ctx)
             };
             self.command(command, inner)?;
         }
@@ -251,6 +268,7 @@ impl Walker {
             }
             ast::Command::Function(def) => {
                 let first = self.out.commands.len();
+                let ctx = self.new_scope(ctx);
                 self.compound(&def.body.0, ctx)?;
                 self.redirect_list(def.body.1.as_ref(), None, ctx)?;
                 let body = (first..self.out.commands.len()).collect();
@@ -281,7 +299,10 @@ impl Walker {
                 self.compound_list(&f.body.list, ctx)
             }
             C::BraceGroup(b) => self.compound_list(&b.list, ctx),
-            C::Subshell(s) => self.compound_list(&s.list, ctx),
+            C::Subshell(s) => {
+                let inner = self.new_scope(ctx);
+                self.compound_list(&s.list, inner)
+            }
             C::ForClause(f) => {
                 for word in f.values.iter().flatten() {
                     self.word(&word.value, ctx)?;
@@ -351,6 +372,7 @@ impl Walker {
         self.out.commands.push(SimpleCommand {
             parent: ctx.parent,
             pipe: ctx.pipe,
+            scope: ctx.scope,
             ..SimpleCommand::default()
         });
         let inner = Ctx {
@@ -387,7 +409,8 @@ impl Walker {
                 }
                 Item::Part(P::ProcessSubstitution(kind, subshell)) => {
                     self.out.has_substitution = true;
-                    self.compound_list(&subshell.list, deeper(inner)?)?;
+                    let sub = self.new_scope(deeper(inner)?);
+                    self.compound_list(&subshell.list, sub)?;
                     let marker = match kind {
                         ast::ProcessSubstitutionKind::Read => "<(…)",
                         ast::ProcessSubstitutionKind::Write => ">(…)",
@@ -470,7 +493,8 @@ impl Walker {
                     }
                     T::ProcessSubstitution(_, subshell) => {
                         self.out.has_substitution = true;
-                        self.compound_list(&subshell.list, deeper(ctx)?)?;
+                        let sub = self.new_scope(deeper(ctx)?);
+                        self.compound_list(&subshell.list, sub)?;
                         (operator, *fd, "(…)".to_string(), false, false)
                     }
                 }
@@ -546,8 +570,8 @@ impl Walker {
                 | WordPiece::BackquotedCommandSubstitution(text) => {
                     literal = false;
                     self.out.has_substitution = true;
-                    let inner = deeper(ctx)?;
-                    self.program(text, inner.parent, inner.pipe, inner.depth)?;
+                    let inner = self.new_scope(deeper(ctx)?);
+                    self.program(text, inner)?;
                 }
                 WordPiece::ArithmeticExpression(expr) => {
                     literal = false;
