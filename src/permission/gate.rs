@@ -90,6 +90,22 @@ impl Gate {
         self.repetition.reset();
     }
 
+    /// Judge one call, and record it for the repetition check (so call
+    /// this once per call the model makes).
+    ///
+    /// - chat: every tool is denied.
+    /// - security blocks (`rm -rf /`, `sudo`, `curl … | sh`, writes into
+    ///   system directories, …) hold in every other mode; no rule lifts them.
+    /// - deny rules refuse, in every mode.
+    /// - outside the workspace, unreadable commands and cautions (force
+    ///   push to main, removing the workspace, …) ask in every mode, and no
+    ///   allow rule lifts them.
+    /// - smart: read-only tools and read-only shell commands run; the rest
+    ///   asks unless allow rules cover it (every command of a shell call).
+    /// - always-ask: read-only tools run; everything else asks unless allow
+    ///   rules cover it, read-only shell commands included.
+    /// - auto: everything else runs.
+    /// - repetition: the same call too many times in a row is blocked.
     pub fn check(&mut self, call: &CallInfo) -> Verdict {
         if self.mode == Mode::Chat {
             return Verdict::Deny {
