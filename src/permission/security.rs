@@ -213,9 +213,9 @@ fn inspect_command(
             "chmod" | "chown" | "chgrp" => {
                 let recursive = args.iter().any(|a| is_recursive_flag(a, false));
                 for path in operands(args, args_literal, cwd, home) {
-                    if recursive && is_critical(&path, home) {
+                    if (recursive && is_critical(&path, home)) || path == Path::new("/") {
                         findings.block(format!(
-                            "blocked: `{name} -R` on `{}` would change permissions of the whole \
+                            "blocked: `{name}` on `{}` would change permissions of the whole \
                              system or home directory.",
                             path.display()
                         ));
@@ -225,15 +225,11 @@ fn inspect_command(
                     }
                 }
             }
-            "find"
-                if args
-                    .iter()
-                    .any(|a| a == "-delete" || a.starts_with("-exec")) =>
-            {
+            "find" if find_destroys(args) => {
                 for path in operands(args, args_literal, cwd, home).into_iter().take(1) {
                     if is_critical(&path, home) || paths::system_dir_of(&path).is_some() {
                         findings.block(format!(
-                            "blocked: `find {} -delete/-exec` would act on every file under it.",
+                            "blocked: `find {} …` would delete or change every file under it.",
                             path.display()
                         ));
                     }
@@ -361,6 +357,20 @@ fn inspect_interpreter(
             }
         }
     }
+}
+
+/// `find -delete`, or `-exec` of a command that removes or changes files.
+fn find_destroys(args: &[String]) -> bool {
+    const DESTRUCTIVE: &[&str] = &[
+        "rm", "shred", "unlink", "chmod", "chown", "chgrp", "mv", "truncate", "dd", "sh", "bash",
+    ];
+    args.iter().enumerate().any(|(i, a)| {
+        a == "-delete"
+            || (["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str())
+                && args
+                    .get(i + 1)
+                    .is_some_and(|c| DESTRUCTIVE.contains(&c.as_str())))
+    })
 }
 
 fn is_interpreter(name: &str) -> bool {

@@ -58,6 +58,8 @@ fn dangerous_commands_are_blocked() {
         "systemctl poweroff",
         "kill -9 -1",
         "find / -delete",
+        "find /usr -exec rm -f {} +",
+        "chmod 777 /",
         "sed -i s/a/b/ /etc/hosts",
     ] {
         assert!(blocked(cmd), "should block: {cmd}");
@@ -82,6 +84,7 @@ fn ordinary_commands_pass() {
         "git push --force origin feature",
         "f() { echo hi; }; f",
         "echo \"a && b\"",
+        "find / -name '*.conf' -exec grep -l x {} +",
     ] {
         let f = check(cmd);
         assert_eq!(f.block, None, "should pass: {cmd}");
