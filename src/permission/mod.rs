@@ -119,6 +119,7 @@ mod readonly_git;
 pub mod repetition;
 pub mod rules;
 pub mod security;
+mod security_exec;
 mod sed_script;
 pub mod shell;
 mod shell_words;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::paths::{self, CRITICAL_DIRS};
 use super::readonly::wrapped_command;
-use super::shell::{self, ShellAnalysis, SimpleCommand};
+use super::shell::{ShellAnalysis, SimpleCommand};
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Findings {
@@ -16,7 +16,7 @@ pub struct Findings {
 }
 
 impl Findings {
-    fn block(&mut self, message: String) {
+    pub(super) fn block(&mut self, message: String) {
         if self.block.is_none() {
             self.block = Some(message);
         }
@@ -28,14 +28,14 @@ const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
 const DISK_TOOLS: &[&str] = &[
     "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "parted",
 ];
-const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
-const INTERPRETERS: &[&str] = &[
+pub(super) const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
+pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
+pub(super) const INTERPRETERS: &[&str] = &[
     "perl", "ruby", "node", "php", "lua", "deno", "bun", "source", ".", "eval",
 ];
 
 /// Levels of `sh -c "…"` / `eval "…"` looked into.
-const MAX_NESTING: usize = 3;
+pub(super) const MAX_NESTING: usize = 3;
 
 /// Inspect a file path an edit or write tool would change.
 pub fn inspect_write_path(path: &Path) -> Option<String> {
@@ -60,7 +60,7 @@ pub fn inspect_shell(
     findings
 }
 
-fn inspect_nested(
+pub(super) fn inspect_nested(
     command: &str,
     analysis: &ShellAnalysis,
     cwd: &Path,
@@ -243,7 +243,7 @@ fn inspect_command(
                 findings.block(message);
             }
         }
-        inspect_interpreter(
+        super::security_exec::inspect_interpreter(
             analysis,
             index,
             name,
@@ -254,108 +254,6 @@ fn inspect_command(
             nesting,
             findings,
         );
-    }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn inspect_interpreter(
-    analysis: &ShellAnalysis,
-    index: usize,
-    name: &str,
-    args: &[String],
-    args_literal: &[bool],
-    cwd: &Path,
-    home: Option<&Path>,
-    nesting: usize,
-    findings: &mut Findings,
-) {
-    let shell_like = SHELLS.contains(&name);
-    if !(shell_like || is_interpreter(name)) {
-        return;
-    }
-    let cmd = &analysis.commands[index];
-    // Downloads feeding this command through a pipe or a substitution.
-    let fed_by_download = analysis.commands.iter().enumerate().any(|(i, other)| {
-        let downloads = other.name().is_some_and(|n| DOWNLOADERS.contains(&n));
-        let piped =
-            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s < t);
-        downloads && (piped || descends_from(analysis, i, index))
-    });
-    if fed_by_download {
-        findings.block(format!(
-            "blocked: this runs downloaded code with `{name}` without anyone reading it first. \
-             Download the file, show it to the user, and let them decide."
-        ));
-    } else if analysis
-        .commands
-        .iter()
-        .any(|c| c.name().is_some_and(|n| DOWNLOADERS.contains(&n)))
-    {
-        findings.cautions.push(format!(
-            "downloads something and runs `{name}` in the same command"
-        ));
-    }
-    // `sh -c "…"` and `eval "…"`: inspect the inner command too.
-    let script_at = if name == "eval" {
-        Some(0)
-    } else if shell_like {
-        args.iter()
-            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-            .map(|i| i + 1)
-    } else {
-        None
-    };
-    if let Some(at) = script_at
-        && at < args.len()
-    {
-        let parts = if name == "eval" {
-            &args[at..]
-        } else {
-            &args[at..=at]
-        };
-        if args_literal[at..at + parts.len()].iter().all(|l| *l) {
-            let inner = parts.join(" ");
-            if nesting < MAX_NESTING {
-                let analysis = shell::parse(&inner);
-                inspect_nested(&inner, &analysis, cwd, home, nesting + 1, findings);
-            }
-        } else {
-            findings.cautions.push(format!(
-                "`{name}` runs a command that is only known when it runs"
-            ));
-        }
-    } else if shell_like && !args.iter().any(|a| !a.starts_with(['-', '+'])) {
-        // A shell reading its script from standard input.
-        let fed = analysis
-            .redirects
-            .iter()
-            .filter(|r| r.command == Some(index))
-            .filter_map(|r| r.input.as_deref())
-            .collect::<Vec<_>>();
-        for script in &fed {
-            if nesting < MAX_NESTING {
-                let inner = shell::parse(script);
-                inspect_nested(script, &inner, cwd, home, nesting + 1, findings);
-            }
-        }
-        // `echo '…' | sh`: the echoed text is the script.
-        let echoed = analysis.commands.iter().filter(|other| {
-            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s + 1 == t)
-                && matches!(other.name(), Some("echo" | "printf"))
-                && other.literal.iter().all(|l| *l)
-        });
-        for other in echoed {
-            let text = other.words[1..]
-                .iter()
-                .filter(|w| !w.starts_with('-'))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" ");
-            if nesting < MAX_NESTING {
-                let inner = shell::parse(&text);
-                inspect_nested(&text, &inner, cwd, home, nesting + 1, findings);
-            }
-        }
     }
 }
 
@@ -371,27 +269,6 @@ fn find_destroys(args: &[String]) -> bool {
                     .get(i + 1)
                     .is_some_and(|c| DESTRUCTIVE.contains(&c.as_str())))
     })
-}
-
-fn is_interpreter(name: &str) -> bool {
-    INTERPRETERS.contains(&name) || name.starts_with("python") || name.starts_with("pypy")
-}
-
-/// True when command `i` runs inside a substitution held by `ancestor`.
-fn descends_from(analysis: &ShellAnalysis, i: usize, ancestor: usize) -> bool {
-    let mut current = analysis.commands[i].parent;
-    let mut steps = 0;
-    while let Some(p) = current {
-        if p == ancestor {
-            return true;
-        }
-        current = analysis.commands[p].parent;
-        steps += 1;
-        if steps > analysis.commands.len() {
-            break;
-        }
-    }
-    false
 }
 
 pub(super) fn is_recursive_flag(arg: &str, rm: bool) -> bool {

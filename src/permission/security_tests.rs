@@ -1,4 +1,5 @@
 use super::*;
+use crate::permission::shell;
 
 fn check(cmd: &str) -> Findings {
     let analysis = shell::parse(cmd);
