@@ -318,6 +318,9 @@ impl Gate {
                     None if is_cd => reasons.push(format!(
                         "`cd {value}` goes to a directory only known when it runs"
                     )),
+                    None if value.replace('"', "").starts_with('~') => {
+                        reasons.push(format!("outside the workspace: {value}"))
+                    }
                     None => {}
                 }
             }
@@ -355,7 +358,8 @@ fn path_like(word: &str, literal: bool) -> bool {
         return text.starts_with('~') || text.starts_with("$HOME") || text.starts_with("${HOME}");
     }
     if word.starts_with('/') {
-        return paths::looks_like_root_path(Path::new(word));
+        // A glob (`/e*/passwd`) may name anything: treat it as a path.
+        return word.contains(['*', '?', '[']) || paths::looks_like_root_path(Path::new(word));
     }
     word.starts_with('~') || word.split('/').any(|c| c == "..")
 }
