@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::cautions;
 use super::paths;
 use super::readonly;
-use super::rules::{Rule, RuleError, Rules, suggest_rules};
+use super::rules::{Rule, RuleError, Rules, suggest_rules_covering};
 use super::security::{self, Findings};
 use super::shell::{self, ShellAnalysis};
 use super::{CallInfo, Mode, Verdict};
@@ -69,6 +70,15 @@ impl Gate {
         &self.rules
     }
 
+    /// Replace the rules (the config file changed).
+    pub fn set_rules(&mut self, rules: Rules) {
+        self.rules = rules;
+    }
+
+    pub fn set_trusted_tools(&mut self, prefixes: Vec<String>) {
+        self.trusted_tools = prefixes;
+    }
+
     /// The session effect of "Allow always": the rule holds from now on.
     pub fn add_allow_rule(&mut self, rule: &str) -> Result<(), RuleError> {
         self.rules.add_allow(Rule::parse(rule)?);
@@ -80,6 +90,22 @@ impl Gate {
         self.repetition.reset();
     }
 
+    /// Judge one call, and record it for the repetition check (so call
+    /// this once per call the model makes).
+    ///
+    /// - chat: every tool is denied.
+    /// - security blocks (`rm -rf /`, `sudo`, `curl … | sh`, writes into
+    ///   system directories, …) hold in every other mode; no rule lifts them.
+    /// - deny rules refuse, in every mode.
+    /// - outside the workspace, unreadable commands and cautions (force
+    ///   push to main, removing the workspace, …) ask in every mode, and no
+    ///   allow rule lifts them.
+    /// - smart: read-only tools and read-only shell commands run; the rest
+    ///   asks unless allow rules cover it (every command of a shell call).
+    /// - always-ask: read-only tools run; everything else asks unless allow
+    ///   rules cover it, read-only shell commands included.
+    /// - auto: everything else runs.
+    /// - repetition: the same call too many times in a row is blocked.
     pub fn check(&mut self, call: &CallInfo) -> Verdict {
         if self.mode == Mode::Chat {
             return Verdict::Deny {
@@ -135,8 +161,9 @@ impl Gate {
         } else {
             let mut reasons = judgement.fixed;
             reasons.extend(judgement.liftable);
+            let reasons = dedup(reasons);
             let rules = if judgement.offer_rules {
-                suggest_rules(call, shell_analysis)
+                suggest_rules_covering(call, shell_analysis, self.mode == Mode::AlwaysAsk)
             } else {
                 Vec::new()
             };
@@ -166,7 +193,14 @@ impl Gate {
                 for part in &a.opaque {
                     fixed.push(format!("contains {part}, which cannot be inspected"));
                 }
+                fixed.extend(cautions::workspace_cautions(
+                    a,
+                    call.cwd,
+                    call.workspace,
+                    self.home.as_deref(),
+                ));
                 fixed.extend(self.shell_outside(a, call));
+                fixed.extend(outside_paths(&call.paths, call.workspace));
                 if self.mode != Mode::Auto && a.is_complete() {
                     liftable = self.shell_reasons(a, call);
                 }
@@ -251,13 +285,25 @@ impl Gate {
                 call.cwd.display()
             ));
         }
-        let mut cwd = paths::normalize(call.cwd);
+        let dirs = paths::command_dirs(a, call.cwd, home);
         let outside = |path: &Path, reasons: &mut Vec<String>| {
             if !paths::is_within(path, call.workspace) && !paths::is_harmless_device(path) {
                 reasons.push(format!("outside the workspace: {}", path.display()));
             }
         };
-        for cmd in &a.commands {
+        for (cmd, cwd) in a.commands.iter().zip(&dirs) {
+            if cmd.name() == Some("cd") {
+                match cmd.words.get(1).map(String::as_str) {
+                    None => {
+                        if let Some(home) = home {
+                            outside(home, &mut reasons);
+                        }
+                    }
+                    Some("-") => reasons
+                        .push("`cd -` goes to a directory only known when it runs".to_string()),
+                    Some(_) => {}
+                }
+            }
             for (i, (word, literal)) in cmd.words.iter().zip(&cmd.literal).enumerate().skip(1) {
                 let value = match word.split_once('=') {
                     Some((flag, value)) if *literal && flag.starts_with('-') => value,
@@ -267,11 +313,15 @@ impl Gate {
                 if !(is_cd || path_like(value, *literal)) {
                     continue;
                 }
-                if let Some(path) = paths::resolve_word(value, *literal, &cwd, home) {
-                    outside(&path, &mut reasons);
-                    if is_cd {
-                        cwd = path;
+                match paths::resolve_word(value, *literal, cwd, home) {
+                    Some(path) => outside(&path, &mut reasons),
+                    None if is_cd => reasons.push(format!(
+                        "`cd {value}` goes to a directory only known when it runs"
+                    )),
+                    None if value.replace('"', "").starts_with('~') => {
+                        reasons.push(format!("outside the workspace: {value}"))
                     }
+                    None => {}
                 }
             }
         }
@@ -283,10 +333,17 @@ impl Gate {
             if fd_dup {
                 continue;
             }
-            if let Some(path) =
-                paths::resolve_word(&redirect.target, redirect.target_literal, call.cwd, home)
-            {
-                outside(&path, &mut reasons);
+            let cwd = redirect
+                .command
+                .and_then(|i| dirs.get(i))
+                .map_or(call.cwd, |d| d.as_path());
+            match paths::resolve_word(&redirect.target, redirect.target_literal, cwd, home) {
+                Some(path) => outside(&path, &mut reasons),
+                None if redirect.writes_file => reasons.push(format!(
+                    "writes to `{}`, a path only known when it runs",
+                    redirect.target
+                )),
+                None => {}
             }
         }
         dedup(reasons)
@@ -301,7 +358,8 @@ fn path_like(word: &str, literal: bool) -> bool {
         return text.starts_with('~') || text.starts_with("$HOME") || text.starts_with("${HOME}");
     }
     if word.starts_with('/') {
-        return paths::looks_like_root_path(Path::new(word));
+        // A glob (`/e*/passwd`) may name anything: treat it as a path.
+        return word.contains(['*', '?', '[']) || paths::looks_like_root_path(Path::new(word));
     }
     word.starts_with('~') || word.split('/').any(|c| c == "..")
 }

@@ -1,4 +1,14 @@
 //! The gate every tool call passes: security, permission, repetition.
+//!
+//! - `gate` — `Gate::check(&CallInfo) -> Verdict`, the entry point.
+//! - `shell` — a bash command flattened into simple commands and
+//!   redirections (`shell::parse`), also used to preview commands.
+//! - `security` (+ `cautions`) — what is blocked in every mode, and what
+//!   must be confirmed even in auto mode.
+//! - `readonly` — the commands smart mode runs without asking.
+//! - `rules` — `tool(pattern)` allow/deny rules, "allow always"
+//!   suggestions, and storing rules in `.cairn/config.toml`.
+//! - `repetition` — the same call again and again is blocked.
 
 use std::path::{Path, PathBuf};
 
@@ -101,6 +111,7 @@ pub struct CallInfo<'a> {
     pub cwd: &'a Path,
 }
 
+mod cautions;
 pub mod gate;
 pub mod paths;
 pub mod readonly;
@@ -108,8 +119,10 @@ mod readonly_git;
 pub mod repetition;
 pub mod rules;
 pub mod security;
+mod security_exec;
 mod sed_script;
 pub mod shell;
+mod shell_words;
 pub mod store;
 mod suggest;
 

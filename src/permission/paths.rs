@@ -4,7 +4,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
-use super::shell::HARMLESS_DEVICES;
+use super::shell::{HARMLESS_DEVICES, ShellAnalysis};
 
 /// Directories whose contents belong to the operating system.
 pub const SYSTEM_DIRS: &[&str] = &[
@@ -124,6 +124,55 @@ pub fn looks_like_root_path(path: &Path) -> bool {
     }
 }
 
+/// The directory each command of `analysis` runs in, following `cd` within
+/// each shell (a `cd` in a subshell does not outlast it). A `cd` to a place
+/// only known at run time (`cd "$X"`, `cd -`) leaves the directory
+/// unchanged here; the gate asks about such a `cd` separately.
+pub fn command_dirs(analysis: &ShellAnalysis, start: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut scope_dirs: Vec<Option<PathBuf>> = vec![None; analysis.scopes.len()];
+    let mut out = Vec::with_capacity(analysis.commands.len());
+    for cmd in &analysis.commands {
+        let dir = dir_of_scope(analysis, &scope_dirs, cmd.scope, start);
+        out.push(dir.clone());
+        if cmd.name() == Some("cd") {
+            let target = match (cmd.words.get(1), cmd.literal.get(1)) {
+                (None, _) => home.map(Path::to_path_buf),
+                (Some(word), Some(literal)) if word != "-" => {
+                    resolve_word(word, *literal, &dir, home)
+                }
+                _ => None,
+            };
+            if let Some(target) = target
+                && let Some(slot) = scope_dirs.get_mut(cmd.scope)
+            {
+                *slot = Some(target);
+            }
+        }
+    }
+    out
+}
+
+fn dir_of_scope(
+    analysis: &ShellAnalysis,
+    dirs: &[Option<PathBuf>],
+    scope: usize,
+    start: &Path,
+) -> PathBuf {
+    let mut current = Some(scope);
+    let mut steps = 0;
+    while let Some(s) = current {
+        if let Some(Some(dir)) = dirs.get(s) {
+            return dir.clone();
+        }
+        current = analysis.scopes.get(s).copied().flatten();
+        steps += 1;
+        if steps > dirs.len() {
+            break;
+        }
+    }
+    normalize(start)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +191,19 @@ mod tests {
         assert_eq!(r("${HOME}", false), Some(PathBuf::from("/home/u")));
         assert_eq!(r("$HOMEDIR", false), None);
         assert_eq!(r("$X", false), None);
+    }
+
+    #[test]
+    fn cd_is_followed_within_its_shell_only() {
+        let a = crate::permission::shell::parse("cd src && ls; (cd a; ls); ls; cd; ls");
+        let dirs = command_dirs(&a, Path::new("/w"), Some(Path::new("/h")));
+        let dirs: Vec<_> = dirs.iter().map(|d| d.display().to_string()).collect();
+        assert_eq!(
+            dirs,
+            [
+                "/w", "/w/src", "/w/src", "/w/src/a", "/w/src", "/w/src", "/h"
+            ]
+        );
     }
 
     #[test]

@@ -7,89 +7,23 @@ use super::shell::SimpleCommand;
 
 /// Commands none of whose options write files or run other programs, so
 /// any argument (even one only known at run time) is harmless.
+#[rustfmt::skip]
 const PLAIN: &[&str] = &[
-    ":",
-    "[",
-    "basename",
-    "break",
-    "continue",
-    "exit",
-    "read",
-    "return",
-    "shift",
-    "b2sum",
-    "base64",
-    "cat",
-    "cd",
-    "cksum",
-    "cmp",
-    "column",
-    "comm",
-    "cut",
-    "df",
-    "diff",
-    "dirname",
-    "du",
-    "echo",
-    "expand",
-    "false",
-    "fold",
-    "grep",
-    "egrep",
-    "fgrep",
-    "head",
-    "hexdump",
-    "id",
-    "jq",
-    "join",
-    "ls",
-    "md5sum",
-    "nl",
-    "nproc",
-    "od",
-    "paste",
-    "printenv",
-    "printf",
-    "ps",
-    "pwd",
-    "readlink",
-    "realpath",
-    "rev",
-    "seq",
-    "sha1sum",
-    "sha224sum",
-    "sha256sum",
-    "sha384sum",
-    "sha512sum",
-    "sleep",
-    "stat",
-    "strings",
-    "tac",
-    "tail",
-    "test",
-    "tr",
-    "true",
-    "type",
-    "uname",
-    "unexpand",
-    "wc",
-    "which",
-    "whoami",
+    ":", "[", "basename", "break", "continue", "exit", "read", "return", "shift", "b2sum",
+    "base64", "cat", "cd", "cksum", "cmp", "column", "comm", "cut", "df", "diff", "dirname", "du",
+    "echo", "expand", "false", "fold", "grep", "egrep", "fgrep", "head", "hexdump", "id", "jq",
+    "join", "ls", "md5sum", "nl", "nproc", "od", "paste", "printenv", "printf", "ps", "pwd",
+    "readlink", "realpath", "rev", "seq", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
+    "sha512sum", "sleep", "stat", "strings", "tac", "tail", "test", "tr", "true", "type", "uname",
+    "unexpand", "wc", "which", "whoami",
 ];
 
 /// Variables that may prefix a read-only command: they change formatting,
 /// never which program runs or what it loads.
+#[rustfmt::skip]
 const SAFE_VARS: &[&str] = &[
-    "LANG",
-    "LANGUAGE",
-    "TZ",
-    "NO_COLOR",
-    "CLICOLOR",
-    "CLICOLOR_FORCE",
-    "COLUMNS",
-    "LINES",
-    "TERM",
-    "GREP_COLORS",
+    "LANG", "LANGUAGE", "TZ", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "COLUMNS", "LINES",
+    "TERM", "GREP_COLORS", "RUST_BACKTRACE", "RUST_LOG", "CARGO_TERM_COLOR",
 ];
 
 /// Why a command is not read-only, as a sentence for the dialog.
@@ -110,6 +44,13 @@ pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
         return Ok(());
     }
     check_words(&cmd.words, &cmd.literal, 0)
+}
+
+/// Whether an assignment (`NAME=value`) leaves what runs unchanged.
+/// `standalone`: the assignment is a command of its own (`x=1; …`).
+pub fn is_safe_assignment(assignment: &str, standalone: bool) -> bool {
+    let name = assignment.split(['=', '+', '[']).next().unwrap_or("");
+    safe_var(name, standalone)
 }
 
 fn safe_var(name: &str, standalone: bool) -> bool {
@@ -139,6 +80,7 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
     if PLAIN.contains(&name.as_str()) {
         return Ok(());
     }
+    check_wrapper_side_effects(name, args)?;
     if depth < 4
         && let Some(inner) = wrapped_command(name, args)
     {
@@ -228,6 +170,37 @@ pub fn wrapped_command<'a>(name: &str, args: &'a [String]) -> Option<&'a [String
         return Some(&[]);
     }
     args.get(i..)
+}
+
+/// What a wrapper does besides running its command.
+fn check_wrapper_side_effects(name: &str, args: &[String]) -> Result<(), Reason> {
+    match name {
+        "nohup" => Err("`nohup` may write `nohup.out`".into()),
+        "time"
+            if args
+                .iter()
+                .any(|a| a == "-o" || a == "-a" || a.starts_with("--output")) =>
+        {
+            Err("`time -o` writes a file".into())
+        }
+        "env" => {
+            let mut rest = args.iter();
+            while let Some(arg) = rest.next() {
+                if ["-u", "--unset", "-C", "--chdir"].contains(&arg.as_str()) {
+                    rest.next();
+                } else if arg.contains('=') && !arg.starts_with('-') {
+                    if !is_safe_assignment(arg, false) {
+                        let name = arg.split('=').next().unwrap_or(arg);
+                        return Err(format!("sets `{name}`, which can change what runs"));
+                    }
+                } else if !arg.starts_with('-') {
+                    break;
+                }
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
 }
 
 fn check_command_lookup(args: &[String]) -> Result<(), Reason> {
@@ -419,6 +392,7 @@ mod tests {
             "git remote -v",
             "git config --get user.name",
             "env",
+            "env LC_ALL=C ls",
             "xargs -0 -n 1 grep foo",
             "command -v cargo",
             "time wc -l f",
@@ -466,6 +440,10 @@ mod tests {
             ("PATH=. ls", "sets `PATH`"),
             ("PATH=/tmp", "sets `PATH`"),
             ("hostname evil", "change the host name"),
+            ("env LD_PRELOAD=./x.so ls", "sets `LD_PRELOAD`"),
+            ("env -u A PATH=. ls", "sets `PATH`"),
+            ("\\time -o out ls", "`time -o` writes a file"),
+            ("nohup ls", "nohup.out"),
             ("command rm x", "`rm` is not on the read-only list"),
             ("awk '{print}' f", "`awk` is not on the read-only list"),
             ("cargo test", "`cargo` is not on the read-only list"),

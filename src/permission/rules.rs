@@ -1,7 +1,9 @@
 //! Allow and deny rules: `tool` or `tool(pattern)`.
 //!
 //! - `bash(PATTERN)` — `PATTERN` is a glob over one simple command's text
-//!   (its de-quoted words joined by single spaces, assignments left out);
+//!   (its de-quoted words joined by single spaces, after any assignment
+//!   that could change what runs: `LD_PRELOAD=x cargo test` is not covered
+//!   by `cargo test*`, `LC_ALL=C cargo test` is);
 //!   `*` matches any text. A pattern ending in a word directly followed by
 //!   `*` keeps that word whole: `cargo test*` matches `cargo test` and
 //!   `cargo test --lib`, never `cargo testify`. An allow rule lets a call run
@@ -29,7 +31,7 @@ use super::paths;
 use super::shell::{self, ShellAnalysis, SimpleCommand};
 
 pub use super::store::{StoreError, StoredRules, list_rules, remove_rule, store_rule};
-pub use super::suggest::suggest_rules;
+pub use super::suggest::{suggest_rules, suggest_rules_covering};
 
 /// The tools cairn ships; a rule naming another (non-MCP) tool is a typo.
 pub const KNOWN_TOOLS: &[&str] = &[
@@ -181,7 +183,9 @@ impl Rule {
     pub fn covers_command(&self, cmd: &SimpleCommand) -> bool {
         match &self.matcher {
             Matcher::Any => self.tool == "bash",
-            Matcher::Command(pattern) => self.is_bash() && command_matches(pattern, &cmd.text()),
+            Matcher::Command(pattern) => {
+                self.is_bash() && command_matches(pattern, &cmd.rule_text())
+            }
             _ => false,
         }
     }

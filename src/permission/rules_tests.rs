@@ -92,7 +92,9 @@ fn command_patterns_keep_the_last_word_whole() {
 fn bash_rules_cover_single_commands() {
     let r = rule("bash(cargo test*)");
     assert!(r.covers_command(&cmd("cargo test --lib")));
-    assert!(r.covers_command(&cmd("FOO=1 cargo test")));
+    assert!(r.covers_command(&cmd("LC_ALL=C cargo test")));
+    assert!(!r.covers_command(&cmd("LD_PRELOAD=./x.so cargo test")));
+    assert!(rule("bash(FOO=1 cargo test*)").covers_command(&cmd("FOO=1 cargo test --lib")));
     assert!(!r.covers_command(&cmd("cargo testify")));
     assert!(!r.covers_command(&cmd("rm x")));
     assert!(rule("bash").covers_command(&cmd("rm x")));
@@ -247,7 +249,8 @@ fn suggest(tool: &str, input: &Value, paths: Vec<PathBuf>) -> Vec<String> {
 fn suggestions_for_bash_are_narrow() {
     let s = |command: &str| suggest("bash", &json!({ "command": command }), vec![]);
     assert_eq!(s("cargo test --lib"), ["bash(cargo test*)"]);
-    assert_eq!(s("FOO=1 cargo build"), ["bash(cargo build*)"]);
+    assert_eq!(s("FOO=1 cargo build"), ["bash(FOO=1 cargo build*)"]);
+    assert_eq!(s("RUST_BACKTRACE=1 cargo test"), ["bash(cargo test*)"]);
     assert_eq!(
         s("cargo build && cargo test"),
         ["bash(cargo build*)", "bash(cargo test*)"]

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::paths::{self, CRITICAL_DIRS};
 use super::readonly::wrapped_command;
-use super::shell::{self, ShellAnalysis, SimpleCommand};
+use super::shell::{ShellAnalysis, SimpleCommand};
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Findings {
@@ -16,7 +16,7 @@ pub struct Findings {
 }
 
 impl Findings {
-    fn block(&mut self, message: String) {
+    pub(super) fn block(&mut self, message: String) {
         if self.block.is_none() {
             self.block = Some(message);
         }
@@ -28,14 +28,14 @@ const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
 const DISK_TOOLS: &[&str] = &[
     "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "parted",
 ];
-const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
-const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
-const INTERPRETERS: &[&str] = &[
+pub(super) const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
+pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
+pub(super) const INTERPRETERS: &[&str] = &[
     "perl", "ruby", "node", "php", "lua", "deno", "bun", "source", ".", "eval",
 ];
 
 /// Levels of `sh -c "…"` / `eval "…"` looked into.
-const MAX_NESTING: usize = 3;
+pub(super) const MAX_NESTING: usize = 3;
 
 /// Inspect a file path an edit or write tool would change.
 pub fn inspect_write_path(path: &Path) -> Option<String> {
@@ -60,7 +60,7 @@ pub fn inspect_shell(
     findings
 }
 
-fn inspect_nested(
+pub(super) fn inspect_nested(
     command: &str,
     analysis: &ShellAnalysis,
     cwd: &Path,
@@ -74,19 +74,17 @@ fn inspect_nested(
         }
         return;
     }
-    let mut cwd = cwd.to_path_buf();
+    let dirs = paths::command_dirs(analysis, cwd, home);
     for (index, cmd) in analysis.commands.iter().enumerate() {
-        if cmd.name() == Some("cd")
-            && let Some(dir) = cmd.words.get(1)
-            && let Some(dir) = paths::resolve_word(dir, cmd.literal[1], &cwd, home)
-        {
-            cwd = dir;
-        }
-        inspect_command(analysis, index, cmd, &cwd, home, nesting, findings);
+        inspect_command(analysis, index, cmd, &dirs[index], home, nesting, findings);
     }
     for redirect in analysis.file_writes() {
+        let dir = redirect
+            .command
+            .and_then(|i| dirs.get(i))
+            .map_or(cwd, |d| d.as_path());
         if let Some(path) =
-            paths::resolve_word(&redirect.target, redirect.target_literal, &cwd, home)
+            paths::resolve_word(&redirect.target, redirect.target_literal, dir, home)
             && let Some(message) =
                 system_write(&path, &format!("`{}` redirects into", redirect.operator))
         {
@@ -118,7 +116,7 @@ fn fork_bomb_message(name: &str) -> String {
 }
 
 /// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`].
-fn layers(words: &[String]) -> Vec<&[String]> {
+pub(super) fn layers(words: &[String]) -> Vec<&[String]> {
     let mut out = vec![words];
     let mut current = words;
     while let Some((name, args)) = current.split_first() {
@@ -152,6 +150,12 @@ fn inspect_command(
     nesting: usize,
     findings: &mut Findings,
 ) {
+    if cmd.literal.first() == Some(&false) {
+        findings.cautions.push(format!(
+            "the command name `{}` is only known when it runs",
+            cmd.words[0]
+        ));
+    }
     let offset_of = |layer: &[String]| cmd.words.len() - layer.len();
     for layer in layers(&cmd.words) {
         let literal = &cmd.literal[offset_of(layer)..];
@@ -209,9 +213,9 @@ fn inspect_command(
             "chmod" | "chown" | "chgrp" => {
                 let recursive = args.iter().any(|a| is_recursive_flag(a, false));
                 for path in operands(args, args_literal, cwd, home) {
-                    if recursive && is_critical(&path, home) {
+                    if (recursive && is_critical(&path, home)) || path == Path::new("/") {
                         findings.block(format!(
-                            "blocked: `{name} -R` on `{}` would change permissions of the whole \
+                            "blocked: `{name}` on `{}` would change permissions of the whole \
                              system or home directory.",
                             path.display()
                         ));
@@ -221,21 +225,17 @@ fn inspect_command(
                     }
                 }
             }
-            "find"
-                if args
-                    .iter()
-                    .any(|a| a == "-delete" || a.starts_with("-exec")) =>
-            {
+            "find" if find_destroys(args) => {
                 for path in operands(args, args_literal, cwd, home).into_iter().take(1) {
                     if is_critical(&path, home) || paths::system_dir_of(&path).is_some() {
                         findings.block(format!(
-                            "blocked: `find {} -delete/-exec` would act on every file under it.",
+                            "blocked: `find {} …` would delete or change every file under it.",
                             path.display()
                         ));
                     }
                 }
             }
-            "git" => inspect_git_push(args, findings),
+            "git" => super::cautions::inspect_git_push(args, findings),
             _ => {}
         }
         for target in write_targets(name, args, args_literal, cwd, home) {
@@ -243,7 +243,7 @@ fn inspect_command(
                 findings.block(message);
             }
         }
-        inspect_interpreter(
+        super::security_exec::inspect_interpreter(
             analysis,
             index,
             name,
@@ -257,90 +257,21 @@ fn inspect_command(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn inspect_interpreter(
-    analysis: &ShellAnalysis,
-    index: usize,
-    name: &str,
-    args: &[String],
-    args_literal: &[bool],
-    cwd: &Path,
-    home: Option<&Path>,
-    nesting: usize,
-    findings: &mut Findings,
-) {
-    let shell_like = SHELLS.contains(&name);
-    if !(shell_like || is_interpreter(name)) {
-        return;
-    }
-    let cmd = &analysis.commands[index];
-    // Downloads feeding this command through a pipe or a substitution.
-    let fed_by_download = analysis.commands.iter().enumerate().any(|(i, other)| {
-        let downloads = other.name().is_some_and(|n| DOWNLOADERS.contains(&n));
-        let piped =
-            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s < t);
-        downloads && (piped || descends_from(analysis, i, index))
-    });
-    if fed_by_download {
-        findings.block(format!(
-            "blocked: this runs downloaded code with `{name}` without anyone reading it first. \
-             Download the file, show it to the user, and let them decide."
-        ));
-    }
-    // `sh -c "…"` and `eval "…"`: inspect the inner command too.
-    let script_at = if name == "eval" {
-        Some(0)
-    } else if shell_like {
-        args.iter()
-            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-            .map(|i| i + 1)
-    } else {
-        None
-    };
-    if let Some(at) = script_at
-        && at < args.len()
-    {
-        let parts = if name == "eval" {
-            &args[at..]
-        } else {
-            &args[at..=at]
-        };
-        if args_literal[at..at + parts.len()].iter().all(|l| *l) {
-            let inner = parts.join(" ");
-            if nesting < MAX_NESTING {
-                let analysis = shell::parse(&inner);
-                inspect_nested(&inner, &analysis, cwd, home, nesting + 1, findings);
-            }
-        } else {
-            findings.cautions.push(format!(
-                "`{name}` runs a command that is only known when it runs"
-            ));
-        }
-    }
+/// `find -delete`, or `-exec` of a command that removes or changes files.
+fn find_destroys(args: &[String]) -> bool {
+    const DESTRUCTIVE: &[&str] = &[
+        "rm", "shred", "unlink", "chmod", "chown", "chgrp", "mv", "truncate", "dd", "sh", "bash",
+    ];
+    args.iter().enumerate().any(|(i, a)| {
+        a == "-delete"
+            || (["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str())
+                && args
+                    .get(i + 1)
+                    .is_some_and(|c| DESTRUCTIVE.contains(&c.as_str())))
+    })
 }
 
-fn is_interpreter(name: &str) -> bool {
-    INTERPRETERS.contains(&name) || name.starts_with("python") || name.starts_with("pypy")
-}
-
-/// True when command `i` runs inside a substitution held by `ancestor`.
-fn descends_from(analysis: &ShellAnalysis, i: usize, ancestor: usize) -> bool {
-    let mut current = analysis.commands[i].parent;
-    let mut steps = 0;
-    while let Some(p) = current {
-        if p == ancestor {
-            return true;
-        }
-        current = analysis.commands[p].parent;
-        steps += 1;
-        if steps > analysis.commands.len() {
-            break;
-        }
-    }
-    false
-}
-
-fn is_recursive_flag(arg: &str, rm: bool) -> bool {
+pub(super) fn is_recursive_flag(arg: &str, rm: bool) -> bool {
     if arg == "--recursive" {
         return true;
     }
@@ -353,7 +284,12 @@ fn is_recursive_flag(arg: &str, rm: bool) -> bool {
 }
 
 /// Operands (non-option arguments) that resolve to paths.
-fn operands(args: &[String], literal: &[bool], cwd: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+pub(super) fn operands(
+    args: &[String],
+    literal: &[bool],
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut options_done = false;
     for (arg, lit) in args.iter().zip(literal) {
@@ -520,36 +456,6 @@ fn system_write(path: &Path, action: &str) -> Option<String> {
          system files; keep changes inside the workspace.",
         path.display()
     ))
-}
-
-fn inspect_git_push(args: &[String], findings: &mut Findings) {
-    let Some(at) = args.iter().position(|a| a == "push") else {
-        return;
-    };
-    let rest = &args[at + 1..];
-    let force = rest.iter().any(|a| {
-        a == "-f"
-            || a.starts_with("--force")
-            || (a.starts_with('-') && !a.starts_with("--") && a.contains('f'))
-    }) || rest.iter().any(|a| a.starts_with('+'));
-    if !force {
-        return;
-    }
-    let refs: Vec<&String> = rest
-        .iter()
-        .filter(|a| !a.starts_with('-'))
-        .skip(1)
-        .collect();
-    let protected = |r: &str| {
-        let dest = r.rsplit(':').next().unwrap_or(r).trim_start_matches('+');
-        let dest = dest.trim_start_matches("refs/heads/");
-        dest == "main" || dest == "master"
-    };
-    if refs.is_empty() || refs.iter().any(|r| protected(r)) {
-        findings.cautions.push(
-            "force-pushes (possibly to `main`/`master`), rewriting history others share".into(),
-        );
-    }
 }
 
 /// Fork bombs in text the parser could not read: `NAME(){ … NAME|NAME …`.

@@ -1,4 +1,5 @@
 use super::*;
+use crate::permission::shell;
 
 fn check(cmd: &str) -> Findings {
     let analysis = shell::parse(cmd);
@@ -58,6 +59,8 @@ fn dangerous_commands_are_blocked() {
         "systemctl poweroff",
         "kill -9 -1",
         "find / -delete",
+        "find /usr -exec rm -f {} +",
+        "chmod 777 /",
         "sed -i s/a/b/ /etc/hosts",
     ] {
         assert!(blocked(cmd), "should block: {cmd}");
@@ -82,6 +85,7 @@ fn ordinary_commands_pass() {
         "git push --force origin feature",
         "f() { echo hi; }; f",
         "echo \"a && b\"",
+        "find / -name '*.conf' -exec grep -l x {} +",
     ] {
         let f = check(cmd);
         assert_eq!(f.block, None, "should pass: {cmd}");
@@ -103,4 +107,26 @@ fn block_messages_explain() {
     assert!(message.contains("whole filesystem"), "{message}");
     let message = check("rm -rf ~").block.unwrap_or_default();
     assert!(message.contains("home directory"), "{message}");
+}
+
+#[test]
+fn brace_expansion_does_not_hide_targets() {
+    assert!(blocked("rm -rf {/,build}"));
+    assert!(blocked("rm -rf {~,x}"));
+    assert!(blocked("touch {/etc/x,y}"));
+    assert!(
+        !blocked("cp x {/etc/hosts,y}"),
+        "`/etc/hosts` is only a source here"
+    );
+}
+
+#[test]
+fn scripts_fed_to_a_shell_are_inspected() {
+    assert!(blocked("bash <<'EOF'\nrm -rf /\nEOF\n"));
+    assert!(blocked("sh <<< 'sudo reboot'"));
+    assert!(!blocked("bash <<'EOF'\necho hi\nEOF\n"));
+    assert!(blocked("echo 'rm -rf ~' | bash"));
+    assert!(blocked("printf 'sudo ls' | sh -s"));
+    assert!(!blocked("echo 'ls' | sh"));
+    assert_eq!(check("cat setup.sh | sh"), Findings::default());
 }

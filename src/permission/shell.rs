@@ -4,7 +4,9 @@
 //! as a parse error so the gate asks instead of guessing.
 
 use brush_parser::ast;
-use brush_parser::word::{ParameterExpr, TildeExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
+
+use super::shell_words::{brace_alternatives, literal_text};
 use brush_parser::{Parser, ParserOptions};
 
 /// Nested shells, substitutions inside substitutions, ... beyond this depth
@@ -33,6 +35,10 @@ pub struct ShellAnalysis {
     /// Parts the analysis could not see into (arithmetic or parameter
     /// expansions holding substitutions, ...). Non-empty means "ask".
     pub opaque: Vec<String>,
+    /// For each shell the command runs (0 is the top one; subshells,
+    /// pipeline stages, substitutions, background jobs and function bodies
+    /// get their own), the shell it was started from.
+    pub scopes: Vec<Option<usize>>,
     /// The parser failed; nothing else in the analysis is trustworthy.
     pub parse_error: Option<String>,
 }
@@ -53,6 +59,8 @@ pub struct SimpleCommand {
     /// command belongs to; commands in a substitution inherit their
     /// parent's stage.
     pub pipe: Option<(usize, usize)>,
+    /// The shell (`ShellAnalysis::scopes`) the command runs in.
+    pub scope: usize,
 }
 
 impl SimpleCommand {
@@ -63,6 +71,21 @@ impl SimpleCommand {
     /// The command as one line of de-quoted words.
     pub fn text(&self) -> String {
         self.words.join(" ")
+    }
+
+    /// What bash rules match: the words, preceded by any assignment that
+    /// could change what runs (`LD_PRELOAD=x.so cargo test` is not
+    /// `cargo test`).
+    pub fn rule_text(&self) -> String {
+        let standalone = self.words.is_empty();
+        let mut parts: Vec<&str> = self
+            .assignments
+            .iter()
+            .filter(|a| !super::readonly::is_safe_assignment(a, standalone))
+            .map(String::as_str)
+            .collect();
+        parts.extend(self.words.iter().map(String::as_str));
+        parts.join(" ")
     }
 }
 
@@ -79,6 +102,8 @@ pub struct Redirect {
     pub writes_file: bool,
     /// The command the redirection belongs to, when it belongs to one.
     pub command: Option<usize>,
+    /// The text a here-document (`<<`) or here-string (`<<<`) feeds in.
+    pub input: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -104,13 +129,20 @@ impl ShellAnalysis {
 /// `parse_error` is set.
 pub fn parse(command: &str) -> ShellAnalysis {
     let mut walker = Walker::default();
-    if let Err(e) = walker.program(command, None, None, 0) {
+    walker.out.scopes.push(None);
+    let top = Ctx {
+        parent: None,
+        pipe: None,
+        depth: 0,
+        scope: 0,
+    };
+    if let Err(e) = walker.program(command, top) {
         walker.out.parse_error = Some(e);
     }
     walker.out
 }
 
-fn options() -> ParserOptions {
+pub(super) fn options() -> ParserOptions {
     ParserOptions::default()
 }
 
@@ -127,19 +159,14 @@ struct Ctx {
     parent: Option<usize>,
     pipe: Option<(usize, usize)>,
     depth: usize,
+    scope: usize,
 }
 
 type Walk = Result<(), String>;
 
 impl Walker {
-    fn program(
-        &mut self,
-        text: &str,
-        parent: Option<usize>,
-        pipe: Option<(usize, usize)>,
-        depth: usize,
-    ) -> Walk {
-        if depth > MAX_DEPTH {
+    fn program(&mut self, text: &str, ctx: Ctx) -> Walk {
+        if ctx.depth > MAX_DEPTH {
             return Err("the command nests too deeply to inspect".into());
         }
         let reader = std::io::BufReader::new(text.as_bytes());
@@ -147,19 +174,28 @@ impl Walker {
         let program = parser
             .parse_program()
             .map_err(|e| format!("cannot parse the command: {e}"))?;
-        let ctx = Ctx {
-            parent,
-            pipe,
-            depth,
-        };
         for complete in &program.complete_commands {
             self.compound_list(complete, ctx)?;
         }
         Ok(())
     }
 
+    /// A subshell: a `cd` inside it does not outlast it.
+    fn new_scope(&mut self, ctx: Ctx) -> Ctx {
+        self.out.scopes.push(Some(ctx.scope));
+        Ctx {
+            scope: self.out.scopes.len() - 1,
+            ..ctx
+        }
+    }
+
     fn compound_list(&mut self, list: &ast::CompoundList, ctx: Ctx) -> Walk {
         for item in &list.0 {
+            // `cmd &` runs in a subshell of its own.
+            let ctx = match item.1 {
+                ast::SeparatorOperator::Async => self.new_scope(ctx),
+                ast::SeparatorOperator::Sequence => ctx,
+            };
             self.and_or(&item.0, ctx)?;
         }
         Ok(())
@@ -187,7 +223,7 @@ impl Walker {
         for (stage, command) in pipeline.seq.iter().enumerate() {
             let inner = Ctx {
                 pipe: Some((id, stage)),
-                ..ctx
+                ..self.new_scope(ctx)
             };
             self.command(command, inner)?;
         }
@@ -203,6 +239,7 @@ impl Walker {
             }
             ast::Command::Function(def) => {
                 let first = self.out.commands.len();
+                let ctx = self.new_scope(ctx);
                 self.compound(&def.body.0, ctx)?;
                 self.redirect_list(def.body.1.as_ref(), None, ctx)?;
                 let body = (first..self.out.commands.len()).collect();
@@ -233,7 +270,10 @@ impl Walker {
                 self.compound_list(&f.body.list, ctx)
             }
             C::BraceGroup(b) => self.compound_list(&b.list, ctx),
-            C::Subshell(s) => self.compound_list(&s.list, ctx),
+            C::Subshell(s) => {
+                let inner = self.new_scope(ctx);
+                self.compound_list(&s.list, inner)
+            }
             C::ForClause(f) => {
                 for word in f.values.iter().flatten() {
                     self.word(&word.value, ctx)?;
@@ -303,6 +343,7 @@ impl Walker {
         self.out.commands.push(SimpleCommand {
             parent: ctx.parent,
             pipe: ctx.pipe,
+            scope: ctx.scope,
             ..SimpleCommand::default()
         });
         let inner = Ctx {
@@ -321,20 +362,17 @@ impl Walker {
             use ast::CommandPrefixOrSuffixItem as P;
             match item {
                 Item::Word(word) | Item::Part(P::Word(word)) => {
-                    let (text, literal) = self.word(&word.value, inner)?;
-                    let cmd = &mut self.out.commands[index];
-                    cmd.words.push(text);
-                    cmd.literal.push(literal);
+                    self.argument(&word.value, index, inner)?;
                 }
                 Item::Part(P::AssignmentWord(assignment, word)) => {
-                    self.assignment(assignment, inner)?;
-                    // `x=1 cmd`: after the command name it is an argument.
-                    let cmd = &mut self.out.commands[index];
-                    if cmd.words.is_empty() {
-                        cmd.assignments.push(word.value.clone());
+                    if self.out.commands[index].words.is_empty() {
+                        self.assignment(assignment, inner)?;
+                        self.out.commands[index]
+                            .assignments
+                            .push(word.value.clone());
                     } else {
-                        cmd.words.push(word.value.clone());
-                        cmd.literal.push(!word.value.contains('$'));
+                        // After the command name (`export X=1`) it is an argument.
+                        self.argument(&word.value, index, inner)?;
                     }
                 }
                 Item::Part(P::IoRedirect(redirect)) => {
@@ -342,7 +380,8 @@ impl Walker {
                 }
                 Item::Part(P::ProcessSubstitution(kind, subshell)) => {
                     self.out.has_substitution = true;
-                    self.compound_list(&subshell.list, deeper(inner)?)?;
+                    let sub = self.new_scope(deeper(inner)?);
+                    self.compound_list(&subshell.list, sub)?;
                     let marker = match kind {
                         ast::ProcessSubstitutionKind::Read => "<(…)",
                         ast::ProcessSubstitutionKind::Write => ">(…)",
@@ -352,6 +391,25 @@ impl Walker {
                     cmd.literal.push(false);
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// Add one argument (several after brace expansion) to command `index`.
+    fn argument(&mut self, raw: &str, index: usize, ctx: Ctx) -> Walk {
+        let alternatives = match brace_alternatives(raw) {
+            Ok(Some(alternatives)) => alternatives,
+            Ok(None) => vec![raw.to_string()],
+            Err(why) => {
+                self.out.opaque.push(why);
+                vec![raw.to_string()]
+            }
+        };
+        for alternative in alternatives {
+            let (text, literal) = self.word(&alternative, ctx)?;
+            let cmd = &mut self.out.commands[index];
+            cmd.words.push(text);
+            cmd.literal.push(literal);
         }
         Ok(())
     }
@@ -386,6 +444,7 @@ impl Walker {
     fn redirect(&mut self, redirect: &ast::IoRedirect, command: Option<usize>, ctx: Ctx) -> Walk {
         use ast::IoFileRedirectKind as K;
         use ast::IoFileRedirectTarget as T;
+        let mut input = None;
         let (operator, fd, target, literal, writes) = match redirect {
             ast::IoRedirect::File(fd, kind, target) => {
                 let operator = kind.to_string();
@@ -405,7 +464,8 @@ impl Walker {
                     }
                     T::ProcessSubstitution(_, subshell) => {
                         self.out.has_substitution = true;
-                        self.compound_list(&subshell.list, deeper(ctx)?)?;
+                        let sub = self.new_scope(deeper(ctx)?);
+                        self.compound_list(&subshell.list, sub)?;
                         (operator, *fd, "(…)".to_string(), false, false)
                     }
                 }
@@ -421,11 +481,13 @@ impl Walker {
                         .map_err(|e| format!("cannot parse a here-document: {e}"))?;
                     self.pieces(&pieces, ctx)?;
                 }
+                input = Some(doc.doc.value.clone());
                 let delimiter = doc.here_end.value.clone();
                 ("<<".to_string(), *fd, delimiter, true, false)
             }
             ast::IoRedirect::HereString(fd, w) => {
                 let (text, literal) = self.word(&w.value, ctx)?;
+                input = Some(text.clone());
                 ("<<<".to_string(), *fd, text, literal, false)
             }
         };
@@ -437,6 +499,7 @@ impl Walker {
             target_literal: literal,
             writes_file,
             command,
+            input,
         });
         Ok(())
     }
@@ -478,8 +541,8 @@ impl Walker {
                 | WordPiece::BackquotedCommandSubstitution(text) => {
                     literal = false;
                     self.out.has_substitution = true;
-                    let inner = deeper(ctx)?;
-                    self.program(text, inner.parent, inner.pipe, inner.depth)?;
+                    let inner = self.new_scope(deeper(ctx)?);
+                    self.program(text, inner)?;
                 }
                 WordPiece::ArithmeticExpression(expr) => {
                     literal = false;
@@ -515,21 +578,6 @@ fn deeper(ctx: Ctx) -> Result<Ctx, String> {
         depth: ctx.depth + 1,
         ..ctx
     })
-}
-
-fn literal_text(pieces: &[WordPieceWithSource], out: &mut String) {
-    for piece in pieces {
-        match &piece.piece {
-            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
-                out.push_str(t)
-            }
-            WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
-            WordPiece::DoubleQuotedSequence(inner)
-            | WordPiece::GettextDoubleQuotedSequence(inner) => literal_text(inner, out),
-            WordPiece::TildeExpansion(TildeExpr::Home) => out.push('~'),
-            _ => {}
-        }
-    }
 }
 
 #[cfg(test)]

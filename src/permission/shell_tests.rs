@@ -248,3 +248,68 @@ fn text_joins_words() {
     let a = ok("git   log  --oneline");
     assert_eq!(a.commands[0].text(), "git log --oneline");
 }
+
+#[test]
+fn brace_expansion_yields_every_word() {
+    let a = ok("rm -rf {/,build} x{1..3} {a..c}z");
+    assert_eq!(
+        words(&a.commands[0]),
+        [
+            "rm", "-rf", "/", "build", "x1", "x2", "x3", "az", "bz", "cz"
+        ]
+    );
+    let quoted = ok("echo '{a,b}' \"{c,d}\" {e}");
+    assert_eq!(
+        words(&quoted.commands[0]),
+        ["echo", "{a,b}", "{c,d}", "{e}"]
+    );
+    let home = ok("rm -rf {~,x}");
+    assert_eq!(words(&home.commands[0]), ["rm", "-rf", "~", "x"]);
+    assert!(!home.commands[0].literal[2]);
+    assert!(!ok("echo {1..100000}").is_complete());
+}
+
+#[test]
+fn assignments_after_the_name_are_arguments() {
+    let a = ok("export X=\"a b\" Y=$(rm z)");
+    assert_eq!(names(&a), ["export", "rm"]);
+    assert_eq!(words(&a.commands[0])[..2], ["export", "X=a b"]);
+    assert!(a.commands[0].assignments.is_empty());
+}
+
+#[test]
+fn outline_lists_commands_and_writes() {
+    let a = parse("FOO=1 echo $(date) > out.txt && ls 2>&1");
+    assert_eq!(
+        a.outline(),
+        [
+            "FOO=1 echo $(date) >out.txt",
+            "  date",
+            "ls 2>&1",
+            "writes out.txt (>)"
+        ]
+    );
+    assert!(parse("echo 'x").outline()[0].starts_with("cannot parse"));
+}
+
+mod fuzz {
+    use super::super::parse;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn parse_never_panics(s in "[ -~\\n]{0,40}") {
+            let _ = parse(&s);
+        }
+
+        #[test]
+        fn parse_never_panics_on_shell_soup(s in prop::collection::vec(prop::sample::select(vec![
+            "ls", " ", ";", "&&", "||", "|", "&", "(", ")", "{", "}", "$(", "`", "'", "\"", "<<",
+            "EOF", "\n", ">", ">>", "2>&1", "<", "<(", "${", "x", "=", "if", "then", "fi", "for",
+            "do", "done", "case", "in", "esac", ")", ";;", "\\", "*", "~", "$((", "))", "[[", "]]",
+        ]), 0..20)) {
+            let _ = parse(&s.concat());
+        }
+    }
+}

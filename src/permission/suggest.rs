@@ -68,12 +68,24 @@ const EXACT_ONLY: &[&str] = &[
 /// Longest command (in characters) offered as an exact rule.
 const MAX_EXACT: usize = 120;
 
+/// Rules for the commands of a call that are not read-only (those run
+/// without asking in smart mode), narrowest first.
 pub fn suggest_rules(call: &CallInfo, analysis: Option<&ShellAnalysis>) -> Vec<String> {
+    suggest_rules_covering(call, analysis, false)
+}
+
+/// Like `suggest_rules`; with `cover_read_only` read-only commands get
+/// rules too (always-ask mode asks for them).
+pub fn suggest_rules_covering(
+    call: &CallInfo,
+    analysis: Option<&ShellAnalysis>,
+    cover_read_only: bool,
+) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     match call.tool {
         "bash" => {
             if let Some(analysis) = analysis
-                && let Some(rules) = bash_rules(analysis, call)
+                && let Some(rules) = bash_rules(analysis, call, cover_read_only)
             {
                 out = rules;
             }
@@ -106,13 +118,17 @@ pub fn suggest_rules(call: &CallInfo, analysis: Option<&ShellAnalysis>) -> Vec<S
 
 /// Rules that together cover the commands that are not read-only and the
 /// files redirections write; None when some part cannot be covered narrowly.
-fn bash_rules(analysis: &ShellAnalysis, call: &CallInfo) -> Option<Vec<String>> {
+fn bash_rules(
+    analysis: &ShellAnalysis,
+    call: &CallInfo,
+    cover_read_only: bool,
+) -> Option<Vec<String>> {
     if !analysis.is_complete() {
         return None;
     }
     let mut out = Vec::new();
     for cmd in &analysis.commands {
-        if readonly::check(cmd).is_ok() {
+        if !cover_read_only && readonly::check(cmd).is_ok() {
             continue;
         }
         out.push(command_rule(cmd)?);
@@ -138,6 +154,20 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
     if cmd.words.is_empty() || !cmd.literal.first().copied().unwrap_or(false) {
         return None;
     }
+    // Assignments that could change what runs stay in the rule.
+    let standalone = cmd.words.is_empty();
+    let mut prefix: Vec<String> = cmd
+        .assignments
+        .iter()
+        .filter(|a| !readonly::is_safe_assignment(a, standalone))
+        .cloned()
+        .collect();
+    if prefix
+        .iter()
+        .any(|a| a.contains(['$', '`', '*', '"', '\'', ' ']))
+    {
+        return None;
+    }
     let name = cmd.words[0].as_str();
     let plain = |i: usize| {
         cmd.words.get(i).filter(|w| {
@@ -149,7 +179,7 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
         })
     };
     if EXACT_ONLY.contains(&name) && !(name == "git" && plain(1).is_some()) {
-        let text = cmd.text();
+        let text = cmd.rule_text();
         let exact =
             cmd.literal.iter().all(|l| *l) && text.len() <= MAX_EXACT && !text.contains('*');
         return exact.then(|| format!("bash({text})"));
@@ -160,7 +190,7 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
     {
         return None;
     }
-    let mut prefix = vec![name.to_string()];
+    prefix.push(name.to_string());
     if WITH_SUBCOMMANDS.contains(&name)
         && let Some(sub) = plain(1)
     {
