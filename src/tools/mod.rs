@@ -1,7 +1,12 @@
 //! Tools the model can call. A tool knows nothing of the agent: it gets its
 //! input and a [`ToolContext`], and answers with a [`ToolOutput`].
 
+pub mod glob;
+pub mod grep;
+pub mod ls;
 pub mod state;
+pub mod view;
+pub mod walk;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -211,7 +216,9 @@ impl Registry {
 
     /// The built-in tools.
     pub fn builtin() -> Self {
-        let r = Registry::new();
+        let mut r = Registry::new();
+        r.register(Arc::new(view::ViewTool));
+
         r
     }
 
