@@ -214,10 +214,8 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
 /// the glob itself contains a `/`.
 fn included(include: Option<&GlobSet>, root: &Path, path: &Path) -> bool {
     let Some(set) = include else { return true };
-    if let Some(name) = path.file_name() {
-        if set.is_match(name) {
-            return true;
-        }
+    if path.file_name().is_some_and(|name| set.is_match(name)) {
+        return true;
     }
     path.strip_prefix(root).is_ok_and(|rel| set.is_match(rel))
 }

@@ -218,7 +218,9 @@ impl Registry {
     pub fn builtin() -> Self {
         let mut r = Registry::new();
         r.register(Arc::new(view::ViewTool));
-
+        r.register(Arc::new(grep::GrepTool));
+        r.register(Arc::new(glob::GlobTool));
+        r.register(Arc::new(ls::LsTool));
         r
     }
 
@@ -302,5 +304,25 @@ fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_offers_the_read_only_tools_with_strict_schemas() {
+        let r = Registry::builtin();
+        for name in ["view", "grep", "glob", "ls"] {
+            let tool = r.get(name).unwrap_or_else(|| panic!("{name} missing"));
+            assert!(tool.read_only(), "{name}");
+            assert!(!tool.description().trim().is_empty(), "{name}");
+            let schema = tool.schema();
+            assert_eq!(schema["additionalProperties"], Value::Bool(false), "{name}");
+            for (param, spec) in schema["properties"].as_object().into_iter().flatten() {
+                assert!(spec["description"].is_string(), "{name}.{param}");
+            }
+        }
     }
 }

@@ -219,7 +219,7 @@ fn view_streaming(
     let mut render = Render::new(range);
     let mut buf = Vec::new();
     loop {
-        if render.total % 65_536 == 0 && ctx.cancel.is_cancelled() {
+        if render.total.is_multiple_of(65_536) && ctx.cancel.is_cancelled() {
             return ToolOutput::error("cancelled");
         }
         buf.clear();
@@ -238,10 +238,10 @@ fn view_streaming(
         }
     }
     let out = render.finish(&shown);
-    if !out.is_error {
-        if let Some(stamp) = hasher.finish(meta) {
-            ctx.session.record_view(path, stamp);
-        }
+    if !out.is_error
+        && let Some(stamp) = hasher.finish(meta)
+    {
+        ctx.session.record_view(path, stamp);
     }
     out
 }
@@ -507,18 +507,18 @@ fn missing_file_message(ctx: &ToolContext, path: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    if let Some(dir) = path.parent() {
-        if let Ok(entries) = fs::read_dir(dir) {
-            let mut near: Vec<(usize, PathBuf)> = entries
-                .filter_map(Result::ok)
-                .filter_map(|e| {
-                    let cand = e.file_name().to_string_lossy().to_lowercase();
-                    name_distance(&name, &cand).map(|d| (d, e.path()))
-                })
-                .collect();
-            near.sort();
-            found.extend(near.into_iter().map(|(_, p)| p));
-        }
+    if let Some(dir) = path.parent()
+        && let Ok(entries) = fs::read_dir(dir)
+    {
+        let mut near: Vec<(usize, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let cand = e.file_name().to_string_lossy().to_lowercase();
+                name_distance(&name, &cand).map(|d| (d, e.path()))
+            })
+            .collect();
+        near.sort();
+        found.extend(near.into_iter().map(|(_, p)| p));
     }
     if !name.is_empty() {
         for entry in walker(&ctx.workspace)
