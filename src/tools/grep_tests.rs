@@ -182,3 +182,24 @@ fn summary_and_paths() {
         vec![PathBuf::from("/ws")]
     );
 }
+
+#[tokio::test]
+async fn an_explicit_path_is_searched_even_if_ignored() {
+    let (_d, ctx) = setup();
+    write(&ctx, ".gitignore", "*.log\n");
+    write(&ctx, "run.log", "panic here\n");
+    let text = grep(&ctx, json!({"pattern": "panic", "path": "run.log"}))
+        .await
+        .text_content();
+    assert!(text.contains("run.log:1: panic here"), "{text}");
+}
+
+#[tokio::test]
+async fn a_cancelled_search_stops() {
+    let (_d, ctx) = setup();
+    write(&ctx, "a.txt", "x\n");
+    ctx.cancel.cancel();
+    let out = grep(&ctx, json!({"pattern": "x"})).await;
+    assert!(out.is_error);
+    assert_eq!(out.text_content(), "cancelled");
+}
