@@ -1,7 +1,12 @@
 //! Tools the model can call. A tool knows nothing of the agent: it gets its
 //! input and a [`ToolContext`], and answers with a [`ToolOutput`].
 
+pub mod glob;
+pub mod grep;
+pub mod ls;
 pub mod state;
+pub mod view;
+pub mod walk;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -217,7 +222,12 @@ impl Registry {
 
     /// The built-in tools.
     pub fn builtin() -> Self {
-        Registry::new()
+        let mut r = Registry::new();
+        r.register(Arc::new(view::ViewTool));
+        r.register(Arc::new(grep::GrepTool));
+        r.register(Arc::new(glob::GlobTool));
+        r.register(Arc::new(ls::LsTool));
+        r
     }
 
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
@@ -300,5 +310,25 @@ fn type_name(v: &Value) -> &'static str {
         Value::String(_) => "a string",
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_offers_the_read_only_tools_with_strict_schemas() {
+        let r = Registry::builtin();
+        for name in ["view", "grep", "glob", "ls"] {
+            let tool = r.get(name).unwrap_or_else(|| panic!("{name} missing"));
+            assert!(tool.read_only(), "{name}");
+            assert!(!tool.description().trim().is_empty(), "{name}");
+            let schema = tool.schema();
+            assert_eq!(schema["additionalProperties"], Value::Bool(false), "{name}");
+            for (param, spec) in schema["properties"].as_object().into_iter().flatten() {
+                assert!(spec["description"].is_string(), "{name}.{param}");
+            }
+        }
     }
 }

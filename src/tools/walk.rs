@@ -1,0 +1,134 @@
+//! Helpers the read-only tools share: the gitignore-aware walker, running
+//! blocking filesystem work off the async threads, and text trimming.
+
+use std::path::Path;
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use ignore::WalkBuilder;
+
+/// A walker that skips hidden entries and honours `.gitignore`, `.ignore`
+/// and git's exclude files, even when the directory is not a git checkout
+/// (a fresh project without `git init` still has meaningful ignores).
+/// Entries come sorted by name so output is stable from run to run.
+pub fn walker(root: &Path) -> WalkBuilder {
+    let mut b = WalkBuilder::new(root);
+    b.hidden(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .ignore(true)
+        .parents(true)
+        .require_git(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    b
+}
+
+/// Runs filesystem work on tokio's blocking pool so a slow disk or a huge
+/// tree never stalls the agent's other tasks.
+pub async fn blocking<T, F>(f: F) -> Result<T, String>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| format!("internal error: the tool's worker stopped ({e})"))
+}
+
+/// Builds a glob set from patterns the model gave. `*` stays within one path
+/// component, as in a shell, so `*.rs` and `**/*.rs` mean different things.
+pub fn glob_set<'a>(patterns: impl IntoIterator<Item = &'a str>) -> Result<GlobSet, String> {
+    let mut b = GlobSetBuilder::new();
+    for p in patterns {
+        let glob = GlobBuilder::new(p)
+            .literal_separator(true)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| format!("invalid glob `{p}`: {e}"))?;
+        b.add(glob);
+    }
+    b.build().map_err(|e| format!("invalid glob set: {e}"))
+}
+
+/// Cuts `line` to at most `max` characters, on a character boundary, and
+/// says how much was cut so the model knows the line is incomplete.
+pub fn cut_line(line: &str, max: usize) -> String {
+    match line.char_indices().nth(max) {
+        None => line.to_string(),
+        Some((byte, _)) => {
+            let rest = line[byte..].chars().count();
+            format!("{}… [line cut, {rest} more characters]", &line[..byte])
+        }
+    }
+}
+
+/// A byte count in the units a person reads.
+pub fn human_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if bytes < 1024 {
+        return format!("{bytes} bytes");
+    }
+    let mut value = bytes as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+/// `s` in double quotes for a one-line summary, shortened when long.
+pub fn quote_short(s: &str, max: usize) -> String {
+    let one_line = s.replace('\n', "\\n");
+    match one_line.char_indices().nth(max) {
+        None => format!("\"{one_line}\""),
+        Some((byte, _)) => format!("\"{}…\"", &one_line[..byte]),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cut_line_keeps_short_lines_and_marks_long_ones() {
+        assert_eq!(cut_line("abc", 5), "abc");
+        assert_eq!(cut_line("abcdef", 3), "abc… [line cut, 3 more characters]");
+        // Multi-byte characters are counted as characters, never split.
+        assert_eq!(cut_line("ééééé", 2), "éé… [line cut, 3 more characters]");
+    }
+
+    #[test]
+    fn human_size_picks_a_unit() {
+        assert_eq!(human_size(12), "12 bytes");
+        assert_eq!(human_size(2048), "2.0 KB");
+        assert_eq!(human_size(6 * 1024 * 1024), "6.0 MB");
+    }
+
+    #[test]
+    fn glob_star_stays_in_one_component() {
+        let set = glob_set(["*.rs"]).unwrap();
+        assert!(set.is_match("main.rs"));
+        assert!(!set.is_match("src/main.rs"));
+        let set = glob_set(["**/*.{ts,tsx}"]).unwrap();
+        assert!(set.is_match("a/b/c.tsx"));
+        assert!(glob_set(["a{b"]).is_err());
+    }
+
+    #[test]
+    fn walker_honours_gitignore_without_git_and_skips_hidden() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "skip.txt\n").unwrap();
+        std::fs::write(dir.path().join("skip.txt"), "x").unwrap();
+        std::fs::write(dir.path().join("keep.txt"), "x").unwrap();
+        std::fs::write(dir.path().join(".secret"), "x").unwrap();
+        let names: Vec<String> = walker(dir.path())
+            .build()
+            .filter_map(Result::ok)
+            .filter(|e| e.depth() > 0)
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, vec!["keep.txt".to_string()]);
+    }
+}
