@@ -116,6 +116,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         compact_threshold: s.config.compact_threshold(),
         small_model: provider.small_model.clone(),
         auto_title: true,
+        retry: retry_policy(&s.config),
     };
     let gate = build_gate(s)?;
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
@@ -145,6 +146,22 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         store_error,
         mcp,
     })
+}
+
+fn retry_policy(config: &Config) -> crate::llm::retry::RetryPolicy {
+    let d = crate::llm::retry::RetryPolicy::default();
+    let r = &config.file.retry;
+    crate::llm::retry::RetryPolicy {
+        max_attempts: r.max_attempts.unwrap_or(d.max_attempts).max(1),
+        base_delay: r
+            .base_delay_ms
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(d.base_delay),
+        max_delay: r
+            .max_delay_ms
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(d.max_delay),
+    }
 }
 
 fn build_gate(s: &Startup) -> Result<Gate> {

@@ -56,6 +56,8 @@ pub struct AgentOptions {
     pub small_model: Option<String>,
     /// Write a title after the first exchange.
     pub auto_title: bool,
+    /// How failed model requests are retried.
+    pub retry: crate::llm::retry::RetryPolicy,
 }
 
 /// State shared between the turn and the command handler while a turn runs.
@@ -105,6 +107,19 @@ impl Agent {
         let (tx, rx) = mpsc::unbounded_channel();
         let session = Arc::new(SessionState::new(&opts.workspace));
         session.set_cwd(opts.cwd.clone());
+        let retry_events = tx.clone();
+        let provider: Arc<dyn Provider> = Arc::new(
+            crate::llm::retry::Retrying::new(provider, opts.retry).with_listener(Arc::new(
+                move |n: crate::llm::retry::RetryNotice| {
+                    let _ = retry_events.send(AgentEvent::Retrying {
+                        attempt: n.attempt,
+                        max_attempts: n.max_attempts,
+                        delay_ms: n.delay.as_millis() as u64,
+                        error: n.error,
+                    });
+                },
+            )),
+        );
         let agent = Agent {
             shared: Arc::new(Shared {
                 events: tx,

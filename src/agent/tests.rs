@@ -255,6 +255,10 @@ fn test_options(dir: &std::path::Path) -> AgentOptions {
         compact_threshold: 0.8,
         small_model: None,
         auto_title: false,
+        retry: crate::llm::retry::RetryPolicy {
+            max_attempts: 1,
+            ..Default::default()
+        },
     }
 }
 

@@ -2,9 +2,11 @@
 //!
 //! `llm` knows a tool only as a [`ToolSpec`]: name, description, schema.
 
+pub mod anthropic;
 pub mod models;
-// Submodules: anthropic, openai (wire formats), sse (event-stream parsing),
-// retry (backoff and resumption), models (the catalogue).
+pub mod openai;
+pub mod retry;
+pub mod sse;
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -241,10 +243,10 @@ pub fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
 
 /// Builds the provider for its wire format.
 pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, LlmError> {
-    Err(LlmError::Malformed(format!(
-        "the {:?} wire format is not built in yet",
-        settings.kind
-    )))
+    Ok(match settings.kind {
+        ProviderKind::Openai => Box::new(openai::OpenAi::new(settings)?),
+        ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(settings)?),
+    })
 }
 
 #[cfg(test)]
