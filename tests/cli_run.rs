@@ -1,0 +1,206 @@
+//! The real `cairn` binary, headless, against the scripted model.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+
+use std::process::Output;
+
+use mock_model::{Format, MockModel, Reply};
+use serde_json::{Value, json};
+
+struct Env {
+    home: tempfile::TempDir,
+    project: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(env.project.path().join(".git")).unwrap();
+        env
+    }
+
+    fn command(&self, mock: &MockModel) -> tokio::process::Command {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        let h = self.home.path();
+        c.current_dir(self.project.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .env("HOME", h)
+            .env("XDG_CONFIG_HOME", h.join("config"))
+            .env("XDG_DATA_HOME", h.join("data"))
+            .env("XDG_STATE_HOME", h.join("state"))
+            .env("ANTHROPIC_API_KEY", "test-key")
+            .env("ANTHROPIC_BASE_URL", mock.url())
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        c
+    }
+
+    fn path(&self, rel: &str) -> std::path::PathBuf {
+        self.project.path().join(rel)
+    }
+}
+
+fn text(o: &Output) -> (String, String) {
+    (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn results_in(request: &Value) -> Vec<Value> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .collect()
+}
+
+#[tokio::test]
+async fn run_prints_the_answer_and_tool_lines_and_exits_zero() {
+    let env = Env::new();
+    std::fs::write(env.path("notes.md"), "the secret word is heliotrope\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Looking.").tool_call("t1", "view", json!({"file_path": "notes.md"})),
+            Reply::text("The word is heliotrope."),
+            // The title request after the first exchange.
+            Reply::text("Find the secret word"),
+        ],
+    )
+    .await;
+    let out = env
+        .command(&mock)
+        .args(["run", "what is the secret word?"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stdout.contains("Looking.") && stdout.contains("The word is heliotrope."),
+        "{stdout}"
+    );
+    assert!(stderr.contains("→ view notes.md ✓"), "{stderr}");
+    let reqs = mock.requests();
+    let results = results_in(&reqs[1]);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("heliotrope")
+    );
+    assert!(
+        reqs[0]["system"]
+            .as_str()
+            .unwrap()
+            .contains("You are cairn")
+    );
+
+    // The session was stored and its tool output is searchable.
+    let out = env
+        .command(&mock)
+        .args(["sessions", "search", "heliotrope"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("heliotrope"), "{stdout}");
+    let out = env
+        .command(&mock)
+        .args(["sessions", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["message_count"], 4);
+}
+
+#[tokio::test]
+async fn json_output_is_one_object_per_line() {
+    let env = Env::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Hi!"), Reply::text("Greeting")],
+    )
+    .await;
+    let out = env
+        .command(&mock)
+        .args(["run", "--json", "say hi"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
+    assert!(kinds.contains(&"text") && kinds.contains(&"usage"));
+    let last = lines.last().unwrap();
+    assert_eq!(last["type"], "final");
+    assert_eq!(last["text"], "Hi!");
+    assert_eq!(last["outcome"]["outcome"], "completed");
+}
+
+#[tokio::test]
+async fn a_bad_key_exits_one_with_a_message_and_no_prompt_exits_two() {
+    let env = Env::new();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::status(401)]).await;
+    let out = env
+        .command(&mock)
+        .args(["run", "hi"])
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr.contains("API key"), "{stderr}");
+    let out = env.command(&mock).args(["run"]).output().await.unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = env
+        .command(&mock)
+        .args(["run", "--mode", "nope", "x"])
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[tokio::test]
+async fn a_broken_config_names_the_file_and_line() {
+    let env = Env::new();
+    std::fs::create_dir_all(env.path(".cairn")).unwrap();
+    std::fs::write(
+        env.path(".cairn/config.toml"),
+        "[permissions]\nmode = \"smart\"\nalow = []\n",
+    )
+    .unwrap();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let out = env
+        .command(&mock)
+        .args(["run", "hi"])
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr.contains(".cairn/config.toml")
+            && stderr.contains("line 3")
+            && stderr.contains("alow"),
+        "{stderr}"
+    );
+    assert!(mock.requests().is_empty(), "nothing starts half-configured");
+}
