@@ -43,8 +43,8 @@ CREATE TABLE sessions (
     message_count INTEGER NOT NULL DEFAULT 0,
     first_prompt TEXT
 );
-CREATE INDEX sessions_by_activity ON sessions(updated_at);
-CREATE INDEX sessions_by_project ON sessions(project_root, updated_at);
+CREATE INDEX sessions_by_activity ON sessions(updated_at, id);
+CREATE INDEX sessions_by_project ON sessions(project_root, updated_at, id);
 CREATE INDEX sessions_by_parent ON sessions(parent_id);
 CREATE TABLE messages (
     id INTEGER PRIMARY KEY,

@@ -554,3 +554,32 @@ fn older_schema_is_migrated_after_a_backup() {
         MessageStatus::Active
     );
 }
+
+#[test]
+fn store_can_move_to_a_worker_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Store>();
+}
+
+#[test]
+fn list_and_search_use_indexes_not_sorts() {
+    let store = Store::open_in_memory().unwrap();
+    let plan = |sql: &str| -> String {
+        let mut stmt = store
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap();
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        rows.join("; ")
+    };
+    let all = plan("SELECT id FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 50");
+    assert!(!all.contains("TEMP B-TREE"), "{all}");
+    let project = plan(
+        "SELECT id FROM sessions WHERE project_root = 'x' ORDER BY updated_at DESC, id DESC LIMIT 50",
+    );
+    assert!(!project.contains("TEMP B-TREE"), "{project}");
+}
