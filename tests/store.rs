@@ -193,6 +193,22 @@ fn file_that_is_not_a_database_is_refused_untouched() {
 }
 
 #[test]
+fn another_programs_database_is_refused_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("other.db");
+    Connection::open(&path)
+        .unwrap()
+        .execute_batch("CREATE TABLE bookmarks (url TEXT); INSERT INTO bookmarks VALUES ('x');")
+        .unwrap();
+    let before = std::fs::read(&path).unwrap();
+    let err = Store::open(&path)
+        .err()
+        .expect("a foreign database must be refused");
+    assert!(err.to_string().contains("not one cairn made"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+}
+
+#[test]
 fn two_connections_writing_at_once_lose_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sessions.db");
