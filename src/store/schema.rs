@@ -43,8 +43,8 @@ CREATE TABLE sessions (
     message_count INTEGER NOT NULL DEFAULT 0,
     first_prompt TEXT
 );
-CREATE INDEX sessions_by_activity ON sessions(updated_at);
-CREATE INDEX sessions_by_project ON sessions(project_root, updated_at);
+CREATE INDEX sessions_by_activity ON sessions(updated_at, id);
+CREATE INDEX sessions_by_project ON sessions(project_root, updated_at, id);
 CREATE INDEX sessions_by_parent ON sessions(parent_id);
 CREATE TABLE messages (
     id INTEGER PRIMARY KEY,
@@ -138,10 +138,15 @@ fn check_existing(path: &Path) -> Result<i64, StoreError> {
         .query_row("PRAGMA user_version", [], |r| r.get(0))
         .map_err(|e| classify(path, e))?;
     // Touch the schema too: a damaged file can have a readable header.
-    conn.query_row("SELECT count(*) FROM sqlite_master", [], |r| {
-        r.get::<_, i64>(0)
-    })
-    .map_err(|e| classify(path, e))?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+        .map_err(|e| classify(path, e))?;
+    if version == 0 && objects > 0 {
+        return Err(StoreError::Corrupt {
+            path: path.to_path_buf(),
+            detail: "it is an SQLite database, but not one cairn made".into(),
+        });
+    }
     if version > SCHEMA_VERSION {
         return Err(StoreError::TooNew {
             path: path.to_path_buf(),
@@ -186,9 +191,9 @@ pub(crate) fn open_file(path: &Path) -> Result<Connection, StoreError> {
     if found < SCHEMA_VERSION && has_data {
         backup(&conn, path, found)?;
     }
+    migrate(&conn)?;
     conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
         .map_err(|e| classify(path, e))?;
-    migrate(&conn)?;
     Ok(conn)
 }
 

@@ -11,6 +11,9 @@ use crate::conversation::{Part, result_text};
 /// search for.
 const MAX_PART_TEXT: usize = 16 * 1024;
 
+/// How many of the newest matches a search ranks (see [`Store::search`]).
+pub(crate) const RANK_WINDOW: usize = 5_000;
+
 /// Marks the start of a matched word in [`SearchHit::snippet`].
 pub const MATCH_START: char = '\u{1}';
 /// Marks the end of a matched word in [`SearchHit::snippet`].
@@ -111,7 +114,9 @@ pub fn build_match_query(input: &str) -> Option<String> {
 }
 
 impl Store {
-    /// Messages matching `query`, best first.
+    /// Messages matching `query`, best first. When more than 5,000 messages
+    /// match, only the newest 5,000 of them are ranked, which keeps a
+    /// one-word search of a huge history fast and favours recent work.
     pub fn search(
         &self,
         query: &str,
@@ -121,6 +126,10 @@ impl Store {
             return Ok(Vec::new());
         };
         let limit = if filter.limit == 0 { 50 } else { filter.limit } as i64;
+        // Ranking every match of a common word in a million messages takes
+        // far too long for search-as-you-type, so only the newest
+        // RANK_WINDOW matches are ranked: the floor below is the oldest
+        // message id among them. Rarer queries rank all their matches.
         let select = "SELECT m.session_id, f.rowid, coalesce(s.title, s.first_prompt),
                  snippet(messages_fts, 0, char(1), char(2), '…', 24), f.rank, s.updated_at
              FROM messages_fts AS f
@@ -141,13 +150,26 @@ impl Store {
             Some(root) => self
                 .conn
                 .prepare_cached(&format!(
-                    "{select} AND s.project_root = ?2 ORDER BY f.rank LIMIT ?3"
+                    "{select} AND s.project_root = ?2 AND f.rowid >= (
+                         SELECT min(id) FROM (
+                             SELECT f2.rowid AS id FROM messages_fts AS f2
+                             JOIN messages AS m2 ON m2.id = f2.rowid
+                             JOIN sessions AS s2 ON s2.id = m2.session_id
+                             WHERE messages_fts MATCH ?1 AND s2.project_root = ?2
+                             ORDER BY f2.rowid DESC LIMIT {RANK_WINDOW}))
+                     ORDER BY f.rank LIMIT ?3"
                 ))?
                 .query_map(params![fts, path_text(root), limit], map)?
                 .collect::<Result<Vec<_>, _>>()?,
             None => self
                 .conn
-                .prepare_cached(&format!("{select} ORDER BY f.rank LIMIT ?2"))?
+                .prepare_cached(&format!(
+                    "{select} AND f.rowid >= (
+                         SELECT min(id) FROM (
+                             SELECT rowid AS id FROM messages_fts WHERE messages_fts MATCH ?1
+                             ORDER BY rowid DESC LIMIT {RANK_WINDOW}))
+                     ORDER BY f.rank LIMIT ?2"
+                ))?
                 .query_map(params![fts, limit], map)?
                 .collect::<Result<Vec<_>, _>>()?,
         };

@@ -554,3 +554,97 @@ fn older_schema_is_migrated_after_a_backup() {
         MessageStatus::Active
     );
 }
+
+#[test]
+fn store_can_move_to_a_worker_thread() {
+    fn assert_send<T: Send>() {}
+    assert_send::<Store>();
+}
+
+#[test]
+fn list_and_search_use_indexes_not_sorts() {
+    let store = Store::open_in_memory().unwrap();
+    let plan = |sql: &str| -> String {
+        let mut stmt = store
+            .conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+            .unwrap();
+        let rows: Vec<String> = stmt
+            .query_map([], |r| r.get::<_, String>(3))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        rows.join("; ")
+    };
+    let all = plan("SELECT id FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 50");
+    assert!(!all.contains("TEMP B-TREE"), "{all}");
+    let project = plan(
+        "SELECT id FROM sessions WHERE project_root = 'x' ORDER BY updated_at DESC, id DESC LIMIT 50",
+    );
+    assert!(!project.contains("TEMP B-TREE"), "{project}");
+}
+
+#[test]
+fn common_word_search_ranks_only_the_newest_window() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = new_session(&mut store, "/p");
+    // The best possible match is the oldest message; thousands of weaker
+    // matches come after it.
+    store
+        .append_message(&id, &Message::user_text("walrus"), &meta(0))
+        .unwrap();
+    let filler = Message::user_text("walrus and a long sentence of many other words here");
+    let tx = store.conn.transaction().unwrap();
+    for seq in 2..(search::RANK_WINDOW as i64 + 12) {
+        tx.execute(
+            "INSERT INTO messages (session_id, seq, role, parts, created_at, body)
+             VALUES (?1, ?2, 'user', ?3, 0, ?4)",
+            rusqlite::params![
+                id.0,
+                seq,
+                serde_json::to_string(&filler.parts).unwrap(),
+                filler.text()
+            ],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    let newest = store
+        .append_message(&id, &Message::user_text("walrus walrus"), &meta(0))
+        .unwrap();
+    let hits = store
+        .search(
+            "walrus",
+            &SearchFilter {
+                project_root: None,
+                limit: 3,
+            },
+        )
+        .unwrap();
+    assert_eq!(hits.len(), 3);
+    assert_eq!(
+        hits[0].message_id, newest,
+        "best match within the window first"
+    );
+    let in_project = store
+        .search(
+            "walrus",
+            &SearchFilter {
+                project_root: Some(Path::new("/p")),
+                limit: 3,
+            },
+        )
+        .unwrap();
+    assert_eq!(in_project[0].message_id, newest);
+    // A rare word is still found however old.
+    store
+        .append_message(&id, &Message::user_text("x"), &meta(0))
+        .unwrap();
+    assert_eq!(
+        store
+            .search("long sentence", &SearchFilter::default())
+            .unwrap()
+            .len(),
+        50
+    );
+}
