@@ -10,3 +10,4 @@ pub mod conversation;
 pub mod llm;
 pub mod permission;
 pub mod tools;
+pub mod tui;

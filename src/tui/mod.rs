@@ -1,0 +1,4 @@
+pub mod highlight;
+pub mod markdown;
+pub mod theme;
+pub mod widgets;
