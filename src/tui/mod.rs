@@ -1,4 +1,95 @@
+pub mod cmd;
 pub mod highlight;
+pub mod keys;
 pub mod markdown;
+pub mod model;
+pub mod msg;
+pub mod runtime;
+pub mod styles;
+pub mod terminal;
 pub mod theme;
+pub mod update;
+pub mod update_agent;
+pub mod view;
 pub mod widgets;
+pub mod wrap;
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
+use crate::permission::Mode;
+
+pub use keys::KeyConfig;
+
+/// What the interface starts with.
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    pub provider: String,
+    pub model: String,
+    pub mode: Mode,
+    pub cwd: PathBuf,
+    pub git_branch: Option<String>,
+    pub context_window: u64,
+    /// Theme name (`dark`, `light`, `high-contrast`, or a user theme).
+    pub theme: String,
+    /// Where user themes live (`<config>/themes`), if anywhere.
+    pub theme_dir: Option<PathBuf>,
+    /// Shown in the empty transcript when no provider is configured.
+    pub first_run_help: Option<String>,
+    /// Per-project prompt history (JSON lines).
+    pub history_file: Option<PathBuf>,
+    /// `[keys]` overrides from the config.
+    pub keys: KeyConfig,
+}
+
+/// Runs the full-screen interface until the person quits. The interface
+/// only sends `AgentCommand`s and reads `AgentEvent`s.
+pub async fn run(
+    opts: TuiOptions,
+    commands: UnboundedSender<AgentCommand>,
+    events: UnboundedReceiver<AgentEvent>,
+) -> anyhow::Result<()> {
+    let history_file = opts.history_file.clone();
+    let model = build_model(opts);
+    runtime::run_loop(model, commands, events, history_file).await
+}
+
+/// The starting model for `opts`; theme and key problems become notices.
+pub fn build_model(opts: TuiOptions) -> model::Model {
+    let mut problems = Vec::new();
+    let depth = theme::detect_color_depth();
+    let name = if opts.theme.is_empty() {
+        "dark"
+    } else {
+        opts.theme.as_str()
+    };
+    let theme = match theme::Theme::load(name, opts.theme_dir.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("theme `{name}`: {e}; using the default theme"));
+            theme::Theme::default()
+        }
+    }
+    .adapt(depth);
+    highlight::warm_up();
+    let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
+    m.styles = styles::Styles::from_theme(&m.theme);
+    m.git_branch = opts.git_branch;
+    m.usage.context_window = opts.context_window;
+    m.first_run_help = opts.first_run_help;
+    let history = opts
+        .history_file
+        .as_deref()
+        .map(runtime::load_history)
+        .unwrap_or_default();
+    m.input = widgets::input::PromptInput::new(history);
+    let (keys, key_problems) = keys::KeyMap::with_overrides(&opts.keys);
+    m.keys = keys;
+    problems.extend(key_problems);
+    for p in problems {
+        update::notice(&mut m, NoticeLevel::Warning, p);
+    }
+    m
+}
