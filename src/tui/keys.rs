@@ -362,7 +362,12 @@ impl fmt::Display for KeyBinding {
         }
         match self.code {
             KeyCode::Char(' ') => f.write_str("Space"),
-            KeyCode::Char(c) if shifted_letter && self.mods.contains(KeyModifiers::SHIFT) => {
+            KeyCode::Char(c)
+                if shifted_letter
+                    && self
+                        .mods
+                        .intersects(KeyModifiers::SHIFT | KeyModifiers::CONTROL) =>
+            {
                 write!(f, "{}", c.to_ascii_uppercase())
             }
             KeyCode::Char(c) => write!(f, "{c}"),
@@ -501,6 +506,6 @@ mod tests {
             &key(KeyCode::Char('g'), KeyModifiers::CONTROL)
         ));
         assert_eq!(problems.len(), 2);
-        assert_eq!(map.keys_for(Action::OpenEditor), "Ctrl+e / F4");
+        assert_eq!(map.keys_for(Action::OpenEditor), "Ctrl+E / F4");
     }
 }

@@ -93,3 +93,10 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     }
     m
 }
+
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod update_tests;
+#[cfg(test)]
+mod view_tests;

@@ -62,6 +62,13 @@ pub fn wrap_str(s: &str, width: usize) -> Vec<String> {
     let mut last_space: Option<usize> = None;
     for c in s.chars() {
         let cw = c.width().unwrap_or(0);
+        if c == ' ' && row_w + cw > width {
+            // A space at the edge ends the row and is not carried over.
+            rows.push(std::mem::take(&mut row).trim_end().to_string());
+            row_w = 0;
+            last_space = None;
+            continue;
+        }
         if row_w + cw > width && !row.is_empty() {
             match last_space {
                 Some(at) if at < row.len() => {

@@ -38,17 +38,18 @@ pub enum CellKind {
     Setup(String),
 }
 
-/// Markdown that may still be streaming. While it streams, the complete
-/// blocks (`stable_prefix_len`) are rendered once and kept; only the
-/// unfinished tail is re-wrapped as plain text on each delta, so a long
-/// answer costs the same per delta as a short one and nothing flickers.
+/// Markdown that may still be streaming. Finished blocks (up to a blank
+/// line outside any fence, followed by an unindented line) are rendered once
+/// and kept; on each delta only the current block is rendered again (up to
+/// `stable_prefix_len`) and the unfinished last line is wrapped as plain
+/// text. A long answer costs the same per delta as a short one.
 #[derive(Debug, Clone, Default)]
 pub struct AssistantText {
     pub text: String,
     pub streaming: bool,
-    stable_len: usize,
-    stable_lines: usize,
-    stable_width: u16,
+    committed_len: usize,
+    committed_lines: usize,
+    committed_width: u16,
 }
 
 impl AssistantText {
@@ -63,42 +64,80 @@ impl AssistantText {
     fn layout(&mut self, lines: &mut Vec<Line<'static>>, width: u16, ctx: &RenderCtx) {
         if !self.streaming {
             *lines = markdown::render(&self.text, width, ctx.theme);
-            self.stable_width = 0;
+            self.committed_width = 0;
             return;
         }
-        if self.stable_width != width {
+        if self.committed_width != width {
             lines.clear();
-            self.stable_width = width;
-            if self.stable_len > 0 {
+            self.committed_width = width;
+            if self.committed_len > 0 {
                 lines.extend(markdown::render(
-                    &self.text[..self.stable_len],
+                    &self.text[..self.committed_len],
                     width,
                     ctx.theme,
                 ));
             }
-            self.stable_lines = lines.len();
+            self.committed_lines = lines.len();
         }
-        lines.truncate(self.stable_lines);
-        let rest = &self.text[self.stable_len..];
-        let more = markdown::stable_prefix_len(rest).min(rest.len());
-        if more > 0 && rest.is_char_boundary(more) {
-            let chunk = &rest[..more];
-            // Blocks rendered separately are separated like blocks rendered together.
-            if !lines.is_empty() {
-                lines.push(Line::default());
-            }
-            lines.extend(markdown::render(chunk, width, ctx.theme));
-            self.stable_len += more;
-            self.stable_lines = lines.len();
+        lines.truncate(self.committed_lines);
+        let boundary = self.committed_len + last_block_boundary(&self.text[self.committed_len..]);
+        if boundary > self.committed_len {
+            let block =
+                markdown::render(&self.text[self.committed_len..boundary], width, ctx.theme);
+            join_blocks(lines, block);
+            self.committed_len = boundary;
+            self.committed_lines = lines.len();
         }
-        let tail = self.text[self.stable_len..].trim_matches('\n');
+        let rest = &self.text[self.committed_len..];
+        let stable = markdown::stable_prefix_len(rest).min(rest.len());
+        if stable > 0 && rest.is_char_boundary(stable) {
+            join_blocks(lines, markdown::render(&rest[..stable], width, ctx.theme));
+        }
+        let tail = rest.get(stable..).unwrap_or_default().trim_matches('\n');
         if !tail.is_empty() {
-            if !lines.is_empty() {
-                lines.push(Line::default());
-            }
-            lines.extend(wrap_plain(tail, width, ctx.styles.text));
+            join_blocks(lines, wrap_plain(tail, width, ctx.styles.text));
         }
     }
+}
+
+/// The byte offset after the last blank line that ends a block: outside any
+/// code fence and followed by a complete line that starts a new block
+/// (unindented, so not a list item's continuation). 0 when there is none.
+fn last_block_boundary(text: &str) -> usize {
+    let mut in_fence = false;
+    let mut pos = 0;
+    let mut after_blank: Option<usize> = None;
+    let mut found = 0;
+    // Only complete lines count.
+    let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+    for line in complete.split_inclusive('\n') {
+        let t = line.trim_end_matches(['\n', '\r']);
+        if let Some(at) = after_blank.take()
+            && !t.trim().is_empty()
+            && !t.starts_with([' ', '\t'])
+        {
+            found = at;
+        }
+        let trimmed = t.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        pos += line.len();
+        if !in_fence && t.trim().is_empty() {
+            after_blank = Some(pos);
+        }
+    }
+    found
+}
+
+/// Appends separately rendered blocks with one blank line between them,
+/// as they would have when rendered together.
+fn join_blocks(lines: &mut Vec<Line<'static>>, more: Vec<Line<'static>>) {
+    let blank = |l: &Line| l.spans.iter().all(|s| s.content.trim().is_empty());
+    if lines.last().is_some_and(|l| !blank(l)) && more.first().is_some_and(|l| !blank(l)) {
+        lines.push(Line::default());
+    }
+    lines.extend(more);
 }
 
 #[derive(Debug, Clone)]
@@ -250,5 +289,51 @@ fn render_simple(
         }
         CellKind::Marker(text) => wrap_plain(text, width, s.warning),
         CellKind::Setup(text) => wrap_plain(text, width, Style::default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_boundaries_skip_fences_and_continuations() {
+        assert_eq!(last_block_boundary("a\n\nb\n"), 3);
+        assert_eq!(
+            last_block_boundary("a\n\nb"),
+            0,
+            "the next line is not complete"
+        );
+        assert_eq!(last_block_boundary("```\nx\n\ny\n```\n"), 0);
+        assert_eq!(last_block_boundary("- a\n\n  more\n"), 0);
+        assert_eq!(last_block_boundary("p\n\n```\n\ncode\n"), 3);
+    }
+
+    #[test]
+    fn streaming_in_pieces_looks_like_rendering_at_once() {
+        let theme = Theme::default();
+        let styles = Styles::default();
+        let ctx = RenderCtx {
+            theme: &theme,
+            styles: &styles,
+            now: Instant::now(),
+        };
+        let text =
+            "# Title\n\nSome *text* here.\n\n```rust\nfn main() {}\n```\n\n- one\n- two\n\nEnd.\n";
+        let mut cell = Cell::new(CellKind::Assistant(AssistantText::streaming(String::new())));
+        for piece in text.as_bytes().chunks(7) {
+            if let CellKind::Assistant(a) = &mut cell.kind {
+                a.text
+                    .push_str(std::str::from_utf8(piece).unwrap_or_default());
+            }
+            cell.touch();
+            cell.layout(50, &ctx);
+        }
+        let streamed: Vec<String> = cell.cached().iter().map(|l| l.to_string()).collect();
+        let whole: Vec<String> = markdown::render(text, 50, &theme)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert_eq!(streamed, whole);
     }
 }

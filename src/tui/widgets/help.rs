@@ -24,7 +24,7 @@ pub fn lines(keys: &KeyMap, styles: &Styles) -> Vec<Line<'static>> {
         out.push(Line::from(Span::styled(title, styles.accent)));
         for a in Action::all().filter(|a| a.scope() == scope) {
             out.push(Line::from(vec![
-                Span::styled(format!("  {:<20}", keys.keys_for(a)), styles.user),
+                Span::styled(format!("  {:<22}", keys.keys_for(a)), styles.user),
                 Span::styled(a.description(), styles.text),
             ]));
         }

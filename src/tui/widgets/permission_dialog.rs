@@ -94,7 +94,9 @@ impl PermissionDialog {
             return self.decide(Choice::AllowOnce);
         }
         if keys.is(Action::AllowAlways, &key) {
-            self.choice = Choice::AllowAlways;
+            if self.can_always() {
+                self.choice = Choice::AllowAlways;
+            }
             return self.decide(Choice::AllowAlways);
         }
         if keys.is(Action::Deny, &key) {
@@ -199,7 +201,7 @@ impl PermissionDialog {
                         out.extend(wrap_prefixed(
                             r,
                             width,
-                            Span::styled("  > ", styles.warning),
+                            Span::styled("  ↳ ", styles.warning),
                             Span::raw("    "),
                             styles.warning,
                         ));

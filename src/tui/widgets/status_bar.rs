@@ -47,7 +47,10 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
         priority: 8,
     });
     let u = &model.usage;
-    if let Some(pct) = (u.context_tokens * 100).checked_div(u.context_window) {
+    if let Some(pct) = (u.context_tokens * 100)
+        .checked_div(u.context_window)
+        .filter(|_| u.context_tokens > 0)
+    {
         let style = if pct >= 80 { s.warning } else { s.status };
         parts.push(Part {
             text: format!("{} ({pct}%)", tokens(u.context_tokens)),
@@ -133,7 +136,11 @@ fn activity(model: &Model) -> Option<String> {
 }
 
 fn whole(d: Duration) -> String {
-    format_elapsed(Duration::from_secs(d.as_secs()))
+    if d.as_secs() < 60 {
+        format!("{}s", d.as_secs())
+    } else {
+        format_elapsed(d)
+    }
 }
 
 fn tokens(n: u64) -> String {
