@@ -41,10 +41,10 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
                 model.flash = None;
             }
             let n = model.transcript.len();
-            // Only the current turn's cells can be animated; stop at the first quiet stretch.
+            // Only the current turn's cells can be animated.
             for i in (n.saturating_sub(64)..n).rev() {
                 if model.transcript.cells()[i].is_animated() {
-                    model.transcript.get_mut(i);
+                    model.transcript.refresh(i);
                 }
             }
             Vec::new()

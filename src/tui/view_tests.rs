@@ -304,3 +304,103 @@ fn diff_lines_keep_their_colours() {
         "added lines have their own background"
     );
 }
+
+#[test]
+fn only_visible_cells_are_laid_out() {
+    let mut m = model();
+    for i in 0..5_000 {
+        agent(
+            &mut m,
+            AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!("notice {i}"),
+            },
+        );
+    }
+    let s = screen(&mut m, 60, 12);
+    assert!(s.contains("notice 4999"), "{s}");
+    let laid_out = m
+        .transcript
+        .cells()
+        .iter()
+        .filter(|c| !c.cached().is_empty())
+        .count();
+    assert!(
+        laid_out < 20,
+        "{laid_out} cells were laid out for a 12-row screen"
+    );
+    update(&mut m, key(KeyCode::Home));
+    let s = screen(&mut m, 60, 12);
+    assert!(s.contains("notice 0"), "{s}");
+    let laid_out = m
+        .transcript
+        .cells()
+        .iter()
+        .filter(|c| !c.cached().is_empty())
+        .count();
+    assert!(
+        laid_out < 40,
+        "{laid_out} cells were laid out after jumping to the top"
+    );
+}
+
+#[test]
+fn resize_reflows_and_keeps_the_scroll_position() {
+    let mut m = model();
+    let long = "word ".repeat(30);
+    for i in 0..40 {
+        agent(
+            &mut m,
+            AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!("{i}: {long}"),
+            },
+        );
+    }
+    screen(&mut m, 100, 20);
+    update(&mut m, key(KeyCode::Home));
+    let wide = screen(&mut m, 100, 20);
+    assert!(wide.contains("0: word"), "{wide}");
+    update(
+        &mut m,
+        crate::tui::msg::Msg::Resize {
+            width: 40,
+            height: 20,
+        },
+    );
+    let narrow = screen(&mut m, 40, 20);
+    assert!(
+        narrow.contains("0: word"),
+        "the top stays at the same cell: {narrow}"
+    );
+    let rows_of_first = narrow
+        .lines()
+        .take_while(|l| !l.contains("1: word"))
+        .count();
+    assert!(
+        rows_of_first > 3,
+        "the cell re-wrapped to the narrow width: {narrow}"
+    );
+}
+
+#[test]
+fn spinner_ticks_do_not_count_as_new_output() {
+    let mut m = model();
+    for i in 0..30 {
+        agent(
+            &mut m,
+            AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!("n{i}"),
+            },
+        );
+    }
+    tool(&mut m, "t", "bash", "sleep 5");
+    screen(&mut m, 60, 12);
+    update(&mut m, key(KeyCode::PageUp));
+    screen(&mut m, 60, 12);
+    let later = m.now + Duration::from_millis(300);
+    update(&mut m, crate::tui::msg::Msg::Tick(later));
+    let s = screen(&mut m, 60, 12);
+    assert!(!s.contains("new output"), "{s}");
+}

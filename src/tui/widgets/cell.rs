@@ -271,9 +271,9 @@ fn render_simple(
             } else if *streaming {
                 vec![Line::from(Span::styled("thinking…", s.dim))]
             } else {
-                let n = text.lines().count();
+                let n = text.split_whitespace().count();
                 vec![Line::from(Span::styled(
-                    format!("thought for {n} lines (Tab, Enter to expand)"),
+                    format!("thought · {n} words (Tab, Enter to expand)"),
                     s.dim,
                 ))]
             }

@@ -278,7 +278,14 @@ impl PermissionDialog {
             area
         } else {
             let w = area.width.saturating_sub(4).min(140);
-            let h = area.height.saturating_sub(2);
+            // As tall as the content needs, at most the area.
+            let inner_w = w.saturating_sub(2);
+            let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
+                + self.request.reasons.len()
+                + self.preview_lines(inner_w, theme, styles).len()
+                + CHOICES.len()
+                + 5;
+            let h = (need.max(12) as u16).min(area.height.saturating_sub(2));
             Rect::new(
                 area.x + (area.width - w) / 2,
                 area.y + (area.height - h) / 2,

@@ -63,6 +63,14 @@ impl Transcript {
         Some(c)
     }
 
+    /// Re-wraps a cell whose looks change with time (a spinner), without
+    /// counting as new output.
+    pub fn refresh(&mut self, i: usize) {
+        if let Some(c) = self.cells.get_mut(i) {
+            c.touch();
+        }
+    }
+
     pub fn last_mut(&mut self) -> Option<&mut Cell> {
         let i = self.cells.len().checked_sub(1)?;
         self.get_mut(i)
