@@ -95,9 +95,34 @@ impl AssistantText {
         }
         let tail = rest.get(stable..).unwrap_or_default().trim_matches('\n');
         if !tail.is_empty() {
-            join_blocks(lines, wrap_plain(tail, width, ctx.styles.text));
+            // The unfinished line belongs to the block before it unless a
+            // blank line (outside a fence) ended that block.
+            let done = &rest[..stable];
+            let new_block = if stable == 0 {
+                self.committed_len > 0
+            } else {
+                done.ends_with("\n\n") && !opens_fence(done)
+            };
+            let tail_lines = wrap_plain(tail, width, ctx.styles.text);
+            if new_block {
+                join_blocks(lines, tail_lines);
+            } else {
+                lines.extend(tail_lines);
+            }
         }
     }
+}
+
+/// Whether `text` (starting outside a fence) ends inside an open fence.
+fn opens_fence(text: &str) -> bool {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("```") || t.starts_with("~~~")
+        })
+        .count()
+        % 2
+        == 1
 }
 
 /// The byte offset after the last blank line that ends a block: outside any
