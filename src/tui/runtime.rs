@@ -106,6 +106,8 @@ async fn event_loop(
                         }
                     }
                     Cmd::OpenEditor(text) => {
+                        // The reader thread would steal the editor's keys.
+                        drop(std::mem::replace(&mut input, EventStream::new()));
                         let edited = terminal::edit_in_editor(&text, model.mouse_captured);
                         term.clear()?;
                         update(model, Msg::EditorClosed(edited));
