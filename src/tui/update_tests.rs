@@ -469,3 +469,41 @@ fn f2_toggles_mouse_capture() {
     );
     assert!(!m.mouse_captured);
 }
+
+#[test]
+fn the_clock_runs_only_while_something_moves() {
+    let mut m = model();
+    assert!(!m.needs_tick(), "idle: no periodic redraw");
+    turn(&mut m, "go");
+    assert!(m.needs_tick());
+    agent(&mut m, AgentEvent::TurnFinished { turn: 1, outcome: TurnOutcome::Completed });
+    assert!(!m.needs_tick());
+}
+
+#[test]
+fn retrying_counts_down_in_the_status_line() {
+    let mut m = model();
+    turn(&mut m, "go");
+    agent(
+        &mut m,
+        AgentEvent::Retrying { attempt: 2, max_attempts: 5, delay_ms: 3000, error: "HTTP 429".into() },
+    );
+    let t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 8));
+    let mut t = t.unwrap();
+    t.draw(|f| crate::tui::view::view(&mut m, f)).unwrap();
+    let s = t.backend().to_string();
+    assert!(s.contains("retrying in 3s (2/5)"), "{s}");
+    assert!(s.contains("HTTP 429"), "{s}");
+    let later = m.now + Duration::from_millis(1500);
+    update(&mut m, Msg::Tick(later));
+    t.draw(|f| crate::tui::view::view(&mut m, f)).unwrap();
+    assert!(t.backend().to_string().contains("retrying in 2s (2/5)"));
+}
+
+#[test]
+fn failed_and_limited_turns_leave_a_notice() {
+    let mut m = model();
+    turn(&mut m, "go");
+    agent(&mut m, AgentEvent::TurnFinished { turn: 1, outcome: TurnOutcome::Failed { error: "HTTP 401: bad key".into() } });
+    assert!(matches!(&m.transcript.cells()[1].kind, CellKind::Notice { text, .. } if text.contains("bad key")));
+}
