@@ -476,7 +476,13 @@ fn the_clock_runs_only_while_something_moves() {
     assert!(!m.needs_tick(), "idle: no periodic redraw");
     turn(&mut m, "go");
     assert!(m.needs_tick());
-    agent(&mut m, AgentEvent::TurnFinished { turn: 1, outcome: TurnOutcome::Completed });
+    agent(
+        &mut m,
+        AgentEvent::TurnFinished {
+            turn: 1,
+            outcome: TurnOutcome::Completed,
+        },
+    );
     assert!(!m.needs_tick());
 }
 
@@ -486,7 +492,12 @@ fn retrying_counts_down_in_the_status_line() {
     turn(&mut m, "go");
     agent(
         &mut m,
-        AgentEvent::Retrying { attempt: 2, max_attempts: 5, delay_ms: 3000, error: "HTTP 429".into() },
+        AgentEvent::Retrying {
+            attempt: 2,
+            max_attempts: 5,
+            delay_ms: 3000,
+            error: "HTTP 429".into(),
+        },
     );
     let t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 8));
     let mut t = t.unwrap();
@@ -504,6 +515,16 @@ fn retrying_counts_down_in_the_status_line() {
 fn failed_and_limited_turns_leave_a_notice() {
     let mut m = model();
     turn(&mut m, "go");
-    agent(&mut m, AgentEvent::TurnFinished { turn: 1, outcome: TurnOutcome::Failed { error: "HTTP 401: bad key".into() } });
-    assert!(matches!(&m.transcript.cells()[1].kind, CellKind::Notice { text, .. } if text.contains("bad key")));
+    agent(
+        &mut m,
+        AgentEvent::TurnFinished {
+            turn: 1,
+            outcome: TurnOutcome::Failed {
+                error: "HTTP 401: bad key".into(),
+            },
+        },
+    );
+    assert!(
+        matches!(&m.transcript.cells()[1].kind, CellKind::Notice { text, .. } if text.contains("bad key"))
+    );
 }

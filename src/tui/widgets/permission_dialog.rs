@@ -37,6 +37,9 @@ pub struct PermissionDialog {
     pub deny_reason: Option<String>,
     /// Rows of preview at the last frame (for paging).
     preview_rows: u16,
+    /// The preview wrapped for (width, layout): diffing and highlighting
+    /// are too slow to redo on every frame.
+    preview_cache: Option<(u16, Option<DiffLayout>, Vec<Line<'static>>)>,
 }
 
 impl PermissionDialog {
@@ -50,6 +53,7 @@ impl PermissionDialog {
             scroll: 0,
             deny_reason: None,
             preview_rows: 10,
+            preview_cache: None,
         }
     }
 
@@ -152,6 +156,18 @@ impl PermissionDialog {
             self.rule = (self.rule as i32 + delta).rem_euclid(n) as usize;
             self.choice = Choice::AllowAlways;
         }
+    }
+
+    fn preview(&mut self, width: u16, theme: &Theme, styles: &Styles) -> &[Line<'static>] {
+        let fresh = self
+            .preview_cache
+            .as_ref()
+            .is_some_and(|(w, l, _)| *w == width && *l == self.layout);
+        if !fresh {
+            let lines = self.preview_lines(width, theme, styles);
+            self.preview_cache = Some((width, self.layout, lines));
+        }
+        self.preview_cache.as_ref().map_or(&[], |c| c.2.as_slice())
     }
 
     fn preview_lines(&self, width: u16, theme: &Theme, styles: &Styles) -> Vec<Line<'static>> {
@@ -282,7 +298,7 @@ impl PermissionDialog {
             let inner_w = w.saturating_sub(2);
             let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
                 + self.request.reasons.len()
-                + self.preview_lines(inner_w, theme, styles).len()
+                + self.preview(inner_w, theme, styles).len()
                 + CHOICES.len()
                 + 5;
             let h = (need.max(12) as u16).min(area.height.saturating_sub(2));
@@ -332,8 +348,16 @@ impl PermissionDialog {
             .min((inner.height as usize).saturating_sub(fixed + 1) / 2);
         let preview_rows = (inner.height as usize).saturating_sub(fixed + head_rows + 1);
         self.preview_rows = preview_rows as u16;
-        let preview = self.preview_lines(w, theme, styles);
-        self.scroll = self.scroll.min(preview.len().saturating_sub(preview_rows));
+        let total = self.preview(w, theme, styles).len();
+        self.scroll = self.scroll.min(total.saturating_sub(preview_rows));
+        let scroll = self.scroll;
+        let visible: Vec<Line<'static>> = self
+            .preview(w, theme, styles)
+            .iter()
+            .skip(scroll)
+            .take(preview_rows)
+            .cloned()
+            .collect();
         let mut y = inner.y;
         for l in head.iter().take(head_rows) {
             buf.set_line(inner.x, y, l, w);
@@ -342,11 +366,11 @@ impl PermissionDialog {
         let sep = Line::from(Span::styled("─".repeat(w as usize), styles.border));
         buf.set_line(inner.x, y, &sep, w);
         y += 1;
-        for l in preview.iter().skip(self.scroll).take(preview_rows) {
+        for l in &visible {
             buf.set_line(inner.x, y, l, w);
             y += 1;
         }
-        let below = preview.len().saturating_sub(self.scroll + preview_rows);
+        let below = total.saturating_sub(scroll + preview_rows);
         let mut y = inner.bottom() - fixed as u16;
         let more = if below > 0 {
             format!("── {below} more (j/PgDn) ")
