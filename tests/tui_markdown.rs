@@ -2,8 +2,8 @@
 //! width guarantees, and streaming prefixes.
 
 use cairn::tui::highlight;
-use cairn::tui::markdown::{code_blocks, render, stable_prefix_len};
 use cairn::tui::markdown::wrap::spans_width;
+use cairn::tui::markdown::{code_blocks, render, stable_prefix_len};
 use cairn::tui::theme::{ColorDepth, Theme};
 use proptest::prelude::*;
 use ratatui::style::Modifier;
@@ -90,13 +90,25 @@ fn lines_never_exceed_width() {
 fn styles_reach_the_spans() {
     highlight::ensure_loaded();
     let theme = Theme::dark();
-    let lines = render("**bold** and `code`\n\n```rust\nlet x = 1;\n```\n", 40, &theme);
+    let lines = render(
+        "**bold** and `code`\n\n```rust\nlet x = 1;\n```\n",
+        40,
+        &theme,
+    );
     let bold = lines[0].spans.iter().find(|s| s.content == "bold").unwrap();
     assert!(bold.style.add_modifier.contains(Modifier::BOLD));
     let code = lines[0].spans.iter().find(|s| s.content == "code").unwrap();
     assert_eq!(code.style.fg, theme.inline_code.fg);
-    let code_line = lines.iter().find(|l| text(&[(*l).clone()]).contains("let x")).unwrap();
-    assert!(code_line.spans.iter().all(|s| s.style.bg == theme.code_bg.bg));
+    let code_line = lines
+        .iter()
+        .find(|l| text(&[(*l).clone()]).contains("let x"))
+        .unwrap();
+    assert!(
+        code_line
+            .spans
+            .iter()
+            .all(|s| s.style.bg == theme.code_bg.bg)
+    );
     let fgs: std::collections::HashSet<_> = code_line.spans.iter().map(|s| s.style.fg).collect();
     assert!(fgs.len() > 1, "code is highlighted: {fgs:?}");
 }

@@ -241,11 +241,17 @@ impl<'a> Renderer<'a> {
                 self.start_block();
                 let n = level as usize;
                 self.push_style(|s| s.patch(t.heading));
-                self.push_text(&format!("{} ", "#".repeat(n)), t.heading.add_modifier(Modifier::DIM));
+                self.push_text(
+                    &format!("{} ", "#".repeat(n)),
+                    t.heading.add_modifier(Modifier::DIM),
+                );
             }
             Tag::BlockQuote(_) => {
                 self.start_block();
-                let bar = vec![Span::styled("│ ", t.quote.remove_modifier(Modifier::ITALIC))];
+                let bar = vec![Span::styled(
+                    "│ ",
+                    t.quote.remove_modifier(Modifier::ITALIC),
+                )];
                 self.containers.push(Container {
                     first: bar.clone(),
                     rest: bar,
@@ -410,7 +416,10 @@ impl<'a> Renderer<'a> {
 
     fn code_block(&mut self, lang: Option<&str>, code: &str) {
         let t = self.theme;
-        let code = code.strip_suffix('\n').unwrap_or(code).replace('\t', "    ");
+        let code = code
+            .strip_suffix('\n')
+            .unwrap_or(code)
+            .replace('\t', "    ");
         let avail = self.avail();
         let label = lang.unwrap_or("");
         if !label.is_empty() {
@@ -420,7 +429,11 @@ impl<'a> Renderer<'a> {
         }
         let segs: Vec<Vec<(Style, String)>> = lang
             .and_then(|l| highlight::highlight_segments(&code, l, t))
-            .unwrap_or_else(|| code.split('\n').map(|l| vec![(t.base(), l.to_string())]).collect());
+            .unwrap_or_else(|| {
+                code.split('\n')
+                    .map(|l| vec![(t.base(), l.to_string())])
+                    .collect()
+            });
         let bg = t.code_bg;
         for line in segs {
             let spans: Vec<Span<'static>> = line

@@ -121,11 +121,11 @@ pub fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'stat
             let is_space = g == " ";
             let is_break = g == "\n" || g == "\r\n";
             let is_wide = gw >= 2;
-            if is_space || is_break || is_wide || gw == 0 {
-                if let Some(s) = word_start.take() {
-                    w.word(style, &text[s..i], word_w);
-                    word_w = 0;
-                }
+            if (is_space || is_break || is_wide || gw == 0)
+                && let Some(s) = word_start.take()
+            {
+                w.word(style, &text[s..i], word_w);
+                word_w = 0;
             }
             if is_break {
                 w.newline();
@@ -164,7 +164,21 @@ pub fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'stat
 fn breaks_after(g: &str) -> bool {
     matches!(
         g,
-        " " | "," | ";" | "(" | ")" | "[" | "]" | "{" | "}" | "." | ":" | "=" | "&" | "|" | "/" | "-"
+        " " | ","
+            | ";"
+            | "("
+            | ")"
+            | "["
+            | "]"
+            | "{"
+            | "}"
+            | "."
+            | ":"
+            | "="
+            | "&"
+            | "|"
+            | "/"
+            | "-"
     )
 }
 
@@ -190,7 +204,12 @@ pub fn wrap_code(
         .collect();
     let total: usize = gs.iter().map(|g| g.2).sum();
     if total <= width {
-        return vec![spans.into_iter().filter(|s| !s.content.is_empty()).collect()];
+        return vec![
+            spans
+                .into_iter()
+                .filter(|s| !s.content.is_empty())
+                .collect(),
+        ];
     }
     let marker = marker.filter(|m| str_width(&m.content) * 2 < width);
     let marker_w = marker.as_ref().map_or(0, |m| str_width(&m.content));
@@ -270,7 +289,10 @@ mod tests {
         let t = texts(&l);
         assert_eq!(t[0], "let value = ");
         assert!(t[1].starts_with("↪ "));
-        assert_eq!(t.concat().replace("↪ ", ""), "let value = compute(first, second);");
+        assert_eq!(
+            t.concat().replace("↪ ", ""),
+            "let value = compute(first, second);"
+        );
         assert!(l.iter().all(|r| spans_width(r) <= 20));
         let l = wrap_code(vec![Span::raw("    x")], 3, None);
         assert_eq!(texts(&l), ["   ", " x"]);
