@@ -206,3 +206,22 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn sixteen_colours_mark_lines_by_text_colour() {
+    highlight::ensure_loaded();
+    let theme = Theme::dark().adapt(ColorDepth::Ansi16);
+    let d = DiffView::new("src/main.rs", OLD, NEW);
+    let lines = d.lines(80, DiffLayout::Unified, &theme, DiffOptions::default());
+    let line = lines
+        .iter()
+        .find(|l| text(&[(*l).clone()]).contains("helper();"))
+        .unwrap();
+    let code = line
+        .spans
+        .iter()
+        .find(|s| s.content.contains("helper"))
+        .unwrap();
+    assert_eq!(code.style.fg, theme.diff_add_fg.fg);
+    assert!(code.style.fg.is_some());
+}

@@ -192,6 +192,15 @@ impl Theme {
         for style in self.styles_mut() {
             *style = adapt_style(*style, depth);
         }
+        if depth == ColorDepth::Ansi16 {
+            // Sixteen colours have no dark green or red to lay text on: diff
+            // lines show in their add/delete text colour instead, and changed
+            // words in reverse video.
+            self.diff_add_bg.bg = None;
+            self.diff_del_bg.bg = None;
+            self.diff_add_word_bg = Style::default().add_modifier(Modifier::REVERSED);
+            self.diff_del_word_bg = Style::default().add_modifier(Modifier::REVERSED);
+        }
         if depth == ColorDepth::NoColor {
             let keep = |s: &mut Style, m: Modifier| *s = s.add_modifier(m);
             keep(&mut self.selection_bg, Modifier::REVERSED);

@@ -287,7 +287,8 @@ mod tests {
             Some(Span::raw("↪ ")),
         );
         let t = texts(&l);
-        assert_eq!(t[0], "let value = ");
+        assert_eq!(t[0], "let value = compute(");
+        assert_eq!(t[1], "↪ first, second);");
         assert!(t[1].starts_with("↪ "));
         assert_eq!(
             t.concat().replace("↪ ", ""),

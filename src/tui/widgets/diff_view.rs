@@ -7,7 +7,7 @@
 //! comments colour correctly) and cached per theme.
 
 use std::ops::Range;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -94,6 +94,20 @@ pub struct DiffView {
     old_text: String,
     new_text: String,
     cache: Mutex<Option<HighlightCache>>,
+}
+
+impl Clone for DiffView {
+    fn clone(&self) -> Self {
+        DiffView {
+            path: self.path.clone(),
+            rows: self.rows.clone(),
+            added: self.added,
+            removed: self.removed,
+            old_text: self.old_text.clone(),
+            new_text: self.new_text.clone(),
+            cache: Mutex::new(None),
+        }
+    }
 }
 
 impl std::fmt::Debug for DiffView {
@@ -281,8 +295,8 @@ impl DiffView {
     ) -> Vec<Line<'static>> {
         let width = usize::from(width.max(1));
         let items = self.items(opts);
-        let segs = if opts.highlight {
-            self.segments(theme)
+        let guard = if opts.highlight {
+            self.highlighted(theme)
         } else {
             None
         };
@@ -290,7 +304,10 @@ impl DiffView {
             rows: &self.rows,
             theme,
             opts,
-            segs: segs.as_ref().map(|(o, n)| (o.as_ref(), n.as_ref())),
+            segs: guard
+                .as_ref()
+                .and_then(|g| g.as_ref())
+                .map(|c| (c.old.as_ref(), c.new.as_ref())),
         };
         match layout {
             DiffLayout::Unified => layout::unified(&ctx, &items, width),
@@ -299,7 +316,9 @@ impl DiffView {
         }
     }
 
-    fn segments(&self, theme: &Theme) -> Option<(Option<Segments>, Option<Segments>)> {
+    /// The syntax colours of both sides for this theme, computed on first
+    /// use and kept while the theme stays the same.
+    fn highlighted(&self, theme: &Theme) -> Option<MutexGuard<'_, Option<HighlightCache>>> {
         if !highlight::is_ready() {
             highlight::warm_up();
             return None;
@@ -313,7 +332,7 @@ impl DiffView {
                 new: highlight::highlight_segments(&self.new_text, &self.path, theme),
             });
         }
-        cache.as_ref().map(|c| (c.old.clone(), c.new.clone()))
+        Some(cache)
     }
 
     /// What to show: rows, folded gaps and hunk headers.
@@ -431,7 +450,11 @@ fn row_cells(ctx: &layout::Ctx, row: &Row, text_w: usize) -> (Vec<Vec<Span<'stat
         Kind::Delete => (t.diff_del_fg, t.diff_del_bg, t.diff_del_word_bg),
         Kind::Insert => (t.diff_add_fg, t.diff_add_bg, t.diff_add_word_bg),
     };
-    let seg = ctx.segs.and_then(|(old, new)| match row.kind {
+    // Without a row background (16 colours, no colour) the add/delete text
+    // colour is what marks the line, so syntax colours give way to it.
+    let marked_by_fg = row.kind != Kind::Equal && bg.bg.is_none();
+    let segs = if marked_by_fg { None } else { ctx.segs };
+    let seg = segs.and_then(|(old, new)| match row.kind {
         Kind::Insert => new.and_then(|n| n.get(row.new_no? - 1)),
         _ => old.and_then(|o| o.get(row.old_no? - 1)),
     });
