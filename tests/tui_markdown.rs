@@ -173,3 +173,9 @@ proptest! {
         let _ = stable_prefix_len(&src);
     }
 }
+
+#[test]
+fn nested_blocks_keep_their_indent() {
+    let src = "1. Step one:\n\n   ```sh\n   cargo build\n   ```\n\n2. Step two has a paragraph\n   that continues.\n\n   > a quote in an item\n\n   - sub bullet\n\n     second paragraph of the sub bullet\n\nAfter.\n\nLine one  \nhard break\n\n![logo](img.png) and [same](https://same.example) <https://same.example>\n";
+    insta::assert_snapshot!(text(&render(src, 40, &Theme::dark())));
+}

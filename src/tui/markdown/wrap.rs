@@ -121,11 +121,11 @@ pub fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'stat
             let is_space = g == " ";
             let is_break = g == "\n" || g == "\r\n";
             let is_wide = gw >= 2;
-            if is_space || is_break || is_wide || gw == 0 {
-                if let Some(s) = word_start.take() {
-                    w.word(style, &text[s..i], word_w);
-                    word_w = 0;
-                }
+            if (is_space || is_break || is_wide || gw == 0)
+                && let Some(s) = word_start.take()
+            {
+                w.word(style, &text[s..i], word_w);
+                word_w = 0;
             }
             if is_break {
                 w.newline();
@@ -287,7 +287,8 @@ mod tests {
             Some(Span::raw("↪ ")),
         );
         let t = texts(&l);
-        assert_eq!(t[0], "let value = ");
+        assert_eq!(t[0], "let value = compute(");
+        assert_eq!(t[1], "↪ first, second);");
         assert!(t[1].starts_with("↪ "));
         assert_eq!(
             t.concat().replace("↪ ", ""),
