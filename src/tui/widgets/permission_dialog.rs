@@ -342,7 +342,9 @@ impl PermissionDialog {
             ),
             styles.dim,
         ));
-        let fixed = choices.len() + 2;
+        // Small screens give the hint's row to the preview.
+        let show_hint = inner.height >= 12;
+        let fixed = choices.len() + 1 + usize::from(show_hint);
         let head_rows = head
             .len()
             .min((inner.height as usize).saturating_sub(fixed + 1) / 2);
@@ -387,6 +389,8 @@ impl PermissionDialog {
             buf.set_line(inner.x, y, l, w);
             y += 1;
         }
-        buf.set_line(inner.x, y, &hint, w);
+        if show_hint {
+            buf.set_line(inner.x, y, &hint, w);
+        }
     }
 }
