@@ -528,3 +528,32 @@ fn failed_and_limited_turns_leave_a_notice() {
         matches!(&m.transcript.cells()[1].kind, CellKind::Notice { text, .. } if text.contains("bad key"))
     );
 }
+
+#[test]
+fn config_keys_override_the_table_and_bad_entries_are_reported() {
+    let mut keys = crate::tui::KeyConfig::new();
+    keys.insert("open_editor".into(), "f4".into());
+    keys.insert("frobnicate".into(), "x".into());
+    let mut m = crate::tui::build_model(crate::tui::TuiOptions {
+        provider: "p".into(),
+        model: "m".into(),
+        theme: "no-such-theme".into(),
+        keys,
+        ..Default::default()
+    });
+    type_text(&mut m, "hi");
+    assert_eq!(
+        update(&mut m, key(KeyCode::F(4))),
+        vec![Cmd::OpenEditor("hi".into())]
+    );
+    assert!(update(&mut m, ctrl('g')).is_empty());
+    let notices: Vec<String> = m.transcript.cells().iter().map(|c| c.copy_text()).collect();
+    assert!(
+        notices.iter().any(|n| n.contains("frobnicate")),
+        "{notices:?}"
+    );
+    assert!(
+        notices.iter().any(|n| n.contains("no-such-theme")),
+        "{notices:?}"
+    );
+}
