@@ -6,9 +6,11 @@
 //! ...); everything rests on the foundation (`conversation`, `config`).
 
 pub mod agent;
+pub mod app;
 pub mod config;
 pub mod context;
 pub mod conversation;
+pub mod diff;
 pub mod headless;
 pub mod llm;
 pub mod mcp;

@@ -23,6 +23,12 @@ struct Cli {
     /// Same as --mode auto: run tools without asking (dangerous commands stay blocked).
     #[arg(long, global = true)]
     yolo: bool,
+    /// Continue the latest session of this project.
+    #[arg(short = 'c', long = "continue")]
+    continue_latest: bool,
+    /// Resume a session by id (or a unique prefix); without an id, pick one.
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    resume: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -219,10 +225,13 @@ async fn async_main(cli: Cli) -> u8 {
                 1
             }
         },
-        None => {
-            eprintln!("cairn: the full-screen interface is not built yet; use `cairn run PROMPT`");
-            1
-        }
+        None => match cairn::app::run(&overrides, cli.continue_latest, cli.resume).await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("cairn: {e:#}");
+                1
+            }
+        },
     }
 }
 

@@ -8,7 +8,7 @@ use crate::permission::{Decision, Mode, PermissionRequest};
 use crate::tools::ToolDisplay;
 use crate::tools::state::Todo;
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AgentCommand {
     /// A new user prompt. Queued if a turn is running.
     Submit {

@@ -11,6 +11,7 @@ pub struct Hit {
     pub positions: Vec<u32>,
 }
 
+#[derive(Clone)]
 pub struct Fuzzy {
     matcher: Matcher,
 }

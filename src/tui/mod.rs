@@ -1,5 +1,130 @@
-//! The full-screen interface.
-
+pub mod cmd;
 pub mod fuzzy;
+pub mod highlight;
+pub mod history;
+pub mod keys;
+pub mod markdown;
+pub mod model;
+pub mod msg;
+pub mod panels;
+pub mod runtime;
+pub mod services;
 pub mod slash;
+pub mod styles;
+pub mod terminal;
+pub mod theme;
+pub mod update;
+pub mod update_agent;
+pub mod update_session;
+pub mod view;
 pub mod widgets;
+pub mod wrap;
+
+use std::path::PathBuf;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
+use crate::permission::Mode;
+
+pub use keys::KeyConfig;
+
+/// What the interface starts with.
+#[derive(Debug, Clone, Default)]
+pub struct TuiOptions {
+    pub provider: String,
+    pub model: String,
+    pub mode: Mode,
+    pub cwd: PathBuf,
+    pub git_branch: Option<String>,
+    pub context_window: u64,
+    /// Theme name (`dark`, `light`, `high-contrast`, or a user theme).
+    pub theme: String,
+    /// Where user themes live (`<config>/themes`), if anywhere.
+    pub theme_dir: Option<PathBuf>,
+    /// Shown in the empty transcript when no provider is configured.
+    pub first_run_help: Option<String>,
+    /// Per-project prompt history (JSON lines).
+    pub history_file: Option<PathBuf>,
+    /// `[keys]` overrides from the config.
+    pub keys: KeyConfig,
+    /// The store, MCP and config paths the panels use.
+    pub services: services::Services,
+    /// A resumed session's history, drawn as the starting transcript.
+    pub history: Vec<crate::conversation::Message>,
+    pub title: Option<String>,
+    /// Shown as notices at start (e.g. the store could not be opened).
+    pub notices: Vec<String>,
+    /// Open the session browser at start (`cairn --resume` without an id).
+    pub open_sessions: bool,
+}
+
+/// Runs the full-screen interface until the person quits. The interface
+/// only sends `AgentCommand`s and reads `AgentEvent`s.
+pub async fn run(
+    opts: TuiOptions,
+    commands: UnboundedSender<AgentCommand>,
+    events: UnboundedReceiver<AgentEvent>,
+) -> anyhow::Result<()> {
+    let history_file = opts.history_file.clone();
+    let services = opts.services.clone();
+    let open_sessions = opts.open_sessions;
+    let mut model = build_model(opts);
+    let startup = if open_sessions {
+        panels::open_sessions(&mut model)
+    } else {
+        Vec::new()
+    };
+    runtime::run_loop(model, commands, events, history_file, services, startup).await
+}
+
+/// The starting model for `opts`; theme and key problems become notices.
+pub fn build_model(opts: TuiOptions) -> model::Model {
+    let mut problems = Vec::new();
+    let depth = theme::detect_color_depth();
+    let name = if opts.theme.is_empty() {
+        "dark"
+    } else {
+        opts.theme.as_str()
+    };
+    let theme = match theme::Theme::load(name, opts.theme_dir.as_deref()) {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("theme `{name}`: {e}; using the default theme"));
+            theme::Theme::default()
+        }
+    }
+    .adapt(depth);
+    highlight::warm_up();
+    let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
+    m.theme_dir = opts.theme_dir.clone();
+    m.title = opts.title.clone();
+    if !opts.history.is_empty() {
+        history::rebuild(&mut m, &opts.history);
+    }
+    problems.extend(opts.notices.iter().cloned());
+    m.styles = styles::Styles::from_theme(&m.theme);
+    m.git_branch = opts.git_branch;
+    m.usage.context_window = opts.context_window;
+    m.first_run_help = opts.first_run_help;
+    let history = opts
+        .history_file
+        .as_deref()
+        .map(runtime::load_history)
+        .unwrap_or_default();
+    m.input = widgets::input::PromptInput::new(history);
+    let (keys, key_problems) = keys::KeyMap::with_overrides(&opts.keys);
+    m.keys = keys;
+    problems.extend(key_problems);
+    for p in problems {
+        update::notice(&mut m, NoticeLevel::Warning, p);
+    }
+    m
+}
+
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod update_tests;
+#[cfg(test)]
+mod view_tests;

@@ -186,6 +186,11 @@ impl MockModel {
         self.shared.replies.lock().unwrap().push_back(reply);
     }
 
+    /// Replies not yet used.
+    pub fn pending(&self) -> usize {
+        self.shared.replies.lock().unwrap().len()
+    }
+
     /// The JSON bodies received, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.shared.requests.lock().unwrap().clone()

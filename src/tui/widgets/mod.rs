@@ -1,2 +1,10 @@
+pub mod cell;
+pub mod diff_view;
+pub mod help;
+pub mod input;
+pub mod permission_dialog;
 pub mod picker;
 pub mod session_browser;
+pub mod status_bar;
+pub mod tool_cell;
+pub mod transcript;

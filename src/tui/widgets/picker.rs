@@ -2,11 +2,11 @@
 //! the model and theme pickers.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget};
 
 use crate::tui::fuzzy::{Fuzzy, Hit};
 
@@ -38,6 +38,7 @@ pub struct PickerStyles {
     pub matched: Style,
 }
 
+#[derive(Clone)]
 pub struct Picker {
     pub title: String,
     items: Vec<PickerItem>,
@@ -171,7 +172,7 @@ impl Picker {
     }
 
     /// Draws the picker centred in `area`.
-    pub fn render(&mut self, frame: &mut Frame, area: Rect, styles: &PickerStyles) {
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, styles: &PickerStyles) {
         let width = area.width.saturating_sub(4).clamp(10, 90);
         let height = area.height.saturating_sub(2).clamp(4, 20);
         let popup = Rect {
@@ -180,28 +181,27 @@ impl Picker {
             width: width.min(area.width),
             height: height.min(area.height),
         };
-        frame.render_widget(Clear, popup);
+        Clear.render(popup, buf);
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(styles.border)
             .title(format!(" {} ", self.title));
         let inner = block.inner(popup);
-        frame.render_widget(block, popup);
+        block.render(popup, buf);
         if inner.height == 0 || inner.width == 0 {
             return;
         }
         let [input, list] =
             Layout::vertical([Constraint::Length(1), Constraint::Min(0)]).areas(inner);
         let count = format!(" {}/{}", self.hits.len(), self.items.len());
-        frame.render_widget(
-            Paragraph::new(Line::from(vec![
-                Span::styled("› ", styles.matched),
-                Span::styled(self.query.clone(), styles.text),
-                Span::styled("▏", styles.detail),
-                Span::styled(count, styles.detail),
-            ])),
-            input,
-        );
+
+        Paragraph::new(Line::from(vec![
+            Span::styled("› ", styles.matched),
+            Span::styled(self.query.clone(), styles.text),
+            Span::styled("▏", styles.detail),
+            Span::styled(count, styles.detail),
+        ]))
+        .render(input, buf);
         let rows = list.height as usize;
         if rows == 0 {
             return;
@@ -236,7 +236,7 @@ impl Picker {
         if self.hits.is_empty() {
             lines.push(Line::styled("no matches", styles.detail));
         }
-        frame.render_widget(Paragraph::new(lines), list);
+        Paragraph::new(lines).render(list, buf);
     }
 }
 
@@ -316,11 +316,11 @@ mod tests {
         let mut p = Picker::new("Commands", items(&["new", "model", "mode"]), false);
         for (w, h) in [(10, 4), (40, 12), (120, 40), (1, 1)] {
             let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-            t.draw(|f| p.render(f, f.area(), &PickerStyles::default()))
+            t.draw(|f| p.render(f.area(), f.buffer_mut(), &PickerStyles::default()))
                 .unwrap();
         }
         let mut t = Terminal::new(TestBackend::new(40, 12)).unwrap();
-        t.draw(|f| p.render(f, f.area(), &PickerStyles::default()))
+        t.draw(|f| p.render(f.area(), f.buffer_mut(), &PickerStyles::default()))
             .unwrap();
         let screen = format!("{:?}", t.backend().buffer());
         assert!(screen.contains("Commands") && screen.contains("model"));

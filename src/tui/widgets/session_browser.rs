@@ -2,11 +2,11 @@
 //! text as you type, with a preview of the selected one.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 /// One row of the list.
 #[derive(Debug, Clone, PartialEq)]
@@ -61,6 +61,7 @@ pub struct BrowserStyles {
     pub warning: Style,
 }
 
+#[derive(Debug, Clone)]
 pub struct SessionBrowser {
     query: String,
     pub all_projects: bool,
@@ -245,8 +246,8 @@ impl SessionBrowser {
         }
     }
 
-    pub fn render(&mut self, frame: &mut Frame, area: Rect, st: &BrowserStyles) {
-        frame.render_widget(Clear, area);
+    pub fn render(&mut self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
+        Clear.render(area, buf);
         let scope = if self.all_projects {
             "all projects"
         } else {
@@ -257,7 +258,7 @@ impl SessionBrowser {
             .border_style(st.border)
             .title(format!(" Sessions — {scope} (Tab: toggle) "));
         let inner = block.inner(area);
-        frame.render_widget(block, area);
+        block.render(area, buf);
         if inner.height < 3 || inner.width < 10 {
             return;
         }
@@ -284,14 +285,12 @@ impl SessionBrowser {
                 Span::styled(format!("  {} sessions", self.entries.len()), st.dim),
             ]),
         };
-        frame.render_widget(Paragraph::new(search_line), search);
-        frame.render_widget(
-            Paragraph::new(Line::styled(
+        Paragraph::new(search_line).render(search, buf);
+
+        Paragraph::new(Line::styled(
                 "Enter resume · ↑↓ move · Ctrl+R rename · Ctrl+D delete · Ctrl+F fork · Ctrl+E export · Esc close",
                 st.dim,
-            )),
-            help,
-        );
+            )).render(help, buf);
         let (list_area, preview_area) = if body.width >= 90 {
             let [l, p] =
                 Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
@@ -300,13 +299,13 @@ impl SessionBrowser {
         } else {
             (body, None)
         };
-        self.render_list(frame, list_area, st);
+        self.render_list(list_area, buf, st);
         if let Some(p) = preview_area {
-            self.render_preview(frame, p, st);
+            self.render_preview(p, buf, st);
         }
     }
 
-    fn render_list(&mut self, frame: &mut Frame, area: Rect, st: &BrowserStyles) {
+    fn render_list(&mut self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
         let per_entry = 3usize;
         let rows = (area.height as usize / per_entry).max(1);
         if self.selected < self.scroll {
@@ -365,15 +364,15 @@ impl SessionBrowser {
             lines.push(second);
             lines.push(Line::raw(""));
         }
-        frame.render_widget(Paragraph::new(lines), area);
+        Paragraph::new(lines).render(area, buf);
     }
 
-    fn render_preview(&self, frame: &mut Frame, area: Rect, st: &BrowserStyles) {
+    fn render_preview(&self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
         let block = Block::default()
             .borders(Borders::LEFT)
             .border_style(st.border);
         let inner = block.inner(area);
-        frame.render_widget(block, area);
+        block.render(area, buf);
         let lines: Vec<Line> = match &self.preview {
             Some((_, text)) => text
                 .iter()
@@ -382,7 +381,9 @@ impl SessionBrowser {
             None if self.entries.is_empty() => Vec::new(),
             None => vec![Line::styled("loading…", st.dim)],
         };
-        frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), inner);
+        Paragraph::new(lines)
+            .wrap(Wrap { trim: false })
+            .render(inner, buf);
     }
 }
 
@@ -484,7 +485,7 @@ mod tests {
 
     fn screen(b: &mut SessionBrowser, w: u16, h: u16) -> String {
         let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
-        t.draw(|f| b.render(f, f.area(), &BrowserStyles::default()))
+        t.draw(|f| b.render(f.area(), f.buffer_mut(), &BrowserStyles::default()))
             .unwrap();
         let buf = t.backend().buffer().clone();
         let mut out = String::new();

@@ -1,0 +1,184 @@
+//! Frame cost of the virtual transcript: long sessions, streaming, resize.
+//! Targets: a 10,000-cell frame ≤ 1 ms and within 1.5× of a 100-cell one;
+//! a 12-byte delta on a 100 KB answer + frame ≤ 0.5 ms; resize + frame
+//! of 10,000 cells ≤ 16 ms.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+
+use cairn::agent::{AgentEvent, ToolStatus, TurnOutcome};
+use cairn::permission::Mode;
+use cairn::tools::ToolDisplay;
+use cairn::tui::model::Model;
+use cairn::tui::msg::Msg;
+use cairn::tui::theme::Theme;
+use cairn::tui::update::update;
+use cairn::tui::view::view;
+use criterion::{Criterion, criterion_group, criterion_main};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+const ANSWER: &str = "Here is what changed and why it matters:\n\n- the parser now **keeps** spans\n- errors carry `line:col`\n\n```rust\nfn parse(input: &str) -> Result<Ast, Error> {\n    let tokens = lex(input)?;\n    Parser::new(tokens).run()\n}\n```\n\nRun `cargo test` to check.\n";
+
+fn ev(m: &mut Model, e: AgentEvent) {
+    update(m, Msg::Agent(e));
+}
+
+fn model() -> Model {
+    cairn::tui::highlight::ensure_loaded();
+    let mut m = Model::new(
+        "bench".into(),
+        "model".into(),
+        Mode::Smart,
+        PathBuf::from("/work/project"),
+        Theme::default(),
+    );
+    m.usage.context_window = 200_000;
+    m
+}
+
+/// About `cells` cells: prompts, answers with code, tool calls, diffs.
+fn session(cells: usize) -> Model {
+    let mut m = model();
+    let mut turn = 0u64;
+    while m.transcript.len() < cells {
+        turn += 1;
+        ev(
+            &mut m,
+            AgentEvent::TurnStarted {
+                turn,
+                prompt: format!("request number {turn}: please fix the parser"),
+            },
+        );
+        ev(&mut m, AgentEvent::ResponseStarted);
+        ev(&mut m, AgentEvent::TextDelta(ANSWER.into()));
+        let id = format!("c{turn}");
+        ev(
+            &mut m,
+            AgentEvent::ToolCallStarted {
+                call_id: id.clone(),
+                name: "bash".into(),
+                input: serde_json::json!({}),
+                summary: "cargo test".into(),
+            },
+        );
+        let out: String = (0..20).map(|i| format!("test t{i} ... ok\n")).collect();
+        ev(
+            &mut m,
+            AgentEvent::ToolCallFinished {
+                call_id: id.clone(),
+                status: ToolStatus::Done,
+                output: out,
+                display: None,
+            },
+        );
+        let id = format!("e{turn}");
+        ev(
+            &mut m,
+            AgentEvent::ToolCallStarted {
+                call_id: id.clone(),
+                name: "edit".into(),
+                input: serde_json::json!({}),
+                summary: "src/parse.rs".into(),
+            },
+        );
+        let old: String = (0..30).map(|i| format!("let x{i} = {i};\n")).collect();
+        let new = old
+            .replace("x7 = 7", "x7 = 70")
+            .replace("x20 = 20", "x20 = 21");
+        ev(
+            &mut m,
+            AgentEvent::ToolCallFinished {
+                call_id: id,
+                status: ToolStatus::Done,
+                output: "edited".into(),
+                display: Some(ToolDisplay::Diff {
+                    path: "src/parse.rs".into(),
+                    old,
+                    new,
+                    added: 2,
+                    removed: 2,
+                }),
+            },
+        );
+        ev(
+            &mut m,
+            AgentEvent::TurnFinished {
+                turn,
+                outcome: TurnOutcome::Completed,
+            },
+        );
+    }
+    m
+}
+
+fn frames(c: &mut Criterion) {
+    let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    for n in [100usize, 10_000] {
+        let mut m = session(n);
+        term.draw(|f| view(&mut m, f)).unwrap();
+        c.bench_function(&format!("frame_{n}_cells_200x60"), |b| {
+            b.iter(|| {
+                term.draw(|f| view(black_box(&mut m), f)).unwrap();
+            })
+        });
+    }
+}
+
+fn streaming(c: &mut Criterion) {
+    let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let mut m = session(100);
+    ev(
+        &mut m,
+        AgentEvent::TurnStarted {
+            turn: 999,
+            prompt: "write a lot".into(),
+        },
+    );
+    ev(&mut m, AgentEvent::ResponseStarted);
+    let mut text = String::new();
+    while text.len() < 100_000 {
+        text.push_str(ANSWER);
+    }
+    for piece in text.as_bytes().chunks(4096) {
+        ev(
+            &mut m,
+            AgentEvent::TextDelta(String::from_utf8_lossy(piece).into_owned()),
+        );
+        term.draw(|f| view(&mut m, f)).unwrap();
+    }
+    c.bench_function("delta_12_bytes_on_100kb_answer_and_frame", |b| {
+        b.iter(|| {
+            ev(
+                &mut m,
+                AgentEvent::TextDelta(black_box("more words. ").into()),
+            );
+            term.draw(|f| view(&mut m, f)).unwrap();
+        })
+    });
+}
+
+fn resize(c: &mut Criterion) {
+    let mut m = session(10_000);
+    let mut wide = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let mut narrow = Terminal::new(TestBackend::new(120, 60)).unwrap();
+    wide.draw(|f| view(&mut m, f)).unwrap();
+    let mut flip = false;
+    c.bench_function("resize_10000_cells_and_frame", |b| {
+        b.iter(|| {
+            flip = !flip;
+            let t = if flip { &mut narrow } else { &mut wide };
+            update(
+                &mut m,
+                Msg::Resize {
+                    width: t.size().map(|s| s.width).unwrap_or(0),
+                    height: 60,
+                },
+            );
+            t.draw(|f| view(&mut m, f)).unwrap();
+        })
+    });
+}
+
+criterion_group!(benches, frames, streaming, resize);
+criterion_main!(benches);

@@ -1,0 +1,210 @@
+//! `cairn` with no subcommand: the full-screen interface over the agent.
+
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result};
+use tokio::sync::mpsc;
+
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, TurnOutcome};
+use crate::conversation::Message;
+use crate::startup::{self, Overrides, Startup};
+use crate::store::{SessionId, Store};
+use crate::tools::state::FileVersion;
+use crate::tui::TuiOptions;
+use crate::tui::services::Services;
+
+/// A stored session to continue.
+struct Resumed {
+    id: String,
+    title: Option<String>,
+    messages: Vec<Message>,
+    versions: Vec<FileVersion>,
+}
+
+pub async fn run(
+    overrides: &Overrides,
+    continue_latest: bool,
+    resume: Option<String>,
+) -> Result<()> {
+    // A broken config stops here, before the screen changes.
+    let s = startup::prepare(overrides).await?;
+    let ui_store = startup::open_store();
+    let mut notices = Vec::new();
+    let store = match ui_store {
+        Ok(st) => Some(st),
+        Err(e) => {
+            notices.push(format!("Sessions will not be saved or listed: {e:#}"));
+            None
+        }
+    };
+    let resumed = match (&store, continue_latest, resume.as_deref()) {
+        (Some(st), true, _) => latest(st, &s)?,
+        (Some(st), false, Some(id)) if !id.is_empty() => Some(load(st, &st.resolve_id(id)?)?),
+        (None, true, _) | (None, false, Some(_)) => {
+            anyhow::bail!("cannot resume: the session store could not be opened")
+        }
+        _ => None,
+    };
+    if continue_latest && resumed.is_none() {
+        notices.push("No earlier session in this project to continue; this is a new one.".into());
+    }
+    let open_sessions = matches!(resume.as_deref(), Some(""));
+
+    let (commands, events, sink, mcp, first_run_help) = match &s.provider {
+        Some(p) => {
+            let running = startup::start_agent(&s, p, true)?;
+            if let Some(e) = running.store_error {
+                notices.push(format!("This session will not be saved: {e}"));
+            }
+            (
+                running.commands,
+                running.events,
+                running.sink,
+                Some(running.mcp),
+                None,
+            )
+        }
+        None => {
+            let (c, e) = no_provider();
+            (c, e, None, None, Some(startup::setup_help()))
+        }
+    };
+    if let Some(r) = &resumed {
+        let _ = commands.send(AgentCommand::LoadHistory {
+            messages: r.messages.clone(),
+            versions: r.versions.clone(),
+            session_id: Some(r.id.clone()),
+        });
+    }
+    let provider = s.provider.as_ref();
+    let model_id = provider.map(|p| p.model.clone()).unwrap_or_default();
+    let info = crate::llm::ModelCatalog::global().lookup(&model_id);
+    let global = crate::config::global_dir();
+    let opts = TuiOptions {
+        provider: provider
+            .map(|p| p.settings.name.clone())
+            .unwrap_or_else(|| "no provider".into()),
+        model: model_id,
+        mode: s.mode,
+        cwd: s.cwd.clone(),
+        git_branch: git_branch(&s.cwd),
+        context_window: info.context_window,
+        theme: s.config.file.theme.clone().unwrap_or_else(|| "dark".into()),
+        theme_dir: global.as_ref().map(|g| g.join("themes")),
+        first_run_help,
+        history_file: history_file(&s),
+        keys: s.config.file.keys.clone(),
+        services: Services {
+            store: store.map(|st| Arc::new(Mutex::new(st))),
+            recorded: sink.as_ref().map(|k| k.state.clone()),
+            mcp: mcp.clone(),
+            project_root: s.root.clone(),
+            project_config: crate::config::project_config_path(&s.root),
+            global_config: global.map(|g| g.join("config.toml")),
+        },
+        history: resumed
+            .as_ref()
+            .map(|r| r.messages.clone())
+            .unwrap_or_default(),
+        title: resumed.as_ref().and_then(|r| r.title.clone()),
+        notices,
+        open_sessions,
+    };
+    let result = crate::tui::run(opts, commands, events).await;
+    if let Some(sink) = &sink {
+        sink.flush();
+    }
+    if let Some(m) = &mcp {
+        m.shutdown().await;
+    }
+    result
+}
+
+fn latest(store: &Store, s: &Startup) -> Result<Option<Resumed>> {
+    match store.latest_session(&s.root)? {
+        Some(summary) => Ok(Some(load(store, &summary.id)?)),
+        None => Ok(None),
+    }
+}
+
+fn load(store: &Store, id: &SessionId) -> Result<Resumed> {
+    let summary = store.session(id)?;
+    let stored = store
+        .load_messages(id)
+        .with_context(|| format!("cannot load session {id}"))?;
+    let max_turn = stored.iter().map(|m| m.2.turn).max().unwrap_or(0);
+    let mut versions = Vec::new();
+    for turn in 1..=max_turn {
+        for v in store.file_versions(id, turn)? {
+            versions.push(FileVersion {
+                path: v.path,
+                before: v.content,
+                turn,
+            });
+        }
+    }
+    Ok(Resumed {
+        id: id.0.clone(),
+        title: summary.title,
+        messages: stored
+            .into_iter()
+            .filter(|m| m.2.status == crate::store::MessageStatus::Active)
+            .map(|m| m.1)
+            .collect(),
+        versions,
+    })
+}
+
+/// With no provider the interface still runs: it explains the set-up and
+/// answers prompts with the same explanation.
+fn no_provider() -> (
+    mpsc::UnboundedSender<AgentCommand>,
+    mpsc::UnboundedReceiver<AgentEvent>,
+) {
+    let (ctx, mut crx) = mpsc::unbounded_channel::<AgentCommand>();
+    let (etx, erx) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        let mut turn = 0;
+        while let Some(cmd) = crx.recv().await {
+            match cmd {
+                AgentCommand::Submit { text, .. } => {
+                    turn += 1;
+                    let _ = etx.send(AgentEvent::TurnStarted { turn, prompt: text });
+                    let _ = etx.send(AgentEvent::Notice {
+                        level: NoticeLevel::Error,
+                        text: "No model provider is configured, so nothing can answer. Set one up as described above, then start cairn again.".into(),
+                    });
+                    let _ = etx.send(AgentEvent::TurnFinished {
+                        turn,
+                        outcome: TurnOutcome::Failed {
+                            error: "no provider".into(),
+                        },
+                    });
+                }
+                AgentCommand::Shutdown => return,
+                _ => {}
+            }
+        }
+    });
+    (ctx, erx)
+}
+
+fn git_branch(cwd: &std::path::Path) -> Option<String> {
+    let out = std::process::Command::new("git")
+        .args(["rev-parse", "--abbrev-ref", "HEAD"])
+        .current_dir(cwd)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|b| !b.is_empty())
+}
+
+/// Prompt history per project: `<state>/history/<hash of the root>.jsonl`.
+fn history_file(s: &Startup) -> Option<std::path::PathBuf> {
+    let dir = crate::config::state_dir()?.join("history");
+    let hash = crate::tools::state::hash_bytes(s.root.to_string_lossy().as_bytes());
+    Some(dir.join(format!("{hash:016x}.jsonl")))
+}

@@ -1,0 +1,236 @@
+//! Syntax highlighting with syntect.
+//!
+//! Loading syntect's syntax and theme sets costs milliseconds, and the first
+//! frame must not wait for it, so they load once, on a background thread
+//! started by [`warm_up`]. Until they are ready, code comes back plain;
+//! callers that cache rendered lines can watch [`is_ready`] and re-render once.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use syntect::easy::HighlightLines;
+use syntect::highlighting::{FontStyle, Theme as SynTheme, ThemeSet};
+use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::util::LinesWithEndings;
+
+use super::theme::{ColorDepth, Theme, adapt_color};
+
+struct Assets {
+    syntaxes: SyntaxSet,
+    themes: ThemeSet,
+}
+
+static ASSETS: OnceLock<Assets> = OnceLock::new();
+static WARMING: AtomicBool = AtomicBool::new(false);
+
+fn load() -> Assets {
+    Assets {
+        syntaxes: SyntaxSet::load_defaults_newlines(),
+        themes: ThemeSet::load_defaults(),
+    }
+}
+
+/// Starts loading syntect's data on a background thread (once). Call at
+/// start-up; calling again is free.
+pub fn warm_up() {
+    if ASSETS.get().is_some() || WARMING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("syntect-load".into())
+        .spawn(|| {
+            ASSETS.get_or_init(load);
+        });
+    if spawned.is_err() {
+        // No thread available: let a later call try again rather than never
+        // highlighting.
+        WARMING.store(false, Ordering::Release);
+    }
+}
+
+/// Whether highlighting is available yet.
+pub fn is_ready() -> bool {
+    ASSETS.get().is_some()
+}
+
+/// Loads syntect's data on this thread if it is not loaded yet (for tests,
+/// benches and non-interactive output, where blocking is fine).
+pub fn ensure_loaded() {
+    ASSETS.get_or_init(load);
+}
+
+/// Maps a fence token or a file path to a token syntect knows. syntect's
+/// bundled grammars lack some languages; the nearest relative stands in.
+fn alias(token: &str) -> &str {
+    match token {
+        "ts" | "tsx" | "typescript" | "jsx" | "mjs" | "cjs" | "javascriptreact" => "js",
+        "shell" | "zsh" | "console" | "shellsession" | "fish" | "ksh" => "sh",
+        "golang" => "go",
+        "c++" | "hpp" | "cc" | "hh" | "cxx" => "cpp",
+        "py3" | "python3" | "pyi" => "py",
+        "yml" => "yaml",
+        "jsonc" | "json5" => "json",
+        "rs" => "rs",
+        "kt" | "kotlin" => "java",
+        other => other,
+    }
+}
+
+fn find_syntax<'a>(set: &'a SyntaxSet, lang_or_path: &str) -> Option<&'a SyntaxReference> {
+    let raw = lang_or_path.trim();
+    if raw.is_empty() {
+        return None;
+    }
+    let lower = raw.to_ascii_lowercase();
+    if let Some(s) = set.find_syntax_by_token(alias(&lower)) {
+        return Some(s);
+    }
+    let path = Path::new(raw);
+    if let Some(ext) = path.extension().and_then(|e| e.to_str()) {
+        let ext = ext.to_ascii_lowercase();
+        if let Some(s) = set.find_syntax_by_extension(alias(&ext)) {
+            return Some(s);
+        }
+    }
+    let file = path.file_name().and_then(|f| f.to_str()).unwrap_or(raw);
+    match file {
+        "Makefile" | "makefile" | "GNUmakefile" => set.find_syntax_by_token("make"),
+        ".bashrc" | ".zshrc" | ".profile" | ".bash_profile" => set.find_syntax_by_token("sh"),
+        _ => None,
+    }
+}
+
+fn syn_theme<'a>(assets: &'a Assets, theme: &Theme) -> Option<&'a SynTheme> {
+    assets
+        .themes
+        .themes
+        .get(&theme.syntax_theme)
+        .or_else(|| assets.themes.themes.get("base16-ocean.dark"))
+}
+
+fn convert(style: syntect::highlighting::Style, depth: ColorDepth) -> Style {
+    let f = style.foreground;
+    let mut out = Style {
+        fg: adapt_color(Color::Rgb(f.r, f.g, f.b), depth),
+        ..Style::default()
+    };
+    if style.font_style.contains(FontStyle::BOLD) {
+        out = out.add_modifier(Modifier::BOLD);
+    }
+    if style.font_style.contains(FontStyle::ITALIC) {
+        out = out.add_modifier(Modifier::ITALIC);
+    }
+    if style.font_style.contains(FontStyle::UNDERLINE) {
+        out = out.add_modifier(Modifier::UNDERLINED);
+    }
+    out
+}
+
+/// Highlighted code as styled segments per line (line endings dropped), or
+/// `None` when the language is unknown or syntect is not loaded yet.
+/// Styles carry only foreground and font style, so callers can lay their own
+/// background (code block, diff line) over them.
+pub fn highlight_segments(
+    code: &str,
+    lang_or_path: &str,
+    theme: &Theme,
+) -> Option<Vec<Vec<(Style, String)>>> {
+    let Some(assets) = ASSETS.get() else {
+        warm_up();
+        return None;
+    };
+    let syntax = find_syntax(&assets.syntaxes, lang_or_path)?;
+    let syn = syn_theme(assets, theme)?;
+    let mut hl = HighlightLines::new(syntax, syn);
+    let mut out = Vec::new();
+    for line in LinesWithEndings::from(code) {
+        let ranges = hl.highlight_line(line, &assets.syntaxes).ok()?;
+        let mut segs: Vec<(Style, String)> = Vec::with_capacity(ranges.len());
+        for (st, text) in ranges {
+            let text = text.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
+                continue;
+            }
+            let style = convert(st, theme.color_depth);
+            match segs.last_mut() {
+                Some((s, t)) if *s == style => t.push_str(text),
+                _ => segs.push((style, text.to_string())),
+            }
+        }
+        out.push(segs);
+    }
+    Some(out)
+}
+
+/// Highlights `code` for a fence token (`rust`, `py`, `ts`...) or a file path
+/// (by extension). Unknown languages and a not-yet-loaded syntect give plain
+/// lines in the theme's text colour.
+pub fn highlight(code: &str, lang_or_path: &str, theme: &Theme) -> Vec<Line<'static>> {
+    match highlight_segments(code, lang_or_path, theme) {
+        Some(lines) => lines
+            .into_iter()
+            .map(|segs| {
+                Line::from(
+                    segs.into_iter()
+                        .map(|(s, t)| Span::styled(t, s))
+                        .collect::<Vec<_>>(),
+                )
+            })
+            .collect(),
+        None => code
+            .lines()
+            .map(|l| Line::from(Span::styled(l.to_string(), theme.base())))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn highlights_by_token_and_path() {
+        ensure_loaded();
+        let theme = Theme::dark();
+        let code = "fn main() {\n    let x = 1;\n}\n";
+        for lang in ["rust", "rs", "src/main.rs", "RUST"] {
+            let lines = highlight(code, lang, &theme);
+            assert_eq!(lines.len(), 3, "{lang}");
+            let colours: std::collections::HashSet<_> = lines
+                .iter()
+                .flat_map(|l| l.spans.iter().map(|s| s.style.fg))
+                .collect();
+            assert!(colours.len() > 1, "{lang}: {colours:?}");
+            let text: String = lines[1].spans.iter().map(|s| s.content.as_ref()).collect();
+            assert_eq!(text, "    let x = 1;");
+        }
+        assert!(highlight_segments("x", "ts", &theme).is_some());
+        assert!(highlight_segments("x", "Makefile", &theme).is_some());
+    }
+
+    #[test]
+    fn unknown_language_is_plain() {
+        ensure_loaded();
+        let theme = Theme::dark();
+        assert!(highlight_segments("a b", "no-such-lang", &theme).is_none());
+        let lines = highlight("a\nb", "no-such-lang", &theme);
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[1].spans[0].content, "b");
+    }
+
+    #[test]
+    fn nocolor_highlighting_has_no_colour() {
+        ensure_loaded();
+        let theme = Theme::dark().adapt(ColorDepth::NoColor);
+        let lines = highlight("fn main() {}\n", "rust", &theme);
+        assert!(
+            lines
+                .iter()
+                .flat_map(|l| &l.spans)
+                .all(|s| s.style.fg.is_none())
+        );
+    }
+}

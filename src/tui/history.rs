@@ -1,0 +1,171 @@
+//! Rebuilds the transcript of a stored session: prompts, answers, reasoning,
+//! tool cells with their status and, for edits, their diffs.
+
+use std::collections::HashMap;
+
+use crate::agent::ToolStatus;
+use crate::conversation::{Message, Part, Role, result_text};
+use crate::tools::ToolDisplay;
+use crate::tui::model::Model;
+use crate::tui::widgets::cell::{AssistantText, CellKind};
+use crate::tui::widgets::tool_cell::ToolCell;
+
+/// The status a stored result stands for (the store keeps what the model
+/// was told; these are the words the agent uses for each outcome).
+pub fn status_of(text: &str, is_error: bool) -> ToolStatus {
+    if !is_error {
+        ToolStatus::Done
+    } else if text.starts_with("The person denied") || text.contains("needs the person's approval")
+    {
+        ToolStatus::Denied
+    } else if text.starts_with("The call was cancelled")
+        || text.starts_with("The turn was cancelled")
+        || text.starts_with("The tool call was cancelled")
+    {
+        ToolStatus::Cancelled
+    } else if text.starts_with("Blocked") || text.starts_with("blocked") {
+        ToolStatus::Blocked
+    } else {
+        ToolStatus::Failed
+    }
+}
+
+/// A diff for edit-like calls, from their own arguments.
+fn display_of(name: &str, input: &serde_json::Value) -> Option<ToolDisplay> {
+    let path = input["file_path"].as_str()?.to_string();
+    let (old, new) = match name {
+        "edit" => (
+            input["old_string"].as_str()?.to_string(),
+            input["new_string"].as_str()?.to_string(),
+        ),
+        "write" => (String::new(), input["content"].as_str()?.to_string()),
+        _ => return None,
+    };
+    let (added, removed) = crate::diff::line_counts(&old, &new);
+    Some(ToolDisplay::Diff {
+        path,
+        old,
+        new,
+        added,
+        removed,
+    })
+}
+
+/// Summaries as the tools make them, when the registry knows the tool.
+fn summary_of(name: &str, input: &serde_json::Value) -> String {
+    match crate::tools::Registry::builtin().get(name) {
+        Some(t) => t.summary(input),
+        None => name.to_string(),
+    }
+}
+
+/// Replaces the transcript with the cells of `messages`.
+pub fn rebuild(model: &mut Model, messages: &[Message]) {
+    model.transcript = crate::tui::widgets::transcript::Transcript::new();
+    let now = model.now;
+    // Results arrive in the message after their calls.
+    let mut results: HashMap<&str, (String, bool)> = HashMap::new();
+    for m in messages {
+        for p in &m.parts {
+            if let Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } = p
+            {
+                results.insert(call_id.as_str(), (result_text(content), *is_error));
+            }
+        }
+    }
+    for m in messages {
+        match m.role {
+            Role::User => {
+                let prompt = m.parts.iter().rev().find_map(|p| match p {
+                    Part::Text { text } if !text.starts_with(crate::context::SUMMARY_TAG) => {
+                        Some(text.clone())
+                    }
+                    _ => None,
+                });
+                if let Some(p) = prompt {
+                    model.transcript.push(CellKind::User(p));
+                }
+            }
+            Role::Assistant => {
+                for p in &m.parts {
+                    match p {
+                        Part::Reasoning { text, .. } if !text.is_empty() => {
+                            model.transcript.push(CellKind::Reasoning {
+                                text: text.clone(),
+                                streaming: false,
+                            });
+                        }
+                        Part::Text { text } if !text.is_empty() => {
+                            let mut a = AssistantText::streaming(text.clone());
+                            a.streaming = false;
+                            model.transcript.push(CellKind::Assistant(a));
+                        }
+                        Part::ToolCall { id, name, input } => {
+                            let mut cell = ToolCell::new(
+                                id.clone(),
+                                name.clone(),
+                                summary_of(name, input),
+                                now,
+                            );
+                            let (output, is_error) = results
+                                .get(id.as_str())
+                                .cloned()
+                                .unwrap_or_else(|| ("(no result was recorded)".into(), true));
+                            let status = status_of(&output, is_error);
+                            let display = (status == ToolStatus::Done)
+                                .then(|| display_of(name, input))
+                                .flatten();
+                            cell.finish(status, output, display, now);
+                            model.transcript.push(CellKind::Tool(Box::new(cell)));
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    model.transcript.to_bottom();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::ResultContent;
+    use serde_json::json;
+
+    #[test]
+    fn statuses_follow_the_agents_words() {
+        assert_eq!(status_of("ok", false), ToolStatus::Done);
+        assert_eq!(
+            status_of("The person denied this call; it was not run.", true),
+            ToolStatus::Denied
+        );
+        assert_eq!(
+            status_of("The call was cancelled by the person.", true),
+            ToolStatus::Cancelled
+        );
+        assert_eq!(status_of("exit code 2", true), ToolStatus::Failed);
+    }
+
+    #[test]
+    fn edits_get_their_diff_back() {
+        let d = display_of(
+            "edit",
+            &json!({"file_path": "a.rs", "old_string": "x\n", "new_string": "y\nz\n"}),
+        );
+        assert!(matches!(
+            d,
+            Some(ToolDisplay::Diff {
+                added: 2,
+                removed: 1,
+                ..
+            })
+        ));
+        assert!(display_of("bash", &json!({"command": "ls"})).is_none());
+        let _ = ResultContent::text("");
+    }
+}

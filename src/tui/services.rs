@@ -1,0 +1,447 @@
+//! Slow work the interface asks for (the session store, the file list,
+//! MCP): run off the interface thread, answered with `Msg::Service`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::agent::NoticeLevel;
+use crate::agent::store_sink::Recorded;
+use crate::conversation::{Message, Part, Role, result_text};
+use crate::mcp::McpManager;
+use crate::store::{ListFilter, SearchFilter, SessionId, Store};
+use crate::tools::state::{FileVersion, lock};
+use crate::tui::msg::Msg;
+use crate::tui::widgets::session_browser::BrowserEntry;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServiceCmd {
+    ListFiles,
+    QuerySessions {
+        text: String,
+        all: bool,
+    },
+    Preview(String),
+    /// Load a stored session to continue it.
+    Resume(String),
+    Rename {
+        id: Option<String>,
+        title: String,
+    },
+    Delete(String),
+    Fork(String),
+    /// Export a session (`None`: the current one) next to the project.
+    Export {
+        id: Option<String>,
+        json: bool,
+    },
+    McpStatus,
+    McpRestart(String),
+    Permissions,
+    /// Remember the theme in the global config.
+    SaveTheme(String),
+}
+
+#[derive(Debug, Clone)]
+pub enum ServiceMsg {
+    Files(Vec<String>),
+    Sessions {
+        query: String,
+        entries: Vec<BrowserEntry>,
+    },
+    Preview {
+        id: String,
+        lines: Vec<String>,
+    },
+    Resumed {
+        id: String,
+        title: Option<String>,
+        messages: Vec<Message>,
+        versions: Vec<FileVersion>,
+    },
+    /// A text to show in a panel (`/mcp`, `/permissions`).
+    Text {
+        title: String,
+        text: String,
+    },
+    Info(NoticeLevel, String),
+}
+
+/// Handles to the services; all optional so the interface runs without them.
+#[derive(Clone, Default)]
+pub struct Services {
+    pub store: Option<Arc<Mutex<Store>>>,
+    pub recorded: Option<Arc<Mutex<Recorded>>>,
+    pub mcp: Option<Arc<McpManager>>,
+    pub project_root: PathBuf,
+    pub project_config: PathBuf,
+    pub global_config: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Services {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Services")
+            .field("store", &self.store.is_some())
+            .field("mcp", &self.mcp.is_some())
+            .field("project_root", &self.project_root)
+            .finish()
+    }
+}
+
+impl Services {
+    pub fn current_session(&self) -> Option<SessionId> {
+        self.recorded.as_ref().and_then(|r| lock(r).session.clone())
+    }
+
+    /// Runs `cmd` in the background; the answer comes back through `tx`.
+    pub fn run(&self, cmd: ServiceCmd, tx: UnboundedSender<Msg>) {
+        let svc = self.clone();
+        match cmd {
+            ServiceCmd::McpStatus => {
+                let text = match &self.mcp {
+                    Some(m) => {
+                        let s = m.statuses();
+                        if s.is_empty() {
+                            format!(
+                                "No MCP servers are configured. Add one as [mcp.NAME] in {}.",
+                                self.project_config.display()
+                            )
+                        } else {
+                            format!(
+                                "{}\nRestart one with /mcp restart <name>.",
+                                crate::mcp::format_status(&s)
+                            )
+                        }
+                    }
+                    None => "MCP is not running.".into(),
+                };
+                let _ = tx.send(Msg::Service(ServiceMsg::Text {
+                    title: "MCP servers".into(),
+                    text,
+                }));
+            }
+            ServiceCmd::McpRestart(name) => {
+                let msg = match self.mcp.as_ref().map(|m| m.restart(&name)) {
+                    Some(Ok(())) => (
+                        NoticeLevel::Info,
+                        format!("Restarting MCP server `{name}`…"),
+                    ),
+                    Some(Err(e)) => (NoticeLevel::Warning, e),
+                    None => (NoticeLevel::Warning, "MCP is not running.".into()),
+                };
+                let _ = tx.send(Msg::Service(ServiceMsg::Info(msg.0, msg.1)));
+            }
+            other => {
+                tokio::task::spawn_blocking(move || {
+                    let reply = svc.blocking(other);
+                    let _ = tx.send(Msg::Service(reply));
+                });
+            }
+        }
+    }
+
+    fn blocking(&self, cmd: ServiceCmd) -> ServiceMsg {
+        match self.try_blocking(cmd) {
+            Ok(m) => m,
+            Err(e) => ServiceMsg::Info(NoticeLevel::Error, e),
+        }
+    }
+
+    fn store(&self) -> Result<std::sync::MutexGuard<'_, Store>, String> {
+        self.store.as_ref().map(|s| lock(s)).ok_or_else(|| {
+            "The session store is not available (see the notice at start-up).".into()
+        })
+    }
+
+    fn try_blocking(&self, cmd: ServiceCmd) -> Result<ServiceMsg, String> {
+        let err = |e: crate::store::StoreError| e.to_string();
+        Ok(match cmd {
+            ServiceCmd::ListFiles => ServiceMsg::Files(
+                crate::tui::widgets::picker::workspace_files(&self.project_root, 20_000),
+            ),
+            ServiceCmd::QuerySessions { text, all } => {
+                let store = self.store()?;
+                let root = (!all).then_some(self.project_root.as_path());
+                let entries = if text.trim().is_empty() {
+                    store
+                        .list_sessions(&ListFilter {
+                            project_root: root,
+                            limit: 200,
+                            offset: 0,
+                        })
+                        .map_err(err)?
+                        .into_iter()
+                        .map(|s| BrowserEntry {
+                            id: s.id.0.clone(),
+                            title: s.title.clone().unwrap_or_default(),
+                            updated_at: s.updated_at,
+                            message_count: s.message_count,
+                            first_prompt: s.first_prompt.clone().unwrap_or_default(),
+                            project: s
+                                .project_root
+                                .as_ref()
+                                .map(|p| p.display().to_string())
+                                .unwrap_or_default(),
+                            snippet: None,
+                        })
+                        .collect()
+                } else {
+                    let hits = store
+                        .search(
+                            &text,
+                            &SearchFilter {
+                                project_root: root,
+                                limit: 100,
+                            },
+                        )
+                        .map_err(err)?;
+                    let mut seen = std::collections::HashSet::new();
+                    let mut out = Vec::new();
+                    for h in hits {
+                        if !seen.insert(h.session_id.clone()) {
+                            continue;
+                        }
+                        let s = store.session(&h.session_id).map_err(err)?;
+                        out.push(BrowserEntry {
+                            id: h.session_id.0.clone(),
+                            title: s.title.clone().unwrap_or_default(),
+                            updated_at: s.updated_at,
+                            message_count: s.message_count,
+                            first_prompt: s.first_prompt.clone().unwrap_or_default(),
+                            project: s
+                                .project_root
+                                .as_ref()
+                                .map(|p| p.display().to_string())
+                                .unwrap_or_default(),
+                            snippet: Some(h.snippet),
+                        });
+                    }
+                    out
+                };
+                ServiceMsg::Sessions {
+                    query: text,
+                    entries,
+                }
+            }
+            ServiceCmd::Preview(id) => {
+                let store = self.store()?;
+                let messages = store.load_messages(&SessionId(id.clone())).map_err(err)?;
+                ServiceMsg::Preview {
+                    id,
+                    lines: preview_lines(messages.iter().map(|m| &m.1), 200),
+                }
+            }
+            ServiceCmd::Resume(id) => {
+                let store = self.store()?;
+                let sid = SessionId(id.clone());
+                let summary = store.session(&sid).map_err(err)?;
+                let stored = store.load_messages(&sid).map_err(err)?;
+                let mut versions = Vec::new();
+                let max_turn = stored.iter().map(|m| m.2.turn).max().unwrap_or(0);
+                for turn in 1..=max_turn {
+                    for v in store.file_versions(&sid, turn).map_err(err)? {
+                        versions.push(FileVersion {
+                            path: v.path,
+                            before: v.content,
+                            turn,
+                        });
+                    }
+                }
+                let messages = stored
+                    .into_iter()
+                    .filter(|m| m.2.status == crate::store::MessageStatus::Active)
+                    .map(|m| m.1)
+                    .collect();
+                ServiceMsg::Resumed {
+                    id,
+                    title: summary.title,
+                    messages,
+                    versions,
+                }
+            }
+            ServiceCmd::Rename { id, title } => {
+                let sid = match id {
+                    Some(i) => SessionId(i),
+                    None => self
+                        .current_session()
+                        .ok_or("This session has no messages yet; it is named when it starts.")?,
+                };
+                self.store()?.rename(&sid, &title).map_err(err)?;
+                ServiceMsg::Info(
+                    NoticeLevel::Info,
+                    format!("Renamed the session to “{title}”."),
+                )
+            }
+            ServiceCmd::Delete(id) => {
+                self.store()?.delete_session(&SessionId(id)).map_err(err)?;
+                ServiceMsg::Info(NoticeLevel::Info, "Deleted the session.".into())
+            }
+            ServiceCmd::Fork(id) => {
+                let new = self
+                    .store()?
+                    .fork_session(&SessionId(id), None)
+                    .map_err(err)?;
+                ServiceMsg::Info(
+                    NoticeLevel::Info,
+                    format!(
+                        "Forked into a new session {}; find it in the browser (Ctrl+S).",
+                        &new.0[..8.min(new.0.len())]
+                    ),
+                )
+            }
+            ServiceCmd::Export { id, json } => {
+                let sid = match id {
+                    Some(i) => SessionId(i),
+                    None => self
+                        .current_session()
+                        .ok_or("This session has no messages yet; there is nothing to export.")?,
+                };
+                let store = self.store()?;
+                let (text, ext) = if json {
+                    (
+                        serde_json::to_string_pretty(&store.export_json(&sid).map_err(err)?)
+                            .map_err(|e| e.to_string())?,
+                        "json",
+                    )
+                } else {
+                    (store.export_markdown(&sid).map_err(err)?, "md")
+                };
+                let path = self.project_root.join(format!(
+                    "cairn-session-{}.{ext}",
+                    &sid.0[..8.min(sid.0.len())]
+                ));
+                std::fs::write(&path, text)
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                ServiceMsg::Info(NoticeLevel::Info, format!("Exported to {}", path.display()))
+            }
+            ServiceCmd::Permissions => {
+                let mut text = String::new();
+                for path in self
+                    .global_config
+                    .iter()
+                    .chain(std::iter::once(&self.project_config))
+                {
+                    let rules =
+                        crate::permission::store::list_rules(path).map_err(|e| e.to_string())?;
+                    if rules.allow.is_empty() && rules.deny.is_empty() {
+                        continue;
+                    }
+                    text.push_str(&format!("{}\n", path.display()));
+                    for r in &rules.allow {
+                        text.push_str(&format!("  allow  {r}\n"));
+                    }
+                    for r in &rules.deny {
+                        text.push_str(&format!("  deny   {r}\n"));
+                    }
+                }
+                if text.is_empty() {
+                    text = "No permission rules are stored. \"Allow always\" in a permission dialog adds one; `cairn permissions remove RULE` takes one away.".into();
+                }
+                ServiceMsg::Text {
+                    title: "Permission rules".into(),
+                    text,
+                }
+            }
+            ServiceCmd::SaveTheme(name) => {
+                let path = self
+                    .global_config
+                    .clone()
+                    .ok_or("no config directory on this system")?;
+                save_setting(&path, "theme", &name)?;
+                ServiceMsg::Info(
+                    NoticeLevel::Info,
+                    format!("Theme “{name}” saved in {}.", path.display()),
+                )
+            }
+            ServiceCmd::McpStatus | ServiceCmd::McpRestart(_) => {
+                return Err("handled on the interface thread".into());
+            }
+        })
+    }
+}
+
+/// Sets a top-level string key in a TOML file, keeping the rest as it was.
+fn save_setting(path: &std::path::Path, key: &str, value: &str) -> Result<(), String> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let mut doc: toml_edit::DocumentMut = text
+        .parse()
+        .map_err(|e| format!("{} is not valid TOML: {e}", path.display()))?;
+    doc[key] = toml_edit::value(value);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    }
+    std::fs::write(path, doc.to_string())
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// A plain-text look at a session for the browser's preview pane.
+pub fn preview_lines<'a>(messages: impl Iterator<Item = &'a Message>, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for m in messages {
+        for p in &m.parts {
+            let line = match (m.role, p) {
+                (Role::User, Part::Text { text }) => format!("› {}", first_line(text)),
+                (Role::Assistant, Part::Text { text }) => first_line(text),
+                (_, Part::ToolCall { name, .. }) => format!("  ⚙ {name}"),
+                (
+                    _,
+                    Part::ToolResult {
+                        content,
+                        is_error: true,
+                        ..
+                    },
+                ) => {
+                    format!("    ✗ {}", first_line(&result_text(content)))
+                }
+                _ => continue,
+            };
+            out.push(line);
+            if out.len() >= max {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+fn first_line(s: &str) -> String {
+    let l = s
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    l.chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_setting_keeps_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c/config.toml");
+        save_setting(&p, "theme", "light").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap().trim(),
+            "theme = \"light\""
+        );
+        std::fs::write(
+            &p,
+            "# mine\ntheme = \"light\"\n[permissions]\nmode = \"auto\"\n",
+        )
+        .unwrap();
+        save_setting(&p, "theme", "dark").unwrap();
+        let t = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            t.contains("# mine") && t.contains("theme = \"dark\"") && t.contains("mode = \"auto\""),
+            "{t}"
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! Putting the terminal into full-screen mode and back — on exit, on panic
+//! and on SIGTERM — and the effects that talk to it directly.
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use base64::Engine;
+use crossterm::event::{
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+    supports_keyboard_enhancement,
+};
+use crossterm::{cursor, execute};
+
+/// Whether the screen is currently set up, so restoring twice is harmless.
+static ACTIVE: AtomicBool = AtomicBool::new(false);
+static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
+
+pub fn enter(mouse: bool) -> io::Result<()> {
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(
+        out,
+        EnterAlternateScreen,
+        EnableBracketedPaste,
+        cursor::Hide
+    )?;
+    if mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    // Shift+Enter is only distinguishable with the kitty protocol.
+    if supports_keyboard_enhancement().unwrap_or(false) {
+        execute!(
+            out,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+        ENHANCED_KEYS.store(true, Ordering::SeqCst);
+    }
+    ACTIVE.store(true, Ordering::SeqCst);
+    Ok(())
+}
+
+/// Leaves full-screen mode; safe to call at any time, any number of times.
+pub fn restore() {
+    if !ACTIVE.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let mut out = io::stdout();
+    if ENHANCED_KEYS.swap(false, Ordering::SeqCst) {
+        let _ = execute!(out, PopKeyboardEnhancementFlags);
+    }
+    let _ = execute!(
+        out,
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+    let _ = disable_raw_mode();
+}
+
+/// Restores the terminal before the panic message prints, so it is readable.
+pub fn install_panic_hook() {
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        restore();
+        previous(info);
+    }));
+}
+
+pub fn set_mouse_capture(on: bool) -> io::Result<()> {
+    if on {
+        execute!(io::stdout(), EnableMouseCapture)
+    } else {
+        execute!(io::stdout(), DisableMouseCapture)
+    }
+}
+
+/// OSC 52 reaches the clipboard of the terminal the person sits at, even
+/// over ssh; the system clipboard is tried too where there is one.
+pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) {
+    let encoded = base64::engine::general_purpose::STANDARD.encode(text);
+    let mut out = io::stdout();
+    let _ = write!(out, "\x1b]52;c;{encoded}\x07");
+    let _ = out.flush();
+    if system.is_none() {
+        *system = arboard::Clipboard::new().ok();
+    }
+    if let Some(cb) = system.as_mut()
+        && cb.set_text(text.to_string()).is_err()
+    {
+        *system = None;
+    }
+}
+
+/// Runs `$VISUAL`/`$EDITOR` on `text` with the screen handed over, and
+/// returns the edited text.
+pub fn edit_in_editor(text: &str, mouse: bool) -> Result<String, String> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .unwrap_or_else(|_| "vi".to_string());
+    let file = tempfile::Builder::new()
+        .prefix("cairn-prompt-")
+        .suffix(".md")
+        .tempfile()
+        .map_err(|e| format!("cannot create a temporary file: {e}"))?;
+    std::fs::write(file.path(), text).map_err(|e| format!("cannot write the prompt: {e}"))?;
+    restore();
+    // The editor string may carry arguments ("code --wait").
+    let mut parts = editor.split_whitespace();
+    let program = parts.next().unwrap_or("vi");
+    let status = std::process::Command::new(program)
+        .args(parts)
+        .arg(file.path())
+        .status();
+    let back = enter(mouse);
+    let status = status.map_err(|e| format!("cannot start `{editor}`: {e}"))?;
+    back.map_err(|e| format!("cannot restore the screen: {e}"))?;
+    if !status.success() {
+        return Err(format!("`{editor}` exited with {status}; prompt unchanged"));
+    }
+    std::fs::read_to_string(file.path()).map_err(|e| format!("cannot read the edited prompt: {e}"))
+}

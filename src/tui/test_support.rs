@@ -1,0 +1,51 @@
+//! Helpers for the interface's unit and snapshot tests.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::agent::AgentEvent;
+use crate::permission::Mode;
+use crate::tui::cmd::Cmd;
+use crate::tui::model::Model;
+use crate::tui::msg::Msg;
+use crate::tui::theme::Theme;
+use crate::tui::update::update;
+
+pub fn model() -> Model {
+    crate::tui::highlight::ensure_loaded();
+    let mut m = Model::new(
+        "anthropic".into(),
+        "claude-sonnet".into(),
+        Mode::Smart,
+        PathBuf::from("/work/project"),
+        Theme::default(),
+    );
+    m.git_branch = Some("main".into());
+    m.usage.context_window = 200_000;
+    m.now = Instant::now();
+    m
+}
+
+pub fn key(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::NONE))
+}
+
+pub fn ctrl(c: char) -> Msg {
+    Msg::Key(KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL))
+}
+
+pub fn shift(code: KeyCode) -> Msg {
+    Msg::Key(KeyEvent::new(code, KeyModifiers::SHIFT))
+}
+
+pub fn type_text(m: &mut Model, text: &str) {
+    for c in text.chars() {
+        update(m, key(KeyCode::Char(c)));
+    }
+}
+
+pub fn agent(m: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
+    update(m, Msg::Agent(ev))
+}

@@ -1,0 +1,179 @@
+//! Session events: compaction, titles, undo and rewind, and answers from
+//! the services (store, files, MCP).
+
+use crate::agent::{AgentEvent, NoticeLevel};
+use crate::tui::cmd::Cmd;
+use crate::tui::model::Model;
+use crate::tui::panels::{self, Panel};
+use crate::tui::services::ServiceMsg;
+use crate::tui::update::notice;
+use crate::tui::widgets::cell::CellKind;
+
+pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
+    match ev {
+        AgentEvent::Compacted {
+            before_tokens,
+            after_tokens,
+            summary,
+        } => {
+            let how = if summary.is_some() {
+                "older turns summarised"
+            } else {
+                "old tool outputs elided"
+            };
+            model.transcript.push(CellKind::Marker(format!(
+                "context compacted: ~{}k → ~{}k tokens ({how}; the full history stays in the session)",
+                before_tokens / 1000,
+                after_tokens / 1000
+            )));
+        }
+        AgentEvent::TitleChanged(title) => model.title = Some(title),
+        AgentEvent::UndoPlanned(plan) => {
+            if plan.files.is_empty() {
+                model.flash("Nothing to undo: the last turn's files are as they were");
+            } else {
+                panels::open(model, Panel::ConfirmUndo(plan));
+            }
+        }
+        AgentEvent::UndoApplied {
+            restored, failed, ..
+        } => {
+            if !restored.is_empty() {
+                notice(
+                    model,
+                    NoticeLevel::Info,
+                    format!("Undone: restored {}", restored.join(", ")),
+                );
+            }
+            for (path, why) in failed {
+                notice(
+                    model,
+                    NoticeLevel::Error,
+                    format!("Could not restore {path}: {why}"),
+                );
+            }
+        }
+        AgentEvent::RewindPlanned {
+            turn,
+            prompt,
+            files,
+        } => {
+            let restore = !files.files.is_empty();
+            panels::open(
+                model,
+                Panel::ConfirmRewind {
+                    turn,
+                    prompt,
+                    files,
+                    restore_files: restore,
+                    fork: false,
+                },
+            );
+        }
+        AgentEvent::Rewound {
+            turn,
+            prompt,
+            fork,
+            restored,
+            failed,
+        } => {
+            // Drop the cells from that turn's prompt on.
+            let mut seen = 0u64;
+            let cut = model.transcript.cells().iter().position(|c| {
+                if matches!(c.kind, CellKind::User(_)) {
+                    seen += 1;
+                }
+                seen == turn
+            });
+            if let Some(i) = cut {
+                model.transcript.truncate(i);
+            }
+            model.transcript.to_bottom();
+            model.input.set_text(&prompt);
+            let mut text = format!(
+                "Rewound to before turn {turn}{}; the prompt is back in the input to edit and send.",
+                if fork { " as a fork" } else { "" }
+            );
+            if !restored.is_empty() {
+                text.push_str(&format!(" Restored: {}.", restored.join(", ")));
+            }
+            notice(model, NoticeLevel::Info, text);
+            for (path, why) in failed {
+                notice(
+                    model,
+                    NoticeLevel::Error,
+                    format!("Could not restore {path}: {why}"),
+                );
+            }
+        }
+        _ => {}
+    }
+    Vec::new()
+}
+
+pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
+    match msg {
+        ServiceMsg::Files(files) => {
+            if files.is_empty() {
+                model.flash("No files found in the project");
+            } else {
+                panels::open(model, panels::files_picker(files));
+            }
+            Vec::new()
+        }
+        ServiceMsg::Sessions { query, entries } => {
+            let now = chrono::Utc::now().timestamp_millis();
+            match panels::browser_mut(model) {
+                Some(b) => {
+                    let follow = b.set_entries(&query, entries, now);
+                    panels::browser_follow_up(follow)
+                }
+                None => Vec::new(),
+            }
+        }
+        ServiceMsg::Preview { id, lines } => {
+            if let Some(b) = panels::browser_mut(model) {
+                b.set_preview(&id, lines);
+            }
+            Vec::new()
+        }
+        ServiceMsg::Resumed {
+            id,
+            title,
+            messages,
+            versions,
+        } => {
+            crate::tui::history::rebuild(model, &messages);
+            model.title = title;
+            notice(
+                model,
+                NoticeLevel::Info,
+                format!(
+                    "Resumed session {} ({} messages).",
+                    &id[..8.min(id.len())],
+                    messages.len()
+                ),
+            );
+            vec![Cmd::Send(crate::agent::AgentCommand::LoadHistory {
+                messages,
+                versions,
+                session_id: Some(id),
+            })]
+        }
+        ServiceMsg::Text { title, text } => {
+            panels::open(
+                model,
+                Panel::Text {
+                    title,
+                    text,
+                    scroll: 0,
+                },
+            );
+            Vec::new()
+        }
+        ServiceMsg::Info(level, text) => {
+            notice(model, level, text);
+            Vec::new()
+        }
+    }
+}

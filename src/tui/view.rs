@@ -1,0 +1,163 @@
+//! Draws the model. Fills layout caches; does no I/O.
+
+use ratatui::Frame;
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+
+use crate::tools::state::TodoStatus;
+use crate::tui::model::{Focus, Model, Overlay};
+use crate::tui::widgets::cell::RenderCtx;
+use crate::tui::widgets::{help, status_bar};
+use crate::tui::wrap::{truncate, wrap_plain};
+
+const MAX_TODO_ROWS: usize = 6;
+const MAX_QUEUED_ROWS: usize = 2;
+
+pub fn view(model: &mut Model, frame: &mut Frame) {
+    let area = frame.area();
+    if area.width == 0 || area.height == 0 {
+        return;
+    }
+    let todos = todo_lines(model, area);
+    let queued: Vec<Line<'static>> = model
+        .queued
+        .iter()
+        .take(MAX_QUEUED_ROWS)
+        .map(|q| {
+            let first = q.lines().next().unwrap_or_default();
+            Line::from(Span::styled(
+                truncate(&format!("  queued: {first}"), area.width as usize),
+                model.styles.dim,
+            ))
+        })
+        .collect();
+    let input_h = model.input.height(area.width).min((area.height / 2).max(2));
+    let [main, todo_area, queue_area, input_area, status_area] = Layout::vertical([
+        Constraint::Min(1),
+        Constraint::Length(todos.len() as u16),
+        Constraint::Length(queued.len() as u16),
+        Constraint::Length(input_h),
+        Constraint::Length(1),
+    ])
+    .areas(area);
+
+    let buf = frame.buffer_mut();
+    if model.transcript.is_empty() {
+        let text = model.first_run_help.clone().unwrap_or_else(|| {
+            "cairn — describe what you want done. F1 lists the keys.".to_string()
+        });
+        let style = if model.first_run_help.is_some() {
+            model.styles.text
+        } else {
+            model.styles.dim
+        };
+        let inner = Rect {
+            x: main.x + 2,
+            width: main.width.saturating_sub(2),
+            ..main
+        };
+        for (i, l) in wrap_plain(&text, inner.width.max(1), style)
+            .iter()
+            .take(inner.height as usize)
+            .enumerate()
+        {
+            buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
+        }
+    } else {
+        let ctx = RenderCtx {
+            theme: &model.theme,
+            styles: &model.styles,
+            now: model.now,
+        };
+        model.transcript.render(main, buf, &ctx);
+    }
+    for (i, l) in todos.iter().enumerate() {
+        buf.set_line(todo_area.x, todo_area.y + i as u16, l, todo_area.width);
+    }
+    for (i, l) in queued.iter().enumerate() {
+        buf.set_line(queue_area.x, queue_area.y + i as u16, l, queue_area.width);
+    }
+    let title = match &model.flash {
+        Some((text, _)) => Some(Line::from(Span::styled(
+            format!(" {text} "),
+            model.styles.warning,
+        ))),
+        None if model.focus == Focus::Transcript => Some(Line::from(Span::styled(
+            " transcript: j/k select · Enter expand · y copy · c code · Tab back ",
+            model.styles.accent,
+        ))),
+        None => None,
+    };
+    let focused =
+        model.focus == Focus::Prompt && model.dialogs.is_empty() && model.overlays.is_empty();
+    model
+        .input
+        .render(input_area, buf, &model.styles, title, focused);
+    status_bar::render(model, status_area, buf);
+
+    let dialog_area = if area.width < 60 || area.height < 20 {
+        area
+    } else {
+        main
+    };
+    let count = model.dialogs.len();
+    if let Some(d) = model.dialogs.front_mut() {
+        d.render(
+            dialog_area,
+            buf,
+            &model.styles,
+            &model.theme,
+            &model.keys,
+            Some((1, count)),
+        );
+    }
+    for o in model.overlays.iter_mut() {
+        match o {
+            Overlay::Help { scroll } => help::render(area, buf, &model.keys, &model.styles, scroll),
+            Overlay::Panel(p) => crate::tui::panels::render(p, area, buf, &model.styles),
+        }
+    }
+}
+
+fn todo_lines(model: &Model, area: Rect) -> Vec<Line<'static>> {
+    if model.todos.is_empty()
+        || model
+            .todos
+            .iter()
+            .all(|t| t.status == TodoStatus::Completed)
+        || area.height < 16
+    {
+        return Vec::new();
+    }
+    let s = &model.styles;
+    let done = model
+        .todos
+        .iter()
+        .filter(|t| t.status == TodoStatus::Completed)
+        .count();
+    let mut out = vec![Line::from(Span::styled(
+        format!("  todos {done}/{}", model.todos.len()),
+        s.dim,
+    ))];
+    // Show the work in progress and what follows, not what is done.
+    let start = model
+        .todos
+        .iter()
+        .position(|t| t.status != TodoStatus::Completed)
+        .unwrap_or(0);
+    for t in model.todos.iter().skip(start).take(MAX_TODO_ROWS - 1) {
+        let (mark, style) = match t.status {
+            TodoStatus::Completed => ("✓", s.success),
+            TodoStatus::InProgress => ("▸", s.accent),
+            TodoStatus::Pending => ("○", s.dim),
+        };
+        out.push(Line::from(vec![
+            Span::styled(format!("  {mark} "), style),
+            Span::styled(
+                truncate(&t.content, (area.width as usize).saturating_sub(4)),
+                style,
+            ),
+        ]));
+    }
+    out
+}

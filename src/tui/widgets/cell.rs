@@ -1,0 +1,364 @@
+//! One transcript cell and its wrapped lines, cached per (width, revision).
+
+use std::time::Instant;
+
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::agent::NoticeLevel;
+use crate::tui::markdown;
+use crate::tui::styles::Styles;
+use crate::tui::theme::Theme;
+use crate::tui::widgets::tool_cell::ToolCell;
+use crate::tui::wrap::wrap_plain;
+
+/// What drawing a cell needs besides the cell.
+pub struct RenderCtx<'a> {
+    pub theme: &'a Theme,
+    pub styles: &'a Styles,
+    pub now: Instant,
+}
+
+#[derive(Debug, Clone)]
+pub enum CellKind {
+    User(String),
+    Assistant(AssistantText),
+    Reasoning {
+        text: String,
+        streaming: bool,
+    },
+    Tool(Box<ToolCell>),
+    Notice {
+        level: NoticeLevel,
+        text: String,
+    },
+    /// A short marker line ("cancelled").
+    Marker(String),
+    /// First-run setup text, shown while the transcript is empty.
+    Setup(String),
+}
+
+/// Markdown that may still be streaming. Finished blocks (up to a blank
+/// line outside any fence, followed by an unindented line) are rendered once
+/// and kept; on each delta only the current block is rendered again (up to
+/// `stable_prefix_len`) and the unfinished last line is wrapped as plain
+/// text. A long answer costs the same per delta as a short one.
+#[derive(Debug, Clone, Default)]
+pub struct AssistantText {
+    pub text: String,
+    pub streaming: bool,
+    committed_len: usize,
+    committed_lines: usize,
+    committed_width: u16,
+}
+
+impl AssistantText {
+    pub fn streaming(text: String) -> Self {
+        AssistantText {
+            text,
+            streaming: true,
+            ..Default::default()
+        }
+    }
+
+    fn layout(&mut self, lines: &mut Vec<Line<'static>>, width: u16, ctx: &RenderCtx) {
+        if !self.streaming {
+            *lines = markdown::render(&self.text, width, ctx.theme);
+            self.committed_width = 0;
+            return;
+        }
+        if self.committed_width != width {
+            lines.clear();
+            self.committed_width = width;
+            if self.committed_len > 0 {
+                lines.extend(markdown::render(
+                    &self.text[..self.committed_len],
+                    width,
+                    ctx.theme,
+                ));
+            }
+            self.committed_lines = lines.len();
+        }
+        lines.truncate(self.committed_lines);
+        let boundary = self.committed_len + last_block_boundary(&self.text[self.committed_len..]);
+        if boundary > self.committed_len {
+            let block =
+                markdown::render(&self.text[self.committed_len..boundary], width, ctx.theme);
+            join_blocks(lines, block);
+            self.committed_len = boundary;
+            self.committed_lines = lines.len();
+        }
+        let rest = &self.text[self.committed_len..];
+        let stable = markdown::stable_prefix_len(rest).min(rest.len());
+        if stable > 0 && rest.is_char_boundary(stable) {
+            join_blocks(lines, markdown::render(&rest[..stable], width, ctx.theme));
+        }
+        let tail = rest.get(stable..).unwrap_or_default().trim_matches('\n');
+        if !tail.is_empty() {
+            // The unfinished line belongs to the block before it unless a
+            // blank line (outside a fence) ended that block.
+            let done = &rest[..stable];
+            let new_block = if stable == 0 {
+                self.committed_len > 0
+            } else {
+                done.ends_with("\n\n") && !opens_fence(done)
+            };
+            let tail_lines = wrap_plain(tail, width, ctx.styles.text);
+            if new_block {
+                join_blocks(lines, tail_lines);
+            } else {
+                lines.extend(tail_lines);
+            }
+        }
+    }
+}
+
+/// Whether `text` (starting outside a fence) ends inside an open fence.
+fn opens_fence(text: &str) -> bool {
+    text.lines()
+        .filter(|l| {
+            let t = l.trim_start();
+            t.starts_with("```") || t.starts_with("~~~")
+        })
+        .count()
+        % 2
+        == 1
+}
+
+/// The byte offset after the last blank line that ends a block: outside any
+/// code fence and followed by a complete line that starts a new block
+/// (unindented, so not a list item's continuation). 0 when there is none.
+fn last_block_boundary(text: &str) -> usize {
+    let mut in_fence = false;
+    let mut pos = 0;
+    let mut after_blank: Option<usize> = None;
+    let mut found = 0;
+    // Only complete lines count.
+    let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+    for line in complete.split_inclusive('\n') {
+        let t = line.trim_end_matches(['\n', '\r']);
+        if let Some(at) = after_blank.take()
+            && !t.trim().is_empty()
+            && !t.starts_with([' ', '\t'])
+        {
+            found = at;
+        }
+        let trimmed = t.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        pos += line.len();
+        if !in_fence && t.trim().is_empty() {
+            after_blank = Some(pos);
+        }
+    }
+    found
+}
+
+/// Appends separately rendered blocks with one blank line between them,
+/// as they would have when rendered together.
+fn join_blocks(lines: &mut Vec<Line<'static>>, more: Vec<Line<'static>>) {
+    let blank = |l: &Line| l.spans.iter().all(|s| s.content.trim().is_empty());
+    if lines.last().is_some_and(|l| !blank(l)) && more.first().is_some_and(|l| !blank(l)) {
+        lines.push(Line::default());
+    }
+    lines.extend(more);
+}
+
+#[derive(Debug, Clone)]
+pub struct Cell {
+    pub kind: CellKind,
+    pub expanded: bool,
+    rev: u64,
+    cache_key: Option<(u16, u64)>,
+    lines: Vec<Line<'static>>,
+}
+
+impl Cell {
+    pub fn new(kind: CellKind) -> Self {
+        Cell {
+            kind,
+            expanded: false,
+            rev: 0,
+            cache_key: None,
+            lines: Vec::new(),
+        }
+    }
+
+    /// Marks the cell changed so the next layout re-wraps it.
+    pub fn touch(&mut self) {
+        self.rev = self.rev.wrapping_add(1);
+    }
+
+    pub fn is_streaming(&self) -> bool {
+        matches!(
+            &self.kind,
+            CellKind::Assistant(AssistantText {
+                streaming: true,
+                ..
+            }) | CellKind::Reasoning {
+                streaming: true,
+                ..
+            }
+        )
+    }
+
+    /// Running tools and streaming thoughts show a clock; they change with time.
+    pub fn is_animated(&self) -> bool {
+        matches!(&self.kind, CellKind::Tool(t) if t.is_running())
+            || matches!(
+                &self.kind,
+                CellKind::Reasoning {
+                    streaming: true,
+                    ..
+                }
+            )
+    }
+
+    /// The text `y` copies.
+    pub fn copy_text(&self) -> String {
+        match &self.kind {
+            CellKind::User(t) | CellKind::Marker(t) | CellKind::Setup(t) => t.clone(),
+            CellKind::Assistant(a) => a.text.clone(),
+            CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
+            CellKind::Tool(t) => {
+                if t.output.is_empty() {
+                    t.title()
+                } else {
+                    format!("{}\n{}", t.title(), t.output)
+                }
+            }
+        }
+    }
+
+    /// The gutter glyph drawn left of the first line.
+    pub fn gutter(&self, ctx: &RenderCtx) -> Span<'static> {
+        let s = ctx.styles;
+        match &self.kind {
+            CellKind::User(_) => Span::styled("›", s.accent),
+            CellKind::Assistant(_) => Span::styled("●", s.text),
+            CellKind::Reasoning { .. } => Span::styled("∴", s.dim),
+            CellKind::Tool(t) => t.glyph(s, ctx.now),
+            CellKind::Notice { level, .. } => match level {
+                NoticeLevel::Info => Span::styled("·", s.dim),
+                NoticeLevel::Warning => Span::styled("!", s.warning),
+                NoticeLevel::Error => Span::styled("✗", s.error),
+            },
+            CellKind::Marker(_) => Span::styled("⊘", s.warning),
+            CellKind::Setup(_) => Span::styled("?", s.accent),
+        }
+    }
+
+    /// The wrapped lines for `width`, re-wrapped only when the width or the
+    /// cell changed.
+    pub fn layout(&mut self, width: u16, ctx: &RenderCtx) -> &[Line<'static>] {
+        let key = (width, self.rev);
+        if self.cache_key != Some(key) {
+            let mut lines = std::mem::take(&mut self.lines);
+            match &mut self.kind {
+                CellKind::Assistant(a) => a.layout(&mut lines, width, ctx),
+                other => lines = render_simple(other, self.expanded, width, ctx),
+            }
+            if lines.is_empty() {
+                lines.push(Line::default());
+            }
+            self.lines = lines;
+            self.cache_key = Some(key);
+        }
+        &self.lines
+    }
+
+    /// Cached lines from the last layout (empty before the first).
+    pub fn cached(&self) -> &[Line<'static>] {
+        &self.lines
+    }
+}
+
+fn render_simple(
+    kind: &CellKind,
+    expanded: bool,
+    width: u16,
+    ctx: &RenderCtx,
+) -> Vec<Line<'static>> {
+    let s = ctx.styles;
+    match kind {
+        CellKind::User(text) => wrap_plain(text, width, s.user),
+        CellKind::Assistant(a) => markdown::render(&a.text, width, ctx.theme),
+        CellKind::Reasoning { text, streaming } => {
+            if expanded {
+                let mut l = wrap_plain(
+                    text.trim(),
+                    width,
+                    s.dim.add_modifier(ratatui::style::Modifier::ITALIC),
+                );
+                l.insert(0, Line::from(Span::styled("thinking (Enter folds)", s.dim)));
+                l
+            } else if *streaming {
+                vec![Line::from(Span::styled("thinking…", s.dim))]
+            } else {
+                let n = text.split_whitespace().count();
+                vec![Line::from(Span::styled(
+                    format!("thought · {n} words (Tab, Enter to expand)"),
+                    s.dim,
+                ))]
+            }
+        }
+        CellKind::Tool(t) => t.lines(width, expanded, s, ctx.theme, ctx.now),
+        CellKind::Notice { level, text } => {
+            let style = match level {
+                NoticeLevel::Info => s.dim,
+                NoticeLevel::Warning => s.warning,
+                NoticeLevel::Error => s.error,
+            };
+            wrap_plain(text, width, style)
+        }
+        CellKind::Marker(text) => wrap_plain(text, width, s.warning),
+        CellKind::Setup(text) => wrap_plain(text, width, Style::default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_boundaries_skip_fences_and_continuations() {
+        assert_eq!(last_block_boundary("a\n\nb\n"), 3);
+        assert_eq!(
+            last_block_boundary("a\n\nb"),
+            0,
+            "the next line is not complete"
+        );
+        assert_eq!(last_block_boundary("```\nx\n\ny\n```\n"), 0);
+        assert_eq!(last_block_boundary("- a\n\n  more\n"), 0);
+        assert_eq!(last_block_boundary("p\n\n```\n\ncode\n"), 3);
+    }
+
+    #[test]
+    fn streaming_in_pieces_looks_like_rendering_at_once() {
+        let theme = Theme::default();
+        let styles = Styles::default();
+        let ctx = RenderCtx {
+            theme: &theme,
+            styles: &styles,
+            now: Instant::now(),
+        };
+        let text =
+            "# Title\n\nSome *text* here.\n\n```rust\nfn main() {}\n```\n\n- one\n- two\n\nEnd.\n";
+        let mut cell = Cell::new(CellKind::Assistant(AssistantText::streaming(String::new())));
+        for piece in text.as_bytes().chunks(7) {
+            if let CellKind::Assistant(a) = &mut cell.kind {
+                a.text
+                    .push_str(std::str::from_utf8(piece).unwrap_or_default());
+            }
+            cell.touch();
+            cell.layout(50, &ctx);
+        }
+        let streamed: Vec<String> = cell.cached().iter().map(|l| l.to_string()).collect();
+        let whole: Vec<String> = markdown::render(text, 50, &theme)
+            .iter()
+            .map(|l| l.to_string())
+            .collect();
+        assert_eq!(streamed, whole);
+    }
+}

@@ -1,0 +1,250 @@
+//! The prompt editor: multi-line, grows to ~10 rows, collapses large pastes,
+//! recalls earlier prompts.
+
+use crossterm::event::KeyEvent;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::Line;
+use ratatui::widgets::{Block, Borders, Widget};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+
+use crate::tui::styles::Styles;
+
+pub const MAX_ROWS: u16 = 10;
+const PASTE_MAX_LINES: usize = 10;
+const PASTE_MAX_CHARS: usize = 1000;
+
+#[derive(Debug, Clone)]
+pub struct PromptInput {
+    area: TextArea<'static>,
+    /// Collapsed pastes: the placeholder shown and the text it stands for.
+    pastes: Vec<(String, String)>,
+    history: Vec<String>,
+    /// Position while walking the history; `None` when editing a draft.
+    history_pos: Option<usize>,
+    draft: String,
+}
+
+impl Default for PromptInput {
+    fn default() -> Self {
+        Self::new(Vec::new())
+    }
+}
+
+impl PromptInput {
+    pub fn new(history: Vec<String>) -> Self {
+        PromptInput {
+            area: new_area(Vec::new()),
+            pastes: Vec::new(),
+            history,
+            history_pos: None,
+            draft: String::new(),
+        }
+    }
+
+    /// What the box shows (placeholders included).
+    pub fn shown_text(&self) -> String {
+        self.area.lines().join("\n")
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.area.lines().iter().all(|l| l.is_empty())
+    }
+
+    /// The prompt as it will be sent: placeholders replaced by their pastes.
+    pub fn text(&self) -> String {
+        let mut text = self.shown_text();
+        for (placeholder, content) in &self.pastes {
+            if let Some(at) = text.find(placeholder.as_str()) {
+                text.replace_range(at..at + placeholder.len(), content);
+            }
+        }
+        text
+    }
+
+    pub fn set_text(&mut self, text: &str) {
+        self.area = new_area(text.split('\n').map(str::to_string).collect());
+        self.area.move_cursor(CursorMove::Bottom);
+        self.area.move_cursor(CursorMove::End);
+        self.pastes.clear();
+    }
+
+    pub fn clear(&mut self) {
+        self.set_text("");
+        self.history_pos = None;
+    }
+
+    /// Takes the prompt for sending and records it in the history.
+    pub fn take(&mut self) -> String {
+        let text = self.text();
+        if !text.trim().is_empty() && self.history.last() != Some(&text) {
+            self.history.push(text.clone());
+        }
+        self.clear();
+        text
+    }
+
+    pub fn key(&mut self, key: KeyEvent) {
+        self.area.input(key);
+    }
+
+    pub fn newline(&mut self) {
+        self.area.insert_newline();
+    }
+
+    pub fn paste(&mut self, text: &str) {
+        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let lines = text.lines().count();
+        if lines > PASTE_MAX_LINES || text.chars().count() > PASTE_MAX_CHARS {
+            let placeholder = if lines > PASTE_MAX_LINES {
+                format!("[pasted {lines} lines]")
+            } else {
+                format!("[pasted {} chars]", text.chars().count())
+            };
+            self.area.insert_str(&placeholder);
+            self.pastes.push((placeholder, text));
+        } else {
+            self.area.insert_str(&text);
+        }
+    }
+
+    pub fn cursor_on_first_line(&self) -> bool {
+        self.area.cursor().0 == 0
+    }
+
+    pub fn cursor_on_last_line(&self) -> bool {
+        self.area.cursor().0 + 1 >= self.area.lines().len()
+    }
+
+    /// Shows the previous prompt; false when there is none.
+    pub fn history_prev(&mut self) -> bool {
+        let pos = match self.history_pos {
+            None if self.history.is_empty() => return false,
+            None => {
+                self.draft = self.text();
+                self.history.len() - 1
+            }
+            Some(0) => return false,
+            Some(p) => p - 1,
+        };
+        self.history_pos = Some(pos);
+        let entry = self.history[pos].clone();
+        self.set_text(&entry);
+        true
+    }
+
+    /// Shows the next prompt, then the draft; false when already there.
+    pub fn history_next(&mut self) -> bool {
+        let Some(pos) = self.history_pos else {
+            return false;
+        };
+        if pos + 1 < self.history.len() {
+            self.history_pos = Some(pos + 1);
+            let entry = self.history[pos + 1].clone();
+            self.set_text(&entry);
+        } else {
+            self.history_pos = None;
+            let draft = std::mem::take(&mut self.draft);
+            self.set_text(&draft);
+        }
+        true
+    }
+
+    /// Rows the box wants for `width`, border included.
+    pub fn height(&self, width: u16) -> u16 {
+        let inner = width.saturating_sub(2).max(1) as usize;
+        let rows: usize = self
+            .area
+            .lines()
+            .iter()
+            .map(|l| {
+                unicode_width::UnicodeWidthStr::width(l.as_str())
+                    .div_ceil(inner)
+                    .max(1)
+            })
+            .sum();
+        (rows as u16).clamp(1, MAX_ROWS) + 1
+    }
+
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        styles: &Styles,
+        title: Option<Line<'static>>,
+        focused: bool,
+    ) {
+        let border = if focused {
+            styles.accent
+        } else {
+            styles.border
+        };
+        let mut block = Block::default().borders(Borders::TOP).border_style(border);
+        if let Some(t) = title {
+            block = block.title(t);
+        }
+        self.area.set_block(block);
+        self.area.set_cursor_style(if focused {
+            Style::default().add_modifier(ratatui::style::Modifier::REVERSED)
+        } else {
+            Style::default()
+        });
+        (&self.area).render(area, buf);
+    }
+}
+
+fn new_area(lines: Vec<String>) -> TextArea<'static> {
+    let mut a = if lines.is_empty() {
+        TextArea::default()
+    } else {
+        TextArea::new(lines)
+    };
+    a.set_wrap_mode(WrapMode::WordOrGlyph);
+    a.set_cursor_line_style(Style::default());
+    a.set_placeholder_text("Ask cairn…  (Enter send · Shift+Enter newline · F1 help)");
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_paste_is_collapsed_but_sent_whole() {
+        let mut input = PromptInput::default();
+        let big: String = (0..240).map(|i| format!("line {i}\n")).collect();
+        input.paste("see: ");
+        input.paste(&big);
+        assert_eq!(input.shown_text(), "see: [pasted 240 lines]");
+        assert_eq!(input.text(), format!("see: {big}"));
+        let small = "one\ntwo";
+        input.paste(small);
+        assert!(input.shown_text().ends_with("one\ntwo"));
+    }
+
+    #[test]
+    fn history_walks_back_and_restores_draft() {
+        let mut input = PromptInput::new(vec!["first".into(), "second".into()]);
+        input.paste("draft");
+        assert!(input.history_prev());
+        assert_eq!(input.text(), "second");
+        assert!(input.history_prev());
+        assert_eq!(input.text(), "first");
+        assert!(!input.history_prev());
+        assert!(input.history_next());
+        assert!(input.history_next());
+        assert_eq!(input.text(), "draft");
+        assert!(!input.history_next());
+    }
+
+    #[test]
+    fn grows_with_content_up_to_a_limit() {
+        let mut input = PromptInput::default();
+        assert_eq!(input.height(40), 2);
+        input.set_text("a\nb\nc");
+        assert_eq!(input.height(40), 4);
+        input.set_text(&"x\n".repeat(30));
+        assert_eq!(input.height(40), MAX_ROWS + 1);
+    }
+}

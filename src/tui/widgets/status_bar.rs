@@ -1,0 +1,180 @@
+//! The bottom line: model, mode, context, cost, place, activity, mouse.
+//! Parts drop out by priority when the terminal is narrow.
+
+use std::path::Path;
+use std::time::Duration;
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::tui::model::{Activity, Model};
+use crate::tui::widgets::tool_cell::{SPINNER, format_elapsed};
+
+/// One part of the line; lower `priority` is dropped first.
+struct Part {
+    text: String,
+    style: Style,
+    priority: u8,
+}
+
+pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
+    if area.height == 0 || area.width == 0 {
+        return;
+    }
+    let s = &model.styles;
+    let mut parts = Vec::new();
+    if let Some(a) = activity(model) {
+        parts.push(Part {
+            text: a,
+            style: s.accent,
+            priority: 9,
+        });
+    }
+    parts.push(Part {
+        text: format!("{}/{}", model.provider, model.model),
+        style: s.status,
+        priority: 6,
+    });
+    parts.push(Part {
+        text: model.mode.to_string(),
+        style: if model.mode == crate::permission::Mode::Auto {
+            s.warning
+        } else {
+            s.accent
+        },
+        priority: 8,
+    });
+    let u = &model.usage;
+    if let Some(pct) = (u.context_tokens * 100)
+        .checked_div(u.context_window)
+        .filter(|_| u.context_tokens > 0)
+    {
+        let style = if pct >= 80 { s.warning } else { s.status };
+        parts.push(Part {
+            text: format!("{} ({pct}%)", tokens(u.context_tokens)),
+            style,
+            priority: 7,
+        });
+    }
+    if let Some(cost) = u.cost {
+        parts.push(Part {
+            text: format!("${cost:.2}"),
+            style: s.status,
+            priority: 4,
+        });
+    }
+    let mut place = shorten_path(&model.cwd);
+    if let Some(b) = &model.git_branch {
+        place.push_str(&format!(" ({b})"));
+    }
+    parts.push(Part {
+        text: place,
+        style: s.dim,
+        priority: 3,
+    });
+    if !model.mouse_captured {
+        parts.push(Part {
+            text: "mouse off (F2)".into(),
+            style: s.warning,
+            priority: 8,
+        });
+    }
+    let sep = " · ";
+    let width = area.width as usize;
+    loop {
+        let total: usize = parts.iter().map(|p| p.text.chars().count()).sum::<usize>()
+            + 3 * parts.len().saturating_sub(1);
+        if total <= width || parts.len() <= 1 {
+            break;
+        }
+        if let Some((i, _)) = parts.iter().enumerate().min_by_key(|(_, p)| p.priority) {
+            parts.remove(i);
+        }
+    }
+    let mut spans = Vec::new();
+    for (i, p) in parts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(sep, s.dim));
+        }
+        spans.push(Span::styled(p.text, p.style));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+fn activity(model: &Model) -> Option<String> {
+    let now = model.now;
+    let secs = |since| now.saturating_duration_since(since);
+    let spin = |d: Duration| SPINNER[(d.as_millis() / 100) as usize % SPINNER.len()];
+    let text = match &model.activity {
+        Activity::Idle => return None,
+        Activity::Thinking { since } => {
+            format!("{} thinking {}", spin(secs(*since)), whole(secs(*since)))
+        }
+        Activity::Responding { since } => {
+            format!("{} writing {}", spin(secs(*since)), whole(secs(*since)))
+        }
+        Activity::RunningTool { name, since } => {
+            format!(
+                "{} running {name} {}",
+                spin(secs(*since)),
+                whole(secs(*since))
+            )
+        }
+        Activity::WaitingForPermission => "waiting for you".to_string(),
+        Activity::Retrying {
+            until,
+            attempt,
+            max,
+        } => format!(
+            "retrying in {}s ({attempt}/{max})",
+            until.saturating_duration_since(now).as_secs_f64().ceil() as u64
+        ),
+    };
+    Some(text)
+}
+
+fn whole(d: Duration) -> String {
+    if d.as_secs() < 60 {
+        format!("{}s", d.as_secs())
+    } else {
+        format_elapsed(d)
+    }
+}
+
+fn tokens(n: u64) -> String {
+    if n >= 1000 {
+        format!("{:.1}k", n as f64 / 1000.0)
+    } else {
+        n.to_string()
+    }
+}
+
+/// `~/src/cairn` for a path under home; only the last two parts if long.
+pub fn shorten_path(p: &Path) -> String {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let s = match home.as_deref().and_then(|h| p.strip_prefix(h).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => p.display().to_string(),
+    };
+    let parts: Vec<&str> = s.split('/').collect();
+    if parts.len() > 4 {
+        format!("…/{}", parts[parts.len() - 2..].join("/"))
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shortens_long_paths() {
+        assert_eq!(shorten_path(Path::new("/a/b/c/d/e")), "…/d/e");
+        assert_eq!(shorten_path(Path::new("/a/b")), "/a/b");
+        assert_eq!(tokens(12_345), "12.3k");
+    }
+}
