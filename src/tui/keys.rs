@@ -472,7 +472,7 @@ mod tests {
         for a in Action::all() {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
-        assert_eq!(Action::TABLE.len(), Action::ToggleDiffLayout as usize + 1);
+        assert_eq!(Action::TABLE.len(), Action::Sessions as usize + 1);
     }
 
     #[test]
