@@ -33,7 +33,10 @@ pub async fn run(
     let store = match ui_store {
         Ok(st) => Some(st),
         Err(e) => {
-            notices.push(format!("Sessions will not be saved or listed: {e:#}"));
+            notices.push((
+                NoticeLevel::Warning,
+                format!("Sessions will not be saved or listed: {e:#}"),
+            ));
             None
         }
     };
@@ -46,7 +49,20 @@ pub async fn run(
         _ => None,
     };
     if continue_latest && resumed.is_none() {
-        notices.push("No earlier session in this project to continue; this is a new one.".into());
+        notices.push((
+            NoticeLevel::Info,
+            "No earlier session in this project to continue; this is a new one.".into(),
+        ));
+    }
+    if let Some(r) = &resumed {
+        notices.push((
+            NoticeLevel::Info,
+            format!(
+                "Resumed session {} ({} messages).",
+                &r.id[..8.min(r.id.len())],
+                r.messages.len()
+            ),
+        ));
     }
     let open_sessions = matches!(resume.as_deref(), Some(""));
 
@@ -54,7 +70,10 @@ pub async fn run(
         Some(p) => {
             let running = startup::start_agent(&s, p, true)?;
             if let Some(e) = running.store_error {
-                notices.push(format!("This session will not be saved: {e}"));
+                notices.push((
+                    NoticeLevel::Warning,
+                    format!("This session will not be saved: {e}"),
+                ));
             }
             (
                 running.commands,

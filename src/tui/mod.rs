@@ -54,7 +54,7 @@ pub struct TuiOptions {
     pub history: Vec<crate::conversation::Message>,
     pub title: Option<String>,
     /// Shown as notices at start (e.g. the store could not be opened).
-    pub notices: Vec<String>,
+    pub notices: Vec<(NoticeLevel, String)>,
     /// Open the session browser at start (`cairn --resume` without an id).
     pub open_sessions: bool,
 }
@@ -102,7 +102,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     if !opts.history.is_empty() {
         history::rebuild(&mut m, &opts.history);
     }
-    problems.extend(opts.notices.iter().cloned());
+
     m.styles = styles::Styles::from_theme(&m.theme);
     m.git_branch = opts.git_branch;
     m.usage.context_window = opts.context_window;
@@ -118,6 +118,9 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     problems.extend(key_problems);
     for p in problems {
         update::notice(&mut m, NoticeLevel::Warning, p);
+    }
+    for (level, text) in opts.notices {
+        update::notice(&mut m, level, text);
     }
     m
 }

@@ -13,7 +13,7 @@ use portable_pty::{Child, CommandBuilder, MasterPty, NativePtySystem, PtySize, P
 pub struct PtyApp {
     child: Box<dyn Child + Send + Sync>,
     master: Box<dyn MasterPty + Send>,
-    writer: Box<dyn Write + Send>,
+    writer: Arc<Mutex<Box<dyn Write + Send>>>,
     parser: Arc<Mutex<vt100::Parser>>,
     /// Everything the program wrote, for diagnostics and OSC checks.
     raw: Arc<Mutex<Vec<u8>>>,
@@ -53,20 +53,23 @@ impl PtyApp {
         let child = pair.slave.spawn_command(cmd).expect("spawn in pty");
         drop(pair.slave);
         let mut reader = pair.master.try_clone_reader().expect("pty reader");
-        let writer = pair.master.take_writer().expect("pty writer");
+        let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
         {
             let parser = parser.clone();
             let raw = raw.clone();
+            let writer = writer.clone();
             std::thread::spawn(move || {
                 let mut buf = [0u8; 8192];
                 loop {
                     match reader.read(&mut buf) {
                         Ok(0) | Err(_) => break,
                         Ok(n) => {
-                            parser.lock().unwrap().process(&buf[..n]);
-                            raw.lock().unwrap().extend_from_slice(&buf[..n]);
+                            let chunk = &buf[..n];
+                            parser.lock().unwrap().process(chunk);
+                            raw.lock().unwrap().extend_from_slice(chunk);
+                            answer_queries(chunk, &parser, &writer);
                         }
                     }
                 }
@@ -82,8 +85,9 @@ impl PtyApp {
     }
 
     pub fn send(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).expect("write to pty");
-        self.writer.flush().ok();
+        let mut w = self.writer.lock().unwrap();
+        w.write_all(bytes).expect("write to pty");
+        w.flush().ok();
     }
 
     pub fn type_text(&mut self, text: &str) {
@@ -131,7 +135,11 @@ impl PtyApp {
                 pixel_height: 0,
             })
             .expect("resize pty");
-        self.parser.lock().unwrap().set_size(rows, cols);
+        self.parser
+            .lock()
+            .unwrap()
+            .screen_mut()
+            .set_size(rows, cols);
     }
 
     /// Waits for the program to exit; kills it after the timeout.
@@ -147,6 +155,29 @@ impl PtyApp {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+}
+
+/// Answers what a real terminal answers: the cursor position (DSR) and the
+/// device attributes (DA1), which crossterm asks for at start-up.
+fn answer_queries(
+    chunk: &[u8],
+    parser: &Arc<Mutex<vt100::Parser>>,
+    writer: &Arc<Mutex<Box<dyn Write + Send>>>,
+) {
+    let find = |pat: &[u8]| chunk.windows(pat.len()).any(|w| w == pat);
+    let mut reply = Vec::new();
+    if find(b"\x1b[6n") {
+        let (row, col) = parser.lock().unwrap().screen().cursor_position();
+        reply.extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());
+    }
+    if find(b"\x1b[c") || find(b"\x1b[0c") {
+        reply.extend_from_slice(b"\x1b[?62;22c");
+    }
+    if !reply.is_empty() {
+        let mut w = writer.lock().unwrap();
+        let _ = w.write_all(&reply);
+        let _ = w.flush();
     }
 }
 

@@ -1,0 +1,155 @@
+//! The real binary in a pseudo-terminal against the scripted model: what a
+//! person sees, and what is on disk afterwards.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/pty.rs"]
+mod pty;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mock_model::{Format, MockModel, Reply};
+use pty::PtyApp;
+use serde_json::json;
+
+struct Env {
+    home: tempfile::TempDir,
+    project: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let env = Env {
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(env.project.path().join(".git")).unwrap();
+        env
+    }
+
+    fn vars(&self, mock: &MockModel) -> Vec<(String, String)> {
+        let h = self.home.path();
+        let s = |p: PathBuf| p.display().to_string();
+        vec![
+            ("HOME".into(), s(h.to_path_buf())),
+            ("XDG_CONFIG_HOME".into(), s(h.join("config"))),
+            ("XDG_DATA_HOME".into(), s(h.join("data"))),
+            ("XDG_STATE_HOME".into(), s(h.join("state"))),
+            ("ANTHROPIC_API_KEY".into(), "test-key".into()),
+            ("ANTHROPIC_BASE_URL".into(), mock.url()),
+        ]
+    }
+
+    fn start(&self, mock: &MockModel, args: &[&str], rows: u16, cols: u16) -> PtyApp {
+        let app = PtyApp::spawn(
+            Path::new(env!("CARGO_BIN_EXE_cairn")),
+            args,
+            &self.vars(mock),
+            self.project.path(),
+            rows,
+            cols,
+        );
+        app.wait_for_text("Ask cairn");
+        app
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.project.path().join(rel)
+    }
+}
+
+fn quit(mut app: PtyApp) {
+    app.send(b"\x03");
+    std::thread::sleep(Duration::from_millis(100));
+    app.send(b"\x03");
+    assert!(
+        app.wait_exit(Duration::from_secs(10)).is_some(),
+        "cairn did not quit"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_is_answered_and_a_resize_reflows() {
+    let env = Env::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("# Plan\n\nFirst we **read** the code, then we change it. This sentence is long enough to wrap when the terminal is narrow.").usage(1200, 40),
+            Reply::text("A title"),
+        ],
+    )
+    .await;
+    let mut app = env.start(&mock, &[], 30, 100);
+    app.type_text("make a plan");
+    app.send(b"\r");
+    let screen = app.wait_for_text("then we change it.");
+    assert!(screen.contains("› make a plan"), "{screen}");
+    assert!(screen.contains("Plan"), "{screen}");
+    // The status line shows the model and the context used.
+    app.wait_for("usage in the status line", |s| {
+        s.contains("claude-sonnet-4-5") && s.contains("1.2k")
+    });
+    app.resize(30, 44);
+    let narrow = app.wait_for("the answer rewrapped to 44 columns", |s| {
+        s.lines().all(|l| l.chars().count() <= 44) && s.contains("then we")
+    });
+    assert!(
+        !narrow.contains("then we change it. This sentence is long enough"),
+        "{narrow}"
+    );
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn escape_stops_a_streaming_answer() {
+    let env = Env::new();
+    let long = "word ".repeat(2000);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text(&long).chunk_delay(Duration::from_millis(30)),
+            Reply::text("title"),
+        ],
+    )
+    .await;
+    let mut app = env.start(&mock, &[], 24, 80);
+    app.type_text("talk");
+    app.send(b"\r");
+    app.wait_for_text("word word");
+    app.send(b"\x1b");
+    app.wait_for_text("cancelled");
+    let before = app.screen();
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(before, app.screen(), "nothing streams after Esc");
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn continue_shows_the_same_transcript_after_a_restart() {
+    let env = Env::new();
+    std::fs::write(env.path("notes.md"), "alpha beta\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Reading.").tool_call("t1", "view", json!({"file_path": "notes.md"})),
+            Reply::text("It says alpha beta."),
+            Reply::text("Notes title"),
+        ],
+    )
+    .await;
+    let app = {
+        let mut app = env.start(&mock, &[], 30, 100);
+        app.type_text("what do the notes say?");
+        app.send(b"\r");
+        app.wait_for_text("It says alpha beta.");
+        app
+    };
+    quit(app);
+    let app = env.start(&mock, &["-c"], 30, 100);
+    let screen = app.wait_for_text("It says alpha beta.");
+    assert!(screen.contains("› what do the notes say?"), "{screen}");
+    assert!(screen.contains("view notes.md"), "{screen}");
+    assert!(screen.contains("Resumed session"), "{screen}");
+    quit(app);
+}
