@@ -102,6 +102,15 @@ impl PtyApp {
         self.parser.lock().unwrap().screen().contents()
     }
 
+    pub fn pid(&self) -> Option<u32> {
+        self.child.process_id()
+    }
+
+    /// Bytes the program has written so far.
+    pub fn output_len(&self) -> usize {
+        self.raw.lock().unwrap().len()
+    }
+
     pub fn raw_output(&self) -> Vec<u8> {
         self.raw.lock().unwrap().clone()
     }

@@ -1,0 +1,162 @@
+//! The release binary in a 120×40 pseudo-terminal against the scripted
+//! model: start-up time, idle memory, cost of streaming a 100 KB answer,
+//! keystroke latency, and whether anything is drawn while idle.
+//!
+//!     cargo bench --bench tui_pty
+//!
+//! Prints medians. Targets (issue 4): first usable screen ≤ 20 ms, idle
+//! RSS ≤ 25 MB, streaming ≤ 1 CPU-second and ≤ 60 MB peak, keystroke to
+//! screen ≤ 5 ms, no output while idle.
+
+#[path = "../tests/support/mock_model.rs"]
+mod mock_model;
+#[path = "../tests/support/pty.rs"]
+mod pty;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mock_model::{Format, MockModel, Reply};
+use pty::PtyApp;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// User + system CPU seconds of a process.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after = text.rsplit(')').next()?;
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    Some(ticks / hz)
+}
+
+fn wait(app: &PtyApp, what: &str, pred: impl Fn(&str) -> bool, limit: Duration) -> Duration {
+    let start = Instant::now();
+    loop {
+        if pred(&app.screen()) {
+            return start.elapsed();
+        }
+        if start.elapsed() > limit {
+            panic!("timed out waiting for {what}:\n{}", app.screen());
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+}
+
+fn main() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_cairn"));
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let home = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".git")).unwrap();
+    let answer = markdown_answer(100 * 1024);
+    // ~2,000 chunks of 52 characters, 5 ms apart: about 10 s.
+    let mock = rt.block_on(MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text(&answer)
+                .chunk_chars(52)
+                .chunk_delay(Duration::from_millis(5)),
+            Reply::text("Bench"),
+        ],
+    ));
+    let h = home.path();
+    let vars: Vec<(String, String)> = vec![
+        ("HOME".into(), h.display().to_string()),
+        ("XDG_CONFIG_HOME".into(), h.join("c").display().to_string()),
+        ("XDG_DATA_HOME".into(), h.join("d").display().to_string()),
+        ("XDG_STATE_HOME".into(), h.join("s").display().to_string()),
+        ("ANTHROPIC_API_KEY".into(), "bench".into()),
+        ("ANTHROPIC_BASE_URL".into(), mock.url()),
+    ];
+
+    // 1. Time to the first usable screen.
+    let mut starts = Vec::new();
+    for _ in 0..10 {
+        let t0 = Instant::now();
+        let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
+        wait(&app, "first screen", |s| s.contains("Ask cairn"), Duration::from_secs(10));
+        starts.push(t0.elapsed().as_secs_f64() * 1000.0);
+        app.send(b"\x03");
+        app.wait_exit(Duration::from_secs(5));
+    }
+    println!("first usable screen: median {:.1} ms (10 runs)", median(starts));
+
+    let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
+    wait(&app, "first screen", |s| s.contains("Ask cairn"), Duration::from_secs(10));
+    let pid = app.pid().expect("pid");
+    std::thread::sleep(Duration::from_secs(1));
+
+    // 2. Idle: memory, and nothing drawn.
+    let idle_rss = proc_status_kb(pid, "VmRSS:").unwrap_or(0);
+    let before = app.output_len();
+    std::thread::sleep(Duration::from_secs(2));
+    let idle_bytes = app.output_len() - before;
+    println!("idle resident memory: {:.1} MB", idle_rss as f64 / 1024.0);
+    println!("bytes written while idle for 2 s: {idle_bytes}");
+
+    // 3. Streaming a 100 KB markdown answer over ~10 s.
+    let cpu0 = cpu_seconds(pid).unwrap_or(0.0);
+    let t0 = Instant::now();
+    app.type_text("stream");
+    app.send(b"\r");
+    let last_words = answer.trim_end().rsplit('\n').next().unwrap_or("").trim().to_string();
+    let tail: String = last_words.chars().rev().take(20).collect::<String>().chars().rev().collect();
+    wait(&app, "the end of the answer", |s| s.contains(tail.trim()), Duration::from_secs(60));
+    let cpu = cpu_seconds(pid).unwrap_or(0.0) - cpu0;
+    let peak = proc_status_kb(pid, "VmHWM:").unwrap_or(0);
+    println!(
+        "streaming 100 KB in {:.1} s: {:.2} CPU-seconds, peak memory {:.1} MB",
+        t0.elapsed().as_secs_f64(),
+        cpu,
+        peak as f64 / 1024.0
+    );
+    std::thread::sleep(Duration::from_millis(500));
+
+    // 4. Keystroke to screen, after the long answer.
+    let mut lat = Vec::new();
+    for i in 0..60 {
+        let c = (b'a' + (i % 26) as u8) as char;
+        let before = app.screen();
+        let t = Instant::now();
+        app.send(c.to_string().as_bytes());
+        wait(&app, "the key echoed", |s| s != before, Duration::from_secs(5));
+        lat.push(t.elapsed().as_secs_f64() * 1000.0);
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    println!("keystroke to screen: median {:.2} ms (60 keys)", median(lat));
+    app.send(b"\x03");
+    std::thread::sleep(Duration::from_millis(100));
+    app.send(b"\x03");
+    app.wait_exit(Duration::from_secs(5));
+}
+
+/// Markdown of about `size` bytes: headings, prose, lists, code blocks.
+fn markdown_answer(size: usize) -> String {
+    let mut s = String::new();
+    let mut n = 0;
+    while s.len() < size {
+        n += 1;
+        s.push_str(&format!("## Section {n}\n\nThe parser reads **tokens** one by one and builds a tree; each `node` keeps its span so errors can point at the source. This paragraph is long enough to wrap on a normal terminal width.\n\n- first point about section {n}\n- second point with `code`\n\n```rust\nfn section_{n}(input: &str) -> usize {{\n    input.lines().filter(|l| !l.is_empty()).count()\n}}\n```\n\n"));
+    }
+    s.push_str("The end of the answer is here.\n");
+    s
+}
