@@ -93,15 +93,28 @@ fn main() {
     for _ in 0..10 {
         let t0 = Instant::now();
         let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
-        wait(&app, "first screen", |s| s.contains("Ask cairn"), Duration::from_secs(10));
+        wait(
+            &app,
+            "first screen",
+            |s| s.contains("Ask cairn"),
+            Duration::from_secs(10),
+        );
         starts.push(t0.elapsed().as_secs_f64() * 1000.0);
         app.send(b"\x03");
         app.wait_exit(Duration::from_secs(5));
     }
-    println!("first usable screen: median {:.1} ms (10 runs)", median(starts));
+    println!(
+        "first usable screen: median {:.1} ms (10 runs)",
+        median(starts)
+    );
 
     let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
-    wait(&app, "first screen", |s| s.contains("Ask cairn"), Duration::from_secs(10));
+    wait(
+        &app,
+        "first screen",
+        |s| s.contains("Ask cairn"),
+        Duration::from_secs(10),
+    );
     let pid = app.pid().expect("pid");
     std::thread::sleep(Duration::from_secs(1));
 
@@ -118,9 +131,27 @@ fn main() {
     let t0 = Instant::now();
     app.type_text("stream");
     app.send(b"\r");
-    let last_words = answer.trim_end().rsplit('\n').next().unwrap_or("").trim().to_string();
-    let tail: String = last_words.chars().rev().take(20).collect::<String>().chars().rev().collect();
-    wait(&app, "the end of the answer", |s| s.contains(tail.trim()), Duration::from_secs(60));
+    let last_words = answer
+        .trim_end()
+        .rsplit('\n')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let tail: String = last_words
+        .chars()
+        .rev()
+        .take(20)
+        .collect::<String>()
+        .chars()
+        .rev()
+        .collect();
+    wait(
+        &app,
+        "the end of the answer",
+        |s| s.contains(tail.trim()),
+        Duration::from_secs(60),
+    );
     let cpu = cpu_seconds(pid).unwrap_or(0.0) - cpu0;
     let peak = proc_status_kb(pid, "VmHWM:").unwrap_or(0);
     println!(
@@ -138,11 +169,19 @@ fn main() {
         let before = app.screen();
         let t = Instant::now();
         app.send(c.to_string().as_bytes());
-        wait(&app, "the key echoed", |s| s != before, Duration::from_secs(5));
+        wait(
+            &app,
+            "the key echoed",
+            |s| s != before,
+            Duration::from_secs(5),
+        );
         lat.push(t.elapsed().as_secs_f64() * 1000.0);
         std::thread::sleep(Duration::from_millis(20));
     }
-    println!("keystroke to screen: median {:.2} ms (60 keys)", median(lat));
+    println!(
+        "keystroke to screen: median {:.2} ms (60 keys)",
+        median(lat)
+    );
     app.send(b"\x03");
     std::thread::sleep(Duration::from_millis(100));
     app.send(b"\x03");

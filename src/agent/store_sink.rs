@@ -2,17 +2,15 @@
 //! so the agent never waits on the disk. Each message is committed when it
 //! is added, so a crash loses at most the response being streamed.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 
-use super::events::{AgentEvent, ToolStatus};
+use super::events::AgentEvent;
 use super::recording::SessionSink;
 use crate::conversation::Role;
 use crate::llm::Usage;
 use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError};
-use crate::tools::ToolDisplay;
 use crate::tools::state::{FileVersion, lock};
 
 /// What a new session is created with.
@@ -58,7 +56,6 @@ impl StoreSink {
             ids: Vec::new(),
             pending_usage: None,
             last_cost: 0.0,
-            tool_runs: HashMap::new(),
         };
         std::thread::Builder::new()
             .name("cairn-store".into())
@@ -89,7 +86,6 @@ impl SessionSink for StoreSink {
             AgentEvent::TurnStarted { .. }
                 | AgentEvent::MessageAdded(_)
                 | AgentEvent::Usage { .. }
-                | AgentEvent::ToolCallFinished { .. }
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::UndoApplied { .. }
                 | AgentEvent::TitleChanged(_)
@@ -121,8 +117,6 @@ struct Writer {
     ids: Vec<(MessageId, u64)>,
     pending_usage: Option<(Usage, Option<f64>)>,
     last_cost: f64,
-    /// Status and display of finished calls, until their results are saved.
-    tool_runs: HashMap<String, (ToolStatus, Option<ToolDisplay>)>,
 }
 
 impl Writer {
@@ -242,14 +236,6 @@ impl Writer {
                 });
                 self.pending_usage = Some((usage, delta));
             }
-            AgentEvent::ToolCallFinished {
-                call_id,
-                status,
-                display,
-                ..
-            } => {
-                self.tool_runs.insert(call_id, (status, display));
-            }
             AgentEvent::TitleChanged(title) => {
                 if let Some(id) = self.session() {
                     self.store.set_title(&id, &title)?;
@@ -275,7 +261,6 @@ impl Writer {
                 }
                 let mid = self.store.append_message(&id, &message, &meta)?;
                 self.ids.push((mid, self.turn));
-                self.tool_runs.clear();
             }
             _ => {}
         }
