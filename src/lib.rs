@@ -9,6 +9,7 @@ pub mod agent;
 pub mod config;
 pub mod context;
 pub mod conversation;
+pub mod diff;
 pub mod headless;
 pub mod llm;
 pub mod mcp;

@@ -1,12 +1,17 @@
 //! Tools the model can call. A tool knows nothing of the agent: it gets its
 //! input and a [`ToolContext`], and answers with a [`ToolOutput`].
 
+pub mod atomic;
+pub mod edit;
+pub mod edit_core;
 pub mod glob;
 pub mod grep;
 pub mod ls;
 pub mod state;
+pub mod todos;
 pub mod view;
 pub mod walk;
+pub mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -227,6 +232,10 @@ impl Registry {
         r.register(Arc::new(grep::GrepTool));
         r.register(Arc::new(glob::GlobTool));
         r.register(Arc::new(ls::LsTool));
+        r.register(Arc::new(edit::EditTool));
+        r.register(Arc::new(edit::MultiEditTool));
+        r.register(Arc::new(write::WriteTool));
+        r.register(Arc::new(todos::TodosTool));
         r
     }
 
