@@ -6,7 +6,12 @@ pub mod edit;
 pub mod edit_core;
 pub mod glob;
 pub mod grep;
+pub mod interactive;
+pub mod job_tools;
+pub mod jobs;
 pub mod ls;
+pub mod shell;
+pub mod snapshot;
 pub mod state;
 pub mod todos;
 pub mod view;
@@ -236,6 +241,9 @@ impl Registry {
         r.register(Arc::new(edit::MultiEditTool));
         r.register(Arc::new(write::WriteTool));
         r.register(Arc::new(todos::TodosTool));
+        r.register(Arc::new(shell::BashTool));
+        r.register(Arc::new(job_tools::JobOutputTool));
+        r.register(Arc::new(job_tools::JobKillTool));
         r
     }
 
