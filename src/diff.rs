@@ -1,4 +1,4 @@
-//! Line-level diff facts shared by the tools and the interface.
+//! Line-level diff facts shared by the edit tools and the interface.
 
 use similar::{ChangeTag, TextDiff};
 
@@ -19,9 +19,12 @@ pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
-    fn counts_lines() {
-        assert_eq!(super::line_counts("a\nb\n", "a\nc\nd\n"), (2, 1));
-        assert_eq!(super::line_counts("", "x\n"), (1, 0));
+    fn counts_changed_lines() {
+        assert_eq!(line_counts("a\nb\nc\n", "a\nB\nc\nd\n"), (2, 1));
+        assert_eq!(line_counts("", "x\ny\n"), (2, 0));
+        assert_eq!(line_counts("same\n", "same\n"), (0, 0));
     }
 }

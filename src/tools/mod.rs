@@ -1,12 +1,22 @@
 //! Tools the model can call. A tool knows nothing of the agent: it gets its
 //! input and a [`ToolContext`], and answers with a [`ToolOutput`].
 
+pub mod atomic;
+pub mod edit;
+pub mod edit_core;
 pub mod glob;
 pub mod grep;
+pub mod interactive;
+pub mod job_tools;
+pub mod jobs;
 pub mod ls;
+pub mod shell;
+pub mod snapshot;
 pub mod state;
+pub mod todos;
 pub mod view;
 pub mod walk;
+pub mod write;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -227,6 +237,13 @@ impl Registry {
         r.register(Arc::new(grep::GrepTool));
         r.register(Arc::new(glob::GlobTool));
         r.register(Arc::new(ls::LsTool));
+        r.register(Arc::new(edit::EditTool));
+        r.register(Arc::new(edit::MultiEditTool));
+        r.register(Arc::new(write::WriteTool));
+        r.register(Arc::new(todos::TodosTool));
+        r.register(Arc::new(shell::BashTool));
+        r.register(Arc::new(job_tools::JobOutputTool));
+        r.register(Arc::new(job_tools::JobKillTool));
         r
     }
 

@@ -63,6 +63,8 @@ pub struct SessionState {
     history: Mutex<Vec<FileVersion>>,
     todos: Mutex<Vec<Todo>>,
     turn: Mutex<u64>,
+    /// Shell commands left running in the background.
+    pub jobs: super::jobs::JobTable,
 }
 
 impl SessionState {
@@ -73,6 +75,7 @@ impl SessionState {
             history: Mutex::new(Vec::new()),
             todos: Mutex::new(Vec::new()),
             turn: Mutex::new(0),
+            jobs: super::jobs::JobTable::new(),
         }
     }
 

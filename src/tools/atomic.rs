@@ -1,0 +1,73 @@
+//! Writing a file so that a crash or a failed rename never leaves it half
+//! written: the bytes go to a temporary file beside it, are flushed to disk,
+//! and only then replace the original in one rename.
+
+use std::fs::{self, Permissions};
+use std::io::{self, Write};
+use std::path::Path;
+
+use tempfile::NamedTempFile;
+
+/// Replaces (or creates) `path` with `bytes`. An existing file keeps its
+/// permissions. On any error the original is untouched and the temporary
+/// file is removed (dropping a `NamedTempFile` deletes it).
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let perms: Option<Permissions> = fs::metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.permissions());
+    let mut tmp = NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.flush()?;
+    if let Some(p) = perms {
+        tmp.as_file().set_permissions(p)?;
+    }
+    tmp.as_file().sync_all()?;
+    persist(tmp, path)
+}
+
+fn persist(tmp: NamedTempFile, path: &Path) -> io::Result<()> {
+    tmp.persist(path).map(|_| ()).map_err(|e| e.error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn replaces_content_and_keeps_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("run.sh");
+        fs::write(&p, "old").unwrap();
+        fs::set_permissions(&p, Permissions::from_mode(0o751)).unwrap();
+        write_atomic(&p, b"new").unwrap();
+        assert_eq!(fs::read_to_string(&p).unwrap(), "new");
+        let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o751);
+    }
+
+    #[test]
+    fn failed_rename_leaves_original_and_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        // A non-empty directory cannot be replaced by a file rename.
+        let target = dir.path().join("target");
+        fs::create_dir(&target).unwrap();
+        fs::write(target.join("inside.txt"), "keep me").unwrap();
+        let err = write_atomic(&target, b"new");
+        assert!(err.is_err());
+        assert_eq!(
+            fs::read_to_string(target.join("inside.txt")).unwrap(),
+            "keep me"
+        );
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("target")]);
+    }
+}

@@ -1,0 +1,287 @@
+//! `bash`: runs a command in the session's shell directory, with a timeout,
+//! merged output, a move to the background for long runs, and undo records
+//! for the files it changed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::interactive::refusal;
+use super::jobs::Process;
+use super::snapshot::Snapshot;
+use super::walk::blocking;
+use super::{
+    Preview, Tool, ToolContext, ToolDisplay, ToolOutput, opt_bool_arg, opt_str_arg, opt_u64_arg,
+    str_arg,
+};
+use crate::permission::shell::parse;
+
+const DEFAULT_TIMEOUT_MS: u64 = 120_000;
+const MAX_TIMEOUT_MS: u64 = 600_000;
+/// A command still running after this long moves to the background.
+const BACKGROUND_AFTER_MS: u64 = 60_000;
+pub const MAX_OUTPUT_CHARS: usize = 30_000;
+const SUMMARY_CHARS: usize = 80;
+
+pub struct BashTool;
+
+struct Args {
+    command: String,
+    timeout_ms: u64,
+    background: bool,
+}
+
+impl Args {
+    fn parse(input: &Value) -> Result<Args, String> {
+        let command = str_arg(input, "command")?.to_string();
+        if command.trim().is_empty() {
+            return Err("`command` is empty; give the shell command to run".into());
+        }
+        let timeout_ms = match opt_u64_arg(input, "timeout_ms")? {
+            None => DEFAULT_TIMEOUT_MS,
+            Some(0) => return Err("`timeout_ms` must be at least 1".into()),
+            Some(t) => t.min(MAX_TIMEOUT_MS),
+        };
+        // Only shown in the summary, but a wrong type is still an error.
+        opt_str_arg(input, "description")?;
+        Ok(Args {
+            command,
+            timeout_ms,
+            background: opt_bool_arg(input, "run_in_background")?.unwrap_or(false),
+        })
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Unit tests run in parallel in one process, so they cannot share the
+    /// environment variable; each test thread sets its own threshold.
+    static TEST_BACKGROUND_AFTER: std::cell::Cell<Option<Duration>> = const { std::cell::Cell::new(None) };
+}
+
+fn background_after_from(var: Option<String>) -> Duration {
+    let ms = var
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(BACKGROUND_AFTER_MS);
+    Duration::from_millis(ms)
+}
+
+fn background_after() -> Duration {
+    #[cfg(test)]
+    if let Some(d) = TEST_BACKGROUND_AFTER.with(|c| c.get()) {
+        return d;
+    }
+    background_after_from(std::env::var("CAIRN_BASH_BACKGROUND_AFTER_MS").ok())
+}
+
+/// Keeps the head and tail of long output, saying how much was cut.
+pub fn truncate_middle(text: &str, max: usize) -> String {
+    let total = text.chars().count();
+    if total <= max {
+        return text.to_string();
+    }
+    let half = max / 2;
+    let head_end = text.char_indices().nth(half).map_or(text.len(), |(i, _)| i);
+    let tail_start = text
+        .char_indices()
+        .nth(total - half)
+        .map_or(text.len(), |(i, _)| i);
+    format!(
+        "{}\n\n[... {} characters cut from the middle of the output ...]\n\n{}",
+        &text[..head_end],
+        total - 2 * half,
+        &text[tail_start..]
+    )
+}
+
+/// The command followed by a trailer that saves the final directory, so a
+/// `cd` carries over to the next call; the command's status is kept.
+fn script(command: &str, cwd_file: &Path) -> String {
+    let quoted = cwd_file.display().to_string().replace('\'', r"'\''");
+    format!("{command}\n__cairn_status=$?\npwd > '{quoted}' 2>/dev/null\nexit $__cairn_status\n")
+}
+
+fn first_line(command: &str) -> String {
+    let line = command.lines().next().unwrap_or("").trim();
+    let short: String = line.chars().take(SUMMARY_CHARS).collect();
+    if short.len() < line.len() || command.trim().lines().count() > 1 {
+        format!("{short}…")
+    } else {
+        short
+    }
+}
+
+fn with_output(mut text: String, output: &str) -> String {
+    let output = truncate_middle(output.trim_end(), MAX_OUTPUT_CHARS);
+    if !output.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&output);
+    }
+    text
+}
+
+fn start_dir(ctx: &ToolContext) -> PathBuf {
+    let cwd = ctx.session.cwd();
+    if cwd.is_dir() {
+        cwd
+    } else {
+        ctx.session.set_cwd(ctx.workspace.clone());
+        ctx.workspace.clone()
+    }
+}
+
+async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
+    let Some(before) = before else { return };
+    let root = ctx.workspace.clone();
+    if let Ok(changes) = blocking(move || before.changes(&root)).await {
+        for (path, content) in changes {
+            ctx.session.record_version(&path, content);
+        }
+    }
+}
+
+async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
+    if let Some(msg) = refusal(&parse(&args.command)) {
+        return ToolOutput::error(msg);
+    }
+    let cwd = start_dir(ctx);
+    let cwd_file = match tempfile::NamedTempFile::new() {
+        Ok(f) => f,
+        Err(e) => return ToolOutput::error(format!("cannot create a temporary file: {e}")),
+    };
+    let root = ctx.workspace.clone();
+    let snapshot = blocking(move || Snapshot::take(&root)).await.ok();
+    let process = match Process::spawn(&args.command, &script(&args.command, cwd_file.path()), &cwd)
+    {
+        Ok(p) => Arc::new(p),
+        Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
+    };
+    if args.background {
+        let id = ctx.session.jobs.add(process);
+        return ToolOutput::text(format!(
+            "Started in the background as {id}. Read its output with job_output and stop it with job_kill."
+        ))
+        .with_display(ToolDisplay::Job { job_id: id });
+    }
+    let timeout = Duration::from_millis(args.timeout_ms);
+    let to_background = background_after();
+    let out = tokio::select! {
+        code = process.wait() => {
+            if let Ok(dir) = std::fs::read_to_string(cwd_file.path()) {
+                let dir = PathBuf::from(dir.trim_end_matches('\n'));
+                if dir.is_dir() {
+                    ctx.session.set_cwd(dir);
+                }
+            }
+            let output = process.output();
+            if code == 0 {
+                let text = with_output(String::new(), &output);
+                ToolOutput::text(if text.is_empty() { "(no output)".to_string() } else { text })
+            } else {
+                ToolOutput::error(with_output(format!("exit code {code}"), &output))
+            }
+        }
+        _ = tokio::time::sleep(timeout) => {
+            process.kill().await;
+            ToolOutput::error(with_output(
+                format!("timed out after {} ms; the command and everything it started were stopped. Output so far:", args.timeout_ms),
+                &process.output(),
+            ))
+        }
+        _ = tokio::time::sleep(to_background), if to_background < timeout => {
+            let output = process.output();
+            process.mark_read();
+            let id = ctx.session.jobs.add(process.clone());
+            ToolOutput::text(with_output(
+                format!("Still running after {} s, so it moved to the background as {id}; use job_output to follow it and job_kill to stop it. Output so far:", to_background.as_secs()),
+                &output,
+            ))
+            .with_display(ToolDisplay::Job { job_id: id })
+        }
+        _ = ctx.cancel.cancelled() => {
+            process.kill().await;
+            ToolOutput::error(with_output("cancelled; the command was stopped. Output so far:".into(), &process.output()))
+        }
+    };
+    record_changes(ctx, snapshot).await;
+    out
+}
+
+#[async_trait]
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+    fn description(&self) -> &str {
+        include_str!("../../assets/tools/bash.md")
+    }
+    fn schema(&self) -> Value {
+        json!({
+            "type": "object",
+            "properties": {
+                "command": {
+                    "type": "string",
+                    "description": "The shell command to run with bash -c."
+                },
+                "timeout_ms": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_TIMEOUT_MS,
+                    "description": "Stop the command after this many milliseconds. Default 120000, at most 600000."
+                },
+                "run_in_background": {
+                    "type": "boolean",
+                    "description": "Start the command and return its job id at once, for servers and watchers. Default false."
+                },
+                "description": {
+                    "type": "string",
+                    "description": "A few words saying what the command does, shown to the person."
+                }
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        })
+    }
+    fn read_only(&self) -> bool {
+        false
+    }
+    fn summary(&self, input: &Value) -> String {
+        if let Ok(Some(d)) = opt_str_arg(input, "description")
+            && !d.trim().is_empty()
+        {
+            return d.trim().to_string();
+        }
+        format!(
+            "bash {}",
+            first_line(input.get("command").and_then(Value::as_str).unwrap_or(""))
+        )
+    }
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        let args = Args::parse(input)?;
+        let analysis = parse(&args.command);
+        if let Some(msg) = refusal(&analysis) {
+            return Err(msg);
+        }
+        Ok(Some(Preview::Command {
+            cwd: ctx.display_path(&ctx.session.cwd()),
+            commands: analysis.commands.iter().map(|c| c.words.clone()).collect(),
+            redirects: analysis.file_writes().map(|r| r.target.clone()).collect(),
+            command: args.command,
+        }))
+    }
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        match Args::parse(&input) {
+            Ok(args) => run_command(args, ctx).await,
+            Err(e) => ToolOutput::error(e),
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "shell_tests.rs"]
+mod tests;

@@ -1,0 +1,150 @@
+//! A cheap picture of the workspace taken before a shell command, so the
+//! files the command changed can be undone like an edit. Small files keep
+//! their content; every file keeps its (mtime, length) stamp.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use super::walk::walker;
+
+const MAX_CONTENT_FILE: u64 = 256 * 1024;
+const MAX_CONTENT_FILES: usize = 2_000;
+const MAX_CONTENT_TOTAL: u64 = 64 * 1024 * 1024;
+const MAX_STAMPS: usize = 5_000;
+
+#[derive(Debug, Clone)]
+struct Entry {
+    modified: Option<SystemTime>,
+    len: u64,
+    content: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Default)]
+pub struct Snapshot {
+    files: HashMap<PathBuf, Entry>,
+    /// False when the walk stopped at `MAX_STAMPS`: files missing from the
+    /// picture then may be old ones, not new.
+    complete: bool,
+}
+
+fn files(root: &Path) -> impl Iterator<Item = (PathBuf, fs::Metadata)> {
+    walker(root)
+        .build()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((e.into_path(), meta))
+        })
+}
+
+impl Snapshot {
+    pub fn take(root: &Path) -> Snapshot {
+        let mut snap = Snapshot {
+            files: HashMap::new(),
+            complete: true,
+        };
+        let mut kept_files = 0;
+        let mut kept_bytes = 0;
+        for (path, meta) in files(root) {
+            if snap.files.len() >= MAX_STAMPS {
+                snap.complete = false;
+                break;
+            }
+            let len = meta.len();
+            let content = if len <= MAX_CONTENT_FILE
+                && kept_files < MAX_CONTENT_FILES
+                && kept_bytes + len <= MAX_CONTENT_TOTAL
+            {
+                fs::read(&path).ok()
+            } else {
+                None
+            };
+            if let Some(c) = &content {
+                kept_files += 1;
+                kept_bytes += c.len() as u64;
+            }
+            let modified = meta.modified().ok();
+            snap.files.insert(
+                path,
+                Entry {
+                    modified,
+                    len,
+                    content,
+                },
+            );
+        }
+        snap
+    }
+
+    /// Files that differ now from the picture, each with the content it had
+    /// (`None` for a file that did not exist). Files too large to keep are
+    /// left out: they cannot be restored.
+    pub fn changes(&self, root: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (path, meta) in files(root).take(MAX_STAMPS * 2) {
+            match self.files.get(&path) {
+                Some(entry) => {
+                    seen.insert(path.clone());
+                    let Some(before) = &entry.content else {
+                        continue;
+                    };
+                    let same_stamp =
+                        entry.modified == meta.modified().ok() && entry.len == meta.len();
+                    if same_stamp {
+                        continue;
+                    }
+                    if fs::read(&path).is_ok_and(|now| &now != before) {
+                        out.push((path, Some(before.clone())));
+                    }
+                }
+                None if self.complete => out.push((path, None)),
+                None => {}
+            }
+        }
+        for (path, entry) in &self.files {
+            if let Some(before) = &entry.content
+                && !seen.contains(path)
+                && !path.exists()
+            {
+                out.push((path.clone(), Some(before.clone())));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sees_changed_created_and_deleted_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::write(root.join("a.txt"), "hello\n").unwrap();
+        fs::write(root.join("gone.txt"), "bye\n").unwrap();
+        fs::write(root.join("same.txt"), "same\n").unwrap();
+        let snap = Snapshot::take(root);
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("sed -i 's/hello/HELLO/' a.txt && rm gone.txt && echo new > new.txt")
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let changes = snap.changes(root);
+        assert_eq!(
+            changes,
+            vec![
+                (root.join("a.txt"), Some(b"hello\n".to_vec())),
+                (root.join("gone.txt"), Some(b"bye\n".to_vec())),
+                (root.join("new.txt"), None),
+            ]
+        );
+    }
+}
