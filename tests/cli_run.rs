@@ -204,3 +204,62 @@ async fn a_broken_config_names_the_file_and_line() {
     );
     assert!(mock.requests().is_empty(), "nothing starts half-configured");
 }
+
+fn edit_script() -> Vec<Reply> {
+    vec![
+        Reply::tool("v1", "view", json!({"file_path": "lib.rs"})),
+        Reply::tool(
+            "e1",
+            "edit",
+            json!({"file_path": "lib.rs", "old_string": "old()", "new_string": "new()"}),
+        ),
+        Reply::text("Edited."),
+        Reply::text("Title"),
+    ]
+}
+
+#[tokio::test]
+async fn run_applies_an_edit_in_auto_mode_and_refuses_it_in_smart_mode() {
+    let env = Env::new();
+    std::fs::write(env.path("lib.rs"), "fn f() { old() }\n").unwrap();
+    let mock = MockModel::start(Format::Anthropic, edit_script()).await;
+    let out = env
+        .command(&mock)
+        .args(["run", "--mode", "auto", "rename the call"])
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("→ edit lib.rs") && stderr.contains("✓"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.path("lib.rs")).unwrap(),
+        "fn f() { new() }\n"
+    );
+
+    let env = Env::new();
+    std::fs::write(env.path("lib.rs"), "fn f() { old() }\n").unwrap();
+    let mock = MockModel::start(Format::Anthropic, edit_script()).await;
+    let out = env
+        .command(&mock)
+        .args(["run", "rename the call"])
+        .output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert!(stderr.contains("denied"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(env.path("lib.rs")).unwrap(),
+        "fn f() { old() }\n"
+    );
+    let results = results_in(&mock.requests()[2]);
+    assert!(results.iter().any(|r| {
+        r["content"][0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("non-interactively")
+    }));
+}

@@ -153,3 +153,143 @@ async fn continue_shows_the_same_transcript_after_a_restart() {
     assert!(screen.contains("Resumed session"), "{screen}");
     quit(app);
 }
+
+fn edit_replies() -> Vec<Reply> {
+    vec![
+        Reply::tool("v1", "view", json!({"file_path": "lib.rs"})),
+        Reply::tool(
+            "e1",
+            "edit",
+            json!({"file_path": "lib.rs", "old_string": "fn old_name() {}", "new_string": "fn new_name() {}"}),
+        ),
+        Reply::text("Renamed."),
+        Reply::text("Rename"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_edit_dialog_shows_the_diff_and_allow_changes_the_file() {
+    let env = Env::new();
+    std::fs::write(env.path("lib.rs"), "fn old_name() {}\n").unwrap();
+    let mock = MockModel::start(Format::Anthropic, edit_replies()).await;
+    let mut app = env.start(&mock, &[], 36, 120);
+    app.type_text("rename it");
+    app.send(b"\r");
+    let dialog = app.wait_for_text("Allow once");
+    assert!(
+        dialog.contains("fn old_name() {}") && dialog.contains("fn new_name() {}"),
+        "{dialog}"
+    );
+    assert!(dialog.contains("lib.rs"), "{dialog}");
+    assert_eq!(
+        std::fs::read_to_string(env.path("lib.rs")).unwrap(),
+        "fn old_name() {}\n"
+    );
+    app.send(b"a");
+    app.wait_for_text("Renamed.");
+    assert_eq!(
+        std::fs::read_to_string(env.path("lib.rs")).unwrap(),
+        "fn new_name() {}\n"
+    );
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deny_leaves_the_file_byte_identical() {
+    let env = Env::new();
+    let original = b"fn old_name() {}\r\n// \xe2\x9c\x93 kept\r\n".to_vec();
+    std::fs::write(env.path("lib.rs"), &original).unwrap();
+    let mock = MockModel::start(Format::Anthropic, edit_replies()).await;
+    let mut app = env.start(&mock, &[], 36, 120);
+    app.type_text("rename it");
+    app.send(b"\r");
+    app.wait_for_text("Allow once");
+    app.send(b"d");
+    app.type_text("not now");
+    app.send(b"\r");
+    app.wait_for_text("Renamed.");
+    assert_eq!(std::fs::read(env.path("lib.rs")).unwrap(), original);
+    let last = mock.requests()[2].to_string();
+    assert!(last.contains("not now"), "the reason reaches the model");
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_stores_its_rule_and_the_next_identical_call_is_not_asked() {
+    let env = Env::new();
+    std::fs::write(env.path("lib.rs"), "fn old_name() {}\n").unwrap();
+    // The title request follows the first turn, so its reply is fourth.
+    let mut replies = edit_replies();
+    replies.extend([
+        Reply::tool(
+            "e2",
+            "edit",
+            json!({"file_path": "lib.rs", "old_string": "fn new_name() {}", "new_string": "fn third() {}"}),
+        ),
+        Reply::text("Again."),
+    ]);
+    let mock = MockModel::start(Format::Anthropic, replies).await;
+    let mut app = env.start(&mock, &[], 36, 120);
+    app.type_text("rename it");
+    app.send(b"\r");
+    let dialog = app.wait_for_text("Allow once");
+    assert!(
+        dialog.contains("edit(lib.rs)"),
+        "the rule is shown before agreeing:\n{dialog}"
+    );
+    app.send(b"s");
+    app.wait_for_text("Renamed.");
+    app.type_text("once more");
+    app.send(b"\r");
+    let screen = app.wait_for_text("Again.");
+    assert!(!screen.contains("Allow once"), "{screen}");
+    assert_eq!(
+        std::fs::read_to_string(env.path("lib.rs")).unwrap(),
+        "fn third() {}\n",
+        "{screen}\n{}",
+        mock.requests().last().unwrap()
+    );
+    let stored = std::fs::read_to_string(env.path(".cairn/config.toml")).unwrap();
+    assert!(stored.contains("edit(lib.rs)"), "{stored}");
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn undo_restores_an_edit_and_a_sed_change_byte_exact() {
+    let env = Env::new();
+    let a = b"alpha = 1\r\nbeta = 2\r\n".to_vec();
+    let b = b"x x x\n\xff raw byte\n".to_vec();
+    std::fs::write(env.path("a.txt"), &a).unwrap();
+    std::fs::write(env.path("b.txt"), &b).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "a.txt"})),
+            Reply::tool("e1", "edit", json!({"file_path": "a.txt", "old_string": "alpha = 1", "new_string": "alpha = 100"})),
+            Reply::tool("b1", "bash", json!({"command": "sed -i s/x/y/g b.txt"})),
+            Reply::text("Changed both."),
+            Reply::text("Changes"),
+        ],
+    )
+    .await;
+    let mut app = env.start(&mock, &["--mode", "auto"], 36, 120);
+    app.type_text("change both files");
+    app.send(b"\r");
+    app.wait_for_text("Changed both.");
+    assert_ne!(std::fs::read(env.path("a.txt")).unwrap(), a);
+    assert_ne!(std::fs::read(env.path("b.txt")).unwrap(), b);
+    app.type_text("/undo");
+    app.send(b"\r");
+    let confirm = app.wait_for_text("Undo the file changes");
+    assert!(
+        confirm.contains("a.txt") && confirm.contains("b.txt"),
+        "{confirm}"
+    );
+    // Nothing is restored before the person confirms.
+    assert_ne!(std::fs::read(env.path("a.txt")).unwrap(), a);
+    app.send(b"y");
+    app.wait_for_text("Undone: restored");
+    assert_eq!(std::fs::read(env.path("a.txt")).unwrap(), a);
+    assert_eq!(std::fs::read(env.path("b.txt")).unwrap(), b);
+    quit(app);
+}
