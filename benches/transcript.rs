@@ -162,10 +162,38 @@ fn streaming(c: &mut Criterion) {
             term.draw(|f| view(&mut m, f)).unwrap();
         })
     });
+    c.bench_function("delta_12_bytes_layout_only", |b| {
+        b.iter(|| {
+            n += 1;
+            let delta = if n % 64 == 0 {
+                "end.\n\nNext "
+            } else {
+                "more words. "
+            };
+            ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
+            let ctx = cairn::tui::widgets::cell::RenderCtx {
+                theme: &m.theme,
+                styles: &m.styles,
+                now: m.now,
+            };
+            let i = m.transcript.len() - 1;
+            if let Some(cell) = m.transcript.get_mut(i) {
+                black_box(cell.layout(198, &ctx).len());
+            }
+        })
+    });
+    let mut nothing = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    c.bench_function("terminal_draw_nothing_200x60", |b| {
+        b.iter(|| {
+            nothing.draw(|_| {}).unwrap();
+        })
+    });
     let mut empty = Terminal::new(TestBackend::new(200, 60)).unwrap();
     let mut blank = model();
     c.bench_function("frame_empty_session_200x60", |b| {
-        b.iter(|| empty.draw(|f| view(black_box(&mut blank), f)).unwrap())
+        b.iter(|| {
+            empty.draw(|f| view(black_box(&mut blank), f)).unwrap();
+        })
     });
 }
 
