@@ -153,7 +153,7 @@ fn streaming(c: &mut Criterion) {
     c.bench_function("delta_12_bytes_on_100kb_answer_and_frame", |b| {
         b.iter(|| {
             n += 1;
-            let delta = if n % 64 == 0 {
+            let delta = if n.is_multiple_of(64) {
                 "end.\n\nNext "
             } else {
                 "more words. "
@@ -165,7 +165,7 @@ fn streaming(c: &mut Criterion) {
     c.bench_function("delta_12_bytes_layout_only", |b| {
         b.iter(|| {
             n += 1;
-            let delta = if n % 64 == 0 {
+            let delta = if n.is_multiple_of(64) {
                 "end.\n\nNext "
             } else {
                 "more words. "
