@@ -459,7 +459,7 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         width: usize::from(width.max(1)),
         out: Vec::new(),
         inline: Vec::new(),
-        styles: vec![theme.base()],
+        styles: vec![theme.base().patch(theme.assistant)],
         containers: Vec::new(),
         lists: Vec::new(),
         links: Vec::new(),
