@@ -298,7 +298,6 @@ impl Transcript {
             let h = self.height(ci, width, ctx);
             let selected = self.selected == Some(ci);
             let gutter = self.cells[ci].gutter(ctx);
-            let lines = self.cells[ci].cached();
             while off < h && y < bottom {
                 if off >= gap {
                     let row = off - gap;
@@ -307,8 +306,9 @@ impl Transcript {
                     } else if row == 0 {
                         buf.set_span(area.x, y, &gutter, 1);
                     }
-                    if let Some(line) = lines.get(row) {
-                        buf.set_line(area.x + GUTTER, y, line, width);
+                    if let Some(cells) = self.cells[ci].painted_row(row, width) {
+                        let start = buf.index_of(area.x + GUTTER, y);
+                        buf.content[start..start + cells.len()].clone_from_slice(cells);
                     }
                 }
                 off += 1;
