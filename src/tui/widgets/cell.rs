@@ -288,6 +288,14 @@ impl Cell {
         slot.as_deref()
     }
 
+    /// Drops the painted rows (the cell went off screen), keeping memory
+    /// proportional to the screen rather than the session.
+    pub fn forget_paint(&mut self) {
+        for slot in &mut self.painted {
+            *slot = None;
+        }
+    }
+
     pub fn cached(&self) -> &[Line<'static>] {
         &self.lines
     }

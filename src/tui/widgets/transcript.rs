@@ -27,6 +27,8 @@ pub struct Transcript {
     unseen: bool,
     /// Rows of the transcript area at the last frame (for page sizes).
     pub last_height: u16,
+    /// Cells drawn in the last frame, whose painted rows are kept.
+    painted: std::ops::Range<usize>,
 }
 
 impl Transcript {
@@ -291,6 +293,7 @@ impl Transcript {
         let width = area.width - GUTTER;
         let rows = area.height as usize;
         let (mut ci, mut off) = self.resolve_top(width, rows, ctx);
+        let first = ci;
         let mut y = area.y;
         let bottom = area.y + area.height;
         while y < bottom && ci < self.cells.len() {
@@ -317,6 +320,15 @@ impl Transcript {
             ci += 1;
             off = 0;
         }
+        let shown = first..ci.min(self.cells.len());
+        for i in self.painted.clone() {
+            if !shown.contains(&i)
+                && let Some(c) = self.cells.get_mut(i)
+            {
+                c.forget_paint();
+            }
+        }
+        self.painted = shown;
         if self.has_unseen() {
             let label = " ↓ new output (End) ";
             let w = label.chars().count() as u16;
