@@ -30,15 +30,19 @@ a few CJK characters 日本語 and an emoji 👍 mixed in for good measure.
 | beta   | 22    | a longer cell that will be shrunk |
 
 ```rust
-fn compute(values: &[u64]) -> u64 {
+fn compute_SECTION(values: &[u64]) -> u64 {
     values.iter().filter(|v| **v % 2 == 0).map(|v| v * 3).sum()
 }
 ```
 
 "#;
     let mut s = String::new();
+    let mut i = 0;
     while s.len() < 100 * 1024 {
-        s.push_str(section);
+        // Distinct code per section, so the highlight cache cannot hit
+        // within one render.
+        s.push_str(&section.replace("SECTION", &i.to_string()));
+        i += 1;
     }
     s
 }
@@ -68,8 +72,19 @@ fn benches(c: &mut Criterion) {
     highlight::ensure_loaded();
     let theme = Theme::dark();
     let text = answer();
-    c.bench_function("markdown_100kb_w100", |b| {
+    c.bench_function("markdown_100kb_w100_cold", |b| {
+        b.iter(|| {
+            highlight::clear_cache();
+            markdown::render(black_box(&text), 100, &theme)
+        })
+    });
+    // Re-rendering (streaming, resize): complete code blocks are cached.
+    c.bench_function("markdown_100kb_w100_warm", |b| {
         b.iter(|| markdown::render(black_box(&text), 100, &theme))
+    });
+    let prose = text.replace("```rust", "```text");
+    c.bench_function("markdown_100kb_w100_unhighlighted_code", |b| {
+        b.iter(|| markdown::render(black_box(&prose), 100, &theme))
     });
     let (old, new) = diff_texts();
     c.bench_function("diff_2000_lines_new", |b| {

@@ -147,13 +147,52 @@ fn streaming(c: &mut Criterion) {
         );
         term.draw(|f| view(&mut m, f)).unwrap();
     }
+    // A paragraph ends every 64 deltas (~770 characters), as in a real
+    // answer; otherwise the bench would measure one ever-growing line.
+    let mut n = 0u32;
     c.bench_function("delta_12_bytes_on_100kb_answer_and_frame", |b| {
         b.iter(|| {
-            ev(
-                &mut m,
-                AgentEvent::TextDelta(black_box("more words. ").into()),
-            );
+            n += 1;
+            let delta = if n.is_multiple_of(64) {
+                "end.\n\nNext "
+            } else {
+                "more words. "
+            };
+            ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
             term.draw(|f| view(&mut m, f)).unwrap();
+        })
+    });
+    c.bench_function("delta_12_bytes_layout_only", |b| {
+        b.iter(|| {
+            n += 1;
+            let delta = if n.is_multiple_of(64) {
+                "end.\n\nNext "
+            } else {
+                "more words. "
+            };
+            ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
+            let ctx = cairn::tui::widgets::cell::RenderCtx {
+                theme: &m.theme,
+                styles: &m.styles,
+                now: m.now,
+            };
+            let i = m.transcript.len() - 1;
+            if let Some(cell) = m.transcript.get_mut(i) {
+                black_box(cell.layout(198, &ctx).len());
+            }
+        })
+    });
+    let mut nothing = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    c.bench_function("terminal_draw_nothing_200x60", |b| {
+        b.iter(|| {
+            nothing.draw(|_| {}).unwrap();
+        })
+    });
+    let mut empty = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let mut blank = model();
+    c.bench_function("frame_empty_session_200x60", |b| {
+        b.iter(|| {
+            empty.draw(|f| view(black_box(&mut blank), f)).unwrap();
         })
     });
 }

@@ -5,9 +5,11 @@
 //! started by [`warm_up`]. Until they are ready, code comes back plain;
 //! callers that cache rendered lines can watch [`is_ready`] and re-render once.
 
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
 use std::path::Path;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -165,6 +167,58 @@ pub fn highlight_segments(
     Some(out)
 }
 
+type Segments = Vec<Vec<(Style, String)>>;
+
+/// Recently highlighted code blocks. A streaming answer is re-rendered on
+/// every frame, and highlighting is the costly part, so blocks that are
+/// already complete come from here. Bounded: cleared when it grows past
+/// `CACHE_BYTES` of source.
+/// Source bytes held, and results by hash of (code, language, theme).
+type CodeCache = (usize, HashMap<u64, Arc<Segments>>);
+static CACHE: Mutex<Option<CodeCache>> = Mutex::new(None);
+const CACHE_BYTES: usize = 8 << 20;
+
+fn cache_key(code: &str, lang: &str, theme: &Theme) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (code, lang, &theme.syntax_theme, theme.color_depth as u8).hash(&mut h);
+    h.finish()
+}
+
+/// Like [`highlight_segments`], but remembers results, for callers that
+/// highlight the same text again and again (markdown re-rendered while it
+/// streams or on resize).
+pub fn highlight_segments_cached(
+    code: &str,
+    lang_or_path: &str,
+    theme: &Theme,
+) -> Option<Arc<Segments>> {
+    if !is_ready() {
+        warm_up();
+        return None;
+    }
+    let key = cache_key(code, lang_or_path, theme);
+    if let Some((_, map)) = CACHE.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+        && let Some(hit) = map.get(&key)
+    {
+        return Some(hit.clone());
+    }
+    let segs = Arc::new(highlight_segments(code, lang_or_path, theme)?);
+    let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    let (bytes, map) = guard.get_or_insert_with(|| (0, HashMap::new()));
+    if *bytes + code.len() > CACHE_BYTES {
+        map.clear();
+        *bytes = 0;
+    }
+    *bytes += code.len();
+    map.insert(key, segs.clone());
+    Some(segs)
+}
+
+/// Forgets cached highlighting (benchmarks measure the cold path with it).
+pub fn clear_cache() {
+    *CACHE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+}
+
 /// Highlights `code` for a fence token (`rust`, `py`, `ts`...) or a file path
 /// (by extension). Unknown languages and a not-yet-loaded syntect give plain
 /// lines in the theme's text colour.
@@ -209,6 +263,20 @@ mod tests {
         }
         assert!(highlight_segments("x", "ts", &theme).is_some());
         assert!(highlight_segments("x", "Makefile", &theme).is_some());
+    }
+
+    #[test]
+    fn cached_highlighting_is_reused_per_theme() {
+        ensure_loaded();
+        let dark = Theme::dark();
+        let code = "let cached_test_value = 42;\n";
+        let a = highlight_segments_cached(code, "rust", &dark).unwrap();
+        let b = highlight_segments_cached(code, "rust", &dark).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        let light = Theme::load("light", None).unwrap();
+        let c = highlight_segments_cached(code, "rust", &light).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+        assert_ne!(a[0][0].0, c[0][0].0, "colours follow the theme");
     }
 
     #[test]

@@ -427,18 +427,23 @@ impl<'a> Renderer<'a> {
             let first = wrap_code(vec![label], avail, None).swap_remove(0);
             self.emit(first);
         }
-        let segs: Vec<Vec<(Style, String)>> = lang
-            .and_then(|l| highlight::highlight_segments(&code, l, t))
-            .unwrap_or_else(|| {
-                code.split('\n')
+        let plain;
+        let cached = lang.and_then(|l| highlight::highlight_segments_cached(&code, l, t));
+        let segs: &[Vec<(Style, String)>] = match cached.as_deref() {
+            Some(s) => s,
+            None => {
+                plain = code
+                    .split('\n')
                     .map(|l| vec![(t.base(), l.to_string())])
-                    .collect()
-            });
+                    .collect::<Vec<_>>();
+                &plain
+            }
+        };
         let bg = t.code_bg;
         for line in segs {
             let spans: Vec<Span<'static>> = line
-                .into_iter()
-                .map(|(s, text)| Span::styled(text, bg.patch(s)))
+                .iter()
+                .map(|(s, text)| Span::styled(text.clone(), bg.patch(*s)))
                 .collect();
             for mut row in wrap_code(spans, avail, Some(Span::styled("↪ ", bg.patch(t.dim)))) {
                 pad_to(&mut row, avail, bg);
@@ -459,7 +464,7 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
         width: usize::from(width.max(1)),
         out: Vec::new(),
         inline: Vec::new(),
-        styles: vec![theme.base()],
+        styles: vec![theme.base().patch(theme.assistant)],
         containers: Vec::new(),
         lists: Vec::new(),
         links: Vec::new(),

@@ -116,8 +116,7 @@ pub fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'stat
         let text: &str = &span.content;
         let mut word_start: Option<usize> = None;
         let mut word_w = 0;
-        for (i, g) in text.grapheme_indices(true) {
-            let gw = grapheme_width(g);
+        let mut step = |i: usize, g: &str, gw: usize| {
             let is_space = g == " ";
             let is_break = g == "\n" || g == "\r\n";
             let is_wide = gw >= 2;
@@ -131,7 +130,7 @@ pub fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'stat
                 w.newline();
             } else if is_space {
                 if w.cur_w == 0 {
-                    continue;
+                    return;
                 }
                 if w.cur_w < w.width {
                     push_merged(&mut w.cur, style, " ");
@@ -144,10 +143,21 @@ pub fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'stat
             } else if gw == 0 {
                 // Control characters would corrupt the terminal; combining
                 // marks are part of their grapheme already.
-                continue;
+                return;
             } else {
                 word_start.get_or_insert(i);
                 word_w += gw;
+            }
+        };
+        if text.is_ascii() {
+            // Every byte is its own grapheme: skip segmentation, the hot path.
+            for (i, b) in text.bytes().enumerate() {
+                let gw = usize::from(!b.is_ascii_control());
+                step(i, &text[i..i + 1], gw);
+            }
+        } else {
+            for (i, g) in text.grapheme_indices(true) {
+                step(i, g, grapheme_width(g));
             }
         }
         if let Some(s) = word_start {

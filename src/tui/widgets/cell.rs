@@ -172,6 +172,9 @@ pub struct Cell {
     rev: u64,
     cache_key: Option<(u16, u64)>,
     lines: Vec<Line<'static>>,
+    /// Rows already turned into buffer cells, filled as they are drawn:
+    /// copying cells is several times cheaper than laying out styled text.
+    painted: Vec<Option<Box<[ratatui::buffer::Cell]>>>,
 }
 
 impl Cell {
@@ -182,6 +185,7 @@ impl Cell {
             rev: 0,
             cache_key: None,
             lines: Vec::new(),
+            painted: Vec::new(),
         }
     }
 
@@ -263,12 +267,35 @@ impl Cell {
                 lines.push(Line::default());
             }
             self.lines = lines;
+            self.painted.clear();
+            self.painted.resize(self.lines.len(), None);
             self.cache_key = Some(key);
         }
         &self.lines
     }
 
     /// Cached lines from the last layout (empty before the first).
+    /// Row `row` of the last layout as `width` buffer cells.
+    pub fn painted_row(&mut self, row: usize, width: u16) -> Option<&[ratatui::buffer::Cell]> {
+        let line = self.lines.get(row)?;
+        let slot = self.painted.get_mut(row)?;
+        if slot.as_ref().is_none_or(|c| c.len() != usize::from(width)) {
+            let mut scratch =
+                ratatui::buffer::Buffer::empty(ratatui::layout::Rect::new(0, 0, width, 1));
+            scratch.set_line(0, 0, line, width);
+            *slot = Some(scratch.content.into_boxed_slice());
+        }
+        slot.as_deref()
+    }
+
+    /// Drops the painted rows (the cell went off screen), keeping memory
+    /// proportional to the screen rather than the session.
+    pub fn forget_paint(&mut self) {
+        for slot in &mut self.painted {
+            *slot = None;
+        }
+    }
+
     pub fn cached(&self) -> &[Line<'static>] {
         &self.lines
     }

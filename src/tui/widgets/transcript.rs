@@ -27,6 +27,8 @@ pub struct Transcript {
     unseen: bool,
     /// Rows of the transcript area at the last frame (for page sizes).
     pub last_height: u16,
+    /// Cells drawn in the last frame, whose painted rows are kept.
+    painted: std::ops::Range<usize>,
 }
 
 impl Transcript {
@@ -298,6 +300,7 @@ impl Transcript {
         let width = area.width - GUTTER;
         let rows = area.height as usize;
         let (mut ci, mut off) = self.resolve_top(width, rows, ctx);
+        let first = ci;
         let mut y = area.y;
         let bottom = area.y + area.height;
         while y < bottom && ci < self.cells.len() {
@@ -305,7 +308,6 @@ impl Transcript {
             let h = self.height(ci, width, ctx);
             let selected = self.selected == Some(ci);
             let gutter = self.cells[ci].gutter(ctx);
-            let lines = self.cells[ci].cached();
             while off < h && y < bottom {
                 if off >= gap {
                     let row = off - gap;
@@ -314,8 +316,9 @@ impl Transcript {
                     } else if row == 0 {
                         buf.set_span(area.x, y, &gutter, 1);
                     }
-                    if let Some(line) = lines.get(row) {
-                        buf.set_line(area.x + GUTTER, y, line, width);
+                    if let Some(cells) = self.cells[ci].painted_row(row, width) {
+                        let start = buf.index_of(area.x + GUTTER, y);
+                        buf.content[start..start + cells.len()].clone_from_slice(cells);
                     }
                 }
                 off += 1;
@@ -324,6 +327,15 @@ impl Transcript {
             ci += 1;
             off = 0;
         }
+        let shown = first..ci.min(self.cells.len());
+        for i in self.painted.clone() {
+            if !shown.contains(&i)
+                && let Some(c) = self.cells.get_mut(i)
+            {
+                c.forget_paint();
+            }
+        }
+        self.painted = shown;
         if self.has_unseen() {
             let label = " ↓ new output (End) ";
             let w = label.chars().count() as u16;
