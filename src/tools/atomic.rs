@@ -12,6 +12,16 @@ use tempfile::NamedTempFile;
 /// permissions. On any error the original is untouched and the temporary
 /// file is removed (dropping a `NamedTempFile` deletes it).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    // Renaming over a symlink would replace the link with a plain file;
+    // write the file it points to instead.
+    let target;
+    let path = match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => {
+            target = fs::canonicalize(path)?;
+            target.as_path()
+        }
+        _ => path,
+    };
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -49,6 +59,23 @@ mod tests {
         assert_eq!(fs::read_to_string(&p).unwrap(), "new");
         let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o751);
+    }
+
+    #[test]
+    fn writes_through_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real.txt");
+        let link = dir.path().join("link.txt");
+        fs::write(&real, "old").unwrap();
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(fs::read_to_string(&real).unwrap(), "new");
     }
 
     #[test]

@@ -163,3 +163,15 @@ async fn multiedit_is_all_or_nothing() {
         "ALPHA\nBETA\n"
     );
 }
+
+#[tokio::test]
+async fn whitespace_only_mismatch_is_named() {
+    let (_dir, ctx) = setup("f.txt", b"a\n\tif x {\n\t\ty();\n\t}\nb\n").await;
+    let out = EditTool
+        .run(edit("if x {\n    y();\n}", "if x { z(); }"), &ctx)
+        .await;
+    assert!(out.is_error);
+    let text = out.text_content();
+    assert!(text.contains("differs only in whitespace"), "{text}");
+    assert!(text.contains("(lines 2-4)"), "{text}");
+}

@@ -4,9 +4,7 @@
 
 use crate::permission::shell::{ShellAnalysis, SimpleCommand};
 
-const EDITORS: &[&str] = &[
-    "vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe", "ed",
-];
+const EDITORS: &[&str] = &["vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe"];
 const PAGERS: &[&str] = &["less", "more", "most", "man", "info"];
 const SCREENS: &[&str] = &[
     "top", "htop", "btop", "atop", "watch", "tmux", "screen", "mc", "nnn", "ranger", "tig",

@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod edit;
 pub mod edit_core;
+pub mod fetch;
 pub mod glob;
 pub mod grep;
 pub mod interactive;
@@ -244,6 +245,7 @@ impl Registry {
         r.register(Arc::new(shell::BashTool));
         r.register(Arc::new(job_tools::JobOutputTool));
         r.register(Arc::new(job_tools::JobKillTool));
+        r.register(Arc::new(fetch::FetchTool));
         r
     }
 
@@ -333,6 +335,34 @@ fn type_name(v: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn builtin_offers_the_acting_tools_with_strict_schemas() {
+        let r = Registry::builtin();
+        for (name, read_only) in [
+            ("edit", false),
+            ("multiedit", false),
+            ("write", false),
+            ("bash", false),
+            ("job_output", true),
+            ("job_kill", false),
+            ("fetch", false),
+            ("todos", true),
+        ] {
+            let tool = r.get(name).unwrap_or_else(|| panic!("{name} missing"));
+            assert_eq!(tool.read_only(), read_only, "{name}");
+            assert!(!tool.description().trim().is_empty(), "{name}");
+            assert!(
+                crate::permission::rules::KNOWN_TOOLS.contains(&name),
+                "{name}"
+            );
+            let schema = tool.schema();
+            assert_eq!(schema["additionalProperties"], Value::Bool(false), "{name}");
+            for (param, spec) in schema["properties"].as_object().into_iter().flatten() {
+                assert!(spec["description"].is_string(), "{name}.{param}");
+            }
+        }
+    }
 
     #[test]
     fn builtin_offers_the_read_only_tools_with_strict_schemas() {

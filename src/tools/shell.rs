@@ -154,8 +154,14 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot create a temporary file: {e}")),
     };
-    let root = ctx.workspace.clone();
-    let snapshot = blocking(move || Snapshot::take(&root)).await.ok();
+    // A job started in the background changes files after this call has
+    // answered, so there is nothing to compare against.
+    let snapshot = if args.background {
+        None
+    } else {
+        let root = ctx.workspace.clone();
+        blocking(move || Snapshot::take(&root)).await.ok()
+    };
     let process = match Process::spawn(&args.command, &script(&args.command, cwd_file.path()), &cwd)
     {
         Ok(p) => Arc::new(p),
