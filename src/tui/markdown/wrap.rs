@@ -140,11 +140,9 @@ pub fn wrap_spans(spans: Vec<Span<'static>>, width: usize) -> Vec<Vec<Span<'stat
                 }
             } else if is_wide {
                 w.word(style, g, gw);
-            } else if gw == 0 {
-                // Control characters would corrupt the terminal; combining
-                // marks are part of their grapheme already.
-                return;
-            } else {
+            } else if gw != 0 {
+                // (Width 0: control characters would corrupt the terminal;
+                // combining marks are part of their grapheme already.)
                 word_start.get_or_insert(i);
                 word_w += gw;
             }
