@@ -12,7 +12,7 @@ use crate::conversation::{Part, result_text};
 const MAX_PART_TEXT: usize = 16 * 1024;
 
 /// How many of the newest matches a search ranks (see [`Store::search`]).
-pub(crate) const RANK_WINDOW: usize = 5_000;
+pub(crate) const RANK_WINDOW: usize = 1_000;
 
 /// Marks the start of a matched word in [`SearchHit::snippet`].
 pub const MATCH_START: char = '\u{1}';
@@ -114,8 +114,8 @@ pub fn build_match_query(input: &str) -> Option<String> {
 }
 
 impl Store {
-    /// Messages matching `query`, best first. When more than 5,000 messages
-    /// match, only the newest 5,000 of them are ranked, which keeps a
+    /// Messages matching `query`, best first. When more than 1,000 messages
+    /// match, only the newest 1,000 of them are ranked, which keeps a
     /// one-word search of a huge history fast and favours recent work.
     pub fn search(
         &self,
