@@ -260,4 +260,6 @@ fn bad_json(what: impl Into<String>, e: serde_json::Error) -> StoreError {
 }
 
 #[cfg(test)]
+mod search_tests;
+#[cfg(test)]
 mod tests;

@@ -12,7 +12,7 @@ use crate::conversation::{Part, result_text};
 const MAX_PART_TEXT: usize = 16 * 1024;
 
 /// How many of the newest matches a search ranks (see [`Store::search`]).
-pub(crate) const RANK_WINDOW: usize = 5_000;
+pub(crate) const RANK_WINDOW: usize = 1_000;
 
 /// Marks the start of a matched word in [`SearchHit::snippet`].
 pub const MATCH_START: char = '\u{1}';
@@ -113,9 +113,57 @@ pub fn build_match_query(input: &str) -> Option<String> {
     Some(query)
 }
 
+/// Lower-cased words of the query, split as the index splits text.
+fn query_terms(query: &str) -> Vec<String> {
+    words(query).map(|(_, w)| w.to_lowercase()).collect()
+}
+
+/// Runs of letters and digits with their byte offsets.
+fn words(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(move |w| (w.as_ptr() as usize - text.as_ptr() as usize, w))
+}
+
+/// About SNIPPET_WORDS words of `body` around the first matched word, with
+/// every matched word wrapped in MATCH_START … MATCH_END.
+fn snippet(body: &str, terms: &[String], prefix_last: bool) -> String {
+    const SNIPPET_WORDS: usize = 24;
+    let matches = |w: &str| {
+        let w = w.to_lowercase();
+        terms.iter().enumerate().any(|(i, t)| {
+            w == *t || (prefix_last && i + 1 == terms.len() && w.starts_with(t.as_str()))
+        })
+    };
+    let all: Vec<(usize, &str)> = words(body).collect();
+    let first = all.iter().position(|(_, w)| matches(w)).unwrap_or(0);
+    let from = first.saturating_sub(SNIPPET_WORDS / 3);
+    let to = (from + SNIPPET_WORDS).min(all.len());
+    let mut out = String::new();
+    if from > 0 {
+        out.push('…');
+    }
+    let mut cursor = all.get(from).map(|(at, _)| *at).unwrap_or(0);
+    for (at, w) in &all[from..to] {
+        out.push_str(&body[cursor..*at]);
+        if matches(w) {
+            out.push(MATCH_START);
+            out.push_str(w);
+            out.push(MATCH_END);
+        } else {
+            out.push_str(w);
+        }
+        cursor = at + w.len();
+    }
+    if to < all.len() {
+        out.push('…');
+    }
+    out
+}
+
 impl Store {
-    /// Messages matching `query`, best first. When more than 5,000 messages
-    /// match, only the newest 5,000 of them are ranked, which keeps a
+    /// Messages matching `query`, best first. When more than 1,000 messages
+    /// match, only the newest 1,000 of them are ranked, which keeps a
     /// one-word search of a huge history fast and favours recent work.
     pub fn search(
         &self,
@@ -126,50 +174,52 @@ impl Store {
             return Ok(Vec::new());
         };
         let limit = if filter.limit == 0 { 50 } else { filter.limit } as i64;
-        // Ranking every match of a common word in a million messages takes
-        // far too long for search-as-you-type, so only the newest
-        // RANK_WINDOW matches are ranked: the floor below is the oldest
-        // message id among them. Rarer queries rank all their matches.
-        let select = "SELECT m.session_id, f.rowid, coalesce(s.title, s.first_prompt),
-                 snippet(messages_fts, 0, char(1), char(2), '…', 24), f.rank, s.updated_at
-             FROM messages_fts AS f
-             JOIN messages AS m ON m.id = f.rowid
+        // Ranking every match of common words in a million messages is far
+        // too slow for search-as-you-type, so one pass walks the matches
+        // newest first and scores at most RANK_WINDOW of them; snippets are
+        // cut in Rust for the kept few, which saves a second index pass.
+        let window = match filter.project_root {
+            Some(_) => format!(
+                "SELECT f.rowid AS id, bm25(messages_fts) AS score
+                 FROM messages_fts AS f
+                 JOIN messages AS m2 ON m2.id = f.rowid
+                 JOIN sessions AS s2 ON s2.id = m2.session_id
+                 WHERE messages_fts MATCH ?1 AND s2.project_root = ?3
+                 ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}"
+            ),
+            None => format!(
+                "SELECT rowid AS id, bm25(messages_fts) AS score
+                 FROM messages_fts WHERE messages_fts MATCH ?1
+                 ORDER BY rowid DESC LIMIT {RANK_WINDOW}"
+            ),
+        };
+        let sql = format!(
+            "SELECT w.id, w.score, m.session_id, coalesce(s.title, s.first_prompt),
+                 s.updated_at, m.body
+             FROM (SELECT id, score FROM ({window}) ORDER BY score LIMIT ?2) AS w
+             JOIN messages AS m ON m.id = w.id
              JOIN sessions AS s ON s.id = m.session_id
-             WHERE messages_fts MATCH ?1";
+             ORDER BY w.score"
+        );
+        let terms = query_terms(query);
+        let prefix_last = !query.ends_with(char::is_whitespace);
         let map = |r: &rusqlite::Row<'_>| {
+            let body: String = r.get(5)?;
             Ok(SearchHit {
-                session_id: SessionId(r.get(0)?),
-                message_id: MessageId(r.get(1)?),
-                title: r.get(2)?,
-                snippet: r.get(3)?,
-                rank: r.get(4)?,
-                updated_at: r.get(5)?,
+                session_id: SessionId(r.get(2)?),
+                message_id: MessageId(r.get(0)?),
+                title: r.get(3)?,
+                snippet: snippet(&body, &terms, prefix_last),
+                rank: r.get(1)?,
+                updated_at: r.get(4)?,
             })
         };
+        let mut stmt = self.conn.prepare_cached(&sql)?;
         let hits = match filter.project_root {
-            Some(root) => self
-                .conn
-                .prepare_cached(&format!(
-                    "{select} AND s.project_root = ?2 AND f.rowid >= (
-                         SELECT min(id) FROM (
-                             SELECT f2.rowid AS id FROM messages_fts AS f2
-                             JOIN messages AS m2 ON m2.id = f2.rowid
-                             JOIN sessions AS s2 ON s2.id = m2.session_id
-                             WHERE messages_fts MATCH ?1 AND s2.project_root = ?2
-                             ORDER BY f2.rowid DESC LIMIT {RANK_WINDOW}))
-                     ORDER BY f.rank LIMIT ?3"
-                ))?
-                .query_map(params![fts, path_text(root), limit], map)?
+            Some(root) => stmt
+                .query_map(params![fts, limit, path_text(root)], map)?
                 .collect::<Result<Vec<_>, _>>()?,
-            None => self
-                .conn
-                .prepare_cached(&format!(
-                    "{select} AND f.rowid >= (
-                         SELECT min(id) FROM (
-                             SELECT rowid AS id FROM messages_fts WHERE messages_fts MATCH ?1
-                             ORDER BY rowid DESC LIMIT {RANK_WINDOW}))
-                     ORDER BY f.rank LIMIT ?2"
-                ))?
+            None => stmt
                 .query_map(params![fts, limit], map)?
                 .collect::<Result<Vec<_>, _>>()?,
         };
@@ -216,6 +266,26 @@ mod tests {
         assert!(text.contains("bash cargo test 30"), "{text}");
         assert!(text.contains("zebra ok"));
         assert!(!text.contains("secretthought"));
+    }
+
+    #[test]
+    fn snippet_centres_on_the_match_and_marks_every_hit() {
+        let body = format!(
+            "{} Connection refused by host: connection REFUSED again {}",
+            "lead ".repeat(40),
+            "tail ".repeat(40)
+        );
+        let terms = query_terms("connection refus");
+        let s = snippet(&body, &terms, true);
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s:?}");
+        assert!(
+            s.contains("\u{1}Connection\u{2} \u{1}refused\u{2} by host: \u{1}connection\u{2} \u{1}REFUSED\u{2}"),
+            "{s:?}"
+        );
+        // Without prefix matching a partial word is not marked.
+        assert!(!snippet(&body, &terms, false).contains("\u{1}refused"));
+        // Nothing matched (e.g. a diacritic folded by the index): the start.
+        assert!(snippet("short text", &["zzz".to_string()], false) == "short text");
     }
 
     #[test]
