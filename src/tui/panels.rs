@@ -638,7 +638,10 @@ fn plan_lines(plan: &UndoPlan, s: &Styles) -> Vec<Line<'static>> {
 
 fn boxed(title: &str, lines: Vec<Line<'static>>, area: Rect, buf: &mut Buffer, s: &Styles) {
     let width = area.width.saturating_sub(4).clamp(10, 100);
-    let height = (lines.len() as u16 + 2).min(area.height);
+    // Rows once wrapped, so the last line (the keys) is never cut off.
+    let inner = usize::from(width.saturating_sub(2).max(1));
+    let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+    let height = (rows as u16 + 2).min(area.height);
     let popup = Rect {
         x: area.x + area.width.saturating_sub(width) / 2,
         y: area.y + area.height.saturating_sub(height) / 3,
