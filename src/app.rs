@@ -147,29 +147,12 @@ fn latest(store: &Store, s: &Startup) -> Result<Option<Resumed>> {
 }
 
 fn load(store: &Store, id: &SessionId) -> Result<Resumed> {
-    let summary = store.session(id)?;
-    let stored = store
-        .load_messages(id)
+    let (summary, messages, versions) = crate::tui::services::load_session(store, id)
         .with_context(|| format!("cannot load session {id}"))?;
-    let max_turn = stored.iter().map(|m| m.2.turn).max().unwrap_or(0);
-    let mut versions = Vec::new();
-    for turn in 1..=max_turn {
-        for v in store.file_versions(id, turn)? {
-            versions.push(FileVersion {
-                path: v.path,
-                before: v.content,
-                turn,
-            });
-        }
-    }
     Ok(Resumed {
         id: id.0.clone(),
         title: summary.title,
-        messages: stored
-            .into_iter()
-            .filter(|m| m.2.status == crate::store::MessageStatus::Active)
-            .map(|m| m.1)
-            .collect(),
+        messages,
         versions,
     })
 }

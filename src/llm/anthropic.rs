@@ -1,14 +1,12 @@
 //! Anthropic Messages, streaming.
 
 use async_trait::async_trait;
-use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::openai::{describe, ensure_done};
 use super::sse::{self, SseEvent};
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
-    http_client, parse_retry_after,
+    http_client,
 };
 use crate::conversation::{Message, Part, ResultContent, Role};
 
@@ -51,27 +49,8 @@ impl Provider for Anthropic {
         if let Some(key) = &self.settings.api_key {
             req = req.header("x-api-key", key);
         }
-        for (k, v) in &self.settings.headers {
-            req = req.header(k, v);
-        }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| LlmError::Network(describe(&e)))?;
-        let status = resp.status();
-        if !status.is_success() {
-            let retry_after = parse_retry_after(resp.headers());
-            let text = resp.text().await.unwrap_or_default();
-            return Err(LlmError::from_status(status.as_u16(), retry_after, &text));
-        }
         let mut state = Decoder::default();
-        let stream = sse::events(resp)
-            .map(move |item| match item {
-                Ok(ev) => state.decode(ev),
-                Err(e) => vec![Err(LlmError::Network(describe(&e)))],
-            })
-            .flat_map(futures::stream::iter);
-        Ok(Box::pin(ensure_done(stream)))
+        sse::send_and_decode(req, &self.settings.headers, move |ev| state.decode(ev)).await
     }
 }
 

@@ -128,6 +128,41 @@ pub fn events(
     )
 }
 
+/// Sends a streaming request and turns its event stream into provider
+/// events with `decode`; HTTP errors are classified, and a stream that ends
+/// without saying it is done counts as cut.
+pub async fn send_and_decode(
+    req: reqwest::RequestBuilder,
+    headers: &[(String, String)],
+    mut decode: impl FnMut(SseEvent) -> Vec<Result<super::StreamEvent, super::LlmError>>
+    + Send
+    + 'static,
+) -> Result<super::EventStream, super::LlmError> {
+    use super::LlmError;
+    use super::openai::{describe, ensure_done};
+    let mut req = req;
+    for (k, v) in headers {
+        req = req.header(k, v);
+    }
+    let resp = req
+        .send()
+        .await
+        .map_err(|e| LlmError::Network(describe(&e)))?;
+    let status = resp.status();
+    if !status.is_success() {
+        let retry_after = super::parse_retry_after(resp.headers());
+        let text = resp.text().await.unwrap_or_default();
+        return Err(LlmError::from_status(status.as_u16(), retry_after, &text));
+    }
+    let stream = events(resp)
+        .map(move |item| match item {
+            Ok(ev) => decode(ev),
+            Err(e) => vec![Err(LlmError::Network(describe(&e)))],
+        })
+        .flat_map(futures::stream::iter);
+    Ok(Box::pin(ensure_done(stream)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

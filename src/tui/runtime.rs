@@ -21,7 +21,11 @@ use crate::tui::terminal;
 use crate::tui::update::update;
 use crate::tui::view::view;
 
+/// Frames after the person's input come at most this close together.
 const FRAME_GAP: Duration = Duration::from_millis(8);
+/// Frames that only show streamed output: 60 a second is smooth, and half
+/// the drawing of 120.
+const STREAM_FRAME_GAP: Duration = Duration::from_millis(16);
 const TICK: Duration = Duration::from_millis(100);
 
 pub async fn run_loop(
@@ -71,14 +75,18 @@ async fn event_loop(
     let mut clipboard: Option<arboard::Clipboard> = None;
     let mut agent_open = true;
     let mut dirty = true;
-    let mut last_draw = Instant::now() - FRAME_GAP;
+    // Something the person did is waiting to be drawn.
+    let mut urgent = true;
+    let mut last_draw = Instant::now() - STREAM_FRAME_GAP;
 
     loop {
-        if dirty && Instant::now() >= last_draw + FRAME_GAP {
+        let gap = if urgent { FRAME_GAP } else { STREAM_FRAME_GAP };
+        if dirty && Instant::now() >= last_draw + gap {
             model.now = std::time::Instant::now();
             term.draw(|f| view(model, f))?;
             last_draw = Instant::now();
             dirty = false;
+            urgent = false;
         }
         let mut msgs = Vec::new();
         tokio::select! {
@@ -102,11 +110,12 @@ async fn event_loop(
             },
             Some(msg) = service_rx.recv() => msgs.push(msg),
             _ = tick.tick(), if model.needs_tick() => msgs.push(Msg::Tick(std::time::Instant::now())),
-            _ = sleep_until(last_draw + FRAME_GAP), if dirty => {}
+            _ = sleep_until(last_draw + gap), if dirty => {}
             _ = sigterm.recv() => return Ok(()),
         }
         for msg in msgs {
             dirty = true;
+            urgent |= !matches!(msg, Msg::Agent(_) | Msg::Tick(_));
             model.now = std::time::Instant::now();
             for cmd in update(model, msg) {
                 match cmd {

@@ -171,20 +171,8 @@ impl Services {
                             offset: 0,
                         })
                         .map_err(err)?
-                        .into_iter()
-                        .map(|s| BrowserEntry {
-                            id: s.id.0.clone(),
-                            title: s.title.clone().unwrap_or_default(),
-                            updated_at: s.updated_at,
-                            message_count: s.message_count,
-                            first_prompt: s.first_prompt.clone().unwrap_or_default(),
-                            project: s
-                                .project_root
-                                .as_ref()
-                                .map(|p| p.display().to_string())
-                                .unwrap_or_default(),
-                            snippet: None,
-                        })
+                        .iter()
+                        .map(|s| entry(s, None))
                         .collect()
                 } else {
                     let hits = store
@@ -203,19 +191,7 @@ impl Services {
                             continue;
                         }
                         let s = store.session(&h.session_id).map_err(err)?;
-                        out.push(BrowserEntry {
-                            id: h.session_id.0.clone(),
-                            title: s.title.clone().unwrap_or_default(),
-                            updated_at: s.updated_at,
-                            message_count: s.message_count,
-                            first_prompt: s.first_prompt.clone().unwrap_or_default(),
-                            project: s
-                                .project_root
-                                .as_ref()
-                                .map(|p| p.display().to_string())
-                                .unwrap_or_default(),
-                            snippet: Some(h.snippet),
-                        });
+                        out.push(entry(&s, Some(h.snippet)));
                     }
                     out
                 };
@@ -234,25 +210,8 @@ impl Services {
             }
             ServiceCmd::Resume(id) => {
                 let store = self.store()?;
-                let sid = SessionId(id.clone());
-                let summary = store.session(&sid).map_err(err)?;
-                let stored = store.load_messages(&sid).map_err(err)?;
-                let mut versions = Vec::new();
-                let max_turn = stored.iter().map(|m| m.2.turn).max().unwrap_or(0);
-                for turn in 1..=max_turn {
-                    for v in store.file_versions(&sid, turn).map_err(err)? {
-                        versions.push(FileVersion {
-                            path: v.path,
-                            before: v.content,
-                            turn,
-                        });
-                    }
-                }
-                let messages = stored
-                    .into_iter()
-                    .filter(|m| m.2.status == crate::store::MessageStatus::Active)
-                    .map(|m| m.1)
-                    .collect();
+                let (summary, messages, versions) =
+                    load_session(&store, &SessionId(id.clone())).map_err(err)?;
                 ServiceMsg::Resumed {
                     id,
                     title: summary.title,
@@ -358,6 +317,51 @@ impl Services {
                 return Err("handled on the interface thread".into());
             }
         })
+    }
+}
+
+/// A stored session ready to continue: its summary, the messages of turns
+/// not undone, and the file versions (so undo works after a resume).
+pub fn load_session(
+    store: &Store,
+    id: &SessionId,
+) -> Result<(crate::store::SessionSummary, Vec<Message>, Vec<FileVersion>), crate::store::StoreError>
+{
+    let summary = store.session(id)?;
+    let stored = store.load_messages(id)?;
+    let mut versions = Vec::new();
+    let max_turn = stored.iter().map(|m| m.2.turn).max().unwrap_or(0);
+    for turn in 1..=max_turn {
+        for v in store.file_versions(id, turn)? {
+            versions.push(FileVersion {
+                path: v.path,
+                before: v.content,
+                turn,
+            });
+        }
+    }
+    let messages = stored
+        .into_iter()
+        .filter(|m| m.2.status == crate::store::MessageStatus::Active)
+        .map(|m| m.1)
+        .collect();
+    Ok((summary, messages, versions))
+}
+
+/// A browser row for a stored session.
+fn entry(s: &crate::store::SessionSummary, snippet: Option<String>) -> BrowserEntry {
+    BrowserEntry {
+        id: s.id.0.clone(),
+        title: s.title.clone().unwrap_or_default(),
+        updated_at: s.updated_at,
+        message_count: s.message_count,
+        first_prompt: s.first_prompt.clone().unwrap_or_default(),
+        project: s
+            .project_root
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        snippet,
     }
 }
 
