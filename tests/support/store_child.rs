@@ -80,8 +80,11 @@ fn write_loop(db: &std::path::Path, session: &SessionId, count: u64, label: &str
             )
             .expect("append in child");
         let mut lock = out.lock();
-        writeln!(lock, "ack {label} {i} {}", id.0).expect("stdout");
-        lock.flush().expect("flush");
+        // The parent stops reading before it kills us: a closed pipe just
+        // means stop.
+        if writeln!(lock, "ack {label} {i} {}", id.0).is_err() || lock.flush().is_err() {
+            return;
+        }
         i += 1;
     }
 }
