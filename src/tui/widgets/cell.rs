@@ -258,21 +258,6 @@ impl Cell {
     pub fn layout(&mut self, width: u16, ctx: &RenderCtx) -> &[Line<'static>] {
         let key = (width, self.rev);
         if self.cache_key != Some(key) {
-            // Rows on screen whose text does not change keep their painted
-            // cells: a streaming answer repaints only its last rows.
-            let keep: Vec<(usize, Line<'static>, Box<[ratatui::buffer::Cell]>)> =
-                if self.cache_key.map(|k| k.0) == Some(width) {
-                    self.painted
-                        .iter_mut()
-                        .enumerate()
-                        .filter_map(|(i, p)| {
-                            let cells = p.take()?;
-                            Some((i, self.lines.get(i)?.clone(), cells))
-                        })
-                        .collect()
-                } else {
-                    Vec::new()
-                };
             let mut lines = std::mem::take(&mut self.lines);
             match &mut self.kind {
                 CellKind::Assistant(a) => a.layout(&mut lines, width, ctx),
@@ -284,11 +269,6 @@ impl Cell {
             self.lines = lines;
             self.painted.clear();
             self.painted.resize(self.lines.len(), None);
-            for (i, line, cells) in keep {
-                if self.lines.get(i) == Some(&line) {
-                    self.painted[i] = Some(cells);
-                }
-            }
             self.cache_key = Some(key);
         }
         &self.lines
