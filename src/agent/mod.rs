@@ -320,11 +320,15 @@ impl Agent {
         self.shared.emit(AgentEvent::RewindPlanned {
             turn,
             prompt: self.prompt_text(index),
-            files: undo::plan_range(
-                &self.session.versions(),
+            files: self.with_losses(
+                undo::plan_range(
+                    &self.session.versions(),
+                    turn,
+                    self.turn,
+                    &self.opts.workspace,
+                ),
                 turn,
                 self.turn,
-                &self.opts.workspace,
             ),
         });
     }
@@ -369,12 +373,24 @@ impl Agent {
                 level: NoticeLevel::Info,
                 text: "Nothing to undo: no turn has changed files yet.".into(),
             }),
-            Some(turn) => self.shared.emit(AgentEvent::UndoPlanned(undo::plan(
-                &versions,
-                turn,
-                &self.opts.workspace,
-            ))),
+            Some(turn) => {
+                let plan = undo::plan(&versions, turn, &self.opts.workspace);
+                let plan = self.with_losses(plan, turn, turn);
+                self.shared.emit(AgentEvent::UndoPlanned(plan))
+            }
         }
+    }
+
+    /// Names the files of turns `from..=to` that cannot be put back.
+    fn with_losses(&self, mut plan: undo::UndoPlan, from: u64, to: u64) -> undo::UndoPlan {
+        for (path, why) in self.session.unrestorable(from, to) {
+            let shown = path
+                .strip_prefix(&self.opts.workspace)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| path.display().to_string());
+            plan.unrestorable.push((shown, why));
+        }
+        plan
     }
 
     fn confirm_undo(&mut self, turn: u64) {

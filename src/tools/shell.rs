@@ -138,9 +138,15 @@ fn start_dir(ctx: &ToolContext) -> PathBuf {
 async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
     let Some(before) = before else { return };
     let root = ctx.workspace.clone();
-    if let Ok(changes) = blocking(move || before.changes(&root)).await {
+    if let Ok((changes, lost)) = blocking(move || before.changes_and_losses(&root)).await {
         for (path, content) in changes {
             ctx.session.record_version(&path, content);
+        }
+        for path in lost {
+            ctx.session.record_unrestorable(
+                &path,
+                "changed by a command, and too large to keep a copy of",
+            );
         }
     }
 }

@@ -21,6 +21,9 @@ struct Entry {
     content: Option<Vec<u8>>,
 }
 
+/// A changed file and the content it had before (`None`: it was new).
+pub type Change = (PathBuf, Option<Vec<u8>>);
+
 #[derive(Debug, Default)]
 pub struct Snapshot {
     files: HashMap<PathBuf, Entry>,
@@ -82,21 +85,33 @@ impl Snapshot {
     /// Files that differ now from the picture, each with the content it had
     /// (`None` for a file that did not exist). Files too large to keep are
     /// left out: they cannot be restored.
-    pub fn changes(&self, root: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+    pub fn changes(&self, root: &Path) -> Vec<Change> {
+        self.changes_and_losses(root).0
+    }
+
+    /// Like [`Snapshot::changes`], and also the files that changed whose
+    /// earlier content was not kept (too large, or past the limits), so
+    /// undo can name what it cannot restore.
+    pub fn changes_and_losses(
+        &self,
+        root: &Path,
+    ) -> (Vec<Change>, Vec<PathBuf>) {
+        let mut lost = Vec::new();
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();
         for (path, meta) in files(root).take(MAX_STAMPS * 2) {
             match self.files.get(&path) {
                 Some(entry) => {
                     seen.insert(path.clone());
-                    let Some(before) = &entry.content else {
-                        continue;
-                    };
                     let same_stamp =
                         entry.modified == meta.modified().ok() && entry.len == meta.len();
                     if same_stamp {
                         continue;
                     }
+                    let Some(before) = &entry.content else {
+                        lost.push(path);
+                        continue;
+                    };
                     if fs::read(&path).is_ok_and(|now| &now != before) {
                         out.push((path, Some(before.clone())));
                     }
@@ -106,15 +121,17 @@ impl Snapshot {
             }
         }
         for (path, entry) in &self.files {
-            if let Some(before) = &entry.content
-                && !seen.contains(path)
-                && !path.exists()
-            {
-                out.push((path.clone(), Some(before.clone())));
+            if seen.contains(path) || path.exists() {
+                continue;
+            }
+            match &entry.content {
+                Some(before) => out.push((path.clone(), Some(before.clone()))),
+                None => lost.push(path.clone()),
             }
         }
         out.sort_by(|a, b| a.0.cmp(&b.0));
-        out
+        lost.sort();
+        (out, lost)
     }
 }
 
@@ -146,5 +163,27 @@ mod tests {
                 (root.join("new.txt"), None),
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod loss_tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_file_too_large_to_keep_is_named_as_lost() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let big = root.join("big.bin");
+        fs::write(&big, vec![b'a'; (MAX_CONTENT_FILE + 10) as usize]).unwrap();
+        fs::write(root.join("small.txt"), "one\n").unwrap();
+        let snap = Snapshot::take(root);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        fs::write(&big, vec![b'b'; (MAX_CONTENT_FILE + 20) as usize]).unwrap();
+        fs::write(root.join("small.txt"), "two\n").unwrap();
+        let (changes, lost) = snap.changes_and_losses(root);
+        assert_eq!(changes.len(), 1);
+        assert!(changes[0].0.ends_with("small.txt"));
+        assert_eq!(lost, vec![big]);
     }
 }

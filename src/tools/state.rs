@@ -61,6 +61,8 @@ pub struct SessionState {
     cwd: Mutex<PathBuf>,
     viewed: Mutex<HashMap<PathBuf, FileStamp>>,
     history: Mutex<Vec<FileVersion>>,
+    /// Files a turn changed that cannot be put back: (path, turn, why).
+    unrestorable: Mutex<Vec<(PathBuf, u64, String)>>,
     todos: Mutex<Vec<Todo>>,
     turn: Mutex<u64>,
     /// Shell commands left running in the background.
@@ -73,6 +75,7 @@ impl SessionState {
             cwd: Mutex::new(workspace.to_path_buf()),
             viewed: Mutex::new(HashMap::new()),
             history: Mutex::new(Vec::new()),
+            unrestorable: Mutex::new(Vec::new()),
             todos: Mutex::new(Vec::new()),
             turn: Mutex::new(0),
             jobs: super::jobs::JobTable::new(),
@@ -106,6 +109,20 @@ impl SessionState {
             turn,
         });
     }
+    pub fn record_unrestorable(&self, path: &Path, why: &str) {
+        let turn = self.turn();
+        lock(&self.unrestorable).push((path.to_path_buf(), turn, why.to_string()));
+    }
+
+    /// Files changed in turns `from..=to` that cannot be restored.
+    pub fn unrestorable(&self, from: u64, to: u64) -> Vec<(PathBuf, String)> {
+        lock(&self.unrestorable)
+            .iter()
+            .filter(|(_, t, _)| *t >= from && *t <= to)
+            .map(|(p, _, why)| (p.clone(), why.clone()))
+            .collect()
+    }
+
     pub fn versions(&self) -> Vec<FileVersion> {
         lock(&self.history).clone()
     }
