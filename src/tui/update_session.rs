@@ -29,7 +29,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         }
         AgentEvent::TitleChanged(title) => model.title = Some(title),
         AgentEvent::UndoPlanned(plan) => {
-            if plan.files.is_empty() {
+            if plan.files.is_empty() && plan.unrestorable.is_empty() {
                 model.flash("Nothing to undo: the last turn's files are as they were");
             } else {
                 panels::open(model, Panel::ConfirmUndo(plan));
