@@ -125,8 +125,9 @@ fn frames(c: &mut Criterion) {
     }
 }
 
-fn streaming(c: &mut Criterion) {
-    let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+/// A session of 100 cells whose last answer is streaming and already
+/// holds about 100 KB, drawn once.
+fn streaming_session(term: &mut Terminal<TestBackend>) -> Model {
     let mut m = session(100);
     ev(
         &mut m,
@@ -147,39 +148,71 @@ fn streaming(c: &mut Criterion) {
         );
         term.draw(|f| view(&mut m, f)).unwrap();
     }
-    // A paragraph ends every 64 deltas (~770 characters), as in a real
-    // answer; otherwise the bench would measure one ever-growing line.
+    m
+}
+
+/// Deltas appended to a 100 KB answer. The answer is rebuilt (untimed)
+/// every 2,000 deltas so it stays near 100 KB however many iterations
+/// criterion asks for. A paragraph ends every 64 deltas (~770
+/// characters), as in a real answer.
+fn streaming(c: &mut Criterion) {
+    let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
+    let mut m = streaming_session(&mut term);
     let mut n = 0u32;
+    let mut since_reset = 0u32;
     c.bench_function("delta_12_bytes_on_100kb_answer_and_frame", |b| {
-        b.iter(|| {
-            n += 1;
-            let delta = if n.is_multiple_of(64) {
-                "end.\n\nNext "
-            } else {
-                "more words. "
-            };
-            ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
-            term.draw(|f| view(&mut m, f)).unwrap();
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                if since_reset == 2_000 {
+                    m = streaming_session(&mut term);
+                    since_reset = 0;
+                }
+                since_reset += 1;
+                n += 1;
+                let delta = if n.is_multiple_of(64) {
+                    "end.\n\nNext "
+                } else {
+                    "more words. "
+                };
+                let t = std::time::Instant::now();
+                ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
+                term.draw(|f| view(&mut m, f)).unwrap();
+                total += t.elapsed();
+            }
+            total
         })
     });
+    since_reset = 2_000;
     c.bench_function("delta_12_bytes_layout_only", |b| {
-        b.iter(|| {
-            n += 1;
-            let delta = if n.is_multiple_of(64) {
-                "end.\n\nNext "
-            } else {
-                "more words. "
-            };
-            ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
-            let ctx = cairn::tui::widgets::cell::RenderCtx {
-                theme: &m.theme,
-                styles: &m.styles,
-                now: m.now,
-            };
-            let i = m.transcript.len() - 1;
-            if let Some(cell) = m.transcript.get_mut(i) {
-                black_box(cell.layout(198, &ctx).len());
+        b.iter_custom(|iters| {
+            let mut total = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                if since_reset == 2_000 {
+                    m = streaming_session(&mut term);
+                    since_reset = 0;
+                }
+                since_reset += 1;
+                n += 1;
+                let delta = if n.is_multiple_of(64) {
+                    "end.\n\nNext "
+                } else {
+                    "more words. "
+                };
+                let t = std::time::Instant::now();
+                ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
+                let ctx = cairn::tui::widgets::cell::RenderCtx {
+                    theme: &m.theme,
+                    styles: &m.styles,
+                    now: m.now,
+                };
+                let i = m.transcript.len() - 1;
+                if let Some(cell) = m.transcript.get_mut(i) {
+                    black_box(cell.layout(198, &ctx).len());
+                }
+                total += t.elapsed();
             }
+            total
         })
     });
     let mut nothing = Terminal::new(TestBackend::new(200, 60)).unwrap();

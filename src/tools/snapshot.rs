@@ -92,10 +92,7 @@ impl Snapshot {
     /// Like [`Snapshot::changes`], and also the files that changed whose
     /// earlier content was not kept (too large, or past the limits), so
     /// undo can name what it cannot restore.
-    pub fn changes_and_losses(
-        &self,
-        root: &Path,
-    ) -> (Vec<Change>, Vec<PathBuf>) {
+    pub fn changes_and_losses(&self, root: &Path) -> (Vec<Change>, Vec<PathBuf>) {
         let mut lost = Vec::new();
         let mut out = Vec::new();
         let mut seen = std::collections::HashSet::new();

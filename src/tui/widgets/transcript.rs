@@ -316,7 +316,13 @@ impl Transcript {
                     } else if row == 0 {
                         buf.set_span(area.x, y, &gutter, 1);
                     }
-                    if let Some(cells) = self.cells[ci].painted_row(row, width) {
+                    if self.cells[ci].is_streaming() {
+                        // It changes every frame: caching its rows would
+                        // cost more than drawing them.
+                        if let Some(line) = self.cells[ci].cached().get(row) {
+                            buf.set_line(area.x + GUTTER, y, line, width);
+                        }
+                    } else if let Some(cells) = self.cells[ci].painted_row(row, width) {
                         let start = buf.index_of(area.x + GUTTER, y);
                         buf.content[start..start + cells.len()].clone_from_slice(cells);
                     }
