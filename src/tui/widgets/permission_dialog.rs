@@ -185,7 +185,7 @@ impl PermissionDialog {
                         context: 3,
                         fold: true,
                         line_numbers: true,
-                        highlight: true,
+                        highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
                     },
                 )
             }

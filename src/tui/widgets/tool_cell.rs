@@ -124,7 +124,7 @@ impl ToolCell {
                     context: 3,
                     fold: !expanded,
                     line_numbers: true,
-                    highlight: true,
+                    highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
                 },
             );
             let shown = if expanded {
