@@ -40,6 +40,7 @@ pub enum Action {
     ToggleDiffLayout,
     Palette,
     Sessions,
+    ViewDiff,
 }
 
 /// Where an action applies, for the help overlay.
@@ -144,6 +145,13 @@ impl Action {
             "ctrl+p",
             Scope::Global,
             "command palette (also / on an empty prompt; @ picks a file)",
+        ),
+        (
+            Action::ViewDiff,
+            "view_diff",
+            "v",
+            Scope::Transcript,
+            "open the selected edit's diff full-screen (t: layout)",
         ),
         (
             Action::Sessions,
@@ -472,7 +480,7 @@ mod tests {
         for a in Action::all() {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
-        assert_eq!(Action::TABLE.len(), Action::Sessions as usize + 1);
+        assert_eq!(Action::TABLE.len(), Action::ViewDiff as usize + 1);
     }
 
     #[test]

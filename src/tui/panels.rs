@@ -43,6 +43,13 @@ pub enum Panel {
         text: String,
         scroll: u16,
     },
+    /// A diff full-screen: scrollable, unified or side by side.
+    Diff {
+        view: Box<crate::tui::widgets::diff_view::DiffView>,
+        highlight: bool,
+        side_by_side: Option<bool>,
+        scroll: usize,
+    },
 }
 
 impl std::fmt::Debug for Panel {
@@ -70,6 +77,7 @@ impl Panel {
             Panel::ConfirmUndo(_) => "undo",
             Panel::ConfirmRewind { .. } => "rewind-confirm",
             Panel::Text { .. } => "text",
+            Panel::Diff { .. } => "diff",
         }
     }
 }
@@ -171,6 +179,17 @@ fn themes_picker(current: &str) -> Panel {
     Panel::Themes {
         picker,
         original: current.to_string(),
+    }
+}
+
+pub fn diff_panel(path: &str, old: &str, new: &str) -> Panel {
+    Panel::Diff {
+        view: Box::new(crate::tui::widgets::diff_view::DiffView::new(
+            path, old, new,
+        )),
+        highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
+        side_by_side: None,
+        scroll: 0,
     }
 }
 
@@ -489,6 +508,19 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             KeyCode::Esc | KeyCode::Char('n') => keep = false,
             _ => {}
         },
+        Panel::Diff {
+            scroll,
+            side_by_side,
+            ..
+        } => match key.code {
+            KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
+            KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
+            KeyCode::PageDown | KeyCode::Char(' ') => *scroll = scroll.saturating_add(20),
+            KeyCode::PageUp => *scroll = scroll.saturating_sub(20),
+            KeyCode::Char('g') | KeyCode::Home => *scroll = 0,
+            KeyCode::Char('t') => *side_by_side = Some(!side_by_side.unwrap_or(false)),
+            _ => keep = false,
+        },
         Panel::Text { scroll, .. } => match key.code {
             KeyCode::Down | KeyCode::Char('j') => *scroll = scroll.saturating_add(1),
             KeyCode::Up | KeyCode::Char('k') => *scroll = scroll.saturating_sub(1),
@@ -528,8 +560,57 @@ fn picker_styles(s: &Styles) -> PickerStyles {
     }
 }
 
-pub fn render(panel: &mut Panel, area: Rect, buf: &mut Buffer, s: &Styles) {
+pub fn render(
+    panel: &mut Panel,
+    area: Rect,
+    buf: &mut Buffer,
+    s: &Styles,
+    theme: &crate::tui::theme::Theme,
+) {
     match panel {
+        Panel::Diff {
+            view,
+            highlight,
+            side_by_side,
+            scroll,
+        } => {
+            use crate::tui::widgets::diff_view::{DiffLayout, DiffOptions};
+            Clear.render(area, buf);
+            let inner_w = area.width.saturating_sub(2).max(1);
+            let layout = match side_by_side {
+                Some(true) => DiffLayout::SideBySide,
+                Some(false) => DiffLayout::Unified,
+                None => DiffLayout::for_width(inner_w),
+            };
+            let lines = view.lines(
+                inner_w,
+                layout,
+                theme,
+                DiffOptions {
+                    context: 3,
+                    fold: false,
+                    line_numbers: true,
+                    highlight: *highlight,
+                },
+            );
+            let rows = usize::from(area.height.saturating_sub(2));
+            *scroll = (*scroll).min(lines.len().saturating_sub(rows));
+            let shown: Vec<Line> = lines.into_iter().skip(*scroll).take(rows).collect();
+            let title = format!(
+                " {} +{} −{} · j/k PgUp/PgDn scroll · t layout · Esc close ",
+                view.path(),
+                view.added(),
+                view.removed()
+            );
+            Paragraph::new(shown)
+                .block(
+                    Block::default()
+                        .borders(Borders::ALL)
+                        .border_style(s.accent)
+                        .title(title),
+                )
+                .render(area, buf);
+        }
         Panel::Commands(p)
         | Panel::Files(p)
         | Panel::Models(p)
@@ -657,4 +738,53 @@ fn boxed(title: &str, lines: Vec<Line<'static>>, area: Rect, buf: &mut Buffer, s
         .wrap(Wrap { trim: false })
         .block(block)
         .render(popup, buf);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossterm::event::KeyModifiers;
+
+    #[test]
+    fn the_full_screen_diff_scrolls_toggles_and_closes() {
+        let theme = crate::tui::theme::Theme::default();
+        let styles = Styles::from_theme(&theme);
+        let old: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let new = old.replace("line 50\n", "line fifty\n");
+        let mut p = diff_panel("a.txt", &old, &new);
+        let mut buf = Buffer::empty(Rect::new(0, 0, 100, 20));
+        render(&mut p, buf.area, &mut buf, &styles, &theme);
+        let text: String = buf.content.iter().map(|c| c.symbol()).collect();
+        assert!(text.contains("a.txt +1 −1"), "{text}");
+        assert!(text.contains("line 0"), "the top of the whole file");
+        let mut m = crate::tui::model::Model::new(
+            "p".into(),
+            "m".into(),
+            crate::permission::Mode::Smart,
+            "/".into(),
+            theme.clone(),
+        );
+        open(&mut m, p);
+        for _ in 0..2 {
+            on_key(&mut m, KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE));
+        }
+        on_key(
+            &mut m,
+            KeyEvent::new(KeyCode::Char('t'), KeyModifiers::NONE),
+        );
+        match m.overlays.last_mut() {
+            Some(Overlay::Panel(p)) => {
+                let mut buf = Buffer::empty(Rect::new(0, 0, 100, 20));
+                render(p, buf.area, &mut buf, &styles, &theme);
+                let text: String = buf.content.iter().map(|c| c.symbol()).collect();
+                assert!(
+                    text.contains("line fifty"),
+                    "scrolled to the change: {text}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        on_key(&mut m, KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        assert!(m.overlays.is_empty());
+    }
 }

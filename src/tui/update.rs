@@ -327,6 +327,19 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         }
     } else if keys.is(Action::CopyCode, &key) {
         return copy_code(model);
+    } else if keys.is(Action::ViewDiff, &key) {
+        let diff = sel
+            .and_then(|s| model.transcript.cells().get(s))
+            .and_then(|c| match &c.kind {
+                CellKind::Tool(t) => t.display.clone(),
+                _ => None,
+            });
+        match diff {
+            Some(crate::tools::ToolDisplay::Diff { path, old, new, .. }) => {
+                panels::open(model, panels::diff_panel(&path, &old, &new));
+            }
+            _ => model.flash("The selected cell has no diff"),
+        }
     } else if let KeyCode::Char(_) = key.code {
         // Typing goes to the prompt.
         if !key

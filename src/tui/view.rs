@@ -114,7 +114,9 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     for o in model.overlays.iter_mut() {
         match o {
             Overlay::Help { scroll } => help::render(area, buf, &model.keys, &model.styles, scroll),
-            Overlay::Panel(p) => crate::tui::panels::render(p, area, buf, &model.styles),
+            Overlay::Panel(p) => {
+                crate::tui::panels::render(p, area, buf, &model.styles, &model.theme)
+            }
         }
     }
 }
