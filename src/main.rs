@@ -127,6 +127,13 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // A panic the shell parser raises and cairn catches is not news.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !cairn::permission::shell::panic_is_expected() {
+            default_hook(info);
+        }
+    }));
     let _log_guard = init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -128,6 +128,31 @@ impl ShellAnalysis {
 /// Parse `command` into its flat analysis. Never panics; on failure
 /// `parse_error` is set.
 pub fn parse(command: &str) -> ShellAnalysis {
+    // The parser crate can panic on some malformed input (an unwrap in its
+    // tokenizer). A command comes from the model, so that must not take
+    // the agent down: a panic is an unparseable command, which asks. The
+    // panic hooks stay quiet for it (see `panic_is_expected`).
+    EXPECTING_PANIC.with(|f| f.set(true));
+    let result = std::panic::catch_unwind(|| parse_inner(command));
+    EXPECTING_PANIC.with(|f| f.set(false));
+    result.unwrap_or_else(|_| ShellAnalysis {
+        parse_error: Some("the command could not be parsed".into()),
+        ..ShellAnalysis::default()
+    })
+}
+
+thread_local! {
+    static EXPECTING_PANIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// True on a thread inside [`parse`], where a panic from the parser crate
+/// is caught and handled: panic hooks should neither print nor restore
+/// the terminal for it.
+pub fn panic_is_expected() -> bool {
+    EXPECTING_PANIC.with(|f| f.get())
+}
+
+fn parse_inner(command: &str) -> ShellAnalysis {
     let mut walker = Walker::default();
     walker.out.scopes.push(None);
     let top = Ctx {

@@ -313,3 +313,11 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn input_that_crashes_the_parser_crate_is_unparseable_not_a_crash() {
+    // Found by the fuzz test: an unclosed substitution around a here-doc.
+    let a = parse("$(<<${done}\ndone");
+    assert!(a.parse_error.is_some());
+    assert!(!a.is_complete());
+}
