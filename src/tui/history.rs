@@ -52,8 +52,8 @@ fn display_of(name: &str, input: &serde_json::Value) -> Option<ToolDisplay> {
 }
 
 /// Summaries as the tools make them, when the registry knows the tool.
-fn summary_of(name: &str, input: &serde_json::Value) -> String {
-    match crate::tools::Registry::builtin().get(name) {
+fn summary_of(tools: &crate::tools::Registry, name: &str, input: &serde_json::Value) -> String {
+    match tools.get(name) {
         Some(t) => t.summary(input),
         None => name.to_string(),
     }
@@ -63,6 +63,7 @@ fn summary_of(name: &str, input: &serde_json::Value) -> String {
 pub fn rebuild(model: &mut Model, messages: &[Message]) {
     model.transcript = crate::tui::widgets::transcript::Transcript::new();
     let now = model.now;
+    let tools = crate::tools::Registry::builtin();
     // Results arrive in the message after their calls.
     let mut results: HashMap<&str, (String, bool)> = HashMap::new();
     for m in messages {
@@ -108,7 +109,7 @@ pub fn rebuild(model: &mut Model, messages: &[Message]) {
                             let mut cell = ToolCell::new(
                                 id.clone(),
                                 name.clone(),
-                                summary_of(name, input),
+                                summary_of(&tools, name, input),
                                 now,
                             );
                             let (output, is_error) = results
