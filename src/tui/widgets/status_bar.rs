@@ -33,7 +33,11 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
         });
     }
     parts.push(Part {
-        text: format!("{}/{}", model.provider, model.model),
+        text: if model.model.is_empty() {
+            model.provider.clone()
+        } else {
+            format!("{}/{}", model.provider, model.model)
+        },
         style: s.status,
         priority: 6,
     });
