@@ -30,6 +30,11 @@ pub enum Panel {
     },
     Sessions(Box<SessionBrowser>),
     Rewind(Picker),
+    /// A prompt of a stored session to continue from, as a fork.
+    StoredRewind {
+        session: String,
+        picker: Picker,
+    },
     ConfirmUndo(UndoPlan),
     ConfirmRewind {
         turn: u64,
@@ -74,6 +79,7 @@ impl Panel {
             Panel::Themes { .. } => "themes",
             Panel::Sessions(_) => "sessions",
             Panel::Rewind(_) => "rewind",
+            Panel::StoredRewind { .. } => "stored-rewind",
             Panel::ConfirmUndo(_) => "undo",
             Panel::ConfirmRewind { .. } => "rewind-confirm",
             Panel::Text { .. } => "text",
@@ -179,6 +185,28 @@ fn themes_picker(current: &str) -> Panel {
     Panel::Themes {
         picker,
         original: current.to_string(),
+    }
+}
+
+/// The prompts of a stored session, newest first.
+pub fn stored_rewind_panel(session: String, prompts: Vec<(i64, String)>) -> Panel {
+    let items = prompts
+        .into_iter()
+        .enumerate()
+        .rev()
+        .map(|(i, (mid, text))| PickerItem {
+            label: text.split_whitespace().collect::<Vec<_>>().join(" "),
+            detail: format!("turn {}", i + 1),
+            value: mid.to_string(),
+        })
+        .collect();
+    Panel::StoredRewind {
+        session,
+        picker: Picker::new(
+            "Continue from before which prompt? (a fork; the original stays)",
+            items,
+            false,
+        ),
     }
 }
 
@@ -380,6 +408,7 @@ fn browser_cmds(action: BrowserAction) -> Vec<Cmd> {
             json: false,
         })],
         BrowserAction::Resume(id) => vec![Cmd::Service(ServiceCmd::Resume(id))],
+        BrowserAction::Rewind(id) => vec![Cmd::Service(ServiceCmd::Prompts(id))],
         BrowserAction::None | BrowserAction::Close => Vec::new(),
     }
 }
@@ -461,10 +490,15 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         },
         Panel::Sessions(b) => {
             let action = b.handle_key(key);
-            if matches!(action, BrowserAction::Close | BrowserAction::Resume(_)) {
+            if matches!(
+                action,
+                BrowserAction::Close | BrowserAction::Resume(_) | BrowserAction::Rewind(_)
+            ) {
                 keep = false;
             }
-            if matches!(action, BrowserAction::Resume(_)) && model.turn_running {
+            if matches!(action, BrowserAction::Resume(_) | BrowserAction::Rewind(_))
+                && model.turn_running
+            {
                 model.flash("Resuming waits until the agent is idle (Esc stops it)");
                 keep = true;
             } else {
@@ -477,6 +511,19 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
                 keep = false;
                 if let Ok(turn) = turn.parse() {
                     cmds = vec![Cmd::Send(AgentCommand::PrepareRewind { turn })];
+                }
+            }
+            _ => {}
+        },
+        Panel::StoredRewind { session, picker } => match picker.handle_key(key) {
+            PickerAction::Cancel => keep = false,
+            PickerAction::Choose(message) => {
+                keep = false;
+                if let Ok(message) = message.parse() {
+                    cmds = vec![Cmd::Service(ServiceCmd::ForkBefore {
+                        id: session.clone(),
+                        message,
+                    })];
                 }
             }
             _ => {}
@@ -616,6 +663,7 @@ pub fn render(
         | Panel::Models(p)
         | Panel::Modes(p)
         | Panel::Rewind(p)
+        | Panel::StoredRewind { picker: p, .. }
         | Panel::Themes { picker: p, .. } => p.render(area, buf, &picker_styles(s)),
         Panel::Sessions(b) => {
             let inset = if area.width > 60 && area.height > 16 {

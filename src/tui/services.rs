@@ -31,6 +31,14 @@ pub enum ServiceCmd {
     },
     Delete(String),
     Fork(String),
+    /// The prompts of a session, to pick one to rewind to.
+    Prompts(String),
+    /// Continue a stored session from just before one of its prompts, as
+    /// a fork; the prompt comes back to the input.
+    ForkBefore {
+        id: String,
+        message: i64,
+    },
     /// Export a session (`None`: the current one) next to the project.
     Export {
         id: Option<String>,
@@ -59,6 +67,13 @@ pub enum ServiceMsg {
         title: Option<String>,
         messages: Vec<Message>,
         versions: Vec<FileVersion>,
+        /// Text to put back in the prompt (after a rewind).
+        draft: Option<String>,
+    },
+    /// A session's prompts: (message id, text).
+    Prompts {
+        id: String,
+        prompts: Vec<(i64, String)>,
     },
     /// A text to show in a panel (`/mcp`, `/permissions`).
     Text {
@@ -217,6 +232,46 @@ impl Services {
                     title: summary.title,
                     messages,
                     versions,
+                    draft: None,
+                }
+            }
+            ServiceCmd::Prompts(id) => {
+                let store = self.store()?;
+                let prompts = store
+                    .load_messages(&SessionId(id.clone()))
+                    .map_err(err)?
+                    .into_iter()
+                    .filter(|(_, m, _)| {
+                        m.role == Role::User
+                            && m.parts.iter().any(|p| matches!(p, Part::Text { .. }))
+                    })
+                    .map(|(mid, m, _)| (mid.0, m.text()))
+                    .collect();
+                ServiceMsg::Prompts { id, prompts }
+            }
+            ServiceCmd::ForkBefore { id, message } => {
+                let mut store = self.store()?;
+                let sid = SessionId(id);
+                let stored = store.load_messages(&sid).map_err(err)?;
+                let pos = stored
+                    .iter()
+                    .position(|(mid, _, _)| mid.0 == message)
+                    .ok_or("that message is no longer in the session")?;
+                let draft = stored[pos].1.text();
+                let Some(keep) = pos.checked_sub(1).map(|p| stored[p].0) else {
+                    return Ok(ServiceMsg::Info(
+                        NoticeLevel::Info,
+                        "That is the session's first prompt: /new starts from nothing.".into(),
+                    ));
+                };
+                let new = store.fork_session(&sid, Some(keep)).map_err(err)?;
+                let (summary, messages, versions) = load_session(&store, &new).map_err(err)?;
+                ServiceMsg::Resumed {
+                    id: new.0,
+                    title: summary.title,
+                    messages,
+                    versions,
+                    draft: Some(draft),
                 }
             }
             ServiceCmd::Rename { id, title } => {
@@ -426,6 +481,64 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fork_before_a_prompt_keeps_what_came_before_and_returns_the_prompt() {
+        use crate::store::{MessageMeta, NewSession};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("s.db")).unwrap();
+        let id = store.create_session(&NewSession::default()).unwrap();
+        let mut ids = Vec::new();
+        for (turn, m) in [
+            (1, Message::user_text("alpha")),
+            (1, Message::assistant_text("a")),
+            (2, Message::user_text("beta")),
+            (2, Message::assistant_text("b")),
+        ] {
+            let meta = MessageMeta {
+                turn,
+                ..MessageMeta::default()
+            };
+            ids.push(store.append_message(&id, &m, &meta).unwrap());
+        }
+        let svc = Services {
+            store: Some(Arc::new(Mutex::new(store))),
+            ..Services::default()
+        };
+        match svc.try_blocking(ServiceCmd::Prompts(id.0.clone())).unwrap() {
+            ServiceMsg::Prompts { prompts, .. } => {
+                assert_eq!(
+                    prompts,
+                    vec![(ids[0].0, "alpha".into()), (ids[2].0, "beta".into())]
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let reply = svc
+            .try_blocking(ServiceCmd::ForkBefore {
+                id: id.0.clone(),
+                message: ids[2].0,
+            })
+            .unwrap();
+        match reply {
+            ServiceMsg::Resumed {
+                id: new,
+                messages,
+                draft,
+                ..
+            } => {
+                assert_ne!(new, id.0, "a fork, not the original");
+                assert_eq!(messages.len(), 2);
+                assert_eq!(draft.as_deref(), Some("beta"));
+            }
+            other => panic!("{other:?}"),
+        }
+        // The original keeps all four messages.
+        let original = lock(svc.store.as_ref().unwrap())
+            .load_messages(&id)
+            .unwrap();
+        assert_eq!(original.len(), 4);
+    }
 
     #[test]
     fn save_setting_keeps_comments() {

@@ -137,14 +137,26 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             }
             Vec::new()
         }
+        ServiceMsg::Prompts { id, prompts } => {
+            if prompts.is_empty() {
+                model.flash("That session has no prompts");
+            } else {
+                panels::open(model, panels::stored_rewind_panel(id, prompts));
+            }
+            Vec::new()
+        }
         ServiceMsg::Resumed {
             id,
             title,
             messages,
             versions,
+            draft,
         } => {
             crate::tui::history::rebuild(model, &messages);
             model.title = title;
+            if let Some(d) = draft {
+                model.input.set_text(&d);
+            }
             notice(
                 model,
                 NoticeLevel::Info,

@@ -42,6 +42,8 @@ pub enum BrowserAction {
     Delete(String),
     Fork(String),
     Export(String),
+    /// Pick a prompt of this session to continue from (a fork before it).
+    Rewind(String),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -228,6 +230,10 @@ impl SessionBrowser {
                 .selected_id()
                 .map(|id| BrowserAction::Export(id.to_string()))
                 .unwrap_or(BrowserAction::None),
+            KeyCode::Char('w') if ctrl => self
+                .selected_id()
+                .map(|id| BrowserAction::Rewind(id.to_string()))
+                .unwrap_or(BrowserAction::None),
             KeyCode::Backspace => {
                 if self.query.pop().is_some() {
                     return self.query_action();
@@ -288,7 +294,7 @@ impl SessionBrowser {
         Paragraph::new(search_line).render(search, buf);
 
         Paragraph::new(Line::styled(
-                "Enter resume · ↑↓ move · Ctrl+R rename · Ctrl+D delete · Ctrl+F fork · Ctrl+E export · Esc close",
+                "Enter resume · ↑↓ · Ctrl+R rename · Ctrl+D delete · Ctrl+F fork · Ctrl+W rewind to a prompt · Ctrl+E export · Esc",
                 st.dim,
             )).render(help, buf);
         let (list_area, preview_area) = if body.width >= 90 {
