@@ -35,6 +35,12 @@ pub enum Panel {
         session: String,
         picker: Picker,
     },
+    /// After such a rewind: put the files back as they were then?
+    RestoreFiles {
+        from: u64,
+        versions: Vec<crate::tools::state::FileVersion>,
+        plan: UndoPlan,
+    },
     ConfirmUndo(UndoPlan),
     ConfirmRewind {
         turn: u64,
@@ -80,6 +86,7 @@ impl Panel {
             Panel::Sessions(_) => "sessions",
             Panel::Rewind(_) => "rewind",
             Panel::StoredRewind { .. } => "stored-rewind",
+            Panel::RestoreFiles { .. } => "restore-files",
             Panel::ConfirmUndo(_) => "undo",
             Panel::ConfirmRewind { .. } => "rewind-confirm",
             Panel::Text { .. } => "text",
@@ -528,6 +535,17 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             }
             _ => {}
         },
+        Panel::RestoreFiles { from, versions, .. } => match key.code {
+            KeyCode::Char('y') | KeyCode::Enter => {
+                keep = false;
+                cmds = vec![Cmd::Service(ServiceCmd::RestoreFiles {
+                    versions: std::mem::take(versions),
+                    from: *from,
+                })];
+            }
+            KeyCode::Char('n') | KeyCode::Esc => keep = false,
+            _ => {}
+        },
         Panel::ConfirmUndo(plan) => match key.code {
             KeyCode::Char('y') | KeyCode::Enter => {
                 keep = false;
@@ -688,6 +706,19 @@ pub fn render(
                     warning: s.warning,
                 },
             )
+        }
+        Panel::RestoreFiles { plan, .. } => {
+            let mut lines = vec![Line::styled(
+                "Also put the files back as they were before that prompt?",
+                s.text,
+            )];
+            lines.extend(plan_lines(plan, s));
+            lines.push(Line::raw(""));
+            lines.push(Line::styled(
+                "y / Enter: restore    n / Esc: keep them as they are",
+                s.dim,
+            ));
+            boxed(" Rewind: files ", lines, area, buf, s);
         }
         Panel::ConfirmUndo(plan) => {
             let mut lines = vec![Line::styled(

@@ -39,6 +39,11 @@ pub enum ServiceCmd {
         id: String,
         message: i64,
     },
+    /// Put files back as they were before `from` (after a rewind).
+    RestoreFiles {
+        versions: Vec<FileVersion>,
+        from: u64,
+    },
     /// Export a session (`None`: the current one) next to the project.
     Export {
         id: Option<String>,
@@ -69,6 +74,9 @@ pub enum ServiceMsg {
         versions: Vec<FileVersion>,
         /// Text to put back in the prompt (after a rewind).
         draft: Option<String>,
+        /// After a rewind: the original's file versions from the chosen
+        /// turn on, so the files can be put back as they were then.
+        later: Option<(u64, Vec<FileVersion>)>,
     },
     /// A session's prompts: (message id, text).
     Prompts {
@@ -233,6 +241,7 @@ impl Services {
                     messages,
                     versions,
                     draft: None,
+                    later: None,
                 }
             }
             ServiceCmd::Prompts(id) => {
@@ -258,6 +267,18 @@ impl Services {
                     .position(|(mid, _, _)| mid.0 == message)
                     .ok_or("that message is no longer in the session")?;
                 let draft = stored[pos].1.text();
+                let from = stored[pos].2.turn;
+                let last = stored.iter().map(|m| m.2.turn).max().unwrap_or(from);
+                let mut later = Vec::new();
+                for turn in from..=last {
+                    for v in store.file_versions(&sid, turn).map_err(err)? {
+                        later.push(FileVersion {
+                            path: v.path,
+                            before: v.content,
+                            turn,
+                        });
+                    }
+                }
                 let Some(keep) = pos.checked_sub(1).map(|p| stored[p].0) else {
                     return Ok(ServiceMsg::Info(
                         NoticeLevel::Info,
@@ -272,6 +293,7 @@ impl Services {
                     messages,
                     versions,
                     draft: Some(draft),
+                    later: (!later.is_empty()).then_some((from, later)),
                 }
             }
             ServiceCmd::Rename { id, title } => {
@@ -328,6 +350,16 @@ impl Services {
                 std::fs::write(&path, text)
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 ServiceMsg::Info(NoticeLevel::Info, format!("Exported to {}", path.display()))
+            }
+            ServiceCmd::RestoreFiles { versions, from } => {
+                let to = versions.iter().map(|v| v.turn).max().unwrap_or(from);
+                let (done, failed) =
+                    crate::agent::undo::apply_range(&versions, from, to, &self.project_root);
+                let mut text = format!("Restored {} file(s): {}", done.len(), done.join(", "));
+                for (path, why) in failed {
+                    text.push_str(&format!("\nCould not restore {path}: {why}"));
+                }
+                ServiceMsg::Info(NoticeLevel::Info, text)
             }
             ServiceCmd::Permissions => {
                 let mut text = String::new();
@@ -501,8 +533,14 @@ mod tests {
             };
             ids.push(store.append_message(&id, &m, &meta).unwrap());
         }
+        let file = dir.path().join("notes.txt");
+        std::fs::write(&file, "changed in turn 2").unwrap();
+        store
+            .record_file_version(&id, 2, &file, Some(b"before turn 2"))
+            .unwrap();
         let svc = Services {
             store: Some(Arc::new(Mutex::new(store))),
+            project_root: dir.path().to_path_buf(),
             ..Services::default()
         };
         match svc.try_blocking(ServiceCmd::Prompts(id.0.clone())).unwrap() {

@@ -151,11 +151,26 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             messages,
             versions,
             draft,
+            later,
         } => {
             crate::tui::history::rebuild(model, &messages);
             model.title = title;
             if let Some(d) = draft {
                 model.input.set_text(&d);
+            }
+            if let Some((from, later)) = later {
+                let to = later.iter().map(|v| v.turn).max().unwrap_or(from);
+                let plan = crate::agent::undo::plan_range(&later, from, to, &model.cwd);
+                if !plan.files.is_empty() {
+                    panels::open(
+                        model,
+                        Panel::RestoreFiles {
+                            from,
+                            versions: later,
+                            plan,
+                        },
+                    );
+                }
             }
             notice(
                 model,
