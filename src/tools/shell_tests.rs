@@ -15,8 +15,20 @@ async fn bash(ctx: &ToolContext, input: Value) -> ToolOutput {
     BashTool.run(input, ctx).await
 }
 
+/// Running, that is: it exists and is not a zombie waiting to be reaped
+/// (a killed child stays one until its parent collects it).
 fn alive(pid: i32) -> bool {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_ok()
+    if nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None).is_err() {
+        return false;
+    }
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .and_then(|rest| rest.split_whitespace().next())
+            .is_none_or(|state| state != "Z" && state != "X"),
+        Err(_) => false,
+    }
 }
 
 async fn pids_in(path: &Path) -> Vec<i32> {
