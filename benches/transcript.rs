@@ -155,52 +155,54 @@ fn streaming_session(term: &mut Terminal<TestBackend>) -> Model {
 /// every 2,000 deltas so it stays near 100 KB however many iterations
 /// criterion asks for. A paragraph ends every 64 deltas (~770
 /// characters), as in a real answer.
+/// Times `step` on `iters` deltas appended to the streaming answer,
+/// rebuilding the session (untimed) every 2,000 deltas.
+fn timed_deltas(
+    iters: u64,
+    state: &mut (Model, u32, u32),
+    term: &mut Terminal<TestBackend>,
+    mut step: impl FnMut(&mut Model, &mut Terminal<TestBackend>),
+) -> std::time::Duration {
+    let (m, n, since_reset) = state;
+    let mut total = std::time::Duration::ZERO;
+    for _ in 0..iters {
+        if *since_reset == 2_000 {
+            *m = streaming_session(term);
+            *since_reset = 0;
+        }
+        *since_reset += 1;
+        *n += 1;
+        let delta = if n.is_multiple_of(64) {
+            "end.\n\nNext "
+        } else {
+            "more words. "
+        };
+        let t = std::time::Instant::now();
+        ev(m, AgentEvent::TextDelta(black_box(delta).into()));
+        step(m, term);
+        total += t.elapsed();
+    }
+    total
+}
+
+/// Deltas appended to a 100 KB answer. The answer is rebuilt (untimed)
+/// every 2,000 deltas so it stays near 100 KB however many iterations
+/// criterion asks for. A paragraph ends every 64 deltas (~770
+/// characters), as in a real answer.
 fn streaming(c: &mut Criterion) {
     let mut term = Terminal::new(TestBackend::new(200, 60)).unwrap();
-    let mut m = streaming_session(&mut term);
-    let mut n = 0u32;
-    let mut since_reset = 0u32;
+    let mut state = (streaming_session(&mut term), 0u32, 0u32);
     c.bench_function("delta_12_bytes_on_100kb_answer_and_frame", |b| {
         b.iter_custom(|iters| {
-            let mut total = std::time::Duration::ZERO;
-            for _ in 0..iters {
-                if since_reset == 2_000 {
-                    m = streaming_session(&mut term);
-                    since_reset = 0;
-                }
-                since_reset += 1;
-                n += 1;
-                let delta = if n.is_multiple_of(64) {
-                    "end.\n\nNext "
-                } else {
-                    "more words. "
-                };
-                let t = std::time::Instant::now();
-                ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
-                term.draw(|f| view(&mut m, f)).unwrap();
-                total += t.elapsed();
-            }
-            total
+            timed_deltas(iters, &mut state, &mut term, |m, t| {
+                t.draw(|f| view(m, f)).unwrap();
+            })
         })
     });
-    since_reset = 2_000;
+    state.2 = 2_000;
     c.bench_function("delta_12_bytes_layout_only", |b| {
         b.iter_custom(|iters| {
-            let mut total = std::time::Duration::ZERO;
-            for _ in 0..iters {
-                if since_reset == 2_000 {
-                    m = streaming_session(&mut term);
-                    since_reset = 0;
-                }
-                since_reset += 1;
-                n += 1;
-                let delta = if n.is_multiple_of(64) {
-                    "end.\n\nNext "
-                } else {
-                    "more words. "
-                };
-                let t = std::time::Instant::now();
-                ev(&mut m, AgentEvent::TextDelta(black_box(delta).into()));
+            timed_deltas(iters, &mut state, &mut term, |m, _| {
                 let ctx = cairn::tui::widgets::cell::RenderCtx {
                     theme: &m.theme,
                     styles: &m.styles,
@@ -210,9 +212,7 @@ fn streaming(c: &mut Criterion) {
                 if let Some(cell) = m.transcript.get_mut(i) {
                     black_box(cell.layout(198, &ctx).len());
                 }
-                total += t.elapsed();
-            }
-            total
+            })
         })
     });
     let mut nothing = Terminal::new(TestBackend::new(200, 60)).unwrap();

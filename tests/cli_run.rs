@@ -2,46 +2,36 @@
 
 #[path = "support/mock_model.rs"]
 mod mock_model;
+#[path = "support/test_home.rs"]
+mod test_home;
 
 use std::process::Output;
 
 use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
+use test_home::TestHome;
 
-struct Env {
-    home: tempfile::TempDir,
-    project: tempfile::TempDir,
-}
+/// The test home with a way to run the binary headless in it.
+struct Env(TestHome);
 
 impl Env {
     fn new() -> Env {
-        let env = Env {
-            home: tempfile::tempdir().unwrap(),
-            project: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(env.project.path().join(".git")).unwrap();
-        env
+        Env(TestHome::new())
     }
 
     fn command(&self, mock: &MockModel) -> tokio::process::Command {
         let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-        let h = self.home.path();
-        c.current_dir(self.project.path())
+        c.current_dir(self.0.project.path())
             .env_clear()
             .env("PATH", std::env::var("PATH").unwrap_or_default())
-            .env("HOME", h)
-            .env("XDG_CONFIG_HOME", h.join("config"))
-            .env("XDG_DATA_HOME", h.join("data"))
-            .env("XDG_STATE_HOME", h.join("state"))
-            .env("ANTHROPIC_API_KEY", "test-key")
-            .env("ANTHROPIC_BASE_URL", mock.url())
+            .envs(self.0.vars(&mock.url()))
             .stdin(std::process::Stdio::null())
             .kill_on_drop(true);
         c
     }
 
     fn path(&self, rel: &str) -> std::path::PathBuf {
-        self.project.path().join(rel)
+        self.0.path(rel)
     }
 }
 

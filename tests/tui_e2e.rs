@@ -5,6 +5,8 @@
 mod mock_model;
 #[path = "support/pty.rs"]
 mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -12,41 +14,22 @@ use std::time::Duration;
 use mock_model::{Format, MockModel, Reply};
 use pty::PtyApp;
 use serde_json::json;
+use test_home::TestHome;
 
-struct Env {
-    home: tempfile::TempDir,
-    project: tempfile::TempDir,
-}
+/// The test home with a way to run the full-screen binary in a pty.
+struct Env(TestHome);
 
 impl Env {
     fn new() -> Env {
-        let env = Env {
-            home: tempfile::tempdir().unwrap(),
-            project: tempfile::tempdir().unwrap(),
-        };
-        std::fs::create_dir_all(env.project.path().join(".git")).unwrap();
-        env
-    }
-
-    fn vars(&self, mock: &MockModel) -> Vec<(String, String)> {
-        let h = self.home.path();
-        let s = |p: PathBuf| p.display().to_string();
-        vec![
-            ("HOME".into(), s(h.to_path_buf())),
-            ("XDG_CONFIG_HOME".into(), s(h.join("config"))),
-            ("XDG_DATA_HOME".into(), s(h.join("data"))),
-            ("XDG_STATE_HOME".into(), s(h.join("state"))),
-            ("ANTHROPIC_API_KEY".into(), "test-key".into()),
-            ("ANTHROPIC_BASE_URL".into(), mock.url()),
-        ]
+        Env(TestHome::new())
     }
 
     fn start(&self, mock: &MockModel, args: &[&str], rows: u16, cols: u16) -> PtyApp {
         let app = PtyApp::spawn(
             Path::new(env!("CARGO_BIN_EXE_cairn")),
             args,
-            &self.vars(mock),
-            self.project.path(),
+            &self.0.vars(&mock.url()),
+            self.0.project.path(),
             rows,
             cols,
         );
@@ -55,7 +38,7 @@ impl Env {
     }
 
     fn path(&self, rel: &str) -> PathBuf {
-        self.project.path().join(rel)
+        self.0.path(rel)
     }
 }
 

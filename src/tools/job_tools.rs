@@ -23,6 +23,18 @@ fn schema() -> Value {
     })
 }
 
+/// The job a call names, or the answer that it names none.
+fn find_job(
+    input: &Value,
+    ctx: &ToolContext,
+) -> Result<(String, std::sync::Arc<super::jobs::Process>), ToolOutput> {
+    let id = str_arg(input, "job_id").map_err(ToolOutput::error)?.trim();
+    match ctx.session.jobs.get(id) {
+        Some(job) => Ok((id.to_string(), job)),
+        None => Err(unknown(ctx, id)),
+    }
+}
+
 fn unknown(ctx: &ToolContext, id: &str) -> ToolOutput {
     let ids = ctx.session.jobs.ids();
     if ids.is_empty() {
@@ -61,13 +73,11 @@ impl Tool for JobOutputTool {
         format!("job_output {}", id_of(input))
     }
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
-        let id = match str_arg(&input, "job_id") {
-            Ok(id) => id.trim(),
-            Err(e) => return ToolOutput::error(e),
+        let (id, job) = match find_job(&input, ctx) {
+            Ok(found) => found,
+            Err(answer) => return answer,
         };
-        let Some(job) = ctx.session.jobs.get(id) else {
-            return unknown(ctx, id);
-        };
+        let id = id.as_str();
         // Read the status first: output read after it is then complete
         // whenever the status says the job finished.
         let status = match job.exit_code() {
@@ -103,13 +113,11 @@ impl Tool for JobKillTool {
         format!("job_kill {}", id_of(input))
     }
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
-        let id = match str_arg(&input, "job_id") {
-            Ok(id) => id.trim(),
-            Err(e) => return ToolOutput::error(e),
+        let (id, job) = match find_job(&input, ctx) {
+            Ok(found) => found,
+            Err(answer) => return answer,
         };
-        let Some(job) = ctx.session.jobs.get(id) else {
-            return unknown(ctx, id);
-        };
+        let id = id.as_str();
         if let Some(code) = job.exit_code() {
             return ToolOutput::text(format!("{id} had already finished with exit code {code}"));
         }

@@ -1,0 +1,42 @@
+//! A private home and project for running the real binary: its own config,
+//! data and state directories, and a model provider pointing at the
+//! scripted server.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+
+pub struct TestHome {
+    pub home: tempfile::TempDir,
+    pub project: tempfile::TempDir,
+}
+
+impl TestHome {
+    /// A fresh home and a project that looks like a git repository.
+    pub fn new() -> TestHome {
+        let env = TestHome {
+            home: tempfile::tempdir().unwrap(),
+            project: tempfile::tempdir().unwrap(),
+        };
+        std::fs::create_dir_all(env.project.path().join(".git")).unwrap();
+        env
+    }
+
+    /// The environment the binary runs with, talking Anthropic to `model_url`.
+    pub fn vars(&self, model_url: &str) -> Vec<(String, String)> {
+        let h = self.home.path();
+        let s = |p: PathBuf| p.display().to_string();
+        vec![
+            ("HOME".into(), s(h.to_path_buf())),
+            ("XDG_CONFIG_HOME".into(), s(h.join("config"))),
+            ("XDG_DATA_HOME".into(), s(h.join("data"))),
+            ("XDG_STATE_HOME".into(), s(h.join("state"))),
+            ("ANTHROPIC_API_KEY".into(), "test-key".into()),
+            ("ANTHROPIC_BASE_URL".into(), model_url.to_string()),
+        ]
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.project.path().join(rel)
+    }
+}
