@@ -7,7 +7,7 @@ use std::hint::black_box;
 
 use cairn::conversation::{Message, Part, ResultContent, Role};
 use cairn::permission::Mode;
-use cairn::store::{MessageMeta, NewSession, Store};
+use cairn::store::{MessageMeta, NewSession, Store, ToolRun};
 use cairn::tui::model::Model;
 use cairn::tui::theme::Theme;
 use cairn::tui::view::view;
@@ -74,6 +74,25 @@ fn fixture(dir: &std::path::Path) -> (std::path::PathBuf, cairn::store::SessionI
                 .unwrap();
             n += 1;
         }
+        // Every fourth call ended as an edit with its diff kept, as the
+        // store records it for the interface.
+        let file: String = (0..100).map(|i| format!("fn f{i}() {{ {i} }}\n")).collect();
+        let display = (turn % 4 == 0).then(|| {
+            json!({"kind": "diff", "path": "src/parser.rs", "old": file,
+                   "new": file.replace("f50()", "g50()"), "added": 1, "removed": 1})
+        });
+        store
+            .record_tool_run(
+                &id,
+                &ToolRun {
+                    call_id: format!("c{turn}"),
+                    turn,
+                    status: "done".into(),
+                    display,
+                    elapsed_ms: Some(120),
+                },
+            )
+            .unwrap();
     }
     (path, id)
 }
@@ -85,7 +104,7 @@ fn resume(c: &mut Criterion) {
     c.bench_function("resume_5000_messages_to_first_frame_120x40", |b| {
         b.iter(|| {
             let store = Store::open(&path).unwrap();
-            let (_, messages, _) = cairn::tui::services::load_session(&store, &id).unwrap();
+            let loaded = cairn::tui::services::load_session(&store, &id).unwrap();
             let mut m = Model::new(
                 "bench".into(),
                 "m".into(),
@@ -93,7 +112,7 @@ fn resume(c: &mut Criterion) {
                 dir.path().to_path_buf(),
                 Theme::default(),
             );
-            cairn::tui::history::rebuild(&mut m, &messages);
+            cairn::tui::history::rebuild(&mut m, &loaded.messages, &loaded.runs);
             let mut term = Terminal::new(TestBackend::new(120, 40)).unwrap();
             term.draw(|f| view(&mut m, f)).unwrap();
             black_box(m.transcript.len())

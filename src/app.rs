@@ -19,6 +19,8 @@ struct Resumed {
     title: Option<String>,
     messages: Vec<Message>,
     versions: Vec<FileVersion>,
+    runs: crate::tui::history::Runs,
+    cost: Option<f64>,
 }
 
 pub async fn run(
@@ -93,6 +95,7 @@ pub async fn run(
             messages: r.messages.clone(),
             versions: r.versions.clone(),
             session_id: Some(r.id.clone()),
+            cost: r.cost,
         });
     }
     let provider = s.provider.as_ref();
@@ -125,6 +128,7 @@ pub async fn run(
             .as_ref()
             .map(|r| r.messages.clone())
             .unwrap_or_default(),
+        history_runs: resumed.as_ref().map(|r| r.runs.clone()).unwrap_or_default(),
         title: resumed.as_ref().and_then(|r| r.title.clone()),
         notices,
         open_sessions,
@@ -147,13 +151,15 @@ fn latest(store: &Store, s: &Startup) -> Result<Option<Resumed>> {
 }
 
 fn load(store: &Store, id: &SessionId) -> Result<Resumed> {
-    let (summary, messages, versions) = crate::tui::services::load_session(store, id)
+    let loaded = crate::tui::services::load_session(store, id)
         .with_context(|| format!("cannot load session {id}"))?;
     Ok(Resumed {
         id: id.0.clone(),
-        title: summary.title,
-        messages,
-        versions,
+        title: loaded.summary.title,
+        messages: loaded.messages,
+        versions: loaded.versions,
+        cost: loaded.cost,
+        runs: loaded.runs,
     })
 }
 

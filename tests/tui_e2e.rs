@@ -276,3 +276,54 @@ async fn undo_restores_an_edit_and_a_sed_change_byte_exact() {
     assert_eq!(std::fs::read(env.path("b.txt")).unwrap(), b);
     quit(app);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_redraws_an_edit_with_its_real_line_numbers_and_statuses() {
+    let env = Env::new();
+    let body: String = (1..=30).map(|i| format!("let v{i} = {i};\n")).collect();
+    std::fs::write(env.path("lib.rs"), &body).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "lib.rs"})),
+            Reply::tool(
+                "e1",
+                "edit",
+                json!({"file_path": "lib.rs", "old_string": "let v27 = 27;", "new_string": "let v27 = 2700;"}),
+            ),
+            Reply::tool("b1", "bash", json!({"command": "touch made-by-bash"})),
+            Reply::text("Changed v27."),
+            Reply::text("Edit title"),
+        ],
+    )
+    .await;
+    let mut app = env.start(&mock, &[], 40, 120);
+    app.type_text("change v27");
+    app.send(b"\r");
+    app.wait_for_text("Allow once");
+    app.send(b"a");
+    app.wait_for_text("touch made-by-bash");
+    app.wait_for_text("Allow once");
+    app.send(b"d");
+    app.send(b"\r");
+    let before = app.wait_for_text("Changed v27.");
+    quit(app);
+    assert!(!env.path("made-by-bash").exists());
+
+    let app = env.start(&mock, &["-c"], 40, 120);
+    let after = app.wait_for_text("Changed v27.");
+    // The diff is drawn against the whole file, so its line numbers are the
+    // file's (27), not ones counted from the edited snippet.
+    let numbered = |s: &str| {
+        s.lines()
+            .any(|l| l.trim_start().starts_with("27 + let v27 = 2700;"))
+    };
+    assert!(numbered(&before), "{before}");
+    assert!(numbered(&after), "{after}");
+    assert!(after.contains("denied"), "{after}");
+    // The status line carries on from the session's cost and size.
+    app.wait_for("the session's cost and size in the status line", |s| {
+        s.contains("$0.00") && s.contains("(0%)")
+    });
+    quit(app);
+}

@@ -59,6 +59,8 @@ pub enum AgentCommand {
         versions: Vec<crate::tools::state::FileVersion>,
         /// The stored session to continue recording into.
         session_id: Option<String>,
+        /// What the session has cost so far, so totals continue from it.
+        cost: Option<f64>,
     },
     Shutdown,
 }

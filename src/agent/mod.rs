@@ -223,6 +223,7 @@ impl Agent {
                 mut messages,
                 versions,
                 session_id,
+                cost,
             } => {
                 crate::conversation::repair_tool_pairs(&mut messages);
                 self.turn = versions
@@ -240,6 +241,16 @@ impl Agent {
                 if let (Some(sink), Some(id)) = (&self.shared.sink, &session_id) {
                     sink.resume(id);
                 }
+                self.cost = cost;
+                // The status line starts from the loaded session's size and
+                // cost rather than blank; the next response gives exact
+                // figures. (No token counts: this exchange cost nothing.)
+                self.shared.emit(AgentEvent::Usage {
+                    usage: crate::llm::Usage::default(),
+                    context_tokens: crate::context::estimate_messages(&messages),
+                    context_window: self.opts.model_info.context_window,
+                    cost,
+                });
                 self.messages = messages;
                 self.tracker.reset();
                 // Files viewed in an earlier run may have changed since.

@@ -2,15 +2,18 @@
 //! so the agent never waits on the disk. Each message is committed when it
 //! is added, so a crash loses at most the response being streamed.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use super::events::AgentEvent;
 use super::recording::SessionSink;
 use crate::conversation::Role;
 use crate::llm::Usage;
-use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError};
+use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError, ToolRun};
+use crate::tools::ToolDisplay;
 use crate::tools::state::{FileVersion, lock};
 
 /// What a new session is created with.
@@ -23,7 +26,9 @@ pub struct SessionInfo {
 }
 
 enum Job {
-    Event(Box<AgentEvent>),
+    /// An event and when the agent sent it (tool durations are measured
+    /// from these, not from when the writer got to them).
+    Event(Box<AgentEvent>, Instant),
     Versions(u64, Vec<FileVersion>),
     Resume(String),
     New,
@@ -56,6 +61,7 @@ impl StoreSink {
             ids: Vec::new(),
             pending_usage: None,
             last_cost: 0.0,
+            started: HashMap::new(),
         };
         std::thread::Builder::new()
             .name("cairn-store".into())
@@ -89,9 +95,11 @@ impl SessionSink for StoreSink {
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::UndoApplied { .. }
                 | AgentEvent::TitleChanged(_)
+                | AgentEvent::ToolCallStarted { .. }
+                | AgentEvent::ToolCallFinished { .. }
         );
         if wanted {
-            self.send(Job::Event(Box::new(event.clone())));
+            self.send(Job::Event(Box::new(event.clone()), Instant::now()));
         }
     }
     fn file_versions(&self, turn: u64, versions: &[FileVersion]) {
@@ -117,6 +125,23 @@ struct Writer {
     ids: Vec<(MessageId, u64)>,
     pending_usage: Option<(Usage, Option<f64>)>,
     last_cost: f64,
+    /// When each running tool call started, for its recorded duration.
+    started: HashMap<String, Instant>,
+}
+
+/// Displays larger than this (an edit of a huge file keeps the whole text
+/// twice) are not kept; the resumed cell then shows the diff rebuilt from
+/// the call's arguments instead.
+const MAX_DISPLAY_BYTES: usize = 4 * 1024 * 1024;
+
+fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
+    let d = display?;
+    if let ToolDisplay::Diff { old, new, .. } = d
+        && old.len() + new.len() > MAX_DISPLAY_BYTES
+    {
+        return None;
+    }
+    serde_json::to_value(d).ok()
 }
 
 impl Writer {
@@ -182,7 +207,7 @@ impl Writer {
                 }
             }
             Job::Rewind(turn, fork) => self.rewind(turn, fork)?,
-            Job::Event(ev) => self.event(*ev)?,
+            Job::Event(ev, at) => self.event(*ev, at)?,
         }
         Ok(())
     }
@@ -224,10 +249,43 @@ impl Writer {
         Ok(())
     }
 
-    fn event(&mut self, ev: AgentEvent) -> Result<(), StoreError> {
+    fn event(&mut self, ev: AgentEvent, at: Instant) -> Result<(), StoreError> {
         match ev {
             AgentEvent::TurnStarted { turn, .. } => self.turn = turn,
+            AgentEvent::ToolCallStarted { call_id, .. } => {
+                self.started.insert(call_id, at);
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                display,
+                ..
+            } => {
+                let elapsed_ms = self
+                    .started
+                    .remove(&call_id)
+                    .map(|t| at.saturating_duration_since(t).as_millis() as u64);
+                let status = serde_json::to_value(status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_else(|| "failed".into());
+                let id = self.ensure_session()?;
+                self.store.record_tool_run(
+                    &id,
+                    &ToolRun {
+                        call_id,
+                        turn: self.turn,
+                        status,
+                        display: stored_display(display.as_ref()),
+                        elapsed_ms,
+                    },
+                )?;
+            }
             AgentEvent::ModelChanged { model, .. } => self.info.model = model,
+            AgentEvent::Usage { usage, cost, .. } if usage == Usage::default() => {
+                // A loaded session's totals, not an exchange: nothing to add.
+                self.last_cost = cost.unwrap_or(self.last_cost);
+            }
             AgentEvent::Usage { usage, cost, .. } => {
                 let delta = cost.map(|c| {
                     let d = c - self.last_cost;

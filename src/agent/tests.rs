@@ -908,6 +908,11 @@ async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
     let v = store.file_versions(&id, 1).unwrap();
     assert_eq!(v.len(), 1);
     assert_eq!(v[0].content, None, "notes.txt did not exist before turn 1");
+    // How the call ended is kept for the resumed transcript.
+    let runs = store.tool_runs(&id).unwrap();
+    let w1 = &runs["w1"];
+    assert_eq!((w1.status.as_str(), w1.turn), ("done", 1));
+    assert!(w1.elapsed_ms.is_some(), "the run's duration is recorded");
     // Rewinding in place to turn 2 drops its messages from the store.
     tx.send(AgentCommand::Rewind {
         turn: 2,
@@ -918,4 +923,100 @@ async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
     while !matches!(rx.recv().await, Some(AgentEvent::Rewound { .. })) {}
     sink.flush();
     assert_eq!(store.load_messages(&id).unwrap().len(), 4);
+}
+
+#[tokio::test]
+async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
+    use crate::agent::store_sink::{SessionInfo, StoreSink};
+    use crate::store::{MessageMeta, NewSession, Store};
+    let db = tempfile::tempdir().unwrap();
+    let path = db.path().join("s.db");
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&path).unwrap();
+    let id = store
+        .create_session(&NewSession {
+            cwd: dir.path().into(),
+            project_root: Some(dir.path().into()),
+            provider: "fake".into(),
+            model: "claude-sonnet-4-5".into(),
+            parent_id: None,
+        })
+        .unwrap();
+    store
+        .append_message(&id, &Message::user_text("earlier"), &MessageMeta::default())
+        .unwrap();
+    store
+        .append_message(
+            &id,
+            &Message::assistant_text("earlier answer"),
+            &MessageMeta {
+                cost: Some(0.5),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    let sink = Arc::new(StoreSink::start(
+        Store::open(&path).unwrap(),
+        SessionInfo {
+            cwd: dir.path().into(),
+            project_root: dir.path().into(),
+            provider: "fake".into(),
+            model: "claude-sonnet-4-5".into(),
+        },
+    ));
+    let mut answer = text(&["more"]);
+    let usage = Usage {
+        input_tokens: 1_000_000,
+        output_tokens: 0,
+        ..Usage::default()
+    };
+    answer.insert(1, (Duration::ZERO, Ok(StreamEvent::Usage(usage))));
+    let mut opts = test_options(dir.path());
+    opts.model = "claude-sonnet-4-5".into();
+    opts.model_info = crate::llm::ModelCatalog::global().lookup("claude-sonnet-4-5");
+    let price = opts.model_info.cost(&usage).expect("a priced model");
+    let (agent, mut rx) = Agent::new(
+        opts,
+        FakeProvider::new(vec![answer]),
+        Registry::new(),
+        test_gate(Mode::Auto),
+    );
+    let (tx, _h) = agent.with_sink(sink.clone()).spawn();
+    tx.send(AgentCommand::LoadHistory {
+        messages: vec![
+            Message::user_text("earlier"),
+            Message::assistant_text("earlier answer"),
+        ],
+        versions: vec![],
+        session_id: Some(id.0.clone()),
+        cost: Some(0.5),
+    })
+    .unwrap();
+    // The interface hears the loaded session's cost at once.
+    match rx.recv().await {
+        Some(AgentEvent::Usage { cost, .. }) => assert_eq!(cost, Some(0.5)),
+        other => panic!("{other:?}"),
+    }
+    tx.send(AgentCommand::Submit {
+        text: "again".into(),
+        images: vec![],
+    })
+    .unwrap();
+    let mut last_cost = None;
+    loop {
+        match rx.recv().await {
+            Some(AgentEvent::Usage { cost, .. }) => last_cost = cost,
+            Some(AgentEvent::TurnFinished { .. }) => break,
+            Some(_) => {}
+            None => panic!("the agent stopped"),
+        }
+    }
+    assert!((last_cost.unwrap() - (0.5 + price)).abs() < 1e-9);
+    sink.flush();
+    let stored = Store::open(&path).unwrap().session(&id).unwrap().cost;
+    assert!(
+        (stored - (0.5 + price)).abs() < 1e-9,
+        "stored {stored}, expected {}",
+        0.5 + price
+    );
 }

@@ -257,6 +257,11 @@ impl Store {
                    AND turn > (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)",
                 [&session.0],
             )?;
+            tx.execute(
+                "DELETE FROM tool_runs WHERE session_id = ?1
+                   AND turn > (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)",
+                [&session.0],
+            )?;
             recount(tx, session)?;
             tx.execute(
                 "UPDATE sessions SET updated_at = max(updated_at, ?2) WHERE id = ?1",

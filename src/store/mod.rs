@@ -18,6 +18,7 @@ mod messages;
 mod schema;
 mod search;
 mod sessions;
+mod tool_runs;
 
 use std::path::{Path, PathBuf};
 
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 pub use error::StoreError;
 pub use schema::{SCHEMA_VERSION, V1_SQL};
 pub use search::{MATCH_END, MATCH_START, SearchHit, build_match_query, message_search_text};
+pub use tool_runs::ToolRun;
 
 use crate::llm::Usage;
 

@@ -17,7 +17,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 type Migration = fn(&Transaction<'_>) -> rusqlite::Result<()>;
 
 /// `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[Migration] = &[v1_tables, v2_search_and_status];
+const MIGRATIONS: &[Migration] = &[v1_tables, v2_search_and_status, v3_tool_runs];
 
 pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -112,6 +112,24 @@ fn v2_search_and_status(tx: &Transaction<'_>) -> rusqlite::Result<()> {
              INSERT INTO messages_fts(rowid, body) VALUES (new.id, new.body);
          END;
          CREATE INDEX messages_by_turn ON messages(session_id, turn);",
+    )
+}
+
+/// Adds how each tool call ended as the person saw it: its status, the
+/// interface's display (an edit's diff with real line numbers) and how long
+/// it ran, so a resumed transcript is the one that was left. Sessions from
+/// before this version have no rows and are rebuilt from their messages.
+fn v3_tool_runs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE tool_runs (
+             session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+             call_id TEXT NOT NULL,
+             turn INTEGER NOT NULL,
+             status TEXT NOT NULL,
+             display TEXT,
+             elapsed_ms INTEGER,
+             PRIMARY KEY (session_id, call_id)
+         ) WITHOUT ROWID;",
     )
 }
 

@@ -231,6 +231,13 @@ impl Store {
                  ORDER BY id",
                 params![id.0, new_id.0],
             )?;
+            tx.execute(
+                "INSERT INTO tool_runs (session_id, call_id, turn, status, display, elapsed_ms)
+                 SELECT ?2, call_id, turn, status, display, elapsed_ms FROM tool_runs
+                 WHERE session_id = ?1
+                   AND turn <= (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?2)",
+                params![id.0, new_id.0],
+            )?;
             recount(tx, &new_id)?;
             Ok(())
         })?;

@@ -468,3 +468,96 @@ fn list_and_search_use_indexes_not_sorts() {
     );
     assert!(!project.contains("TEMP B-TREE"), "{project}");
 }
+
+fn run(call_id: &str, turn: u64, status: &str) -> ToolRun {
+    ToolRun {
+        call_id: call_id.into(),
+        turn,
+        status: status.into(),
+        display: Some(serde_json::json!({"kind": "job", "job_id": call_id})),
+        elapsed_ms: Some(1500),
+    }
+}
+
+#[test]
+fn tool_runs_round_trip_and_follow_forks_rewinds_and_deletes() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = new_session(&mut store, "/p");
+    assert!(matches!(
+        store.record_tool_run(&SessionId("nope".into()), &run("c0", 1, "done")),
+        Err(StoreError::NoSession(_))
+    ));
+    let keep = store
+        .append_message(&id, &Message::user_text("one"), &meta(1))
+        .unwrap();
+    store
+        .append_message(&id, &Message::user_text("two"), &meta(2))
+        .unwrap();
+    store.record_tool_run(&id, &run("c1", 1, "failed")).unwrap();
+    store.record_tool_run(&id, &run("c2", 2, "done")).unwrap();
+    // A second record for one call replaces the first.
+    store.record_tool_run(&id, &run("c1", 1, "denied")).unwrap();
+
+    let runs = store.tool_runs(&id).unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs["c1"].status, "denied");
+    assert_eq!(runs["c2"], run("c2", 2, "done"));
+
+    let fork = store.fork_session(&id, Some(keep)).unwrap();
+    let forked = store.tool_runs(&fork).unwrap();
+    assert_eq!(forked.keys().collect::<Vec<_>>(), vec!["c1"]);
+
+    store.truncate_after(&id, keep).unwrap();
+    assert_eq!(store.tool_runs(&id).unwrap().len(), 1);
+
+    store.delete_session(&id).unwrap();
+    let left: i64 = store
+        .conn
+        .query_row(
+            "SELECT count(*) FROM tool_runs WHERE session_id = ?1",
+            [&id.0],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+    assert_eq!(store.tool_runs(&fork).unwrap().len(), 1);
+}
+
+#[test]
+fn unreadable_tool_display_keeps_the_status() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = new_session(&mut store, "/p");
+    store.record_tool_run(&id, &run("c1", 1, "done")).unwrap();
+    store
+        .conn
+        .execute("UPDATE tool_runs SET display = '{not json'", [])
+        .unwrap();
+    let runs = store.tool_runs(&id).unwrap();
+    assert_eq!(runs["c1"].status, "done");
+    assert_eq!(runs["c1"].display, None);
+}
+
+#[test]
+fn second_schema_is_migrated_to_the_current_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    {
+        let conn = schema::create_at_version(&path, 2).unwrap();
+        conn.execute(
+            "INSERT INTO sessions (id, cwd, provider, model, created_at, updated_at)
+             VALUES ('s2', '/p', 'x', 'y', 1, 1)",
+            [],
+        )
+        .unwrap();
+    }
+    let mut store = Store::open(&path).unwrap();
+    assert!(dir.path().join("sessions.db.bak-v2").exists());
+    let sid = SessionId("s2".into());
+    assert!(store.tool_runs(&sid).unwrap().is_empty());
+    store.record_tool_run(&sid, &run("c1", 1, "done")).unwrap();
+    let version: i64 = store
+        .conn
+        .query_row("PRAGMA user_version", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(version, SCHEMA_VERSION);
+}

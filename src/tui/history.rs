@@ -1,7 +1,13 @@
 //! Rebuilds the transcript of a stored session: prompts, answers, reasoning,
 //! tool cells with their status and, for edits, their diffs.
+//!
+//! The store keeps how each call ended as the person saw it (status, the
+//! diff against the whole file, how long it ran); those are used as they
+//! are. Sessions recorded before that was kept fall back to reading the
+//! status from the result text and the diff from the call's arguments.
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use crate::agent::ToolStatus;
 use crate::conversation::{Message, Part, Role, result_text};
@@ -9,6 +15,36 @@ use crate::tools::ToolDisplay;
 use crate::tui::model::Model;
 use crate::tui::widgets::cell::{AssistantText, CellKind};
 use crate::tui::widgets::tool_cell::ToolCell;
+
+/// How a stored tool call ended, as the interface showed it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredRun {
+    pub status: ToolStatus,
+    pub display: Option<ToolDisplay>,
+    pub elapsed: Option<Duration>,
+}
+
+/// Stored runs by call id.
+pub type Runs = HashMap<String, StoredRun>;
+
+/// Reads the store's rows; a row with a status this build does not know is
+/// left out (the call then falls back to its result text).
+pub fn runs_from_store(rows: HashMap<String, crate::store::ToolRun>) -> Runs {
+    rows.into_iter()
+        .filter_map(|(id, r)| {
+            let status = serde_json::from_value(serde_json::Value::String(r.status)).ok()?;
+            let display = r.display.and_then(|d| serde_json::from_value(d).ok());
+            Some((
+                id,
+                StoredRun {
+                    status,
+                    display,
+                    elapsed: r.elapsed_ms.map(Duration::from_millis),
+                },
+            ))
+        })
+        .collect()
+}
 
 /// The status a stored result stands for (the store keeps what the model
 /// was told; these are the words the agent uses for each outcome).
@@ -60,7 +96,7 @@ fn summary_of(tools: &crate::tools::Registry, name: &str, input: &serde_json::Va
 }
 
 /// Replaces the transcript with the cells of `messages`.
-pub fn rebuild(model: &mut Model, messages: &[Message]) {
+pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
     model.transcript = crate::tui::widgets::transcript::Transcript::new();
     let now = model.now;
     let tools = crate::tools::Registry::builtin();
@@ -116,11 +152,22 @@ pub fn rebuild(model: &mut Model, messages: &[Message]) {
                                 .get(id.as_str())
                                 .cloned()
                                 .unwrap_or_else(|| ("(no result was recorded)".into(), true));
-                            let status = status_of(&output, is_error);
-                            let display = (status == ToolStatus::Done)
-                                .then(|| display_of(name, input))
-                                .flatten();
+                            let stored = runs.get(id.as_str());
+                            let status = stored
+                                .map(|r| r.status)
+                                .unwrap_or_else(|| status_of(&output, is_error));
+                            let display = match stored {
+                                Some(StoredRun {
+                                    display: Some(d), ..
+                                }) => Some(d.clone()),
+                                _ => (status == ToolStatus::Done)
+                                    .then(|| display_of(name, input))
+                                    .flatten(),
+                            };
                             cell.finish(status, output, display, now);
+                            if let Some(d) = stored.and_then(|r| r.elapsed) {
+                                cell.elapsed = Some(d);
+                            }
                             model.transcript.push(CellKind::Tool(Box::new(cell)));
                         }
                         _ => {}
@@ -150,6 +197,32 @@ mod tests {
             ToolStatus::Cancelled
         );
         assert_eq!(status_of("exit code 2", true), ToolStatus::Failed);
+    }
+
+    #[test]
+    fn stored_runs_are_read_and_unknown_statuses_left_out() {
+        let row = |status: &str| crate::store::ToolRun {
+            call_id: "c".into(),
+            turn: 1,
+            status: status.into(),
+            display: Some(json!({"kind": "job", "job_id": "j1"})),
+            elapsed_ms: Some(2500),
+        };
+        let runs = runs_from_store(HashMap::from([
+            ("a".to_string(), row("denied")),
+            ("b".to_string(), row("exploded")),
+        ]));
+        assert_eq!(runs.len(), 1);
+        assert_eq!(
+            runs["a"],
+            StoredRun {
+                status: ToolStatus::Denied,
+                display: Some(ToolDisplay::Job {
+                    job_id: "j1".into()
+                }),
+                elapsed: Some(Duration::from_millis(2500)),
+            }
+        );
     }
 
     #[test]

@@ -52,6 +52,8 @@ pub struct TuiOptions {
     pub services: services::Services,
     /// A resumed session's history, drawn as the starting transcript.
     pub history: Vec<crate::conversation::Message>,
+    /// How the resumed session's tool calls ended.
+    pub history_runs: history::Runs,
     pub title: Option<String>,
     /// Shown as notices at start (e.g. the store could not be opened).
     pub notices: Vec<(NoticeLevel, String)>,
@@ -100,7 +102,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.theme_dir = opts.theme_dir.clone();
     m.title = opts.title.clone();
     if !opts.history.is_empty() {
-        history::rebuild(&mut m, &opts.history);
+        history::rebuild(&mut m, &opts.history, &opts.history_runs);
     }
 
     m.styles = styles::Styles::from_theme(&m.theme);

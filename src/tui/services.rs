@@ -72,6 +72,9 @@ pub enum ServiceMsg {
         title: Option<String>,
         messages: Vec<Message>,
         versions: Vec<FileVersion>,
+        runs: crate::tui::history::Runs,
+        /// What the session has cost so far, when prices were known.
+        cost: Option<f64>,
         /// Text to put back in the prompt (after a rewind).
         draft: Option<String>,
         /// After a rewind: the original's file versions from the chosen
@@ -233,13 +236,14 @@ impl Services {
             }
             ServiceCmd::Resume(id) => {
                 let store = self.store()?;
-                let (summary, messages, versions) =
-                    load_session(&store, &SessionId(id.clone())).map_err(err)?;
+                let loaded = load_session(&store, &SessionId(id.clone())).map_err(err)?;
                 ServiceMsg::Resumed {
                     id,
-                    title: summary.title,
-                    messages,
-                    versions,
+                    title: loaded.summary.title,
+                    messages: loaded.messages,
+                    versions: loaded.versions,
+                    runs: loaded.runs,
+                    cost: loaded.cost,
                     draft: None,
                     later: None,
                 }
@@ -286,12 +290,14 @@ impl Services {
                     ));
                 };
                 let new = store.fork_session(&sid, Some(keep)).map_err(err)?;
-                let (summary, messages, versions) = load_session(&store, &new).map_err(err)?;
+                let loaded = load_session(&store, &new).map_err(err)?;
                 ServiceMsg::Resumed {
                     id: new.0,
-                    title: summary.title,
-                    messages,
-                    versions,
+                    title: loaded.summary.title,
+                    messages: loaded.messages,
+                    versions: loaded.versions,
+                    runs: loaded.runs,
+                    cost: loaded.cost,
                     draft: Some(draft),
                     later: (!later.is_empty()).then_some((from, later)),
                 }
@@ -407,13 +413,25 @@ impl Services {
     }
 }
 
-/// A stored session ready to continue: its summary, the messages of turns
-/// not undone, and the file versions (so undo works after a resume).
+/// A stored session ready to continue.
+#[derive(Debug)]
+pub struct LoadedSession {
+    pub summary: crate::store::SessionSummary,
+    /// The messages of turns not undone.
+    pub messages: Vec<Message>,
+    /// The file versions, so undo works after a resume.
+    pub versions: Vec<FileVersion>,
+    /// How each tool call ended, for the rebuilt transcript.
+    pub runs: crate::tui::history::Runs,
+    /// The session's cost so far; `None` when no price was ever known.
+    pub cost: Option<f64>,
+}
+
+/// Loads `id` from the store, ready to continue.
 pub fn load_session(
     store: &Store,
     id: &SessionId,
-) -> Result<(crate::store::SessionSummary, Vec<Message>, Vec<FileVersion>), crate::store::StoreError>
-{
+) -> Result<LoadedSession, crate::store::StoreError> {
     let summary = store.session(id)?;
     let stored = store.load_messages(id)?;
     let mut versions = Vec::new();
@@ -427,12 +445,20 @@ pub fn load_session(
             });
         }
     }
+    let priced = stored.iter().any(|m| m.2.cost.is_some());
     let messages = stored
         .into_iter()
         .filter(|m| m.2.status == crate::store::MessageStatus::Active)
         .map(|m| m.1)
         .collect();
-    Ok((summary, messages, versions))
+    let runs = crate::tui::history::runs_from_store(store.tool_runs(id)?);
+    Ok(LoadedSession {
+        cost: priced.then_some(summary.cost),
+        summary,
+        messages,
+        versions,
+        runs,
+    })
 }
 
 /// A browser row for a stored session.

@@ -150,10 +150,12 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             title,
             messages,
             versions,
+            runs,
+            cost,
             draft,
             later,
         } => {
-            crate::tui::history::rebuild(model, &messages);
+            crate::tui::history::rebuild(model, &messages, &runs);
             model.title = title;
             if let Some(d) = draft {
                 model.input.set_text(&d);
@@ -185,6 +187,7 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
                 messages,
                 versions,
                 session_id: Some(id),
+                cost,
             })]
         }
         ServiceMsg::Text { title, text } => {

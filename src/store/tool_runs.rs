@@ -1,0 +1,86 @@
+//! How each tool call ended, as the interface showed it. The messages keep
+//! what the model was told; this keeps what the person saw (the status word,
+//! an edit's diff against the whole file, the time it took), so a resumed
+//! transcript is drawn as it was left.
+
+use std::collections::HashMap;
+
+use rusqlite::params;
+
+use super::{SessionId, Store, StoreError, bad_json};
+
+/// One finished tool call. `status` and `display` are the interface's own
+/// serialised forms; the store does not interpret them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRun {
+    pub call_id: String,
+    pub turn: u64,
+    pub status: String,
+    pub display: Option<serde_json::Value>,
+    pub elapsed_ms: Option<u64>,
+}
+
+impl Store {
+    /// Records (or replaces) how `run.call_id` ended in `session`.
+    pub fn record_tool_run(
+        &mut self,
+        session: &SessionId,
+        run: &ToolRun,
+    ) -> Result<(), StoreError> {
+        let display = match &run.display {
+            Some(v) => {
+                Some(serde_json::to_string(v).map_err(|e| bad_json("a tool call's display", e))?)
+            }
+            None => None,
+        };
+        self.write(|tx| {
+            let exists = tx
+                .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+                .exists([&session.0])?;
+            if !exists {
+                return Err(StoreError::NoSession(session.0.clone()));
+            }
+            tx.prepare_cached(
+                "INSERT OR REPLACE INTO tool_runs
+                     (session_id, call_id, turn, status, display, elapsed_ms)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?
+            .execute(params![
+                session.0,
+                run.call_id,
+                run.turn as i64,
+                run.status,
+                display,
+                run.elapsed_ms.map(|m| m.min(i64::MAX as u64) as i64),
+            ])?;
+            Ok(())
+        })
+    }
+
+    /// Every recorded tool call of `session`, by call id. A row whose
+    /// display cannot be read keeps its status and loses only the display.
+    pub fn tool_runs(&self, session: &SessionId) -> Result<HashMap<String, ToolRun>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT call_id, turn, status, display, elapsed_ms FROM tool_runs
+             WHERE session_id = ?1",
+        )?;
+        let mut rows = stmt.query([&session.0])?;
+        let mut out = HashMap::new();
+        while let Some(r) = rows.next()? {
+            let call_id: String = r.get(0)?;
+            let display = r
+                .get_ref(3)?
+                .as_str_or_null()?
+                .and_then(|s| serde_json::from_str(s).ok());
+            let run = ToolRun {
+                call_id: call_id.clone(),
+                turn: r.get::<_, i64>(1)?.max(0) as u64,
+                status: r.get(2)?,
+                display,
+                elapsed_ms: r.get::<_, Option<i64>>(4)?.map(|m| m.max(0) as u64),
+            };
+            out.insert(call_id, run);
+        }
+        Ok(out)
+    }
+}
