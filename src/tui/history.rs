@@ -88,7 +88,11 @@ fn display_of(name: &str, input: &serde_json::Value) -> Option<ToolDisplay> {
 }
 
 /// Summaries as the tools make them, when the registry knows the tool.
-fn summary_of(tools: &crate::tools::Registry, name: &str, input: &serde_json::Value) -> String {
+pub(crate) fn summary_of(
+    tools: &crate::tools::Registry,
+    name: &str,
+    input: &serde_json::Value,
+) -> String {
     match tools.get(name) {
         Some(t) => t.summary(input),
         None => name.to_string(),

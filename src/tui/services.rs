@@ -500,12 +500,16 @@ fn save_setting(path: &std::path::Path, key: &str, value: &str) -> Result<(), St
 /// A plain-text look at a session for the browser's preview pane.
 pub fn preview_lines<'a>(messages: impl Iterator<Item = &'a Message>, max: usize) -> Vec<String> {
     let mut out = Vec::new();
+    let tools = crate::tools::Registry::builtin();
     for m in messages {
         for p in &m.parts {
             let line = match (m.role, p) {
                 (Role::User, Part::Text { text }) => format!("› {}", first_line(text)),
                 (Role::Assistant, Part::Text { text }) => first_line(text),
-                (_, Part::ToolCall { name, .. }) => format!("  ⚙ {name}"),
+                (_, Part::ToolCall { name, input, .. }) => format!(
+                    "  ⚙ {}",
+                    first_line(&crate::tui::history::summary_of(&tools, name, input))
+                ),
                 (
                     _,
                     Part::ToolResult {

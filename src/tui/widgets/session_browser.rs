@@ -63,6 +63,32 @@ pub struct BrowserStyles {
     pub warning: Style,
 }
 
+/// The keys, most useful first, as many as fit in `width`; "Esc close"
+/// always ends the line.
+fn key_help(width: usize) -> String {
+    const KEYS: &[&str] = &[
+        "Enter resume",
+        "↑↓ move",
+        "Ctrl+R rename",
+        "Ctrl+D delete",
+        "Ctrl+F fork",
+        "Ctrl+W rewind",
+        "Ctrl+E export",
+    ];
+    const LAST: &str = "Esc close";
+    let mut out = String::new();
+    for k in KEYS {
+        let len = out.chars().count() + k.chars().count() + 3 + LAST.chars().count();
+        if len > width {
+            break;
+        }
+        out.push_str(k);
+        out.push_str(" · ");
+    }
+    out.push_str(LAST);
+    out
+}
+
 #[derive(Debug, Clone)]
 pub struct SessionBrowser {
     query: String,
@@ -293,10 +319,7 @@ impl SessionBrowser {
         };
         Paragraph::new(search_line).render(search, buf);
 
-        Paragraph::new(Line::styled(
-                "Enter resume · ↑↓ · Ctrl+R rename · Ctrl+D delete · Ctrl+F fork · Ctrl+W rewind to a prompt · Ctrl+E export · Esc",
-                st.dim,
-            )).render(help, buf);
+        Paragraph::new(Line::styled(key_help(help.width as usize), st.dim)).render(help, buf);
         let (list_area, preview_area) = if body.width >= 90 {
             let [l, p] =
                 Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
@@ -603,6 +626,89 @@ mod tests {
         for (w, h) in [(40, 12), (10, 3), (200, 60)] {
             screen(&mut b, w, h);
         }
+    }
+
+    /// The browser drawn with matched text marked `[like this]`, for
+    /// snapshots that show where the highlight falls.
+    fn marked(b: &mut SessionBrowser, w: u16, h: u16) -> String {
+        use ratatui::style::{Modifier, Style};
+        let styles = BrowserStyles {
+            matched: Style::new().add_modifier(Modifier::UNDERLINED),
+            ..BrowserStyles::default()
+        };
+        let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+        t.draw(|f| b.render(f.area(), f.buffer_mut(), &styles))
+            .unwrap();
+        let buf = t.backend().buffer().clone();
+        let mut out = String::new();
+        for y in 0..h {
+            let mut inside = false;
+            for x in 0..w {
+                let cell = &buf[(x, y)];
+                let m = cell.modifier.contains(Modifier::UNDERLINED);
+                if m != inside {
+                    out.push(if m { '[' } else { ']' });
+                    inside = m;
+                }
+                out.push_str(cell.symbol());
+            }
+            if inside {
+                out.push(']');
+            }
+            out.push_str("\n");
+        }
+        out
+    }
+
+    fn three_sessions() -> Vec<BrowserEntry> {
+        let mut older = entry("b", "Speed up the parser", None);
+        older.updated_at = 1_000_000 - 3 * 86_400_000;
+        older.message_count = 48;
+        let mut oldest = entry("c", "", None);
+        oldest.updated_at = 1_000_000 - 40 * 86_400_000;
+        oldest.first_prompt = "why does CI fail on arm64?".into();
+        vec![entry("a", "Fix the build", None), older, oldest]
+    }
+
+    #[test]
+    fn snapshot_of_the_list() {
+        let (mut b, _) = SessionBrowser::open(1_000_000);
+        b.set_entries("", three_sessions(), 1_000_000);
+        insta::assert_snapshot!(marked(&mut b, 100, 12));
+    }
+
+    #[test]
+    fn snapshot_of_a_search_with_its_highlight() {
+        let (mut b, _) = SessionBrowser::open(1_000_000);
+        for c in "linker".chars() {
+            b.handle_key(key(KeyCode::Char(c)));
+        }
+        let mut hit = entry(
+            "b",
+            "Speed up the parser",
+            Some("the \u{1}linker\u{2} ran out of memory; set \u{1}linker\u{2} = lld"),
+        );
+        hit.message_count = 48;
+        b.set_entries("linker", vec![hit], 1_000_000);
+        insta::assert_snapshot!(marked(&mut b, 100, 10));
+    }
+
+    #[test]
+    fn snapshot_of_the_preview() {
+        let (mut b, _) = SessionBrowser::open(1_000_000);
+        b.set_entries("", three_sessions(), 1_000_000);
+        b.set_preview(
+            "a",
+            vec![
+                "› the build fails after the upgrade".into(),
+                "  ⚙ bash cargo build".into(),
+                "    ✗ error[E0432]: unresolved import `foo::bar`".into(),
+                "The import moved; fixing it.".into(),
+                "  ⚙ edit src/main.rs +1 −1".into(),
+                "Fixed: the build passes.".into(),
+            ],
+        );
+        insta::assert_snapshot!(marked(&mut b, 110, 14));
     }
 
     #[test]
