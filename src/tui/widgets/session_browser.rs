@@ -655,7 +655,7 @@ mod tests {
             if inside {
                 out.push(']');
             }
-            out.push_str("\n");
+            out.push('\n');
         }
         out
     }
