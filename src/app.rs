@@ -68,7 +68,7 @@ pub async fn run(
     }
     let open_sessions = matches!(resume.as_deref(), Some(""));
 
-    let (commands, events, sink, mcp, first_run_help) = match &s.provider {
+    let (commands, events, sink, mcp, first_run_help, task) = match &s.provider {
         Some(p) => {
             let running = startup::start_agent(&s, p, true)?;
             if let Some(e) = running.store_error {
@@ -83,11 +83,12 @@ pub async fn run(
                 running.sink,
                 Some(running.mcp),
                 None,
+                Some(running.task),
             )
         }
         None => {
             let (c, e) = no_provider();
-            (c, e, None, None, Some(startup::setup_help()))
+            (c, e, None, None, Some(startup::setup_help()), None)
         }
     };
     if let Some(r) = &resumed {
@@ -134,6 +135,11 @@ pub async fn run(
         open_sessions,
     };
     let result = crate::tui::run(opts, commands, events).await;
+    // Quitting mid-turn cancels it; let the agent answer the cancelled calls
+    // and hand the last messages and file versions to the store first.
+    if let Some(task) = task {
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
+    }
     if let Some(sink) = &sink {
         sink.flush();
     }

@@ -88,6 +88,9 @@ pub struct Running {
     pub mcp: Arc<McpManager>,
     /// Why sessions are not being recorded, when they are not.
     pub store_error: Option<String>,
+    /// The agent's task; it ends after `Shutdown` once a running turn has
+    /// wound down (its cancelled calls answered and recorded).
+    pub task: tokio::task::JoinHandle<()>,
 }
 
 /// Opens the session store at its usual place.
@@ -138,13 +141,14 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     let mcp = McpManager::start(s.config.file.mcp.clone());
     agent = agent.with_tool_source(mcp.clone());
-    let (commands, _task) = agent.spawn();
+    let (commands, task) = agent.spawn();
     Ok(Running {
         commands,
         events,
         sink,
         store_error,
         mcp,
+        task,
     })
 }
 

@@ -55,7 +55,11 @@ fn results_in(request: &Value) -> Vec<Value> {
 #[tokio::test]
 async fn run_prints_the_answer_and_tool_lines_and_exits_zero() {
     let env = Env::new();
-    std::fs::write(env.path("notes.md"), "the secret word is heliotrope\n").unwrap();
+    std::fs::write(
+        env.path("notes.md"),
+        "the secret word is heliotrope\nthe spare word is marigold\n",
+    )
+    .unwrap();
     let mock = MockModel::start(
         Format::Anthropic,
         vec![
@@ -98,13 +102,17 @@ async fn run_prints_the_answer_and_tool_lines_and_exits_zero() {
     // The session was stored and its tool output is searchable.
     let out = env
         .command(&mock)
-        .args(["sessions", "search", "heliotrope"])
+        .args(["sessions", "search", "marigold", "--json"])
         .output()
         .await
         .unwrap();
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.contains("heliotrope"), "{stdout}");
+    // "marigold" was only ever in the view tool's output.
+    let hits: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(hits.as_array().map(Vec::len), Some(1), "{stdout}");
+    assert!(hits.to_string().contains("marigold"), "{stdout}");
+    assert!(!mock.requests()[0].to_string().contains("marigold"));
     let out = env
         .command(&mock)
         .args(["sessions", "list", "--json"])

@@ -158,7 +158,9 @@ async fn the_edit_dialog_shows_the_diff_and_allow_changes_the_file() {
     let mut app = env.start(&mock, &[], 36, 120);
     app.type_text("rename it");
     app.send(b"\r");
-    let dialog = app.wait_for_text("Allow once");
+    let dialog = app.wait_for("the whole dialog", |s| {
+        s.contains("Allow once") && s.contains(" d  Deny")
+    });
     assert!(
         dialog.contains("fn old_name() {}") && dialog.contains("fn new_name() {}"),
         "{dialog}"
@@ -186,7 +188,9 @@ async fn deny_leaves_the_file_byte_identical() {
     let mut app = env.start(&mock, &[], 36, 120);
     app.type_text("rename it");
     app.send(b"\r");
-    app.wait_for_text("Allow once");
+    app.wait_for("the whole dialog", |s| {
+        s.contains("Allow once") && s.contains(" d  Deny")
+    });
     app.send(b"d");
     app.type_text("not now");
     app.send(b"\r");
@@ -215,7 +219,9 @@ async fn always_stores_its_rule_and_the_next_identical_call_is_not_asked() {
     let mut app = env.start(&mock, &[], 36, 120);
     app.type_text("rename it");
     app.send(b"\r");
-    let dialog = app.wait_for_text("Allow once");
+    let dialog = app.wait_for("the whole dialog", |s| {
+        s.contains("Allow once") && s.contains(" d  Deny")
+    });
     assert!(
         dialog.contains("edit(lib.rs)"),
         "the rule is shown before agreeing:\n{dialog}"
@@ -300,10 +306,14 @@ async fn resume_redraws_an_edit_with_its_real_line_numbers_and_statuses() {
     let mut app = env.start(&mock, &[], 40, 120);
     app.type_text("change v27");
     app.send(b"\r");
-    app.wait_for_text("Allow once");
+    app.wait_for("the whole dialog", |s| {
+        s.contains("Allow once") && s.contains(" d  Deny")
+    });
     app.send(b"a");
     app.wait_for_text("touch made-by-bash");
-    app.wait_for_text("Allow once");
+    app.wait_for("the whole dialog", |s| {
+        s.contains("Allow once") && s.contains(" d  Deny")
+    });
     app.send(b"d");
     app.send(b"\r");
     let before = app.wait_for_text("Changed v27.");

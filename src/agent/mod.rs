@@ -238,6 +238,8 @@ impl Agent {
                     self.session.set_turn(v.turn);
                     self.session.record_version(&v.path, v.before);
                 }
+                // These came from the store; they are not new.
+                self.session.take_unsent();
                 if let (Some(sink), Some(id)) = (&self.shared.sink, &session_id) {
                     sink.resume(id);
                 }
@@ -353,14 +355,14 @@ impl Agent {
         let versions = self.session.versions();
         let (restored, failed) = if restore_files {
             let r = undo::apply_range(&versions, turn, self.turn, &self.opts.workspace);
-            for t in turn..=self.turn {
-                self.session.take_versions_of_turn(t);
-            }
             self.session.forget_views();
             r
         } else {
             (Vec::new(), Vec::new())
         };
+        // Whether or not the files went back, the rewound turns are gone:
+        // a later undo must not restore anything they recorded.
+        self.session.drop_turns_from(turn);
         self.messages.truncate(index);
         crate::conversation::repair_tool_pairs(&mut self.messages);
         self.turn = turn - 1;
@@ -515,17 +517,7 @@ impl Agent {
         if turn_no == 1 && self.opts.auto_title && matches!(outcome, TurnOutcome::Completed) {
             self.spawn_title();
         }
-        if let Some(sink) = &self.shared.sink {
-            let versions: Vec<_> = self
-                .session
-                .versions()
-                .into_iter()
-                .filter(|v| v.turn == turn_no)
-                .collect();
-            if !versions.is_empty() {
-                sink.file_versions(turn_no, &versions);
-            }
-        }
+        turn::store_new_versions(&self.shared, &self.session, turn_no);
         self.shared.emit(AgentEvent::TurnFinished {
             turn: turn_no,
             outcome,

@@ -29,7 +29,7 @@ enum Job {
     /// An event and when the agent sent it (tool durations are measured
     /// from these, not from when the writer got to them).
     Event(Box<AgentEvent>, Instant),
-    Versions(u64, Vec<FileVersion>),
+    Versions(Vec<FileVersion>),
     Resume(String),
     New,
     Rewind(u64, bool),
@@ -102,8 +102,8 @@ impl SessionSink for StoreSink {
             self.send(Job::Event(Box::new(event.clone()), Instant::now()));
         }
     }
-    fn file_versions(&self, turn: u64, versions: &[FileVersion]) {
-        self.send(Job::Versions(turn, versions.to_vec()));
+    fn file_versions(&self, _turn: u64, versions: &[FileVersion]) {
+        self.send(Job::Versions(versions.to_vec()));
     }
     fn resume(&self, session_id: &str) {
         self.send(Job::Resume(session_id.to_string()));
@@ -199,11 +199,11 @@ impl Writer {
                 self.last_cost = self.store.session(&id)?.cost;
                 self.set_session(Some(id));
             }
-            Job::Versions(turn, versions) => {
+            Job::Versions(versions) => {
                 let id = self.ensure_session()?;
                 for v in versions {
                     self.store
-                        .record_file_version(&id, turn, &v.path, v.before.as_deref())?;
+                        .record_file_version(&id, v.turn, &v.path, v.before.as_deref())?;
                 }
             }
             Job::Rewind(turn, fork) => self.rewind(turn, fork)?,

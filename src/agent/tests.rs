@@ -1020,3 +1020,104 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
         0.5 + price
     );
 }
+
+#[tokio::test]
+async fn a_rewind_that_keeps_the_files_leaves_nothing_of_those_turns_to_undo() {
+    let mut h = harness(
+        vec![
+            calls(&[("w1", "scribble", json!({"text": "one"}))]),
+            text(&["a"]),
+            calls(&[("w2", "scribble", json!({"text": "two"}))]),
+            text(&["b"]),
+            text(&["again"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    let notes = h.dir.path().join("notes.txt");
+    std::fs::write(&notes, "orig").unwrap();
+    for p in ["first", "second"] {
+        h.submit(p);
+        h.until_finished().await;
+    }
+    h.tx.send(AgentCommand::Rewind {
+        turn: 2,
+        restore_files: false,
+        fork: false,
+    })
+    .unwrap();
+    while !matches!(h.next().await, AgentEvent::Rewound { .. }) {}
+    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "two");
+    // Undo now concerns turn 1 only: putting back what was there before it.
+    h.tx.send(AgentCommand::PrepareUndo).unwrap();
+    loop {
+        if let AgentEvent::UndoPlanned(plan) = h.next().await {
+            assert_eq!(plan.turn, 1, "{plan:?}");
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn file_versions_reach_the_store_before_the_turn_ends() {
+    use crate::agent::store_sink::{SessionInfo, StoreSink};
+    use crate::store::Store;
+    let db = tempfile::tempdir().unwrap();
+    let path = db.path().join("s.db");
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Arc::new(StoreSink::start(
+        Store::open(&path).unwrap(),
+        SessionInfo {
+            cwd: dir.path().into(),
+            project_root: dir.path().into(),
+            provider: "fake".into(),
+            model: "fake-model".into(),
+        },
+    ));
+    // The answer after the call streams slowly: the turn is still running
+    // while the store is checked.
+    let slow: Script = vec![
+        (
+            Duration::from_millis(800),
+            Ok(StreamEvent::TextDelta("done".into())),
+        ),
+        (Duration::ZERO, Ok(StreamEvent::Done(StopReason::EndTurn))),
+    ];
+    let provider = FakeProvider::new(vec![
+        calls(&[("w1", "scribble", json!({"text": "new"}))]),
+        slow,
+    ]);
+    let mut registry = Registry::new();
+    registry.register(Arc::new(Scribble));
+    let (agent, mut rx) = Agent::new(
+        test_options(dir.path()),
+        provider,
+        registry,
+        test_gate(Mode::Auto),
+    );
+    let (tx, _h) = agent.with_sink(sink.clone()).spawn();
+    tx.send(AgentCommand::Submit {
+        text: "write".into(),
+        images: vec![],
+    })
+    .unwrap();
+    loop {
+        match rx.recv().await {
+            Some(AgentEvent::MessageAdded(m))
+                if m.parts.iter().any(|p| matches!(p, Part::ToolResult { .. })) =>
+            {
+                break;
+            }
+            Some(AgentEvent::TurnFinished { .. }) | None => panic!("the turn ended too soon"),
+            _ => {}
+        }
+    }
+    sink.flush();
+    let id = sink.state.lock().unwrap().session.clone().unwrap();
+    let versions = Store::open(&path).unwrap().file_versions(&id, 1).unwrap();
+    assert_eq!(versions.len(), 1, "stored while the turn still runs");
+    while !matches!(rx.recv().await, Some(AgentEvent::TurnFinished { .. })) {}
+    sink.flush();
+    let versions = Store::open(&path).unwrap().file_versions(&id, 1).unwrap();
+    assert_eq!(versions.len(), 1, "and not stored twice");
+}

@@ -187,6 +187,9 @@ pub(crate) async fn run(
         }
 
         let results = super::calls::execute(ctx, calls).await;
+        // Files the calls changed are recorded now, not at the end of the
+        // turn, so a crash mid-turn cannot lose what undo needs.
+        store_new_versions(&ctx.shared, &ctx.session, ctx.session.turn());
         let result_msg = Message {
             role: Role::User,
             parts: results,
@@ -200,6 +203,18 @@ pub(crate) async fn run(
     }
     TurnOutcome::TurnLimit {
         limit: ctx.opts.max_turns,
+    }
+}
+
+/// Hands the file versions recorded since the last call to the store.
+pub(crate) fn store_new_versions(
+    shared: &super::Shared,
+    session: &crate::tools::state::SessionState,
+    turn: u64,
+) {
+    let versions = session.take_unsent();
+    if let (Some(sink), false) = (&shared.sink, versions.is_empty()) {
+        sink.file_versions(turn, &versions);
     }
 }
 

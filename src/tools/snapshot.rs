@@ -32,8 +32,13 @@ pub struct Snapshot {
     complete: bool,
 }
 
+/// The files a command may have changed: what git would track or offer to
+/// track, hidden ones included (`.github/`, `.env`, `.cargo/config.toml`),
+/// but not git's own directory.
 fn files(root: &Path) -> impl Iterator<Item = (PathBuf, fs::Metadata)> {
     walker(root)
+        .hidden(false)
+        .filter_entry(|e| e.file_name() != ".git")
         .build()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))
@@ -158,6 +163,29 @@ mod tests {
                 (root.join("a.txt"), Some(b"hello\n".to_vec())),
                 (root.join("gone.txt"), Some(b"bye\n".to_vec())),
                 (root.join("new.txt"), None),
+            ]
+        );
+    }
+
+    #[test]
+    fn hidden_files_count_but_gits_own_directory_does_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join(".git")).unwrap();
+        fs::create_dir_all(root.join(".github")).unwrap();
+        fs::write(root.join(".env"), "A=1\n").unwrap();
+        fs::write(root.join(".github/ci.yml"), "on: push\n").unwrap();
+        fs::write(root.join(".gitignore"), "ignored.txt\n").unwrap();
+        let snap = Snapshot::take(root);
+        fs::write(root.join(".env"), "A=2\n").unwrap();
+        fs::write(root.join(".github/ci.yml"), "on: pull_request\n").unwrap();
+        fs::write(root.join(".git/index"), "x").unwrap();
+        fs::write(root.join("ignored.txt"), "x").unwrap();
+        assert_eq!(
+            snap.changes(root),
+            vec![
+                (root.join(".env"), Some(b"A=1\n".to_vec())),
+                (root.join(".github/ci.yml"), Some(b"on: push\n".to_vec())),
             ]
         );
     }

@@ -61,6 +61,8 @@ pub struct SessionState {
     cwd: Mutex<PathBuf>,
     viewed: Mutex<HashMap<PathBuf, FileStamp>>,
     history: Mutex<Vec<FileVersion>>,
+    /// Versions not yet handed to the session store.
+    unsent: Mutex<Vec<FileVersion>>,
     /// Files a turn changed that cannot be put back: (path, turn, why).
     unrestorable: Mutex<Vec<(PathBuf, u64, String)>>,
     todos: Mutex<Vec<Todo>>,
@@ -75,6 +77,7 @@ impl SessionState {
             cwd: Mutex::new(workspace.to_path_buf()),
             viewed: Mutex::new(HashMap::new()),
             history: Mutex::new(Vec::new()),
+            unsent: Mutex::new(Vec::new()),
             unrestorable: Mutex::new(Vec::new()),
             todos: Mutex::new(Vec::new()),
             turn: Mutex::new(0),
@@ -103,11 +106,28 @@ impl SessionState {
     /// Keeps the content a file had before a tool changed it.
     pub fn record_version(&self, path: &Path, before: Option<Vec<u8>>) {
         let turn = self.turn();
-        lock(&self.history).push(FileVersion {
+        let v = FileVersion {
             path: path.to_path_buf(),
             before,
             turn,
-        });
+        };
+        lock(&self.unsent).push(v.clone());
+        lock(&self.history).push(v);
+    }
+
+    /// The versions recorded since the last call, for the session store:
+    /// they are stored as soon as the tool that made them finishes.
+    pub fn take_unsent(&self) -> Vec<FileVersion> {
+        std::mem::take(&mut *lock(&self.unsent))
+    }
+
+    /// Forgets every version and unrestorable file of turns `from` and
+    /// later (a rewind: those turns are gone from the conversation, so undo
+    /// must never offer them again).
+    pub fn drop_turns_from(&self, from: u64) {
+        lock(&self.history).retain(|v| v.turn < from);
+        lock(&self.unsent).retain(|v| v.turn < from);
+        lock(&self.unrestorable).retain(|(_, t, _)| *t < from);
     }
     pub fn record_unrestorable(&self, path: &Path, why: &str) {
         let turn = self.turn();
@@ -131,6 +151,7 @@ impl SessionState {
         let mut h = lock(&self.history);
         let (taken, kept): (Vec<_>, Vec<_>) = h.drain(..).partition(|v| v.turn == turn);
         *h = kept;
+        lock(&self.unsent).retain(|v| v.turn != turn);
         taken
     }
 

@@ -24,13 +24,21 @@ pub struct StoredRun {
     pub elapsed: Option<Duration>,
 }
 
-/// Stored runs by call id.
-pub type Runs = HashMap<String, StoredRun>;
+/// What the store kept beyond the messages, for drawing them as they were.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Runs {
+    /// How each tool call ended, by call id.
+    pub calls: HashMap<String, StoredRun>,
+    /// Turns that `/undo` took back, with the files it restored: a notice
+    /// follows each, as it did when the undo happened.
+    pub undone: Vec<(u64, Vec<String>)>,
+}
 
 /// Reads the store's rows; a row with a status this build does not know is
 /// left out (the call then falls back to its result text).
 pub fn runs_from_store(rows: HashMap<String, crate::store::ToolRun>) -> Runs {
-    rows.into_iter()
+    let calls = rows
+        .into_iter()
         .filter_map(|(id, r)| {
             let status = serde_json::from_value(serde_json::Value::String(r.status)).ok()?;
             let display = r.display.and_then(|d| serde_json::from_value(d).ok());
@@ -43,7 +51,11 @@ pub fn runs_from_store(rows: HashMap<String, crate::store::ToolRun>) -> Runs {
                 },
             ))
         })
-        .collect()
+        .collect();
+    Runs {
+        calls,
+        undone: Vec::new(),
+    }
 }
 
 /// The status a stored result stands for (the store keeps what the model
@@ -118,7 +130,26 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
             }
         }
     }
+    let undone_notice = |model: &mut Model, turn: u64| {
+        if let Some((_, files)) = runs.undone.iter().find(|(t, _)| *t == turn) {
+            let text = if files.is_empty() {
+                format!("Undone: turn {turn}")
+            } else {
+                format!("Undone: restored {}", files.join(", "))
+            };
+            crate::tui::update::notice(model, crate::agent::NoticeLevel::Info, text);
+        }
+    };
+    let mut turn = 0u64;
     for m in messages {
+        let starts_turn = m.role == Role::User
+            && m.parts
+                .iter()
+                .any(|p| !matches!(p, Part::ToolResult { .. }));
+        if starts_turn {
+            undone_notice(model, turn);
+            turn += 1;
+        }
         match m.role {
             Role::User => {
                 let prompt = m.parts.iter().rev().find_map(|p| match p {
@@ -156,7 +187,7 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
                                 .get(id.as_str())
                                 .cloned()
                                 .unwrap_or_else(|| ("(no result was recorded)".into(), true));
-                            let stored = runs.get(id.as_str());
+                            let stored = runs.calls.get(id.as_str());
                             let status = stored
                                 .map(|r| r.status)
                                 .unwrap_or_else(|| status_of(&output, is_error));
@@ -180,6 +211,7 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
             }
         }
     }
+    undone_notice(model, turn);
     model.transcript.to_bottom();
 }
 
@@ -215,7 +247,8 @@ mod tests {
         let runs = runs_from_store(HashMap::from([
             ("a".to_string(), row("denied")),
             ("b".to_string(), row("exploded")),
-        ]));
+        ]))
+        .calls;
         assert_eq!(runs.len(), 1);
         assert_eq!(
             runs["a"],

@@ -410,10 +410,9 @@ fn browser_cmds(action: BrowserAction) -> Vec<Cmd> {
         })],
         BrowserAction::Delete(id) => vec![Cmd::Service(ServiceCmd::Delete(id))],
         BrowserAction::Fork(id) => vec![Cmd::Service(ServiceCmd::Fork(id))],
-        BrowserAction::Export(id) => vec![Cmd::Service(ServiceCmd::Export {
-            id: Some(id),
-            json: false,
-        })],
+        BrowserAction::Export { id, json } => {
+            vec![Cmd::Service(ServiceCmd::Export { id: Some(id), json })]
+        }
         BrowserAction::Resume(id) => vec![Cmd::Service(ServiceCmd::Resume(id))],
         BrowserAction::Rewind(id) => vec![Cmd::Service(ServiceCmd::Prompts(id))],
         BrowserAction::None | BrowserAction::Close => Vec::new(),

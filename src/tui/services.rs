@@ -81,6 +81,8 @@ pub enum ServiceMsg {
         /// turn on, so the files can be put back as they were then.
         later: Option<(u64, Vec<FileVersion>)>,
     },
+    /// A delete that was not done, and why; the browser reloads its list.
+    DeleteRefused(String),
     /// A session's prompts: (message id, text).
     Prompts {
         id: String,
@@ -316,6 +318,11 @@ impl Services {
                 )
             }
             ServiceCmd::Delete(id) => {
+                if self.current_session().is_some_and(|c| c.0 == id) {
+                    return Ok(ServiceMsg::DeleteRefused(
+                        "That is the session you are in, so it stays: start another with /new, then delete this one.".into(),
+                    ));
+                }
                 self.store()?.delete_session(&SessionId(id)).map_err(err)?;
                 ServiceMsg::Info(NoticeLevel::Info, "Deleted the session.".into())
             }
@@ -417,7 +424,7 @@ impl Services {
 #[derive(Debug)]
 pub struct LoadedSession {
     pub summary: crate::store::SessionSummary,
-    /// The messages of turns not undone.
+    /// The messages, undone turns included (as the model saw them).
     pub messages: Vec<Message>,
     /// The file versions, so undo works after a resume.
     pub versions: Vec<FileVersion>,
@@ -434,10 +441,38 @@ pub fn load_session(
 ) -> Result<LoadedSession, crate::store::StoreError> {
     let summary = store.session(id)?;
     let stored = store.load_messages(id)?;
+    let undone_turns: std::collections::BTreeSet<u64> = stored
+        .iter()
+        .filter(|m| m.2.status == crate::store::MessageStatus::Undone)
+        .map(|m| m.2.turn)
+        .collect();
+    let shown = |p: &std::path::Path| {
+        summary
+            .project_root
+            .as_deref()
+            .and_then(|r| p.strip_prefix(r).ok())
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
     let mut versions = Vec::new();
+    let mut undone = Vec::new();
     let max_turn = stored.iter().map(|m| m.2.turn).max().unwrap_or(0);
     for turn in 1..=max_turn {
-        for v in store.file_versions(id, turn)? {
+        let of_turn = store.file_versions(id, turn)?;
+        if undone_turns.contains(&turn) {
+            // Already put back: undo must not offer this turn again.
+            let mut files: Vec<String> = Vec::new();
+            for v in &of_turn {
+                let f = shown(&v.path);
+                if !files.contains(&f) {
+                    files.push(f);
+                }
+            }
+            undone.push((turn, files));
+            continue;
+        }
+        for v in of_turn {
             versions.push(FileVersion {
                 path: v.path,
                 before: v.content,
@@ -446,12 +481,11 @@ pub fn load_session(
         }
     }
     let priced = stored.iter().any(|m| m.2.cost.is_some());
-    let messages = stored
-        .into_iter()
-        .filter(|m| m.2.status == crate::store::MessageStatus::Active)
-        .map(|m| m.1)
-        .collect();
-    let runs = crate::tui::history::runs_from_store(store.tool_runs(id)?);
+    // Undone turns stay in the conversation, as they did when the undo
+    // happened: the model was told, and turn numbers keep their meaning.
+    let messages = stored.into_iter().map(|m| m.1).collect();
+    let mut runs = crate::tui::history::runs_from_store(store.tool_runs(id)?);
+    runs.undone = undone;
     Ok(LoadedSession {
         cost: priced.then_some(summary.cost),
         summary,
@@ -627,6 +661,91 @@ mod tests {
         assert!(
             t.contains("# mine") && t.contains("theme = \"dark\"") && t.contains("mode = \"auto\""),
             "{t}"
+        );
+    }
+
+    #[test]
+    fn the_session_in_use_is_not_deleted() {
+        use crate::store::NewSession;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("s.db")).unwrap();
+        let current = store.create_session(&NewSession::default()).unwrap();
+        let other = store.create_session(&NewSession::default()).unwrap();
+        let svc = Services {
+            store: Some(Arc::new(Mutex::new(store))),
+            recorded: Some(Arc::new(Mutex::new(Recorded {
+                session: Some(current.clone()),
+                error: None,
+            }))),
+            project_root: dir.path().to_path_buf(),
+            ..Services::default()
+        };
+        let reply = svc.try_blocking(ServiceCmd::Delete(current.0.clone()));
+        assert!(
+            matches!(&reply, Ok(ServiceMsg::DeleteRefused(why)) if why.contains("/new")),
+            "{reply:?}"
+        );
+        let reply = svc.try_blocking(ServiceCmd::Delete(other.0.clone()));
+        assert!(matches!(reply, Ok(ServiceMsg::Info(..))), "{reply:?}");
+        let store = lock(svc.store.as_ref().unwrap());
+        assert!(store.session(&current).is_ok(), "the session in use stays");
+        assert!(store.session(&other).is_err(), "the other one is gone");
+    }
+
+    #[test]
+    fn an_undone_turn_is_resumed_as_it_was_and_not_offered_again() {
+        use crate::store::{MessageMeta, NewSession};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("s.db")).unwrap();
+        let id = store
+            .create_session(&NewSession {
+                project_root: Some(dir.path().to_path_buf()),
+                ..NewSession::default()
+            })
+            .unwrap();
+        for (turn, m) in [
+            (1, Message::user_text("alpha")),
+            (1, Message::assistant_text("a")),
+            (2, Message::user_text("beta")),
+            (2, Message::assistant_text("b")),
+        ] {
+            let meta = MessageMeta {
+                turn,
+                ..MessageMeta::default()
+            };
+            store.append_message(&id, &m, &meta).unwrap();
+        }
+        let file = dir.path().join("notes.txt");
+        for turn in [1, 2] {
+            store
+                .record_file_version(&id, turn, &file, Some(b"before"))
+                .unwrap();
+        }
+        store.mark_turn_undone(&id, 1).unwrap();
+        let loaded = load_session(&store, &id).unwrap();
+        assert_eq!(loaded.messages.len(), 4, "the undone turn stays");
+        assert_eq!(
+            loaded.versions.iter().map(|v| v.turn).collect::<Vec<_>>(),
+            vec![2]
+        );
+        assert_eq!(loaded.runs.undone, vec![(1, vec!["notes.txt".to_string()])]);
+
+        let mut m = crate::tui::model::Model::new(
+            "p".into(),
+            "m".into(),
+            crate::permission::Mode::Smart,
+            dir.path().to_path_buf(),
+            crate::tui::theme::Theme::default(),
+        );
+        crate::tui::history::rebuild(&mut m, &loaded.messages, &loaded.runs);
+        let cells: Vec<String> = m.transcript.cells().iter().map(|c| c.copy_text()).collect();
+        let at = cells
+            .iter()
+            .position(|c| c.contains("Undone: restored notes.txt"))
+            .expect("a notice for the undone turn");
+        assert!(
+            cells[at - 1].contains('a') && cells[at + 1].contains("beta"),
+            "{cells:?}"
         );
     }
 }

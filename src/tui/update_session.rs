@@ -205,5 +205,12 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             notice(model, level, text);
             Vec::new()
         }
+        ServiceMsg::DeleteRefused(why) => {
+            model.flash(&why);
+            match panels::browser_mut(model) {
+                Some(b) => panels::browser_follow_up(b.query_action()),
+                None => Vec::new(),
+            }
+        }
     }
 }

@@ -41,7 +41,10 @@ pub enum BrowserAction {
     },
     Delete(String),
     Fork(String),
-    Export(String),
+    Export {
+        id: String,
+        json: bool,
+    },
     /// Pick a prompt of this session to continue from (a fork before it).
     Rewind(String),
 }
@@ -51,6 +54,7 @@ enum Prompt {
     None,
     Rename(String),
     ConfirmDelete,
+    ExportFormat,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -118,7 +122,8 @@ impl SessionBrowser {
         (b, q)
     }
 
-    fn query_action(&self) -> BrowserAction {
+    /// The query that reloads the list as it is now.
+    pub fn query_action(&self) -> BrowserAction {
         BrowserAction::Query {
             text: self.query.clone(),
             all_projects: self.all_projects,
@@ -194,6 +199,21 @@ impl SessionBrowser {
                 }
                 return BrowserAction::None;
             }
+            Prompt::ExportFormat => {
+                self.prompt = Prompt::None;
+                let json = match key.code {
+                    KeyCode::Char('m') | KeyCode::Char('M') | KeyCode::Enter => false,
+                    KeyCode::Char('j') | KeyCode::Char('J') => true,
+                    _ => return BrowserAction::None,
+                };
+                return match self.selected_id() {
+                    Some(id) => BrowserAction::Export {
+                        id: id.to_string(),
+                        json,
+                    },
+                    None => BrowserAction::None,
+                };
+            }
             Prompt::ConfirmDelete => {
                 self.prompt = Prompt::None;
                 if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'))
@@ -252,10 +272,12 @@ impl SessionBrowser {
                 .selected_id()
                 .map(|id| BrowserAction::Fork(id.to_string()))
                 .unwrap_or(BrowserAction::None),
-            KeyCode::Char('e') if ctrl => self
-                .selected_id()
-                .map(|id| BrowserAction::Export(id.to_string()))
-                .unwrap_or(BrowserAction::None),
+            KeyCode::Char('e') if ctrl => {
+                if self.selected_id().is_some() {
+                    self.prompt = Prompt::ExportFormat;
+                }
+                BrowserAction::None
+            }
             KeyCode::Char('w') if ctrl => self
                 .selected_id()
                 .map(|id| BrowserAction::Rewind(id.to_string()))
@@ -308,6 +330,10 @@ impl SessionBrowser {
             ]),
             Prompt::ConfirmDelete => Line::styled(
                 "Delete this session and its history? y to confirm, any other key to keep it",
+                st.warning,
+            ),
+            Prompt::ExportFormat => Line::styled(
+                "Export as m markdown (Enter) or j JSON? Any other key cancels",
                 st.warning,
             ),
             Prompt::None => Line::from(vec![
@@ -569,6 +595,32 @@ mod tests {
                 all_projects: true
             }
         );
+    }
+
+    #[test]
+    fn export_asks_for_the_format() {
+        let (mut b, _) = SessionBrowser::open(1_000_000);
+        b.set_entries("", vec![entry("a", "A", None)], 1_000_000);
+        assert_eq!(b.handle_key(ctrl('e')), BrowserAction::None);
+        assert!(screen(&mut b, 100, 8).contains("j JSON"));
+        assert_eq!(
+            b.handle_key(key(KeyCode::Char('j'))),
+            BrowserAction::Export {
+                id: "a".into(),
+                json: true
+            }
+        );
+        b.handle_key(ctrl('e'));
+        assert_eq!(
+            b.handle_key(key(KeyCode::Enter)),
+            BrowserAction::Export {
+                id: "a".into(),
+                json: false
+            }
+        );
+        b.handle_key(ctrl('e'));
+        assert_eq!(b.handle_key(key(KeyCode::Esc)), BrowserAction::None);
+        assert!(screen(&mut b, 100, 8).contains("search:"));
     }
 
     #[test]
