@@ -136,6 +136,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                 &SearchFilter {
                     project_root: (!all).then_some(project_root),
                     limit,
+                    ..Default::default()
                 },
             )?;
             if json_out {

@@ -155,6 +155,8 @@ pub struct SearchFilter<'a> {
     pub project_root: Option<&'a Path>,
     /// At most this many hits; 0 means 50.
     pub limit: usize,
+    /// Only the best-ranked message of each session.
+    pub one_per_session: bool,
 }
 
 /// The content a file had before a turn changed it.

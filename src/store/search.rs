@@ -193,10 +193,20 @@ impl Store {
                  ORDER BY rowid DESC LIMIT {RANK_WINDOW}"
             ),
         };
+        // For the browser, the best message of each session: a session with
+        // many matches must not crowd the others out of the list.
+        let ranked = if filter.one_per_session {
+            format!(
+                "SELECT w0.id AS id, min(w0.score) AS score FROM ({window}) AS w0
+                 JOIN messages AS m0 ON m0.id = w0.id GROUP BY m0.session_id"
+            )
+        } else {
+            window
+        };
         let sql = format!(
             "SELECT w.id, w.score, m.session_id, coalesce(s.title, s.first_prompt),
                  s.updated_at, m.body
-             FROM (SELECT id, score FROM ({window}) ORDER BY score LIMIT ?2) AS w
+             FROM (SELECT id, score FROM ({ranked}) ORDER BY score LIMIT ?2) AS w
              JOIN messages AS m ON m.id = w.id
              JOIN sessions AS s ON s.id = m.session_id
              ORDER BY w.score"

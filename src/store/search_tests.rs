@@ -130,6 +130,7 @@ fn common_word_search_ranks_only_the_newest_window() {
             &SearchFilter {
                 project_root: None,
                 limit: 3,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -144,6 +145,7 @@ fn common_word_search_ranks_only_the_newest_window() {
             &SearchFilter {
                 project_root: Some(Path::new("/p")),
                 limit: 3,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -184,4 +186,50 @@ fn updated_message_is_found_by_its_new_words_only() {
             .unwrap()
             .is_empty()
     );
+}
+
+#[test]
+fn one_hit_per_session_keeps_a_busy_session_from_crowding_out_the_rest() {
+    let mut store = Store::open_in_memory().unwrap();
+    let busy = new_session(&mut store, "/p");
+    for i in 0..30 {
+        store
+            .append_message(
+                &busy,
+                &Message::user_text(format!("tarpaulin again {i}")),
+                &meta(i + 1),
+            )
+            .unwrap();
+    }
+    let quiet = new_session(&mut store, "/p");
+    let best = store
+        .append_message(
+            &quiet,
+            &Message::user_text("tarpaulin tarpaulin tarpaulin"),
+            &meta(1),
+        )
+        .unwrap();
+    let filter = SearchFilter {
+        limit: 5,
+        ..Default::default()
+    };
+    let all = store.search("tarpaulin", &filter).unwrap();
+    assert_eq!(all.len(), 5);
+    let grouped = store
+        .search(
+            "tarpaulin",
+            &SearchFilter {
+                one_per_session: true,
+                ..filter
+            },
+        )
+        .unwrap();
+    let mut sessions: Vec<_> = grouped.iter().map(|h| h.session_id.clone()).collect();
+    sessions.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut expected = vec![busy.clone(), quiet.clone()];
+    expected.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(sessions, expected);
+    // The session's best message is the one shown.
+    let q = grouped.iter().find(|h| h.session_id == quiet).unwrap();
+    assert_eq!(q.message_id, best);
 }

@@ -141,6 +141,7 @@ fn search_and_list_filter_by_project() {
             &SearchFilter {
                 project_root: Some(Path::new("/b")),
                 limit: 10,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -208,7 +208,8 @@ impl Services {
                             &text,
                             &SearchFilter {
                                 project_root: root,
-                                limit: 100,
+                                limit: 200,
+                                one_per_session: true,
                             },
                         )
                         .map_err(err)?;
