@@ -30,10 +30,18 @@ pub enum Panel {
     },
     Sessions(Box<SessionBrowser>),
     Rewind(Picker),
-    /// A prompt of a stored session to continue from, as a fork.
+    /// A prompt of a stored session to continue from.
     StoredRewind {
         session: String,
         picker: Picker,
+        prompts: Vec<(i64, String)>,
+    },
+    /// How to continue from that prompt: as a fork, or in place.
+    ConfirmStoredRewind {
+        session: String,
+        message: i64,
+        prompt: String,
+        fork: bool,
     },
     /// After such a rewind: put the files back as they were then?
     RestoreFiles {
@@ -86,6 +94,7 @@ impl Panel {
             Panel::Sessions(_) => "sessions",
             Panel::Rewind(_) => "rewind",
             Panel::StoredRewind { .. } => "stored-rewind",
+            Panel::ConfirmStoredRewind { .. } => "stored-rewind-confirm",
             Panel::RestoreFiles { .. } => "restore-files",
             Panel::ConfirmUndo(_) => "undo",
             Panel::ConfirmRewind { .. } => "rewind-confirm",
@@ -198,7 +207,8 @@ fn themes_picker(current: &str) -> Panel {
 /// The prompts of a stored session, newest first.
 pub fn stored_rewind_panel(session: String, prompts: Vec<(i64, String)>) -> Panel {
     let items = prompts
-        .into_iter()
+        .iter()
+        .cloned()
         .enumerate()
         .rev()
         .map(|(i, (mid, text))| PickerItem {
@@ -209,11 +219,8 @@ pub fn stored_rewind_panel(session: String, prompts: Vec<(i64, String)>) -> Pane
         .collect();
     Panel::StoredRewind {
         session,
-        picker: Picker::new(
-            "Continue from before which prompt? (a fork; the original stays)",
-            items,
-            false,
-        ),
+        picker: Picker::new("Continue from before which prompt?", items, false),
+        prompts,
     }
 }
 
@@ -521,17 +528,47 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             }
             _ => {}
         },
-        Panel::StoredRewind { session, picker } => match picker.handle_key(key) {
+        Panel::StoredRewind {
+            session,
+            picker,
+            prompts,
+        } => match picker.handle_key(key) {
             PickerAction::Cancel => keep = false,
             PickerAction::Choose(message) => {
-                keep = false;
-                if let Ok(message) = message.parse() {
-                    cmds = vec![Cmd::Service(ServiceCmd::ForkBefore {
-                        id: session.clone(),
+                if let Ok(message) = message.parse::<i64>() {
+                    let prompt = prompts
+                        .iter()
+                        .find(|(m, _)| *m == message)
+                        .map(|(_, p)| p.clone())
+                        .unwrap_or_default();
+                    *panel = Panel::ConfirmStoredRewind {
+                        session: std::mem::take(session),
                         message,
-                    })];
+                        prompt,
+                        fork: true,
+                    };
+                } else {
+                    keep = false;
                 }
             }
+            _ => {}
+        },
+        Panel::ConfirmStoredRewind {
+            session,
+            message,
+            fork,
+            ..
+        } => match key.code {
+            KeyCode::Char('f') | KeyCode::Char(' ') => *fork = !*fork,
+            KeyCode::Enter | KeyCode::Char('y') => {
+                keep = false;
+                cmds = vec![Cmd::Service(ServiceCmd::ForkBefore {
+                    id: session.clone(),
+                    message: *message,
+                    in_place: !*fork,
+                })];
+            }
+            KeyCode::Esc | KeyCode::Char('n') => keep = false,
             _ => {}
         },
         Panel::RestoreFiles { from, versions, .. } => match key.code {
@@ -760,6 +797,34 @@ pub fn render(
             }
             lines.push(Line::raw(""));
             lines.push(Line::styled("Enter: rewind    Esc: cancel", s.dim));
+            boxed(" Rewind ", lines, area, buf, s);
+        }
+        Panel::ConfirmStoredRewind { prompt, fork, .. } => {
+            let lines = vec![
+                Line::styled("Continue that session from just before:", s.text),
+                Line::styled(
+                    format!("  › {}", prompt.lines().next().unwrap_or("")),
+                    s.user,
+                ),
+                Line::raw(""),
+                Line::from(vec![
+                    Span::styled(if *fork { "[x]" } else { "[ ]" }, s.accent),
+                    Span::styled(
+                        " f  as a fork (a new session; the original stays as it is)",
+                        s.text,
+                    ),
+                ]),
+                Line::styled(
+                    if *fork {
+                        "    otherwise the session itself is cut back there"
+                    } else {
+                        "    in place: what came after that prompt is deleted from the session"
+                    },
+                    if *fork { s.dim } else { s.warning },
+                ),
+                Line::raw(""),
+                Line::styled("Enter: continue    Esc: cancel", s.dim),
+            ];
             boxed(" Rewind ", lines, area, buf, s);
         }
         Panel::Text {

@@ -34,10 +34,12 @@ pub enum ServiceCmd {
     /// The prompts of a session, to pick one to rewind to.
     Prompts(String),
     /// Continue a stored session from just before one of its prompts, as
-    /// a fork; the prompt comes back to the input.
+    /// a fork or in place; the prompt comes back to the input.
     ForkBefore {
         id: String,
         message: i64,
+        /// Cut the session itself back instead of forking it.
+        in_place: bool,
     },
     /// Put files back as they were before `from` (after a rewind).
     RestoreFiles {
@@ -265,7 +267,17 @@ impl Services {
                     .collect();
                 ServiceMsg::Prompts { id, prompts }
             }
-            ServiceCmd::ForkBefore { id, message } => {
+            ServiceCmd::ForkBefore {
+                id,
+                message,
+                in_place,
+            } => {
+                if in_place && self.current_session().is_some_and(|c| c.0 == id) {
+                    return Ok(ServiceMsg::Info(
+                        NoticeLevel::Info,
+                        "That is the session you are in: rewind it with Esc Esc.".into(),
+                    ));
+                }
                 let mut store = self.store()?;
                 let sid = SessionId(id);
                 let stored = store.load_messages(&sid).map_err(err)?;
@@ -292,7 +304,12 @@ impl Services {
                         "That is the session's first prompt: /new starts from nothing.".into(),
                     ));
                 };
-                let new = store.fork_session(&sid, Some(keep)).map_err(err)?;
+                let new = if in_place {
+                    store.truncate_after(&sid, keep).map_err(err)?;
+                    sid
+                } else {
+                    store.fork_session(&sid, Some(keep)).map_err(err)?
+                };
                 let loaded = load_session(&store, &new).map_err(err)?;
                 ServiceMsg::Resumed {
                     id: new.0,
@@ -621,6 +638,7 @@ mod tests {
             .try_blocking(ServiceCmd::ForkBefore {
                 id: id.0.clone(),
                 message: ids[2].0,
+                in_place: false,
             })
             .unwrap();
         match reply {
@@ -747,6 +765,83 @@ mod tests {
         assert!(
             cells[at - 1].contains('a') && cells[at + 1].contains("beta"),
             "{cells:?}"
+        );
+    }
+
+    #[test]
+    fn a_stored_session_can_be_cut_back_in_place_but_not_the_one_in_use() {
+        use crate::store::{MessageMeta, NewSession};
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("s.db")).unwrap();
+        let id = store.create_session(&NewSession::default()).unwrap();
+        let live = store.create_session(&NewSession::default()).unwrap();
+        let mut ids = Vec::new();
+        for (turn, m) in [
+            (1, Message::user_text("alpha")),
+            (1, Message::assistant_text("a")),
+            (2, Message::user_text("beta")),
+            (2, Message::assistant_text("b")),
+        ] {
+            let meta = MessageMeta {
+                turn,
+                ..MessageMeta::default()
+            };
+            ids.push(store.append_message(&id, &m, &meta).unwrap());
+            store.append_message(&live, &m, &meta).unwrap();
+        }
+        let svc = Services {
+            store: Some(Arc::new(Mutex::new(store))),
+            recorded: Some(Arc::new(Mutex::new(Recorded {
+                session: Some(live.clone()),
+                error: None,
+            }))),
+            project_root: dir.path().to_path_buf(),
+            ..Services::default()
+        };
+        match svc
+            .try_blocking(ServiceCmd::ForkBefore {
+                id: id.0.clone(),
+                message: ids[2].0,
+                in_place: true,
+            })
+            .unwrap()
+        {
+            ServiceMsg::Resumed {
+                id: same,
+                messages,
+                draft,
+                ..
+            } => {
+                assert_eq!(same, id.0, "the same session, cut back");
+                assert_eq!(messages.len(), 2);
+                assert_eq!(draft.as_deref(), Some("beta"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(
+            lock(svc.store.as_ref().unwrap())
+                .load_messages(&id)
+                .unwrap()
+                .len(),
+            2
+        );
+        let reply = svc
+            .try_blocking(ServiceCmd::ForkBefore {
+                id: live.0.clone(),
+                message: 0,
+                in_place: true,
+            })
+            .unwrap();
+        assert!(
+            matches!(&reply, ServiceMsg::Info(_, t) if t.contains("Esc Esc")),
+            "{reply:?}"
+        );
+        assert_eq!(
+            lock(svc.store.as_ref().unwrap())
+                .load_messages(&live)
+                .unwrap()
+                .len(),
+            4
         );
     }
 }
