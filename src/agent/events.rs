@@ -187,8 +187,11 @@ pub enum AgentEvent {
         restored: Vec<String>,
         failed: Vec<(String, String)>,
     },
-    /// The session has a (new) title.
+    /// The person named the session.
     TitleChanged(String),
+    /// The model suggested a title after the first exchange; it only
+    /// applies while the session has none (a rename always wins).
+    TitleGenerated(String),
     /// A message was added to the conversation (for the session store).
     MessageAdded(Message),
     TurnFinished {

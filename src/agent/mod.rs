@@ -292,7 +292,7 @@ impl Agent {
         tokio::spawn(async move {
             if let Some(title) = title::generate(provider.as_ref(), &model, &prompt, &answer).await
             {
-                shared.emit(AgentEvent::TitleChanged(title));
+                shared.emit(AgentEvent::TitleGenerated(title));
             }
         });
     }

@@ -25,6 +25,11 @@ pub struct SessionInfo {
     pub model: String,
 }
 
+/// Attempts at one write while another process holds the database (each
+/// waits out the store's busy timeout first).
+const BUSY_TRIES: u32 = 4;
+
+#[derive(Clone)]
 enum Job {
     /// An event and when the agent sent it (tool durations are measured
     /// from these, not from when the writer got to them).
@@ -95,6 +100,7 @@ impl SessionSink for StoreSink {
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::UndoApplied { .. }
                 | AgentEvent::TitleChanged(_)
+                | AgentEvent::TitleGenerated(_)
                 | AgentEvent::ToolCallStarted { .. }
                 | AgentEvent::ToolCallFinished { .. }
         );
@@ -147,7 +153,19 @@ fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
 impl Writer {
     fn run(mut self, rx: Receiver<Job>) {
         while let Ok(job) = rx.recv() {
-            if let Err(e) = self.handle(job) {
+            // Another cairn holding the database for longer than the busy
+            // timeout is transient: try again rather than drop the write.
+            let mut tries = 0;
+            let result = loop {
+                tries += 1;
+                match self.handle(job.clone()) {
+                    Err(StoreError::Busy) if tries < BUSY_TRIES => {
+                        tracing::warn!("session store busy; trying again ({tries})");
+                    }
+                    other => break other,
+                }
+            };
+            if let Err(e) = result {
                 tracing::error!("session store: {e}");
                 lock(&self.state).error = Some(e.to_string());
             }
@@ -293,6 +311,11 @@ impl Writer {
                     d
                 });
                 self.pending_usage = Some((usage, delta));
+            }
+            AgentEvent::TitleGenerated(title) => {
+                if let Some(id) = self.session() {
+                    self.store.set_title_if_unnamed(&id, &title)?;
+                }
             }
             AgentEvent::TitleChanged(title) => {
                 if let Some(id) = self.session() {

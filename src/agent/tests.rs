@@ -1121,3 +1121,33 @@ async fn file_versions_reach_the_store_before_the_turn_ends() {
     let versions = Store::open(&path).unwrap().file_versions(&id, 1).unwrap();
     assert_eq!(versions.len(), 1, "and not stored twice");
 }
+
+#[test]
+fn a_write_waits_out_another_process_holding_the_database() {
+    use crate::agent::recording::SessionSink;
+    use crate::agent::store_sink::{SessionInfo, StoreSink};
+    use crate::store::Store;
+    let db = tempfile::tempdir().unwrap();
+    let path = db.path().join("s.db");
+    let sink = StoreSink::start(
+        Store::open(&path).unwrap(),
+        SessionInfo {
+            cwd: db.path().into(),
+            project_root: db.path().into(),
+            provider: "fake".into(),
+            model: "fake-model".into(),
+        },
+    );
+    // Another process takes the write lock for longer than the busy timeout.
+    let other = rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN IMMEDIATE").unwrap();
+    sink.event(&AgentEvent::MessageAdded(Message::user_text("kept")));
+    std::thread::sleep(crate::store::BUSY_TIMEOUT + Duration::from_millis(1500));
+    other.execute_batch("COMMIT").unwrap();
+    sink.flush();
+    let state = sink.state.lock().unwrap().clone();
+    assert_eq!(state.error, None);
+    let id = state.session.expect("the session was created");
+    let msgs = Store::open(&path).unwrap().load_messages(&id).unwrap();
+    assert_eq!(msgs.len(), 1);
+}

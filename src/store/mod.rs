@@ -26,6 +26,8 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
 pub use error::StoreError;
+#[cfg(test)]
+pub(crate) use schema::BUSY_TIMEOUT;
 pub use schema::{SCHEMA_VERSION, V1_SQL};
 pub use search::{MATCH_END, MATCH_START, SearchHit, build_match_query, message_search_text};
 pub use tool_runs::ToolRun;

@@ -155,6 +155,20 @@ impl Store {
         })
     }
 
+    /// A generated title: set only while the session has none, so it never
+    /// replaces the person's own name for it.
+    pub fn set_title_if_unnamed(&mut self, id: &SessionId, title: &str) -> Result<(), StoreError> {
+        let title = title.trim();
+        if title.is_empty() {
+            return Ok(());
+        }
+        self.write(|tx| {
+            tx.prepare_cached("UPDATE sessions SET title = ?2 WHERE id = ?1 AND title IS NULL")?
+                .execute(params![id.0, title])?;
+            Ok(())
+        })
+    }
+
     /// The person's rename; the same as [`Store::set_title`].
     pub fn rename(&mut self, id: &SessionId, title: &str) -> Result<(), StoreError> {
         self.set_title(id, title)

@@ -562,3 +562,17 @@ fn second_schema_is_migrated_to_the_current_one() {
         .unwrap();
     assert_eq!(version, SCHEMA_VERSION);
 }
+
+#[test]
+fn a_generated_title_never_replaces_the_persons_name() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = new_session(&mut store, "/p");
+    store.set_title_if_unnamed(&id, "Generated one").unwrap();
+    assert_eq!(
+        store.session(&id).unwrap().title.as_deref(),
+        Some("Generated one")
+    );
+    store.rename(&id, "Mine").unwrap();
+    store.set_title_if_unnamed(&id, "Generated late").unwrap();
+    assert_eq!(store.session(&id).unwrap().title.as_deref(), Some("Mine"));
+}

@@ -176,6 +176,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         AgentEvent::MessageAdded(_) => {}
         other @ (AgentEvent::Compacted { .. }
         | AgentEvent::TitleChanged(_)
+        | AgentEvent::TitleGenerated(_)
         | AgentEvent::UndoPlanned(_)
         | AgentEvent::UndoApplied { .. }
         | AgentEvent::RewindPlanned { .. }

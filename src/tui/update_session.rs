@@ -28,6 +28,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             )));
         }
         AgentEvent::TitleChanged(title) => model.title = Some(title),
+        AgentEvent::TitleGenerated(title) if model.title.is_none() => model.title = Some(title),
         AgentEvent::UndoPlanned(plan) => {
             if plan.files.is_empty() && plan.unrestorable.is_empty() {
                 model.flash("Nothing to undo: the last turn's files are as they were");
