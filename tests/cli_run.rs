@@ -261,3 +261,72 @@ async fn run_applies_an_edit_in_auto_mode_and_refuses_it_in_smart_mode() {
             .contains("non-interactively")
     }));
 }
+
+#[tokio::test]
+async fn kill_9_mid_turn_keeps_every_finished_part() {
+    let env = Env::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Checking both.")
+                .tool_call("fast", "bash", json!({"command": "echo quick-result"}))
+                .tool_call("slow", "bash", json!({"command": "sleep 8"})),
+            Reply::text("never reached"),
+        ],
+    )
+    .await;
+    let mut child = env
+        .command(&mock)
+        .args(["run", "--mode", "auto", "check both"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let db = env.0.home.path().join("data/cairn/sessions.db");
+    // Wait until the fast call's result is on disk while the slow one runs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let stored_result = || -> bool {
+        let Ok(store) = cairn::store::Store::open(&db) else {
+            return false;
+        };
+        let Ok(Some(s)) = store.latest_session(env.0.project.path()) else {
+            return false;
+        };
+        store
+            .load_messages(&s.id)
+            .map(|m| {
+                m.iter().any(|m| {
+                    m.1.role == cairn::conversation::Role::User
+                        && format!("{:?}", m.1).contains("quick-result")
+                })
+            })
+            .unwrap_or(false)
+    };
+    while !stored_result() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the finished result never reached the store"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    child.start_kill().unwrap();
+    child.wait().await.unwrap();
+
+    let store = cairn::store::Store::open(&db).unwrap();
+    let s = store.latest_session(env.0.project.path()).unwrap().unwrap();
+    let msgs: Vec<String> = store
+        .load_messages(&s.id)
+        .unwrap()
+        .iter()
+        .map(|m| format!("{:?}", m.1))
+        .collect();
+    assert_eq!(
+        msgs.len(),
+        3,
+        "prompt, answer with both calls, finished result: {msgs:#?}"
+    );
+    assert!(msgs[0].contains("check both"));
+    assert!(msgs[1].contains("Checking both.") && msgs[1].contains("sleep 8"));
+    assert!(msgs[2].contains("quick-result") && !msgs[2].contains("\"slow\""));
+    store.integrity_check().unwrap();
+}

@@ -86,7 +86,12 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
         plans.push((call, plan));
     }
 
-    let futures = plans.into_iter().map(|(call, plan)| {
+    // Results as they finish, in call order, so each is stored at once
+    // rather than when the slowest call of the batch ends.
+    let finished: std::sync::Mutex<Vec<Option<Part>>> =
+        std::sync::Mutex::new(vec![None; plans.len()]);
+    let finished = &finished;
+    let futures = plans.into_iter().enumerate().map(|(slot, (call, plan))| {
         let tool_ctx = tool_ctx.clone();
         async move {
             let (status, output) = carry_out(ctx, &call, plan, tool_ctx).await;
@@ -99,11 +104,25 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 output: output.text_content(),
                 display: output.display.clone(),
             });
-            Part::ToolResult {
+            let part = Part::ToolResult {
                 call_id: call.id,
                 content: output.content,
                 is_error: output.is_error,
+            };
+            let so_far = {
+                let mut done = lock(finished);
+                done[slot] = Some(part.clone());
+                done.iter().flatten().cloned().collect::<Vec<_>>()
+            };
+            // The last one is completed by `MessageAdded` instead.
+            if so_far.len() < lock(finished).len() {
+                ctx.shared
+                    .emit(AgentEvent::PartialMessage(crate::conversation::Message {
+                        role: crate::conversation::Role::User,
+                        parts: so_far,
+                    }));
             }
+            part
         }
     });
     futures::future::join_all(futures).await

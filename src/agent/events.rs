@@ -194,6 +194,10 @@ pub enum AgentEvent {
     TitleGenerated(String),
     /// A message was added to the conversation (for the session store).
     MessageAdded(Message),
+    /// The finished parts of a message still being formed (an answer whose
+    /// tool calls are streaming, results while other calls run), so the
+    /// store keeps each part as it finishes; `MessageAdded` completes it.
+    PartialMessage(Message),
     TurnFinished {
         turn: u64,
         outcome: TurnOutcome,

@@ -67,6 +67,7 @@ impl StoreSink {
             pending_usage: None,
             last_cost: 0.0,
             started: HashMap::new(),
+            partial: None,
         };
         std::thread::Builder::new()
             .name("cairn-store".into())
@@ -96,6 +97,9 @@ impl SessionSink for StoreSink {
             event,
             AgentEvent::TurnStarted { .. }
                 | AgentEvent::MessageAdded(_)
+                | AgentEvent::PartialMessage(_)
+                | AgentEvent::ResponseReset
+                | AgentEvent::TurnFinished { .. }
                 | AgentEvent::Usage { .. }
                 | AgentEvent::ModelChanged { .. }
                 | AgentEvent::UndoApplied { .. }
@@ -133,6 +137,8 @@ struct Writer {
     last_cost: f64,
     /// When each running tool call started, for its recorded duration.
     started: HashMap<String, Instant>,
+    /// The row holding the finished parts of a message still being formed.
+    partial: Option<(MessageId, Role)>,
 }
 
 /// Displays larger than this (an edit of a huge file keeps the whole text
@@ -201,12 +207,14 @@ impl Writer {
                 let _ = done.send(());
             }
             Job::New => {
+                self.partial = None;
                 self.set_session(None);
                 self.ids.clear();
                 self.turn = 0;
                 self.last_cost = 0.0;
             }
             Job::Resume(id) => {
+                self.partial = None;
                 let id = SessionId(id);
                 let msgs = self.store.load_messages(&id)?;
                 self.ids = msgs
@@ -231,6 +239,7 @@ impl Writer {
     }
 
     fn rewind(&mut self, turn: u64, fork: bool) -> Result<(), StoreError> {
+        self.partial = None;
         let Some(id) = self.session() else {
             return Ok(());
         };
@@ -264,6 +273,18 @@ impl Writer {
             }
         }
         self.turn = turn.saturating_sub(1);
+        Ok(())
+    }
+
+    /// Removes a partly saved message that will not be completed.
+    fn drop_partial(&mut self, partial: Option<(MessageId, Role)>) -> Result<(), StoreError> {
+        if let Some((mid, _)) = partial {
+            self.ids.retain(|(m, _)| *m != mid);
+            match self.store.delete_message(mid) {
+                Ok(()) | Err(StoreError::NoMessage(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
         Ok(())
     }
 
@@ -340,8 +361,46 @@ impl Writer {
                         meta.cost = cost;
                     }
                 }
-                let mid = self.store.append_message(&id, &message, &meta)?;
-                self.ids.push((mid, self.turn));
+                match self.partial.take() {
+                    // Complete the row its finished parts were saved in.
+                    Some((mid, role)) if role == message.role => {
+                        self.store.update_message(mid, &message)?;
+                        if let Some(usage) = &meta.usage {
+                            self.store.record_usage(mid, usage, meta.cost)?;
+                        }
+                    }
+                    stale => {
+                        self.drop_partial(stale)?;
+                        let mid = self.store.append_message(&id, &message, &meta)?;
+                        self.ids.push((mid, self.turn));
+                    }
+                }
+            }
+            AgentEvent::PartialMessage(message) => {
+                let id = self.ensure_session()?;
+                match self.partial {
+                    Some((mid, role)) if role == message.role => {
+                        self.store.update_message(mid, &message)?;
+                    }
+                    stale => {
+                        self.drop_partial(stale)?;
+                        let meta = MessageMeta {
+                            turn: self.turn,
+                            model: (message.role == Role::Assistant)
+                                .then(|| self.info.model.clone()),
+                            ..MessageMeta::default()
+                        };
+                        let mid = self.store.append_message(&id, &message, &meta)?;
+                        self.ids.push((mid, self.turn));
+                        self.partial = Some((mid, message.role));
+                    }
+                }
+            }
+            AgentEvent::ResponseReset | AgentEvent::TurnFinished { .. } => {
+                // A response that restarted or never completed: what was
+                // kept of it is not part of the conversation.
+                let stale = self.partial.take();
+                self.drop_partial(stale)?;
             }
             _ => {}
         }

@@ -1151,3 +1151,78 @@ fn a_write_waits_out_another_process_holding_the_database() {
     let msgs = Store::open(&path).unwrap().load_messages(&id).unwrap();
     assert_eq!(msgs.len(), 1);
 }
+
+#[tokio::test]
+async fn a_response_that_fails_after_a_partial_save_leaves_no_trace_in_the_store() {
+    use crate::agent::store_sink::{SessionInfo, StoreSink};
+    use crate::store::Store;
+    let db = tempfile::tempdir().unwrap();
+    let path = db.path().join("s.db");
+    let dir = tempfile::tempdir().unwrap();
+    let sink = Arc::new(StoreSink::start(
+        Store::open(&path).unwrap(),
+        SessionInfo {
+            cwd: dir.path().into(),
+            project_root: dir.path().into(),
+            provider: "fake".into(),
+            model: "fake-model".into(),
+        },
+    ));
+    let script: Script = vec![
+        (Duration::ZERO, Ok(StreamEvent::TextDelta("Let me".into()))),
+        (
+            Duration::ZERO,
+            Ok(StreamEvent::ToolCallStart {
+                index: 0,
+                id: "c1".into(),
+                name: "scribble".into(),
+            }),
+        ),
+        (
+            Duration::ZERO,
+            Err(LlmError::Auth {
+                status: 401,
+                message: "key revoked".into(),
+            }),
+        ),
+    ];
+    let (agent, mut rx) = Agent::new(
+        test_options(dir.path()),
+        FakeProvider::new(vec![script]),
+        Registry::new(),
+        test_gate(Mode::Auto),
+    );
+    let (tx, _h) = agent.with_sink(sink.clone()).spawn();
+    tx.send(AgentCommand::Submit {
+        text: "go".into(),
+        images: vec![],
+    })
+    .unwrap();
+    let mut saw_partial = false;
+    loop {
+        match rx.recv().await {
+            Some(AgentEvent::PartialMessage(m)) => {
+                saw_partial = true;
+                assert_eq!(m.text(), "Let me");
+            }
+            Some(AgentEvent::TurnFinished { outcome, .. }) => {
+                assert!(matches!(outcome, TurnOutcome::Failed { .. }));
+                break;
+            }
+            Some(_) => {}
+            None => panic!("the agent stopped"),
+        }
+    }
+    assert!(saw_partial, "the text was saved once the call began");
+    sink.flush();
+    let id = sink.state.lock().unwrap().session.clone().unwrap();
+    let store = Store::open(&path).unwrap();
+    let texts: Vec<String> = store
+        .load_messages(&id)
+        .unwrap()
+        .iter()
+        .map(|m| m.1.text())
+        .collect();
+    assert_eq!(texts, ["go"]);
+    assert_eq!(store.session(&id).unwrap().message_count, 1);
+}

@@ -262,6 +262,14 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
             }
             StreamEvent::ReasoningSignature(s) => out.signature = Some(s),
             StreamEvent::ToolCallStart { index, id, name } => {
+                // What came before this call has finished: keep it now.
+                let partial = finished_parts(out);
+                if !partial.is_empty() {
+                    ctx.shared.emit(AgentEvent::PartialMessage(Message {
+                        role: Role::Assistant,
+                        parts: partial,
+                    }));
+                }
                 let c = out.calls.entry(index).or_default();
                 c.id = id;
                 c.name = name;
@@ -287,6 +295,36 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
             StreamEvent::Done(_) => return StreamEnd::Done,
         }
     }
+}
+
+/// The parts of a response still streaming that are complete: its
+/// reasoning, its text, and the calls whose arguments read as JSON.
+fn finished_parts(r: &Response) -> Vec<Part> {
+    let mut parts = Vec::new();
+    if !r.reasoning.is_empty() || r.signature.is_some() {
+        parts.push(Part::Reasoning {
+            text: r.reasoning.clone(),
+            signature: r.signature.clone(),
+        });
+    }
+    if !r.text.is_empty() {
+        parts.push(Part::Text {
+            text: r.text.clone(),
+        });
+    }
+    for call in r.calls.values() {
+        if call.id.is_empty() {
+            continue;
+        }
+        if let Ok(input) = parse_args(&call.args) {
+            parts.push(Part::ToolCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                input,
+            });
+        }
+    }
+    parts
 }
 
 /// The assistant message for a response, and its calls with parsed input

@@ -144,6 +144,20 @@ impl Store {
         })
     }
 
+    /// Removes one message (a partly saved one that never completed); the
+    /// session's counters and the search index follow.
+    pub fn delete_message(&mut self, id: MessageId) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let session: String = tx
+                .prepare_cached("DELETE FROM messages WHERE id = ?1 RETURNING session_id")?
+                .query_row([id.0], |r| r.get(0))
+                .optional()?
+                .ok_or(StoreError::NoMessage(id.0))?;
+            super::sessions::recount(tx, &SessionId(session))?;
+            Ok(())
+        })
+    }
+
     /// Sets the usage and cost of a message whose exchange finished after it
     /// was appended; the session's totals change by the difference.
     pub fn record_usage(

@@ -173,7 +173,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.provider = provider;
             model.model = name;
         }
-        AgentEvent::MessageAdded(_) => {}
+        AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
         other @ (AgentEvent::Compacted { .. }
         | AgentEvent::TitleChanged(_)
         | AgentEvent::TitleGenerated(_)
