@@ -404,11 +404,21 @@ fn set_theme(model: &mut Model, name: &str, save: bool) -> Vec<Cmd> {
 
 fn browser_cmds(action: BrowserAction) -> Vec<Cmd> {
     match action {
-        BrowserAction::Query { text, all_projects } => {
+        BrowserAction::Query {
+            text,
+            all_projects,
+            offset,
+        } => {
             vec![Cmd::Service(ServiceCmd::QuerySessions {
                 text,
                 all: all_projects,
+                offset,
             })]
+        }
+        BrowserAction::Then(first, second) => {
+            let mut cmds = browser_cmds(*first);
+            cmds.extend(browser_cmds(*second));
+            cmds
         }
         BrowserAction::Preview(id) => vec![Cmd::Service(ServiceCmd::Preview(id))],
         BrowserAction::Rename { id, title } => vec![Cmd::Service(ServiceCmd::Rename {

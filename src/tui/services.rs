@@ -21,6 +21,8 @@ pub enum ServiceCmd {
     QuerySessions {
         text: String,
         all: bool,
+        /// Rows the browser already has (the next page of the list).
+        offset: usize,
     },
     Preview(String),
     /// Load a stored session to continue it.
@@ -64,6 +66,7 @@ pub enum ServiceMsg {
     Sessions {
         query: String,
         entries: Vec<BrowserEntry>,
+        offset: usize,
     },
     Preview {
         id: String,
@@ -190,20 +193,23 @@ impl Services {
             ServiceCmd::ListFiles => ServiceMsg::Files(
                 crate::tui::widgets::picker::workspace_files(&self.project_root, 20_000),
             ),
-            ServiceCmd::QuerySessions { text, all } => {
+            ServiceCmd::QuerySessions { text, all, offset } => {
                 let store = self.store()?;
                 let root = (!all).then_some(self.project_root.as_path());
                 let entries = if text.trim().is_empty() {
                     store
                         .list_sessions(&ListFilter {
                             project_root: root,
-                            limit: 200,
-                            offset: 0,
+                            limit: crate::tui::widgets::session_browser::BROWSER_PAGE,
+                            offset,
                         })
                         .map_err(err)?
                         .iter()
                         .map(|s| entry(s, None))
                         .collect()
+                } else if offset > 0 {
+                    // Search results come ranked in one page.
+                    Vec::new()
                 } else {
                     let hits = store
                         .search(
@@ -229,6 +235,7 @@ impl Services {
                 ServiceMsg::Sessions {
                     query: text,
                     entries,
+                    offset,
                 }
             }
             ServiceCmd::Preview(id) => {

@@ -122,11 +122,15 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             }
             Vec::new()
         }
-        ServiceMsg::Sessions { query, entries } => {
+        ServiceMsg::Sessions {
+            query,
+            entries,
+            offset,
+        } => {
             let now = chrono::Utc::now().timestamp_millis();
             match panels::browser_mut(model) {
                 Some(b) => {
-                    let follow = b.set_entries(&query, entries, now);
+                    let follow = b.set_entries(&query, entries, now, offset);
                     panels::browser_follow_up(follow)
                 }
                 None => Vec::new(),

@@ -31,7 +31,11 @@ pub enum BrowserAction {
     Query {
         text: String,
         all_projects: bool,
+        /// Rows already shown: a non-zero offset asks for the next page.
+        offset: usize,
     },
+    /// Two things to do, in order.
+    Then(Box<BrowserAction>, Box<BrowserAction>),
     /// Load the preview of this session.
     Preview(String),
     Resume(String),
@@ -103,7 +107,15 @@ pub struct SessionBrowser {
     prompt: Prompt,
     preview: Option<(String, Vec<String>)>,
     now_ms: i64,
+    /// The list may go on past what is shown (the last page was full).
+    more: bool,
+    /// The next page has been asked for.
+    loading_more: bool,
 }
+
+/// Sessions listed per page; the next page loads as the selection nears
+/// the end of the list.
+pub const BROWSER_PAGE: usize = 200;
 
 impl SessionBrowser {
     /// A new browser; the caller runs the returned query.
@@ -117,6 +129,8 @@ impl SessionBrowser {
             prompt: Prompt::None,
             preview: None,
             now_ms,
+            more: false,
+            loading_more: false,
         };
         let q = b.query_action();
         (b, q)
@@ -127,20 +141,32 @@ impl SessionBrowser {
         BrowserAction::Query {
             text: self.query.clone(),
             all_projects: self.all_projects,
+            offset: 0,
         }
     }
 
-    /// Results arrived for `query`. Returns the preview to load.
+    /// Results arrived for `query` (a later page when `offset` > 0).
+    /// Returns the preview to load.
     pub fn set_entries(
         &mut self,
         query: &str,
         entries: Vec<BrowserEntry>,
         now_ms: i64,
+        offset: usize,
     ) -> BrowserAction {
         if query != self.query {
             return BrowserAction::None;
         }
         self.now_ms = now_ms;
+        self.more = query.trim().is_empty() && entries.len() >= BROWSER_PAGE;
+        if offset > 0 {
+            if offset == self.entries.len() && self.loading_more {
+                self.entries.extend(entries);
+            }
+            self.loading_more = false;
+            return BrowserAction::None;
+        }
+        self.loading_more = false;
         self.entries = entries;
         self.selected = 0;
         self.scroll = 0;
@@ -173,6 +199,21 @@ impl SessionBrowser {
     }
 
     pub fn handle_key(&mut self, key: KeyEvent) -> BrowserAction {
+        let action = self.handle_key_inner(key);
+        let near_end = self.selected + 20 >= self.entries.len();
+        if near_end && self.more && !self.loading_more && matches!(self.prompt, Prompt::None) {
+            self.loading_more = true;
+            let next = BrowserAction::Query {
+                text: self.query.clone(),
+                all_projects: self.all_projects,
+                offset: self.entries.len(),
+            };
+            return BrowserAction::Then(Box::new(action), Box::new(next));
+        }
+        action
+    }
+
+    fn handle_key_inner(&mut self, key: KeyEvent) -> BrowserAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         match &mut self.prompt {
             Prompt::Rename(title) => {
@@ -560,19 +601,21 @@ mod tests {
             first,
             BrowserAction::Query {
                 text: String::new(),
-                all_projects: false
+                all_projects: false,
+                offset: 0,
             }
         );
         assert_eq!(
             b.handle_key(key(KeyCode::Char('x'))),
             BrowserAction::Query {
                 text: "x".into(),
-                all_projects: false
+                all_projects: false,
+                offset: 0,
             }
         );
         // Results for the old (empty) query arrive late: ignored.
         assert_eq!(
-            b.set_entries("", vec![entry("a", "A", None)], 1_000_000),
+            b.set_entries("", vec![entry("a", "A", None)], 1_000_000, 0),
             BrowserAction::None
         );
         assert_eq!(b.selected_id(), None);
@@ -580,7 +623,8 @@ mod tests {
             b.set_entries(
                 "x",
                 vec![entry("b", "B", Some("the \u{1}x\u{2} word"))],
-                1_000_000
+                1_000_000,
+                0
             ),
             BrowserAction::Preview("b".into())
         );
@@ -592,15 +636,58 @@ mod tests {
             b.handle_key(key(KeyCode::Tab)),
             BrowserAction::Query {
                 text: "x".into(),
-                all_projects: true
+                all_projects: true,
+                offset: 0,
             }
         );
     }
 
     #[test]
+    fn the_next_page_loads_as_the_selection_nears_the_end() {
+        let (mut b, _) = SessionBrowser::open(1_000_000);
+        let page = |from: usize, n: usize| -> Vec<BrowserEntry> {
+            (from..from + n)
+                .map(|i| entry(&format!("s{i}"), &format!("S{i}"), None))
+                .collect()
+        };
+        b.set_entries("", page(0, BROWSER_PAGE), 1_000_000, 0);
+        // Far from the end: no paging.
+        assert_eq!(
+            b.handle_key(key(KeyCode::Down)),
+            BrowserAction::Preview("s1".into())
+        );
+        b.selected = BROWSER_PAGE - 25;
+        let action = b.handle_key(key(KeyCode::PageDown));
+        assert_eq!(
+            action,
+            BrowserAction::Then(
+                Box::new(BrowserAction::Preview(format!("s{}", BROWSER_PAGE - 15))),
+                Box::new(BrowserAction::Query {
+                    text: String::new(),
+                    all_projects: false,
+                    offset: BROWSER_PAGE,
+                })
+            )
+        );
+        // Only one request at a time.
+        assert!(matches!(
+            b.handle_key(key(KeyCode::Down)),
+            BrowserAction::Preview(_)
+        ));
+        b.set_entries("", page(BROWSER_PAGE, 7), 1_000_000, BROWSER_PAGE);
+        assert_eq!(b.entries.len(), BROWSER_PAGE + 7);
+        assert!(!b.more, "a short page is the last one");
+        b.selected = BROWSER_PAGE + 5;
+        assert!(matches!(
+            b.handle_key(key(KeyCode::Down)),
+            BrowserAction::Preview(_)
+        ));
+    }
+
+    #[test]
     fn export_asks_for_the_format() {
         let (mut b, _) = SessionBrowser::open(1_000_000);
-        b.set_entries("", vec![entry("a", "A", None)], 1_000_000);
+        b.set_entries("", vec![entry("a", "A", None)], 1_000_000, 0);
         assert_eq!(b.handle_key(ctrl('e')), BrowserAction::None);
         assert!(screen(&mut b, 100, 8).contains("j JSON"));
         assert_eq!(
@@ -630,6 +717,7 @@ mod tests {
             "",
             vec![entry("a", "Old", None), entry("b", "B", None)],
             1_000_000,
+            0,
         );
         b.handle_key(ctrl('r'));
         for _ in 0..3 {
@@ -658,7 +746,7 @@ mod tests {
     #[test]
     fn renders_list_snippet_and_preview() {
         let (mut b, _) = SessionBrowser::open(1_000_000);
-        b.set_entries("cargo", vec![], 1_000_000);
+        b.set_entries("cargo", vec![], 1_000_000, 0);
         b.handle_key(key(KeyCode::Char('c')));
         b.set_entries(
             "c",
@@ -668,6 +756,7 @@ mod tests {
                 Some("ran \u{1}cargo\u{2} build"),
             )],
             1_000_000,
+            0,
         );
         b.set_preview("a", vec!["> fix the build".into(), "Done.".into()]);
         let s = screen(&mut b, 120, 20);
@@ -725,7 +814,7 @@ mod tests {
     #[test]
     fn snapshot_of_the_list() {
         let (mut b, _) = SessionBrowser::open(1_000_000);
-        b.set_entries("", three_sessions(), 1_000_000);
+        b.set_entries("", three_sessions(), 1_000_000, 0);
         insta::assert_snapshot!(marked(&mut b, 100, 12));
     }
 
@@ -741,14 +830,14 @@ mod tests {
             Some("the \u{1}linker\u{2} ran out of memory; set \u{1}linker\u{2} = lld"),
         );
         hit.message_count = 48;
-        b.set_entries("linker", vec![hit], 1_000_000);
+        b.set_entries("linker", vec![hit], 1_000_000, 0);
         insta::assert_snapshot!(marked(&mut b, 100, 10));
     }
 
     #[test]
     fn snapshot_of_the_preview() {
         let (mut b, _) = SessionBrowser::open(1_000_000);
-        b.set_entries("", three_sessions(), 1_000_000);
+        b.set_entries("", three_sessions(), 1_000_000, 0);
         b.set_preview(
             "a",
             vec![
