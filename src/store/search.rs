@@ -161,10 +161,75 @@ fn snippet(body: &str, terms: &[String], prefix_last: bool) -> String {
     out
 }
 
+/// How many of the newest matches a search within one project looks at to
+/// find its window of that project's matches.
+pub(crate) const PROJECT_SCAN: usize = 10_000;
+
+/// A window row before ranking.
+struct Candidate {
+    id: i64,
+    session_id: String,
+    title: Option<String>,
+    updated_at: i64,
+    body: String,
+}
+
+/// BM25 over the window itself, for the project path (SQLite's `bm25()`
+/// cannot be limited to a chosen set of rows cheaply). Terms weigh by how
+/// rare they are within the window; longer bodies are damped. Higher is
+/// better.
+fn window_scores(cands: &[Candidate], terms: &[String], prefix_last: bool) -> Vec<f64> {
+    const K1: f64 = 1.2;
+    const B: f64 = 0.75;
+    let matches = |w: &str, i: usize, t: &str| {
+        w == t || (prefix_last && i + 1 == terms.len() && w.starts_with(t))
+    };
+    let mut tfs: Vec<Vec<f64>> = Vec::with_capacity(cands.len());
+    let mut lens = Vec::with_capacity(cands.len());
+    let mut df = vec![0f64; terms.len()];
+    for c in cands {
+        let mut tf = vec![0f64; terms.len()];
+        let mut len = 0usize;
+        for (_, w) in words(&c.body) {
+            len += 1;
+            let w = w.to_lowercase();
+            for (i, t) in terms.iter().enumerate() {
+                if matches(&w, i, t) {
+                    tf[i] += 1.0;
+                }
+            }
+        }
+        for (i, n) in tf.iter().enumerate() {
+            if *n > 0.0 {
+                df[i] += 1.0;
+            }
+        }
+        tfs.push(tf);
+        lens.push(len.max(1) as f64);
+    }
+    let n = cands.len().max(1) as f64;
+    let avg = lens.iter().sum::<f64>() / n;
+    let idf: Vec<f64> = df
+        .iter()
+        .map(|d| (1.0 + (n - d + 0.5) / (d + 0.5)).ln())
+        .collect();
+    tfs.iter()
+        .zip(&lens)
+        .map(|(tf, len)| {
+            tf.iter()
+                .zip(&idf)
+                .map(|(f, w)| w * f * (K1 + 1.0) / (f + K1 * (1.0 - B + B * len / avg)))
+                .sum()
+        })
+        .collect()
+}
+
 impl Store {
     /// Messages matching `query`, best first. When more than 1,000 messages
     /// match, only the newest 1,000 of them are ranked, which keeps a
     /// one-word search of a huge history fast and favours recent work.
+    /// Within one project, the window is the project's newest matches among
+    /// the newest [`PROJECT_SCAN`] matches overall.
     pub fn search(
         &self,
         query: &str,
@@ -173,29 +238,45 @@ impl Store {
         let Some(fts) = build_match_query(query) else {
             return Ok(Vec::new());
         };
-        let limit = if filter.limit == 0 { 50 } else { filter.limit } as i64;
+        let limit = if filter.limit == 0 { 50 } else { filter.limit };
+        let terms = query_terms(query);
+        let prefix_last = !query.ends_with(char::is_whitespace);
+        let mut hits = match filter.project_root {
+            None => self.search_all(&fts, &terms, prefix_last, limit, filter.one_per_session)?,
+            Some(root) => self.search_project(
+                &fts,
+                root,
+                &terms,
+                prefix_last,
+                limit,
+                filter.one_per_session,
+            )?,
+        };
+        hits.truncate(limit);
+        Ok(hits)
+    }
+
+    /// Every project: SQLite ranks the newest window with `bm25()`.
+    fn search_all(
+        &self,
+        fts: &str,
+        terms: &[String],
+        prefix_last: bool,
+        limit: usize,
+        one_per_session: bool,
+    ) -> Result<Vec<SearchHit>, StoreError> {
         // Ranking every match of common words in a million messages is far
         // too slow for search-as-you-type, so one pass walks the matches
         // newest first and scores at most RANK_WINDOW of them; snippets are
         // cut in Rust for the kept few, which saves a second index pass.
-        let window = match filter.project_root {
-            Some(_) => format!(
-                "SELECT f.rowid AS id, bm25(messages_fts) AS score
-                 FROM messages_fts AS f
-                 JOIN messages AS m2 ON m2.id = f.rowid
-                 JOIN sessions AS s2 ON s2.id = m2.session_id
-                 WHERE messages_fts MATCH ?1 AND s2.project_root = ?3
-                 ORDER BY f.rowid DESC LIMIT {RANK_WINDOW}"
-            ),
-            None => format!(
-                "SELECT rowid AS id, bm25(messages_fts) AS score
-                 FROM messages_fts WHERE messages_fts MATCH ?1
-                 ORDER BY rowid DESC LIMIT {RANK_WINDOW}"
-            ),
-        };
+        let window = format!(
+            "SELECT rowid AS id, bm25(messages_fts) AS score
+             FROM messages_fts WHERE messages_fts MATCH ?1
+             ORDER BY rowid DESC LIMIT {RANK_WINDOW}"
+        );
         // For the browser, the best message of each session: a session with
         // many matches must not crowd the others out of the list.
-        let ranked = if filter.one_per_session {
+        let ranked = if one_per_session {
             format!(
                 "SELECT w0.id AS id, min(w0.score) AS score FROM ({window}) AS w0
                  JOIN messages AS m0 ON m0.id = w0.id GROUP BY m0.session_id"
@@ -211,28 +292,80 @@ impl Store {
              JOIN sessions AS s ON s.id = m.session_id
              ORDER BY w.score"
         );
-        let terms = query_terms(query);
-        let prefix_last = !query.ends_with(char::is_whitespace);
-        let map = |r: &rusqlite::Row<'_>| {
-            let body: String = r.get(5)?;
-            Ok(SearchHit {
-                session_id: SessionId(r.get(2)?),
-                message_id: MessageId(r.get(0)?),
-                title: r.get(3)?,
-                snippet: snippet(&body, &terms, prefix_last),
-                rank: r.get(1)?,
-                updated_at: r.get(4)?,
-            })
-        };
         let mut stmt = self.conn.prepare_cached(&sql)?;
-        let hits = match filter.project_root {
-            Some(root) => stmt
-                .query_map(params![fts, limit, path_text(root)], map)?
-                .collect::<Result<Vec<_>, _>>()?,
-            None => stmt
-                .query_map(params![fts, limit], map)?
-                .collect::<Result<Vec<_>, _>>()?,
-        };
+        let hits = stmt
+            .query_map(params![fts, limit as i64], |r| {
+                let body: String = r.get(5)?;
+                Ok(SearchHit {
+                    session_id: SessionId(r.get(2)?),
+                    message_id: MessageId(r.get(0)?),
+                    title: r.get(3)?,
+                    snippet: snippet(&body, terms, prefix_last),
+                    rank: r.get(1)?,
+                    updated_at: r.get(4)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(hits)
+    }
+
+    /// One project: the newest matches are walked (no scoring in SQLite)
+    /// until the project's window is full, then ranked here.
+    fn search_project(
+        &self,
+        fts: &str,
+        root: &std::path::Path,
+        terms: &[String],
+        prefix_last: bool,
+        limit: usize,
+        one_per_session: bool,
+    ) -> Result<Vec<SearchHit>, StoreError> {
+        let sql = format!(
+            "SELECT w.rowid, m.session_id, coalesce(s.title, s.first_prompt), s.updated_at,
+                 m.body
+             FROM (SELECT rowid FROM messages_fts WHERE messages_fts MATCH ?1
+                   ORDER BY rowid DESC LIMIT {PROJECT_SCAN}) AS w
+             CROSS JOIN messages AS m ON m.id = w.rowid
+             CROSS JOIN sessions AS s ON s.id = m.session_id
+             WHERE s.project_root = ?2
+             LIMIT {RANK_WINDOW}"
+        );
+        let mut stmt = self.conn.prepare_cached(&sql)?;
+        let cands = stmt
+            .query_map(params![fts, path_text(root)], |r| {
+                Ok(Candidate {
+                    id: r.get(0)?,
+                    session_id: r.get(1)?,
+                    title: r.get(2)?,
+                    updated_at: r.get(3)?,
+                    body: r.get(4)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let scores = window_scores(&cands, terms, prefix_last);
+        let mut order: Vec<usize> = (0..cands.len()).collect();
+        // Best first; among equals, newest first (the window is newest first).
+        order.sort_by(|a, b| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b)));
+        let mut seen = std::collections::HashSet::new();
+        let mut hits = Vec::new();
+        for i in order {
+            let c = &cands[i];
+            if one_per_session && !seen.insert(c.session_id.as_str()) {
+                continue;
+            }
+            hits.push(SearchHit {
+                session_id: SessionId(c.session_id.clone()),
+                message_id: MessageId(c.id),
+                title: c.title.clone(),
+                snippet: snippet(&c.body, terms, prefix_last),
+                // Lower is better, as with bm25().
+                rank: -scores[i],
+                updated_at: c.updated_at,
+            });
+            if hits.len() >= limit {
+                break;
+            }
+        }
         Ok(hits)
     }
 }
