@@ -113,9 +113,12 @@ pub struct CallInfo<'a> {
 
 mod cautions;
 pub mod gate;
+mod getopt;
 pub mod paths;
 pub mod readonly;
+mod readonly_builtins;
 mod readonly_git;
+mod readonly_tools;
 pub mod repetition;
 pub mod rules;
 pub mod security;
@@ -125,5 +128,6 @@ pub mod shell;
 mod shell_words;
 pub mod store;
 mod suggest;
+mod wrappers;
 
 pub use gate::Gate;
