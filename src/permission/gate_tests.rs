@@ -536,14 +536,14 @@ const REVIEWED: &[(&str, &str)] = &[
     // sed: exact long options, abbreviations, options after operands.
     ("sed --line-length 1 'e rm -rf src'", "QQA"),
     ("sed --i s/a/b/ f", "QQA"),
-    ("sed --exp='e rm x' f", "QQA"),
-    ("sed --fil=x f", "QQA"),
+    ("echo x | sed --exp='e rm -rf src'", "QQA"),
+    ("sed --fil=evil.sed p", "QQA"),
     ("sed -n p f -i", "QQA"),
     ("sed --quiet --expression=p f", "AQA"),
     // sort: abbreviated `--output` and `--compress-program`.
     ("sort --o=out f", "QQA"),
     ("sort --compress=sh f", "QQA"),
-    ("sort f --output x", "QQA"),
+    ("sort --compress-prog=sh f", "QQA"),
     ("sort -k2 -t, f", "AQA"),
     // git: `-O` inside a cluster, abbreviated dangerous long options.
     ("git grep -n'Orm -rf' pat", "QQA"),

@@ -5,7 +5,9 @@
 //!   redirections (`shell::parse`), also used to preview commands.
 //! - `security` (+ `cautions`) — what is blocked in every mode, and what
 //!   must be confirmed even in auto mode.
-//! - `readonly` — the commands smart mode runs without asking.
+//! - `readonly` — the commands smart mode runs without asking (with
+//!   `readonly_tools`, `readonly_builtins`, `readonly_git`); `wrappers` and
+//!   `getopt` read options the way the programs themselves do.
 //! - `rules` — `tool(pattern)` allow/deny rules, "allow always"
 //!   suggestions, and storing rules in `.cairn/config.toml`.
 //! - `repetition` — the same call again and again is blocked.

@@ -9,7 +9,9 @@
 //!   `cargo test --lib`, never `cargo testify`. An allow rule lets a call run
 //!   only when every simple command in it (also inside substitutions) is
 //!   covered; a deny rule refuses a call when any command matches, looking
-//!   through wrappers (`env`, `xargs`, `sudo`) and `sh -c '…'`.
+//!   through wrappers (`env`, `xargs`, `sudo`, `command`, `exec -a`),
+//!   command paths (`/bin/rm` is `rm`), `sh -c '…'`, `eval` and
+//!   `find -exec`.
 //! - `edit(GLOB)`, `write(GLOB)`, `multiedit(GLOB)`, `view(GLOB)`,
 //!   `grep(GLOB)`, `glob(GLOB)`, `ls(GLOB)` — a globset glob over the
 //!   workspace-relative path (`*` stays within one directory, `**` crosses
