@@ -170,6 +170,7 @@ async fn ask(
             )),
         ));
     }
+    let offered = rules.clone();
     let id = ctx.shared.next_request.fetch_add(1, Ordering::Relaxed);
     let (tx, rx) = oneshot::channel();
     lock(&ctx.shared.pending).insert(id, tx);
@@ -196,7 +197,20 @@ async fn ask(
         )),
         Some(Decision::AllowOnce) => Ok(()),
         Some(Decision::AllowAlways { rule }) => {
-            store_rule(ctx, &rule);
+            // Only a rule the request offered may be stored: those are
+            // narrow and cover this call; anything else (a plain `bash`) is
+            // refused, and the call runs this once.
+            if offered.contains(&rule) {
+                store_rule(ctx, &rule);
+            } else {
+                ctx.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Warning,
+                    text: format!(
+                        "Not stored: `{rule}` was not among the rules offered for this call; \
+                         allowed once."
+                    ),
+                });
+            }
             Ok(())
         }
         Some(Decision::Deny { reason }) => {

@@ -539,6 +539,37 @@ async fn ask_then_allow_once_runs_and_deny_sends_the_reason() {
 }
 
 #[tokio::test]
+async fn allow_always_stores_only_an_offered_rule() {
+    let mut h = harness(
+        vec![
+            calls(&[("p1", "poke", json!({"text": "a"}))]),
+            text(&["ok"]),
+        ],
+        Mode::Smart,
+        true,
+    );
+    h.submit("poke");
+    let id = loop {
+        if let AgentEvent::PermissionRequested { id, request } = h.next().await {
+            assert!(!request.rules.contains(&"bash".to_string()));
+            break id;
+        }
+    };
+    h.tx.send(AgentCommand::PermissionReply {
+        id,
+        decision: Decision::AllowAlways {
+            rule: "bash".into(),
+        },
+    })
+    .unwrap();
+    let ev = h.until_finished().await;
+    assert!(ev.iter().any(|e| matches!(e,
+        AgentEvent::Notice { level: NoticeLevel::Warning, text } if text.contains("Not stored"))));
+    assert!(!h.dir.path().join(".cairn/config.toml").exists());
+    assert_eq!(results_in(&h.provider.requests()[1])[0].1, "echo: a");
+}
+
+#[tokio::test]
 async fn non_interactive_ask_is_a_denial_the_model_reads() {
     let mut h = harness(
         vec![calls(&[("p1", "poke", json!({}))]), text(&["fine"])],

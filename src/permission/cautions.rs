@@ -6,6 +6,7 @@ use std::path::Path;
 use super::paths;
 use super::security::{Findings, is_recursive_flag, layers};
 use super::shell::ShellAnalysis;
+use super::wrappers::basename;
 
 /// Recursive removal of the workspace itself (`rm -rf .` at its root,
 /// `rm -rf *`, `rm -rf /path/to/workspace`).
@@ -21,7 +22,7 @@ pub fn workspace_cautions(
         for layer in layers(&cmd.words) {
             let offset = cmd.words.len() - layer.len();
             let literal = &cmd.literal[offset..];
-            if layer.first().map(String::as_str) != Some("rm")
+            if layer.first().map(|n| basename(n)) != Some("rm")
                 || !layer.iter().any(|a| is_recursive_flag(a, true))
             {
                 continue;

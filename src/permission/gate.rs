@@ -255,6 +255,15 @@ impl Gate {
                 (_, Ok(())) => {}
             }
         }
+        if !a.evaluated.is_empty() && !self.rules.allows_all_bash() {
+            let mut places = a.evaluated.clone();
+            places.dedup();
+            reasons.push(format!(
+                "bash evaluates {} as code when it runs: a value like `a[$(cmd)]` there runs \
+                 `cmd`",
+                places.join(", ")
+            ));
+        }
         for redirect in a.file_writes() {
             let path = paths::resolve_word(
                 &redirect.target,
@@ -286,9 +295,23 @@ impl Gate {
             ));
         }
         let dirs = paths::command_dirs(a, call.cwd, home);
+        let real_workspace = std::fs::canonicalize(call.workspace).ok();
         let outside = |path: &Path, reasons: &mut Vec<String>| {
             if !paths::is_within(path, call.workspace) && !paths::is_harmless_device(path) {
                 reasons.push(format!("outside the workspace: {}", path.display()));
+            }
+        };
+        // A word that names a path: resolved and judged, or, when it is only
+        // known at run time, asked about.
+        let judge_path = |word: &str, literal: bool, cwd: &Path, reasons: &mut Vec<String>| {
+            match paths::resolve_word(word, literal, cwd, home) {
+                Some(path) => outside(&path, reasons),
+                None if word.replace('"', "").starts_with('~') => {
+                    reasons.push(format!("outside the workspace: {word}"))
+                }
+                None => reasons.push(format!(
+                    "`{word}` is a path only known when it runs, possibly outside the workspace"
+                )),
             }
         };
         for (cmd, cwd) in a.commands.iter().zip(&dirs) {
@@ -305,24 +328,51 @@ impl Gate {
                 }
             }
             for (i, (word, literal)) in cmd.words.iter().zip(&cmd.literal).enumerate().skip(1) {
-                let value = match word.split_once('=') {
-                    Some((flag, value)) if *literal && flag.starts_with('-') => value,
-                    _ => word.as_str(),
-                };
-                let is_cd = cmd.name() == Some("cd") && i == 1;
-                if !(is_cd || path_like(value, *literal)) {
+                if cmd.name() == Some("cd") && i == 1 {
+                    match paths::resolve_word(word, *literal, cwd, home) {
+                        Some(path) => outside(&path, &mut reasons),
+                        None => reasons.push(format!(
+                            "`cd {word}` goes to a directory only known when it runs"
+                        )),
+                    }
                     continue;
                 }
-                match paths::resolve_word(value, *literal, cwd, home) {
-                    Some(path) => outside(&path, &mut reasons),
-                    None if is_cd => reasons.push(format!(
-                        "`cd {value}` goes to a directory only known when it runs"
-                    )),
-                    None if value.replace('"', "").starts_with('~') => {
-                        reasons.push(format!("outside the workspace: {value}"))
-                    }
-                    None => {}
+                let candidates = path_candidates(word, *literal, true);
+                for candidate in &candidates {
+                    judge_path(candidate, *literal, cwd, &mut reasons);
                 }
+                // A relative word may still lead out through a symbolic link.
+                if candidates.is_empty()
+                    && *literal
+                    && !word.is_empty()
+                    && !word.starts_with('-')
+                    && let Some(real_workspace) = &real_workspace
+                    && paths::is_within(cwd, call.workspace)
+                    && let Some(real) = paths::escapes_through_link(&cwd.join(word), real_workspace)
+                {
+                    reasons.push(format!("outside the workspace: {}", real.display()));
+                }
+            }
+            for assignment in &cmd.assignments {
+                let Some((name, value)) = assignment.split_once('=') else {
+                    continue;
+                };
+                // `$NAME` of an upper-case variable is judged where it is used.
+                if !name.chars().any(|c| c.is_ascii_lowercase()) {
+                    continue;
+                }
+                let literal = !value.contains(['$', '`', '~']);
+                let value = value.replace(['"', '\''], "");
+                for piece in value.split(':') {
+                    for candidate in path_candidates(piece, literal, false) {
+                        judge_path(candidate, literal, cwd, &mut reasons);
+                    }
+                }
+            }
+        }
+        for (word, literal) in &a.loose_words {
+            for candidate in path_candidates(word, *literal, true) {
+                judge_path(candidate, *literal, call.cwd, &mut reasons);
             }
         }
         for redirect in &a.redirects {
@@ -343,6 +393,10 @@ impl Gate {
                     "writes to `{}`, a path only known when it runs",
                     redirect.target
                 )),
+                None if unresolved_path_like(&redirect.target, true) => reasons.push(format!(
+                    "reads `{}`, a path only known when it runs",
+                    redirect.target
+                )),
                 None => {}
             }
         }
@@ -354,14 +408,63 @@ impl Gate {
 /// exists, home-relative ones, and relative ones climbing with `..`.
 fn path_like(word: &str, literal: bool) -> bool {
     if !literal {
-        let text = word.replace('"', "");
-        return text.starts_with('~') || text.starts_with("$HOME") || text.starts_with("${HOME}");
+        return unresolved_path_like(word, true);
     }
     if word.starts_with('/') {
         // A glob (`/e*/passwd`) may name anything: treat it as a path.
         return word.contains(['*', '?', '[']) || paths::looks_like_root_path(Path::new(word));
     }
     word.starts_with('~') || word.split('/').any(|c| c == "..")
+}
+
+/// Whether a word with expansions may name a path: it holds a `/`, `..` or
+/// `~`, or (`env_vars`) an upper-case variable such as `$PWD` or `$TMPDIR`.
+fn unresolved_path_like(word: &str, env_vars: bool) -> bool {
+    let text = word.replace('"', "");
+    if text.contains('/') || text.contains("..") || text.starts_with('~') {
+        return true;
+    }
+    env_vars
+        && text.match_indices('$').any(|(at, _)| {
+            let rest = text[at + 1..].trim_start_matches('{');
+            rest.starts_with(|c: char| c.is_ascii_uppercase())
+        })
+}
+
+/// The parts of an argument that may name paths: the word itself, the
+/// value of `--opt=VALUE` and `key=VALUE` (`of=/dev/sda`), and a path glued
+/// to a short option (`-f/etc/x`, `-I../inc`). `env_vars`: see
+/// [`unresolved_path_like`].
+fn path_candidates(word: &str, literal: bool, env_vars: bool) -> Vec<&str> {
+    let mut parts = vec![word];
+    if let Some((key, value)) = word.split_once('=')
+        && !key.is_empty()
+    {
+        parts.push(value);
+    } else if word.starts_with('-') && !word.starts_with("--") {
+        let glued = word
+            .char_indices()
+            .skip(2)
+            .find(|(_, c)| matches!(c, '/' | '~' | '.' | '$'))
+            .map(|(at, _)| &word[at..]);
+        parts.extend(glued);
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for part in parts {
+        let wanted = if literal {
+            path_like(part, true)
+        } else {
+            unresolved_path_like(part, env_vars)
+        };
+        if wanted && !out.contains(&part) {
+            out.push(part);
+        }
+    }
+    // `--flag=/x` and `of=/x` are judged by their value alone.
+    if out.len() > 1 {
+        out.retain(|p| *p != word);
+    }
+    out
 }
 
 fn outside_paths(paths_in: &[PathBuf], workspace: &Path) -> Vec<String> {

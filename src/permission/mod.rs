@@ -5,7 +5,9 @@
 //!   redirections (`shell::parse`), also used to preview commands.
 //! - `security` (+ `cautions`) — what is blocked in every mode, and what
 //!   must be confirmed even in auto mode.
-//! - `readonly` — the commands smart mode runs without asking.
+//! - `readonly` — the commands smart mode runs without asking (with
+//!   `readonly_tools`, `readonly_builtins`, `readonly_git`); `wrappers` and
+//!   `getopt` read options the way the programs themselves do.
 //! - `rules` — `tool(pattern)` allow/deny rules, "allow always"
 //!   suggestions, and storing rules in `.cairn/config.toml`.
 //! - `repetition` — the same call again and again is blocked.
@@ -113,9 +115,12 @@ pub struct CallInfo<'a> {
 
 mod cautions;
 pub mod gate;
+mod getopt;
 pub mod paths;
 pub mod readonly;
+mod readonly_builtins;
 mod readonly_git;
+mod readonly_tools;
 pub mod repetition;
 pub mod rules;
 pub mod security;
@@ -125,5 +130,6 @@ pub mod shell;
 mod shell_words;
 pub mod store;
 mod suggest;
+mod wrappers;
 
 pub use gate::Gate;

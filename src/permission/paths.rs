@@ -1,7 +1,10 @@
-//! Lexical path handling shared by the inspectors: resolving shell words to
-//! paths and telling whether a path lies in the workspace. Nothing here
-//! touches the file system except `looks_like_root_path`.
+//! Path handling shared by the inspectors: resolving shell words to paths
+//! and telling whether a path lies in the workspace. Mostly lexical; the
+//! file system is consulted for `..` after a directory (which the kernel
+//! resolves from a symbolic link's target), for symbolic links inside the
+//! workspace that lead out of it, and by `looks_like_root_path`.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 use super::shell::{HARMLESS_DEVICES, ShellAnalysis};
@@ -58,6 +61,73 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
+/// Like [`normalize`], but a `..` climbs from where the path so far really
+/// is, as the kernel does: `link/..` is the parent of `link`'s target.
+/// Consults the file system only at a `..` after an absolute path.
+pub fn normalize_physical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if out.is_absolute()
+                    && let Ok(real) = std::fs::canonicalize(&out)
+                {
+                    out = real;
+                }
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// Where `path` really is: its longest existing ancestor with symbolic
+/// links resolved (also a dangling link's target), and the rest appended.
+/// None when nothing of it exists (a relative path).
+pub fn physical_path(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    physical(&normalize(path), 0)
+}
+
+fn physical(path: &Path, depth: usize) -> Option<PathBuf> {
+    if depth > 16 {
+        return None;
+    }
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<OsString> = Vec::new();
+    let with_rest = |mut base: PathBuf, rest: &[OsString]| {
+        for part in rest.iter().rev() {
+            base.push(part);
+        }
+        base
+    };
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            return Some(with_rest(real, &rest));
+        }
+        let is_link =
+            std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && let Ok(target) = std::fs::read_link(&existing) {
+            let parent = existing.parent()?.to_path_buf();
+            let base = physical(&normalize(&parent.join(target)), depth + 1)?;
+            return Some(with_rest(base, &rest));
+        }
+        rest.push(existing.file_name()?.to_os_string());
+        if !existing.pop() {
+            return None;
+        }
+    }
+}
+
 /// The path a shell word names, when that can be known before it runs:
 /// literal words, and `~`, `$HOME`, `${HOME}` prefixes.
 pub fn resolve_word(word: &str, literal: bool, cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
@@ -78,21 +148,37 @@ pub fn resolve_word(word: &str, literal: bool, cwd: &Path, home: Option<&Path>) 
             return None;
         }
         let home = home?;
-        return Some(normalize(&home.join(rest)));
+        return Some(normalize_physical(&home.join(rest)));
     }
     if !literal {
         return None;
     }
     let path = Path::new(&text);
-    Some(normalize(&if path.is_absolute() {
+    Some(normalize_physical(&if path.is_absolute() {
         path.to_path_buf()
     } else {
         cwd.join(path)
     }))
 }
 
+/// Where `path` really is when a symbolic link takes it out of `dir` while
+/// its text stays inside (`dir/link/x` with `link` → `/etc`). `real_dir`
+/// is `dir` canonicalised.
+pub fn escapes_through_link(path: &Path, real_dir: &Path) -> Option<PathBuf> {
+    let real = physical_path(path)?;
+    (!real.starts_with(real_dir)).then_some(real)
+}
+
+/// Whether `path` lies in `dir`, by its text and, when `dir` exists, also
+/// where it really is (a symbolic link in `dir` may lead out of it).
 pub fn is_within(path: &Path, dir: &Path) -> bool {
-    normalize(path).starts_with(normalize(dir))
+    if !normalize(path).starts_with(normalize(dir)) {
+        return false;
+    }
+    let Ok(real_dir) = std::fs::canonicalize(dir) else {
+        return true;
+    };
+    physical_path(path).is_some_and(|real| real.starts_with(real_dir))
 }
 
 pub fn is_harmless_device(path: &Path) -> bool {
@@ -204,6 +290,29 @@ mod tests {
                 "/w", "/w/src", "/w/src", "/w/src/a", "/w/src", "/w/src", "/h"
             ]
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symbolic_links_are_followed_where_the_kernel_follows_them() {
+        let Ok(dir) = tempfile::tempdir() else {
+            panic!("no temporary directory");
+        };
+        let Ok(root) = std::fs::canonicalize(dir.path()) else {
+            panic!("no canonical temporary directory");
+        };
+        let ws = root.join("ws");
+        let made = std::fs::create_dir_all(ws.join("src"))
+            .and_then(|()| std::os::unix::fs::symlink("/etc", ws.join("link")))
+            .and_then(|()| std::os::unix::fs::symlink("../..", ws.join("src/up")));
+        assert!(made.is_ok(), "{made:?}");
+        assert!(is_within(&ws.join("src/a.rs"), &ws));
+        assert!(is_within(&ws.join("new/file"), &ws));
+        assert!(!is_within(&ws.join("link/hosts"), &ws));
+        assert!(!is_within(&ws.join("src/up/x"), &ws));
+        // `link/..` is the parent of `/etc`, not the workspace.
+        assert_eq!(normalize_physical(&ws.join("link/../x")), Path::new("/x"));
+        assert_eq!(normalize_physical(&ws.join("src/../x")), ws.join("x"));
     }
 
     #[test]

@@ -3,18 +3,23 @@
 //! other programs, or if the options that do are recognised and refused.
 //! Anything that executes project code (builds, tests, interpreters) asks.
 
+use super::getopt::Opt;
+use super::readonly_builtins;
+use super::readonly_tools::{self, refuse};
 use super::shell::SimpleCommand;
+pub use super::wrappers::wrapped_command;
+use super::wrappers::{is_command_lookup, wrapper_options};
 
 /// Commands none of whose options write files or run other programs, so
 /// any argument (even one only known at run time) is harmless.
 #[rustfmt::skip]
 const PLAIN: &[&str] = &[
-    ":", "[", "basename", "break", "continue", "exit", "read", "return", "shift", "b2sum",
+    ":", "basename", "break", "continue", "exit", "return", "shift", "b2sum",
     "base64", "cat", "cd", "cksum", "cmp", "column", "comm", "cut", "df", "diff", "dirname", "du",
     "echo", "expand", "false", "fold", "grep", "egrep", "fgrep", "head", "hexdump", "id", "jq",
-    "join", "ls", "md5sum", "nl", "nproc", "od", "paste", "printenv", "printf", "ps", "pwd",
+    "join", "ls", "md5sum", "nl", "nproc", "od", "paste", "printenv", "ps", "pwd",
     "readlink", "realpath", "rev", "seq", "sha1sum", "sha224sum", "sha256sum", "sha384sum",
-    "sha512sum", "sleep", "stat", "strings", "tac", "tail", "test", "tr", "true", "type", "uname",
+    "sha512sum", "sleep", "stat", "strings", "tac", "tail", "tr", "true", "type", "uname",
     "unexpand", "wc", "which", "whoami",
 ];
 
@@ -38,6 +43,11 @@ pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
         let standalone = cmd.words.is_empty();
         if !safe_var(name, standalone) {
             return Err(format!("sets `{name}`, which can change what runs"));
+        }
+        if assignment.starts_with(&format!("{name}[")) {
+            return Err(format!(
+                "assigns an element of `{name}`, whose subscript bash evaluates as code"
+            ));
         }
     }
     if cmd.words.is_empty() {
@@ -76,15 +86,28 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         ));
     }
     let args = &words[1..];
-    let args_literal = literal.iter().skip(1).all(|l| *l);
+    let arg_literal = &literal[1..];
+    let args_literal = arg_literal.iter().all(|l| *l);
     if PLAIN.contains(&name.as_str()) {
         return Ok(());
     }
-    check_wrapper_side_effects(name, args)?;
+    match name.as_str() {
+        "printf" => return readonly_builtins::check_printf(args, arg_literal),
+        "read" => return readonly_builtins::check_read(args, arg_literal),
+        "test" | "[" => return readonly_builtins::check_test(args, arg_literal),
+        "[[" => return readonly_builtins::check_extended_test(args, arg_literal),
+        _ => {}
+    }
     if depth < 4
         && let Some(inner) = wrapped_command(name, args)
     {
         let offset = words.len() - inner.len();
+        if literal[1..offset].iter().any(|l| !l) {
+            return Err(format!(
+                "`{name}` has options only known when it runs, which could change what it runs"
+            ));
+        }
+        check_wrapper_options(name, &args[..offset - 1], inner)?;
         if inner.is_empty() {
             return Ok(());
         }
@@ -101,16 +124,16 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         return check_words(inner, &literal[offset..], depth + 1);
     }
     let checked: Option<ArgCheck> = match name.as_str() {
-        "find" => Some(check_find),
-        "sed" => Some(check_sed),
-        "sort" => Some(check_sort),
-        "uniq" => Some(check_uniq),
-        "tree" => Some(|a| refuse_flags("tree", a, &["-o"], "writes its listing to a file")),
-        "file" => Some(|a| refuse_flags("file", a, &["-C", "--compile"], "writes a file")),
-        "date" => Some(|a| refuse_flags("date", a, &["-s", "--set"], "sets the clock")),
-        "rg" => Some(|a| refuse_flags("rg", a, &["--pre"], "runs another program")),
-        "ag" => Some(|a| refuse_flags("ag", a, &["--pager"], "runs another program")),
-        "hostname" => Some(check_hostname),
+        "find" => Some(readonly_tools::check_find),
+        "sed" => Some(readonly_tools::check_sed),
+        "sort" => Some(readonly_tools::check_sort),
+        "uniq" => Some(readonly_tools::check_uniq),
+        "tree" => Some(|a| refuse("tree", a, &['o', 'R'], &[], "writes its listing to a file")),
+        "file" => Some(|a| refuse("file", a, &['C'], &["compile"], "writes a file")),
+        "date" => Some(|a| refuse("date", a, &['s'], &["set"], "sets the clock")),
+        "rg" => Some(readonly_tools::check_rg),
+        "ag" => Some(|a| refuse("ag", a, &[], &["pager"], "runs another program")),
+        "hostname" => Some(readonly_tools::check_hostname),
         "command" => Some(check_command_lookup),
         "git" => Some(super::readonly_git::check_git),
         _ => None,
@@ -126,75 +149,41 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
     checked(args)
 }
 
-/// The command a wrapper (`env`, `time`, `xargs`, ...) runs, or None when
-/// `name` is no wrapper or its options are not understood.
-pub fn wrapped_command<'a>(name: &str, args: &'a [String]) -> Option<&'a [String]> {
-    let mut i = 0;
-    let takes_value: &[&str] = match name {
-        "env" => &["-u", "--unset", "-C", "--chdir"],
-        "nice" => &["-n", "--adjustment"],
-        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
-        "stdbuf" => &["-i", "-o", "-e"],
-        "xargs" => &[
-            "-n", "-I", "-i", "-d", "-L", "-l", "-P", "-s", "-E", "-e", "-a",
-        ],
-        "time" | "nohup" | "exec" | "builtin" => &[],
-        "command" if !args.iter().any(|a| a == "-v" || a == "-V") => &[],
-        _ => return None,
+/// What a wrapper does besides running its command, judged on its own
+/// options (`options`: the arguments before the command it runs).
+fn check_wrapper_options(name: &str, options: &[String], inner: &[String]) -> Result<(), Reason> {
+    let Some(parsed) = wrapper_options(name, options) else {
+        return Err(format!("`{name}` has options cairn cannot read"));
     };
-    while let Some(arg) = args.get(i) {
-        if arg == "--" {
-            i += 1;
-            break;
-        }
-        if name == "env" && arg.contains('=') && !arg.starts_with('-') {
-            i += 1;
-            continue;
-        }
-        if !arg.starts_with('-') || arg == "-" {
-            break;
-        }
-        if name == "env" && (arg == "-S" || arg.starts_with("--split-string")) {
-            return None;
-        }
-        i += if takes_value.contains(&arg.as_str()) {
-            2
-        } else {
-            1
-        };
-    }
-    if name == "timeout" {
-        i += 1; // the duration
-    }
-    if name == "xargs" && i >= args.len() {
-        return Some(&[]);
-    }
-    args.get(i..)
-}
-
-/// What a wrapper does besides running its command.
-fn check_wrapper_side_effects(name: &str, args: &[String]) -> Result<(), Reason> {
     match name {
         "nohup" => Err("`nohup` may write `nohup.out`".into()),
-        "time"
-            if args
-                .iter()
-                .any(|a| a == "-o" || a == "-a" || a.starts_with("--output")) =>
-        {
-            Err("`time -o` writes a file".into())
+        "exec" if !inner.is_empty() => {
+            Err(format!("`exec` replaces the shell with `{}`", inner[0]))
+        }
+        "time" => match parsed.options.iter().find(|o| o.short != Some('p')) {
+            Some(opt) if opt.is('o', "output") => Err("`time -o` writes a file".into()),
+            Some(opt) => Err(format!(
+                "`time {}`: of `time`'s options only `-p` is judged read-only",
+                opt.written
+            )),
+            None => Ok(()),
+        },
+        "xargs" => {
+            for opt in &parsed.options {
+                if !xargs_option_reads(opt) {
+                    return Err(format!(
+                        "`xargs {}` is not among the options cairn judges read-only",
+                        opt.written
+                    ));
+                }
+            }
+            Ok(())
         }
         "env" => {
-            let mut rest = args.iter();
-            while let Some(arg) = rest.next() {
-                if ["-u", "--unset", "-C", "--chdir"].contains(&arg.as_str()) {
-                    rest.next();
-                } else if arg.contains('=') && !arg.starts_with('-') {
-                    if !is_safe_assignment(arg, false) {
-                        let name = arg.split('=').next().unwrap_or(arg);
-                        return Err(format!("sets `{name}`, which can change what runs"));
-                    }
-                } else if !arg.starts_with('-') {
-                    break;
+            for arg in &options[parsed.end.min(options.len())..] {
+                if arg.contains('=') && !is_safe_assignment(arg, false) {
+                    let name = arg.split('=').next().unwrap_or(arg);
+                    return Err(format!("sets `{name}`, which can change what runs"));
                 }
             }
             Ok(())
@@ -203,164 +192,32 @@ fn check_wrapper_side_effects(name: &str, args: &[String]) -> Result<(), Reason>
     }
 }
 
+/// The few xargs options judged read-only: they change how input is split
+/// or how many commands run, never which command runs or what it reads.
+fn xargs_option_reads(opt: &Opt) -> bool {
+    let number =
+        |v: Option<&str>| v.is_some_and(|v| !v.is_empty() && v.chars().all(|c| c.is_ascii_digit()));
+    // A long option must be written in full.
+    if let Some(body) = opt.written.strip_prefix("--") {
+        let name = body.split('=').next().unwrap_or(body);
+        if opt.long != Some(name) {
+            return false;
+        }
+    }
+    match opt.short {
+        Some('0' | 'r' | 't' | 'x') => true,
+        Some('n' | 'L' | 'P' | 's') => number(opt.value),
+        Some('d') => true,
+        _ => false,
+    }
+}
+
 fn check_command_lookup(args: &[String]) -> Result<(), Reason> {
-    if args.iter().any(|a| a == "-v" || a == "-V") {
+    if is_command_lookup(args) {
         Ok(())
     } else {
         Err("`command` runs another command".into())
     }
-}
-
-fn check_hostname(args: &[String]) -> Result<(), Reason> {
-    let reading = ["-f", "-s", "-i", "-I", "-d", "-A", "--fqdn", "--short"];
-    if args.iter().all(|a| reading.contains(&a.as_str())) {
-        Ok(())
-    } else {
-        Err("`hostname` with arguments can change the host name".into())
-    }
-}
-
-/// Refuse any argument starting with one of `flags`; a one-letter flag is
-/// also refused inside a cluster of short options (`-ao` holds `-o`).
-fn refuse_flags(cmd: &str, args: &[String], flags: &[&str], what: &str) -> Result<(), Reason> {
-    for arg in args {
-        let cluster = arg.strip_prefix('-').filter(|c| !c.starts_with('-'));
-        let refused = flags.iter().find(|flag| {
-            arg.starts_with(**flag)
-                || (flag.len() == 2 && cluster.is_some_and(|c| c.contains(&flag[1..])))
-        });
-        if let Some(flag) = refused {
-            return Err(format!("`{cmd} {flag}` {what}"));
-        }
-    }
-    Ok(())
-}
-
-fn check_find(args: &[String]) -> Result<(), Reason> {
-    for arg in args {
-        match arg.as_str() {
-            "-delete" => return Err("`find -delete` removes files".into()),
-            "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                return Err(format!("`find {arg}` runs other commands"));
-            }
-            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
-                return Err(format!("`find {arg}` writes a file"));
-            }
-            _ => {}
-        }
-    }
-    Ok(())
-}
-
-fn check_sort(args: &[String]) -> Result<(), Reason> {
-    for arg in args {
-        if arg.starts_with("--output") || arg == "-o" {
-            return Err("`sort -o` writes a file".into());
-        }
-        if arg.starts_with("--compress-program") {
-            return Err("`sort --compress-program` runs another program".into());
-        }
-        if let Some(cluster) = arg.strip_prefix('-')
-            && !cluster.starts_with('-')
-        {
-            for c in cluster.chars() {
-                if "ktST".contains(c) {
-                    break; // the rest is that option's value
-                }
-                if c == 'o' {
-                    return Err("`sort -o` writes a file".into());
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `uniq IN OUT` writes OUT.
-fn check_uniq(args: &[String]) -> Result<(), Reason> {
-    let mut positional = 0;
-    let mut i = 0;
-    while let Some(arg) = args.get(i) {
-        if ["-f", "-s", "-w"].contains(&arg.as_str()) {
-            i += 2;
-            continue;
-        }
-        if !arg.starts_with('-') || arg == "-" {
-            positional += 1;
-        }
-        i += 1;
-    }
-    if positional > 1 {
-        Err("`uniq` with two file names writes the second".into())
-    } else {
-        Ok(())
-    }
-}
-
-fn check_sed(args: &[String]) -> Result<(), Reason> {
-    let mut scripts: Vec<&str> = Vec::new();
-    let mut i = 0;
-    let mut explicit_script = false;
-    let mut first_operand: Option<&str> = None;
-    while let Some(arg) = args.get(i) {
-        i += 1;
-        if arg == "--" {
-            if first_operand.is_none() {
-                first_operand = args.get(i).map(String::as_str);
-            }
-            break;
-        }
-        if let Some(long) = arg.strip_prefix("--") {
-            if long.starts_with("in-place") {
-                return Err("`sed -i` edits files in place".into());
-            }
-            if let Some(script) = long.strip_prefix("expression=") {
-                scripts.push(script);
-                explicit_script = true;
-            } else if long == "expression" {
-                scripts.push(args.get(i).map(String::as_str).unwrap_or(""));
-                explicit_script = true;
-                i += 1;
-            } else if long.starts_with("file") {
-                return Err("`sed -f` runs a script that cannot be checked".into());
-            }
-            continue;
-        }
-        if let Some(cluster) = arg.strip_prefix('-').filter(|c| !c.is_empty()) {
-            for (at, c) in cluster.char_indices() {
-                match c {
-                    'i' => return Err("`sed -i` edits files in place".into()),
-                    'f' => return Err("`sed -f` runs a script that cannot be checked".into()),
-                    'e' | 'l' => {
-                        let rest = &cluster[at + 1..];
-                        let value = if rest.is_empty() {
-                            i += 1;
-                            args.get(i - 1).map(String::as_str).unwrap_or("")
-                        } else {
-                            rest
-                        };
-                        if c == 'e' {
-                            scripts.push(value);
-                            explicit_script = true;
-                        }
-                        break;
-                    }
-                    _ => {}
-                }
-            }
-            continue;
-        }
-        if first_operand.is_none() {
-            first_operand = Some(arg);
-        }
-    }
-    if !explicit_script && let Some(script) = first_operand {
-        scripts.push(script);
-    }
-    for script in scripts {
-        super::sed_script::check(script)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -45,17 +45,7 @@ pub fn check_git(args: &[String]) -> Result<(), String> {
         return Ok(());
     };
     let rest = &args[i + 1..];
-    for arg in rest {
-        if arg.starts_with("--output")
-            || arg.starts_with("-O")
-            || arg.starts_with("--open-files-in-pager")
-        {
-            return Err(format!("`git {sub} {arg}` writes a file or runs a pager"));
-        }
-        if arg.starts_with("--ext-diff") || arg.starts_with("--exec") {
-            return Err(format!("`git {sub} {arg}` runs another program"));
-        }
-    }
+    check_options(sub, rest)?;
     let sub = sub.as_str();
     if READING.contains(&sub) {
         return Ok(());
@@ -107,6 +97,56 @@ pub fn check_git(args: &[String]) -> Result<(), String> {
     } else {
         Err(format!("`git {sub}` may change the repository"))
     }
+}
+
+/// Long options of reading subcommands that write files or run programs.
+/// git takes any unambiguous prefix of a long option (`--open=vim`), so an
+/// argument that is a prefix of one of these, or starts with one, asks.
+const DANGEROUS_LONG: &[&str] = &[
+    "output",
+    "open-files-in-pager",
+    "ext-diff",
+    "textconv",
+    "exec",
+    "upload-pack",
+    "receive-pack",
+    "pager",
+];
+
+/// Refuse options of a reading subcommand that write or run programs:
+/// the long ones above (abbreviated too), `-O` (`git grep`'s pager,
+/// anywhere in a cluster such as `-nO'rm -rf x'`), `-u` of `ls-remote`
+/// (`--upload-pack`), and `ls-remote` remotes through a transport helper
+/// (`ext::cmd`).
+fn check_options(sub: &str, rest: &[String]) -> Result<(), String> {
+    // Also after `--`: `git ls-remote -- ext::cmd` still reaches the helper.
+    for arg in rest.iter().filter(|a| *a != "--") {
+        if let Some(body) = arg.strip_prefix("--") {
+            let name = body.split('=').next().unwrap_or(body);
+            if let Some(long) = DANGEROUS_LONG
+                .iter()
+                .find(|long| long.starts_with(name) || name.starts_with(**long))
+            {
+                return Err(format!(
+                    "`git {sub} {arg}` (`--{long}`) writes a file or runs another program"
+                ));
+            }
+        } else if let Some(cluster) = arg.strip_prefix('-') {
+            if cluster.contains('O') {
+                return Err(format!("`git {sub} {arg}` (`-O`) runs a pager"));
+            }
+            if sub == "ls-remote" && cluster.contains('u') {
+                return Err(format!(
+                    "`git ls-remote {arg}` (`-u`, `--upload-pack`) runs another program"
+                ));
+            }
+        } else if sub == "ls-remote" && arg.contains("::") {
+            return Err(format!(
+                "`git ls-remote {arg}` reaches a remote through a helper program"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `git branch`: listing unless a writing flag or, without `--list`, a

@@ -9,7 +9,9 @@
 //!   `cargo test --lib`, never `cargo testify`. An allow rule lets a call run
 //!   only when every simple command in it (also inside substitutions) is
 //!   covered; a deny rule refuses a call when any command matches, looking
-//!   through wrappers (`env`, `xargs`, `sudo`) and `sh -c '…'`.
+//!   through wrappers (`env`, `xargs`, `sudo`, `command`, `exec -a`),
+//!   command paths (`/bin/rm` is `rm`), `sh -c '…'`, `eval` and
+//!   `find -exec`.
 //! - `edit(GLOB)`, `write(GLOB)`, `multiedit(GLOB)`, `view(GLOB)`,
 //!   `grep(GLOB)`, `glob(GLOB)`, `ls(GLOB)` — a globset glob over the
 //!   workspace-relative path (`*` stays within one directory, `**` crosses
@@ -28,7 +30,9 @@ use globset::{GlobBuilder, GlobMatcher};
 
 use super::CallInfo;
 use super::paths;
+use super::security;
 use super::shell::{self, ShellAnalysis, SimpleCommand};
+use super::wrappers::{basename, wrapper_options};
 
 pub use super::store::{StoreError, StoredRules, list_rules, remove_rule, store_rule};
 pub use super::suggest::{suggest_rules, suggest_rules_covering};
@@ -348,6 +352,18 @@ impl Rules {
         })
     }
 
+    /// Whether an allow rule covers every bash command (`bash`, `bash(*)`).
+    pub fn allows_all_bash(&self) -> bool {
+        self.allow.iter().any(|rule| {
+            rule.is_bash()
+                && match &rule.matcher {
+                    Matcher::Any => true,
+                    Matcher::Command(pattern) => pattern == "*",
+                    _ => false,
+                }
+        })
+    }
+
     /// The allow rule covering one simple command of a bash call.
     pub fn command_allowed_by(&self, cmd: &SimpleCommand) -> Option<&Rule> {
         self.allow.iter().find(|rule| rule.covers_command(cmd))
@@ -396,37 +412,71 @@ fn deny_matches(rule: &Rule, call: &CallInfo, analysis: Option<&ShellAnalysis>) 
 }
 
 /// Every text a deny rule should see: each simple command, each command
-/// under a wrapper, each command inside `sh -c '…'`; the raw text when the
-/// command cannot be parsed.
+/// under a wrapper (`env`, `command`, `exec -a x`, `sudo`, `busybox`), the
+/// same with a command's path reduced to its name (`/bin/rm` is `rm`),
+/// each command inside `sh -c '…'`, `bash -ec '…'`, `eval '…'`,
+/// `env -S '…'` and `find -exec …`; the raw text when the command cannot be
+/// parsed.
 fn command_texts(raw: &str, analysis: &ShellAnalysis, depth: usize, out: &mut Vec<String>) {
     if analysis.parse_error.is_some() {
         out.push(raw.split_whitespace().collect::<Vec<_>>().join(" "));
         return;
     }
+    let nested = |script: &str, out: &mut Vec<String>| {
+        if depth < 3 {
+            command_texts(script, &shell::parse(script), depth + 1, out);
+        }
+    };
     for cmd in &analysis.commands {
-        let mut words: &[String] = &cmd.words;
-        for _ in 0..8 {
-            out.push(words.join(" "));
-            let Some((name, args)) = words.split_first() else {
-                break;
+        for layer in security::layers(&cmd.words) {
+            let Some((name, args)) = layer.split_first() else {
+                continue;
             };
-            if ["sh", "bash", "zsh", "dash"].contains(&name.as_str())
-                && let Some(at) = args.iter().position(|a| a == "-c")
-                && let Some(script) = args.get(at + 1)
-                && depth < 3
-            {
-                command_texts(script, &shell::parse(script), depth + 1, out);
+            out.push(layer.join(" "));
+            let base = basename(name);
+            if base != name {
+                let mut renamed = vec![base.to_string()];
+                renamed.extend(args.iter().cloned());
+                out.push(renamed.join(" "));
             }
-            let skip = match name.as_str() {
-                "sudo" | "doas" => args
+            let family = security::family(base);
+            if security::SHELLS.contains(&family) {
+                // `sh -c`, `bash -ec`, `bash -o pipefail -c`: any word that
+                // is no option may be the script.
+                let runs_string = args
                     .iter()
-                    .position(|a| !a.starts_with('-'))
-                    .map(|i| &args[i..]),
-                _ => super::readonly::wrapped_command(name, args),
-            };
-            match skip {
-                Some(inner) if !inner.is_empty() => words = inner,
-                _ => break,
+                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));
+                if runs_string {
+                    for script in args.iter().filter(|a| !a.starts_with(['-', '+'])) {
+                        nested(script, out);
+                    }
+                }
+            }
+            match base {
+                "eval" => nested(&args.join(" "), out),
+                "env" => {
+                    if let Some(parsed) = wrapper_options("env", args) {
+                        for opt in parsed.options.iter().filter(|o| o.is('S', "split-string")) {
+                            nested(opt.value.unwrap_or(""), out);
+                        }
+                    }
+                }
+                "find" => {
+                    let mut rest = args;
+                    while let Some(at) = rest
+                        .iter()
+                        .position(|a| ["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str()))
+                    {
+                        let run = &rest[at + 1..];
+                        let end = run
+                            .iter()
+                            .position(|a| a == ";" || a == "+")
+                            .unwrap_or(run.len());
+                        nested(&run[..end].join(" "), out);
+                        rest = &run[end..];
+                    }
+                }
+                _ => {}
             }
         }
     }

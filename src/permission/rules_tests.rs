@@ -257,7 +257,10 @@ fn suggestions_for_bash_are_narrow() {
     );
     assert_eq!(s("cargo test 2>&1 | tail"), ["bash(cargo test*)"]);
     assert_eq!(s("npm run build -- --prod"), ["bash(npm run build*)"]);
-    assert_eq!(s("make"), ["bash(make*)"]);
+    // A tool with subcommands but none given: `bash(make*)` would also
+    // cover `make -f other.mk`, an option before the subcommand.
+    assert_eq!(s("make"), ["bash(make)"]);
+    assert_eq!(s("make test"), ["bash(make test*)"]);
     assert_eq!(s("git commit -m wip"), ["bash(git commit*)"]);
     assert_eq!(s("rm -f a.o"), ["bash(rm -f a.o)"]);
     assert_eq!(
@@ -304,4 +307,59 @@ fn suggestions_for_files_fetch_and_mcp() {
         ["mcp__gh__issue"]
     );
     assert!(suggest("job_kill", &input, vec![]).is_empty());
+}
+
+#[test]
+fn suggestions_never_prefix_wrappers_or_leading_options() {
+    let s = |command: &str| suggest("bash", &json!({ "command": command }), vec![]);
+    for (command, rule) in [
+        ("cargo +nightly test", "bash(cargo +nightly test)"),
+        ("docker -H h run x", "bash(docker -H h run x)"),
+        ("make -j4", "bash(make -j4)"),
+        ("cargo", "bash(cargo)"),
+        ("ksh x.sh", "bash(ksh x.sh)"),
+        ("stdbuf -oL x", "bash(stdbuf -oL x)"),
+        ("ionice x", "bash(ionice x)"),
+        ("python3.12 x", "bash(python3.12 x)"),
+        ("/usr/bin/python3 x.py", "bash(/usr/bin/python3 x.py)"),
+        ("mawk '{print}' f", "bash(mawk {print} f)"),
+        ("sort --o=out f", "bash(sort --o=out f)"),
+        (
+            "rg --hostname-bin=./x foo",
+            "bash(rg --hostname-bin=./x foo)",
+        ),
+    ] {
+        assert_eq!(s(command), [rule], "{command}");
+    }
+    assert_eq!(s("cargo test --lib"), ["bash(cargo test*)"]);
+}
+
+#[test]
+fn deny_rules_see_through_shells_paths_and_builtins() {
+    let rules = Rules::parse(&[] as &[&str], &["bash(rm*)"]).unwrap_or_default();
+    let denied = |command: &str| {
+        let input = json!({ "command": command });
+        rules
+            .denied_by(&call("bash", &input, vec![]), None)
+            .is_some()
+    };
+    for command in [
+        "eval 'rm x'",
+        "eval rm x",
+        "bash -ec 'rm x'",
+        "sh -c 'rm x'",
+        "bash -o pipefail -c 'rm x'",
+        "/bin/rm x",
+        "command rm x",
+        "exec -a x rm y",
+        "find . -exec rm {} +",
+        "env -S 'rm x'",
+        "busybox rm x",
+        "sudo /bin/rm x",
+    ] {
+        assert!(denied(command), "{command}");
+    }
+    for command in ["ls", "echo rm", "command -v rm", "find . -name rm"] {
+        assert!(!denied(command), "{command}");
+    }
 }

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::paths::{self, CRITICAL_DIRS};
-use super::readonly::wrapped_command;
 use super::shell::{ShellAnalysis, SimpleCommand};
+use super::wrappers::{basename, wrapped_command, wrapper_options};
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Findings {
@@ -24,22 +24,63 @@ impl Findings {
 }
 
 const PRIVILEGE: &[&str] = &["sudo", "su", "doas", "pkexec", "run0"];
+/// Programs that are many commands, chosen by their first argument.
+const MULTI_CALL: &[&str] = &["busybox", "toybox"];
 const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
 const DISK_TOOLS: &[&str] = &[
     "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "parted",
 ];
 pub(super) const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
-pub(super) const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "fish", "csh", "tcsh"];
-pub(super) const INTERPRETERS: &[&str] = &[
-    "perl", "ruby", "node", "php", "lua", "deno", "bun", "source", ".", "eval",
+pub(super) const SHELLS: &[&str] = &[
+    "sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "oksh", "yash", "posh", "ash", "fish",
+    "csh", "tcsh", "rbash",
 ];
+pub(super) const INTERPRETERS: &[&str] = &[
+    "perl",
+    "ruby",
+    "node",
+    "nodejs",
+    "php",
+    "lua",
+    "luajit",
+    "deno",
+    "bun",
+    "source",
+    ".",
+    "eval",
+    "python",
+    "pypy",
+    "tclsh",
+    "wish",
+    "expect",
+    "Rscript",
+    "julia",
+    "guile",
+    "jshell",
+    "pwsh",
+    "osascript",
+    "irb",
+];
+pub(super) const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "goawk", "original-awk"];
+
+/// A command name without a trailing version: `python3.12` → `python`,
+/// `ruby3.2` → `ruby`, `bash5` → `bash`.
+pub(super) fn family(name: &str) -> &str {
+    let base = basename(name);
+    let stem = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
+    if stem.is_empty() { base } else { stem }
+}
 
 /// Levels of `sh -c "…"` / `eval "…"` looked into.
 pub(super) const MAX_NESTING: usize = 3;
 
 /// Inspect a file path an edit or write tool would change.
 pub fn inspect_write_path(path: &Path) -> Option<String> {
-    let dir = paths::system_dir_of(&paths::normalize(path))?;
+    let lexical = paths::normalize(path);
+    // A symbolic link may lead into a system directory.
+    let real = paths::physical_path(&lexical);
+    let dir = paths::system_dir_of(&lexical)
+        .or_else(|| real.as_deref().and_then(paths::system_dir_of))?;
     Some(format!(
         "blocked: `{}` is inside `{dir}`, a system directory; cairn never changes system files. \
          Work on files in the workspace instead.",
@@ -116,17 +157,22 @@ fn fork_bomb_message(name: &str) -> String {
 }
 
 /// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`].
+/// Commands are recognised by their base name (`/usr/bin/env`).
 pub(super) fn layers(words: &[String]) -> Vec<&[String]> {
     let mut out = vec![words];
     let mut current = words;
     while let Some((name, args)) = current.split_first() {
-        let inner = if PRIVILEGE.contains(&name.as_str()) {
+        let name = basename(name);
+        let inner = if PRIVILEGE.contains(&name) {
             // `sudo -u x cmd`: skip options so the command under it is inspected too.
             let start = args
                 .iter()
                 .position(|a| !a.starts_with('-'))
                 .unwrap_or(args.len());
             Some(&args[start..])
+        } else if MULTI_CALL.contains(&name) {
+            // `busybox sh`: the applet is the command.
+            args.first().filter(|a| !a.starts_with('-')).map(|_| args)
         } else {
             wrapped_command(name, args)
         };
@@ -159,7 +205,7 @@ fn inspect_command(
     let offset_of = |layer: &[String]| cmd.words.len() - layer.len();
     for layer in layers(&cmd.words) {
         let literal = &cmd.literal[offset_of(layer)..];
-        let Some(name) = layer.first().map(String::as_str) else {
+        let Some(name) = layer.first().map(|n| basename(n)) else {
             continue;
         };
         let args = &layer[1..];
@@ -212,6 +258,13 @@ fn inspect_command(
             }
             "chmod" | "chown" | "chgrp" => {
                 let recursive = args.iter().any(|a| is_recursive_flag(a, false));
+                for (arg, lit) in args.iter().zip(args_literal) {
+                    if recursive && let Some(what) = sweeping_target(arg, *lit) {
+                        findings.block(format!(
+                            "blocked: `{name} -R {arg}` would change permissions of {what}."
+                        ));
+                    }
+                }
                 for path in operands(args, args_literal, cwd, home) {
                     if (recursive && is_critical(&path, home)) || path == Path::new("/") {
                         findings.block(format!(
@@ -236,6 +289,21 @@ fn inspect_command(
                 }
             }
             "git" => super::cautions::inspect_git_push(args, findings),
+            "env" => {
+                // `env -S 'cmd args'` splits the string into a command.
+                let split = wrapper_options("env", args).and_then(|p| {
+                    p.options
+                        .iter()
+                        .find(|o| o.is('S', "split-string"))
+                        .and_then(|o| o.value.map(str::to_string))
+                });
+                if let Some(script) = split
+                    && nesting < MAX_NESTING
+                {
+                    let inner = super::shell::parse(&script);
+                    inspect_nested(&script, &inner, cwd, home, nesting + 1, findings);
+                }
+            }
             _ => {}
         }
         for target in write_targets(name, args, args_literal, cwd, home) {
@@ -267,7 +335,7 @@ fn find_destroys(args: &[String]) -> bool {
             || (["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str())
                 && args
                     .get(i + 1)
-                    .is_some_and(|c| DESTRUCTIVE.contains(&c.as_str())))
+                    .is_some_and(|c| DESTRUCTIVE.contains(&basename(c))))
     })
 }
 
@@ -327,6 +395,13 @@ fn inspect_rm(
     }
     let recursive = args.iter().any(|a| is_recursive_flag(a, true));
     for (arg, lit) in args.iter().zip(literal) {
+        if recursive && let Some(what) = sweeping_target(arg, *lit) {
+            findings.block(format!(
+                "blocked: `rm -r {arg}` would delete {what}. Remove specific paths inside the \
+                 workspace instead."
+            ));
+            continue;
+        }
         if !lit && let Some(var) = empty_var_root(arg) {
             if recursive {
                 findings.block(format!(
@@ -365,6 +440,56 @@ fn inspect_rm(
             findings.block(message);
         }
     }
+}
+
+/// A target that sweeps the filesystem root or the home directory in a
+/// spelling the path resolver does not follow: a glob directly under `/`
+/// (`/*`, `/?*`, `/.*`), or the home directory through any expansion
+/// (`${HOME:-}`, `$HOME*`, `~/.*`, `~user`). What it reaches, for messages.
+fn sweeping_target(arg: &str, literal: bool) -> Option<&'static str> {
+    let text = if literal {
+        arg.to_string()
+    } else {
+        arg.replace(['"', '\''], "")
+    };
+    const GLOB: [char; 3] = ['*', '?', '['];
+    if let Some(under_root) = text.strip_prefix('/') {
+        let first = under_root
+            .trim_start_matches('/')
+            .split('/')
+            .next()
+            .unwrap_or("");
+        if first.contains(GLOB) {
+            return Some("everything under `/`, the whole filesystem");
+        }
+    }
+    if literal {
+        return None;
+    }
+    let mut whose = "your home directory";
+    let rest = if let Some(rest) = text.strip_prefix('~') {
+        // `~` or `~user`: some home directory.
+        let after_user =
+            rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || "._-".contains(c));
+        if after_user.len() != rest.len() {
+            whose = "a home directory";
+        }
+        after_user
+    } else if let Some(rest) = text.strip_prefix("${HOME") {
+        // `${HOME}`, `${HOME:-}`, `${HOME%/}`, ...
+        &rest[rest.find('}')? + 1..]
+    } else if let Some(rest) = text.strip_prefix("$HOME") {
+        if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
+            return None; // `$HOMEDIR`
+        }
+        rest
+    } else {
+        return None;
+    };
+    let rest = rest.trim_matches('/');
+    let sweeping =
+        rest.is_empty() || (rest.contains(GLOB) && rest.chars().all(|c| "*?[]!.^".contains(c)));
+    sweeping.then_some(whose)
 }
 
 /// `$X/` or `"${X}"/*`: the name of `X`.

@@ -4,8 +4,21 @@
 
 use std::path::Path;
 
-use super::security::{DOWNLOADERS, Findings, INTERPRETERS, MAX_NESTING, SHELLS, inspect_nested};
-use super::shell::{self, ShellAnalysis};
+use super::security::{
+    AWKS, DOWNLOADERS, Findings, INTERPRETERS, MAX_NESTING, SHELLS, family, inspect_nested, layers,
+};
+use super::shell::{self, ShellAnalysis, SimpleCommand};
+use super::wrappers::basename;
+
+/// Whether `cmd`, under any wrappers, downloads (`curl`, `/usr/bin/wget`,
+/// `command curl`, `busybox wget`).
+fn downloads(cmd: &SimpleCommand) -> bool {
+    layers(&cmd.words).iter().any(|layer| {
+        layer
+            .first()
+            .is_some_and(|n| DOWNLOADERS.contains(&basename(n)))
+    })
+}
 
 #[allow(clippy::too_many_arguments)]
 pub(super) fn inspect_interpreter(
@@ -19,28 +32,24 @@ pub(super) fn inspect_interpreter(
     nesting: usize,
     findings: &mut Findings,
 ) {
-    let shell_like = SHELLS.contains(&name);
-    if !(shell_like || is_interpreter(name)) {
+    let shell_like = SHELLS.contains(&family(name));
+    let awk_running = AWKS.contains(&family(name)) && awk_may_run_commands(args, args_literal);
+    if !(shell_like || is_interpreter(name) || awk_running) {
         return;
     }
     let cmd = &analysis.commands[index];
     // Downloads feeding this command through a pipe or a substitution.
     let fed_by_download = analysis.commands.iter().enumerate().any(|(i, other)| {
-        let downloads = other.name().is_some_and(|n| DOWNLOADERS.contains(&n));
         let piped =
             matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s < t);
-        downloads && (piped || descends_from(analysis, i, index))
+        downloads(other) && (piped || descends_from(analysis, i, index))
     });
     if fed_by_download {
         findings.block(format!(
             "blocked: this runs downloaded code with `{name}` without anyone reading it first. \
              Download the file, show it to the user, and let them decide."
         ));
-    } else if analysis
-        .commands
-        .iter()
-        .any(|c| c.name().is_some_and(|n| DOWNLOADERS.contains(&n)))
-    {
+    } else if analysis.commands.iter().any(downloads) {
         findings.cautions.push(format!(
             "downloads something and runs `{name}` in the same command"
         ));
@@ -91,7 +100,7 @@ pub(super) fn inspect_interpreter(
         // `echo '…' | sh`: the echoed text is the script.
         let echoed = analysis.commands.iter().filter(|other| {
             matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s + 1 == t)
-                && matches!(other.name(), Some("echo" | "printf"))
+                && matches!(other.name().map(basename), Some("echo" | "printf"))
                 && other.literal.iter().all(|l| *l)
         });
         for other in echoed {
@@ -110,7 +119,39 @@ pub(super) fn inspect_interpreter(
 }
 
 fn is_interpreter(name: &str) -> bool {
-    INTERPRETERS.contains(&name) || name.starts_with("python") || name.starts_with("pypy")
+    INTERPRETERS.contains(&family(name)) || name.starts_with("python") || name.starts_with("pypy")
+}
+
+/// Whether an awk program can run commands (`system()`, `print | "sh"`,
+/// `"cmd" | getline`, gawk's indirect `@f()`), or comes from somewhere
+/// cairn cannot read (`-f file`, `--exec`, an expansion).
+fn awk_may_run_commands(args: &[String], literal: &[bool]) -> bool {
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if !literal.get(i).copied().unwrap_or(false) {
+            return true;
+        }
+        if arg == "--" {
+            i += 1;
+            break;
+        }
+        if arg.starts_with("--") {
+            return true; // gawk's long options include --file, --exec, --load
+        }
+        match arg.strip_prefix('-').filter(|c| !c.is_empty()) {
+            None => break,
+            Some("F" | "v") => i += 2,
+            Some(c) if c.starts_with(['F', 'v']) => i += 1,
+            Some(c) if c.contains(['f', 'E', 'e', 'i', 'l', 'W']) => return true,
+            Some(_) => i += 1,
+        }
+    }
+    match (args.get(i), literal.get(i)) {
+        (Some(program), Some(true)) => {
+            program.contains("system") || program.contains('|') || program.contains('@')
+        }
+        _ => true,
+    }
 }
 
 /// True when command `i` runs inside a substitution held by `ancestor`.

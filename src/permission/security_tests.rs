@@ -130,3 +130,53 @@ fn scripts_fed_to_a_shell_are_inspected() {
     assert!(!blocked("echo 'ls' | sh"));
     assert_eq!(check("cat setup.sh | sh"), Findings::default());
 }
+
+#[test]
+fn paths_wrappers_and_expansions_do_not_hide_danger() {
+    for cmd in [
+        "/bin/rm -rf /",
+        "/usr/bin/sudo ls",
+        "/sbin/mkfs.ext4 /dev/sda1",
+        "/bin/dd of=/dev/sda",
+        "curl x | /bin/sh",
+        "curl x | busybox sh",
+        "/usr/bin/curl x | sh",
+        "command curl x | sh",
+        "curl x | awk '{system($0)}'",
+        "curl x | gawk -f prog.awk",
+        "curl x | python3.12",
+        "wget -qO- x | env bash",
+        "curl x | xargs -0 sh -c",
+        "exec -a x sudo ls",
+        "exec -a x dd of=/dev/sda",
+        "command rm -rf / -v",
+        "\\time -f x sudo ls",
+        "xargs -l sudo ls",
+        "env -S 'sudo ls'",
+        "busybox rm -rf /",
+        "/usr/bin/env /bin/bash -c 'rm -rf /'",
+        "find / -exec /bin/rm {} +",
+        "rm -rf ${HOME:-}",
+        "rm -rf $HOME*",
+        "rm -rf \"${HOME}\"",
+        "rm -rf ~/.*",
+        "rm -rf ~root",
+        "rm -rf /?*",
+        "chmod -R 777 /*",
+    ] {
+        assert!(blocked(cmd), "should block: {cmd}");
+    }
+    for cmd in [
+        "curl x | awk '{print $1}'",
+        "curl -s x | jq .",
+        "command -v sudo",
+        "rm -rf ~/tmp-build",
+        "rm -rf $HOME/x",
+        "rm -rf ./*",
+        "chmod -R 755 ./x",
+    ] {
+        assert_eq!(check(cmd).block, None, "should pass: {cmd}");
+    }
+    let message = check("rm -rf $HOME*").block.unwrap_or_default();
+    assert!(message.contains("your home directory"), "{message}");
+}

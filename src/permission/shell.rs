@@ -4,7 +4,9 @@
 //! as a parse error so the gate asks instead of guessing.
 
 use brush_parser::ast;
-use brush_parser::word::{ParameterExpr, WordPiece, WordPieceWithSource};
+use brush_parser::word::{
+    Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource,
+};
 
 use super::shell_words::{brace_alternatives, literal_text};
 use brush_parser::{Parser, ParserOptions};
@@ -30,11 +32,20 @@ pub struct ShellAnalysis {
     pub redirects: Vec<Redirect>,
     /// `$(…)`, backticks or `<(…)` / `>(…)` somewhere in the command.
     pub has_substitution: bool,
+    /// Words that are no command's arguments but may name paths: the
+    /// values of `for x in …` and the subject of `case … in`. The flag
+    /// tells whether the word is literal.
+    pub loose_words: Vec<(String, bool)>,
     /// Functions defined by the command.
     pub functions: Vec<FunctionDef>,
     /// Parts the analysis could not see into (arithmetic or parameter
     /// expansions holding substitutions, ...). Non-empty means "ask".
     pub opaque: Vec<String>,
+    /// Places where bash evaluates text it only knows when it runs as
+    /// arithmetic or as a variable name (`$((x))`, `${a[i]}`, `${x:n}`,
+    /// `${!x}`, `${x@P}`): a value like `a[$(cmd)]` there runs `cmd`.
+    /// Never read-only.
+    pub evaluated: Vec<String>,
     /// For each shell the command runs (0 is the top one; subshells,
     /// pipeline stages, substitutions, background jobs and function bodies
     /// get their own), the shell it was started from.
@@ -153,6 +164,12 @@ pub fn panic_is_expected() -> bool {
 }
 
 fn parse_inner(command: &str) -> ShellAnalysis {
+    if let Some(why) = parser_trap(command) {
+        return ShellAnalysis {
+            parse_error: Some(why),
+            ..ShellAnalysis::default()
+        };
+    }
     let mut walker = Walker::default();
     walker.out.scopes.push(None);
     let top = Ctx {
@@ -165,6 +182,60 @@ fn parse_inner(command: &str) -> ShellAnalysis {
         walker.out.parse_error = Some(e);
     }
     walker.out
+}
+
+/// Input the parser crate never returns from: it loops, allocating, on
+/// some here-documents whose delimiter holds `$((` (`<<x$(( ||$((`) or is
+/// empty (`<<""<( `, `<< );;`). bash has no use for such delimiters (an
+/// expansion in one is never expanded; an empty one ends at the first
+/// empty line or is a syntax error), so refusing them loses nothing.
+fn parser_trap(command: &str) -> Option<String> {
+    for at in unquoted_heredoc_operators(command) {
+        let after = &command[at + 2..];
+        let delimiter = after
+            .strip_prefix('-')
+            .unwrap_or(after)
+            .trim_start_matches([' ', '\t']);
+        let end = delimiter
+            .find(|c: char| c.is_whitespace() || ";&|<>()".contains(c))
+            .unwrap_or(delimiter.len());
+        let word = &delimiter[..end];
+        if word.contains(['$', '`']) || word.replace(['\'', '"'], "").is_empty() {
+            return Some(
+                "cannot parse the command: a here-document delimiter is empty or holds an \
+                 expansion"
+                    .into(),
+            );
+        }
+    }
+    None
+}
+
+/// Byte offsets of `<<` (not `<<<`) outside quotes.
+fn unquoted_heredoc_operators(command: &str) -> Vec<usize> {
+    let bytes = command.as_bytes();
+    let mut out = Vec::new();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match quote {
+            Some(b'\'') if b == b'\'' => quote = None,
+            Some(b'"') if b == b'\\' => i += 1,
+            Some(b'"') if b == b'"' => quote = None,
+            Some(_) => {}
+            None if b == b'\\' => i += 1,
+            None if b == b'\'' || b == b'"' => quote = Some(b),
+            None if bytes[i..].starts_with(b"<<<") => i += 2,
+            None if bytes[i..].starts_with(b"<<") => {
+                out.push(i);
+                i += 1;
+            }
+            None => {}
+        }
+        i += 1;
+    }
+    out
 }
 
 pub(super) fn options() -> ParserOptions {
@@ -275,8 +346,23 @@ impl Walker {
                 Ok(())
             }
             ast::Command::ExtendedTest(test, redirects) => {
-                self.extended_test(&test.expr, ctx)?;
-                self.redirect_list(redirects.as_ref(), None, ctx)
+                // Judged like a command named `[[`: its words can make bash
+                // evaluate code (`-v 'a[$(…)]'`, `$x -eq 1`).
+                let index = self.out.commands.len();
+                self.out.commands.push(SimpleCommand {
+                    parent: ctx.parent,
+                    pipe: ctx.pipe,
+                    scope: ctx.scope,
+                    ..SimpleCommand::default()
+                });
+                let inner = Ctx {
+                    parent: Some(index),
+                    ..ctx
+                };
+                self.test_token(index, "[[");
+                self.extended_test(&test.expr, index, inner)?;
+                self.test_token(index, "]]");
+                self.redirect_list(redirects.as_ref(), Some(index), ctx)
             }
         }
     }
@@ -301,12 +387,20 @@ impl Walker {
             }
             C::ForClause(f) => {
                 for word in f.values.iter().flatten() {
-                    self.word(&word.value, ctx)?;
+                    let alternatives = match brace_alternatives(&word.value) {
+                        Ok(Some(alternatives)) => alternatives,
+                        _ => vec![word.value.clone()],
+                    };
+                    for alternative in alternatives {
+                        let loose = self.word(&alternative, ctx)?;
+                        self.out.loose_words.push(loose);
+                    }
                 }
                 self.compound_list(&f.body.list, ctx)
             }
             C::CaseClause(c) => {
-                self.word(&c.value.value, ctx)?;
+                let loose = self.word(&c.value.value, ctx)?;
+                self.out.loose_words.push(loose);
                 for item in &c.cases {
                     for pattern in &item.patterns {
                         self.word(&pattern.value, ctx)?;
@@ -336,18 +430,54 @@ impl Walker {
         }
     }
 
-    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, ctx: Ctx) -> Walk {
+    fn test_token(&mut self, index: usize, token: &str) {
+        let cmd = &mut self.out.commands[index];
+        cmd.words.push(token.to_string());
+        cmd.literal.push(true);
+    }
+
+    fn test_word(&mut self, index: usize, raw: &str, ctx: Ctx) -> Walk {
+        let (text, literal) = self.word(raw, ctx)?;
+        let cmd = &mut self.out.commands[index];
+        cmd.words.push(text);
+        cmd.literal.push(literal);
+        Ok(())
+    }
+
+    /// Flatten `[[ … ]]` into the words of command `index`.
+    fn extended_test(&mut self, expr: &ast::ExtendedTestExpr, index: usize, ctx: Ctx) -> Walk {
         use ast::ExtendedTestExpr as E;
         match expr {
             E::And(a, b) | E::Or(a, b) => {
-                self.extended_test(a, ctx)?;
-                self.extended_test(b, ctx)
+                self.extended_test(a, index, ctx)?;
+                self.test_token(
+                    index,
+                    if matches!(expr, E::And(..)) {
+                        "&&"
+                    } else {
+                        "||"
+                    },
+                );
+                self.extended_test(b, index, ctx)
             }
-            E::Not(a) | E::Parenthesized(a) => self.extended_test(a, ctx),
-            E::UnaryTest(_, w) => self.word(&w.value, ctx).map(|_| ()),
-            E::BinaryTest(_, a, b) => {
-                self.word(&a.value, ctx)?;
-                self.word(&b.value, ctx).map(|_| ())
+            E::Not(a) => {
+                self.test_token(index, "!");
+                self.extended_test(a, index, ctx)
+            }
+            E::Parenthesized(a) => {
+                self.test_token(index, "(");
+                self.extended_test(a, index, ctx)?;
+                self.test_token(index, ")");
+                Ok(())
+            }
+            E::UnaryTest(predicate, w) => {
+                self.test_token(index, &predicate.to_string());
+                self.test_word(index, &w.value, ctx)
+            }
+            E::BinaryTest(predicate, a, b) => {
+                self.test_word(index, &a.value, ctx)?;
+                self.test_token(index, &predicate.to_string());
+                self.test_word(index, &b.value, ctx)
             }
         }
     }
@@ -359,6 +489,9 @@ impl Walker {
             self.out
                 .opaque
                 .push(format!("a command substitution inside arithmetic: {text}"));
+        }
+        if names_something(text) {
+            self.out.evaluated.push(format!("$(( {} ))", text.trim()));
         }
         Ok(())
     }
@@ -560,7 +693,7 @@ impl Walker {
                 WordPiece::TildeExpansion(_) => literal = false,
                 WordPiece::ParameterExpansion(expr) => {
                     literal = false;
-                    self.parameter(expr);
+                    self.parameter(expr)?;
                 }
                 WordPiece::CommandSubstitution(text)
                 | WordPiece::BackquotedCommandSubstitution(text) => {
@@ -580,14 +713,143 @@ impl Walker {
 
     /// `${x:-$(cmd)}` runs `cmd`; such forms are rare enough to refuse to
     /// judge rather than model.
-    fn parameter(&mut self, expr: &ParameterExpr) {
+    fn parameter(&mut self, expr: &ParameterExpr) -> Walk {
         let text = format!("{expr:?}");
         if text.contains("$(") || text.contains('`') {
             self.out
                 .opaque
                 .push("a command substitution inside a parameter expansion".into());
         }
+        use ParameterExpr as P;
+        let (parameter, indirect) = match expr {
+            P::Parameter {
+                parameter,
+                indirect,
+            }
+            | P::UseDefaultValues {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::AssignDefaultValues {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::IndicateErrorIfNullOrUnset {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::UseAlternativeValue {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::ParameterLength {
+                parameter,
+                indirect,
+            }
+            | P::RemoveSmallestSuffixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::RemoveLargestSuffixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::RemoveSmallestPrefixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::RemoveLargestPrefixPattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::Substring {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::Transform {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::UppercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::UppercasePattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::LowercaseFirstChar {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::LowercasePattern {
+                parameter,
+                indirect,
+                ..
+            }
+            | P::ReplaceSubstring {
+                parameter,
+                indirect,
+                ..
+            } => (Some(parameter), *indirect),
+            P::VariableNames { .. } | P::MemberKeys { .. } => (None, false),
+        };
+        if indirect {
+            self.out
+                .evaluated
+                .push(format!("an indirect expansion of `{}`", shown(parameter)));
+        }
+        if let Some(Parameter::NamedWithIndex { name, index }) = parameter
+            && !index
+                .chars()
+                .all(|c| c.is_ascii_digit() || c == '-' || c == ' ')
+        {
+            self.out.evaluated.push(format!("${{{name}[{index}]}}"));
+        }
+        if let P::Substring { offset, length, .. } = expr {
+            for part in std::iter::once(offset).chain(length.as_ref()) {
+                self.arithmetic(&part.value)?;
+            }
+        }
+        if let P::Transform {
+            op: ParameterTransformOp::PromptExpand,
+            ..
+        } = expr
+        {
+            self.out
+                .evaluated
+                .push(format!("a prompt expansion of `{}`", shown(parameter)));
+        }
+        Ok(())
     }
+}
+
+/// Whether arithmetic text refers to a variable (whose value bash would
+/// evaluate in turn), beyond numbers and `${#name}` lengths.
+fn names_something(text: &str) -> bool {
+    let mut rest = text.to_string();
+    while let Some(at) = rest.find("${#") {
+        let end = rest[at..].find('}').map_or(rest.len(), |e| at + e + 1);
+        rest.replace_range(at..end, "0");
+    }
+    rest.chars().any(|c| c.is_ascii_alphabetic() || c == '_')
+}
+
+fn shown(parameter: Option<&Parameter>) -> String {
+    parameter.map(|p| p.to_string()).unwrap_or_default()
 }
 
 enum Item<'a> {

@@ -225,8 +225,12 @@ fn unparseable_commands_report_an_error() {
 
 #[test]
 fn extended_tests_and_arithmetic_commands() {
+    // `[[ … ]]` is judged as a command of its own (it can evaluate code).
     let a = ok("[[ -f $(rm a) ]] && (( x + 1 ))");
-    assert_eq!(names(&a), ["rm"]);
+    assert_eq!(names(&a), ["[[", "rm"]);
+    assert_eq!(words(&a.commands[0]), ["[[", "-f", "$(rm a)", "]]"]);
+    assert_eq!(a.commands[1].parent, Some(0));
+    assert_eq!(a.evaluated, ["$(( x + 1 ))"]);
 }
 
 #[test]
@@ -320,4 +324,61 @@ fn input_that_crashes_the_parser_crate_is_unparseable_not_a_crash() {
     let a = parse("$(<<${done}\ndone");
     assert!(a.parse_error.is_some());
     assert!(!a.is_complete());
+}
+
+#[test]
+fn places_bash_evaluates_are_listed() {
+    for (cmd, place) in [
+        ("echo $((x + 1))", "$(( x + 1 ))"),
+        ("(( n > 2 ))", "$(( n > 2 ))"),
+        ("echo ${a[i]}", "${a[i]}"),
+        ("echo ${x:n}", "$(( n ))"),
+        ("echo ${!ref}", "an indirect expansion of `${ref}`"),
+        ("echo ${p@P}", "a prompt expansion of `${p}`"),
+    ] {
+        assert_eq!(ok(cmd).evaluated, [place], "{cmd}");
+    }
+    for cmd in [
+        "echo $((1 + 2))",
+        "echo ${a[0]} ${#x} $((${#x} + 1))",
+        "echo ${x:-y}",
+    ] {
+        assert!(ok(cmd).evaluated.is_empty(), "{cmd}");
+    }
+}
+
+#[test]
+fn loop_values_and_case_subjects_are_kept() {
+    let a = ok("for f in /etc/* {a,b}; do :; done; case $x in y) ;; esac");
+    assert_eq!(
+        a.loose_words,
+        [
+            ("/etc/*".to_string(), true),
+            ("a".to_string(), true),
+            ("b".to_string(), true),
+            ("$x".to_string(), false)
+        ]
+    );
+}
+
+#[test]
+fn here_documents_the_parser_crate_hangs_on_are_unparseable() {
+    for cmd in [
+        "<<x$(( ||$((",
+        ";;~`fiesacls`<<\"\"<( ",
+        "for*[[><<'' >>>;;2>&1));;;for ",
+        "if||&&$(>><< );;*$(( fi))case${",
+    ] {
+        assert!(parse(cmd).parse_error.is_some(), "{cmd}");
+    }
+    for cmd in [
+        "grep -n '<<' f",
+        "echo \"a<<$b\"",
+        "cat <<'EOF'\nx\nEOF",
+        "cat <<-EOF\n\tx\nEOF",
+        "cat <<< \"$x\"",
+        "echo $((1<<2))",
+    ] {
+        assert_eq!(parse(cmd).parse_error, None, "{cmd}");
+    }
 }

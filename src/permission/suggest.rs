@@ -7,7 +7,9 @@ use super::CallInfo;
 use super::paths;
 use super::readonly;
 use super::rules::{Rule, fetch_host};
+use super::security;
 use super::shell::{ShellAnalysis, SimpleCommand};
+use super::wrappers::basename;
 
 /// Tools whose second word names what they do (`cargo test`, `git log`).
 const WITH_SUBCOMMANDS: &[&str] = &[
@@ -56,14 +58,132 @@ const RUNNERS: &[(&str, &str)] = &[
 ];
 
 /// Commands for which `name*` would be a blank cheque: offer only the exact
-/// command.
+/// command. Besides these: shells and interpreters in any version and
+/// under any path (`python3.12`, `ksh`, `/usr/bin/mawk`).
 const EXACT_ONLY: &[&str] = &[
-    "rm", "mv", "cp", "dd", "chmod", "chown", "chgrp", "ln", "sh", "bash", "zsh", "dash", "fish",
-    "python", "python3", "python2", "node", "perl", "ruby", "php", "lua", "deno", "bun", "eval",
-    "exec", "env", "xargs", "find", "sed", "awk", "gawk", "perl", "curl", "wget", "ssh", "scp",
-    "rsync", "kill", "pkill", "killall", "truncate", "tee", "install", "npx", "bunx", "source",
-    ".", "command", "builtin", "nohup", "timeout", "time", "nice", "watch", "sudo", "git",
+    "rm",
+    "mv",
+    "cp",
+    "dd",
+    "chmod",
+    "chown",
+    "chgrp",
+    "ln",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "fish",
+    "python",
+    "python3",
+    "python2",
+    "node",
+    "perl",
+    "ruby",
+    "php",
+    "lua",
+    "deno",
+    "bun",
+    "eval",
+    "exec",
+    "env",
+    "xargs",
+    "find",
+    "sed",
+    "awk",
+    "gawk",
+    "perl",
+    "curl",
+    "wget",
+    "ssh",
+    "scp",
+    "rsync",
+    "kill",
+    "pkill",
+    "killall",
+    "truncate",
+    "tee",
+    "install",
+    "npx",
+    "bunx",
+    "source",
+    ".",
+    "command",
+    "builtin",
+    "nohup",
+    "timeout",
+    "time",
+    "nice",
+    "watch",
+    "sudo",
+    "git",
+    "stdbuf",
+    "ionice",
+    "chrt",
+    "taskset",
+    "setsid",
+    "unshare",
+    "nsenter",
+    "chroot",
+    "flock",
+    "strace",
+    "ltrace",
+    "gdb",
+    "lldb",
+    "valgrind",
+    "doas",
+    "su",
+    "runuser",
+    "pkexec",
+    "run0",
+    "parallel",
+    "busybox",
+    "toybox",
+    "script",
+    "expect",
+    "socat",
+    "nc",
+    "ncat",
+    "tmux",
+    "screen",
+    "[[",
+    "exec",
+    "trap",
+    "alias",
+    "declare",
+    "typeset",
+    "local",
+    "export",
+    "readonly",
+    "let",
+    "mapfile",
+    "readarray",
+    "printf",
+    "read",
+    "test",
+    "[",
+    "sort",
+    "uniq",
+    "tree",
+    "file",
+    "date",
+    "rg",
+    "ag",
+    "hostname",
 ];
+
+/// Whether `name*` would let the rule run any program or any code.
+fn exact_only(name: &str) -> bool {
+    let base = basename(name);
+    let family = security::family(base);
+    EXACT_ONLY.contains(&base)
+        || EXACT_ONLY.contains(&family)
+        || security::SHELLS.contains(&family)
+        || security::INTERPRETERS.contains(&family)
+        || security::AWKS.contains(&family)
+        || base.starts_with("python")
+        || base.starts_with("pypy")
+}
 
 /// Longest command (in characters) offered as an exact rule.
 const MAX_EXACT: usize = 120;
@@ -178,7 +298,16 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
                     .all(|c| c.is_ascii_alphanumeric() || "-_:.".contains(c))
         })
     };
-    if EXACT_ONLY.contains(&name) && !(name == "git" && plain(1).is_some()) {
+    // A tool with subcommands offers `name sub*` only when the subcommand
+    // comes first: `cargo +nightly test`, `docker -H host run` or a bare
+    // `cargo` get the exact command.
+    let subcommand_first = WITH_SUBCOMMANDS.contains(&name) && plain(1).is_some();
+    let exact_wanted = if name == "git" {
+        !subcommand_first
+    } else {
+        exact_only(name) || (WITH_SUBCOMMANDS.contains(&name) && !subcommand_first)
+    };
+    if exact_wanted {
         let text = cmd.rule_text();
         let exact =
             cmd.literal.iter().all(|l| *l) && text.len() <= MAX_EXACT && !text.contains('*');
