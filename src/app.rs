@@ -21,6 +21,7 @@ struct Resumed {
     versions: Vec<FileVersion>,
     runs: crate::tui::history::Runs,
     cost: Option<f64>,
+    lost: Vec<crate::store::LostFile>,
 }
 
 pub async fn run(
@@ -97,6 +98,7 @@ pub async fn run(
             versions: r.versions.clone(),
             session_id: Some(r.id.clone()),
             cost: r.cost,
+            lost: r.lost.clone(),
         });
     }
     let provider = s.provider.as_ref();
@@ -165,6 +167,7 @@ fn load(store: &Store, id: &SessionId) -> Result<Resumed> {
         messages: loaded.messages,
         versions: loaded.versions,
         cost: loaded.cost,
+        lost: loaded.lost,
         runs: loaded.runs,
     })
 }

@@ -61,6 +61,8 @@ pub enum AgentCommand {
         session_id: Option<String>,
         /// What the session has cost so far, so totals continue from it.
         cost: Option<f64>,
+        /// Files changed in the session that cannot be restored.
+        lost: Vec<crate::store::LostFile>,
     },
     Shutdown,
 }

@@ -224,6 +224,7 @@ impl Agent {
                 versions,
                 session_id,
                 cost,
+                lost,
             } => {
                 crate::conversation::repair_tool_pairs(&mut messages);
                 self.turn = versions
@@ -238,8 +239,13 @@ impl Agent {
                     self.session.set_turn(v.turn);
                     self.session.record_version(&v.path, v.before);
                 }
+                for l in lost {
+                    self.session.set_turn(l.turn);
+                    self.session.record_unrestorable(&l.path, &l.why);
+                }
                 // These came from the store; they are not new.
                 self.session.take_unsent();
+                self.session.take_unsent_lost();
                 if let (Some(sink), Some(id)) = (&self.shared.sink, &session_id) {
                     sink.resume(id);
                 }

@@ -12,6 +12,8 @@ pub trait SessionSink: Send + Sync {
     fn event(&self, event: &AgentEvent);
     /// The content files had before `turn` changed them.
     fn file_versions(&self, turn: u64, versions: &[FileVersion]);
+    /// Files a turn changed that cannot be restored.
+    fn lost_files(&self, _lost: &[crate::store::LostFile]) {}
     /// Continue an existing session instead of starting a new one.
     fn resume(&self, session_id: &str);
     /// The next message starts a new session.

@@ -35,6 +35,7 @@ enum Job {
     /// from these, not from when the writer got to them).
     Event(Box<AgentEvent>, Instant),
     Versions(Vec<FileVersion>),
+    Lost(Vec<crate::store::LostFile>),
     Resume(String),
     New,
     Rewind(u64, bool),
@@ -114,6 +115,9 @@ impl SessionSink for StoreSink {
     }
     fn file_versions(&self, _turn: u64, versions: &[FileVersion]) {
         self.send(Job::Versions(versions.to_vec()));
+    }
+    fn lost_files(&self, lost: &[crate::store::LostFile]) {
+        self.send(Job::Lost(lost.to_vec()));
     }
     fn resume(&self, session_id: &str) {
         self.send(Job::Resume(session_id.to_string()));
@@ -224,6 +228,12 @@ impl Writer {
                 self.turn = self.ids.last().map(|x| x.1).unwrap_or(0);
                 self.last_cost = self.store.session(&id)?.cost;
                 self.set_session(Some(id));
+            }
+            Job::Lost(lost) => {
+                let id = self.ensure_session()?;
+                for l in lost {
+                    self.store.record_lost_file(&id, &l)?;
+                }
             }
             Job::Versions(versions) => {
                 let id = self.ensure_session()?;

@@ -168,6 +168,10 @@ impl Tool for Scribble {
         let before = std::fs::read(&path).ok();
         ctx.session.record_version(&path, before);
         std::fs::write(&path, input["text"].as_str().unwrap_or("")).unwrap();
+        if input["big"].as_bool() == Some(true) {
+            ctx.session
+                .record_unrestorable(&ctx.workspace.join("big.bin"), "too large to keep");
+        }
         ToolOutput::text("written")
     }
 }
@@ -1021,6 +1025,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
         versions: vec![],
         session_id: Some(id.0.clone()),
         cost: Some(0.5),
+        lost: vec![],
     })
     .unwrap();
     // The interface hears the loaded session's cost at once.
@@ -1256,4 +1261,80 @@ async fn a_response_that_fails_after_a_partial_save_leaves_no_trace_in_the_store
         .collect();
     assert_eq!(texts, ["go"]);
     assert_eq!(store.session(&id).unwrap().message_count, 1);
+}
+
+#[tokio::test]
+async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
+    use crate::agent::store_sink::{SessionInfo, StoreSink};
+    use crate::store::Store;
+    let db = tempfile::tempdir().unwrap();
+    let path = db.path().join("s.db");
+    let dir = tempfile::tempdir().unwrap();
+    let info = SessionInfo {
+        cwd: dir.path().into(),
+        project_root: dir.path().into(),
+        provider: "fake".into(),
+        model: "fake-model".into(),
+    };
+    let sink = Arc::new(StoreSink::start(Store::open(&path).unwrap(), info.clone()));
+    let mut registry = Registry::new();
+    registry.register(Arc::new(Scribble));
+    let (agent, mut rx) = Agent::new(
+        test_options(dir.path()),
+        FakeProvider::new(vec![
+            calls(&[("w1", "scribble", json!({"text": "new", "big": true}))]),
+            text(&["ok"]),
+        ]),
+        registry.clone(),
+        test_gate(Mode::Auto),
+    );
+    let (tx, _h) = agent.with_sink(sink.clone()).spawn();
+    tx.send(AgentCommand::Submit {
+        text: "write".into(),
+        images: vec![],
+    })
+    .unwrap();
+    while !matches!(rx.recv().await, Some(AgentEvent::TurnFinished { .. })) {}
+    sink.flush();
+    let id = sink.state.lock().unwrap().session.clone().unwrap();
+    let store = Store::open(&path).unwrap();
+    let lost = store.lost_files(&id).unwrap();
+    assert_eq!(lost.len(), 1);
+    assert_eq!(
+        (lost[0].turn, lost[0].why.as_str()),
+        (1, "too large to keep")
+    );
+
+    // A new run resumes the session: undo still names the file.
+    let loaded = crate::tui::services::load_session(&store, &id).unwrap();
+    let (agent, mut rx) = Agent::new(
+        test_options(dir.path()),
+        FakeProvider::new(vec![]),
+        registry,
+        test_gate(Mode::Auto),
+    );
+    let (tx, _h) = agent.spawn();
+    tx.send(AgentCommand::LoadHistory {
+        messages: loaded.messages,
+        versions: loaded.versions,
+        session_id: None,
+        cost: None,
+        lost: loaded.lost,
+    })
+    .unwrap();
+    tx.send(AgentCommand::PrepareUndo).unwrap();
+    loop {
+        match rx.recv().await {
+            Some(AgentEvent::UndoPlanned(plan)) => {
+                assert_eq!(plan.turn, 1);
+                assert_eq!(
+                    plan.unrestorable,
+                    vec![("big.bin".to_string(), "too large to keep".to_string())]
+                );
+                break;
+            }
+            Some(_) => {}
+            None => panic!("the agent stopped"),
+        }
+    }
 }

@@ -216,6 +216,14 @@ pub(crate) fn store_new_versions(
     if let (Some(sink), false) = (&shared.sink, versions.is_empty()) {
         sink.file_versions(turn, &versions);
     }
+    let lost: Vec<_> = session
+        .take_unsent_lost()
+        .into_iter()
+        .map(|(path, turn, why)| crate::store::LostFile { turn, path, why })
+        .collect();
+    if let (Some(sink), false) = (&shared.sink, lost.is_empty()) {
+        sink.lost_files(&lost);
+    }
 }
 
 fn build_system_prompt(ctx: &TurnContext) -> String {

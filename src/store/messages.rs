@@ -272,6 +272,11 @@ impl Store {
                 [&session.0],
             )?;
             tx.execute(
+                "DELETE FROM lost_files WHERE session_id = ?1
+                   AND turn > (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)",
+                [&session.0],
+            )?;
+            tx.execute(
                 "DELETE FROM tool_runs WHERE session_id = ?1
                    AND turn > (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)",
                 [&session.0],

@@ -30,7 +30,7 @@ pub use error::StoreError;
 pub(crate) use schema::BUSY_TIMEOUT;
 pub use schema::{SCHEMA_VERSION, V1_SQL};
 pub use search::{MATCH_END, MATCH_START, SearchHit, build_match_query, message_search_text};
-pub use tool_runs::ToolRun;
+pub use tool_runs::{LostFile, ToolRun};
 
 use crate::llm::Usage;
 

@@ -119,6 +119,8 @@ fn v2_search_and_status(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 /// interface's display (an edit's diff with real line numbers) and how long
 /// it ran, so a resumed transcript is the one that was left. Sessions from
 /// before this version have no rows and are rebuilt from their messages.
+/// Also the files a turn changed that cannot be put back (too large to keep
+/// a copy of), so undo names them after a resume too.
 fn v3_tool_runs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "CREATE TABLE tool_runs (
@@ -129,7 +131,15 @@ fn v3_tool_runs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
              display TEXT,
              elapsed_ms INTEGER,
              PRIMARY KEY (session_id, call_id)
-         ) WITHOUT ROWID;",
+         ) WITHOUT ROWID;
+         CREATE TABLE lost_files (
+             id INTEGER PRIMARY KEY,
+             session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+             turn INTEGER NOT NULL,
+             path TEXT NOT NULL,
+             why TEXT NOT NULL
+         );
+         CREATE INDEX lost_files_by_turn ON lost_files(session_id, turn);",
     )
 }
 

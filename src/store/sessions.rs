@@ -246,6 +246,14 @@ impl Store {
                 params![id.0, new_id.0],
             )?;
             tx.execute(
+                "INSERT INTO lost_files (session_id, turn, path, why)
+                 SELECT ?2, turn, path, why FROM lost_files
+                 WHERE session_id = ?1
+                   AND turn <= (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?2)
+                 ORDER BY id",
+                params![id.0, new_id.0],
+            )?;
+            tx.execute(
                 "INSERT INTO tool_runs (session_id, call_id, turn, status, display, elapsed_ms)
                  SELECT ?2, call_id, turn, status, display, elapsed_ms FROM tool_runs
                  WHERE session_id = ?1

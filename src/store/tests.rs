@@ -576,3 +576,44 @@ fn a_generated_title_never_replaces_the_persons_name() {
     store.set_title_if_unnamed(&id, "Generated late").unwrap();
     assert_eq!(store.session(&id).unwrap().title.as_deref(), Some("Mine"));
 }
+
+#[test]
+fn lost_files_follow_forks_rewinds_and_deletes() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = new_session(&mut store, "/p");
+    let keep = store
+        .append_message(&id, &Message::user_text("one"), &meta(1))
+        .unwrap();
+    store
+        .append_message(&id, &Message::user_text("two"), &meta(2))
+        .unwrap();
+    for turn in [1, 2] {
+        store
+            .record_lost_file(
+                &id,
+                &LostFile {
+                    turn,
+                    path: PathBuf::from(format!("/p/big{turn}.bin")),
+                    why: "too large".into(),
+                },
+            )
+            .unwrap();
+    }
+    assert_eq!(store.lost_files(&id).unwrap().len(), 2);
+    let fork = store.fork_session(&id, Some(keep)).unwrap();
+    let forked = store.lost_files(&fork).unwrap();
+    assert_eq!(forked.len(), 1);
+    assert_eq!(forked[0].path, PathBuf::from("/p/big1.bin"));
+    store.truncate_after(&id, keep).unwrap();
+    assert_eq!(store.lost_files(&id).unwrap().len(), 1);
+    store.delete_session(&id).unwrap();
+    let left: i64 = store
+        .conn
+        .query_row(
+            "SELECT count(*) FROM lost_files WHERE session_id = ?1",
+            [&id.0],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(left, 0);
+}

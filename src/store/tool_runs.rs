@@ -20,7 +20,58 @@ pub struct ToolRun {
     pub elapsed_ms: Option<u64>,
 }
 
+/// A file a turn changed whose earlier content was not kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LostFile {
+    pub turn: u64,
+    pub path: std::path::PathBuf,
+    pub why: String,
+}
+
 impl Store {
+    /// Notes that `lost.path`, changed in `lost.turn`, cannot be restored.
+    pub fn record_lost_file(
+        &mut self,
+        session: &SessionId,
+        lost: &LostFile,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            let exists = tx
+                .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+                .exists([&session.0])?;
+            if !exists {
+                return Err(StoreError::NoSession(session.0.clone()));
+            }
+            tx.prepare_cached(
+                "INSERT INTO lost_files (session_id, turn, path, why) VALUES (?1, ?2, ?3, ?4)",
+            )?
+            .execute(params![
+                session.0,
+                lost.turn as i64,
+                lost.path.to_string_lossy(),
+                lost.why
+            ])?;
+            Ok(())
+        })
+    }
+
+    /// The files of `session` that cannot be restored, oldest first.
+    pub fn lost_files(&self, session: &SessionId) -> Result<Vec<LostFile>, StoreError> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT turn, path, why FROM lost_files WHERE session_id = ?1 ORDER BY id",
+        )?;
+        let rows = stmt
+            .query_map([&session.0], |r| {
+                Ok(LostFile {
+                    turn: r.get::<_, i64>(0)?.max(0) as u64,
+                    path: std::path::PathBuf::from(r.get::<_, String>(1)?),
+                    why: r.get(2)?,
+                })
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(rows)
+    }
+
     /// Records (or replaces) how `run.call_id` ended in `session`.
     pub fn record_tool_run(
         &mut self,

@@ -63,6 +63,8 @@ pub struct SessionState {
     history: Mutex<Vec<FileVersion>>,
     /// Versions not yet handed to the session store.
     unsent: Mutex<Vec<FileVersion>>,
+    /// Unrestorable files not yet handed to the store: (path, turn, why).
+    unsent_lost: Mutex<Vec<(PathBuf, u64, String)>>,
     /// Files a turn changed that cannot be put back: (path, turn, why).
     unrestorable: Mutex<Vec<(PathBuf, u64, String)>>,
     todos: Mutex<Vec<Todo>>,
@@ -78,6 +80,7 @@ impl SessionState {
             viewed: Mutex::new(HashMap::new()),
             history: Mutex::new(Vec::new()),
             unsent: Mutex::new(Vec::new()),
+            unsent_lost: Mutex::new(Vec::new()),
             unrestorable: Mutex::new(Vec::new()),
             todos: Mutex::new(Vec::new()),
             turn: Mutex::new(0),
@@ -121,6 +124,11 @@ impl SessionState {
         std::mem::take(&mut *lock(&self.unsent))
     }
 
+    /// The unrestorable files noted since the last call: (path, turn, why).
+    pub fn take_unsent_lost(&self) -> Vec<(PathBuf, u64, String)> {
+        std::mem::take(&mut *lock(&self.unsent_lost))
+    }
+
     /// Forgets every version and unrestorable file of turns `from` and
     /// later (a rewind: those turns are gone from the conversation, so undo
     /// must never offer them again).
@@ -128,10 +136,13 @@ impl SessionState {
         lock(&self.history).retain(|v| v.turn < from);
         lock(&self.unsent).retain(|v| v.turn < from);
         lock(&self.unrestorable).retain(|(_, t, _)| *t < from);
+        lock(&self.unsent_lost).retain(|(_, t, _)| *t < from);
     }
     pub fn record_unrestorable(&self, path: &Path, why: &str) {
         let turn = self.turn();
-        lock(&self.unrestorable).push((path.to_path_buf(), turn, why.to_string()));
+        let entry = (path.to_path_buf(), turn, why.to_string());
+        lock(&self.unsent_lost).push(entry.clone());
+        lock(&self.unrestorable).push(entry);
     }
 
     /// Files changed in turns `from..=to` that cannot be restored.

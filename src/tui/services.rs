@@ -72,20 +72,7 @@ pub enum ServiceMsg {
         id: String,
         lines: Vec<String>,
     },
-    Resumed {
-        id: String,
-        title: Option<String>,
-        messages: Vec<Message>,
-        versions: Vec<FileVersion>,
-        runs: crate::tui::history::Runs,
-        /// What the session has cost so far, when prices were known.
-        cost: Option<f64>,
-        /// Text to put back in the prompt (after a rewind).
-        draft: Option<String>,
-        /// After a rewind: the original's file versions from the chosen
-        /// turn on, so the files can be put back as they were then.
-        later: Option<(u64, Vec<FileVersion>)>,
-    },
+    Resumed(Box<Resumed>),
     /// A delete that was not done, and why; the browser reloads its list.
     DeleteRefused(String),
     /// A session's prompts: (message id, text).
@@ -249,16 +236,17 @@ impl Services {
             ServiceCmd::Resume(id) => {
                 let store = self.store()?;
                 let loaded = load_session(&store, &SessionId(id.clone())).map_err(err)?;
-                ServiceMsg::Resumed {
+                ServiceMsg::Resumed(Box::new(Resumed {
                     id,
                     title: loaded.summary.title,
                     messages: loaded.messages,
                     versions: loaded.versions,
                     runs: loaded.runs,
                     cost: loaded.cost,
+                    lost: loaded.lost,
                     draft: None,
                     later: None,
-                }
+                }))
             }
             ServiceCmd::Prompts(id) => {
                 let store = self.store()?;
@@ -295,6 +283,13 @@ impl Services {
                 let draft = stored[pos].1.text();
                 let from = stored[pos].2.turn;
                 let last = stored.iter().map(|m| m.2.turn).max().unwrap_or(from);
+                let later_lost: Vec<(String, String)> = store
+                    .lost_files(&sid)
+                    .map_err(err)?
+                    .into_iter()
+                    .filter(|l| l.turn >= from)
+                    .map(|l| (l.path.display().to_string(), l.why))
+                    .collect();
                 let mut later = Vec::new();
                 for turn in from..=last {
                     for v in store.file_versions(&sid, turn).map_err(err)? {
@@ -318,16 +313,21 @@ impl Services {
                     store.fork_session(&sid, Some(keep)).map_err(err)?
                 };
                 let loaded = load_session(&store, &new).map_err(err)?;
-                ServiceMsg::Resumed {
+                ServiceMsg::Resumed(Box::new(Resumed {
                     id: new.0,
                     title: loaded.summary.title,
                     messages: loaded.messages,
                     versions: loaded.versions,
                     runs: loaded.runs,
                     cost: loaded.cost,
+                    lost: loaded.lost,
                     draft: Some(draft),
-                    later: (!later.is_empty()).then_some((from, later)),
-                }
+                    later: (!later.is_empty() || !later_lost.is_empty()).then_some(Later {
+                        from,
+                        versions: later,
+                        lost: later_lost,
+                    }),
+                }))
             }
             ServiceCmd::Rename { id, title } => {
                 let sid = match id {
@@ -445,6 +445,35 @@ impl Services {
     }
 }
 
+/// A session loaded to continue in the interface.
+#[derive(Debug, Clone)]
+pub struct Resumed {
+    pub id: String,
+    pub title: Option<String>,
+    pub messages: Vec<Message>,
+    pub versions: Vec<FileVersion>,
+    pub runs: crate::tui::history::Runs,
+    /// What the session has cost so far, when prices were known.
+    pub cost: Option<f64>,
+    /// Files that cannot be restored.
+    pub lost: Vec<crate::store::LostFile>,
+    /// Text to put back in the prompt (after a rewind).
+    pub draft: Option<String>,
+    /// After a rewind: what the original's later turns changed.
+    pub later: Option<Later>,
+}
+
+/// The files the turns after a rewind point changed in the original.
+#[derive(Debug, Clone)]
+pub struct Later {
+    /// The first of those turns.
+    pub from: u64,
+    /// Their file versions, to put the files back as they were then.
+    pub versions: Vec<FileVersion>,
+    /// Files of those turns that cannot be put back: (path, why).
+    pub lost: Vec<(String, String)>,
+}
+
 /// A stored session ready to continue.
 #[derive(Debug)]
 pub struct LoadedSession {
@@ -457,6 +486,9 @@ pub struct LoadedSession {
     pub runs: crate::tui::history::Runs,
     /// The session's cost so far; `None` when no price was ever known.
     pub cost: Option<f64>,
+    /// Files its turns changed that cannot be restored (undone turns left
+    /// out, as their versions are).
+    pub lost: Vec<crate::store::LostFile>,
 }
 
 /// Loads `id` from the store, ready to continue.
@@ -511,7 +543,13 @@ pub fn load_session(
     let messages = stored.into_iter().map(|m| m.1).collect();
     let mut runs = crate::tui::history::runs_from_store(store.tool_runs(id)?);
     runs.undone = undone;
+    let lost = store
+        .lost_files(id)?
+        .into_iter()
+        .filter(|l| !undone_turns.contains(&l.turn))
+        .collect();
     Ok(LoadedSession {
+        lost,
         cost: priced.then_some(summary.cost),
         summary,
         messages,
@@ -649,15 +687,10 @@ mod tests {
             })
             .unwrap();
         match reply {
-            ServiceMsg::Resumed {
-                id: new,
-                messages,
-                draft,
-                ..
-            } => {
-                assert_ne!(new, id.0, "a fork, not the original");
-                assert_eq!(messages.len(), 2);
-                assert_eq!(draft.as_deref(), Some("beta"));
+            ServiceMsg::Resumed(r) => {
+                assert_ne!(r.id, id.0, "a fork, not the original");
+                assert_eq!(r.messages.len(), 2);
+                assert_eq!(r.draft.as_deref(), Some("beta"));
             }
             other => panic!("{other:?}"),
         }
@@ -813,15 +846,10 @@ mod tests {
             })
             .unwrap()
         {
-            ServiceMsg::Resumed {
-                id: same,
-                messages,
-                draft,
-                ..
-            } => {
-                assert_eq!(same, id.0, "the same session, cut back");
-                assert_eq!(messages.len(), 2);
-                assert_eq!(draft.as_deref(), Some("beta"));
+            ServiceMsg::Resumed(r) => {
+                assert_eq!(r.id, id.0, "the same session, cut back");
+                assert_eq!(r.messages.len(), 2);
+                assert_eq!(r.draft.as_deref(), Some("beta"));
             }
             other => panic!("{other:?}"),
         }

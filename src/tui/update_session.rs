@@ -150,25 +150,39 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             }
             Vec::new()
         }
-        ServiceMsg::Resumed {
-            id,
-            title,
-            messages,
-            versions,
-            runs,
-            cost,
-            draft,
-            later,
-        } => {
+        ServiceMsg::Resumed(r) => {
+            let crate::tui::services::Resumed {
+                id,
+                title,
+                messages,
+                versions,
+                runs,
+                cost,
+                lost,
+                draft,
+                later,
+            } = *r;
             crate::tui::history::rebuild(model, &messages, &runs);
             model.title = title;
             if let Some(d) = draft {
                 model.input.set_text(&d);
             }
-            if let Some((from, later)) = later {
+            if let Some(crate::tui::services::Later {
+                from,
+                versions: later,
+                lost: later_lost,
+            }) = later
+            {
                 let to = later.iter().map(|v| v.turn).max().unwrap_or(from);
-                let plan = crate::agent::undo::plan_range(&later, from, to, &model.cwd);
-                if !plan.files.is_empty() {
+                let mut plan = crate::agent::undo::plan_range(&later, from, to, &model.cwd);
+                for (path, why) in later_lost {
+                    let shown = std::path::Path::new(&path)
+                        .strip_prefix(&model.cwd)
+                        .map(|p| p.display().to_string())
+                        .unwrap_or(path);
+                    plan.unrestorable.push((shown, why));
+                }
+                if !plan.files.is_empty() || !plan.unrestorable.is_empty() {
                     panels::open(
                         model,
                         Panel::RestoreFiles {
@@ -193,6 +207,7 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
                 versions,
                 session_id: Some(id),
                 cost,
+                lost,
             })]
         }
         ServiceMsg::Text { title, text } => {
