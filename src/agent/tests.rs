@@ -879,15 +879,20 @@ async fn rewind_returns_to_a_prompt_and_optionally_the_files() {
     assert!(!texts.iter().any(|t| t == "third" || t == "second"));
 }
 
-#[tokio::test]
-async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
+/// A session database in a temporary directory, a workspace beside it, and
+/// a sink recording into the database.
+fn recording_sink() -> (
+    tempfile::TempDir,
+    std::path::PathBuf,
+    tempfile::TempDir,
+    Arc<crate::agent::store_sink::StoreSink>,
+) {
     use crate::agent::store_sink::{SessionInfo, StoreSink};
-    use crate::store::Store;
     let db = tempfile::tempdir().unwrap();
     let path = db.path().join("s.db");
     let dir = tempfile::tempdir().unwrap();
     let sink = Arc::new(StoreSink::start(
-        Store::open(&path).unwrap(),
+        crate::store::Store::open(&path).unwrap(),
         SessionInfo {
             cwd: dir.path().into(),
             project_root: dir.path().into(),
@@ -895,6 +900,13 @@ async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
             model: "fake-model".into(),
         },
     ));
+    (db, path, dir, sink)
+}
+
+#[tokio::test]
+async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
+    use crate::store::Store;
+    let (_db, path, dir, sink) = recording_sink();
     let mut answer = text(&["hello"]);
     answer.insert(
         1,
@@ -1096,20 +1108,8 @@ async fn a_rewind_that_keeps_the_files_leaves_nothing_of_those_turns_to_undo() {
 
 #[tokio::test]
 async fn file_versions_reach_the_store_before_the_turn_ends() {
-    use crate::agent::store_sink::{SessionInfo, StoreSink};
     use crate::store::Store;
-    let db = tempfile::tempdir().unwrap();
-    let path = db.path().join("s.db");
-    let dir = tempfile::tempdir().unwrap();
-    let sink = Arc::new(StoreSink::start(
-        Store::open(&path).unwrap(),
-        SessionInfo {
-            cwd: dir.path().into(),
-            project_root: dir.path().into(),
-            provider: "fake".into(),
-            model: "fake-model".into(),
-        },
-    ));
+    let (_db, path, dir, sink) = recording_sink();
     // The answer after the call streams slowly: the turn is still running
     // while the store is checked.
     let slow: Script = vec![
@@ -1190,20 +1190,8 @@ fn a_write_waits_out_another_process_holding_the_database() {
 
 #[tokio::test]
 async fn a_response_that_fails_after_a_partial_save_leaves_no_trace_in_the_store() {
-    use crate::agent::store_sink::{SessionInfo, StoreSink};
     use crate::store::Store;
-    let db = tempfile::tempdir().unwrap();
-    let path = db.path().join("s.db");
-    let dir = tempfile::tempdir().unwrap();
-    let sink = Arc::new(StoreSink::start(
-        Store::open(&path).unwrap(),
-        SessionInfo {
-            cwd: dir.path().into(),
-            project_root: dir.path().into(),
-            provider: "fake".into(),
-            model: "fake-model".into(),
-        },
-    ));
+    let (_db, path, dir, sink) = recording_sink();
     let script: Script = vec![
         (Duration::ZERO, Ok(StreamEvent::TextDelta("Let me".into()))),
         (
@@ -1265,18 +1253,8 @@ async fn a_response_that_fails_after_a_partial_save_leaves_no_trace_in_the_store
 
 #[tokio::test]
 async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
-    use crate::agent::store_sink::{SessionInfo, StoreSink};
     use crate::store::Store;
-    let db = tempfile::tempdir().unwrap();
-    let path = db.path().join("s.db");
-    let dir = tempfile::tempdir().unwrap();
-    let info = SessionInfo {
-        cwd: dir.path().into(),
-        project_root: dir.path().into(),
-        provider: "fake".into(),
-        model: "fake-model".into(),
-    };
-    let sink = Arc::new(StoreSink::start(Store::open(&path).unwrap(), info.clone()));
+    let (_db, path, dir, sink) = recording_sink();
     let mut registry = Registry::new();
     registry.register(Arc::new(Scribble));
     let (agent, mut rx) = Agent::new(

@@ -316,12 +316,7 @@ impl Store {
     ) -> Result<i64, StoreError> {
         let now = now_ms();
         self.write(|tx| {
-            let exists = tx
-                .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
-                .exists([&session.0])?;
-            if !exists {
-                return Err(StoreError::NoSession(session.0.clone()));
-            }
+            super::sessions::require_session(tx, session)?;
             tx.prepare_cached(
                 "INSERT INTO file_versions (session_id, turn, path, content, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)",

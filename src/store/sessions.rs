@@ -267,6 +267,21 @@ impl Store {
     }
 }
 
+/// `NoSession` unless `session` exists, checked inside a write transaction.
+pub(crate) fn require_session(
+    tx: &rusqlite::Transaction<'_>,
+    session: &SessionId,
+) -> Result<(), StoreError> {
+    let exists = tx
+        .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
+        .exists([&session.0])?;
+    if exists {
+        Ok(())
+    } else {
+        Err(StoreError::NoSession(session.0.clone()))
+    }
+}
+
 /// Recomputes a session's counters from its messages, after rows were copied
 /// or removed in bulk.
 pub(crate) fn recount(tx: &rusqlite::Transaction<'_>, id: &SessionId) -> Result<(), StoreError> {

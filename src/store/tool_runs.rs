@@ -36,12 +36,7 @@ impl Store {
         lost: &LostFile,
     ) -> Result<(), StoreError> {
         self.write(|tx| {
-            let exists = tx
-                .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
-                .exists([&session.0])?;
-            if !exists {
-                return Err(StoreError::NoSession(session.0.clone()));
-            }
+            super::sessions::require_session(tx, session)?;
             tx.prepare_cached(
                 "INSERT INTO lost_files (session_id, turn, path, why) VALUES (?1, ?2, ?3, ?4)",
             )?
@@ -85,12 +80,7 @@ impl Store {
             None => None,
         };
         self.write(|tx| {
-            let exists = tx
-                .prepare_cached("SELECT 1 FROM sessions WHERE id = ?1")?
-                .exists([&session.0])?;
-            if !exists {
-                return Err(StoreError::NoSession(session.0.clone()));
-            }
+            super::sessions::require_session(tx, session)?;
             tx.prepare_cached(
                 "INSERT OR REPLACE INTO tool_runs
                      (session_id, call_id, turn, status, display, elapsed_ms)

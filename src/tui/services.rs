@@ -641,25 +641,32 @@ fn first_line(s: &str) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn fork_before_a_prompt_keeps_what_came_before_and_returns_the_prompt() {
-        use crate::store::{MessageMeta, NewSession};
-        let dir = tempfile::tempdir().unwrap();
-        let mut store = Store::open(dir.path().join("s.db")).unwrap();
-        let id = store.create_session(&NewSession::default()).unwrap();
-        let mut ids = Vec::new();
-        for (turn, m) in [
+    /// Two turns, "alpha" then "beta", each answered; the message ids.
+    fn alpha_beta(store: &mut Store, id: &SessionId) -> Vec<crate::store::MessageId> {
+        [
             (1, Message::user_text("alpha")),
             (1, Message::assistant_text("a")),
             (2, Message::user_text("beta")),
             (2, Message::assistant_text("b")),
-        ] {
-            let meta = MessageMeta {
+        ]
+        .into_iter()
+        .map(|(turn, m)| {
+            let meta = crate::store::MessageMeta {
                 turn,
-                ..MessageMeta::default()
+                ..Default::default()
             };
-            ids.push(store.append_message(&id, &m, &meta).unwrap());
-        }
+            store.append_message(id, &m, &meta).unwrap()
+        })
+        .collect()
+    }
+
+    #[test]
+    fn fork_before_a_prompt_keeps_what_came_before_and_returns_the_prompt() {
+        use crate::store::NewSession;
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = Store::open(dir.path().join("s.db")).unwrap();
+        let id = store.create_session(&NewSession::default()).unwrap();
+        let ids = alpha_beta(&mut store, &id);
         let file = dir.path().join("notes.txt");
         std::fs::write(&file, "changed in turn 2").unwrap();
         store
@@ -753,7 +760,7 @@ mod tests {
 
     #[test]
     fn an_undone_turn_is_resumed_as_it_was_and_not_offered_again() {
-        use crate::store::{MessageMeta, NewSession};
+        use crate::store::NewSession;
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(dir.path().join("s.db")).unwrap();
         let id = store
@@ -762,18 +769,7 @@ mod tests {
                 ..NewSession::default()
             })
             .unwrap();
-        for (turn, m) in [
-            (1, Message::user_text("alpha")),
-            (1, Message::assistant_text("a")),
-            (2, Message::user_text("beta")),
-            (2, Message::assistant_text("b")),
-        ] {
-            let meta = MessageMeta {
-                turn,
-                ..MessageMeta::default()
-            };
-            store.append_message(&id, &m, &meta).unwrap();
-        }
+        alpha_beta(&mut store, &id);
         let file = dir.path().join("notes.txt");
         for turn in [1, 2] {
             store
@@ -810,25 +806,13 @@ mod tests {
 
     #[test]
     fn a_stored_session_can_be_cut_back_in_place_but_not_the_one_in_use() {
-        use crate::store::{MessageMeta, NewSession};
+        use crate::store::NewSession;
         let dir = tempfile::tempdir().unwrap();
         let mut store = Store::open(dir.path().join("s.db")).unwrap();
         let id = store.create_session(&NewSession::default()).unwrap();
         let live = store.create_session(&NewSession::default()).unwrap();
-        let mut ids = Vec::new();
-        for (turn, m) in [
-            (1, Message::user_text("alpha")),
-            (1, Message::assistant_text("a")),
-            (2, Message::user_text("beta")),
-            (2, Message::assistant_text("b")),
-        ] {
-            let meta = MessageMeta {
-                turn,
-                ..MessageMeta::default()
-            };
-            ids.push(store.append_message(&id, &m, &meta).unwrap());
-            store.append_message(&live, &m, &meta).unwrap();
-        }
+        let ids = alpha_beta(&mut store, &id);
+        alpha_beta(&mut store, &live);
         let svc = Services {
             store: Some(Arc::new(Mutex::new(store))),
             recorded: Some(Arc::new(Mutex::new(Recorded {
