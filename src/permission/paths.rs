@@ -43,34 +43,24 @@ pub fn home_dir() -> Option<PathBuf> {
 
 /// Remove `.` and resolve `..` without consulting the file system.
 pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !out.pop() {
-                    out.push("..");
-                }
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    if out.as_os_str().is_empty() {
-        out.push(".");
-    }
-    out
+    normalize_with(path, false)
 }
 
 /// Like [`normalize`], but a `..` climbs from where the path so far really
 /// is, as the kernel does: `link/..` is the parent of `link`'s target.
 /// Consults the file system only at a `..` after an absolute path.
 pub fn normalize_physical(path: &Path) -> PathBuf {
+    normalize_with(path, true)
+}
+
+fn normalize_with(path: &Path, physical: bool) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {
             Component::CurDir => {}
             Component::ParentDir => {
-                if out.is_absolute()
+                if physical
+                    && out.is_absolute()
                     && let Ok(real) = std::fs::canonicalize(&out)
                 {
                     out = real;

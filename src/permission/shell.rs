@@ -348,17 +348,7 @@ impl Walker {
             ast::Command::ExtendedTest(test, redirects) => {
                 // Judged like a command named `[[`: its words can make bash
                 // evaluate code (`-v 'a[$(…)]'`, `$x -eq 1`).
-                let index = self.out.commands.len();
-                self.out.commands.push(SimpleCommand {
-                    parent: ctx.parent,
-                    pipe: ctx.pipe,
-                    scope: ctx.scope,
-                    ..SimpleCommand::default()
-                });
-                let inner = Ctx {
-                    parent: Some(index),
-                    ..ctx
-                };
+                let (index, inner) = self.open_command(ctx);
                 self.test_token(index, "[[");
                 self.extended_test(&test.expr, index, inner)?;
                 self.test_token(index, "]]");
@@ -496,7 +486,9 @@ impl Walker {
         Ok(())
     }
 
-    fn simple(&mut self, simple: &ast::SimpleCommand, ctx: Ctx) -> Walk {
+    /// Starts a new simple command where `ctx` stands; its index and the
+    /// context for what is nested in it.
+    fn open_command(&mut self, ctx: Ctx) -> (usize, Ctx) {
         let index = self.out.commands.len();
         self.out.commands.push(SimpleCommand {
             parent: ctx.parent,
@@ -508,6 +500,11 @@ impl Walker {
             parent: Some(index),
             ..ctx
         };
+        (index, inner)
+    }
+
+    fn simple(&mut self, simple: &ast::SimpleCommand, ctx: Ctx) -> Walk {
+        let (index, inner) = self.open_command(ctx);
         let prefix = simple.prefix.iter().flat_map(|p| p.0.iter());
         let suffix = simple.suffix.iter().flat_map(|s| s.0.iter());
         let mut items: Vec<Item<'_>> = prefix.map(Item::Part).collect();

@@ -783,25 +783,17 @@ pub fn render(
             fork,
             ..
         } => {
-            let mut lines = vec![
-                Line::styled("Return the conversation to just before:", s.text),
-                Line::styled(
-                    format!("  › {}", prompt.lines().next().unwrap_or("")),
-                    s.user,
-                ),
-                Line::raw(""),
-                Line::from(vec![
-                    Span::styled(if *fork { "[x]" } else { "[ ]" }, s.accent),
-                    Span::styled(
-                        " f  as a fork (a new session; this one stays as it is)",
-                        s.text,
-                    ),
-                ]),
-                Line::from(vec![
-                    Span::styled(if *restore_files { "[x]" } else { "[ ]" }, s.accent),
-                    Span::styled(" r  restore the files to how they were then", s.text),
-                ]),
-            ];
+            let mut lines = rewind_head(
+                "Return the conversation to just before:",
+                prompt,
+                *fork,
+                "this one stays as it is",
+                s,
+            );
+            lines.push(Line::from(vec![
+                Span::styled(if *restore_files { "[x]" } else { "[ ]" }, s.accent),
+                Span::styled(" r  restore the files to how they were then", s.text),
+            ]));
             if *restore_files {
                 lines.extend(plan_lines(files, s));
             }
@@ -810,20 +802,14 @@ pub fn render(
             boxed(" Rewind ", lines, area, buf, s);
         }
         Panel::ConfirmStoredRewind { prompt, fork, .. } => {
-            let lines = vec![
-                Line::styled("Continue that session from just before:", s.text),
-                Line::styled(
-                    format!("  › {}", prompt.lines().next().unwrap_or("")),
-                    s.user,
-                ),
-                Line::raw(""),
-                Line::from(vec![
-                    Span::styled(if *fork { "[x]" } else { "[ ]" }, s.accent),
-                    Span::styled(
-                        " f  as a fork (a new session; the original stays as it is)",
-                        s.text,
-                    ),
-                ]),
+            let mut lines = rewind_head(
+                "Continue that session from just before:",
+                prompt,
+                *fork,
+                "the original stays as it is",
+                s,
+            );
+            lines.extend([
                 Line::styled(
                     if *fork {
                         "    otherwise the session itself is cut back there"
@@ -834,7 +820,7 @@ pub fn render(
                 ),
                 Line::raw(""),
                 Line::styled("Enter: continue    Esc: cancel", s.dim),
-            ];
+            ]);
             boxed(" Rewind ", lines, area, buf, s);
         }
         Panel::Text {
@@ -850,6 +836,28 @@ pub fn render(
             boxed(&format!(" {title} "), lines, area, buf, s);
         }
     }
+}
+
+/// The top of a rewind confirmation: where to, and the fork checkbox.
+fn rewind_head(
+    heading: &str,
+    prompt: &str,
+    fork: bool,
+    stays: &str,
+    s: &Styles,
+) -> Vec<Line<'static>> {
+    vec![
+        Line::styled(heading.to_string(), s.text),
+        Line::styled(
+            format!("  › {}", prompt.lines().next().unwrap_or("")),
+            s.user,
+        ),
+        Line::raw(""),
+        Line::from(vec![
+            Span::styled(if fork { "[x]" } else { "[ ]" }, s.accent),
+            Span::styled(format!(" f  as a fork (a new session; {stays})"), s.text),
+        ]),
+    ]
 }
 
 fn plan_lines(plan: &UndoPlan, s: &Styles) -> Vec<Line<'static>> {
