@@ -6,23 +6,10 @@ use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, TurnOutcome};
-use crate::conversation::Message;
 use crate::startup::{self, Overrides, Startup};
 use crate::store::{SessionId, Store};
-use crate::tools::state::FileVersion;
 use crate::tui::TuiOptions;
-use crate::tui::services::Services;
-
-/// A stored session to continue.
-struct Resumed {
-    id: String,
-    title: Option<String>,
-    messages: Vec<Message>,
-    versions: Vec<FileVersion>,
-    runs: crate::tui::history::Runs,
-    cost: Option<f64>,
-    lost: Vec<crate::store::LostFile>,
-}
+use crate::tui::services::{LoadedSession, Services};
 
 pub async fn run(
     overrides: &Overrides,
@@ -58,14 +45,7 @@ pub async fn run(
         ));
     }
     if let Some(r) = &resumed {
-        notices.push((
-            NoticeLevel::Info,
-            format!(
-                "Resumed session {} ({} messages).",
-                &r.id[..8.min(r.id.len())],
-                r.messages.len()
-            ),
-        ));
+        notices.push((NoticeLevel::Info, r.resumed_notice()));
     }
     let open_sessions = matches!(resume.as_deref(), Some(""));
 
@@ -93,13 +73,7 @@ pub async fn run(
         }
     };
     if let Some(r) = &resumed {
-        let _ = commands.send(AgentCommand::LoadHistory {
-            messages: r.messages.clone(),
-            versions: r.versions.clone(),
-            session_id: Some(r.id.clone()),
-            cost: r.cost,
-            lost: r.lost.clone(),
-        });
+        let _ = commands.send(r.load_command());
     }
     let provider = s.provider.as_ref();
     let model_id = provider.map(|p| p.model.clone()).unwrap_or_default();
@@ -127,12 +101,7 @@ pub async fn run(
             project_config: crate::config::project_config_path(&s.root),
             global_config: global.map(|g| g.join("config.toml")),
         },
-        history: resumed
-            .as_ref()
-            .map(|r| r.messages.clone())
-            .unwrap_or_default(),
-        history_runs: resumed.as_ref().map(|r| r.runs.clone()).unwrap_or_default(),
-        title: resumed.as_ref().and_then(|r| r.title.clone()),
+        resumed,
         notices,
         open_sessions,
     };
@@ -151,25 +120,16 @@ pub async fn run(
     result
 }
 
-fn latest(store: &Store, s: &Startup) -> Result<Option<Resumed>> {
+fn latest(store: &Store, s: &Startup) -> Result<Option<LoadedSession>> {
     match store.latest_session(&s.root)? {
         Some(summary) => Ok(Some(load(store, &summary.id)?)),
         None => Ok(None),
     }
 }
 
-fn load(store: &Store, id: &SessionId) -> Result<Resumed> {
-    let loaded = crate::tui::services::load_session(store, id)
-        .with_context(|| format!("cannot load session {id}"))?;
-    Ok(Resumed {
-        id: id.0.clone(),
-        title: loaded.summary.title,
-        messages: loaded.messages,
-        versions: loaded.versions,
-        cost: loaded.cost,
-        lost: loaded.lost,
-        runs: loaded.runs,
-    })
+fn load(store: &Store, id: &SessionId) -> Result<LoadedSession> {
+    crate::tui::services::load_session(store, id)
+        .with_context(|| format!("cannot load session {id}"))
 }
 
 /// With no provider the interface still runs: it explains the set-up and

@@ -88,8 +88,8 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
 
     // Results as they finish, in call order, so each is stored at once
     // rather than when the slowest call of the batch ends.
-    let finished: std::sync::Mutex<Vec<Option<Part>>> =
-        std::sync::Mutex::new(vec![None; plans.len()]);
+    let total = plans.len();
+    let finished: std::sync::Mutex<Vec<Option<Part>>> = std::sync::Mutex::new(vec![None; total]);
     let finished = &finished;
     let futures = plans.into_iter().enumerate().map(|(slot, (call, plan))| {
         let tool_ctx = tool_ctx.clone();
@@ -115,7 +115,7 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 done.iter().flatten().cloned().collect::<Vec<_>>()
             };
             // The last one is completed by `MessageAdded` instead.
-            if so_far.len() < lock(finished).len() {
+            if so_far.len() < total {
                 ctx.shared
                     .emit(AgentEvent::PartialMessage(crate::conversation::Message {
                         role: crate::conversation::Role::User,

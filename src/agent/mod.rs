@@ -249,16 +249,8 @@ impl Agent {
                 if let (Some(sink), Some(id)) = (&self.shared.sink, &session_id) {
                     sink.resume(id);
                 }
+                // Session totals continue from what the session cost.
                 self.cost = cost;
-                // The status line starts from the loaded session's size and
-                // cost rather than blank; the next response gives exact
-                // figures. (No token counts: this exchange cost nothing.)
-                self.shared.emit(AgentEvent::Usage {
-                    usage: crate::llm::Usage::default(),
-                    context_tokens: crate::context::estimate_messages(&messages),
-                    context_window: self.opts.model_info.context_window,
-                    cost,
-                });
                 self.messages = messages;
                 self.tracker.reset();
                 // Files viewed in an earlier run may have changed since.
@@ -523,7 +515,7 @@ impl Agent {
         if turn_no == 1 && self.opts.auto_title && matches!(outcome, TurnOutcome::Completed) {
             self.spawn_title();
         }
-        turn::store_new_versions(&self.shared, &self.session, turn_no);
+        turn::store_new_versions(&self.shared, &self.session);
         self.shared.emit(AgentEvent::TurnFinished {
             turn: turn_no,
             outcome,

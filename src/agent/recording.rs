@@ -10,8 +10,9 @@ pub trait SessionSink: Send + Sync {
     /// Called for every event, in order, on the agent's task: must not block
     /// (queue the work).
     fn event(&self, event: &AgentEvent);
-    /// The content files had before `turn` changed them.
-    fn file_versions(&self, turn: u64, versions: &[FileVersion]);
+    /// The content files had before a turn changed them (each version
+    /// names its turn).
+    fn file_versions(&self, versions: &[FileVersion]);
     /// Files a turn changed that cannot be restored.
     fn lost_files(&self, _lost: &[crate::store::LostFile]) {}
     /// Continue an existing session instead of starting a new one.

@@ -25,11 +25,6 @@ pub struct SessionInfo {
     pub model: String,
 }
 
-/// Attempts at one write while another process holds the database (each
-/// waits out the store's busy timeout first).
-const BUSY_TRIES: u32 = 4;
-
-#[derive(Clone)]
 enum Job {
     /// An event and when the agent sent it (tool durations are measured
     /// from these, not from when the writer got to them).
@@ -113,7 +108,7 @@ impl SessionSink for StoreSink {
             self.send(Job::Event(Box::new(event.clone()), Instant::now()));
         }
     }
-    fn file_versions(&self, _turn: u64, versions: &[FileVersion]) {
+    fn file_versions(&self, versions: &[FileVersion]) {
         self.send(Job::Versions(versions.to_vec()));
     }
     fn lost_files(&self, lost: &[crate::store::LostFile]) {
@@ -163,19 +158,7 @@ fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
 impl Writer {
     fn run(mut self, rx: Receiver<Job>) {
         while let Ok(job) = rx.recv() {
-            // Another cairn holding the database for longer than the busy
-            // timeout is transient: try again rather than drop the write.
-            let mut tries = 0;
-            let result = loop {
-                tries += 1;
-                match self.handle(job.clone()) {
-                    Err(StoreError::Busy) if tries < BUSY_TRIES => {
-                        tracing::warn!("session store busy; trying again ({tries})");
-                    }
-                    other => break other,
-                }
-            };
-            if let Err(e) = result {
+            if let Err(e) = self.handle(job) {
                 tracing::error!("session store: {e}");
                 lock(&self.state).error = Some(e.to_string());
             }
@@ -331,10 +314,6 @@ impl Writer {
                 )?;
             }
             AgentEvent::ModelChanged { model, .. } => self.info.model = model,
-            AgentEvent::Usage { usage, cost, .. } if usage == Usage::default() => {
-                // A loaded session's totals, not an exchange: nothing to add.
-                self.last_cost = cost.unwrap_or(self.last_cost);
-            }
             AgentEvent::Usage { usage, cost, .. } => {
                 let delta = cost.map(|c| {
                     let d = c - self.last_cost;

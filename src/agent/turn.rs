@@ -189,7 +189,7 @@ pub(crate) async fn run(
         let results = super::calls::execute(ctx, calls).await;
         // Files the calls changed are recorded now, not at the end of the
         // turn, so a crash mid-turn cannot lose what undo needs.
-        store_new_versions(&ctx.shared, &ctx.session, ctx.session.turn());
+        store_new_versions(&ctx.shared, &ctx.session);
         let result_msg = Message {
             role: Role::User,
             parts: results,
@@ -210,11 +210,10 @@ pub(crate) async fn run(
 pub(crate) fn store_new_versions(
     shared: &super::Shared,
     session: &crate::tools::state::SessionState,
-    turn: u64,
 ) {
     let versions = session.take_unsent();
     if let (Some(sink), false) = (&shared.sink, versions.is_empty()) {
-        sink.file_versions(turn, &versions);
+        sink.file_versions(&versions);
     }
     let lost: Vec<_> = session
         .take_unsent_lost()

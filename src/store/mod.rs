@@ -173,6 +173,9 @@ pub struct StoredFileVersion {
     pub created_at: i64,
 }
 
+/// Attempts at taking the write lock, each waiting out the busy timeout.
+const WRITE_TRIES: u32 = 4;
+
 /// A handle on the session database. See the module docs for threading.
 pub struct Store {
     conn: Connection,
@@ -224,14 +227,25 @@ impl Store {
 
     /// Runs `f` inside a write transaction taken with `BEGIN IMMEDIATE`, so
     /// the lock wait happens up front (honouring the busy timeout) instead of
-    /// failing halfway through on upgrade from a read lock.
+    /// failing halfway through on upgrade from a read lock. Another process
+    /// holding the lock past the timeout is waited out a few times more
+    /// before the write is given up.
     fn write<T>(
         &mut self,
         f: impl FnOnce(&Transaction<'_>) -> Result<T, StoreError>,
     ) -> Result<T, StoreError> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut tries = 1;
+        let tx = loop {
+            match Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+                .map_err(StoreError::from)
+            {
+                Err(StoreError::Busy) if tries < WRITE_TRIES => {
+                    tracing::warn!("session database busy; waiting again ({tries})");
+                    tries += 1;
+                }
+                other => break other?,
+            }
+        };
         let out = f(&tx)?;
         tx.commit()?;
         Ok(out)

@@ -111,6 +111,15 @@ pub(crate) fn summary_of(
     }
 }
 
+/// Shows a loaded session: its transcript, title, and the context and cost
+/// it has used (estimated until the next response reports exact figures).
+pub fn show(model: &mut Model, loaded: &crate::tui::services::LoadedSession) {
+    rebuild(model, &loaded.messages, &loaded.runs);
+    model.title = loaded.summary.title.clone();
+    model.usage.context_tokens = crate::context::estimate_messages(&loaded.messages);
+    model.usage.cost = loaded.cost;
+}
+
 /// Replaces the transcript with the cells of `messages`.
 pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
     model.transcript = crate::tui::widgets::transcript::Transcript::new();
@@ -140,13 +149,10 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
             crate::tui::update::notice(model, crate::agent::NoticeLevel::Info, text);
         }
     };
+    let starts = crate::context::turn_starts(messages);
     let mut turn = 0u64;
-    for m in messages {
-        let starts_turn = m.role == Role::User
-            && m.parts
-                .iter()
-                .any(|p| !matches!(p, Part::ToolResult { .. }));
-        if starts_turn {
+    for (i, m) in messages.iter().enumerate() {
+        if starts.binary_search(&i).is_ok() {
             undone_notice(model, turn);
             turn += 1;
         }

@@ -50,11 +50,8 @@ pub struct TuiOptions {
     pub keys: KeyConfig,
     /// The store, MCP and config paths the panels use.
     pub services: services::Services,
-    /// A resumed session's history, drawn as the starting transcript.
-    pub history: Vec<crate::conversation::Message>,
-    /// How the resumed session's tool calls ended.
-    pub history_runs: history::Runs,
-    pub title: Option<String>,
+    /// A resumed session, drawn as the starting transcript.
+    pub resumed: Option<services::LoadedSession>,
     /// Shown as notices at start (e.g. the store could not be opened).
     pub notices: Vec<(NoticeLevel, String)>,
     /// Open the session browser at start (`cairn --resume` without an id).
@@ -100,9 +97,8 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
     m.theme_dir = opts.theme_dir.clone();
-    m.title = opts.title.clone();
-    if !opts.history.is_empty() {
-        history::rebuild(&mut m, &opts.history, &opts.history_runs);
+    if let Some(loaded) = &opts.resumed {
+        history::show(&mut m, loaded);
     }
 
     m.styles = styles::Styles::from_theme(&m.theme);

@@ -235,15 +235,9 @@ impl Services {
             }
             ServiceCmd::Resume(id) => {
                 let store = self.store()?;
-                let loaded = load_session(&store, &SessionId(id.clone())).map_err(err)?;
+                let loaded = load_session(&store, &SessionId(id)).map_err(err)?;
                 ServiceMsg::Resumed(Box::new(Resumed {
-                    id,
-                    title: loaded.summary.title,
-                    messages: loaded.messages,
-                    versions: loaded.versions,
-                    runs: loaded.runs,
-                    cost: loaded.cost,
-                    lost: loaded.lost,
+                    loaded,
                     draft: None,
                     later: None,
                 }))
@@ -314,13 +308,7 @@ impl Services {
                 };
                 let loaded = load_session(&store, &new).map_err(err)?;
                 ServiceMsg::Resumed(Box::new(Resumed {
-                    id: new.0,
-                    title: loaded.summary.title,
-                    messages: loaded.messages,
-                    versions: loaded.versions,
-                    runs: loaded.runs,
-                    cost: loaded.cost,
-                    lost: loaded.lost,
+                    loaded,
                     draft: Some(draft),
                     later: (!later.is_empty() || !later_lost.is_empty()).then_some(Later {
                         from,
@@ -448,15 +436,7 @@ impl Services {
 /// A session loaded to continue in the interface.
 #[derive(Debug, Clone)]
 pub struct Resumed {
-    pub id: String,
-    pub title: Option<String>,
-    pub messages: Vec<Message>,
-    pub versions: Vec<FileVersion>,
-    pub runs: crate::tui::history::Runs,
-    /// What the session has cost so far, when prices were known.
-    pub cost: Option<f64>,
-    /// Files that cannot be restored.
-    pub lost: Vec<crate::store::LostFile>,
+    pub loaded: LoadedSession,
     /// Text to put back in the prompt (after a rewind).
     pub draft: Option<String>,
     /// After a rewind: what the original's later turns changed.
@@ -475,7 +455,7 @@ pub struct Later {
 }
 
 /// A stored session ready to continue.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct LoadedSession {
     pub summary: crate::store::SessionSummary,
     /// The messages, undone turns included (as the model saw them).
@@ -489,6 +469,34 @@ pub struct LoadedSession {
     /// Files its turns changed that cannot be restored (undone turns left
     /// out, as their versions are).
     pub lost: Vec<crate::store::LostFile>,
+}
+
+impl LoadedSession {
+    /// The session's id, as the agent and the notices use it.
+    pub fn id(&self) -> &str {
+        self.summary.id.as_str()
+    }
+
+    /// The command that has the agent continue this session.
+    pub fn load_command(&self) -> crate::agent::AgentCommand {
+        crate::agent::AgentCommand::LoadHistory {
+            messages: self.messages.clone(),
+            versions: self.versions.clone(),
+            session_id: Some(self.id().to_string()),
+            cost: self.cost,
+            lost: self.lost.clone(),
+        }
+    }
+
+    /// "Resumed session 01a2b3c4 (12 messages)."
+    pub fn resumed_notice(&self) -> String {
+        let id = self.id();
+        format!(
+            "Resumed session {} ({} messages).",
+            &id[..8.min(id.len())],
+            self.messages.len()
+        )
+    }
 }
 
 /// Loads `id` from the store, ready to continue.
@@ -695,8 +703,8 @@ mod tests {
             .unwrap();
         match reply {
             ServiceMsg::Resumed(r) => {
-                assert_ne!(r.id, id.0, "a fork, not the original");
-                assert_eq!(r.messages.len(), 2);
+                assert_ne!(r.loaded.id(), id.0, "a fork, not the original");
+                assert_eq!(r.loaded.messages.len(), 2);
                 assert_eq!(r.draft.as_deref(), Some("beta"));
             }
             other => panic!("{other:?}"),
@@ -831,8 +839,8 @@ mod tests {
             .unwrap()
         {
             ServiceMsg::Resumed(r) => {
-                assert_eq!(r.id, id.0, "the same session, cut back");
-                assert_eq!(r.messages.len(), 2);
+                assert_eq!(r.loaded.id(), id.0, "the same session, cut back");
+                assert_eq!(r.loaded.messages.len(), 2);
                 assert_eq!(r.draft.as_deref(), Some("beta"));
             }
             other => panic!("{other:?}"),

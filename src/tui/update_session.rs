@@ -152,63 +152,19 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
         }
         ServiceMsg::Resumed(r) => {
             let crate::tui::services::Resumed {
-                id,
-                title,
-                messages,
-                versions,
-                runs,
-                cost,
-                lost,
+                loaded,
                 draft,
                 later,
             } = *r;
-            crate::tui::history::rebuild(model, &messages, &runs);
-            model.title = title;
+            crate::tui::history::show(model, &loaded);
             if let Some(d) = draft {
                 model.input.set_text(&d);
             }
-            if let Some(crate::tui::services::Later {
-                from,
-                versions: later,
-                lost: later_lost,
-            }) = later
-            {
-                let to = later.iter().map(|v| v.turn).max().unwrap_or(from);
-                let mut plan = crate::agent::undo::plan_range(&later, from, to, &model.cwd);
-                for (path, why) in later_lost {
-                    let shown = std::path::Path::new(&path)
-                        .strip_prefix(&model.cwd)
-                        .map(|p| p.display().to_string())
-                        .unwrap_or(path);
-                    plan.unrestorable.push((shown, why));
-                }
-                if !plan.files.is_empty() || !plan.unrestorable.is_empty() {
-                    panels::open(
-                        model,
-                        Panel::RestoreFiles {
-                            from,
-                            versions: later,
-                            plan,
-                        },
-                    );
-                }
+            if let Some(later) = later {
+                offer_restore(model, later);
             }
-            notice(
-                model,
-                NoticeLevel::Info,
-                format!(
-                    "Resumed session {} ({} messages).",
-                    &id[..8.min(id.len())],
-                    messages.len()
-                ),
-            );
-            vec![Cmd::Send(crate::agent::AgentCommand::LoadHistory {
-                messages,
-                versions,
-                session_id: Some(id),
-                cost,
-                lost,
-            })]
+            notice(model, NoticeLevel::Info, loaded.resumed_notice());
+            vec![Cmd::Send(loaded.load_command())]
         }
         ServiceMsg::Text { title, text } => {
             panels::open(
@@ -232,5 +188,34 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
                 None => Vec::new(),
             }
         }
+    }
+}
+
+/// After a rewind from the browser: offer to put the files back as they
+/// were before the chosen prompt, naming what cannot be.
+fn offer_restore(model: &mut Model, later: crate::tui::services::Later) {
+    let crate::tui::services::Later {
+        from,
+        versions,
+        lost,
+    } = later;
+    let to = versions.iter().map(|v| v.turn).max().unwrap_or(from);
+    let mut plan = crate::agent::undo::plan_range(&versions, from, to, &model.cwd);
+    for (path, why) in lost {
+        let shown = std::path::Path::new(&path)
+            .strip_prefix(&model.cwd)
+            .map(|p| p.display().to_string())
+            .unwrap_or(path);
+        plan.unrestorable.push((shown, why));
+    }
+    if !plan.files.is_empty() || !plan.unrestorable.is_empty() {
+        panels::open(
+            model,
+            Panel::RestoreFiles {
+                from,
+                versions,
+                plan,
+            },
+        );
     }
 }
