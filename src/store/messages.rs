@@ -266,21 +266,15 @@ impl Store {
                 "DELETE FROM messages WHERE session_id = ?1 AND seq > ?2",
                 params![session.0, seq],
             )?;
-            tx.execute(
-                "DELETE FROM file_versions WHERE session_id = ?1
-                   AND turn > (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)",
-                [&session.0],
-            )?;
-            tx.execute(
-                "DELETE FROM lost_files WHERE session_id = ?1
-                   AND turn > (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)",
-                [&session.0],
-            )?;
-            tx.execute(
-                "DELETE FROM tool_runs WHERE session_id = ?1
-                   AND turn > (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)",
-                [&session.0],
-            )?;
+            for (table, _, _) in super::sessions::PER_TURN_TABLES {
+                tx.execute(
+                    &format!(
+                        "DELETE FROM {table} WHERE session_id = ?1 AND turn >
+                             (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?1)"
+                    ),
+                    [&session.0],
+                )?;
+            }
             recount(tx, session)?;
             tx.execute(
                 "UPDATE sessions SET updated_at = max(updated_at, ?2) WHERE id = ?1",

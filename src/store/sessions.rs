@@ -237,35 +237,38 @@ impl Store {
                  FROM messages WHERE session_id = ?1 AND seq <= ?3 ORDER BY seq",
                 params![id.0, new_id.0, last_seq],
             )?;
-            tx.execute(
-                "INSERT INTO file_versions (session_id, turn, path, content, created_at)
-                 SELECT ?2, turn, path, content, created_at FROM file_versions
-                 WHERE session_id = ?1
-                   AND turn <= (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?2)
-                 ORDER BY id",
-                params![id.0, new_id.0],
-            )?;
-            tx.execute(
-                "INSERT INTO lost_files (session_id, turn, path, why)
-                 SELECT ?2, turn, path, why FROM lost_files
-                 WHERE session_id = ?1
-                   AND turn <= (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?2)
-                 ORDER BY id",
-                params![id.0, new_id.0],
-            )?;
-            tx.execute(
-                "INSERT INTO tool_runs (session_id, call_id, turn, status, display, elapsed_ms)
-                 SELECT ?2, call_id, turn, status, display, elapsed_ms FROM tool_runs
-                 WHERE session_id = ?1
-                   AND turn <= (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?2)",
-                params![id.0, new_id.0],
-            )?;
+            // What belongs to the turns the copy keeps comes along.
+            for (table, columns, order) in PER_TURN_TABLES {
+                tx.execute(
+                    &format!(
+                        "INSERT INTO {table} (session_id, {columns})
+                         SELECT ?2, {columns} FROM {table} WHERE session_id = ?1 AND turn <=
+                             (SELECT coalesce(max(turn), -1) FROM messages WHERE session_id = ?2)
+                         ORDER BY {order}"
+                    ),
+                    params![id.0, new_id.0],
+                )?;
+            }
             recount(tx, &new_id)?;
             Ok(())
         })?;
         Ok(new_id)
     }
 }
+
+/// Tables whose rows belong to one turn of a session: name, columns besides
+/// `session_id`, and the order rows were written in. A fork copies the kept
+/// turns' rows in that order (undo restores the earliest version of a
+/// file); a rewind in place drops the rest.
+pub(crate) const PER_TURN_TABLES: [(&str, &str, &str); 3] = [
+    ("file_versions", "turn, path, content, created_at", "id"),
+    (
+        "tool_runs",
+        "call_id, turn, status, display, elapsed_ms",
+        "call_id",
+    ),
+    ("lost_files", "turn, path, why", "id"),
+];
 
 /// `NoSession` unless `session` exists, checked inside a write transaction.
 pub(crate) fn require_session(
