@@ -132,7 +132,10 @@ impl Printer {
                 if *status == ToolStatus::Done {
                     eprintln!("→ {summary} {mark}");
                 } else {
-                    eprintln!("→ {summary} {mark} {}", truncate(first, 160));
+                    eprintln!(
+                        "→ {summary} {mark} {}",
+                        crate::text::truncate_chars(first, 160)
+                    );
                 }
             }
             AgentEvent::Retrying {
@@ -237,13 +240,5 @@ impl Printer {
             }
         }
         code
-    }
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(max).collect::<String>())
     }
 }

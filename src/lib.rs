@@ -18,5 +18,7 @@ pub mod permission;
 pub mod sessions_cli;
 pub mod startup;
 pub mod store;
+pub mod sync;
+pub mod text;
 pub mod tools;
 pub mod tui;

@@ -72,7 +72,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         &s.id.as_str()[..s.id.as_str().len().min(13)],
                         crate::tui::widgets::session_browser::age(now, s.updated_at),
                         s.message_count,
-                        one_line(s.display_title(), 80)
+                        one_line_max(s.display_title(), 80)
                     )?;
                 }
             }
@@ -113,7 +113,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         }
                         (Role::Assistant, Part::Text { text }) => writeln!(out, "\n{text}")?,
                         (_, Part::ToolCall { name, input, .. }) => {
-                            writeln!(out, "→ {name} {}", one_line(&input.to_string(), 120))?
+                            writeln!(out, "→ {name} {}", one_line_max(&input.to_string(), 120))?
                         }
                         (
                             _,
@@ -123,7 +123,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         ) => {
                             let text = result_text(content);
                             let mark = if *is_error { "✗" } else { "✓" };
-                            writeln!(out, "  {mark} {}", one_line(&text, 120))?
+                            writeln!(out, "  {mark} {}", one_line_max(&text, 120))?
                         }
                         _ => {}
                     }
@@ -173,8 +173,8 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         out,
                         "{}  {}\n    {}",
                         &h.session_id.as_str()[..h.session_id.as_str().len().min(13)],
-                        one_line(h.title.as_deref().unwrap_or("(untitled)"), 70),
-                        one_line(&snippet, 160)
+                        one_line_max(h.title.as_deref().unwrap_or("(untitled)"), 70),
+                        one_line_max(&snippet, 160)
                     )?;
                 }
             }
@@ -216,11 +216,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
     Ok(())
 }
 
-fn one_line(s: &str, max: usize) -> String {
-    let flat = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    if flat.chars().count() > max {
-        format!("{}…", flat.chars().take(max).collect::<String>())
-    } else {
-        flat
-    }
+/// `s` on one line, cut to `max` characters.
+fn one_line_max(s: &str, max: usize) -> String {
+    crate::text::truncate_chars(&crate::text::one_line(s), max)
 }

@@ -147,7 +147,7 @@ const MAX_DISPLAY_BYTES: usize = 4 * 1024 * 1024;
 
 fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
     let d = display?;
-    if let ToolDisplay::Diff { old, new, .. } = d
+    if let ToolDisplay::Diff(crate::diff::FileDiff { old, new, .. }) = d
         && old.len() + new.len() > MAX_DISPLAY_BYTES
     {
         return None;

@@ -4,6 +4,7 @@
 //! Each file is checked on its own, so an error names the file, the line and
 //! the key; nothing starts half-configured.
 
+mod mode;
 mod providers;
 
 use std::collections::BTreeMap;
@@ -11,9 +12,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use mode::Mode;
 pub use providers::{ResolvedProvider, preset, resolve_provider};
-
-use crate::permission::Mode;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

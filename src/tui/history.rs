@@ -90,13 +90,13 @@ fn display_of(name: &str, input: &serde_json::Value) -> Option<ToolDisplay> {
         _ => return None,
     };
     let (added, removed) = crate::diff::line_counts(&old, &new);
-    Some(ToolDisplay::Diff {
+    Some(ToolDisplay::Diff(crate::diff::FileDiff {
         path,
         old,
         new,
         added,
         removed,
-    })
+    }))
 }
 
 /// Summaries as the tools make them, when the registry knows the tool.
@@ -276,11 +276,11 @@ mod tests {
         );
         assert!(matches!(
             d,
-            Some(ToolDisplay::Diff {
+            Some(ToolDisplay::Diff(crate::diff::FileDiff {
                 added: 2,
                 removed: 1,
                 ..
-            })
+            }))
         ));
         assert!(display_of("bash", &json!({"command": "ls"})).is_none());
         let _ = ResultContent::text("");

@@ -11,11 +11,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 mod table;
-pub mod wrap;
 
 use super::highlight;
 use super::theme::Theme;
-use wrap::{pad_to, str_width, wrap_code, wrap_spans};
+use super::wrap::{pad_to, wrap_code, wrap_spans};
+use crate::text::width as str_width;
 
 /// A fenced or indented code block found in a markdown text.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -609,11 +609,11 @@ pub fn preview_lines<'a>(messages: impl Iterator<Item = &'a Message>, max: usize
     for m in messages {
         for p in &m.parts {
             let line = match (m.role, p) {
-                (Role::User, Part::Text { text }) => format!("› {}", first_line(text)),
-                (Role::Assistant, Part::Text { text }) => first_line(text),
+                (Role::User, Part::Text { text }) => format!("› {}", first_line_200(text)),
+                (Role::Assistant, Part::Text { text }) => first_line_200(text),
                 (_, Part::ToolCall { name, input, .. }) => format!(
                     "  ⚙ {}",
-                    first_line(&crate::tui::history::summary_of(&tools, name, input))
+                    first_line_200(&crate::tui::history::summary_of(&tools, name, input))
                 ),
                 (
                     _,
@@ -623,7 +623,7 @@ pub fn preview_lines<'a>(messages: impl Iterator<Item = &'a Message>, max: usize
                         ..
                     },
                 ) => {
-                    format!("    ✗ {}", first_line(&result_text(content)))
+                    format!("    ✗ {}", first_line_200(&result_text(content)))
                 }
                 _ => continue,
             };
@@ -636,13 +636,8 @@ pub fn preview_lines<'a>(messages: impl Iterator<Item = &'a Message>, max: usize
     out
 }
 
-fn first_line(s: &str) -> String {
-    let l = s
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    l.chars().take(200).collect()
+fn first_line_200(s: &str) -> String {
+    crate::text::take_chars(crate::text::first_line(s), 200)
 }
 
 #[cfg(test)]

@@ -335,7 +335,9 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
                 _ => None,
             });
         match diff {
-            Some(crate::tools::ToolDisplay::Diff { path, old, new, .. }) => {
+            Some(crate::tools::ToolDisplay::Diff(crate::diff::FileDiff {
+                path, old, new, ..
+            })) => {
                 panels::open(model, panels::diff_panel(&path, &old, &new));
             }
             _ => model.flash("The selected cell has no diff"),

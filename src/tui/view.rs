@@ -4,11 +4,12 @@ use ratatui::Frame;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
+use crate::text::fit as truncate;
 use crate::tools::state::TodoStatus;
 use crate::tui::model::{Focus, Model, Overlay};
 use crate::tui::widgets::cell::RenderCtx;
 use crate::tui::widgets::{help, status_bar};
-use crate::tui::wrap::{truncate, wrap_plain};
+use crate::tui::wrap::wrap_plain;
 
 const MAX_TODO_ROWS: usize = 6;
 const MAX_QUEUED_ROWS: usize = 2;

@@ -436,7 +436,7 @@ impl SessionBrowser {
             lines.push(Line::from(vec![
                 Span::styled(marker, base),
                 Span::styled(
-                    clip(title, width.saturating_sub(meta.len() + 2)),
+                    crate::text::clip(title, width.saturating_sub(meta.len() + 2)),
                     base.add_modifier(Modifier::BOLD),
                 ),
                 Span::styled(meta, st.dim),
@@ -445,7 +445,10 @@ impl SessionBrowser {
                 Some(snip) => highlight_snippet(snip, width.saturating_sub(4), st),
                 None => {
                     let mut l = Line::styled(
-                        clip(&one_line(&e.first_prompt), width.saturating_sub(4)),
+                        crate::text::clip(
+                            &crate::text::one_line(&e.first_prompt),
+                            width.saturating_sub(4),
+                        ),
                         st.dim,
                     );
                     if self.all_projects {
@@ -483,32 +486,9 @@ impl SessionBrowser {
     }
 }
 
-fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-fn clip(s: &str, max: usize) -> String {
-    use unicode_width::UnicodeWidthChar;
-    let mut out = String::new();
-    let mut w = 0;
-    for ch in s.chars() {
-        let cw = ch.width().unwrap_or(0);
-        if w + cw > max {
-            break;
-        }
-        w += cw;
-        out.push(ch);
-    }
-    if out.len() < s.len() && max > 1 {
-        out.pop();
-        out.push('…');
-    }
-    out
-}
-
 /// A snippet with its matched words highlighted.
 fn highlight_snippet(snippet: &str, max: usize, st: &BrowserStyles) -> Line<'static> {
-    let flat = one_line(snippet);
+    let flat = crate::text::one_line(snippet);
     let mut spans = Vec::new();
     let mut used = 0;
     let mut matched = false;

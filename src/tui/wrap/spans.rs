@@ -1,28 +1,14 @@
-//! Width-aware wrapping of styled spans, shared by markdown and the diff view.
+//! Wrapping of styled spans: prose (markdown) and code (markdown code
+//! blocks, the diff view).
 //!
-//! Widths are measured per grapheme cluster with unicode-width, as ratatui
-//! lays out cells, so CJK and emoji take the columns they really occupy.
+//! Widths are measured per grapheme cluster (`crate::text::width`), as
+//! ratatui lays out cells, so CJK and emoji take the columns they really
+//! occupy.
 
+use crate::text::{grapheme_width, width as str_width};
 use ratatui::style::Style;
 use ratatui::text::Span;
 use unicode_segmentation::UnicodeSegmentation;
-use unicode_width::UnicodeWidthStr;
-
-/// Display width of `s` in terminal columns, control characters excluded.
-pub fn str_width(s: &str) -> usize {
-    if s.is_ascii() {
-        return s.bytes().filter(|b| !b.is_ascii_control()).count();
-    }
-    s.graphemes(true).map(grapheme_width).sum()
-}
-
-fn grapheme_width(g: &str) -> usize {
-    if g.chars().all(char::is_control) {
-        0
-    } else {
-        g.width()
-    }
-}
 
 /// A grapheme wider than the whole line (a CJK character in one column)
 /// cannot be shown; an ellipsis stands in for it.

@@ -1,8 +1,16 @@
-//! Plain-text wrapping to a width, producing owned lines ready to draw.
+//! Wrapping to a width, the one place that does it: plain text here
+//! (prompts, tool output, dialogs), styled prose and code in `spans`. Every
+//! width is measured per grapheme cluster with `crate::text::width`.
+
+mod spans;
+
+pub use spans::{pad_to, spans_width, wrap_code, wrap_spans};
 
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
-use unicode_width::UnicodeWidthChar;
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::text::grapheme_width;
 
 /// Wraps `text` to `width` columns, breaking at spaces where it can and
 /// inside words where it must. Tabs become four spaces; other control
@@ -60,16 +68,16 @@ pub fn wrap_str(s: &str, width: usize) -> Vec<String> {
     let mut row_w = 0usize;
     // Byte index in `row` just after the last space, to break there.
     let mut last_space: Option<usize> = None;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if c == ' ' && row_w + cw > width {
+    for g in s.graphemes(true) {
+        let gw = grapheme_width(g);
+        if g == " " && row_w + gw > width {
             // A space at the edge ends the row and is not carried over.
             rows.push(std::mem::take(&mut row).trim_end().to_string());
             row_w = 0;
             last_space = None;
             continue;
         }
-        if row_w + cw > width && !row.is_empty() {
+        if row_w + gw > width && !row.is_empty() {
             match last_space {
                 Some(at) if at < row.len() => {
                     let tail = row.split_off(at);
@@ -78,39 +86,17 @@ pub fn wrap_str(s: &str, width: usize) -> Vec<String> {
                 }
                 _ => rows.push(std::mem::take(&mut row)),
             }
-            row_w = row.chars().map(|c| c.width().unwrap_or(0)).sum();
+            row_w = crate::text::width(&row);
             last_space = None;
         }
-        row.push(c);
-        row_w += cw;
-        if c == ' ' {
+        row.push_str(g);
+        row_w += gw;
+        if g == " " {
             last_space = Some(row.len());
         }
     }
     rows.push(row);
     rows
-}
-
-/// Cuts a string to at most `width` columns, ending with `…` when cut.
-pub fn truncate(s: &str, width: usize) -> String {
-    let total: usize = s.chars().map(|c| c.width().unwrap_or(0)).sum();
-    if total <= width {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    let mut w = 0;
-    for c in s.chars() {
-        let cw = c.width().unwrap_or(0);
-        if w + cw + 1 > width {
-            break;
-        }
-        out.push(c);
-        w += cw;
-    }
-    if width > 0 {
-        out.push('…');
-    }
-    out
 }
 
 #[cfg(test)]
@@ -134,8 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn truncates_with_ellipsis() {
-        assert_eq!(truncate("cargo test --all", 8), "cargo t…");
-        assert_eq!(truncate("short", 8), "short");
+    fn a_combining_accent_stays_with_its_letter() {
+        assert_eq!(wrap_str("cafe\u{301}s", 4), vec!["cafe\u{301}", "s"]);
     }
 }
