@@ -1,15 +1,14 @@
 //! `cairn` with no subcommand: the full-screen interface over the agent.
 
-use std::sync::{Arc, Mutex};
-
 use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, TurnOutcome};
+use crate::sessions::{LoadedSession, Sessions};
 use crate::startup::{self, Overrides, Startup};
 use crate::store::{SessionId, Store};
 use crate::tui::TuiOptions;
-use crate::tui::services::{LoadedSession, Services};
+use crate::tui::runtime::Handles;
 
 pub async fn run(
     overrides: &Overrides,
@@ -73,7 +72,7 @@ pub async fn run(
         }
     };
     if let Some(r) = &resumed {
-        let _ = commands.send(r.load_command());
+        let _ = commands.send(AgentCommand::load(r));
     }
     let provider = s.provider.as_ref();
     let model_id = provider.map(|p| p.model.clone()).unwrap_or_default();
@@ -93,13 +92,13 @@ pub async fn run(
         first_run_help,
         history_file: history_file(&s),
         keys: s.config.file.keys.clone(),
-        services: Services {
-            store: store.map(|st| Arc::new(Mutex::new(st))),
-            recorded: sink.as_ref().map(|k| k.state.clone()),
+        handles: Handles {
+            sessions: store.map(|st| Sessions::new(st, s.root.clone())),
             mcp: mcp.clone(),
             project_root: s.root.clone(),
             project_config: crate::config::project_config_path(&s.root),
             global_config: global.map(|g| g.join("config.toml")),
+            history_file: None,
         },
         resumed,
         notices,
@@ -128,8 +127,7 @@ fn latest(store: &Store, s: &Startup) -> Result<Option<LoadedSession>> {
 }
 
 fn load(store: &Store, id: &SessionId) -> Result<LoadedSession> {
-    crate::tui::services::load_session(store, id)
-        .with_context(|| format!("cannot load session {id}"))
+    crate::sessions::load(store, id).with_context(|| format!("cannot load session {id}"))
 }
 
 /// With no provider the interface still runs: it explains the set-up and

@@ -70,7 +70,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         out,
                         "{}  {:>9}  {:>4} msgs  {}",
                         &s.id.as_str()[..s.id.as_str().len().min(13)],
-                        crate::tui::widgets::session_browser::age(now, s.updated_at),
+                        crate::sessions::age(now, s.updated_at),
                         s.message_count,
                         one_line_max(s.display_title(), 80)
                     )?;
@@ -185,11 +185,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
             output,
         } => {
             let id = store.resolve_id(&id)?;
-            let text = if as_json {
-                serde_json::to_string_pretty(&store.export_json(&id)?)?
-            } else {
-                store.export_markdown(&id)?
-            };
+            let (text, _) = crate::sessions::export_text(&store, &id, as_json)?;
             match output {
                 Some(path) => {
                     std::fs::write(&path, text)

@@ -58,7 +58,7 @@ pub enum AgentCommand {
         /// File versions of the session, so undo works after a resume.
         versions: Vec<crate::tools::state::FileVersion>,
         /// The stored session to continue recording into.
-        session_id: Option<String>,
+        session_id: Option<crate::store::SessionId>,
         /// What the session has cost so far, so totals continue from it.
         cost: Option<f64>,
         /// Files changed in the session that cannot be restored.
@@ -67,15 +67,7 @@ pub enum AgentCommand {
     Shutdown,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    Done,
-    Failed,
-    Denied,
-    Blocked,
-    Cancelled,
-}
+pub use crate::conversation::ToolStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -107,6 +99,12 @@ pub enum AgentEvent {
     ReasoningDelta(String),
     /// The stream restarted and the partial response must be dropped.
     ResponseReset,
+    /// The session being recorded changed: created, resumed, forked by a
+    /// rewind, or none (a new session not yet written).
+    SessionRecorded(Option<crate::store::SessionId>),
+    /// Writing the session to the store failed (it is retried with the
+    /// next write); the text says why.
+    StoreFailed(String),
     /// The model asked for a tool.
     ToolCallStarted {
         call_id: String,
@@ -166,7 +164,7 @@ pub enum AgentEvent {
         summary: Option<String>,
     },
     /// What an undo would do; the interface asks for confirmation.
-    UndoPlanned(crate::agent::undo::UndoPlan),
+    UndoPlanned(crate::tools::restore::UndoPlan),
     /// Files were restored.
     UndoApplied {
         turn: u64,
@@ -178,7 +176,7 @@ pub enum AgentEvent {
     RewindPlanned {
         turn: u64,
         prompt: String,
-        files: crate::agent::undo::UndoPlan,
+        files: crate::tools::restore::UndoPlan,
     },
     /// The conversation went back to before `turn`; `prompt` is that turn's
     /// text, for editing and sending again.
@@ -204,4 +202,17 @@ pub enum AgentEvent {
         turn: u64,
         outcome: TurnOutcome,
     },
+}
+
+impl AgentCommand {
+    /// The command that has the agent continue a stored session.
+    pub fn load(loaded: &crate::sessions::LoadedSession) -> AgentCommand {
+        AgentCommand::LoadHistory {
+            messages: loaded.messages.clone(),
+            versions: loaded.versions.clone(),
+            session_id: Some(loaded.id().clone()),
+            cost: loaded.cost,
+            lost: loaded.lost.clone(),
+        }
+    }
 }

@@ -16,10 +16,13 @@ pub trait SessionSink: Send + Sync {
     /// Files a turn changed that cannot be restored.
     fn lost_files(&self, _lost: &[crate::store::LostFile]) {}
     /// Continue an existing session instead of starting a new one.
-    fn resume(&self, session_id: &str);
+    fn resume(&self, session_id: &crate::store::SessionId);
     /// The next message starts a new session.
     fn new_session(&self);
     /// The conversation returned to before `turn`: drop the later messages
     /// (in place) or continue in a copy of the history before it (fork).
     fn rewind(&self, turn: u64, fork: bool);
+    /// Where to report what only the sink knows: the session it records
+    /// into (`SessionRecorded`) and writes that failed (`StoreFailed`).
+    fn attach(&self, _events: tokio::sync::mpsc::UnboundedSender<AgentEvent>) {}
 }

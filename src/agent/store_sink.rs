@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, Sender, channel};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::events::AgentEvent;
@@ -13,8 +13,10 @@ use super::recording::SessionSink;
 use crate::conversation::Role;
 use crate::llm::Usage;
 use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError, ToolRun};
+use crate::sync::lock;
 use crate::tools::ToolDisplay;
-use crate::tools::state::{FileVersion, lock};
+use crate::tools::state::FileVersion;
+use tokio::sync::mpsc::UnboundedSender;
 
 /// What a new session is created with.
 #[derive(Debug, Clone)]
@@ -31,33 +33,36 @@ enum Job {
     Event(Box<AgentEvent>, Instant),
     Versions(Vec<FileVersion>),
     Lost(Vec<crate::store::LostFile>),
-    Resume(String),
+    Resume(SessionId),
     New,
     Rewind(u64, bool),
     Flush(Sender<()>),
+    /// Where to report the recorded session and store failures.
+    Attach(UnboundedSender<AgentEvent>),
+    Recorded(Sender<Recorded>),
 }
 
-/// The session being recorded, shared with the interface (title, id).
+/// What the writer has recorded so far (a snapshot; front ends learn it
+/// from `AgentEvent::SessionRecorded` and `AgentEvent::StoreFailed`).
 #[derive(Debug, Default, Clone)]
 pub struct Recorded {
     pub session: Option<SessionId>,
-    /// The last error writing to the store, shown once by the interface.
+    /// The last error writing to the store.
     pub error: Option<String>,
 }
 
 pub struct StoreSink {
     tx: Mutex<Sender<Job>>,
-    pub state: Arc<Mutex<Recorded>>,
 }
 
 impl StoreSink {
     pub fn start(store: Store, info: SessionInfo) -> StoreSink {
         let (tx, rx) = channel();
-        let state = Arc::new(Mutex::new(Recorded::default()));
         let writer = Writer {
             store,
             info,
-            state: state.clone(),
+            recorded: Recorded::default(),
+            events: None,
             turn: 0,
             ids: Vec::new(),
             pending_usage: None,
@@ -69,14 +74,19 @@ impl StoreSink {
             .name("cairn-store".into())
             .spawn(move || writer.run(rx))
             .ok();
-        StoreSink {
-            tx: Mutex::new(tx),
-            state,
-        }
+        StoreSink { tx: Mutex::new(tx) }
     }
 
     fn send(&self, job: Job) {
         let _ = lock(&self.tx).send(job);
+    }
+
+    /// What has been recorded once everything sent so far is on disk.
+    pub fn recorded(&self) -> Recorded {
+        let (tx, rx) = channel();
+        self.send(Job::Recorded(tx));
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .unwrap_or_default()
     }
 
     /// Waits until everything sent so far is on disk.
@@ -114,8 +124,8 @@ impl SessionSink for StoreSink {
     fn lost_files(&self, lost: &[crate::store::LostFile]) {
         self.send(Job::Lost(lost.to_vec()));
     }
-    fn resume(&self, session_id: &str) {
-        self.send(Job::Resume(session_id.to_string()));
+    fn resume(&self, session_id: &SessionId) {
+        self.send(Job::Resume(session_id.clone()));
     }
     fn new_session(&self) {
         self.send(Job::New);
@@ -123,12 +133,16 @@ impl SessionSink for StoreSink {
     fn rewind(&self, turn: u64, fork: bool) {
         self.send(Job::Rewind(turn, fork));
     }
+    fn attach(&self, events: UnboundedSender<AgentEvent>) {
+        self.send(Job::Attach(events));
+    }
 }
 
 struct Writer {
     store: Store,
     info: SessionInfo,
-    state: Arc<Mutex<Recorded>>,
+    recorded: Recorded,
+    events: Option<UnboundedSender<AgentEvent>>,
     turn: u64,
     /// Message ids of the session with their turns, in order.
     ids: Vec<(MessageId, u64)>,
@@ -160,17 +174,28 @@ impl Writer {
         while let Ok(job) = rx.recv() {
             if let Err(e) = self.handle(job) {
                 tracing::error!("session store: {e}");
-                lock(&self.state).error = Some(e.to_string());
+                self.recorded.error = Some(e.to_string());
+                self.report(AgentEvent::StoreFailed(e.to_string()));
             }
         }
     }
 
     fn session(&self) -> Option<SessionId> {
-        lock(&self.state).session.clone()
+        self.recorded.session.clone()
     }
 
     fn set_session(&mut self, id: Option<SessionId>) {
-        lock(&self.state).session = id;
+        if self.recorded.session != id {
+            self.report(AgentEvent::SessionRecorded(id.clone()));
+        }
+        self.recorded.session = id;
+    }
+
+    fn report(&self, event: AgentEvent) {
+        if let Some(events) = &self.events {
+            // The front end may be gone (quitting); recording carries on.
+            let _ = events.send(event);
+        }
     }
 
     fn ensure_session(&mut self) -> Result<SessionId, StoreError> {
@@ -193,6 +218,10 @@ impl Writer {
             Job::Flush(done) => {
                 let _ = done.send(());
             }
+            Job::Attach(events) => self.events = Some(events),
+            Job::Recorded(answer) => {
+                let _ = answer.send(self.recorded.clone());
+            }
             Job::New => {
                 self.partial = None;
                 self.set_session(None);
@@ -202,7 +231,6 @@ impl Writer {
             }
             Job::Resume(id) => {
                 self.partial = None;
-                let id = SessionId(id);
                 let msgs = self.store.load_messages(&id)?;
                 self.ids = msgs
                     .iter()
@@ -297,10 +325,6 @@ impl Writer {
                     .started
                     .remove(&call_id)
                     .map(|t| at.saturating_duration_since(t).as_millis() as u64);
-                let status = serde_json::to_value(status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_else(|| "failed".into());
                 let id = self.ensure_session()?;
                 self.store.record_tool_run(
                     &id,

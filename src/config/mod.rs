@@ -6,6 +6,7 @@
 
 mod mode;
 mod providers;
+mod settings;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use serde::Deserialize;
 
 pub use mode::Mode;
 pub use providers::{ResolvedProvider, preset, resolve_provider};
+pub use settings::{SaveError, save_setting};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {

@@ -8,7 +8,6 @@ pub mod model;
 pub mod msg;
 pub mod panels;
 pub mod runtime;
-pub mod services;
 pub mod slash;
 pub mod styles;
 pub mod terminal;
@@ -48,10 +47,10 @@ pub struct TuiOptions {
     pub history_file: Option<PathBuf>,
     /// `[keys]` overrides from the config.
     pub keys: KeyConfig,
-    /// The store, MCP and config paths the panels use.
-    pub services: services::Services,
+    /// The sessions service, MCP and config paths effects run with.
+    pub handles: runtime::Handles,
     /// A resumed session, drawn as the starting transcript.
-    pub resumed: Option<services::LoadedSession>,
+    pub resumed: Option<crate::sessions::LoadedSession>,
     /// Shown as notices at start (e.g. the store could not be opened).
     pub notices: Vec<(NoticeLevel, String)>,
     /// Open the session browser at start (`cairn --resume` without an id).
@@ -65,16 +64,17 @@ pub async fn run(
     commands: UnboundedSender<AgentCommand>,
     events: UnboundedReceiver<AgentEvent>,
 ) -> anyhow::Result<()> {
-    let history_file = opts.history_file.clone();
-    let services = opts.services.clone();
+    let mut handles = opts.handles.clone();
+    handles.history_file = opts.history_file.clone();
     let open_sessions = opts.open_sessions;
     let mut model = build_model(opts);
     let startup = if open_sessions {
+        model.now_ms = chrono::Utc::now().timestamp_millis();
         panels::open_sessions(&mut model)
     } else {
         Vec::new()
     };
-    runtime::run_loop(model, commands, events, history_file, services, startup).await
+    runtime::run_loop(model, commands, events, handles, startup).await
 }
 
 /// The starting model for `opts`; theme and key problems become notices.

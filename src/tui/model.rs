@@ -89,7 +89,13 @@ pub struct Model {
     pub flash: Option<(String, Instant)>,
     /// The clock `update` reads; the runtime sets it before each message.
     pub now: Instant,
+    /// The wall clock in Unix milliseconds, set with `now` (session ages).
+    pub now_ms: i64,
     pub should_quit: bool,
+    /// The stored session being recorded, once there is one.
+    pub session: Option<crate::sessions::SessionId>,
+    /// A store write failed and the person has been told.
+    pub store_failed: bool,
     /// The session's title, once it has one.
     pub title: Option<String>,
     /// Where user themes live.
@@ -127,6 +133,9 @@ impl Model {
             agent_gone: false,
             flash: None,
             now: Instant::now(),
+            now_ms: 0,
+            session: None,
+            store_failed: false,
             should_quit: false,
             title: None,
             theme_dir: None,

@@ -9,10 +9,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::agent::AgentCommand;
-use crate::agent::undo::{FileAction, UndoPlan};
+use crate::sessions::SessionId;
+use crate::sessions::{RewindTo, SessionRequest};
+use crate::tools::restore::{FileAction, UndoPlan};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Model, Overlay};
-use crate::tui::services::ServiceCmd;
 use crate::tui::slash::{self, Slash};
 use crate::tui::styles::Styles;
 use crate::tui::widgets::picker::{Picker, PickerAction, PickerItem, PickerStyles};
@@ -32,13 +33,13 @@ pub enum Panel {
     Rewind(Picker),
     /// A prompt of a stored session to continue from.
     StoredRewind {
-        session: String,
+        session: SessionId,
         picker: Picker,
         prompts: Vec<(i64, String)>,
     },
     /// How to continue from that prompt: as a fork, or in place.
     ConfirmStoredRewind {
-        session: String,
+        session: SessionId,
         message: i64,
         prompt: String,
         fork: bool,
@@ -205,7 +206,7 @@ fn themes_picker(current: &str) -> Panel {
 }
 
 /// The prompts of a stored session, newest first.
-pub fn stored_rewind_panel(session: String, prompts: Vec<(i64, String)>) -> Panel {
+pub fn stored_rewind_panel(session: SessionId, prompts: Vec<(i64, String)>) -> Panel {
     let items = prompts
         .iter()
         .cloned()
@@ -341,18 +342,32 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::Rewind => open_rewind(model),
         Slash::Rename(title) => {
             model.title = Some(title.clone());
-            vec![
-                Cmd::Send(AgentCommand::SetTitle(title.clone())),
-                Cmd::Service(ServiceCmd::Rename { id: None, title }),
-            ]
+            let mut cmds = vec![Cmd::Send(AgentCommand::SetTitle(title.clone()))];
+            match model.session.clone() {
+                Some(id) => cmds.push(Cmd::Session(SessionRequest::Rename { id, title })),
+                None => notice(
+                    model,
+                    "This session has no messages yet; it is named when it starts.",
+                ),
+            }
+            cmds
         }
-        Slash::Export(fmt) => vec![Cmd::Service(ServiceCmd::Export {
-            id: None,
-            json: fmt == slash::ExportFormat::Json,
-        })],
-        Slash::Mcp => vec![Cmd::Service(ServiceCmd::McpStatus)],
-        Slash::McpRestart(name) => vec![Cmd::Service(ServiceCmd::McpRestart(name))],
-        Slash::Permissions => vec![Cmd::Service(ServiceCmd::Permissions)],
+        Slash::Export(fmt) => match model.session.clone() {
+            Some(id) => vec![Cmd::Session(SessionRequest::Export {
+                id,
+                json: fmt == slash::ExportFormat::Json,
+            })],
+            None => {
+                notice(
+                    model,
+                    "This session has no messages yet; there is nothing to export.",
+                );
+                Vec::new()
+            }
+        },
+        Slash::Mcp => vec![Cmd::ShowMcpStatus],
+        Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
+        Slash::Permissions => vec![Cmd::ShowPermissionRules],
         Slash::Mouse => {
             model.mouse_captured = !model.mouse_captured;
             vec![Cmd::SetMouseCapture(model.mouse_captured)]
@@ -365,11 +380,15 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
     }
 }
 
+/// An error the person reads in the transcript (no session to act on).
+fn notice(model: &mut Model, text: &str) {
+    crate::tui::update::notice(model, crate::agent::NoticeLevel::Error, text.to_string());
+}
+
 pub fn open_sessions(model: &mut Model) -> Vec<Cmd> {
-    let now_ms = chrono::Utc::now().timestamp_millis();
-    let (browser, first) = SessionBrowser::open(now_ms);
+    let (browser, first) = SessionBrowser::open(model.now_ms);
     open(model, Panel::Sessions(Box::new(browser)));
-    browser_cmds(first)
+    browser_cmds(model, first)
 }
 
 pub fn open_rewind(model: &mut Model) -> Vec<Cmd> {
@@ -390,7 +409,10 @@ fn set_theme(model: &mut Model, name: &str, save: bool) -> Vec<Cmd> {
             model.styles = Styles::from_theme(&model.theme);
             model.transcript.invalidate();
             if save {
-                vec![Cmd::Service(ServiceCmd::SaveTheme(name.to_string()))]
+                vec![Cmd::SaveSetting {
+                    key: "theme",
+                    value: name.to_string(),
+                }]
             } else {
                 Vec::new()
             }
@@ -402,36 +424,33 @@ fn set_theme(model: &mut Model, name: &str, save: bool) -> Vec<Cmd> {
     }
 }
 
-fn browser_cmds(action: BrowserAction) -> Vec<Cmd> {
+fn browser_cmds(model: &Model, action: BrowserAction) -> Vec<Cmd> {
+    let ask = |req| vec![Cmd::Session(req)];
     match action {
         BrowserAction::Query {
             text,
             all_projects,
             offset,
-        } => {
-            vec![Cmd::Service(ServiceCmd::QuerySessions {
-                text,
-                all: all_projects,
-                offset,
-            })]
-        }
+        } => ask(SessionRequest::Query {
+            text,
+            all_projects,
+            offset,
+        }),
         BrowserAction::Then(first, second) => {
-            let mut cmds = browser_cmds(*first);
-            cmds.extend(browser_cmds(*second));
+            let mut cmds = browser_cmds(model, *first);
+            cmds.extend(browser_cmds(model, *second));
             cmds
         }
-        BrowserAction::Preview(id) => vec![Cmd::Service(ServiceCmd::Preview(id))],
-        BrowserAction::Rename { id, title } => vec![Cmd::Service(ServiceCmd::Rename {
-            id: Some(id),
-            title,
-        })],
-        BrowserAction::Delete(id) => vec![Cmd::Service(ServiceCmd::Delete(id))],
-        BrowserAction::Fork(id) => vec![Cmd::Service(ServiceCmd::Fork(id))],
-        BrowserAction::Export { id, json } => {
-            vec![Cmd::Service(ServiceCmd::Export { id: Some(id), json })]
-        }
-        BrowserAction::Resume(id) => vec![Cmd::Service(ServiceCmd::Resume(id))],
-        BrowserAction::Rewind(id) => vec![Cmd::Service(ServiceCmd::Prompts(id))],
+        BrowserAction::Preview(id) => ask(SessionRequest::Preview(id)),
+        BrowserAction::Rename { id, title } => ask(SessionRequest::Rename { id, title }),
+        BrowserAction::Delete(id) => ask(SessionRequest::Delete {
+            id,
+            current: model.session.clone(),
+        }),
+        BrowserAction::Fork(id) => ask(SessionRequest::Fork(id)),
+        BrowserAction::Export { id, json } => ask(SessionRequest::Export { id, json }),
+        BrowserAction::Resume(id) => ask(SessionRequest::Resume(id)),
+        BrowserAction::Rewind(id) => ask(SessionRequest::Prompts(id)),
         BrowserAction::None | BrowserAction::Close => Vec::new(),
     }
 }
@@ -525,7 +544,7 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
                 model.flash("Resuming waits until the agent is idle (Esc stops it)");
                 keep = true;
             } else {
-                cmds = browser_cmds(action);
+                cmds = browser_cmds(model, action);
             }
         }
         Panel::Rewind(p) => match p.handle_key(key) {
@@ -552,7 +571,7 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
                         .map(|(_, p)| p.clone())
                         .unwrap_or_default();
                     *panel = Panel::ConfirmStoredRewind {
-                        session: std::mem::take(session),
+                        session: session.clone(),
                         message,
                         prompt,
                         fork: true,
@@ -572,10 +591,14 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             KeyCode::Char('f') | KeyCode::Char(' ') => *fork = !*fork,
             KeyCode::Enter | KeyCode::Char('y') => {
                 keep = false;
-                cmds = vec![Cmd::Service(ServiceCmd::ForkBefore {
-                    id: session.clone(),
-                    message: *message,
-                    in_place: !*fork,
+                cmds = vec![Cmd::Session(SessionRequest::Rewind {
+                    to: RewindTo {
+                        id: session.clone(),
+                        message: *message,
+                        in_place: !*fork,
+                    },
+                    current: model.session.clone(),
+                    workspace: model.cwd.clone(),
                 })];
             }
             KeyCode::Esc | KeyCode::Char('n') => keep = false,
@@ -584,7 +607,7 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         Panel::RestoreFiles { from, versions, .. } => match key.code {
             KeyCode::Char('y') | KeyCode::Enter => {
                 keep = false;
-                cmds = vec![Cmd::Service(ServiceCmd::RestoreFiles {
+                cmds = vec![Cmd::Session(SessionRequest::RestoreFiles {
                     versions: std::mem::take(versions),
                     from: *from,
                 })];
@@ -657,8 +680,8 @@ pub fn browser_mut(model: &mut Model) -> Option<&mut SessionBrowser> {
     })
 }
 
-pub fn browser_follow_up(action: BrowserAction) -> Vec<Cmd> {
-    browser_cmds(action)
+pub fn browser_follow_up(model: &Model, action: BrowserAction) -> Vec<Cmd> {
+    browser_cmds(model, action)
 }
 
 fn picker_styles(s: &Styles) -> PickerStyles {

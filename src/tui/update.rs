@@ -59,7 +59,13 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
             Vec::new()
         }
         Msg::Agent(ev) => agent_event(model, ev),
-        Msg::Service(s) => crate::tui::update_session::service(model, s),
+        Msg::Session(reply) => crate::tui::update_session::session_reply(model, reply),
+        Msg::Files(files) => crate::tui::update_session::files(model, files),
+        Msg::Text { title, text } => crate::tui::update_session::text(model, title, text),
+        Msg::Notice(level, text) => {
+            notice(model, level, text);
+            Vec::new()
+        }
         Msg::AgentGone => {
             model.agent_gone = true;
             model.turn_running = false;
@@ -255,7 +261,7 @@ fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         return Vec::new();
     }
     if key.code == KeyCode::Char('@') && !key.modifiers.contains(KeyModifiers::CONTROL) {
-        return vec![Cmd::Service(crate::tui::services::ServiceCmd::ListFiles)];
+        return vec![Cmd::ListFiles];
     }
     if key.code == KeyCode::Char('?') && model.input.is_empty() {
         model.overlays.push(Overlay::Help { scroll: 0 });

@@ -180,7 +180,9 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         | AgentEvent::UndoPlanned(_)
         | AgentEvent::UndoApplied { .. }
         | AgentEvent::RewindPlanned { .. }
-        | AgentEvent::Rewound { .. }) => {
+        | AgentEvent::Rewound { .. }
+        | AgentEvent::SessionRecorded(_)
+        | AgentEvent::StoreFailed(_)) => {
             return crate::tui::update_session::agent_event(model, other);
         }
         AgentEvent::TurnFinished { outcome, .. } => {

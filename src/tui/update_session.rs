@@ -1,11 +1,11 @@
-//! Session events: compaction, titles, undo and rewind, and answers from
-//! the services (store, files, MCP).
+//! Session events: compaction, titles, undo and rewind, and the answers
+//! effects send back (the sessions service, the file list, text panels).
 
-use crate::agent::{AgentEvent, NoticeLevel};
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
+use crate::sessions::{Later, Resumed, SessionReply};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::Model;
 use crate::tui::panels::{self, Panel};
-use crate::tui::services::ServiceMsg;
 use crate::tui::update::notice;
 use crate::tui::widgets::cell::CellKind;
 
@@ -26,6 +26,16 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
                 before_tokens / 1000,
                 after_tokens / 1000
             )));
+        }
+        AgentEvent::SessionRecorded(id) => model.session = id,
+        // Told once: the writer retries with each later write.
+        AgentEvent::StoreFailed(why) if !model.store_failed => {
+            model.store_failed = true;
+            notice(
+                model,
+                NoticeLevel::Warning,
+                format!("The session could not be saved: {why}"),
+            );
         }
         AgentEvent::TitleChanged(title) => model.title = Some(title),
         AgentEvent::TitleGenerated(title) if model.title.is_none() => model.title = Some(title),
@@ -112,37 +122,51 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
     Vec::new()
 }
 
-pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
-    match msg {
-        ServiceMsg::Files(files) => {
-            if files.is_empty() {
-                model.flash("No files found in the project");
-            } else {
-                panels::open(model, panels::files_picker(files));
-            }
-            Vec::new()
-        }
-        ServiceMsg::Sessions {
+/// The project's files arrived: open the `@` picker.
+pub fn files(model: &mut Model, files: Vec<String>) -> Vec<Cmd> {
+    if files.is_empty() {
+        model.flash("No files found in the project");
+    } else {
+        panels::open(model, panels::files_picker(files));
+    }
+    Vec::new()
+}
+
+/// A text for a panel arrived (`/mcp`, `/permissions`).
+pub fn text(model: &mut Model, title: String, text: String) -> Vec<Cmd> {
+    panels::open(
+        model,
+        Panel::Text {
+            title,
+            text,
+            scroll: 0,
+        },
+    );
+    Vec::new()
+}
+
+/// The sessions service answered.
+pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
+    match reply {
+        SessionReply::Sessions {
             query,
             entries,
             offset,
         } => {
-            let now = chrono::Utc::now().timestamp_millis();
-            match panels::browser_mut(model) {
-                Some(b) => {
-                    let follow = b.set_entries(&query, entries, now, offset);
-                    panels::browser_follow_up(follow)
-                }
-                None => Vec::new(),
-            }
+            let now = model.now_ms;
+            let follow = match panels::browser_mut(model) {
+                Some(b) => b.set_entries(&query, entries, now, offset),
+                None => return Vec::new(),
+            };
+            panels::browser_follow_up(model, follow)
         }
-        ServiceMsg::Preview { id, lines } => {
+        SessionReply::Preview { id, lines } => {
             if let Some(b) = panels::browser_mut(model) {
                 b.set_preview(&id, lines);
             }
             Vec::new()
         }
-        ServiceMsg::Prompts { id, prompts } => {
+        SessionReply::Prompts { id, prompts } => {
             if prompts.is_empty() {
                 model.flash("That session has no prompts");
             } else {
@@ -150,8 +174,8 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             }
             Vec::new()
         }
-        ServiceMsg::Resumed(r) => {
-            let crate::tui::services::Resumed {
+        SessionReply::Resumed(r) => {
+            let Resumed {
                 loaded,
                 draft,
                 later,
@@ -160,62 +184,40 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             if let Some(d) = draft {
                 model.input.set_text(&d);
             }
-            if let Some(later) = later {
-                offer_restore(model, later);
-            }
-            notice(model, NoticeLevel::Info, loaded.resumed_notice());
-            vec![Cmd::Send(loaded.load_command())]
-        }
-        ServiceMsg::Text { title, text } => {
-            panels::open(
-                model,
-                Panel::Text {
-                    title,
-                    text,
-                    scroll: 0,
-                },
-            );
-            Vec::new()
-        }
-        ServiceMsg::Info(level, text) => {
-            notice(model, level, text);
-            Vec::new()
-        }
-        ServiceMsg::DeleteRefused(why) => {
-            model.flash(&why);
-            match panels::browser_mut(model) {
-                Some(b) => panels::browser_follow_up(b.query_action()),
-                None => Vec::new(),
-            }
-        }
-    }
-}
-
-/// After a rewind from the browser: offer to put the files back as they
-/// were before the chosen prompt, naming what cannot be.
-fn offer_restore(model: &mut Model, later: crate::tui::services::Later) {
-    let crate::tui::services::Later {
-        from,
-        versions,
-        lost,
-    } = later;
-    let to = versions.iter().map(|v| v.turn).max().unwrap_or(from);
-    let mut plan = crate::agent::undo::plan_range(&versions, from, to, &model.cwd);
-    for (path, why) in lost {
-        let shown = std::path::Path::new(&path)
-            .strip_prefix(&model.cwd)
-            .map(|p| p.display().to_string())
-            .unwrap_or(path);
-        plan.unrestorable.push((shown, why));
-    }
-    if !plan.files.is_empty() || !plan.unrestorable.is_empty() {
-        panels::open(
-            model,
-            Panel::RestoreFiles {
+            if let Some(Later {
                 from,
                 versions,
                 plan,
-            },
-        );
+            }) = later
+            {
+                // After a rewind from the browser: offer to put the files
+                // back as they were before the chosen prompt.
+                panels::open(
+                    model,
+                    Panel::RestoreFiles {
+                        from,
+                        versions,
+                        plan,
+                    },
+                );
+            }
+            notice(model, NoticeLevel::Info, loaded.resumed_notice());
+            vec![Cmd::Send(AgentCommand::load(&loaded))]
+        }
+        SessionReply::Info(text) => {
+            notice(model, NoticeLevel::Info, text);
+            Vec::new()
+        }
+        SessionReply::Failed(text) => {
+            notice(model, NoticeLevel::Error, text);
+            Vec::new()
+        }
+        SessionReply::DeleteRefused(why) => {
+            model.flash(&why);
+            match panels::browser_mut(model).map(|b| b.query_action()) {
+                Some(action) => panels::browser_follow_up(model, action),
+                None => Vec::new(),
+            }
+        }
     }
 }

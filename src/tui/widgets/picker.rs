@@ -240,29 +240,6 @@ impl Picker {
     }
 }
 
-/// Files under `root` for the `@` picker: gitignore-aware, relative paths,
-/// at most `cap`.
-pub fn workspace_files(root: &std::path::Path, cap: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .build()
-        .flatten()
-    {
-        if out.len() >= cap {
-            break;
-        }
-        if entry.file_type().is_some_and(|t| t.is_file())
-            && let Ok(rel) = entry.path().strip_prefix(root)
-        {
-            out.push(rel.to_string_lossy().into_owned());
-        }
-    }
-    out.sort();
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,18 +301,5 @@ mod tests {
             .unwrap();
         let screen = format!("{:?}", t.backend().buffer());
         assert!(screen.contains("Commands") && screen.contains("model"));
-    }
-
-    #[test]
-    fn workspace_files_respect_gitignore() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
-        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
-        std::fs::create_dir_all(dir.path().join("target")).unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("target/x.o"), "").unwrap();
-        std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
-        let files = workspace_files(dir.path(), 100);
-        assert_eq!(files, vec!["src/a.rs".to_string()]);
     }
 }

@@ -9,19 +9,9 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 /// One row of the list.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BrowserEntry {
-    pub id: String,
-    pub title: String,
-    /// Unix milliseconds of the last activity.
-    pub updated_at: i64,
-    pub message_count: u64,
-    pub first_prompt: String,
-    pub project: String,
-    /// For search results: the matching text, with `\u{1}` … `\u{2}` around
-    /// the matched words.
-    pub snippet: Option<String>,
-}
+pub use crate::sessions::SessionEntry as BrowserEntry;
+use crate::sessions::SessionId;
+use crate::sessions::age;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BrowserAction {
@@ -37,20 +27,20 @@ pub enum BrowserAction {
     /// Two things to do, in order.
     Then(Box<BrowserAction>, Box<BrowserAction>),
     /// Load the preview of this session.
-    Preview(String),
-    Resume(String),
+    Preview(SessionId),
+    Resume(SessionId),
     Rename {
-        id: String,
+        id: SessionId,
         title: String,
     },
-    Delete(String),
-    Fork(String),
+    Delete(SessionId),
+    Fork(SessionId),
     Export {
-        id: String,
+        id: SessionId,
         json: bool,
     },
     /// Pick a prompt of this session to continue from (a fork before it).
-    Rewind(String),
+    Rewind(SessionId),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -105,7 +95,7 @@ pub struct SessionBrowser {
     selected: usize,
     scroll: usize,
     prompt: Prompt,
-    preview: Option<(String, Vec<String>)>,
+    preview: Option<(SessionId, Vec<String>)>,
     now_ms: i64,
     /// The list may go on past what is shown (the last page was full).
     more: bool,
@@ -115,7 +105,7 @@ pub struct SessionBrowser {
 
 /// Sessions listed per page; the next page loads as the selection nears
 /// the end of the list.
-pub const BROWSER_PAGE: usize = 200;
+pub use crate::sessions::PAGE as BROWSER_PAGE;
 
 impl SessionBrowser {
     /// A new browser; the caller runs the returned query.
@@ -173,18 +163,18 @@ impl SessionBrowser {
         self.preview_action()
     }
 
-    pub fn set_preview(&mut self, id: &str, lines: Vec<String>) {
+    pub fn set_preview(&mut self, id: &SessionId, lines: Vec<String>) {
         if self.selected_id() == Some(id) {
-            self.preview = Some((id.to_string(), lines));
+            self.preview = Some((id.clone(), lines));
         }
     }
 
-    pub fn selected_id(&self) -> Option<&str> {
-        self.entries.get(self.selected).map(|e| e.id.as_str())
+    pub fn selected_id(&self) -> Option<&SessionId> {
+        self.entries.get(self.selected).map(|e| &e.id)
     }
 
     fn preview_action(&mut self) -> BrowserAction {
-        match self.selected_id().map(str::to_string) {
+        match self.selected_id().cloned() {
             Some(id) => {
                 if self.preview.as_ref().map(|p| &p.0) != Some(&id) {
                     self.preview = None;
@@ -225,7 +215,7 @@ impl SessionBrowser {
                         if let Some(id) = self.selected_id()
                             && !title.is_empty()
                         {
-                            let id = id.to_string();
+                            let id = id.clone();
                             if let Some(e) = self.entries.get_mut(self.selected) {
                                 e.title = title.clone();
                             }
@@ -249,7 +239,7 @@ impl SessionBrowser {
                 };
                 return match self.selected_id() {
                     Some(id) => BrowserAction::Export {
-                        id: id.to_string(),
+                        id: id.clone(),
                         json,
                     },
                     None => BrowserAction::None,
@@ -258,7 +248,7 @@ impl SessionBrowser {
             Prompt::ConfirmDelete => {
                 self.prompt = Prompt::None;
                 if matches!(key.code, KeyCode::Char('y') | KeyCode::Char('Y'))
-                    && let Some(id) = self.selected_id().map(str::to_string)
+                    && let Some(id) = self.selected_id().cloned()
                 {
                     self.entries.remove(self.selected);
                     self.selected = self.selected.min(self.entries.len().saturating_sub(1));
@@ -273,7 +263,7 @@ impl SessionBrowser {
             KeyCode::Char('c') if ctrl => BrowserAction::Close,
             KeyCode::Enter => self
                 .selected_id()
-                .map(|id| BrowserAction::Resume(id.to_string()))
+                .map(|id| BrowserAction::Resume(id.clone()))
                 .unwrap_or(BrowserAction::None),
             KeyCode::Up => {
                 self.selected = self.selected.saturating_sub(1);
@@ -311,7 +301,7 @@ impl SessionBrowser {
             }
             KeyCode::Char('f') if ctrl => self
                 .selected_id()
-                .map(|id| BrowserAction::Fork(id.to_string()))
+                .map(|id| BrowserAction::Fork(id.clone()))
                 .unwrap_or(BrowserAction::None),
             KeyCode::Char('e') if ctrl => {
                 if self.selected_id().is_some() {
@@ -321,7 +311,7 @@ impl SessionBrowser {
             }
             KeyCode::Char('w') if ctrl => self
                 .selected_id()
-                .map(|id| BrowserAction::Rewind(id.to_string()))
+                .map(|id| BrowserAction::Rewind(id.clone()))
                 .unwrap_or(BrowserAction::None),
             KeyCode::Backspace => {
                 if self.query.pop().is_some() {
@@ -523,17 +513,6 @@ fn highlight_snippet(snippet: &str, max: usize, st: &BrowserStyles) -> Line<'sta
 }
 
 /// "3m ago", "2h ago", "5d ago".
-pub fn age(now_ms: i64, then_ms: i64) -> String {
-    let secs = ((now_ms - then_ms).max(0) / 1000) as u64;
-    match secs {
-        0..=59 => "just now".into(),
-        60..=3599 => format!("{}m ago", secs / 60),
-        3600..=86_399 => format!("{}h ago", secs / 3600),
-        86_400..=2_591_999 => format!("{}d ago", secs / 86_400),
-        _ => format!("{}mo ago", secs / 2_592_000),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,7 +577,7 @@ mod tests {
             b.set_entries("", vec![entry("a", "A", None)], 1_000_000, 0),
             BrowserAction::None
         );
-        assert_eq!(b.selected_id(), None);
+        assert_eq!(b.selected_id().map(SessionId::as_str), None);
         assert_eq!(
             b.set_entries(
                 "x",
@@ -641,7 +620,9 @@ mod tests {
         assert_eq!(
             action,
             BrowserAction::Then(
-                Box::new(BrowserAction::Preview(format!("s{}", BROWSER_PAGE - 15))),
+                Box::new(BrowserAction::Preview(
+                    format!("s{}", BROWSER_PAGE - 15).into()
+                )),
                 Box::new(BrowserAction::Query {
                     text: String::new(),
                     all_projects: false,
@@ -720,7 +701,7 @@ mod tests {
             b.handle_key(key(KeyCode::Char('y'))),
             BrowserAction::Delete("a".into())
         );
-        assert_eq!(b.selected_id(), Some("b"));
+        assert_eq!(b.selected_id().map(SessionId::as_str), Some("b"));
     }
 
     #[test]
@@ -738,7 +719,10 @@ mod tests {
             1_000_000,
             0,
         );
-        b.set_preview("a", vec!["> fix the build".into(), "Done.".into()]);
+        b.set_preview(
+            &SessionId::from("a"),
+            vec!["> fix the build".into(), "Done.".into()],
+        );
         let s = screen(&mut b, 120, 20);
         assert!(s.contains("Fix the build"), "{s}");
         assert!(s.contains("2m ago · 12 msgs"), "{s}");
@@ -819,7 +803,7 @@ mod tests {
         let (mut b, _) = SessionBrowser::open(1_000_000);
         b.set_entries("", three_sessions(), 1_000_000, 0);
         b.set_preview(
-            "a",
+            &SessionId::from("a"),
             vec![
                 "› the build fails after the upgrade".into(),
                 "  ⚙ bash cargo build".into(),

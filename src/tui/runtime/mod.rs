@@ -1,8 +1,10 @@
-//! The event loop: terminal events, agent events and a timer in one
-//! `select!`; draws only when something changed, at most every ~8 ms.
+//! The event loop: terminal events, agent events, answers from effects and
+//! a timer in one `select!`; draws only when something changed, at most
+//! every ~8 ms. Every `Cmd` that `update` returns runs here, in `execute`.
+
+mod effects;
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use crossterm::event::{Event, EventStream};
@@ -16,10 +18,11 @@ use crate::agent::{AgentCommand, AgentEvent};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::Model;
 use crate::tui::msg::Msg;
-use crate::tui::services::Services;
 use crate::tui::terminal;
 use crate::tui::update::update;
 use crate::tui::view::view;
+
+pub use effects::Handles;
 
 /// Frames after the person's input come at most this close together.
 const FRAME_GAP: Duration = Duration::from_millis(8);
@@ -32,47 +35,115 @@ pub async fn run_loop(
     mut model: Model,
     commands: UnboundedSender<AgentCommand>,
     mut events: UnboundedReceiver<AgentEvent>,
-    history_file: Option<PathBuf>,
-    services: Services,
+    handles: Handles,
     startup: Vec<Cmd>,
 ) -> anyhow::Result<()> {
     terminal::install_panic_hook();
     terminal::enter(model.mouse_captured)?;
-    let result = event_loop(
-        &mut model,
-        &commands,
-        &mut events,
-        history_file.as_deref(),
-        &services,
-        startup,
-    )
-    .await;
+    let result = event_loop(&mut model, &commands, &mut events, handles, startup).await;
     terminal::restore();
     let _ = commands.send(AgentCommand::Shutdown);
     result
+}
+
+/// Whether the loop goes on after an effect.
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// What effects run with: the terminal, the agent's channel, the services,
+/// and the channel their answers come back on.
+struct Runtime<'a> {
+    term: Terminal<CrosstermBackend<std::io::Stdout>>,
+    input: EventStream,
+    clipboard: Option<arboard::Clipboard>,
+    commands: &'a UnboundedSender<AgentCommand>,
+    replies: UnboundedSender<Msg>,
+    handles: Handles,
+}
+
+impl Runtime<'_> {
+    /// Runs one effect `update` asked for. Effects that answer later send
+    /// their `Msg` on `replies`.
+    fn execute(&mut self, cmd: Cmd, model: &Model) -> anyhow::Result<Flow> {
+        let tx = self.replies.clone();
+        match cmd {
+            Cmd::Quit => return Ok(Flow::Quit),
+            Cmd::Send(c) => {
+                let _ = self.commands.send(c);
+            }
+            Cmd::Session(req) => self.handles.session(req, tx),
+            Cmd::ListFiles => self.handles.list_files(tx),
+            Cmd::ShowMcpStatus => {
+                let _ = tx.send(self.handles.mcp_status());
+            }
+            Cmd::RestartMcp(name) => {
+                let _ = tx.send(self.handles.restart_mcp(&name));
+            }
+            Cmd::ShowPermissionRules => self.handles.permission_rules(tx),
+            Cmd::SaveSetting { key, value } => self.handles.save_setting(key, value, tx),
+            Cmd::CopyToClipboard(text) => terminal::copy_to_clipboard(&text, &mut self.clipboard),
+            Cmd::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
+            Cmd::AppendHistory(text) => {
+                if let Some(path) = &self.handles.history_file
+                    && let Err(e) = append_history(path, &text)
+                {
+                    tracing::warn!("cannot write prompt history {}: {e}", path.display());
+                }
+            }
+            Cmd::OpenEditor(text) => {
+                // The reader thread would steal the editor's keys.
+                drop(std::mem::replace(&mut self.input, EventStream::new()));
+                let edited = terminal::edit_in_editor(&text, model.mouse_captured);
+                self.term.clear()?;
+                let _ = tx.send(Msg::EditorClosed(edited));
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Runs every effect in order; stops at `Quit`.
+    fn execute_all(&mut self, cmds: Vec<Cmd>, model: &Model) -> anyhow::Result<Flow> {
+        for cmd in cmds {
+            if let Flow::Quit = self.execute(cmd, model)? {
+                return Ok(Flow::Quit);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+/// Sets the model's clock: `update` reads time only from the model.
+fn set_clock(model: &mut Model) {
+    model.now = std::time::Instant::now();
+    model.now_ms = chrono::Utc::now().timestamp_millis();
 }
 
 async fn event_loop(
     model: &mut Model,
     commands: &UnboundedSender<AgentCommand>,
     events: &mut UnboundedReceiver<AgentEvent>,
-    history_file: Option<&std::path::Path>,
-    services: &Services,
+    handles: Handles,
     startup: Vec<Cmd>,
 ) -> anyhow::Result<()> {
-    let (service_tx, mut service_rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
-    for cmd in startup {
-        if let Cmd::Service(s) = cmd {
-            services.run(s, service_tx.clone());
-        }
-    }
+    let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     term.clear()?;
-    let mut input = EventStream::new();
+    let mut rt = Runtime {
+        term,
+        input: EventStream::new(),
+        clipboard: None,
+        commands,
+        replies,
+        handles,
+    };
+    if let Flow::Quit = rt.execute_all(startup, model)? {
+        return Ok(());
+    }
     let mut tick = interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut clipboard: Option<arboard::Clipboard> = None;
     let mut agent_open = true;
     let mut dirty = true;
     // Something the person did is waiting to be drawn.
@@ -82,15 +153,15 @@ async fn event_loop(
     loop {
         let gap = if urgent { FRAME_GAP } else { STREAM_FRAME_GAP };
         if dirty && Instant::now() >= last_draw + gap {
-            model.now = std::time::Instant::now();
-            term.draw(|f| view(model, f))?;
+            set_clock(model);
+            rt.term.draw(|f| view(model, f))?;
             last_draw = Instant::now();
             dirty = false;
             urgent = false;
         }
         let mut msgs = Vec::new();
         tokio::select! {
-            ev = input.next() => match ev {
+            ev = rt.input.next() => match ev {
                 Some(Ok(ev)) => msgs.extend(to_msg(ev)),
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
@@ -108,7 +179,7 @@ async fn event_loop(
                     msgs.push(Msg::AgentGone);
                 }
             },
-            Some(msg) = service_rx.recv() => msgs.push(msg),
+            Some(msg) = reply_rx.recv() => msgs.push(msg),
             _ = tick.tick(), if model.needs_tick() => msgs.push(Msg::Tick(std::time::Instant::now())),
             _ = sleep_until(last_draw + gap), if dirty => {}
             _ = sigterm.recv() => return Ok(()),
@@ -116,33 +187,10 @@ async fn event_loop(
         for msg in msgs {
             dirty = true;
             urgent |= !matches!(msg, Msg::Agent(_) | Msg::Tick(_));
-            model.now = std::time::Instant::now();
-            for cmd in update(model, msg) {
-                match cmd {
-                    Cmd::Quit => return Ok(()),
-                    Cmd::Service(s) => services.run(s, service_tx.clone()),
-                    Cmd::Send(c) => {
-                        let _ = commands.send(c);
-                    }
-                    Cmd::CopyToClipboard(text) => {
-                        terminal::copy_to_clipboard(&text, &mut clipboard)
-                    }
-                    Cmd::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
-                    Cmd::AppendHistory(text) => {
-                        if let Some(path) = history_file
-                            && let Err(e) = append_history(path, &text)
-                        {
-                            tracing::warn!("cannot write prompt history {}: {e}", path.display());
-                        }
-                    }
-                    Cmd::OpenEditor(text) => {
-                        // The reader thread would steal the editor's keys.
-                        drop(std::mem::replace(&mut input, EventStream::new()));
-                        let edited = terminal::edit_in_editor(&text, model.mouse_captured);
-                        term.clear()?;
-                        update(model, Msg::EditorClosed(edited));
-                    }
-                }
+            set_clock(model);
+            let cmds = update(model, msg);
+            if let Flow::Quit = rt.execute_all(cmds, model)? {
+                return Ok(());
             }
         }
     }
