@@ -29,7 +29,7 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
             } else {
                 format!("Undone: restored {}", files.join(", "))
             };
-            crate::tui::update::notice(model, crate::agent::NoticeLevel::Info, text);
+            model.notice(crate::agent::NoticeLevel::Info, text);
         }
     };
     let starts = crate::context::turn_starts(messages);

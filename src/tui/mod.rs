@@ -13,8 +13,6 @@ pub mod styles;
 pub mod terminal;
 pub mod theme;
 pub mod update;
-pub mod update_agent;
-pub mod update_session;
 pub mod view;
 pub mod widgets;
 pub mod wrap;
@@ -70,7 +68,7 @@ pub async fn run(
     let mut model = build_model(opts);
     let startup = if open_sessions {
         model.now_ms = chrono::Utc::now().timestamp_millis();
-        panels::open_sessions(&mut model)
+        slash::open_sessions(&mut model)
     } else {
         Vec::new()
     };
@@ -80,23 +78,22 @@ pub async fn run(
 /// The starting model for `opts`; theme and key problems become notices.
 pub fn build_model(opts: TuiOptions) -> model::Model {
     let mut problems = Vec::new();
-    let depth = theme::detect_color_depth();
+    let themes = theme::Themes::load(opts.theme_dir.as_deref(), theme::detect_color_depth());
     let name = if opts.theme.is_empty() {
         "dark"
     } else {
         opts.theme.as_str()
     };
-    let theme = match theme::Theme::load(name, opts.theme_dir.as_deref()) {
+    let theme = match themes.get(name) {
         Ok(t) => t,
         Err(e) => {
             problems.push(format!("theme `{name}`: {e}; using the default theme"));
-            theme::Theme::default()
+            themes.fallback()
         }
-    }
-    .adapt(depth);
+    };
     highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
-    m.theme_dir = opts.theme_dir.clone();
+    m.themes = themes;
     if let Some(loaded) = &opts.resumed {
         history::show(&mut m, loaded);
     }
@@ -115,10 +112,10 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.keys = keys;
     problems.extend(key_problems);
     for p in problems {
-        update::notice(&mut m, NoticeLevel::Warning, p);
+        m.notice(NoticeLevel::Warning, p);
     }
     for (level, text) in opts.notices {
-        update::notice(&mut m, level, text);
+        m.notice(level, text);
     }
     m
 }

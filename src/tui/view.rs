@@ -94,7 +94,19 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     model
         .input
         .render(input_area, buf, &model.styles, title, focused);
-    status_bar::render(model, status_area, buf);
+    let status = status_bar::StatusInfo {
+        styles: &model.styles,
+        provider: &model.provider,
+        model: &model.model,
+        mode: model.mode,
+        usage: &model.usage,
+        cwd: &model.cwd,
+        git_branch: model.git_branch.as_deref(),
+        activity: &model.activity,
+        now: model.now,
+        mouse_captured: model.mouse_captured,
+    };
+    status_bar::render(&status, status_area, buf);
 
     let dialog_area = if area.width < 60 || area.height < 20 {
         area
@@ -115,9 +127,7 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     for o in model.overlays.iter_mut() {
         match o {
             Overlay::Help { scroll } => help::render(area, buf, &model.keys, &model.styles, scroll),
-            Overlay::Panel(p) => {
-                crate::tui::panels::render(p, area, buf, &model.styles, &model.theme)
-            }
+            Overlay::Panel(p) => p.render(area, buf, &model.styles, &model.theme),
         }
     }
 }

@@ -4,7 +4,6 @@ pub mod help;
 pub mod input;
 pub mod permission_dialog;
 pub mod picker;
-pub mod session_browser;
 pub mod status_bar;
 pub mod tool_cell;
 pub mod transcript;

@@ -2,15 +2,60 @@
 //! Parts drop out by priority when the terminal is narrow.
 
 use std::path::Path;
-use std::time::Duration;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::tui::model::{Activity, Model};
+use crate::config::Mode;
+use crate::tui::styles::Styles;
 use crate::tui::widgets::tool_cell::{SPINNER, format_elapsed};
+
+/// What the agent is doing, for the status line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Activity {
+    Idle,
+    Thinking {
+        since: Instant,
+    },
+    Responding {
+        since: Instant,
+    },
+    RunningTool {
+        name: String,
+        since: Instant,
+    },
+    WaitingForPermission,
+    Retrying {
+        until: Instant,
+        attempt: u32,
+        max: u32,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct UsageInfo {
+    pub context_tokens: u64,
+    pub context_window: u64,
+    pub cost: Option<f64>,
+}
+
+/// What the line shows, borrowed from the interface's model.
+pub struct StatusInfo<'a> {
+    pub styles: &'a Styles,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub mode: Mode,
+    pub usage: &'a UsageInfo,
+    pub cwd: &'a PathBuf,
+    pub git_branch: Option<&'a str>,
+    pub activity: &'a Activity,
+    pub now: Instant,
+    pub mouse_captured: bool,
+}
 
 /// One part of the line; lower `priority` is dropped first.
 struct Part {
@@ -19,11 +64,11 @@ struct Part {
     priority: u8,
 }
 
-pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
+pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
     if area.height == 0 || area.width == 0 {
         return;
     }
-    let s = &model.styles;
+    let s = model.styles;
     let mut parts = Vec::new();
     if let Some(a) = activity(model) {
         parts.push(Part {
@@ -34,7 +79,7 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
     }
     parts.push(Part {
         text: if model.model.is_empty() {
-            model.provider.clone()
+            model.provider.to_string()
         } else {
             format!("{}/{}", model.provider, model.model)
         },
@@ -43,14 +88,14 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
     });
     parts.push(Part {
         text: model.mode.to_string(),
-        style: if model.mode == crate::permission::Mode::Auto {
+        style: if model.mode == Mode::Auto {
             s.warning
         } else {
             s.accent
         },
         priority: 8,
     });
-    let u = &model.usage;
+    let u = model.usage;
     if let Some(pct) = (u.context_tokens * 100)
         .checked_div(u.context_window)
         .filter(|_| u.context_tokens > 0)
@@ -69,8 +114,8 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
             priority: 4,
         });
     }
-    let mut place = shorten_path(&model.cwd);
-    if let Some(b) = &model.git_branch {
+    let mut place = shorten_path(model.cwd);
+    if let Some(b) = model.git_branch {
         place.push_str(&format!(" ({b})"));
     }
     parts.push(Part {
@@ -107,11 +152,11 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
 
-fn activity(model: &Model) -> Option<String> {
+fn activity(model: &StatusInfo) -> Option<String> {
     let now = model.now;
     let secs = |since| now.saturating_duration_since(since);
     let spin = |d: Duration| SPINNER[(d.as_millis() / 100) as usize % SPINNER.len()];
-    let text = match &model.activity {
+    let text = match model.activity {
         Activity::Idle => return None,
         Activity::Thinking { since } => {
             format!("{} thinking {}", spin(secs(*since)), whole(secs(*since)))

@@ -3,6 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
+mod dialogs;
+mod table;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// `[keys]` from the config: action name → key string ("ctrl+g"), or several
@@ -41,6 +44,44 @@ pub enum Action {
     Palette,
     Sessions,
     ViewDiff,
+    // The dialogs (`dialogs.rs`).
+    PanelConfirm,
+    PanelReject,
+    PanelToggleFork,
+    PanelToggle,
+    PanelToggleRestore,
+    PanelDown,
+    PanelUp,
+    PanelPageDown,
+    PanelPageUp,
+    DiffPageDown,
+    DiffTop,
+    PickerPrev,
+    PickerNext,
+    PickerPageUp,
+    PickerPageDown,
+    PickerChoose,
+    PickerClear,
+    PickerCancel,
+    BrowserClose,
+    BrowserResume,
+    BrowserPrev,
+    BrowserNext,
+    BrowserPageUp,
+    BrowserPageDown,
+    BrowserScope,
+    BrowserRename,
+    BrowserDelete,
+    BrowserFork,
+    BrowserRewind,
+    BrowserExport,
+    BrowserConfirmDelete,
+    BrowserExportMarkdown,
+    BrowserExportJson,
+    HelpDown,
+    HelpUp,
+    HelpPageDown,
+    HelpPageUp,
 }
 
 /// Where an action applies, for the help overlay.
@@ -50,216 +91,18 @@ pub enum Scope {
     Prompt,
     Transcript,
     Dialog,
+    /// Dialogs over the transcript (pickers, confirmations, panels).
+    Panel,
+}
+
+/// Name, default keys, where it applies, what it does.
+type Row = (Action, &'static str, &'static str, Scope, &'static str);
+
+fn rows() -> impl Iterator<Item = &'static Row> {
+    table::TABLE.iter().chain(dialogs::DIALOG_TABLE)
 }
 
 impl Action {
-    /// Name, default keys, where it applies, what it does.
-    const TABLE: &'static [(Action, &'static str, &'static str, Scope, &'static str)] = &[
-        (
-            Action::Submit,
-            "submit",
-            "enter",
-            Scope::Prompt,
-            "send the prompt",
-        ),
-        (
-            Action::Newline,
-            "newline",
-            "shift+enter, ctrl+j",
-            Scope::Prompt,
-            "insert a newline",
-        ),
-        (
-            Action::Cancel,
-            "cancel",
-            "esc",
-            Scope::Global,
-            "cancel the running turn",
-        ),
-        (
-            Action::Interrupt,
-            "interrupt",
-            "ctrl+c",
-            Scope::Global,
-            "cancel; twice quits",
-        ),
-        (
-            Action::ScrollUp,
-            "scroll_up",
-            "pageup",
-            Scope::Global,
-            "scroll the transcript up",
-        ),
-        (
-            Action::ScrollDown,
-            "scroll_down",
-            "pagedown",
-            Scope::Global,
-            "scroll the transcript down",
-        ),
-        (
-            Action::ScrollTop,
-            "scroll_top",
-            "home",
-            Scope::Global,
-            "jump to the start",
-        ),
-        (
-            Action::ScrollBottom,
-            "scroll_bottom",
-            "end",
-            Scope::Global,
-            "follow new output",
-        ),
-        (
-            Action::FocusTranscript,
-            "focus_transcript",
-            "tab",
-            Scope::Global,
-            "switch focus prompt/transcript",
-        ),
-        (
-            Action::CycleMode,
-            "cycle_mode",
-            "shift+tab",
-            Scope::Global,
-            "cycle the permission mode",
-        ),
-        (
-            Action::ToggleMouse,
-            "toggle_mouse",
-            "f2",
-            Scope::Global,
-            "mouse capture on/off (off: select text)",
-        ),
-        (
-            Action::Help,
-            "help",
-            "f1",
-            Scope::Global,
-            "this help (also ? on an empty prompt)",
-        ),
-        (
-            Action::Palette,
-            "palette",
-            "ctrl+p",
-            Scope::Global,
-            "command palette (also / on an empty prompt; @ picks a file)",
-        ),
-        (
-            Action::ViewDiff,
-            "view_diff",
-            "v",
-            Scope::Transcript,
-            "open the selected edit's diff full-screen (t: layout)",
-        ),
-        (
-            Action::Sessions,
-            "sessions",
-            "ctrl+s",
-            Scope::Global,
-            "browse, search and resume sessions (Esc twice rewinds)",
-        ),
-        (
-            Action::OpenEditor,
-            "open_editor",
-            "ctrl+g",
-            Scope::Prompt,
-            "edit the prompt in $EDITOR",
-        ),
-        (
-            Action::HistoryPrev,
-            "history_prev",
-            "up",
-            Scope::Prompt,
-            "earlier prompt (on the first line)",
-        ),
-        (
-            Action::HistoryNext,
-            "history_next",
-            "down",
-            Scope::Prompt,
-            "later prompt (on the last line)",
-        ),
-        (
-            Action::SelectPrev,
-            "select_prev",
-            "k, up",
-            Scope::Transcript,
-            "select the previous cell",
-        ),
-        (
-            Action::SelectNext,
-            "select_next",
-            "j, down",
-            Scope::Transcript,
-            "select the next cell",
-        ),
-        (
-            Action::SelectFirst,
-            "select_first",
-            "g",
-            Scope::Transcript,
-            "select the first cell",
-        ),
-        (
-            Action::SelectLast,
-            "select_last",
-            "shift+g",
-            Scope::Transcript,
-            "select the last cell",
-        ),
-        (
-            Action::ToggleExpand,
-            "toggle_expand",
-            "enter",
-            Scope::Transcript,
-            "expand / fold the cell",
-        ),
-        (
-            Action::CopyMessage,
-            "copy_message",
-            "y",
-            Scope::Transcript,
-            "copy the cell's text",
-        ),
-        (
-            Action::CopyCode,
-            "copy_code",
-            "c",
-            Scope::Transcript,
-            "copy the next code block",
-        ),
-        (
-            Action::AllowOnce,
-            "allow_once",
-            "a",
-            Scope::Dialog,
-            "allow once",
-        ),
-        (
-            Action::AllowAlways,
-            "allow_always",
-            "s",
-            Scope::Dialog,
-            "allow always (stores the rule shown)",
-        ),
-        (
-            Action::Deny,
-            "deny",
-            "d",
-            Scope::Dialog,
-            "deny, then type an optional reason",
-        ),
-        (
-            Action::ToggleDiffLayout,
-            "toggle_diff_layout",
-            "t",
-            Scope::Dialog,
-            "unified / side-by-side diff",
-        ),
-    ];
-
     pub fn as_str(self) -> &'static str {
         Self::row(self).1
     }
@@ -273,19 +116,16 @@ impl Action {
     }
 
     pub fn all() -> impl Iterator<Item = Action> {
-        Self::TABLE.iter().map(|r| r.0)
+        rows().map(|r| r.0)
     }
 
-    fn row(self) -> &'static (Action, &'static str, &'static str, Scope, &'static str) {
-        // The table lists every variant; the test `table_covers_every_action` guards it.
-        Self::TABLE
-            .iter()
-            .find(|r| r.0 == self)
-            .unwrap_or(&Self::TABLE[0])
+    fn row(self) -> &'static Row {
+        // The tables list every variant; the test `table_covers_every_action` guards it.
+        rows().find(|r| r.0 == self).unwrap_or(&table::TABLE[0])
     }
 
     pub fn parse(name: &str) -> Option<Action> {
-        Self::TABLE.iter().find(|r| r.1 == name).map(|r| r.0)
+        rows().find(|r| r.1 == name).map(|r| r.0)
     }
 }
 
@@ -412,7 +252,7 @@ pub struct KeyMap {
 impl Default for KeyMap {
     fn default() -> Self {
         let mut bindings = BTreeMap::new();
-        for row in Action::TABLE {
+        for row in rows() {
             let keys = parse_list(row.2).unwrap_or_default();
             bindings.insert(row.0, keys);
         }
@@ -480,7 +320,7 @@ mod tests {
         for a in Action::all() {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
-        assert_eq!(Action::TABLE.len(), Action::ViewDiff as usize + 1);
+        assert_eq!(rows().count(), Action::HelpPageUp as usize + 1);
     }
 
     #[test]

@@ -11,9 +11,14 @@ use crate::tui::keys::Action;
 use crate::tui::markdown;
 use crate::tui::model::{Focus, Model, Overlay};
 use crate::tui::msg::Msg;
-use crate::tui::panels;
-use crate::tui::update_agent::{agent_event, settle_activity};
+use crate::tui::slash;
+mod agent;
+mod panel;
+mod session;
+
 use crate::tui::widgets::cell::CellKind;
+use agent::agent_event;
+pub use agent::settle_activity;
 
 /// A second Ctrl+C within this long quits.
 pub const DOUBLE_INTERRUPT: Duration = Duration::from_millis(1500);
@@ -59,9 +64,9 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
             Vec::new()
         }
         Msg::Agent(ev) => agent_event(model, ev),
-        Msg::Session(reply) => crate::tui::update_session::session_reply(model, reply),
-        Msg::Files(files) => crate::tui::update_session::files(model, files),
-        Msg::Text { title, text } => crate::tui::update_session::text(model, title, text),
+        Msg::Session(reply) => session::session_reply(model, reply),
+        Msg::Files(files) => session::files(model, files),
+        Msg::Text { title, text } => session::text(model, title, text),
         Msg::Notice(level, text) => {
             notice(model, level, text);
             Vec::new()
@@ -93,7 +98,7 @@ fn is_slash_command(text: &str) -> bool {
 }
 
 pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {
-    model.transcript.push(CellKind::Notice { level, text });
+    model.notice(level, text);
 }
 
 fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
@@ -101,22 +106,11 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     if keys.is(Action::Interrupt, &key) {
         return interrupt(model);
     }
-    if panels::top_is_panel(model) {
-        return panels::on_key(model, key);
+    if model.top_is_panel() {
+        return panel::on_key(model, key);
     }
-    if let Some(top) = model.overlays.last_mut() {
-        match top {
-            Overlay::Panel(_) => {}
-            Overlay::Help { scroll } => match key.code {
-                KeyCode::Char('j') | KeyCode::Down => *scroll = scroll.saturating_add(1),
-                KeyCode::Char('k') | KeyCode::Up => *scroll = scroll.saturating_sub(1),
-                KeyCode::PageDown => *scroll = scroll.saturating_add(10),
-                KeyCode::PageUp => *scroll = scroll.saturating_sub(10),
-                _ => {
-                    model.overlays.pop();
-                }
-            },
-        }
+    if !model.overlays.is_empty() {
+        panel::help_key(model, key);
         return Vec::new();
     }
     if let Some(dialog) = model.dialogs.front_mut() {
@@ -170,11 +164,11 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         return Vec::new();
     }
     if keys.is(Action::Palette, &key) {
-        panels::open(model, panels::commands_picker(""));
+        model.open_panel(slash::palette(""));
         return Vec::new();
     }
     if keys.is(Action::Sessions, &key) {
-        return panels::open_sessions(model);
+        return slash::open_sessions(model);
     }
     if keys.is(Action::Cancel, &key) {
         if model.turn_running {
@@ -191,7 +185,7 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             .is_some_and(|t| now.saturating_duration_since(t) < DOUBLE_INTERRUPT);
         if twice && model.input.is_empty() {
             model.last_idle_esc = None;
-            return panels::open_rewind(model);
+            return slash::open_rewind(model);
         }
         model.last_idle_esc = Some(now);
         return Vec::new();
@@ -257,7 +251,7 @@ fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         return Vec::new();
     }
     if key.code == KeyCode::Char('/') && model.input.is_empty() && key.modifiers.is_empty() {
-        panels::open(model, panels::commands_picker(""));
+        model.open_panel(slash::palette(""));
         return Vec::new();
     }
     if key.code == KeyCode::Char('@') && !key.modifiers.contains(KeyModifiers::CONTROL) {
@@ -286,7 +280,7 @@ fn submit(model: &mut Model) -> Vec<Cmd> {
     let typed = model.input.text();
     if is_slash_command(&typed) {
         model.input.take();
-        return panels::run_slash(model, typed.trim());
+        return slash::run_slash(model, typed.trim());
     }
     let text = model.input.take();
     model.transcript.to_bottom();
@@ -344,7 +338,7 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             Some(crate::tools::ToolDisplay::Diff(crate::diff::FileDiff {
                 path, old, new, ..
             })) => {
-                panels::open(model, panels::diff_panel(&path, &old, &new));
+                model.open_panel(crate::tui::panels::diff_panel(&path, &old, &new));
             }
             _ => model.flash("The selected cell has no diff"),
         }

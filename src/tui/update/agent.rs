@@ -5,7 +5,6 @@ use std::time::Duration;
 use crate::agent::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Activity, Model, UsageInfo};
-use crate::tui::update::notice;
 use crate::tui::widgets::cell::{AssistantText, CellKind};
 use crate::tui::widgets::permission_dialog::PermissionDialog;
 use crate::tui::widgets::tool_cell::ToolCell;
@@ -152,8 +151,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             delay_ms,
             error,
         } => {
-            notice(
-                model,
+            model.notice(
                 NoticeLevel::Warning,
                 format!("{error} — retrying ({attempt}/{max_attempts})"),
             );
@@ -163,7 +161,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
                 max: max_attempts,
             };
         }
-        AgentEvent::Notice { level, text } => notice(model, level, text),
+        AgentEvent::Notice { level, text } => model.notice(level, text),
         AgentEvent::Todos(todos) => model.todos = todos,
         AgentEvent::ModeChanged(mode) => model.mode = mode,
         AgentEvent::ModelChanged {
@@ -183,7 +181,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         | AgentEvent::Rewound { .. }
         | AgentEvent::SessionRecorded(_)
         | AgentEvent::StoreFailed(_)) => {
-            return crate::tui::update_session::agent_event(model, other);
+            return super::session::agent_event(model, other);
         }
         AgentEvent::TurnFinished { outcome, .. } => {
             finish_streaming(model);
@@ -196,14 +194,13 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
                     cancel_running_tools(model);
                     model.transcript.push(CellKind::Marker("cancelled".into()));
                 }
-                TurnOutcome::TurnLimit { limit } => notice(
-                    model,
+                TurnOutcome::TurnLimit { limit } => model.notice(
                     NoticeLevel::Warning,
                     format!(
                         "stopped after {limit} steps (the turn limit); send a prompt to continue"
                     ),
                 ),
-                TurnOutcome::Failed { error } => notice(model, NoticeLevel::Error, error),
+                TurnOutcome::Failed { error } => model.notice(NoticeLevel::Error, error),
             }
         }
     }

@@ -1,6 +1,11 @@
-//! Slash commands: what `/` offers in the input and Ctrl+P in the palette.
+//! Slash commands: what `/` offers in the input and Ctrl+P in the palette,
+//! how a typed one is read, and (in `run`) what each one does.
 
-use crate::permission::Mode;
+mod run;
+
+pub use run::{open_rewind, open_sessions, palette, run, run_slash, set_theme};
+
+use crate::config::Mode;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlashCommand {

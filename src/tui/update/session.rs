@@ -6,7 +6,6 @@ use crate::sessions::{Later, Resumed, SessionReply};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::Model;
 use crate::tui::panels::{self, Panel};
-use crate::tui::update::notice;
 use crate::tui::widgets::cell::CellKind;
 
 pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
@@ -31,8 +30,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         // Told once: the writer retries with each later write.
         AgentEvent::StoreFailed(why) if !model.store_failed => {
             model.store_failed = true;
-            notice(
-                model,
+            model.notice(
                 NoticeLevel::Warning,
                 format!("The session could not be saved: {why}"),
             );
@@ -43,22 +41,20 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             if plan.files.is_empty() && plan.unrestorable.is_empty() {
                 model.flash("Nothing to undo: the last turn's files are as they were");
             } else {
-                panels::open(model, Panel::ConfirmUndo(plan));
+                model.open_panel(Panel::ConfirmUndo(plan));
             }
         }
         AgentEvent::UndoApplied {
             restored, failed, ..
         } => {
             if !restored.is_empty() {
-                notice(
-                    model,
+                model.notice(
                     NoticeLevel::Info,
                     format!("Undone: restored {}", restored.join(", ")),
                 );
             }
             for (path, why) in failed {
-                notice(
-                    model,
+                model.notice(
                     NoticeLevel::Error,
                     format!("Could not restore {path}: {why}"),
                 );
@@ -70,16 +66,13 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             files,
         } => {
             let restore = !files.files.is_empty();
-            panels::open(
-                model,
-                Panel::ConfirmRewind {
-                    turn,
-                    prompt,
-                    files,
-                    restore_files: restore,
-                    fork: false,
-                },
-            );
+            model.open_panel(Panel::ConfirmRewind {
+                turn,
+                prompt,
+                files,
+                restore_files: restore,
+                fork: false,
+            });
         }
         AgentEvent::Rewound {
             turn,
@@ -108,10 +101,9 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             if !restored.is_empty() {
                 text.push_str(&format!(" Restored: {}.", restored.join(", ")));
             }
-            notice(model, NoticeLevel::Info, text);
+            model.notice(NoticeLevel::Info, text);
             for (path, why) in failed {
-                notice(
-                    model,
+                model.notice(
                     NoticeLevel::Error,
                     format!("Could not restore {path}: {why}"),
                 );
@@ -127,21 +119,18 @@ pub fn files(model: &mut Model, files: Vec<String>) -> Vec<Cmd> {
     if files.is_empty() {
         model.flash("No files found in the project");
     } else {
-        panels::open(model, panels::files_picker(files));
+        model.open_panel(panels::files_picker(files));
     }
     Vec::new()
 }
 
 /// A text for a panel arrived (`/mcp`, `/permissions`).
 pub fn text(model: &mut Model, title: String, text: String) -> Vec<Cmd> {
-    panels::open(
-        model,
-        Panel::Text {
-            title,
-            text,
-            scroll: 0,
-        },
-    );
+    model.open_panel(Panel::Text {
+        title,
+        text,
+        scroll: 0,
+    });
     Vec::new()
 }
 
@@ -154,14 +143,14 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             offset,
         } => {
             let now = model.now_ms;
-            let follow = match panels::browser_mut(model) {
+            let follow = match model.browser_mut() {
                 Some(b) => b.set_entries(&query, entries, now, offset),
                 None => return Vec::new(),
             };
-            panels::browser_follow_up(model, follow)
+            panels::sessions::commands(follow, model.session.as_ref())
         }
         SessionReply::Preview { id, lines } => {
-            if let Some(b) = panels::browser_mut(model) {
+            if let Some(b) = model.browser_mut() {
                 b.set_preview(&id, lines);
             }
             Vec::new()
@@ -170,7 +159,7 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             if prompts.is_empty() {
                 model.flash("That session has no prompts");
             } else {
-                panels::open(model, panels::stored_rewind_panel(id, prompts));
+                model.open_panel(panels::stored_rewind_panel(id, prompts));
             }
             Vec::new()
         }
@@ -192,30 +181,27 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             {
                 // After a rewind from the browser: offer to put the files
                 // back as they were before the chosen prompt.
-                panels::open(
-                    model,
-                    Panel::RestoreFiles {
-                        from,
-                        versions,
-                        plan,
-                    },
-                );
+                model.open_panel(Panel::RestoreFiles {
+                    from,
+                    versions,
+                    plan,
+                });
             }
-            notice(model, NoticeLevel::Info, loaded.resumed_notice());
+            model.notice(NoticeLevel::Info, loaded.resumed_notice());
             vec![Cmd::Send(AgentCommand::load(&loaded))]
         }
         SessionReply::Info(text) => {
-            notice(model, NoticeLevel::Info, text);
+            model.notice(NoticeLevel::Info, text);
             Vec::new()
         }
         SessionReply::Failed(text) => {
-            notice(model, NoticeLevel::Error, text);
+            model.notice(NoticeLevel::Error, text);
             Vec::new()
         }
         SessionReply::DeleteRefused(why) => {
             model.flash(&why);
-            match panels::browser_mut(model).map(|b| b.query_action()) {
-                Some(action) => panels::browser_follow_up(model, action),
+            match model.browser_mut().map(|b| b.query_action()) {
+                Some(action) => panels::sessions::commands(action, model.session.as_ref()),
                 None => Vec::new(),
             }
         }
