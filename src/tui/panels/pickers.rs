@@ -136,6 +136,9 @@ pub fn rewind_picker(prompts: &[String]) -> Option<Panel> {
 
 /// Keys for the picker panels; `None` for the other panels.
 pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Option<Outcome> {
+    if matches!(panel, Panel::Rewind(_) | Panel::StoredRewind { .. }) {
+        return Some(rewind_key(panel, key, keys));
+    }
     let out = match panel {
         Panel::Commands(p) => match p.handle_key(key, keys) {
             PickerAction::Cancel => Outcome::close(),
@@ -180,6 +183,15 @@ pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Opt
             PickerAction::Choose(name) => Outcome::close_with(PanelAction::ChooseTheme(name)),
             PickerAction::None => Outcome::keep(),
         },
+        _ => return None,
+    };
+    Some(out)
+}
+
+/// Keys for the prompts to rewind to; choosing a stored session's prompt
+/// asks how to continue from it.
+fn rewind_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Outcome {
+    match panel {
         Panel::Rewind(p) => match p.handle_key(key, keys) {
             PickerAction::Cancel => Outcome::close(),
             PickerAction::Choose(turn) => match turn.parse() {
@@ -215,9 +227,8 @@ pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Opt
             },
             _ => Outcome::keep(),
         },
-        _ => return None,
-    };
-    Some(out)
+        _ => Outcome::keep(),
+    }
 }
 
 fn picker_styles(s: &Styles) -> PickerStyles {

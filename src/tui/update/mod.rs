@@ -7,7 +7,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent
 use crate::agent::{AgentCommand, NoticeLevel};
 use crate::permission::Mode;
 use crate::tui::cmd::Cmd;
-use crate::tui::keys::Action;
+use crate::tui::keys::{Action, KeyMap};
 use crate::tui::markdown;
 use crate::tui::model::{Focus, Model, Overlay};
 use crate::tui::msg::Msg;
@@ -122,78 +122,84 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         settle_activity(model);
         return vec![Cmd::Send(AgentCommand::PermissionReply { id, decision })];
     }
-    if keys.is(Action::Help, &key) {
-        model.overlays.push(Overlay::Help { scroll: 0 });
-        return Vec::new();
-    }
-    if keys.is(Action::ToggleMouse, &key) {
-        model.mouse_captured = !model.mouse_captured;
-        return vec![Cmd::SetMouseCapture(model.mouse_captured)];
-    }
-    if keys.is(Action::CycleMode, &key) {
-        let i = Mode::ALL.iter().position(|m| *m == model.mode).unwrap_or(0);
-        let next = Mode::ALL[(i + 1) % Mode::ALL.len()];
-        model.mode = next;
-        return vec![Cmd::Send(AgentCommand::SetMode(next))];
-    }
-    if keys.is(Action::ScrollUp, &key) {
-        model.transcript.scroll_page(-1);
-        return Vec::new();
-    }
-    if keys.is(Action::ScrollDown, &key) {
-        model.transcript.scroll_page(1);
-        return Vec::new();
-    }
-    if keys.is(Action::ScrollTop, &key) {
-        model.transcript.to_top();
-        return Vec::new();
-    }
-    if keys.is(Action::ScrollBottom, &key) {
-        model.transcript.to_bottom();
-        return Vec::new();
-    }
-    if keys.is(Action::FocusTranscript, &key) {
-        set_focus(
-            model,
-            if model.focus == Focus::Prompt {
-                Focus::Transcript
-            } else {
-                Focus::Prompt
-            },
-        );
-        return Vec::new();
-    }
-    if keys.is(Action::Palette, &key) {
-        model.open_panel(slash::palette(""));
-        return Vec::new();
-    }
-    if keys.is(Action::Sessions, &key) {
-        return slash::open_sessions(model);
+    if let Some(cmds) = global_key(model, &keys, key) {
+        return cmds;
     }
     if keys.is(Action::Cancel, &key) {
-        if model.turn_running {
-            return vec![Cmd::Send(AgentCommand::Cancel)];
-        }
-        if model.focus == Focus::Transcript {
-            set_focus(model, Focus::Prompt);
-            return Vec::new();
-        }
-        // Esc twice on an idle, empty prompt: rewind.
-        let now = model.now;
-        let twice = model
-            .last_idle_esc
-            .is_some_and(|t| now.saturating_duration_since(t) < DOUBLE_INTERRUPT);
-        if twice && model.input.is_empty() {
-            model.last_idle_esc = None;
-            return slash::open_rewind(model);
-        }
-        model.last_idle_esc = Some(now);
-        return Vec::new();
+        return cancel(model);
     }
     match model.focus {
         Focus::Transcript => transcript_key(model, key),
         Focus::Prompt => prompt_key(model, key),
     }
+}
+
+/// Keys that do the same wherever the focus is; `None` when `key` is not
+/// one of them.
+fn global_key(model: &mut Model, keys: &KeyMap, key: KeyEvent) -> Option<Vec<Cmd>> {
+    let is = |a| keys.is(a, &key);
+    let cmds = if is(Action::Help) {
+        model.overlays.push(Overlay::Help { scroll: 0 });
+        Vec::new()
+    } else if is(Action::ToggleMouse) {
+        model.mouse_captured = !model.mouse_captured;
+        vec![Cmd::SetMouseCapture(model.mouse_captured)]
+    } else if is(Action::CycleMode) {
+        let i = Mode::ALL.iter().position(|m| *m == model.mode).unwrap_or(0);
+        let next = Mode::ALL[(i + 1) % Mode::ALL.len()];
+        model.mode = next;
+        vec![Cmd::Send(AgentCommand::SetMode(next))]
+    } else if is(Action::ScrollUp) {
+        model.transcript.scroll_page(-1);
+        Vec::new()
+    } else if is(Action::ScrollDown) {
+        model.transcript.scroll_page(1);
+        Vec::new()
+    } else if is(Action::ScrollTop) {
+        model.transcript.to_top();
+        Vec::new()
+    } else if is(Action::ScrollBottom) {
+        model.transcript.to_bottom();
+        Vec::new()
+    } else if is(Action::FocusTranscript) {
+        let other = if model.focus == Focus::Prompt {
+            Focus::Transcript
+        } else {
+            Focus::Prompt
+        };
+        set_focus(model, other);
+        Vec::new()
+    } else if is(Action::Palette) {
+        model.open_panel(slash::palette(""));
+        Vec::new()
+    } else if is(Action::Sessions) {
+        slash::open_sessions(model)
+    } else {
+        return None;
+    };
+    Some(cmds)
+}
+
+/// Esc: stops the turn, leaves the transcript, or (twice on an idle,
+/// empty prompt) opens the rewind picker.
+fn cancel(model: &mut Model) -> Vec<Cmd> {
+    if model.turn_running {
+        return vec![Cmd::Send(AgentCommand::Cancel)];
+    }
+    if model.focus == Focus::Transcript {
+        set_focus(model, Focus::Prompt);
+        return Vec::new();
+    }
+    let now = model.now;
+    let twice = model
+        .last_idle_esc
+        .is_some_and(|t| now.saturating_duration_since(t) < DOUBLE_INTERRUPT);
+    if twice && model.input.is_empty() {
+        model.last_idle_esc = None;
+        return slash::open_rewind(model);
+    }
+    model.last_idle_esc = Some(now);
+    Vec::new()
 }
 
 fn set_focus(model: &mut Model, focus: Focus) {

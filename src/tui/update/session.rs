@@ -80,38 +80,49 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             fork,
             restored,
             failed,
-        } => {
-            // Drop the cells from that turn's prompt on.
-            let mut seen = 0u64;
-            let cut = model.transcript.cells().iter().position(|c| {
-                if matches!(c.kind, CellKind::User(_)) {
-                    seen += 1;
-                }
-                seen == turn
-            });
-            if let Some(i) = cut {
-                model.transcript.truncate(i);
-            }
-            model.transcript.to_bottom();
-            model.input.set_text(&prompt);
-            let mut text = format!(
-                "Rewound to before turn {turn}{}; the prompt is back in the input to edit and send.",
-                if fork { " as a fork" } else { "" }
-            );
-            if !restored.is_empty() {
-                text.push_str(&format!(" Restored: {}.", restored.join(", ")));
-            }
-            model.notice(NoticeLevel::Info, text);
-            for (path, why) in failed {
-                model.notice(
-                    NoticeLevel::Error,
-                    format!("Could not restore {path}: {why}"),
-                );
-            }
-        }
+        } => rewound(model, turn, &prompt, fork, &restored, failed),
         _ => {}
     }
     Vec::new()
+}
+
+/// The conversation went back to before `turn`: drop its cells and put the
+/// prompt back in the input.
+fn rewound(
+    model: &mut Model,
+    turn: u64,
+    prompt: &str,
+    fork: bool,
+    restored: &[String],
+    failed: Vec<(String, String)>,
+) {
+    // Drop the cells from that turn's prompt on.
+    let mut seen = 0u64;
+    let cut = model.transcript.cells().iter().position(|c| {
+        if matches!(c.kind, CellKind::User(_)) {
+            seen += 1;
+        }
+        seen == turn
+    });
+    if let Some(i) = cut {
+        model.transcript.truncate(i);
+    }
+    model.transcript.to_bottom();
+    model.input.set_text(prompt);
+    let mut text = format!(
+        "Rewound to before turn {turn}{}; the prompt is back in the input to edit and send.",
+        if fork { " as a fork" } else { "" }
+    );
+    if !restored.is_empty() {
+        text.push_str(&format!(" Restored: {}.", restored.join(", ")));
+    }
+    model.notice(NoticeLevel::Info, text);
+    for (path, why) in failed {
+        model.notice(
+            NoticeLevel::Error,
+            format!("Could not restore {path}: {why}"),
+        );
+    }
 }
 
 /// The project's files arrived: open the `@` picker.

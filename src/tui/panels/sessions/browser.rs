@@ -206,123 +206,16 @@ impl SessionBrowser {
     }
 
     fn handle_key_inner(&mut self, key: KeyEvent, keys: &KeyMap) -> BrowserAction {
+        if let Some(action) = self.prompt_key(key, keys) {
+            return action;
+        }
+        if let Some(action) = self.move_key(key, keys) {
+            return action;
+        }
+        if let Some(action) = self.session_key(key, keys) {
+            return action;
+        }
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match &mut self.prompt {
-            Prompt::Rename(title) => {
-                match key.code {
-                    KeyCode::Esc => self.prompt = Prompt::None,
-                    KeyCode::Enter => {
-                        let title = title.trim().to_string();
-                        self.prompt = Prompt::None;
-                        if let Some(id) = self.selected_id()
-                            && !title.is_empty()
-                        {
-                            let id = id.clone();
-                            if let Some(e) = self.entries.get_mut(self.selected) {
-                                e.title = title.clone();
-                            }
-                            return BrowserAction::Rename { id, title };
-                        }
-                    }
-                    KeyCode::Backspace => {
-                        title.pop();
-                    }
-                    KeyCode::Char(c) if !ctrl => title.push(c),
-                    _ => {}
-                }
-                return BrowserAction::None;
-            }
-            Prompt::ExportFormat => {
-                self.prompt = Prompt::None;
-                let json = if keys.is(Action::BrowserExportMarkdown, &key) {
-                    false
-                } else if keys.is(Action::BrowserExportJson, &key) {
-                    true
-                } else {
-                    return BrowserAction::None;
-                };
-                return match self.selected_id() {
-                    Some(id) => BrowserAction::Export {
-                        id: id.clone(),
-                        json,
-                    },
-                    None => BrowserAction::None,
-                };
-            }
-            Prompt::ConfirmDelete => {
-                self.prompt = Prompt::None;
-                if keys.is(Action::BrowserConfirmDelete, &key)
-                    && let Some(id) = self.selected_id().cloned()
-                {
-                    self.entries.remove(self.selected);
-                    self.selected = self.selected.min(self.entries.len().saturating_sub(1));
-                    return BrowserAction::Delete(id);
-                }
-                return BrowserAction::None;
-            }
-            Prompt::None => {}
-        }
-        if keys.is(Action::BrowserClose, &key) {
-            return BrowserAction::Close;
-        }
-        if keys.is(Action::BrowserResume, &key) {
-            return self
-                .selected_id()
-                .map(|id| BrowserAction::Resume(id.clone()))
-                .unwrap_or(BrowserAction::None);
-        }
-        if keys.is(Action::BrowserPrev, &key) {
-            self.selected = self.selected.saturating_sub(1);
-            return self.preview_action();
-        }
-        if keys.is(Action::BrowserNext, &key) {
-            if self.selected + 1 < self.entries.len() {
-                self.selected += 1;
-            }
-            return self.preview_action();
-        }
-        if keys.is(Action::BrowserPageUp, &key) {
-            self.selected = self.selected.saturating_sub(10);
-            return self.preview_action();
-        }
-        if keys.is(Action::BrowserPageDown, &key) {
-            self.selected = (self.selected + 10).min(self.entries.len().saturating_sub(1));
-            return self.preview_action();
-        }
-        if keys.is(Action::BrowserScope, &key) {
-            self.all_projects = !self.all_projects;
-            return self.query_action();
-        }
-        if keys.is(Action::BrowserRename, &key) {
-            if let Some(e) = self.entries.get(self.selected) {
-                self.prompt = Prompt::Rename(e.title.clone());
-            }
-            return BrowserAction::None;
-        }
-        if keys.is(Action::BrowserDelete, &key) {
-            if self.selected_id().is_some() {
-                self.prompt = Prompt::ConfirmDelete;
-            }
-            return BrowserAction::None;
-        }
-        if keys.is(Action::BrowserFork, &key) {
-            return self
-                .selected_id()
-                .map(|id| BrowserAction::Fork(id.clone()))
-                .unwrap_or(BrowserAction::None);
-        }
-        if keys.is(Action::BrowserExport, &key) {
-            if self.selected_id().is_some() {
-                self.prompt = Prompt::ExportFormat;
-            }
-            return BrowserAction::None;
-        }
-        if keys.is(Action::BrowserRewind, &key) {
-            return self
-                .selected_id()
-                .map(|id| BrowserAction::Rewind(id.clone()))
-                .unwrap_or(BrowserAction::None);
-        }
         if keys.is(Action::PickerClear, &key) {
             self.query.clear();
             return self.query_action();
@@ -340,6 +233,132 @@ impl SessionBrowser {
             }
             _ => BrowserAction::None,
         }
+    }
+
+    /// A key while a question is open (the new title, delete?, which
+    /// format); `None` when there is none.
+    fn prompt_key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<BrowserAction> {
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let action = match &mut self.prompt {
+            Prompt::None => return None,
+            Prompt::Rename(title) => {
+                match key.code {
+                    KeyCode::Esc => self.prompt = Prompt::None,
+                    KeyCode::Enter => {
+                        let title = title.trim().to_string();
+                        self.prompt = Prompt::None;
+                        if let Some(id) = self.selected_id().cloned()
+                            && !title.is_empty()
+                        {
+                            if let Some(e) = self.entries.get_mut(self.selected) {
+                                e.title = title.clone();
+                            }
+                            return Some(BrowserAction::Rename { id, title });
+                        }
+                    }
+                    KeyCode::Backspace => {
+                        title.pop();
+                    }
+                    KeyCode::Char(c) if !ctrl => title.push(c),
+                    _ => {}
+                }
+                BrowserAction::None
+            }
+            Prompt::ExportFormat => {
+                self.prompt = Prompt::None;
+                let json = if keys.is(Action::BrowserExportMarkdown, &key) {
+                    false
+                } else if keys.is(Action::BrowserExportJson, &key) {
+                    true
+                } else {
+                    return Some(BrowserAction::None);
+                };
+                match self.selected_id() {
+                    Some(id) => BrowserAction::Export {
+                        id: id.clone(),
+                        json,
+                    },
+                    None => BrowserAction::None,
+                }
+            }
+            Prompt::ConfirmDelete => {
+                self.prompt = Prompt::None;
+                match self.selected_id().cloned() {
+                    Some(id) if keys.is(Action::BrowserConfirmDelete, &key) => {
+                        self.entries.remove(self.selected);
+                        self.selected = self.selected.min(self.entries.len().saturating_sub(1));
+                        BrowserAction::Delete(id)
+                    }
+                    _ => BrowserAction::None,
+                }
+            }
+        };
+        Some(action)
+    }
+
+    /// Closing, resuming, moving through the list, switching its scope.
+    fn move_key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<BrowserAction> {
+        let last = self.entries.len().saturating_sub(1);
+        let action = if keys.is(Action::BrowserClose, &key) {
+            BrowserAction::Close
+        } else if keys.is(Action::BrowserResume, &key) {
+            self.with_selected(BrowserAction::Resume)
+        } else if keys.is(Action::BrowserPrev, &key) {
+            self.selected = self.selected.saturating_sub(1);
+            self.preview_action()
+        } else if keys.is(Action::BrowserNext, &key) {
+            self.selected = (self.selected + 1).min(last);
+            self.preview_action()
+        } else if keys.is(Action::BrowserPageUp, &key) {
+            self.selected = self.selected.saturating_sub(10);
+            self.preview_action()
+        } else if keys.is(Action::BrowserPageDown, &key) {
+            self.selected = (self.selected + 10).min(last);
+            self.preview_action()
+        } else if keys.is(Action::BrowserScope, &key) {
+            self.all_projects = !self.all_projects;
+            self.query_action()
+        } else {
+            return None;
+        };
+        Some(action)
+    }
+
+    /// What to do with the selected session: rename, delete, fork, export,
+    /// continue from before a prompt.
+    fn session_key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<BrowserAction> {
+        let selected = self.selected_id().is_some();
+        let action = if keys.is(Action::BrowserRename, &key) {
+            if let Some(e) = self.entries.get(self.selected) {
+                self.prompt = Prompt::Rename(e.title.clone());
+            }
+            BrowserAction::None
+        } else if keys.is(Action::BrowserDelete, &key) {
+            if selected {
+                self.prompt = Prompt::ConfirmDelete;
+            }
+            BrowserAction::None
+        } else if keys.is(Action::BrowserFork, &key) {
+            self.with_selected(BrowserAction::Fork)
+        } else if keys.is(Action::BrowserExport, &key) {
+            if selected {
+                self.prompt = Prompt::ExportFormat;
+            }
+            BrowserAction::None
+        } else if keys.is(Action::BrowserRewind, &key) {
+            self.with_selected(BrowserAction::Rewind)
+        } else {
+            return None;
+        };
+        Some(action)
+    }
+
+    /// `make(id)` of the selected session, or nothing when none is.
+    fn with_selected(&self, make: fn(SessionId) -> BrowserAction) -> BrowserAction {
+        self.selected_id()
+            .cloned()
+            .map(make)
+            .unwrap_or(BrowserAction::None)
     }
 
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
