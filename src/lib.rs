@@ -3,7 +3,7 @@
 //! Layers (see ARCHITECTURE.md in the project's shared notes): the interface
 //! (`tui`, `headless`) talks to the `agent` only through `AgentCommand` /
 //! `AgentEvent`; the agent uses the services (`llm`, `tools`, `permission`,
-//! ...); everything rests on the foundation (`conversation`, `config`).
+//! ...); everything rests on the foundation (`conversation`, `config`, `shell`).
 
 pub mod agent;
 pub mod app;
@@ -16,6 +16,7 @@ pub mod llm;
 pub mod mcp;
 pub mod permission;
 pub mod sessions_cli;
+pub mod shell;
 pub mod startup;
 pub mod store;
 pub mod tools;

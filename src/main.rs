@@ -130,7 +130,7 @@ fn main() -> ExitCode {
     // A panic the shell parser raises and cairn catches is not news.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !cairn::permission::shell::panic_is_expected() {
+        if !cairn::shell::panic_is_expected() {
             default_hook(info);
         }
     }));

@@ -8,9 +8,9 @@ use super::paths;
 use super::readonly;
 use super::rules::{Rule, RuleError, Rules, suggest_rules_covering};
 use super::security::{self, Findings};
-use super::shell::{self, ShellAnalysis};
 use super::{CallInfo, Mode, Verdict};
 use crate::permission::repetition::Repetition;
+use crate::shell::{self, ShellAnalysis};
 
 /// Tools that only read and run without asking (also in always-ask mode).
 pub const READ_ONLY_TOOLS: &[&str] = &["view", "grep", "glob", "ls", "job_output", "todos"];

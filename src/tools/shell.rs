@@ -17,7 +17,7 @@ use super::{
     Preview, Tool, ToolContext, ToolDisplay, ToolOutput, opt_bool_arg, opt_str_arg, opt_u64_arg,
     str_arg,
 };
-use crate::permission::shell::parse;
+use crate::shell::parse;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
