@@ -94,7 +94,9 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     let futures = plans.into_iter().enumerate().map(|(slot, (call, plan))| {
         let tool_ctx = tool_ctx.clone();
         async move {
-            let (status, output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            // Known secrets never reach the model, the screen or the store.
+            crate::tools::env::redact_output(&mut output);
             if call.name == "todos" && status == ToolStatus::Done {
                 ctx.shared.emit(AgentEvent::Todos(ctx.session.todos()));
             }
@@ -264,7 +266,7 @@ async fn run_tool(
         while let Some(message) = prx.recv().await {
             shared.emit(AgentEvent::ToolCallProgress {
                 call_id: call_id.clone(),
-                message,
+                message: crate::tools::env::current().redact(&message),
             });
         }
     });

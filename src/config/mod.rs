@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use providers::{ResolvedProvider, preset, resolve_provider};
+pub use providers::{PRESET_NAMES, ResolvedProvider, preset, resolve_provider};
 
 use crate::permission::Mode;
 
