@@ -355,7 +355,17 @@ fn permissions(action: PermissionsAction) -> Result<()> {
             } else {
                 project
             };
+            let before = std::fs::read(&path).ok();
             if remove_rule(&path, &rule)? {
+                if !g && let Ok(store) = cairn::config::trust::TrustStore::default_location() {
+                    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
+                    cairn::config::trust::keep_after_own_edit(
+                        &store,
+                        &root,
+                        global.as_deref(),
+                        before.as_deref(),
+                    )?;
+                }
                 println!("Removed `{rule}` from {}", path.display());
                 Ok(())
             } else {

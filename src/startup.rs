@@ -187,6 +187,9 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         reasoning: s.config.file.reasoning.unwrap_or(true),
         interactive,
         global_config_dir: config::global_dir(),
+        trust_store: TrustStore::default_location()
+            .ok()
+            .map(|t| t.path().to_path_buf()),
         instructions_max_bytes: s.config.instructions_max_bytes(),
         project_config: config::project_config_path(&s.root),
         compact_threshold: s.config.compact_threshold(),

@@ -357,3 +357,34 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+/// "Allow always" writes the project file; the person's own rule must not
+/// turn their project into a stranger's that asks for trust.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_the_person_stores_does_not_make_cairn_ask_for_trust() {
+    let env = Env::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": "touch made.txt"})),
+            Reply::text("Made."),
+            Reply::text("A title"),
+        ],
+    )
+    .await;
+    let mut app = env.pty(&mock, &[]);
+    app.wait_for_text("Ask cairn");
+    app.type_text("make it");
+    app.send(b"\r");
+    app.wait_for("the permission dialog", |s| s.contains("Allow once"));
+    app.send(b"s");
+    app.wait_for_text("Made.");
+    quit(app);
+    let stored = std::fs::read_to_string(env.path(".cairn/config.toml")).unwrap();
+    assert!(stored.contains("allow"), "{stored}");
+    let app = env.pty(&mock, &[]);
+    let screen = app.wait_for_text("Ask cairn");
+    assert!(!screen.contains("Trust this project"), "{screen}");
+    assert!(!screen.contains("Not trusted"), "{screen}");
+    quit(app);
+}

@@ -256,6 +256,39 @@ impl Config {
     }
 }
 
+/// After cairn itself changed the project file for the person (an "allow
+/// always" rule, a removed rule): when the file as it was before was
+/// trusted, or held nothing that needs trust, the new file is still the
+/// person's own and is recorded as trusted, so their own rule does not make
+/// cairn ask again. Returns whether it recorded.
+pub fn keep_after_own_edit(
+    store: &TrustStore,
+    root: &Path,
+    global: Option<&Path>,
+    before: Option<&[u8]>,
+) -> Result<bool, TrustError> {
+    let was_own = match before {
+        None => true,
+        Some(bytes) => {
+            store.lookup(root, &hash_text(bytes))? == Some(true) || {
+                let base = global
+                    .and_then(|g| super::read_file(g).ok().flatten())
+                    .map(|(f, _)| f)
+                    .unwrap_or_default();
+                let text = String::from_utf8_lossy(bytes);
+                super::parse(&text).is_ok_and(|p| super::project::split(&base, &p).held.is_empty())
+            }
+        }
+    };
+    if !was_own {
+        return Ok(false);
+    }
+    let path = super::project_config_path(root);
+    let after = std::fs::read(&path).map_err(|source| TrustError::Io { path, source })?;
+    store.record(root, &hash_text(&after), true)?;
+    Ok(true)
+}
+
 /// The message a run without the interface prints about what it ignores.
 pub fn ignored_message(config_path: &Path, held: &[Held], standing: Standing) -> String {
     let why = match standing {

@@ -127,3 +127,43 @@ fn the_message_names_each_ignored_setting() {
     assert!(text.contains("runs MCP server `x`: touch m"), "{text}");
     assert!(text.contains("--trust-project"), "{text}");
 }
+
+#[test]
+fn the_persons_own_rule_keeps_a_project_trusted() {
+    let home = tempfile::tempdir().unwrap();
+    let store = TrustStore::at(home.path().join("trusted_projects.json"));
+    // No file before: what cairn writes is the person's.
+    let fresh = tempfile::tempdir().unwrap();
+    project(fresh.path(), "[permissions]\nallow = [\"edit(a.rs)\"]\n");
+    assert!(keep_after_own_edit(&store, fresh.path(), None, None).unwrap());
+    let mut c = load_from(None, &crate::config::project_config_path(fresh.path())).unwrap();
+    assert_eq!(
+        c.apply_trust(Some(&store), fresh.path(), false).unwrap(),
+        Standing::Trusted
+    );
+
+    // A file someone else wrote and nobody trusted stays a question.
+    let foreign = tempfile::tempdir().unwrap();
+    let before = "[mcp.x]\ncommand = \"x\"\n";
+    project(
+        foreign.path(),
+        &format!("{before}[permissions]\nallow = [\"edit(a.rs)\"]\n"),
+    );
+    assert!(!keep_after_own_edit(&store, foreign.path(), None, Some(before.as_bytes())).unwrap());
+    let mut c = load_from(None, &crate::config::project_config_path(foreign.path())).unwrap();
+    assert_eq!(
+        c.apply_trust(Some(&store), foreign.path(), false).unwrap(),
+        Standing::Undecided
+    );
+
+    // Trusted before, trusted after.
+    store
+        .record(foreign.path(), &hash_text(before.as_bytes()), true)
+        .unwrap();
+    assert!(keep_after_own_edit(&store, foreign.path(), None, Some(before.as_bytes())).unwrap());
+    let mut c = load_from(None, &crate::config::project_config_path(foreign.path())).unwrap();
+    assert_eq!(
+        c.apply_trust(Some(&store), foreign.path(), false).unwrap(),
+        Standing::Trusted
+    );
+}

@@ -164,7 +164,11 @@ pub fn current() -> Arc<SecretPolicy> {
 /// Removes what a child must not inherit from `cmd`'s environment. Call it
 /// before setting variables the child is meant to have.
 pub fn scrub(cmd: &mut tokio::process::Command) {
-    for name in current().withheld_now() {
+    scrub_with(&current(), cmd);
+}
+
+fn scrub_with(policy: &SecretPolicy, cmd: &mut tokio::process::Command) {
+    for name in policy.withheld_now() {
         cmd.env_remove(name);
     }
 }
@@ -210,6 +214,29 @@ mod tests {
         assert!(p.withheld("AWS_SESSION_TOKEN"));
         assert!(!p.withheld("GITHUB_TOKEN"));
         assert!(!p.withheld("PATH"));
+    }
+
+    /// A real child: the withheld variable is gone, and a variable set on
+    /// the command afterwards (an MCP server's own `env`) is there.
+    #[tokio::test]
+    async fn a_child_does_not_inherit_what_is_withheld_unless_set_again() {
+        let p = SecretPolicy::new(["HOME".to_string()], [], []);
+        let run = |set_again: bool| {
+            let mut cmd = tokio::process::Command::new("/bin/sh");
+            cmd.arg("-c").arg("echo \"${HOME:-unset}\"");
+            scrub_with(&p, &mut cmd);
+            if set_again {
+                cmd.env("HOME", "/named/by/the/server");
+            }
+            cmd.output()
+        };
+        let out = run(false).await.unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "unset");
+        let out = run(true).await.unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            "/named/by/the/server"
+        );
     }
 
     #[test]
