@@ -164,10 +164,15 @@ pub fn current() -> Arc<SecretPolicy> {
 /// Removes what a child must not inherit from `cmd`'s environment. Call it
 /// before setting variables the child is meant to have.
 pub fn scrub(cmd: &mut tokio::process::Command) {
+    scrub_with(&current(), cmd.as_std_mut());
+}
+
+/// [`scrub`] for a blocking `std` command (cairn's own `git` calls).
+pub fn scrub_std(cmd: &mut std::process::Command) {
     scrub_with(&current(), cmd);
 }
 
-fn scrub_with(policy: &SecretPolicy, cmd: &mut tokio::process::Command) {
+fn scrub_with(policy: &SecretPolicy, cmd: &mut std::process::Command) {
     for name in policy.withheld_now() {
         cmd.env_remove(name);
     }
@@ -224,7 +229,7 @@ mod tests {
         let run = |set_again: bool| {
             let mut cmd = tokio::process::Command::new("/bin/sh");
             cmd.arg("-c").arg("echo \"${HOME:-unset}\"");
-            scrub_with(&p, &mut cmd);
+            scrub_with(&p, cmd.as_std_mut());
             if set_again {
                 cmd.env("HOME", "/named/by/the/server");
             }

@@ -101,7 +101,9 @@ impl TrustDialog {
 
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, theme: &Theme) {
         let w = area.width.saturating_sub(4).clamp(20, 110);
-        let h = area.height.saturating_sub(2).max(8);
+        // Tall enough for everything when it fits, the whole screen when not.
+        let wanted = self.body(w.saturating_sub(4), theme).len() as u16 + 4;
+        let h = wanted.min(area.height.saturating_sub(2)).max(8);
         let rect = Rect {
             x: area.x + (area.width.saturating_sub(w)) / 2,
             y: area.y + (area.height.saturating_sub(h)) / 2,
@@ -136,19 +138,23 @@ impl TrustDialog {
         } else {
             (theme.base(), selected)
         };
-        let mut spans = vec![
+        let spans = vec![
             Span::styled(" t  Trust ", t),
             Span::raw("   "),
             Span::styled(" n  Don't trust ", n),
-            Span::styled("   Esc don't trust · Ctrl+C quit", theme.dim),
+            Span::styled("   Esc: don't trust · Ctrl+C: quit", theme.dim),
         ];
-        if below > 0 || self.scroll > 0 {
-            spans.push(Span::styled(
-                format!("   ↑↓ {below} more lines below"),
-                theme.warning,
-            ));
-        }
         buf.set_line(inner.x + 1, footer_y, &Line::from(spans), text_w);
+        if below > 0 || self.scroll > 0 {
+            // On the row above the answers, so no width hides it.
+            let text = if below > 0 {
+                format!("↓ {below} more lines below (↑↓ PgUp PgDn to read them all)")
+            } else {
+                "↑ the end; more above (↑ PgUp)".to_string()
+            };
+            let more = Line::from(Span::styled(text, theme.warning));
+            buf.set_line(inner.x + 1, footer_y - 1, &more, text_w);
+        }
     }
 }
 
