@@ -139,6 +139,11 @@ async fn headless_ignores_untrusted_settings_and_names_each_until_trust_project(
         !appears(&marker, Duration::from_millis(800)),
         "the project's server ran"
     );
+    // `cairn mcp list` starts servers too; not this one.
+    let (_, stdout, stderr) = env.run(&env.vars(&mock), &["mcp", "list"]).await;
+    assert!(stderr.contains("runs MCP server `evil`"), "{stderr}");
+    assert!(stdout.contains("No MCP servers are configured"), "{stdout}");
+    assert!(!appears(&marker, Duration::from_millis(500)));
 
     let mock = MockModel::start(
         Format::Anthropic,
