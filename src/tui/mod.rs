@@ -12,6 +12,7 @@ pub mod slash;
 pub mod styles;
 pub mod terminal;
 pub mod theme;
+pub mod trust;
 pub mod update;
 pub mod view;
 pub mod widgets;

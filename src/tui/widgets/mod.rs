@@ -7,3 +7,4 @@ pub mod picker;
 pub mod status_bar;
 pub mod tool_cell;
 pub mod transcript;
+pub mod trust_dialog;
