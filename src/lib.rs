@@ -6,20 +6,16 @@
 //! ...); everything rests on the foundation (`conversation`, `config`, `shell`).
 
 pub mod agent;
-pub mod app;
 pub mod cli;
 pub mod config;
 pub mod context;
 pub mod conversation;
 pub mod diff;
-pub mod headless;
 pub mod llm;
 pub mod mcp;
 pub mod permission;
 pub mod sessions;
-pub mod sessions_cli;
 pub mod shell;
-pub mod startup;
 pub mod store;
 pub mod sync;
 pub mod text;

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use cairn::headless::{self, Output};
-use cairn::permission::Mode;
-use cairn::startup::{self, Overrides};
+use cairn::cli::run::Output;
+use cairn::cli::startup::Overrides;
+use cairn::config::Mode;
 
 #[derive(Parser, Debug)]
 #[command(name = "cairn", version, about = "A full-screen terminal coding agent")]
@@ -137,6 +137,15 @@ enum PermissionsAction {
     },
 }
 
+impl From<PermissionsAction> for cairn::cli::permissions::Action {
+    fn from(a: PermissionsAction) -> Self {
+        match a {
+            PermissionsAction::List => Self::List,
+            PermissionsAction::Remove { rule, global } => Self::Remove { rule, global },
+        }
+    }
+}
+
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s)
         .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto or chat"))
@@ -191,7 +200,7 @@ async fn async_main(cli: Cli) -> u8 {
                 eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
                 return 2;
             }
-            match run_headless(
+            match cairn::cli::run::main(
                 &overrides,
                 prompt,
                 if json { Output::Json } else { Output::Plain },
@@ -206,7 +215,7 @@ async fn async_main(cli: Cli) -> u8 {
             }
         }
         Some(Command::Sessions { action, json }) => {
-            use cairn::sessions_cli::Action;
+            use cairn::cli::sessions::Action;
             let action = match action {
                 SessionsAction::List { all, limit } => Action::List { all, limit },
                 SessionsAction::Show { id } => Action::Show { id },
@@ -226,7 +235,7 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             };
             let mut out = std::io::stdout().lock();
-            match cairn::sessions_cli::run(action, json, &root, &mut out) {
+            match cairn::cli::sessions::run(action, json, &root, &mut out) {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("cairn: {e:#}");
@@ -252,127 +261,29 @@ async fn async_main(cli: Cli) -> u8 {
         }
         Some(Command::Mcp {
             action: McpAction::List,
-        }) => match mcp_list(&overrides).await {
+        }) => match cairn::cli::mcp::list(&overrides).await {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("cairn: {e:#}");
                 1
             }
         },
-        Some(Command::Permissions { action }) => match permissions(action) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("cairn: {e:#}");
-                1
-            }
-        },
-        None => match cairn::app::run(&overrides, cli.continue_latest, cli.resume).await {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("cairn: {e:#}");
-                1
-            }
-        },
-    }
-}
-
-async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> Result<u8> {
-    let s = startup::prepare(overrides).await?;
-    if let Some(note) = s.trust_note() {
-        eprintln!("{note}");
-    }
-    let Some(provider) = s.provider.clone() else {
-        eprintln!("{}", startup::setup_help());
-        return Ok(1);
-    };
-    let running = startup::start_agent(&s, &provider, false)?;
-    if let Some(e) = &running.store_error {
-        eprintln!("cairn: this session will not be saved: {e}");
-    }
-    let code = headless::run(prompt, output, running.commands, running.events).await;
-    if let Some(sink) = &running.sink {
-        sink.flush();
-    }
-    Ok(code as u8)
-}
-
-async fn mcp_list(overrides: &Overrides) -> Result<()> {
-    let s = startup::load(overrides)?;
-    if let Some(note) = s.trust_note() {
-        eprintln!("{note}");
-    }
-    let (root, config) = (s.root, s.config);
-    if config.file.mcp.is_empty() {
-        println!(
-            "No MCP servers are configured. Add one as [mcp.NAME] in {}",
-            cairn::config::project_config_path(&root).display()
-        );
-        return Ok(());
-    }
-    let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
-    manager.settle(std::time::Duration::from_secs(30)).await;
-    print!("{}", cairn::mcp::format_status(&manager.statuses()));
-    manager.shutdown().await;
-    Ok(())
-}
-
-fn permissions(action: PermissionsAction) -> Result<()> {
-    use cairn::permission::store::{list_rules, remove_rule};
-    let cwd = std::env::current_dir()?;
-    let root = cairn::agent::instructions::project_root(&cwd);
-    let project = cairn::config::project_config_path(&root);
-    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
-    match action {
-        PermissionsAction::List => {
-            let mut any = false;
-            for path in global.iter().chain(std::iter::once(&project)) {
-                let rules = list_rules(path)?;
-                if rules.allow.is_empty() && rules.deny.is_empty() {
-                    continue;
-                }
-                any = true;
-                println!("{}", path.display());
-                for r in &rules.allow {
-                    println!("  allow  {r}");
-                }
-                for r in &rules.deny {
-                    println!("  deny   {r}");
+        Some(Command::Permissions { action }) => {
+            match cairn::cli::permissions::run(action.into()) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    1
                 }
             }
-            if !any {
-                println!("No permission rules are stored.");
-                println!(
-                    "\"Allow always\" in a permission dialog adds one to {}",
-                    project.display()
-                );
-            }
-            Ok(())
         }
-        PermissionsAction::Remove { rule, global: g } => {
-            let path = if g {
-                global
-                    .ok_or_else(|| anyhow::anyhow!("no global config directory on this system"))?
-            } else {
-                project
-            };
-            let before = std::fs::read(&path).ok();
-            if remove_rule(&path, &rule)? {
-                if !g && let Ok(store) = cairn::config::trust::TrustStore::default_location() {
-                    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
-                    cairn::config::trust::keep_after_own_edit(
-                        &store,
-                        &root,
-                        global.as_deref(),
-                        before.as_deref(),
-                    )?;
+        None => {
+            match cairn::cli::interactive::run(&overrides, cli.continue_latest, cli.resume).await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    1
                 }
-                println!("Removed `{rule}` from {}", path.display());
-                Ok(())
-            } else {
-                anyhow::bail!(
-                    "`{rule}` is not in {} (see `cairn permissions list`)",
-                    path.display()
-                )
             }
         }
     }

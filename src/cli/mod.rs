@@ -1,3 +1,12 @@
-//! Subcommands that manage cairn's own state from the shell.
+//! The command line: one module per subcommand (`run`, `sessions`, `mcp`,
+//! `permissions`, `trust`), the full-screen interface's start
+//! (`interactive`) and the start-up both front ends share (`startup`).
+//! `src/main.rs` parses the arguments and calls these.
 
+pub mod interactive;
+pub mod mcp;
+pub mod permissions;
+pub mod run;
+pub mod sessions;
+pub mod startup;
 pub mod trust;

@@ -4,7 +4,9 @@
 use std::collections::HashSet;
 
 use crate::conversation::{Message, Part, Role, result_text};
-use crate::store::{ListFilter, SearchFilter, SessionId, SessionSummary, Store, StoreError};
+use crate::store::{
+    ListFilter, SearchFilter, SearchHit, SessionId, SessionSummary, Store, StoreError,
+};
 
 /// Rows per page of the session list.
 pub const PAGE: usize = 200;
@@ -42,6 +44,39 @@ impl SessionEntry {
     }
 }
 
+/// Sessions by last activity, newest first: those of `root` (or all).
+pub fn list(
+    store: &Store,
+    root: Option<&std::path::Path>,
+    limit: usize,
+    offset: usize,
+) -> Result<Vec<SessionSummary>, StoreError> {
+    store.list_sessions(&ListFilter {
+        project_root: root,
+        limit,
+        offset,
+    })
+}
+
+/// Messages matching `text`, best first; `one_per_session` keeps only the
+/// best hit of each session.
+pub fn search(
+    store: &Store,
+    text: &str,
+    root: Option<&std::path::Path>,
+    limit: usize,
+    one_per_session: bool,
+) -> Result<Vec<SearchHit>, StoreError> {
+    store.search(
+        text,
+        &SearchFilter {
+            project_root: root,
+            limit,
+            one_per_session,
+        },
+    )
+}
+
 /// A page of the list (an empty `text`) or the ranked search results for
 /// `text` (one page: a later `offset` finds nothing more).
 pub fn query(
@@ -51,13 +86,7 @@ pub fn query(
     offset: usize,
 ) -> Result<Vec<SessionEntry>, StoreError> {
     if text.trim().is_empty() {
-        let filter = ListFilter {
-            project_root: root,
-            limit: PAGE,
-            offset,
-        };
-        return Ok(store
-            .list_sessions(&filter)?
+        return Ok(list(store, root, PAGE, offset)?
             .iter()
             .map(|s| SessionEntry::new(s, None))
             .collect());
@@ -65,14 +94,9 @@ pub fn query(
     if offset > 0 {
         return Ok(Vec::new());
     }
-    let filter = SearchFilter {
-        project_root: root,
-        limit: 200,
-        one_per_session: true,
-    };
     let mut seen = HashSet::new();
     let mut out = Vec::new();
-    for h in store.search(text, &filter)? {
+    for h in search(store, text, root, 200, true)? {
         if seen.insert(h.session_id.clone()) {
             let s = store.session(&h.session_id)?;
             out.push(SessionEntry::new(&s, Some(h.snippet)));

@@ -11,7 +11,7 @@ mod load;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-pub use browse::{PAGE, SessionEntry, age, preview_lines, query};
+pub use browse::{PAGE, SessionEntry, age, list, preview_lines, query, search};
 pub use edit::{RewindTo, export, export_text, prompts, restore_files, resume, rewind};
 pub use load::{LoadedSession, Runs, StoredCall, load, short_id};
 

@@ -8,16 +8,16 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use crate::agent::NoticeLevel;
+use crate::config::Config;
 use crate::config::trust::Standing;
-use crate::startup::Startup;
 use crate::tui::terminal;
 use crate::tui::theme::{Theme, detect_color_depth};
 use crate::tui::widgets::trust_dialog::{Answer, TrustDialog};
 
 /// Asks whether to trust the project's settings. `None`: the person quit.
-pub async fn ask(s: &Startup) -> anyhow::Result<Option<bool>> {
-    let mut dialog = TrustDialog::new(&s.config.project_path, s.config.held().to_vec());
-    let name = s.config.file.theme.clone().unwrap_or_else(|| "dark".into());
+pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
+    let mut dialog = TrustDialog::new(&config.project_path, config.held().to_vec());
+    let name = config.file.theme.clone().unwrap_or_else(|| "dark".into());
     let dir = crate::config::global_dir().map(|g| g.join("themes"));
     let theme = Theme::load(&name, dir.as_deref())
         .unwrap_or_default()
@@ -57,11 +57,15 @@ async fn question(dialog: &mut TrustDialog, theme: &Theme) -> anyhow::Result<Ans
 }
 
 /// What the interface says at start about the project's settings.
-pub fn notices(s: &Startup) -> Vec<(NoticeLevel, String)> {
+pub fn notices(
+    config: &Config,
+    trust: Standing,
+    problem: Option<&str>,
+) -> Vec<(NoticeLevel, String)> {
     let mut out = Vec::new();
-    let n = s.config.held().len();
-    let path = crate::config::project::printable(&s.config.project_path.display().to_string());
-    match s.trust {
+    let n = config.held().len();
+    let path = crate::config::project::printable(&config.project_path.display().to_string());
+    match trust {
         Standing::Refused | Standing::Undecided => out.push((
             NoticeLevel::Info,
             format!(
@@ -76,8 +80,8 @@ pub fn notices(s: &Startup) -> Vec<(NoticeLevel, String)> {
         )),
         Standing::Trusted | Standing::NothingToTrust => {}
     }
-    if let Some(p) = &s.trust_problem {
-        out.push((NoticeLevel::Warning, p.clone()));
+    if let Some(p) = problem {
+        out.push((NoticeLevel::Warning, p.to_string()));
     }
     out
 }

@@ -168,7 +168,7 @@ pub struct Running {
 
 /// Opens the session store at its usual place.
 pub fn open_store() -> Result<crate::store::Store> {
-    crate::sessions_cli::open_store()
+    crate::cli::sessions::open_store()
 }
 
 /// Builds the agent and starts it on its own task.

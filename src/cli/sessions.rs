@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use serde_json::json;
 
 use crate::conversation::{Part, Role, result_text};
-use crate::store::{ListFilter, MATCH_END, MATCH_START, MessageStatus, SearchFilter, Store};
+use crate::store::{MATCH_END, MATCH_START, MessageStatus, Store};
 
 pub enum Action {
     List {
@@ -46,11 +46,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
     let mut store = open_store()?;
     match action {
         Action::List { all, limit } => {
-            let sessions = store.list_sessions(&ListFilter {
-                project_root: (!all).then_some(project_root),
-                limit,
-                offset: 0,
-            })?;
+            let sessions = crate::sessions::list(&store, (!all).then_some(project_root), limit, 0)?;
             if json_out {
                 writeln!(out, "{}", serde_json::to_string_pretty(&sessions)?)?;
             } else if sessions.is_empty() {
@@ -131,14 +127,8 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
             }
         }
         Action::Search { query, all, limit } => {
-            let hits = store.search(
-                &query,
-                &SearchFilter {
-                    project_root: (!all).then_some(project_root),
-                    limit,
-                    ..Default::default()
-                },
-            )?;
+            let root = (!all).then_some(project_root);
+            let hits = crate::sessions::search(&store, &query, root, limit, false)?;
             if json_out {
                 let v: Vec<_> = hits
                     .iter()

@@ -4,8 +4,8 @@ use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, TurnOutcome};
+use crate::cli::startup::{self, Overrides, Startup};
 use crate::sessions::{LoadedSession, Sessions};
-use crate::startup::{self, Overrides, Startup};
 use crate::store::{SessionId, Store};
 use crate::tui::TuiOptions;
 use crate::tui::runtime::Handles;
@@ -19,14 +19,14 @@ pub async fn run(
     let mut s = startup::load(overrides)?;
     // Asked before anything the project names can run.
     if s.trust == crate::config::trust::Standing::Undecided {
-        match crate::tui::trust::ask(&s).await? {
+        match crate::tui::trust::ask(&s.config).await? {
             Some(answer) => s.answer_trust(answer),
             None => return Ok(()),
         }
     }
     let s = startup::resolve(s, overrides).await?;
     let ui_store = startup::open_store();
-    let mut notices = crate::tui::trust::notices(&s);
+    let mut notices = crate::tui::trust::notices(&s.config, s.trust, s.trust_problem.as_deref());
     let store = match ui_store {
         Ok(st) => Some(st),
         Err(e) => {

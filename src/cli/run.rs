@@ -6,6 +6,7 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
+use crate::cli::startup::{self, Overrides};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
@@ -241,4 +242,26 @@ impl Printer {
         }
         code
     }
+}
+
+/// `cairn run PROMPT`: starts the agent without the interface, prints its
+/// events, and returns the exit code.
+pub async fn main(overrides: &Overrides, prompt: String, output: Output) -> anyhow::Result<u8> {
+    let s = startup::prepare(overrides).await?;
+    if let Some(note) = s.trust_note() {
+        eprintln!("{note}");
+    }
+    let Some(provider) = s.provider.clone() else {
+        eprintln!("{}", startup::setup_help());
+        return Ok(1);
+    };
+    let running = startup::start_agent(&s, &provider, false)?;
+    if let Some(e) = &running.store_error {
+        eprintln!("cairn: this session will not be saved: {e}");
+    }
+    let code = run(prompt, output, running.commands, running.events).await;
+    if let Some(sink) = &running.sink {
+        sink.flush();
+    }
+    Ok(code as u8)
 }
