@@ -12,103 +12,17 @@ use crate::tui::widgets::tool_cell::ToolCell;
 pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
     let now = model.now;
     match ev {
-        AgentEvent::TurnStarted { prompt, .. } => {
-            finish_streaming(model);
-            match model.queued.iter().position(|q| *q == prompt) {
-                Some(i) => {
-                    model.queued.remove(i);
-                }
-                None => {
-                    model.queued.pop_front();
-                }
-            }
-            model.turn_running = true;
-            model.response_start = None;
-            model.transcript.push(CellKind::User(prompt));
-            model.activity = Activity::Thinking { since: now };
-        }
-        AgentEvent::ResponseStarted => {
-            finish_streaming(model);
-            model.response_start = Some(model.transcript.len());
-            if !matches!(model.activity, Activity::Thinking { .. }) {
-                model.activity = Activity::Thinking { since: now };
-            }
-        }
-        AgentEvent::TextDelta(delta) => {
-            let streaming_answer = model
-                .transcript
-                .cells()
-                .last()
-                .is_some_and(|c| matches!(&c.kind, CellKind::Assistant(a) if a.streaming));
-            if streaming_answer {
-                if let Some(c) = model.transcript.last_mut()
-                    && let CellKind::Assistant(a) = &mut c.kind
-                {
-                    a.text.push_str(&delta);
-                }
-            } else {
-                finish_streaming(model);
-                model
-                    .transcript
-                    .push(CellKind::Assistant(AssistantText::streaming(delta)));
-            }
-            if !matches!(model.activity, Activity::Responding { .. }) {
-                model.activity = Activity::Responding { since: now };
-            }
-        }
-        AgentEvent::ReasoningDelta(delta) => {
-            let streaming = model.transcript.cells().last().is_some_and(|c| {
-                matches!(
-                    &c.kind,
-                    CellKind::Reasoning {
-                        streaming: true,
-                        ..
-                    }
-                )
-            });
-            if streaming {
-                if let Some(c) = model.transcript.last_mut()
-                    && let CellKind::Reasoning { text, .. } = &mut c.kind
-                {
-                    text.push_str(&delta);
-                }
-            } else {
-                finish_streaming(model);
-                model.transcript.push(CellKind::Reasoning {
-                    text: delta,
-                    streaming: true,
-                });
-            }
-        }
-        AgentEvent::ResponseReset => {
-            if let Some(start) = model.response_start {
-                for i in (start..model.transcript.len()).rev() {
-                    let partial = matches!(
-                        model.transcript.cells()[i].kind,
-                        CellKind::Assistant(_) | CellKind::Reasoning { .. }
-                    );
-                    if partial {
-                        model.transcript.remove(i);
-                    }
-                }
-            }
-            model.activity = Activity::Thinking { since: now };
-        }
+        AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
+        AgentEvent::ResponseStarted => response_started(model),
+        AgentEvent::TextDelta(delta) => text_delta(model, delta),
+        AgentEvent::ReasoningDelta(delta) => reasoning_delta(model, delta),
+        AgentEvent::ResponseReset => response_reset(model),
         AgentEvent::ToolCallStarted {
             call_id,
             name,
             summary,
             ..
-        } => {
-            finish_streaming(model);
-            model.activity = Activity::RunningTool {
-                name: name.clone(),
-                since: now,
-            };
-            model.transcript.push(CellKind::Tool(Box::new(ToolCell::new(
-                call_id, name, summary, now,
-            ))));
-        }
+        } => tool_started(model, call_id, name, summary),
         AgentEvent::ToolCallProgress { call_id, message } => {
             if let Some(t) = tool_mut(model, &call_id) {
                 t.progress = Some(message);
@@ -150,17 +64,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             max_attempts,
             delay_ms,
             error,
-        } => {
-            model.notice(
-                NoticeLevel::Warning,
-                format!("{error} — retrying ({attempt}/{max_attempts})"),
-            );
-            model.activity = Activity::Retrying {
-                until: now + Duration::from_millis(delay_ms),
-                attempt,
-                max: max_attempts,
-            };
-        }
+        } => retrying(model, attempt, max_attempts, delay_ms, error),
         AgentEvent::Notice { level, text } => model.notice(level, text),
         AgentEvent::Todos(todos) => model.todos = todos,
         AgentEvent::ModeChanged(mode) => model.mode = mode,
@@ -183,28 +87,144 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         | AgentEvent::StoreFailed(_)) => {
             return super::session::agent_event(model, other);
         }
-        AgentEvent::TurnFinished { outcome, .. } => {
-            finish_streaming(model);
-            model.turn_running = false;
-            model.activity = Activity::Idle;
-            model.response_start = None;
-            match outcome {
-                TurnOutcome::Completed => {}
-                TurnOutcome::Cancelled => {
-                    cancel_running_tools(model);
-                    model.transcript.push(CellKind::Marker("cancelled".into()));
-                }
-                TurnOutcome::TurnLimit { limit } => model.notice(
-                    NoticeLevel::Warning,
-                    format!(
-                        "stopped after {limit} steps (the turn limit); send a prompt to continue"
-                    ),
-                ),
-                TurnOutcome::Failed { error } => model.notice(NoticeLevel::Error, error),
+        AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
+    }
+    Vec::new()
+}
+
+fn turn_started(model: &mut Model, prompt: String) {
+    let now = model.now;
+    finish_streaming(model);
+    match model.queued.iter().position(|q| *q == prompt) {
+        Some(i) => {
+            model.queued.remove(i);
+        }
+        None => {
+            model.queued.pop_front();
+        }
+    }
+    model.turn_running = true;
+    model.response_start = None;
+    model.transcript.push(CellKind::User(prompt));
+    model.activity = Activity::Thinking { since: now };
+}
+
+fn tool_started(model: &mut Model, call_id: String, name: String, summary: String) {
+    let now = model.now;
+    finish_streaming(model);
+    model.activity = Activity::RunningTool {
+        name: name.clone(),
+        since: now,
+    };
+    model.transcript.push(CellKind::Tool(Box::new(ToolCell::new(
+        call_id, name, summary, now,
+    ))));
+}
+
+fn retrying(model: &mut Model, attempt: u32, max_attempts: u32, delay_ms: u64, error: String) {
+    let now = model.now;
+    model.notice(
+        NoticeLevel::Warning,
+        format!("{error} — retrying ({attempt}/{max_attempts})"),
+    );
+    model.activity = Activity::Retrying {
+        until: now + Duration::from_millis(delay_ms),
+        attempt,
+        max: max_attempts,
+    };
+}
+
+fn response_started(model: &mut Model) {
+    finish_streaming(model);
+    model.response_start = Some(model.transcript.len());
+    if !matches!(model.activity, Activity::Thinking { .. }) {
+        model.activity = Activity::Thinking { since: model.now };
+    }
+}
+
+fn text_delta(model: &mut Model, delta: String) {
+    let now = model.now;
+    let streaming_answer = model
+        .transcript
+        .cells()
+        .last()
+        .is_some_and(|c| matches!(&c.kind, CellKind::Assistant(a) if a.streaming));
+    if streaming_answer {
+        if let Some(c) = model.transcript.last_mut()
+            && let CellKind::Assistant(a) = &mut c.kind
+        {
+            a.text.push_str(&delta);
+        }
+    } else {
+        finish_streaming(model);
+        model
+            .transcript
+            .push(CellKind::Assistant(AssistantText::streaming(delta)));
+    }
+    if !matches!(model.activity, Activity::Responding { .. }) {
+        model.activity = Activity::Responding { since: now };
+    }
+}
+
+fn reasoning_delta(model: &mut Model, delta: String) {
+    let streaming = model.transcript.cells().last().is_some_and(|c| {
+        matches!(
+            &c.kind,
+            CellKind::Reasoning {
+                streaming: true,
+                ..
+            }
+        )
+    });
+    if streaming {
+        if let Some(c) = model.transcript.last_mut()
+            && let CellKind::Reasoning { text, .. } = &mut c.kind
+        {
+            text.push_str(&delta);
+        }
+    } else {
+        finish_streaming(model);
+        model.transcript.push(CellKind::Reasoning {
+            text: delta,
+            streaming: true,
+        });
+    }
+}
+
+/// The stream restarted: the partial response goes.
+fn response_reset(model: &mut Model) {
+    let now = model.now;
+    if let Some(start) = model.response_start {
+        for i in (start..model.transcript.len()).rev() {
+            let partial = matches!(
+                model.transcript.cells()[i].kind,
+                CellKind::Assistant(_) | CellKind::Reasoning { .. }
+            );
+            if partial {
+                model.transcript.remove(i);
             }
         }
     }
-    Vec::new()
+    model.activity = Activity::Thinking { since: now };
+}
+
+fn turn_finished(model: &mut Model, outcome: TurnOutcome) {
+    finish_streaming(model);
+    model.turn_running = false;
+    model.activity = Activity::Idle;
+    model.response_start = None;
+    match outcome {
+        TurnOutcome::Completed => {}
+        TurnOutcome::Cancelled => {
+            cancel_running_tools(model);
+            model.transcript.push(CellKind::Marker("cancelled".into()));
+        }
+        TurnOutcome::TurnLimit { limit } => model.notice(
+            NoticeLevel::Warning,
+            format!("stopped after {limit} steps (the turn limit); send a prompt to continue"),
+        ),
+        TurnOutcome::Failed { error } => model.notice(NoticeLevel::Error, error),
+    }
 }
 
 /// Recomputes the status activity after a tool or a dialog finished.
