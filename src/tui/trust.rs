@@ -10,9 +10,10 @@ use ratatui::backend::CrosstermBackend;
 use crate::agent::NoticeLevel;
 use crate::config::Config;
 use crate::config::trust::Standing;
+use crate::tui::keys::KeyMap;
+use crate::tui::panels::trust::{Answer, TrustDialog};
 use crate::tui::terminal;
 use crate::tui::theme::{Theme, detect_color_depth};
-use crate::tui::widgets::trust_dialog::{Answer, TrustDialog};
 
 /// Asks whether to trust the project's settings. `None`: the person quit.
 pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
@@ -24,7 +25,8 @@ pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
         .adapt(detect_color_depth());
     terminal::install_panic_hook();
     terminal::enter(false)?;
-    let answer = question(&mut dialog, &theme).await;
+    let (keys, _) = KeyMap::with_overrides(&config.file.keys);
+    let answer = question(&mut dialog, &theme, &keys).await;
     terminal::restore();
     Ok(match answer? {
         Answer::Trust => Some(true),
@@ -33,7 +35,11 @@ pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
     })
 }
 
-async fn question(dialog: &mut TrustDialog, theme: &Theme) -> anyhow::Result<Answer> {
+async fn question(
+    dialog: &mut TrustDialog,
+    theme: &Theme,
+    keys: &KeyMap,
+) -> anyhow::Result<Answer> {
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     term.clear()?;
     let mut input = EventStream::new();
@@ -45,7 +51,7 @@ async fn question(dialog: &mut TrustDialog, theme: &Theme) -> anyhow::Result<Ans
         })?;
         match input.next().await {
             Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
-                if let Some(a) = dialog.key(k) {
+                if let Some(a) = dialog.key(k, keys) {
                     return Ok(a);
                 }
             }

@@ -82,6 +82,11 @@ pub enum Action {
     HelpUp,
     HelpPageDown,
     HelpPageUp,
+    TrustYes,
+    TrustNo,
+    TrustChoose,
+    TrustSwitch,
+    TrustQuit,
 }
 
 /// Where an action applies, for the help overlay.
@@ -320,7 +325,7 @@ mod tests {
         for a in Action::all() {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
-        assert_eq!(rows().count(), Action::HelpPageUp as usize + 1);
+        assert_eq!(rows().count(), Action::TrustQuit as usize + 1);
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod help;
 pub mod pickers;
 pub mod sessions;
 mod text;
+pub mod trust;
 
 use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;

@@ -7,4 +7,3 @@ pub mod picker;
 pub mod status_bar;
 pub mod tool_cell;
 pub mod transcript;
-pub mod trust_dialog;

@@ -2,7 +2,9 @@
 //! would add, in full, and one answer. Shown at start, before anything the
 //! project names has run.
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
+
+use crate::tui::keys::{Action, KeyMap};
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Modifier;
@@ -40,30 +42,34 @@ impl TrustDialog {
         }
     }
 
-    pub fn key(&mut self, key: KeyEvent) -> Option<Answer> {
-        if key.modifiers.contains(KeyModifiers::CONTROL) {
-            return matches!(key.code, KeyCode::Char('c')).then_some(Answer::Quit);
+    pub fn key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<Answer> {
+        let is = |a| keys.is(a, &key);
+        if is(Action::TrustQuit) {
+            return Some(Answer::Quit);
         }
-        match key.code {
-            KeyCode::Char('t') | KeyCode::Char('T') => return Some(Answer::Trust),
-            KeyCode::Char('n') | KeyCode::Char('N') | KeyCode::Esc => {
-                return Some(Answer::DontTrust);
-            }
-            KeyCode::Enter => {
-                return Some(if self.trust_selected {
-                    Answer::Trust
-                } else {
-                    Answer::DontTrust
-                });
-            }
-            KeyCode::Left | KeyCode::Right | KeyCode::Tab | KeyCode::BackTab => {
-                self.trust_selected = !self.trust_selected
-            }
-            KeyCode::Down | KeyCode::Char('j') => self.scroll += 1,
-            KeyCode::Up | KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::PageDown | KeyCode::Char(' ') => self.scroll += 10,
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(10),
-            _ => {}
+        if is(Action::TrustYes) {
+            return Some(Answer::Trust);
+        }
+        if is(Action::TrustNo) {
+            return Some(Answer::DontTrust);
+        }
+        if is(Action::TrustChoose) {
+            return Some(if self.trust_selected {
+                Answer::Trust
+            } else {
+                Answer::DontTrust
+            });
+        }
+        if is(Action::TrustSwitch) {
+            self.trust_selected = !self.trust_selected;
+        } else if is(Action::PanelDown) {
+            self.scroll += 1;
+        } else if is(Action::PanelUp) {
+            self.scroll = self.scroll.saturating_sub(1);
+        } else if is(Action::DiffPageDown) {
+            self.scroll += 10;
+        } else if is(Action::PanelPageUp) {
+            self.scroll = self.scroll.saturating_sub(10);
         }
         None
     }
@@ -170,6 +176,7 @@ fn plural(n: usize) -> String {
 mod tests {
     use super::*;
     use crossterm::event::KeyEvent;
+    use crossterm::event::{KeyCode, KeyModifiers};
 
     fn dialog(n: usize) -> TrustDialog {
         let held = (0..n)
@@ -197,7 +204,7 @@ mod tests {
         assert!(s.contains("sh -c 'touch marker0'"), "{s}");
         assert!(s.contains("more lines below"), "{s}");
         for _ in 0..40 {
-            d.key(KeyEvent::from(KeyCode::Down));
+            d.key(KeyEvent::from(KeyCode::Down), &KeyMap::default());
         }
         let s = screen(&mut d, 80, 20);
         assert!(s.contains("sh -c 'touch marker11'"), "{s}");
@@ -208,18 +215,27 @@ mod tests {
     fn enter_defaults_to_dont_trust_and_keys_answer() {
         let mut d = dialog(1);
         assert_eq!(
-            d.key(KeyEvent::from(KeyCode::Enter)),
+            d.key(KeyEvent::from(KeyCode::Enter), &KeyMap::default()),
             Some(Answer::DontTrust)
         );
-        d.key(KeyEvent::from(KeyCode::Tab));
-        assert_eq!(d.key(KeyEvent::from(KeyCode::Enter)), Some(Answer::Trust));
+        d.key(KeyEvent::from(KeyCode::Tab), &KeyMap::default());
         assert_eq!(
-            d.key(KeyEvent::from(KeyCode::Char('t'))),
+            d.key(KeyEvent::from(KeyCode::Enter), &KeyMap::default()),
             Some(Answer::Trust)
         );
-        assert_eq!(d.key(KeyEvent::from(KeyCode::Esc)), Some(Answer::DontTrust));
         assert_eq!(
-            d.key(KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL)),
+            d.key(KeyEvent::from(KeyCode::Char('t')), &KeyMap::default()),
+            Some(Answer::Trust)
+        );
+        assert_eq!(
+            d.key(KeyEvent::from(KeyCode::Esc), &KeyMap::default()),
+            Some(Answer::DontTrust)
+        );
+        assert_eq!(
+            d.key(
+                KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+                &KeyMap::default()
+            ),
             Some(Answer::Quit)
         );
     }
