@@ -467,6 +467,9 @@ impl Agent {
     ) -> bool {
         self.turn += 1;
         self.session.set_turn(self.turn);
+        // The repetition guard watches the model within one prompt; a person
+        // asking again ("run the tests again") is never a loop.
+        lock(&self.shared.gate).reset_repetition();
         let turn_no = self.turn;
         self.shared.emit(AgentEvent::TurnStarted {
             turn: turn_no,

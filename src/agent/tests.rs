@@ -1326,3 +1326,29 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
         }
     }
 }
+
+#[tokio::test]
+async fn the_repetition_guard_starts_afresh_at_each_prompt() {
+    // The limit is 3: the third identical call within one prompt is
+    // blocked, but a person asking three times is not a loop.
+    let same = json!({"text": "tests"});
+    let mut replies = Vec::new();
+    for i in 0..3 {
+        replies.push(calls(&[(&*format!("c{i}"), "echo", same.clone())]));
+        replies.push(text(&["ran"]));
+    }
+    let mut h = harness(replies, Mode::Smart, true);
+    for _ in 0..3 {
+        h.submit("run the tests again");
+        let ev = h.until_finished().await;
+        assert_eq!(outcome(&ev), TurnOutcome::Completed);
+        let statuses: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ToolCallFinished { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, vec![ToolStatus::Done], "{ev:?}");
+    }
+}
