@@ -332,7 +332,8 @@ fn permissions(action: PermissionsAction) -> Result<()> {
 /// Logs go to a file under the state directory, never to the terminal.
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = cairn::config::state_dir()?;
-    std::fs::create_dir_all(&dir).ok()?;
+    cairn::private::create_dir(&dir).ok()?;
+    cairn::private::touch(&dir.join("cairn.log")).ok()?;
     let appender = tracing_appender::rolling::never(&dir, "cairn.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")

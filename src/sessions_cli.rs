@@ -37,7 +37,8 @@ pub fn open_store() -> Result<Store> {
     let path = crate::store::default_path()
         .context("cannot find a data directory for the session store on this system")?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::private::create_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
     }
     Ok(Store::open(&path)?)
 }
@@ -192,7 +193,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
             };
             match output {
                 Some(path) => {
-                    std::fs::write(&path, text)
+                    crate::private::write(&path, text.as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     writeln!(out, "Exported {} to {}", id, path.display())?;
                 }

@@ -127,21 +127,14 @@ fn display(path: &Path, workspace: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Writes through a temporary file in the same directory, keeping the
-/// file's permissions when it exists.
+/// Restores through the tools' atomic write: an existing file keeps its
+/// permission bits, a link keeps pointing at the file it names, and a file
+/// the turn deleted comes back with what the umask allows.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let perms = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Some(p) = perms {
-        std::fs::set_permissions(tmp.path(), p)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::tools::atomic::write_atomic(path, bytes)
 }
 
 #[cfg(test)]

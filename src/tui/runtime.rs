@@ -169,13 +169,7 @@ pub fn load_history(path: &std::path::Path) -> Vec<String> {
 }
 
 pub fn append_history(path: &std::path::Path, prompt: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = crate::private::open_append(path)?;
     let line = serde_json::to_string(prompt).map_err(std::io::Error::other)?;
     writeln!(f, "{line}")
 }
