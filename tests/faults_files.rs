@@ -147,3 +147,49 @@ async fn the_database_log_and_exports_are_private() {
     );
     assert_eq!(mode(&export), 0o600);
 }
+
+#[tokio::test]
+async fn view_refuses_a_fifo_and_a_device_without_hanging() {
+    let home = TestHome::new();
+    let fifo = home.path("pipe");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).unwrap();
+    // A character device inside the project (a link to /dev/zero would
+    // point outside it and be asked about instead).
+    let zero = home.path("zero");
+    let made = nix::sys::stat::mknod(
+        &zero,
+        nix::sys::stat::SFlag::S_IFCHR,
+        nix::sys::stat::Mode::S_IRUSR | nix::sys::stat::Mode::S_IWUSR,
+        nix::sys::stat::makedev(1, 5),
+    );
+    if let Err(e) = &made {
+        eprintln!("skipping the device half: mknod is not permitted here ({e})");
+    }
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "pipe"})).tool_call(
+                "v2",
+                "view",
+                json!({"file_path": "zero"}),
+            ),
+            Reply::text("Neither is a file."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let run = command(&home, &mock)
+        .args(["run", "--mode", "auto", "read them"])
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(30), run)
+        .await
+        .expect("cairn hung on a special file")
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let results = mock.requests()[1].to_string();
+    assert!(results.contains("named pipe (FIFO)"), "{results}");
+    if made.is_ok() {
+        assert!(results.contains("character device"), "{results}");
+    }
+}

@@ -11,6 +11,7 @@ pub mod interactive;
 pub mod job_tools;
 pub mod jobs;
 pub mod ls;
+pub mod regular;
 pub mod shell;
 pub mod snapshot;
 pub mod state;
