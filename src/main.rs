@@ -40,6 +40,12 @@ enum Command {
         /// Print one JSON object per line instead of text.
         #[arg(long)]
         json: bool,
+        /// Continue the latest session of this project.
+        #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+        continue_latest: bool,
+        /// Continue the session with this id (or a unique prefix of it).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
         /// The prompt; read from standard input when absent.
         prompt: Vec<String>,
     },
@@ -158,7 +164,12 @@ async fn async_main(cli: Cli) -> u8 {
         mode: if cli.yolo { Some(Mode::Auto) } else { cli.mode },
     };
     match cli.command {
-        Some(Command::Run { json, prompt }) => {
+        Some(Command::Run {
+            json,
+            continue_latest,
+            session,
+            prompt,
+        }) => {
             let prompt = if prompt.is_empty() {
                 let mut s = String::new();
                 if let Err(e) = std::io::stdin().read_to_string(&mut s) {
@@ -173,10 +184,12 @@ async fn async_main(cli: Cli) -> u8 {
                 eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
                 return 2;
             }
+            let resume = cairn::run_session::Resume::from_flags(continue_latest, session);
             match run_headless(
                 &overrides,
                 prompt,
                 if json { Output::Json } else { Output::Plain },
+                resume,
             )
             .await
             {
@@ -188,6 +201,7 @@ async fn async_main(cli: Cli) -> u8 {
             }
         }
         Some(Command::Sessions { action, json }) => {
+            cairn::term_safe::quiet_broken_pipe();
             use cairn::sessions_cli::Action;
             let action = match action {
                 SessionsAction::List { all, limit } => Action::List { all, limit },
@@ -242,21 +256,29 @@ async fn async_main(cli: Cli) -> u8 {
     }
 }
 
-async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> Result<u8> {
+async fn run_headless(
+    overrides: &Overrides,
+    prompt: String,
+    output: Output,
+    resume: cairn::run_session::Resume,
+) -> Result<u8> {
     let s = startup::prepare(overrides).await?;
     let Some(provider) = s.provider.clone() else {
         eprintln!("{}", startup::setup_help());
         return Ok(1);
     };
+    let load = cairn::run_session::prepare(&resume, &s.root)?;
     let running = startup::start_agent(&s, &provider, false)?;
-    if let Some(e) = &running.store_error {
-        eprintln!("cairn: this session will not be saved: {e}");
+    if let Some(command) = load {
+        let _ = running.commands.send(command);
     }
-    let code = headless::run(prompt, output, running.commands, running.events).await;
-    if let Some(sink) = &running.sink {
-        sink.flush();
-    }
-    Ok(code as u8)
+    let recording = headless::Recording {
+        sink: running.sink.clone(),
+        error: running.store_error.clone(),
+    };
+    let code = headless::run(prompt, output, running.commands, running.events, recording).await;
+    running.mcp.shutdown().await;
+    Ok(code.clamp(0, 255) as u8)
 }
 
 async fn mcp_list() -> Result<()> {
@@ -272,12 +294,15 @@ async fn mcp_list() -> Result<()> {
     }
     let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
     manager.settle(std::time::Duration::from_secs(30)).await;
-    print!("{}", cairn::mcp::format_status(&manager.statuses()));
+    // Names, errors and tool lists come from the servers.
+    let status = cairn::mcp::format_status(&manager.statuses());
+    print!("{}", cairn::term_safe::escape(&status));
     manager.shutdown().await;
     Ok(())
 }
 
 fn permissions(action: PermissionsAction) -> Result<()> {
+    cairn::term_safe::quiet_broken_pipe();
     use cairn::permission::store::{list_rules, remove_rule};
     let cwd = std::env::current_dir()?;
     let root = cairn::agent::instructions::project_root(&cwd);
@@ -294,10 +319,10 @@ fn permissions(action: PermissionsAction) -> Result<()> {
                 any = true;
                 println!("{}", path.display());
                 for r in &rules.allow {
-                    println!("  allow  {r}");
+                    println!("  allow  {}", cairn::term_safe::escape(r));
                 }
                 for r in &rules.deny {
-                    println!("  deny   {r}");
+                    println!("  deny   {}", cairn::term_safe::escape(r));
                 }
             }
             if !any {

@@ -1,5 +1,6 @@
 //! `cairn sessions list|show|search|export|delete`.
 
+use crate::term_safe::escape;
 use std::io::Write;
 use std::path::Path;
 
@@ -73,7 +74,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         &s.id.as_str()[..s.id.as_str().len().min(13)],
                         crate::tui::widgets::session_browser::age(now, s.updated_at),
                         s.message_count,
-                        one_line(s.display_title(), 80)
+                        escape(&one_line(s.display_title(), 80))
                     )?;
                 }
             }
@@ -90,12 +91,12 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                 )?;
                 return Ok(());
             }
-            writeln!(out, "{}  {}", summary.id, summary.display_title())?;
+            writeln!(out, "{}  {}", summary.id, escape(summary.display_title()))?;
             writeln!(
                 out,
                 "{} · {} · {} messages · {} in / {} out tokens · ${:.4}",
-                summary.model,
-                summary.cwd.display(),
+                escape(&summary.model),
+                escape(&summary.cwd.display().to_string()),
                 summary.message_count,
                 summary.input_tokens,
                 summary.output_tokens,
@@ -110,12 +111,17 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                 for p in &m.parts {
                     match (m.role, p) {
                         (Role::User, Part::Text { text }) => {
-                            writeln!(out, "\n> {}{undone}", text.replace('\n', "\n> "))?
+                            writeln!(out, "\n> {}{undone}", escape(text).replace('\n', "\n> "))?
                         }
-                        (Role::Assistant, Part::Text { text }) => writeln!(out, "\n{text}")?,
-                        (_, Part::ToolCall { name, input, .. }) => {
-                            writeln!(out, "→ {name} {}", one_line(&input.to_string(), 120))?
+                        (Role::Assistant, Part::Text { text }) => {
+                            writeln!(out, "\n{}", escape(text))?
                         }
+                        (_, Part::ToolCall { name, input, .. }) => writeln!(
+                            out,
+                            "→ {} {}",
+                            escape(name),
+                            escape(&one_line(&input.to_string(), 120))
+                        )?,
                         (
                             _,
                             Part::ToolResult {
@@ -124,7 +130,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         ) => {
                             let text = result_text(content);
                             let mark = if *is_error { "✗" } else { "✓" };
-                            writeln!(out, "  {mark} {}", one_line(&text, 120))?
+                            writeln!(out, "  {mark} {}", escape(&one_line(&text, 120)))?
                         }
                         _ => {}
                     }
@@ -165,17 +171,22 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                     }
                 )?;
             } else {
+                let (bold, plain) = if crate::term_safe::stdout_styled() {
+                    ("\x1b[1m", "\x1b[22m")
+                } else {
+                    ("", "")
+                };
                 for h in hits {
-                    let snippet = h
-                        .snippet
-                        .replace(MATCH_START, "\x1b[1m")
-                        .replace(MATCH_END, "\x1b[22m");
+                    // Escaped first: the match markers are not controls.
+                    let snippet = escape(&one_line(&h.snippet, 160))
+                        .replace(MATCH_START, bold)
+                        .replace(MATCH_END, plain);
                     writeln!(
                         out,
                         "{}  {}\n    {}",
                         &h.session_id.as_str()[..h.session_id.as_str().len().min(13)],
-                        one_line(h.title.as_deref().unwrap_or("(untitled)"), 70),
-                        one_line(&snippet, 160)
+                        escape(&one_line(h.title.as_deref().unwrap_or("(untitled)"), 70)),
+                        snippet
                     )?;
                 }
             }
@@ -196,6 +207,11 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                     crate::private::write(&path, text.as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     writeln!(out, "Exported {} to {}", id, path.display())?;
+                }
+                // To a terminal it is shown, so escaped; into a pipe or a
+                // file it is data, written exactly.
+                None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+                    write!(out, "{}", escape(&text))?
                 }
                 None => write!(out, "{text}")?,
             }

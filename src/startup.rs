@@ -133,6 +133,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
                     provider: provider.settings.name.clone(),
                     model: provider.model.clone(),
                 },
+                Some(agent.event_sender()),
             ));
             agent = agent.with_sink(sink.clone());
             (Some(sink), None)

@@ -159,6 +159,12 @@ impl Agent {
     }
 
     /// Runs the agent on its own task.
+    /// Where the agent's events go, for another reporter of the same
+    /// session (the store writer's failures).
+    pub fn event_sender(&self) -> mpsc::UnboundedSender<AgentEvent> {
+        self.shared.events.clone()
+    }
+
     pub fn spawn(
         self,
     ) -> (

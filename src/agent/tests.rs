@@ -899,6 +899,7 @@ fn recording_sink() -> (
             provider: "fake".into(),
             model: "fake-model".into(),
         },
+        None,
     ));
     (db, path, dir, sink)
 }
@@ -1010,6 +1011,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
             provider: "fake".into(),
             model: "claude-sonnet-4-5".into(),
         },
+        None,
     ));
     let mut answer = text(&["more"]);
     let usage = Usage {
@@ -1168,6 +1170,7 @@ fn a_write_waits_out_another_process_holding_the_database() {
             provider: "fake".into(),
             model: "fake-model".into(),
         },
+        None,
     );
     // Another process takes the write lock for longer than the busy timeout.
     let other = rusqlite::Connection::open(&path).unwrap();

@@ -749,7 +749,7 @@ mod tests {
             store: Some(Arc::new(Mutex::new(store))),
             recorded: Some(Arc::new(Mutex::new(Recorded {
                 session: Some(current.clone()),
-                error: None,
+                ..Recorded::default()
             }))),
             project_root: dir.path().to_path_buf(),
             ..Services::default()
@@ -825,7 +825,7 @@ mod tests {
             store: Some(Arc::new(Mutex::new(store))),
             recorded: Some(Arc::new(Mutex::new(Recorded {
                 session: Some(live.clone()),
-                error: None,
+                ..Recorded::default()
             }))),
             project_root: dir.path().to_path_buf(),
             ..Services::default()

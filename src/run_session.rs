@@ -1,0 +1,72 @@
+//! Which stored session a front end continues, and what to do when another
+//! cairn has it open. One process writes a session at a time (see
+//! `store::SessionLock`): `cairn run --continue/--session` on a session
+//! open elsewhere continues in a fork of it and says so; the interface asks
+//! (fork, the default, or read-only).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::agent::AgentCommand;
+use crate::store::{HeldElsewhere, SessionId, SessionLock, Store};
+
+/// What the command line asked to continue.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resume {
+    New,
+    Latest,
+    Id(String),
+}
+
+impl Resume {
+    pub fn from_flags(continue_latest: bool, session: Option<String>) -> Resume {
+        match (continue_latest, session) {
+            (_, Some(id)) => Resume::Id(id),
+            (true, None) => Resume::Latest,
+            (false, None) => Resume::New,
+        }
+    }
+}
+
+/// Finds the session to continue, and who else has it open.
+pub fn find(store: &Store, resume: &Resume, root: &Path) -> Result<Option<SessionId>> {
+    match resume {
+        Resume::New => Ok(None),
+        Resume::Latest => Ok(store.latest_session(root)?.map(|s| s.id)),
+        Resume::Id(id) => Ok(Some(store.resolve_id(id)?)),
+    }
+}
+
+/// Who has `id` open, if another cairn does.
+pub fn open_elsewhere(store: &Store, id: &SessionId) -> Option<HeldElsewhere> {
+    let db = store.path()?;
+    SessionLock::holder(db, id).ok().flatten()
+}
+
+/// For `cairn run`: the history to load, continuing in a fork when the
+/// session is open in another cairn.
+pub fn prepare(resume: &Resume, root: &Path) -> Result<Option<AgentCommand>> {
+    if *resume == Resume::New {
+        return Ok(None);
+    }
+    let mut store = crate::sessions_cli::open_store()
+        .context("cannot continue a session: the session store could not be opened")?;
+    let Some(mut id) = find(&store, resume, root)? else {
+        eprintln!("cairn: no earlier session in this project to continue; starting a new one");
+        return Ok(None);
+    };
+    if let Some(held) = open_elsewhere(&store, &id) {
+        let fork = store.fork_session(&id, None)?;
+        eprintln!(
+            "cairn: session {id}: {held}; continuing in a copy of it, session {fork}",
+            id = id,
+            held = held,
+            fork = fork
+        );
+        id = fork;
+    }
+    let loaded = crate::tui::services::load_session(&store, &id)
+        .with_context(|| format!("cannot load session {id}"))?;
+    Ok(Some(loaded.load_command()))
+}
