@@ -12,13 +12,13 @@
 
 use std::io::Write;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
-use crate::agent::store_sink::StoreSink;
+use crate::agent::store_sink::{RETRY_EVERY, StoreSink};
 use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::term_safe::escape;
 
@@ -91,11 +91,7 @@ pub async fn run(
         printer.event(&event);
     };
     let _ = commands.send(AgentCommand::Shutdown);
-    // The store writer reports on the same channel; drain what it said.
-    while let Ok(event) = events.try_recv() {
-        printer.event(&event);
-    }
-    let saved = save(&recording, &mut printer);
+    let saved = save(&recording, &mut printer, &mut events).await;
     let code = match &outcome {
         Some(o) => printer.finish(o),
         None => 1,
@@ -107,13 +103,37 @@ pub async fn run(
     }
 }
 
-/// Waits for the store to take every write; false (with a message) when
-/// the session is not fully saved.
-fn save(recording: &Recording, printer: &mut Printer) -> bool {
-    let Some(sink) = &recording.sink else {
+/// Waits for the store to take every write, reporting as it goes (the
+/// store writer speaks on the agent's channel); false, with a message, when
+/// the session is not fully saved. A store another process keeps locked is
+/// waited for up to [`STORE_PATIENCE`]; a disk or file that refuses writes
+/// is tried once more.
+async fn save(
+    recording: &Recording,
+    printer: &mut Printer,
+    events: &mut mpsc::UnboundedReceiver<AgentEvent>,
+) -> bool {
+    let Some(sink) = recording.sink.clone() else {
         return recording.error.is_none();
     };
-    let status = tokio::task::block_in_place(|| sink.finish(STORE_PATIENCE));
+    let deadline = Instant::now() + STORE_PATIENCE;
+    let status = loop {
+        let s = sink.clone();
+        let mut flush = tokio::task::spawn_blocking(move || s.flush_within(STORE_PATIENCE * 2));
+        let status = loop {
+            tokio::select! {
+                r = &mut flush => break r.unwrap_or_default(),
+                Some(ev) = events.recv() => printer.event(&ev),
+            }
+        };
+        if status.unsaved == 0 || !status.busy || Instant::now() >= deadline {
+            break status;
+        }
+        tokio::time::sleep(RETRY_EVERY).await;
+    };
+    while let Ok(ev) = events.try_recv() {
+        printer.event(&ev);
+    }
     if let Some(id) = &status.session {
         printer.session(id.as_str());
     }

@@ -41,7 +41,31 @@ pub fn open_store() -> Result<Store> {
         crate::private::create_dir(dir)
             .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    Ok(Store::open(&path)?)
+    Store::open(&path).map_err(|e| match path.parent().and_then(why_unwritable) {
+        Some(why) => anyhow::anyhow!("{e} ({why})"),
+        None => e.into(),
+    })
+}
+
+/// Why nothing can be written in `dir`, in plain words, when that is so
+/// (SQLite's own message for a full or read-only disk can be obscure).
+fn why_unwritable(dir: &Path) -> Option<String> {
+    use std::io::Write;
+    let probe = tempfile::Builder::new()
+        .prefix(".cairn-probe-")
+        .tempfile_in(dir)
+        .and_then(|mut f| {
+            f.write_all(&[0u8; 64 * 1024])?;
+            f.as_file().sync_all()
+        });
+    let e = probe.err()?;
+    use std::io::ErrorKind as K;
+    Some(match e.kind() {
+        K::ReadOnlyFilesystem => format!("{} is on a read-only file system", dir.display()),
+        K::StorageFull | K::QuotaExceeded => format!("the disk holding {} is full", dir.display()),
+        K::PermissionDenied => format!("cairn may not write in {}", dir.display()),
+        _ => format!("cannot write in {}: {e}", dir.display()),
+    })
 }
 
 pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Write) -> Result<()> {

@@ -119,21 +119,6 @@ impl StoreSink {
     pub fn flush(&self) -> Recorded {
         self.flush_within(Duration::from_secs(5))
     }
-
-    /// At the end of a headless run: waits for the store while another
-    /// process holds it (up to `patience`), tries once more otherwise, and
-    /// returns what could not be saved.
-    pub fn finish(&self, patience: Duration) -> Recorded {
-        let deadline = Instant::now() + patience;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let status = self.flush_within(left.max(Duration::from_secs(1)));
-            if status.unsaved == 0 || !status.busy || Instant::now() >= deadline {
-                return status;
-            }
-            std::thread::sleep(RETRY_EVERY.min(left));
-        }
-    }
 }
 
 impl SessionSink for StoreSink {
