@@ -58,12 +58,7 @@ pub fn prepare(resume: &Resume, root: &Path) -> Result<Option<AgentCommand>> {
     };
     if let Some(held) = open_elsewhere(&store, &id) {
         let fork = store.fork_session(&id, None)?;
-        eprintln!(
-            "cairn: session {id}: {held}; continuing in a copy of it, session {fork}",
-            id = id,
-            held = held,
-            fork = fork
-        );
+        eprintln!("cairn: not writing into session {id}: {held}; continuing in a copy of it");
         id = fork;
     }
     let loaded = crate::tui::services::load_session(&store, &id)
