@@ -20,7 +20,7 @@ pub async fn run(
     let s = startup::prepare(overrides).await?;
     let ui_store = startup::open_store();
     let mut notices = Vec::new();
-    let store = match ui_store {
+    let mut store = match ui_store {
         Ok(st) => Some(st),
         Err(e) => {
             notices.push((
@@ -38,6 +38,28 @@ pub async fn run(
         }
         _ => None,
     };
+    let mut read_only = false;
+    let resumed = match (resumed, store.as_mut()) {
+        (Some(r), Some(st)) => match crate::run_session::open_elsewhere(st, &r.summary.id) {
+            None => Some(r),
+            Some(held) => match crate::run_session::ask(&r.summary.id, &held) {
+                crate::run_session::Offer::Fork => {
+                    let fork = st.fork_session(&r.summary.id, None)?;
+                    Some(load(st, &fork)?)
+                }
+                crate::run_session::Offer::ReadOnly => {
+                    read_only = true;
+                    notices.push((
+                        NoticeLevel::Warning,
+                        format!("Read-only: session {} is open in another cairn, so nothing you do here is saved.", r.summary.id),
+                    ));
+                    Some(r)
+                }
+                crate::run_session::Offer::Quit => return Ok(()),
+            },
+        },
+        (r, _) => r,
+    };
     if continue_latest && resumed.is_none() {
         notices.push((
             NoticeLevel::Info,
@@ -52,6 +74,9 @@ pub async fn run(
     let (commands, events, sink, mcp, first_run_help, task) = match &s.provider {
         Some(p) => {
             let running = startup::start_agent(&s, p, true)?;
+            if let (true, Some(sink)) = (read_only, &running.sink) {
+                sink.set_read_only();
+            }
             if let Some(e) = running.store_error {
                 notices.push((
                     NoticeLevel::Warning,

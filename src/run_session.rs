@@ -44,6 +44,37 @@ pub fn open_elsewhere(store: &Store, id: &SessionId) -> Option<HeldElsewhere> {
     SessionLock::holder(db, id).ok().flatten()
 }
 
+/// What the person chose for a session open in another cairn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Offer {
+    Fork,
+    ReadOnly,
+    Quit,
+}
+
+/// Asks on the terminal, before the full screen starts, what to do with a
+/// session another cairn has open. Enter (or anything unrecognised) forks.
+pub fn ask(id: &SessionId, held: &HeldElsewhere) -> Offer {
+    use std::io::{BufRead, Write};
+    let mut err = std::io::stderr();
+    let _ = write!(
+        err,
+        "Session {id}: {held}.\n\
+         Writing into it from here too would interleave both conversations.\n\
+         [F]ork it into a new session (default), open it [r]ead-only, or [q]uit? "
+    );
+    let _ = err.flush();
+    let mut line = String::new();
+    if std::io::stdin().lock().read_line(&mut line).is_err() {
+        return Offer::Quit;
+    }
+    match line.trim().to_ascii_lowercase().as_str() {
+        "r" | "read-only" | "readonly" => Offer::ReadOnly,
+        "q" | "quit" => Offer::Quit,
+        _ => Offer::Fork,
+    }
+}
+
 /// For `cairn run`: the history to load, continuing in a fork when the
 /// session is open in another cairn.
 pub fn prepare(resume: &Resume, root: &Path) -> Result<Option<AgentCommand>> {

@@ -137,3 +137,99 @@ async fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
     shell.type_text("exit\r");
     shell.wait_exit(Duration::from_secs(10));
 }
+
+fn quit(mut app: PtyApp) {
+    app.send(b"\x03");
+    std::thread::sleep(Duration::from_millis(100));
+    app.send(b"\x03");
+    assert!(app.wait_exit(Duration::from_secs(10)).is_some());
+}
+
+fn user_prompts(home: &TestHome) -> Vec<(String, String)> {
+    let db = home.home.path().join("data/cairn/sessions.db");
+    let store = cairn::store::Store::open(db).unwrap();
+    let mut out = Vec::new();
+    for s in store
+        .list_sessions(&cairn::store::ListFilter::default())
+        .unwrap()
+    {
+        for (_, m, _) in store.load_messages(&s.id).unwrap() {
+            if m.role == cairn::conversation::Role::User {
+                out.push((s.id.to_string(), format!("{:?}", m.parts)));
+            }
+        }
+    }
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_open_elsewhere_is_offered_as_a_fork_or_read_only() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Noted."); 12]).await;
+    let mut first = start(&home, &mock, &[]);
+    first.type_text("the original prompt");
+    first.send(b"\r");
+    first.wait_for_text("Noted.");
+    quit(first);
+    let original = user_prompts(&home)[0].0.clone();
+
+    // A holds the session.
+    let a = start(&home, &mock, &["-c"]);
+    // By id: after B, the latest session is B's fork.
+    let spawn_b = || {
+        PtyApp::spawn(
+            Path::new(env!("CARGO_BIN_EXE_cairn")),
+            &["--resume", &original],
+            &home.vars(&mock.url()),
+            home.project.path(),
+            30,
+            100,
+        )
+    };
+    // B: Enter takes the default, a fork.
+    let mut b = spawn_b();
+    let offer = b.wait_for_text("[F]ork it");
+    assert!(offer.contains("open in another cairn"), "{offer}");
+    b.send(b"\r");
+    b.wait_for_text("Ask cairn");
+    b.type_text("prompt from the fork");
+    b.send(b"\r");
+    b.wait_for("the fork's answer", |s| s.matches("Noted.").count() >= 2);
+    quit(b);
+    // C: read-only.
+    let mut c = spawn_b();
+    c.wait_for_text("[F]ork it");
+    c.type_text("r\r");
+    c.wait_for_text("Read-only");
+    c.type_text("prompt while read-only");
+    c.send(b"\r");
+    c.wait_for("the read-only answer", |s| s.matches("Noted.").count() >= 2);
+    quit(c);
+    quit(a);
+
+    let prompts = user_prompts(&home);
+    let in_original: Vec<_> = prompts.iter().filter(|p| p.0 == original).collect();
+    assert!(
+        !in_original
+            .iter()
+            .any(|p| p.1.contains("fork") || p.1.contains("read-only")),
+        "{prompts:?}"
+    );
+    let fork = prompts
+        .iter()
+        .find(|p| p.1.contains("prompt from the fork"))
+        .expect("the fork was recorded");
+    assert_ne!(fork.0, original);
+    assert!(
+        prompts
+            .iter()
+            .any(|p| p.0 == fork.0 && p.1.contains("the original prompt")),
+        "the fork carries the history"
+    );
+    assert!(
+        !prompts
+            .iter()
+            .any(|p| p.1.contains("prompt while read-only")),
+        "{prompts:?}"
+    );
+}

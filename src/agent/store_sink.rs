@@ -66,6 +66,8 @@ pub struct Recorded {
 pub struct StoreSink {
     tx: Mutex<Sender<Job>>,
     pub state: Arc<Mutex<Recorded>>,
+    /// Viewing a session another cairn writes: nothing is recorded.
+    read_only: std::sync::atomic::AtomicBool,
 }
 
 impl StoreSink {
@@ -99,11 +101,22 @@ impl StoreSink {
         StoreSink {
             tx: Mutex::new(tx),
             state,
+            read_only: Default::default(),
         }
     }
 
     fn send(&self, job: Job) {
+        let read_only = self.read_only.load(std::sync::atomic::Ordering::SeqCst);
+        if read_only && !matches!(job, Job::Flush(_)) {
+            return;
+        }
         let _ = lock(&self.tx).send(job);
+    }
+
+    /// From now on nothing is recorded (a session opened read-only).
+    pub fn set_read_only(&self) {
+        self.read_only
+            .store(true, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// Waits (at most `timeout`) until the writer has tried everything sent
