@@ -228,3 +228,58 @@ async fn a_closed_pipe_ends_quietly() {
         assert_eq!(err, "", "{args:?} complained about the closed pipe");
     }
 }
+
+#[tokio::test]
+async fn repeated_tool_call_ids_in_one_response_get_their_own_results() {
+    let home = TestHome::new();
+    std::fs::write(home.path("a.txt"), "alpha\n").unwrap();
+    std::fs::write(home.path("b.txt"), "beta\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("dup", "view", json!({"file_path": "a.txt"})).tool_call(
+                "dup",
+                "view",
+                json!({"file_path": "b.txt"}),
+            ),
+            Reply::text("Both read."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let (out, stdout, stderr) = run(&home, &mock, &["run", "--json", "read both"]).await;
+    assert!(out.status.success(), "{stderr}");
+    let results: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["type"] == "tool_result")
+        .collect();
+    assert_eq!(results.len(), 2, "{stdout}");
+    assert_ne!(results[0]["id"], results[1]["id"]);
+    let outputs: String = results.iter().map(|r| r["output"].to_string()).collect();
+    assert!(
+        outputs.contains("alpha") && outputs.contains("beta"),
+        "{outputs}"
+    );
+    // What went back to the model pairs each call with its own result.
+    let messages = mock.requests()[1]["messages"].clone();
+    let blocks: Vec<Value> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .collect();
+    let uses: Vec<&Value> = blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_use")
+        .map(|b| &b["id"])
+        .collect();
+    let answered: Vec<&Value> = blocks
+        .iter()
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| &b["tool_use_id"])
+        .collect();
+    assert_eq!(uses.len(), 2);
+    assert_ne!(uses[0], uses[1]);
+    assert_eq!(uses, answered);
+}

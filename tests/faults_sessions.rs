@@ -215,3 +215,68 @@ async fn sighup_sigterm_and_sigint_cancel_the_turn_and_leave_no_process() {
         assert!(all.contains("ToolResult") && all.contains("b1"), "{all}");
     }
 }
+
+#[tokio::test]
+async fn temporary_files_of_a_crashed_run_are_removed_at_the_next_start() {
+    let home = TestHome::new();
+    let marker = format!("62.{}", std::process::id() % 1000);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::tool(
+            "b1",
+            "bash",
+            json!({"command": format!("sleep {marker}")}),
+        )],
+    )
+    .await;
+    let mut crashed = command(&home, &mock)
+        .args(["run", "--mode", "auto", "wait"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = crashed.id().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while processes_with(&format!("sleep {marker}")).is_empty() {
+        assert!(Instant::now() < deadline, "the command never started");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let left_by = |pid: u32| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir("/tmp")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("cairn-cwd-{pid}-"))
+            })
+            .map(|e| e.path())
+            .collect()
+    };
+    assert_eq!(left_by(pid).len(), 1, "the shell call has its file");
+    crashed.start_kill().unwrap(); // SIGKILL: a crash
+    crashed.wait().await.unwrap();
+    // The orphaned sleep is not what this test is about.
+    for p in processes_with(&format!("sleep {marker}")) {
+        if let Some(pid) = p.split(':').next().and_then(|n| n.parse::<i32>().ok()) {
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(pid),
+                nix::sys::signal::Signal::SIGKILL,
+            );
+        }
+    }
+    assert_eq!(left_by(pid).len(), 1, "a crash leaves it behind");
+
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Hi."); 2]).await;
+    let out = command(&home, &mock)
+        .args(["run", "hello"])
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !left_by(pid).is_empty() {
+        assert!(Instant::now() < deadline, "the next start did not clean up");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -32,8 +32,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .filter(|m| m.is_file())
         .map(|m| m.permissions());
     // Created 0666 less the umask; an existing file's bits replace that below.
+    super::tempfiles::note_dir(dir);
     let mut tmp = tempfile::Builder::new()
-        .prefix(".cairn-tmp-")
+        .prefix(&super::tempfiles::atomic_prefix())
         .permissions(new_file_permissions())
         .tempfile_in(dir)?;
     tmp.write_all(bytes)?;

@@ -15,6 +15,7 @@ pub mod regular;
 pub mod shell;
 pub mod snapshot;
 pub mod state;
+pub mod tempfiles;
 pub mod todos;
 pub mod view;
 pub mod walk;
