@@ -233,3 +233,72 @@ async fn a_session_open_elsewhere_is_offered_as_a_fork_or_read_only() {
         "{prompts:?}"
     );
 }
+
+/// A small tmpfs over the data directory, unmounted on drop.
+struct Tmpfs(std::path::PathBuf);
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_shows_not_saved_until_space_returns_and_nothing_is_lost() {
+    let home = TestHome::new();
+    let data = home.home.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&data)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    let _fs = Tmpfs(data.clone());
+    let long = "an answer that needs room on the disk. ".repeat(3000);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("First."),
+            Reply::text("T"),
+            Reply::text(&long).chunk_chars(20000),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock, &[]);
+    app.type_text("the first prompt");
+    app.send(b"\r");
+    app.wait_for_text("First.");
+    // Fill the disk.
+    let filler = data.join("filler");
+    let mut f = std::fs::File::create(&filler).unwrap();
+    let block = vec![b'x'; 16 * 1024];
+    while std::io::Write::write_all(&mut f, &block).is_ok() {}
+    let _ = f.sync_all();
+    drop(f);
+    app.type_text("the second prompt");
+    app.send(b"\r");
+    app.wait_for_text("not saved");
+    // Space again: the waiting writes go in and the warning goes away.
+    std::fs::remove_file(&filler).unwrap();
+    app.wait_for("the warning cleared", |s| {
+        !s.contains("not saved:") && s.contains("saved again")
+    });
+    quit(app);
+    let prompts = user_prompts(&home);
+    assert!(
+        prompts.iter().any(|p| p.1.contains("the second prompt")),
+        "{prompts:?}"
+    );
+    let db = home.home.path().join("data/cairn/sessions.db");
+    let store = cairn::store::Store::open(db).unwrap();
+    let s = store.latest_session(home.project.path()).unwrap().unwrap();
+    let all = format!("{:?}", store.load_messages(&s.id).unwrap());
+    assert!(all.contains("needs room on the disk"), "the answer was kept");
+}
