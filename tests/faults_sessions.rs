@@ -57,12 +57,13 @@ async fn first_session(home: &TestHome) -> String {
     session_of(&err)
 }
 
-/// Waits until the lock file of `id` exists (its holder is recording).
-async fn wait_for_lock(home: &TestHome, id: &str) {
-    let lock = home.home.path().join(format!("data/cairn/locks/{id}.lock"));
+/// Waits until `prompt` is stored in session `id`: its writer has resumed
+/// the session, so holds its lock. (The lock file alone is no sign: the
+/// check before resuming creates it for a moment too.)
+async fn wait_for_writer(home: &TestHome, id: &str, prompt: &str) {
     let deadline = Instant::now() + Duration::from_secs(20);
-    while !lock.exists() {
-        assert!(Instant::now() < deadline, "the session was never locked");
+    while !prompts_of(home, id).iter().any(|p| p.contains(prompt)) {
+        assert!(Instant::now() < deadline, "the session was never written");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -86,7 +87,7 @@ async fn a_second_instance_on_one_session_continues_in_a_fork() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    wait_for_lock(&home, &id).await;
+    wait_for_writer(&home, &id, "prompt from A").await;
     let quick = MockModel::start(Format::Anthropic, vec![Reply::text("Quick.")]).await;
     let b = command(&home, &quick)
         .args(["run", "--session", &id, "prompt from B"])
@@ -98,8 +99,16 @@ async fn a_second_instance_on_one_session_continues_in_a_fork() {
     assert!(b_err.contains("open in another cairn"), "{b_err}");
     let fork = session_of(&b_err);
     assert_ne!(fork, id, "B wrote into A's session");
+    // A is still running; stop it the way a closed terminal would.
+    let a_pid = nix::unistd::Pid::from_raw(a.id().unwrap() as i32);
+    nix::sys::signal::kill(a_pid, nix::sys::signal::Signal::SIGHUP).unwrap();
     let a = a.wait_with_output().await.unwrap();
-    assert!(a.status.success(), "{}", String::from_utf8_lossy(&a.stderr));
+    assert_eq!(
+        a.status.code(),
+        Some(129),
+        "{}",
+        String::from_utf8_lossy(&a.stderr)
+    );
 
     let original = prompts_of(&home, &id);
     assert!(original.iter().any(|p| p.contains("prompt from A")));
@@ -131,7 +140,7 @@ async fn the_lock_of_a_killed_instance_is_taken_over() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    wait_for_lock(&home, &id).await;
+    wait_for_writer(&home, &id, "prompt from A").await;
     a.start_kill().unwrap(); // SIGKILL: no chance to clean up
     a.wait().await.unwrap();
     let quick = MockModel::start(Format::Anthropic, vec![Reply::text("Quick.")]).await;

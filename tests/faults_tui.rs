@@ -173,8 +173,18 @@ async fn a_session_open_elsewhere_is_offered_as_a_fork_or_read_only() {
     quit(first);
     let original = user_prompts(&home)[0].0.clone();
 
-    // A holds the session.
+    // A holds the session (its screen is up, so the lock file is the
+    // writer's, not the check before resuming).
     let a = start(&home, &mock, &["-c"]);
+    let lock = home
+        .home
+        .path()
+        .join(format!("data/cairn/locks/{original}.lock"));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !lock.exists() {
+        assert!(Instant::now() < deadline, "A never locked the session");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // By id: after B, the latest session is B's fork.
     let spawn_b = || {
         PtyApp::spawn(
@@ -300,5 +310,8 @@ async fn a_full_disk_shows_not_saved_until_space_returns_and_nothing_is_lost() {
     let store = cairn::store::Store::open(db).unwrap();
     let s = store.latest_session(home.project.path()).unwrap().unwrap();
     let all = format!("{:?}", store.load_messages(&s.id).unwrap());
-    assert!(all.contains("needs room on the disk"), "the answer was kept");
+    assert!(
+        all.contains("needs room on the disk"),
+        "the answer was kept"
+    );
 }

@@ -207,6 +207,31 @@ fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
     serde_json::to_value(d).ok()
 }
 
+/// Whether a refused write may succeed later: the database busy, or the
+/// disk or file refusing writes (full, read-only, I/O errors). A missing
+/// session or unreadable stored data will not change by waiting.
+fn worth_retrying(e: &StoreError) -> bool {
+    use rusqlite::ErrorCode as C;
+    match e {
+        StoreError::Busy | StoreError::Open { .. } | StoreError::CreateDir { .. } => true,
+        StoreError::Sqlite(e) => matches!(
+            e.sqlite_error_code(),
+            Some(
+                C::DiskFull
+                    | C::ReadOnly
+                    | C::SystemIoFailure
+                    | C::CannotOpen
+                    | C::PermissionDenied
+                    | C::FileLockingProtocolFailed
+                    | C::OutOfMemory
+                    | C::DatabaseBusy
+                    | C::DatabaseLocked
+            )
+        ),
+        _ => false,
+    }
+}
+
 impl Writer {
     fn run(mut self, rx: Receiver<Job>) {
         loop {
@@ -240,6 +265,16 @@ impl Writer {
             match self.handle(job) {
                 Ok(()) => {
                     self.unsaved.pop_front();
+                }
+                Err(e) if !worth_retrying(&e) => {
+                    // Trying again cannot help (the session was deleted
+                    // meanwhile, say); keep the writes behind it moving.
+                    tracing::error!("session store: {e}; this write is dropped");
+                    self.unsaved.pop_front();
+                    self.tell(AgentEvent::Notice {
+                        level: super::NoticeLevel::Error,
+                        text: format!("Part of this session could not be saved: {e}"),
+                    });
                 }
                 Err(e) => {
                     self.failed(&e);

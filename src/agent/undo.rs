@@ -142,6 +142,43 @@ mod tests {
     use super::*;
 
     #[test]
+    fn undo_keeps_modes_and_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("run.sh");
+        std::fs::write(&script, "changed").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let real = dir.path().join("real.txt");
+        let link = dir.path().join("link.txt");
+        std::fs::write(&real, "changed").unwrap();
+        std::os::unix::fs::symlink("real.txt", &link).unwrap();
+        let versions = vec![
+            FileVersion {
+                path: script.clone(),
+                before: Some(b"original".to_vec()),
+                turn: 1,
+            },
+            FileVersion {
+                path: link.clone(),
+                before: Some(b"original".to_vec()),
+                turn: 1,
+            },
+        ];
+        let (done, failed) = apply(&versions, 1, dir.path());
+        assert_eq!((done.len(), failed.len()), (2, 0), "{failed:?}");
+        assert_eq!(std::fs::read(&script).unwrap(), b"original");
+        let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&real).unwrap(), b"original");
+    }
+
+    #[test]
     fn restores_earliest_content_and_deletes_created_files() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.txt");
