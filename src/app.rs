@@ -11,6 +11,9 @@ use crate::store::{SessionId, Store};
 use crate::tui::TuiOptions;
 use crate::tui::services::{LoadedSession, Services};
 
+/// How long quitting waits for the store to take what it still holds.
+const UNSAVED_PATIENCE: std::time::Duration = std::time::Duration::from_secs(25);
+
 pub async fn run(
     overrides: &Overrides,
     continue_latest: bool,
@@ -136,11 +139,22 @@ pub async fn run(
     if let Some(task) = task {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
     }
-    if let Some(sink) = &sink {
-        sink.flush();
-    }
+    let unsaved = sink.as_ref().map(|k| k.flush_within(UNSAVED_PATIENCE));
     if let Some(m) = &mcp {
         m.shutdown().await;
+    }
+    // The screen is gone: what could not be saved is said on stderr, and
+    // the exit status is not 0.
+    if let Some(status) = unsaved.filter(|s| s.unsaved > 0) {
+        result?;
+        anyhow::bail!(
+            "{} writes of this session could not be saved: {}",
+            status.unsaved,
+            status
+                .error
+                .as_deref()
+                .unwrap_or("the store did not answer")
+        );
     }
     result
 }

@@ -195,7 +195,7 @@ async fn async_main(cli: Cli) -> u8 {
             {
                 Ok(code) => code,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -225,7 +225,7 @@ async fn async_main(cli: Cli) -> u8 {
             match cairn::sessions_cli::run(action, json, &root, &mut out) {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -235,21 +235,21 @@ async fn async_main(cli: Cli) -> u8 {
         }) => match mcp_list().await {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
         Some(Command::Permissions { action }) => match permissions(action) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
         None => match cairn::app::run(&overrides, cli.continue_latest, cli.resume).await {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },

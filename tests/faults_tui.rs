@@ -315,3 +315,50 @@ async fn a_full_disk_shows_not_saved_until_space_returns_and_nothing_is_lost() {
         "the answer was kept"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quitting_while_writes_still_fail_says_so_and_exits_non_zero() {
+    let home = TestHome::new();
+    let data = home.home.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=4m", "tmpfs"])
+        .arg(&data)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot mount a tmpfs here (needs root)");
+        return;
+    }
+    let _fs = Tmpfs(data.clone());
+    let long = "an answer that needs room on the disk. ".repeat(3000);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("First."),
+            Reply::text("T"),
+            Reply::text(&long).chunk_chars(20000),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock, &[]);
+    app.type_text("the first prompt");
+    app.send(b"\r");
+    app.wait_for_text("First.");
+    let mut f = std::fs::File::create(data.join("filler")).unwrap();
+    let block = vec![b'x'; 16 * 1024];
+    while std::io::Write::write_all(&mut f, &block).is_ok() {}
+    drop(f);
+    app.type_text("the second prompt");
+    app.send(b"\r");
+    app.wait_for_text("not saved");
+    app.send(b"\x03");
+    std::thread::sleep(Duration::from_millis(100));
+    app.send(b"\x03");
+    let code = app
+        .wait_exit(Duration::from_secs(40))
+        .expect("cairn did not quit");
+    assert_ne!(code, 0);
+    let raw = String::from_utf8_lossy(&app.raw_output()).into_owned();
+    assert!(raw.contains("could not be saved"), "{raw}");
+}
