@@ -332,6 +332,31 @@ impl Writer {
         lock(&self.state).session = id;
     }
 
+    /// `id`, or a fork of it when another cairn records it: two writers
+    /// would interleave their turns into one history. The front ends ask
+    /// before resuming; this catches the other ways in (the session
+    /// browser, two resumes racing).
+    fn unless_open_elsewhere(&mut self, id: SessionId) -> Result<SessionId, StoreError> {
+        let held = match self.store.path() {
+            Some(db) if self.lock.as_ref().map(|l| &l.0) != Some(&id) => {
+                crate::store::SessionLock::holder(db, &id).ok().flatten()
+            }
+            _ => None,
+        };
+        let Some(held) = held else {
+            return Ok(id);
+        };
+        let fork = self.store.fork_session(&id, None)?;
+        self.tell(AgentEvent::Notice {
+            level: super::NoticeLevel::Warning,
+            text: format!(
+                "Session {id}: {held}, so this conversation continues in a copy of it \
+                 (session {fork})."
+            ),
+        });
+        Ok(fork)
+    }
+
     /// Holds the lock of the session being recorded (and only of it). The
     /// front ends check before resuming; a session locked anyway (two
     /// resumes racing) is reported, not silently interleaved.
@@ -385,7 +410,7 @@ impl Writer {
             }
             Job::Resume(id) => {
                 self.partial = None;
-                let id = SessionId(id);
+                let id = self.unless_open_elsewhere(SessionId(id))?;
                 let msgs = self.store.load_messages(&id)?;
                 self.ids = msgs
                     .iter()
@@ -579,3 +604,7 @@ impl Writer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "store_sink_tests.rs"]
+mod tests;
