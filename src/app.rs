@@ -43,26 +43,24 @@ pub async fn run(
     };
     let mut read_only = false;
     let resumed = match (resumed, store.as_mut()) {
-        (Some(r), Some(st)) => match crate::run_session::open_elsewhere(st, &r.summary.id) {
-            None => Some(r),
-            Some(held) => match crate::run_session::ask(&r.summary.id, &held) {
-                crate::run_session::Offer::Fork => {
-                    let fork = st.fork_session(&r.summary.id, None)?;
-                    Some(load(st, &fork)?)
-                }
-                crate::run_session::Offer::ReadOnly => {
-                    read_only = true;
-                    notices.push((
-                        NoticeLevel::Warning,
-                        format!("Read-only: session {} is open in another cairn, so nothing you do here is saved.", r.summary.id),
-                    ));
-                    Some(r)
-                }
-                crate::run_session::Offer::Quit => return Ok(()),
-            },
+        (Some(r), Some(st)) => match crate::run_session::offer(st, r)? {
+            Some((r, ro)) => {
+                read_only = ro;
+                Some(r)
+            }
+            None => return Ok(()),
         },
         (r, _) => r,
     };
+    if let (true, Some(r)) = (read_only, &resumed) {
+        notices.push((
+            NoticeLevel::Warning,
+            format!(
+                "Read-only: session {} is open in another cairn, so nothing you do here is saved.",
+                r.summary.id
+            ),
+        ));
+    }
     if continue_latest && resumed.is_none() {
         notices.push((
             NoticeLevel::Info,

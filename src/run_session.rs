@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::agent::AgentCommand;
 use crate::store::{HeldElsewhere, SessionId, SessionLock, Store};
+use crate::tui::services::LoadedSession;
 
 /// What the command line asked to continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,6 +73,26 @@ pub fn ask(id: &SessionId, held: &HeldElsewhere) -> Offer {
         "r" | "read-only" | "readonly" => Offer::ReadOnly,
         "q" | "quit" => Offer::Quit,
         _ => Offer::Fork,
+    }
+}
+
+/// For the interface, before its screen starts: a resumed session another
+/// cairn has open becomes a fork of it or stays read-only (`true`), as the
+/// person chooses; `None` when they chose to quit.
+pub fn offer(store: &mut Store, resumed: LoadedSession) -> Result<Option<(LoadedSession, bool)>> {
+    let id = resumed.summary.id.clone();
+    let Some(held) = open_elsewhere(store, &id) else {
+        return Ok(Some((resumed, false)));
+    };
+    match ask(&id, &held) {
+        Offer::Fork => {
+            let fork = store.fork_session(&id, None)?;
+            let loaded = crate::tui::services::load_session(store, &fork)
+                .with_context(|| format!("cannot load session {fork}"))?;
+            Ok(Some((loaded, false)))
+        }
+        Offer::ReadOnly => Ok(Some((resumed, true))),
+        Offer::Quit => Ok(None),
     }
 }
 
