@@ -295,6 +295,8 @@ async fn a_full_disk_shows_not_saved_until_space_returns_and_nothing_is_lost() {
     app.type_text("the second prompt");
     app.send(b"\r");
     app.wait_for_text("not saved");
+    // The answer is on screen (so quitting later cannot cancel it).
+    app.wait_for_text("needs room on the disk");
     // Space again: the waiting writes go in and the warning goes away.
     std::fs::remove_file(&filler).unwrap();
     app.wait_for("the warning cleared", |s| {

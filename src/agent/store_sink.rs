@@ -553,12 +553,14 @@ impl Writer {
                 };
                 if message.role == Role::Assistant {
                     meta.model = Some(self.info.model.clone());
-                    if let Some((usage, cost)) = self.pending_usage.take() {
+                    if let Some((usage, cost)) = self.pending_usage {
                         meta.usage = Some(usage);
                         meta.cost = cost;
                     }
                 }
-                match self.partial.take() {
+                // State changes only once the write went in, so a refused
+                // write tried again later does the same thing.
+                match self.partial {
                     // Complete the row its finished parts were saved in.
                     Some((mid, role)) if role == message.role => {
                         self.store.update_message(mid, &message)?;
@@ -568,9 +570,14 @@ impl Writer {
                     }
                     stale => {
                         self.drop_partial(stale)?;
+                        self.partial = None;
                         let mid = self.store.append_message(&id, &message, &meta)?;
                         self.ids.push((mid, self.turn));
                     }
+                }
+                self.partial = None;
+                if message.role == Role::Assistant {
+                    self.pending_usage = None;
                 }
             }
             AgentEvent::PartialMessage(message) => {

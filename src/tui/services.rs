@@ -373,7 +373,8 @@ impl Services {
                     "cairn-session-{}.{ext}",
                     &sid.0[..8.min(sid.0.len())]
                 ));
-                std::fs::write(&path, text)
+                // A conversation is private: 0600, like the database.
+                crate::private::write(&path, text.as_bytes())
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 ServiceMsg::Info(NoticeLevel::Info, format!("Exported to {}", path.display()))
             }
