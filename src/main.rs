@@ -44,6 +44,12 @@ enum Command {
         /// Print one JSON object per line instead of text.
         #[arg(long)]
         json: bool,
+        /// Continue the latest session of this project.
+        #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+        continue_latest: bool,
+        /// Continue the session with this id (or a unique prefix of it).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
         /// The prompt; read from standard input when absent.
         prompt: Vec<String>,
     },
@@ -185,7 +191,12 @@ async fn async_main(cli: Cli) -> u8 {
         trust_project: cli.trust_project,
     };
     match cli.command {
-        Some(Command::Run { json, prompt }) => {
+        Some(Command::Run {
+            json,
+            continue_latest,
+            session,
+            prompt,
+        }) => {
             let prompt = if prompt.is_empty() {
                 let mut s = String::new();
                 if let Err(e) = std::io::stdin().read_to_string(&mut s) {
@@ -200,21 +211,24 @@ async fn async_main(cli: Cli) -> u8 {
                 eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
                 return 2;
             }
+            let resume = cairn::cli::resume::Resume::from_flags(continue_latest, session);
             match cairn::cli::run::main(
                 &overrides,
                 prompt,
                 if json { Output::Json } else { Output::Plain },
+                resume,
             )
             .await
             {
                 Ok(code) => code,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
         }
         Some(Command::Sessions { action, json }) => {
+            cairn::term_safe::quiet_broken_pipe();
             use cairn::cli::sessions::Action;
             let action = match action {
                 SessionsAction::List { all, limit } => Action::List { all, limit },
@@ -238,7 +252,7 @@ async fn async_main(cli: Cli) -> u8 {
             match cairn::cli::sessions::run(action, json, &root, &mut out) {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -254,7 +268,7 @@ async fn async_main(cli: Cli) -> u8 {
             match run {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -264,7 +278,7 @@ async fn async_main(cli: Cli) -> u8 {
         }) => match cairn::cli::mcp::list(&overrides).await {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
@@ -272,7 +286,7 @@ async fn async_main(cli: Cli) -> u8 {
             match cairn::cli::permissions::run(action.into()) {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -281,7 +295,7 @@ async fn async_main(cli: Cli) -> u8 {
             match cairn::cli::interactive::run(&overrides, cli.continue_latest, cli.resume).await {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -292,7 +306,8 @@ async fn async_main(cli: Cli) -> u8 {
 /// Logs go to a file under the state directory, never to the terminal.
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = cairn::config::state_dir()?;
-    std::fs::create_dir_all(&dir).ok()?;
+    cairn::private::create_dir(&dir).ok()?;
+    cairn::private::touch(&dir.join("cairn.log")).ok()?;
     let appender = tracing_appender::rolling::never(&dir, "cairn.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")

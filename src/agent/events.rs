@@ -99,12 +99,6 @@ pub enum AgentEvent {
     ReasoningDelta(String),
     /// The stream restarted and the partial response must be dropped.
     ResponseReset,
-    /// The session being recorded changed: created, resumed, forked by a
-    /// rewind, or none (a new session not yet written).
-    SessionRecorded(Option<crate::store::SessionId>),
-    /// Writing the session to the store failed (it is retried with the
-    /// next write); the text says why.
-    StoreFailed(String),
     /// The model asked for a tool.
     ToolCallStarted {
         call_id: String,
@@ -202,6 +196,19 @@ pub enum AgentEvent {
         turn: u64,
         outcome: TurnOutcome,
     },
+    /// The session is being recorded under this id (a new session's first
+    /// write, a resume, a fork).
+    SessionRecorded {
+        id: crate::store::SessionId,
+    },
+    /// The session store refuses writes; `unsaved` writes wait in memory
+    /// and are tried again until it takes them.
+    StoreFailed {
+        error: String,
+        unsaved: usize,
+    },
+    /// Every waiting write is saved now.
+    StoreRecovered,
 }
 
 impl AgentCommand {

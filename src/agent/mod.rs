@@ -150,7 +150,6 @@ impl Agent {
     /// Records the session as it happens.
     pub fn with_sink(mut self, sink: Arc<dyn SessionSink>) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
-            sink.attach(shared.events.clone());
             shared.sink = Some(sink);
         }
         self
@@ -163,6 +162,12 @@ impl Agent {
     }
 
     /// Runs the agent on its own task.
+    /// Where the agent's events go, for another reporter of the same
+    /// session (the store writer's failures).
+    pub fn event_sender(&self) -> mpsc::UnboundedSender<AgentEvent> {
+        self.shared.events.clone()
+    }
+
     pub fn spawn(
         self,
     ) -> (
@@ -337,6 +342,9 @@ impl Agent {
     ) -> bool {
         self.turn += 1;
         self.session.set_turn(self.turn);
+        // The repetition guard watches the model within one prompt; a person
+        // asking again ("run the tests again") is never a loop.
+        lock(&self.shared.gate).reset_repetition();
         let turn_no = self.turn;
         self.shared.emit(AgentEvent::TurnStarted {
             turn: turn_no,

@@ -22,7 +22,4 @@ pub trait SessionSink: Send + Sync {
     /// The conversation returned to before `turn`: drop the later messages
     /// (in place) or continue in a copy of the history before it (fork).
     fn rewind(&self, turn: u64, fork: bool);
-    /// Where to report what only the sink knows: the session it records
-    /// into (`SessionRecorded`) and writes that failed (`StoreFailed`).
-    fn attach(&self, _events: tokio::sync::mpsc::UnboundedSender<AgentEvent>) {}
 }

@@ -906,6 +906,7 @@ fn recording_sink() -> (
             provider: "fake".into(),
             model: "fake-model".into(),
         },
+        None,
     ));
     (db, path, dir, sink)
 }
@@ -947,7 +948,7 @@ async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
     }
     sink.flush();
     let store = Store::open(&path).unwrap();
-    let id = sink.recorded().session.expect("a session was created");
+    let id = sink.flush().session.expect("a session was created");
     let msgs = store.load_messages(&id).unwrap();
     let texts: Vec<String> = msgs.iter().map(|m| m.1.text()).collect();
     assert_eq!(texts, ["first", "", "", "hello", "second", "two"]);
@@ -1011,6 +1012,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
             provider: "fake".into(),
             model: "claude-sonnet-4-5".into(),
         },
+        None,
     ));
     let mut answer = text(&["more"]);
     let usage = Usage {
@@ -1145,7 +1147,7 @@ async fn file_versions_reach_the_store_before_the_turn_ends() {
         }
     }
     sink.flush();
-    let id = sink.recorded().session.unwrap();
+    let id = sink.flush().session.unwrap();
     let versions = Store::open(&path).unwrap().file_versions(&id, 1).unwrap();
     assert_eq!(versions.len(), 1, "stored while the turn still runs");
     while !matches!(rx.recv().await, Some(AgentEvent::TurnFinished { .. })) {}
@@ -1169,6 +1171,7 @@ fn a_write_waits_out_another_process_holding_the_database() {
             provider: "fake".into(),
             model: "fake-model".into(),
         },
+        None,
     );
     // Another process takes the write lock for longer than the busy timeout.
     let other = rusqlite::Connection::open(&path).unwrap();
@@ -1177,7 +1180,7 @@ fn a_write_waits_out_another_process_holding_the_database() {
     std::thread::sleep(crate::store::BUSY_TIMEOUT + Duration::from_millis(1500));
     other.execute_batch("COMMIT").unwrap();
     sink.flush();
-    let state = sink.recorded();
+    let state = sink.flush();
     assert_eq!(state.error, None);
     let id = state.session.expect("the session was created");
     let msgs = Store::open(&path).unwrap().load_messages(&id).unwrap();
@@ -1235,7 +1238,7 @@ async fn a_response_that_fails_after_a_partial_save_leaves_no_trace_in_the_store
     }
     assert!(saw_partial, "the text was saved once the call began");
     sink.flush();
-    let id = sink.recorded().session.unwrap();
+    let id = sink.flush().session.unwrap();
     let store = Store::open(&path).unwrap();
     let texts: Vec<String> = store
         .load_messages(&id)
@@ -1270,7 +1273,7 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
     .unwrap();
     while !matches!(rx.recv().await, Some(AgentEvent::TurnFinished { .. })) {}
     sink.flush();
-    let id = sink.recorded().session.unwrap();
+    let id = sink.flush().session.unwrap();
     let store = Store::open(&path).unwrap();
     let lost = store.lost_files(&id).unwrap();
     assert_eq!(lost.len(), 1);
@@ -1325,5 +1328,31 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
             Some(_) => {}
             None => panic!("the agent stopped"),
         }
+    }
+}
+
+#[tokio::test]
+async fn the_repetition_guard_starts_afresh_at_each_prompt() {
+    // The limit is 3: the third identical call within one prompt is
+    // blocked, but a person asking three times is not a loop.
+    let same = json!({"text": "tests"});
+    let mut replies = Vec::new();
+    for i in 0..3 {
+        replies.push(calls(&[(&*format!("c{i}"), "echo", same.clone())]));
+        replies.push(text(&["ran"]));
+    }
+    let mut h = harness(replies, Mode::Smart, true);
+    for _ in 0..3 {
+        h.submit("run the tests again");
+        let ev = h.until_finished().await;
+        assert_eq!(outcome(&ev), TurnOutcome::Completed);
+        let statuses: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ToolCallFinished { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, vec![ToolStatus::Done], "{ev:?}");
     }
 }

@@ -20,7 +20,9 @@ pub async fn list(overrides: &Overrides) -> Result<()> {
     }
     let manager = crate::mcp::McpManager::start(config.file.mcp.clone());
     manager.settle(std::time::Duration::from_secs(30)).await;
-    print!("{}", crate::mcp::format_status(&manager.statuses()));
+    // Names, errors and tool lists come from the servers.
+    let status = crate::mcp::format_status(&manager.statuses());
+    print!("{}", crate::term_safe::escape(&status));
     manager.shutdown().await;
     Ok(())
 }

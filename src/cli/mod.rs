@@ -6,6 +6,7 @@
 pub mod interactive;
 pub mod mcp;
 pub mod permissions;
+pub mod resume;
 pub mod run;
 pub mod sessions;
 pub mod startup;

@@ -9,6 +9,7 @@ pub enum Action {
 }
 
 pub fn run(action: Action) -> Result<()> {
+    crate::term_safe::quiet_broken_pipe();
     use crate::permission::store::{list_rules, remove_rule};
     let cwd = std::env::current_dir()?;
     let root = crate::agent::instructions::project_root(&cwd);
@@ -25,10 +26,10 @@ pub fn run(action: Action) -> Result<()> {
                 any = true;
                 println!("{}", path.display());
                 for r in &rules.allow {
-                    println!("  allow  {r}");
+                    println!("  allow  {}", crate::term_safe::escape(r));
                 }
                 for r in &rules.deny {
-                    println!("  deny   {r}");
+                    println!("  deny   {}", crate::term_safe::escape(r));
                 }
             }
             if !any {

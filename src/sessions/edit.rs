@@ -114,7 +114,8 @@ pub fn export(
 ) -> Result<PathBuf, SessionError> {
     let (text, ext) = export_text(store, id, json)?;
     let path = dir.join(format!("cairn-session-{}.{ext}", short_id(id)));
-    std::fs::write(&path, text).map_err(|source| SessionError::Write {
+    // A conversation is private: 0600, like the database.
+    crate::private::write(&path, text.as_bytes()).map_err(|source| SessionError::Write {
         path: path.clone(),
         source,
     })?;

@@ -10,6 +10,7 @@ pub mod panels;
 pub mod runtime;
 pub mod slash;
 pub mod styles;
+pub mod suspend;
 pub mod terminal;
 pub mod theme;
 pub mod trust;

@@ -67,8 +67,9 @@ pub struct Model {
     pub should_quit: bool,
     /// The stored session being recorded, once there is one.
     pub session: Option<crate::sessions::SessionId>,
-    /// A store write failed and the person has been told.
-    pub store_failed: bool,
+    /// Why the session store refuses writes, while it does (shown until
+    /// the waiting writes are saved).
+    pub store_warning: Option<String>,
     /// The session's title, once it has one.
     pub title: Option<String>,
     /// The themes to switch between by name.
@@ -108,7 +109,7 @@ impl Model {
             now: Instant::now(),
             now_ms: 0,
             session: None,
-            store_failed: false,
+            store_warning: None,
             should_quit: false,
             title: None,
             themes: crate::tui::theme::Themes::default(),

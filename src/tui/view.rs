@@ -129,6 +129,7 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         activity: &model.activity,
         now: model.now,
         mouse_captured: model.mouse_captured,
+        store_warning: model.store_warning.as_deref(),
     };
     status_bar::render(&status, area, buf);
 }

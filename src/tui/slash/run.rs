@@ -112,6 +112,8 @@ fn new_session(model: &mut Model) -> Vec<Cmd> {
     }
     model.transcript = crate::tui::widgets::transcript::Transcript::new();
     model.title = None;
+    // The next session is recorded under a new id once it is written.
+    model.session = None;
     model.usage.context_tokens = 0;
     model.usage.cost = None;
     model.todos.clear();

@@ -83,8 +83,9 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         | AgentEvent::UndoApplied { .. }
         | AgentEvent::RewindPlanned { .. }
         | AgentEvent::Rewound { .. }
-        | AgentEvent::SessionRecorded(_)
-        | AgentEvent::StoreFailed(_)) => {
+        | AgentEvent::SessionRecorded { .. }
+        | AgentEvent::StoreFailed { .. }
+        | AgentEvent::StoreRecovered) => {
             return super::session::agent_event(model, other);
         }
         AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),

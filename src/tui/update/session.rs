@@ -26,14 +26,19 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
                 after_tokens / 1000
             )));
         }
-        AgentEvent::SessionRecorded(id) => model.session = id,
-        // Told once: the writer retries with each later write.
-        AgentEvent::StoreFailed(why) if !model.store_failed => {
-            model.store_failed = true;
-            model.notice(
-                NoticeLevel::Warning,
-                format!("The session could not be saved: {why}"),
-            );
+        AgentEvent::SessionRecorded { id } => model.session = Some(id),
+        AgentEvent::StoreFailed { error, .. } => {
+            if model.store_warning.is_none() {
+                let text = format!(
+                    "Not saved: {error}. What is not saved is kept and written when the store accepts writes again."
+                );
+                model.notice(NoticeLevel::Warning, text);
+            }
+            model.store_warning = Some(error);
+        }
+        AgentEvent::StoreRecovered => {
+            model.store_warning = None;
+            model.notice(NoticeLevel::Info, "The session is saved again.".into());
         }
         AgentEvent::TitleChanged(title) => model.title = Some(title),
         AgentEvent::TitleGenerated(title) if model.title.is_none() => model.title = Some(title),

@@ -55,6 +55,8 @@ pub struct StatusInfo<'a> {
     pub activity: &'a Activity,
     pub now: Instant,
     pub mouse_captured: bool,
+    /// Why the session store refuses writes, while it does.
+    pub store_warning: Option<&'a str>,
 }
 
 /// One part of the line; lower `priority` is dropped first.
@@ -70,6 +72,20 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
     }
     let s = model.styles;
     let mut parts = Vec::new();
+    if let Some(why) = model.store_warning {
+        parts.push(Part {
+            text: format!("not saved: {}", crate::term_safe::escape(why)),
+            style: s.error,
+            priority: 10,
+        });
+    }
+    if let Some(why) = &model.store_warning {
+        parts.push(Part {
+            text: format!("not saved: {}", crate::term_safe::escape(why)),
+            style: s.error,
+            priority: 10,
+        });
+    }
     if let Some(a) = activity(model) {
         parts.push(Part {
             text: a,
