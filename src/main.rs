@@ -44,6 +44,12 @@ enum Command {
         /// Print one JSON object per line instead of text.
         #[arg(long)]
         json: bool,
+        /// Continue the latest session of this project.
+        #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+        continue_latest: bool,
+        /// Continue the session with this id (or a unique prefix of it).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
         /// The prompt; read from standard input when absent.
         prompt: Vec<String>,
     },
@@ -176,7 +182,12 @@ async fn async_main(cli: Cli) -> u8 {
         trust_project: cli.trust_project,
     };
     match cli.command {
-        Some(Command::Run { json, prompt }) => {
+        Some(Command::Run {
+            json,
+            continue_latest,
+            session,
+            prompt,
+        }) => {
             let prompt = if prompt.is_empty() {
                 let mut s = String::new();
                 if let Err(e) = std::io::stdin().read_to_string(&mut s) {
@@ -191,21 +202,24 @@ async fn async_main(cli: Cli) -> u8 {
                 eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
                 return 2;
             }
+            let resume = cairn::run_session::Resume::from_flags(continue_latest, session);
             match run_headless(
                 &overrides,
                 prompt,
                 if json { Output::Json } else { Output::Plain },
+                resume,
             )
             .await
             {
                 Ok(code) => code,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
         }
         Some(Command::Sessions { action, json }) => {
+            cairn::term_safe::quiet_broken_pipe();
             use cairn::sessions_cli::Action;
             let action = match action {
                 SessionsAction::List { all, limit } => Action::List { all, limit },
@@ -229,7 +243,7 @@ async fn async_main(cli: Cli) -> u8 {
             match cairn::sessions_cli::run(action, json, &root, &mut out) {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -255,28 +269,33 @@ async fn async_main(cli: Cli) -> u8 {
         }) => match mcp_list(&overrides).await {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
         Some(Command::Permissions { action }) => match permissions(action) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
         None => match cairn::app::run(&overrides, cli.continue_latest, cli.resume).await {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
     }
 }
 
-async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> Result<u8> {
+async fn run_headless(
+    overrides: &Overrides,
+    prompt: String,
+    output: Output,
+    resume: cairn::run_session::Resume,
+) -> Result<u8> {
     let s = startup::prepare(overrides).await?;
     if let Some(note) = s.trust_note() {
         eprintln!("{note}");
@@ -285,15 +304,18 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
         eprintln!("{}", startup::setup_help());
         return Ok(1);
     };
+    let load = cairn::run_session::prepare(&resume, &s.root)?;
     let running = startup::start_agent(&s, &provider, false)?;
-    if let Some(e) = &running.store_error {
-        eprintln!("cairn: this session will not be saved: {e}");
+    if let Some(command) = load {
+        let _ = running.commands.send(command);
     }
-    let code = headless::run(prompt, output, running.commands, running.events).await;
-    if let Some(sink) = &running.sink {
-        sink.flush();
-    }
-    Ok(code as u8)
+    let recording = headless::Recording {
+        sink: running.sink.clone(),
+        error: running.store_error.clone(),
+    };
+    let code = headless::run(prompt, output, running.commands, running.events, recording).await;
+    running.mcp.shutdown().await;
+    Ok(code.clamp(0, 255) as u8)
 }
 
 async fn mcp_list(overrides: &Overrides) -> Result<()> {
@@ -311,12 +333,15 @@ async fn mcp_list(overrides: &Overrides) -> Result<()> {
     }
     let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
     manager.settle(std::time::Duration::from_secs(30)).await;
-    print!("{}", cairn::mcp::format_status(&manager.statuses()));
+    // Names, errors and tool lists come from the servers.
+    let status = cairn::mcp::format_status(&manager.statuses());
+    print!("{}", cairn::term_safe::escape(&status));
     manager.shutdown().await;
     Ok(())
 }
 
 fn permissions(action: PermissionsAction) -> Result<()> {
+    cairn::term_safe::quiet_broken_pipe();
     use cairn::permission::store::{list_rules, remove_rule};
     let cwd = std::env::current_dir()?;
     let root = cairn::agent::instructions::project_root(&cwd);
@@ -333,10 +358,10 @@ fn permissions(action: PermissionsAction) -> Result<()> {
                 any = true;
                 println!("{}", path.display());
                 for r in &rules.allow {
-                    println!("  allow  {r}");
+                    println!("  allow  {}", cairn::term_safe::escape(r));
                 }
                 for r in &rules.deny {
-                    println!("  deny   {r}");
+                    println!("  deny   {}", cairn::term_safe::escape(r));
                 }
             }
             if !any {
@@ -381,7 +406,8 @@ fn permissions(action: PermissionsAction) -> Result<()> {
 /// Logs go to a file under the state directory, never to the terminal.
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = cairn::config::state_dir()?;
-    std::fs::create_dir_all(&dir).ok()?;
+    cairn::private::create_dir(&dir).ok()?;
+    cairn::private::touch(&dir.join("cairn.log")).ok()?;
     let appender = tracing_appender::rolling::never(&dir, "cairn.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")

@@ -209,12 +209,15 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
                     provider: provider.settings.name.clone(),
                     model: provider.model.clone(),
                 },
+                Some(agent.event_sender()),
             ));
             agent = agent.with_sink(sink.clone());
             (Some(sink), None)
         }
         Err(e) => (None, Some(format!("{e:#}"))),
     };
+    // What crashed runs left in temporary files, off the start-up path.
+    tokio::task::spawn_blocking(crate::tools::tempfiles::sweep_stale);
     let mcp = McpManager::start(s.config.file.mcp.clone());
     agent = agent.with_tool_source(mcp.clone());
     let (commands, task) = agent.spawn();

@@ -146,7 +146,12 @@ async fn carry_out(
             }
         }
     };
-    run_tool(ctx, call, tool, input, tool_ctx).await
+    let tool_name = tool.name().to_string();
+    let (status, output) = run_tool(ctx, call, tool, input.clone(), tool_ctx).await;
+    if matches!(status, ToolStatus::Cancelled | ToolStatus::Failed) {
+        lock(&ctx.shared.gate).uncount_repetition(&tool_name, &input);
+    }
+    (status, output)
 }
 
 /// Asks the person. `Ok` means go ahead; `Err` is the call's answer.

@@ -204,4 +204,17 @@ pub enum AgentEvent {
         turn: u64,
         outcome: TurnOutcome,
     },
+    /// The session is being recorded under this id (a new session's first
+    /// write, a resume, a fork).
+    SessionRecorded {
+        id: String,
+    },
+    /// The session store refuses writes; `unsaved` writes wait in memory
+    /// and are tried again until it takes them.
+    StoreFailed {
+        error: String,
+        unsaved: usize,
+    },
+    /// Every waiting write is saved now.
+    StoreRecovered,
 }

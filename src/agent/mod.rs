@@ -162,6 +162,12 @@ impl Agent {
     }
 
     /// Runs the agent on its own task.
+    /// Where the agent's events go, for another reporter of the same
+    /// session (the store writer's failures).
+    pub fn event_sender(&self) -> mpsc::UnboundedSender<AgentEvent> {
+        self.shared.events.clone()
+    }
+
     pub fn spawn(
         self,
     ) -> (
@@ -470,6 +476,9 @@ impl Agent {
     ) -> bool {
         self.turn += 1;
         self.session.set_turn(self.turn);
+        // The repetition guard watches the model within one prompt; a person
+        // asking again ("run the tests again") is never a loop.
+        lock(&self.shared.gate).reset_repetition();
         let turn_no = self.turn;
         self.shared.emit(AgentEvent::TurnStarted {
             turn: turn_no,

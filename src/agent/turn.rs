@@ -277,6 +277,7 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
                         parts: partial,
                     }));
                 }
+                let id = unique_call_id(out, index, id);
                 let c = out.calls.entry(index).or_default();
                 c.id = id;
                 c.name = name;
@@ -302,6 +303,25 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
             StreamEvent::Done(_) => return StreamEnd::Done,
         }
     }
+}
+
+/// Some servers repeat a tool-call id within one response; each call needs
+/// its own, or two results answer one id (and the provider rejects the
+/// next request) while the interface shows one pane for two calls. A
+/// repeat gets a suffix; the model reads it back with the result.
+fn unique_call_id(r: &Response, index: usize, id: String) -> String {
+    let taken = |candidate: &str| {
+        r.calls
+            .iter()
+            .any(|(i, c)| *i != index && !candidate.is_empty() && c.id == candidate)
+    };
+    if !taken(&id) {
+        return id;
+    }
+    (2..)
+        .map(|n| format!("{id}_{n}"))
+        .find(|c| !taken(c))
+        .unwrap_or(id)
 }
 
 /// The parts of a response still streaming that are complete: its

@@ -90,6 +90,11 @@ impl Gate {
         self.repetition.reset();
     }
 
+    /// A call that was cancelled or failed does not count as a repeat.
+    pub fn uncount_repetition(&mut self, tool: &str, input: &serde_json::Value) {
+        self.repetition.uncount(tool, input);
+    }
+
     /// Judge one call, and record it for the repetition check (so call
     /// this once per call the model makes).
     ///

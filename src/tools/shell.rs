@@ -156,7 +156,10 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         return ToolOutput::error(msg);
     }
     let cwd = start_dir(ctx);
-    let cwd_file = match tempfile::NamedTempFile::new() {
+    let cwd_file = match tempfile::Builder::new()
+        .prefix(&super::tempfiles::cwd_prefix())
+        .tempfile()
+    {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot create a temporary file: {e}")),
     };

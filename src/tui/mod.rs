@@ -11,6 +11,7 @@ pub mod runtime;
 pub mod services;
 pub mod slash;
 pub mod styles;
+pub mod suspend;
 pub mod terminal;
 pub mod theme;
 pub mod trust;

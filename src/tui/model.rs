@@ -96,6 +96,9 @@ pub struct Model {
     pub theme_dir: Option<PathBuf>,
     /// When Esc was last pressed while idle (Esc twice rewinds).
     pub last_idle_esc: Option<Instant>,
+    /// Why the session store refuses writes, while it does (shown until
+    /// the waiting writes are saved).
+    pub store_warning: Option<String>,
 }
 
 impl Model {
@@ -131,6 +134,7 @@ impl Model {
             title: None,
             theme_dir: None,
             last_idle_esc: None,
+            store_warning: None,
         }
     }
 

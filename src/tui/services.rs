@@ -373,7 +373,8 @@ impl Services {
                     "cairn-session-{}.{ext}",
                     &sid.0[..8.min(sid.0.len())]
                 ));
-                std::fs::write(&path, text)
+                // A conversation is private: 0600, like the database.
+                crate::private::write(&path, text.as_bytes())
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 ServiceMsg::Info(NoticeLevel::Info, format!("Exported to {}", path.display()))
             }
@@ -749,7 +750,7 @@ mod tests {
             store: Some(Arc::new(Mutex::new(store))),
             recorded: Some(Arc::new(Mutex::new(Recorded {
                 session: Some(current.clone()),
-                error: None,
+                ..Recorded::default()
             }))),
             project_root: dir.path().to_path_buf(),
             ..Services::default()
@@ -825,7 +826,7 @@ mod tests {
             store: Some(Arc::new(Mutex::new(store))),
             recorded: Some(Arc::new(Mutex::new(Recorded {
                 session: Some(live.clone()),
-                error: None,
+                ..Recorded::default()
             }))),
             project_root: dir.path().to_path_buf(),
             ..Services::default()

@@ -173,7 +173,26 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.provider = provider;
             model.model = name;
         }
-        AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
+        AgentEvent::MessageAdded(_)
+        | AgentEvent::PartialMessage(_)
+        | AgentEvent::SessionRecorded { .. } => {}
+        AgentEvent::StoreFailed { error, .. } => {
+            if model.store_warning.is_none() {
+                let text = format!(
+                    "Not saved: {error}. What is not saved is kept and written when the store accepts writes again."
+                );
+                notice(model, NoticeLevel::Warning, text);
+            }
+            model.store_warning = Some(error);
+        }
+        AgentEvent::StoreRecovered => {
+            model.store_warning = None;
+            notice(
+                model,
+                NoticeLevel::Info,
+                "The session is saved again.".into(),
+            );
+        }
         other @ (AgentEvent::Compacted { .. }
         | AgentEvent::TitleChanged(_)
         | AgentEvent::TitleGenerated(_)

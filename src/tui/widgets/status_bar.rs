@@ -25,6 +25,13 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
     }
     let s = &model.styles;
     let mut parts = Vec::new();
+    if let Some(why) = &model.store_warning {
+        parts.push(Part {
+            text: format!("not saved: {}", crate::term_safe::escape(why)),
+            style: s.error,
+            priority: 10,
+        });
+    }
     if let Some(a) = activity(model) {
         parts.push(Part {
             text: a,
