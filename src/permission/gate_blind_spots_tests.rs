@@ -178,8 +178,8 @@ fn quoting_is_decoded_before_matching() {
     check_table(QUOTING, &[]);
 }
 
-/// 5. Deny rules match the subcommand whatever global options come first
-/// (and through wrappers, nested scripts and decoded quoting).
+/// Category 5: deny rules match the subcommand whatever global options
+/// come first (and through wrappers, nested scripts and decoded quoting).
 const DENIED_PUSH: &[(&str, &str)] = &[
     ("git push", "DDD"),
     ("git -C . push", "DDD"),

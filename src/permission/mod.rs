@@ -116,6 +116,7 @@ pub struct CallInfo<'a> {
 mod cautions;
 pub mod gate;
 mod getopt;
+pub mod git_hooks;
 mod nested;
 pub mod paths;
 pub mod readonly;

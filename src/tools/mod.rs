@@ -5,6 +5,7 @@ pub mod atomic;
 pub mod edit;
 pub mod edit_core;
 pub mod fetch;
+pub mod git_safety;
 pub mod glob;
 pub mod grep;
 pub mod interactive;

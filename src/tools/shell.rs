@@ -152,10 +152,18 @@ async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
 }
 
 async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
-    if let Some(msg) = refusal(&parse(&args.command)) {
+    let analysis = parse(&args.command);
+    if let Some(msg) = refusal(&analysis) {
         return ToolOutput::error(msg);
     }
     let cwd = start_dir(ctx);
+    // A read-only git runs without the repository's command hooks.
+    let git_preamble = {
+        let (analysis, cwd) = (analysis.clone(), cwd.clone());
+        blocking(move || super::git_safety::preamble(&analysis, &cwd))
+            .await
+            .unwrap_or_default()
+    };
     let cwd_file = match tempfile::NamedTempFile::new() {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot create a temporary file: {e}")),
@@ -168,8 +176,8 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         let root = ctx.workspace.clone();
         blocking(move || Snapshot::take(&root)).await.ok()
     };
-    let process = match Process::spawn(&args.command, &script(&args.command, cwd_file.path()), &cwd)
-    {
+    let script = format!("{git_preamble}{}", script(&args.command, cwd_file.path()));
+    let process = match Process::spawn(&args.command, &script, &cwd) {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
     };
