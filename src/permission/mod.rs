@@ -113,6 +113,7 @@ pub struct CallInfo<'a> {
     pub cwd: &'a Path,
 }
 
+mod catastrophes;
 mod cautions;
 pub mod gate;
 mod getopt;

@@ -117,6 +117,7 @@ pub(super) fn inspect_nested(
         return;
     }
     let dirs = paths::command_dirs(analysis, cwd, home);
+    super::catastrophes::inspect_analysis(analysis, cwd, findings);
     for (index, cmd) in analysis.commands.iter().enumerate() {
         inspect_command(analysis, index, cmd, &dirs[index], home, nesting, findings);
     }
@@ -134,12 +135,8 @@ pub(super) fn inspect_nested(
         }
     }
     for function in &analysis.functions {
-        let self_calls = function
-            .body
-            .iter()
-            .filter(|i| analysis.commands[**i].name() == Some(function.name.as_str()))
-            .count();
-        if self_calls >= 2 {
+        let (self_calls, in_background) = self_calls(analysis, function);
+        if self_calls >= 2 || (self_calls == 1 && in_background) {
             findings.block(fork_bomb_message(&function.name));
         } else if self_calls == 1 {
             findings.cautions.push(format!(
@@ -148,6 +145,38 @@ pub(super) fn inspect_nested(
             ));
         }
     }
+}
+
+/// How often a function's body calls it, directly or through code it hands
+/// to `eval`/`sh -c`, and whether such a call runs in the background.
+fn self_calls(analysis: &ShellAnalysis, function: &crate::shell::FunctionDef) -> (usize, bool) {
+    let name = function.name.as_str();
+    let mut calls = 0;
+    let mut background = false;
+    for &i in &function.body {
+        let cmd = &analysis.commands[i];
+        if cmd.name() == Some(name) {
+            calls += 1;
+        }
+        for layer in layers(&cmd.words) {
+            let offset = cmd.words.len() - layer.len();
+            let Some((first, args)) = layer.split_first() else {
+                continue;
+            };
+            let literal = &cmd.literal[(offset + 1).min(cmd.literal.len())..];
+            for script in super::nested::scripts(first, args, literal) {
+                let inner = crate::shell::parse(&script.text);
+                let n = inner
+                    .commands
+                    .iter()
+                    .filter(|c| c.name() == Some(name))
+                    .count();
+                calls += n;
+                background |= n > 0 && (script.text.contains('&') || script.text.contains('|'));
+            }
+        }
+    }
+    (calls, background)
 }
 
 fn fork_bomb_message(name: &str) -> String {
@@ -256,9 +285,7 @@ fn inspect_command(
                 "blocked: `{name}` formats or repartitions disks and can destroy their data."
             ));
         }
-        if name == "kill" && args.last().is_some_and(|a| a == "-1") {
-            findings.block("blocked: `kill … -1` signals every process you own.".into());
-        }
+        super::catastrophes::inspect(name, args, findings);
         match name {
             "rm" => inspect_rm(args, args_literal, cwd, home, findings),
             "dd" => {

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::catastrophes::NET_CLIENTS;
 use super::nested::Script;
 use super::security::inspect_scripts;
 use super::security::{AWKS, DOWNLOADERS, Findings, INTERPRETERS, SHELLS, family, layers};
@@ -15,10 +16,61 @@ use crate::shell::{ShellAnalysis, SimpleCommand};
 /// `command curl`, `busybox wget`).
 fn downloads(cmd: &SimpleCommand) -> bool {
     layers(&cmd.words).iter().any(|layer| {
-        layer
-            .first()
-            .is_some_and(|n| DOWNLOADERS.contains(&basename(n)))
+        let Some(name) = layer.first().map(|n| basename(n)) else {
+            return false;
+        };
+        DOWNLOADERS.contains(&name)
+            || NET_CLIENTS.contains(&family(name))
+            || (is_interpreter(name) && fetches_over_http(&layer[1..]))
     })
+}
+
+/// Inline interpreter code that uses an HTTP client (`urllib`,
+/// `requests`, `LWP`, `Net::HTTP`, `fetch(`, `file_get_contents('http`).
+fn fetches_over_http(args: &[String]) -> bool {
+    const CLIENTS: &[&str] = &[
+        "urllib",
+        "requests",
+        "http.client",
+        "urlopen",
+        "httpx",
+        "lwp",
+        "http::tiny",
+        "net/http",
+        "net::http",
+        "open-uri",
+        "fetch(",
+        "https.get",
+        "http.get",
+        "axios",
+        "file_get_contents('http",
+        "file_get_contents(\"http",
+        "curl_exec",
+        "io::socket",
+        "invoke-webrequest",
+        "downloadstring",
+    ];
+    let code = args.join(" ").to_ascii_lowercase();
+    CLIENTS.iter().any(|c| code.contains(c))
+}
+
+/// `sed` whose script may run commands, `make -f -`: programs that run
+/// what they read on standard input.
+fn runs_its_input(name: &str, args: &[String]) -> bool {
+    match name {
+        "sed" | "gsed" => super::readonly_tools::check_sed(args).is_err(),
+        "make" | "gmake" | "bmake" => args.iter().enumerate().any(|(i, a)| {
+            let value = match a.as_str() {
+                "-f" | "--file" | "--makefile" => args.get(i + 1).map(String::as_str),
+                a => a
+                    .strip_prefix("--file=")
+                    .or(a.strip_prefix("--makefile="))
+                    .or(a.strip_prefix("-f")),
+            };
+            matches!(value, Some("-" | "/dev/stdin"))
+        }),
+        _ => false,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -35,7 +87,7 @@ pub(super) fn inspect_interpreter(
 ) {
     let shell_like = SHELLS.contains(&family(name));
     let awk_running = AWKS.contains(&family(name)) && awk_may_run_commands(args, args_literal);
-    if !(shell_like || is_interpreter(name) || awk_running) {
+    if !(shell_like || is_interpreter(name) || awk_running || runs_its_input(name, args)) {
         return;
     }
     let cmd = &analysis.commands[index];

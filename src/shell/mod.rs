@@ -56,6 +56,9 @@ pub struct ShellAnalysis {
     /// pipeline stages, substitutions, background jobs and function bodies
     /// get their own), the shell it was started from.
     pub scopes: Vec<Option<usize>>,
+    /// Background jobs (`cmd &`) started inside a loop with no small
+    /// bound: a process flood.
+    pub background_in_loops: Vec<String>,
     /// The parser failed; nothing else in the analysis is trustworthy.
     pub parse_error: Option<String>,
 }

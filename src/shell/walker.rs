@@ -16,6 +16,7 @@ pub(super) fn walk(command: &str) -> ShellAnalysis {
         pipe: None,
         depth: 0,
         scope: 0,
+        big_loop: false,
     };
     if let Err(e) = walker.program(command, top) {
         walker.out.parse_error = Some(e);
@@ -37,7 +38,13 @@ pub(super) struct Ctx {
     pipe: Option<(usize, usize)>,
     depth: usize,
     scope: usize,
+    /// Inside a loop with no small bound (`while`, `until`, `for ((;;))`,
+    /// `for` over many or run-time words).
+    big_loop: bool,
 }
+
+/// Iterations a loop may make and still count as small.
+const SMALL_LOOP: usize = 64;
 
 pub(super) type Walk = Result<(), String>;
 
@@ -70,7 +77,14 @@ impl Walker {
         for item in &list.0 {
             // `cmd &` runs in a subshell of its own.
             let ctx = match item.1 {
-                ast::SeparatorOperator::Async => self.new_scope(ctx),
+                ast::SeparatorOperator::Async => {
+                    if ctx.big_loop {
+                        self.out
+                            .background_in_loops
+                            .push("a loop with no small bound".to_string());
+                    }
+                    self.new_scope(ctx)
+                }
                 ast::SeparatorOperator::Sequence => ctx,
             };
             self.and_or(&item.0, ctx)?;
@@ -149,6 +163,11 @@ impl Walker {
                 {
                     self.arithmetic(&expr.value)?;
                 }
+                let bounded = f.condition.as_ref().is_some_and(|c| small_bound(&c.value));
+                let ctx = Ctx {
+                    big_loop: ctx.big_loop || !bounded,
+                    ..ctx
+                };
                 self.compound_list(&f.body.list, ctx)
             }
             C::BraceGroup(b) => self.compound_list(&b.list, ctx),
@@ -157,6 +176,8 @@ impl Walker {
                 self.compound_list(&s.list, inner)
             }
             C::ForClause(f) => {
+                let mut count = 0;
+                let mut known = true;
                 for word in f.values.iter().flatten() {
                     let alternatives = match brace_alternatives(&word.value) {
                         Ok(Some(alternatives)) => alternatives,
@@ -164,9 +185,18 @@ impl Walker {
                     };
                     for alternative in alternatives {
                         let loose = self.word(&alternative, ctx)?;
+                        // A glob or an expansion may be any number of
+                        // words (`*`, `$(seq 1 100000)`).
+                        known &= loose.1 && !alternative.contains(['*', '?', '[']);
+                        count += 1;
                         self.out.loose_words.push(loose);
                     }
                 }
+                let small = known && count <= SMALL_LOOP;
+                let ctx = Ctx {
+                    big_loop: ctx.big_loop || !small,
+                    ..ctx
+                };
                 self.compound_list(&f.body.list, ctx)
             }
             C::CaseClause(c) => {
@@ -194,6 +224,10 @@ impl Walker {
                 Ok(())
             }
             C::WhileClause(w) | C::UntilClause(w) => {
+                let ctx = Ctx {
+                    big_loop: true,
+                    ..ctx
+                };
                 self.compound_list(&w.0, ctx)?;
                 self.compound_list(&w.1.list, ctx)
             }
@@ -441,4 +475,16 @@ pub(super) fn deeper(ctx: Ctx) -> Result<Ctx, String> {
         depth: ctx.depth + 1,
         ..ctx
     })
+}
+
+/// `i < 10`, `i<=64`, `10 > i`: a loop condition with a small literal bound.
+fn small_bound(condition: &str) -> bool {
+    let numbers: Vec<usize> = condition
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    condition.contains(['<', '>'])
+        && !condition.contains(',')
+        && numbers.len() == 1
+        && numbers[0] <= SMALL_LOOP
 }
