@@ -128,6 +128,7 @@ pub mod repetition;
 pub mod rules;
 pub mod security;
 mod security_exec;
+mod security_rm;
 mod sed_script;
 mod stdin_feed;
 pub mod store;
