@@ -103,7 +103,8 @@ const TABLE: &[(&str, &str)] = &[
     ("sed -n 1,5p f", "AQA"),
     ("sed 's/a/b/w out' f", "QQA"),
     ("sed -e 's/a/b/' -e 's/c/d/' f", "AQA"),
-    ("awk '{print $1}' f", "QQA"),
+    // An awk program that only prints runs (issue 10, category 8).
+    ("awk '{print $1}' f", "AQA"),
     ("bash -c \"rm x\"", "QQA"),
     ("xargs rm", "QQA"),
     ("find . -name '*.txt' | xargs grep foo", "AQA"),

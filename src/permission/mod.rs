@@ -123,6 +123,7 @@ pub mod paths;
 pub mod readonly;
 mod readonly_builtins;
 mod readonly_git;
+mod readonly_more;
 mod readonly_tools;
 pub mod repetition;
 pub mod rules;
