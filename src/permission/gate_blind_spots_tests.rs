@@ -309,3 +309,153 @@ const CATASTROPHES: &[(&str, &str)] = &[
 fn catastrophes_in_other_spellings() {
     check_table(CATASTROPHES, &[]);
 }
+
+/// Category 7: smart mode asks before reading files it cannot see.
+const RUN_TIME_READS: &[(&str, &str)] = &[
+    ("cat $(cat list)", "QQA"),
+    ("cat `echo L2V0Yy9wYXNzd2Q= | base64 -d`", "QQA"),
+    ("head -1 \"$(printf '\\x2fetc/passwd')\"", "QQQ"),
+    ("while read f; do cat \"$f\"; done < list", "QQA"),
+    ("read -r f < list; head \"$f\"", "QQA"),
+    ("f=$(cat list); cat $f", "QQA"),
+    ("for f in $(cat list); do cat $f; done", "QQA"),
+    ("cat list | xargs cat", "QQA"),
+    ("xargs -a list cat", "QQA"),
+    ("echo /etc/passwd | xargs cat", "QQA"),
+    ("git ls-remote", "QQA"),
+    ("git ls-remote origin", "QQA"),
+    // Still run: names from a search of the workspace, printing only.
+    ("find . -name '*.rs' | xargs wc -l", "AQA"),
+    ("git ls-files | xargs grep -n TODO", "AQA"),
+    ("echo $(date)", "AQA"),
+    ("while read l; do echo \"$l\"; done < f", "AQA"),
+    ("for f in *.rs; do wc -l $f; done", "AQA"),
+];
+
+/// Category 8: these run without asking in smart mode now.
+const NO_LONGER_ASKED: &[(&str, &str)] = &[
+    ("awk '{print $1}' f", "AQA"),
+    ("awk -F: '$3 > 100 {print $1}' f", "AQA"),
+    ("awk 'NR==1 {n++} END {print n}' f", "AQA"),
+    ("awk '{print > \"out\"}' f", "QQA"),
+    ("awk '{system(\"rm x\")}' f", "QQA"),
+    ("awk '{\"date\" | getline d}' f", "QQA"),
+    ("awk -f prog.awk f", "QQA"),
+    ("tar -tf a.tar", "AQA"),
+    ("tar tvzf a.tgz", "AQA"),
+    ("tar --list --file=a.tar", "AQA"),
+    ("tar -tf a.tar --to-command=sh", "QQA"),
+    ("tar -xf a.tar", "QQA"),
+    ("unzip -l a.zip", "AQA"),
+    ("unzip a.zip", "QQA"),
+    ("xxd f", "AQA"),
+    ("xxd -r dump out", "QQA"),
+    ("numfmt --to=iec 1000", "AQA"),
+    ("free -h", "AQA"),
+    ("uptime", "AQA"),
+    ("groups", "AQA"),
+    ("cal", "AQA"),
+    ("whereis ls", "AQA"),
+    ("whatis ls", "AQA"),
+    ("echo 2+2 | bc", "AQA"),
+    ("cargo --version", "AQA"),
+    ("python3 --version", "AQA"),
+    ("./configure --version", "QQA"),
+    ("eval --version", "QQA"),
+    ("bash -c 'ls'", "AQA"),
+    ("sh -c 'cat f | head -3'", "AQA"),
+    ("bash -ec 'git status; git log -1'", "AQA"),
+    ("sh -c 'rm x'", "QQA"),
+    ("sh -c 'cat /etc/passwd'", "QQA"),
+    ("sh -c 'cat ../x'", "QQA"),
+    ("sh -c 'ls > out'", "QQA"),
+    ("echo $HOME", "AQA"),
+    ("echo \"$HOME/.config\"", "AQA"),
+    ("printf '%s\\n' \"$PWD\"", "AQA"),
+    ("echo /etc/*", "QQQ"),
+    ("FOO=1 ls", "AQA"),
+    ("NO_COLOR=1 DEBUG=1 git status", "AQA"),
+    ("LD_PRELOAD=./x.so ls", "QQA"),
+    ("GIT_DIR=evil git log", "QQA"),
+    ("PAGER='rm x' git log", "QQA"),
+    ("TAR_OPTIONS=--to-command=sh tar -tf a.tar", "QQA"),
+    ("echo $((1 + 2))", "AQA"),
+    ("x=3; echo $((x * 2))", "AQA"),
+    ("for ((i=0; i<3; i++)); do echo $i; done", "AQA"),
+    ("for i in 1 2 3; do echo $((i*2)); done", "AQA"),
+    ("echo $((x+1))", "QQA"),
+    ("read n; echo $((n+1))", "QQA"),
+    ("n=5; echo $((n)); n=$(cat f); echo $((n))", "QQA"),
+    ("git log | less", "AQA"),
+    ("git diff | more", "AQA"),
+    ("git log | less -R", "AQA"),
+    ("git log | less -o log.txt", "QQA"),
+    ("less f", "QQA"),
+];
+
+#[test]
+fn smart_mode_asks_before_reading_what_it_cannot_see() {
+    check_table(RUN_TIME_READS, &[]);
+}
+
+#[test]
+fn harmless_commands_run_without_asking() {
+    check_table(NO_LONGER_ASKED, &[]);
+}
+
+#[cfg(unix)]
+#[test]
+fn searches_globs_and_option_values_follow_links_out() {
+    let Ok(dir) = tempfile::tempdir() else {
+        panic!("no temporary directory");
+    };
+    let workspace = dir.path().join("ws");
+    let made = std::fs::create_dir_all(workspace.join("src/deep"))
+        .and_then(|()| std::fs::write(workspace.join("src/a.rs"), "x"))
+        .and_then(|()| std::os::unix::fs::symlink("/etc", workspace.join("src/deep/etc")));
+    assert!(made.is_ok(), "{made:?}");
+    let clean = workspace.join("clean");
+    assert!(std::fs::create_dir_all(&clean).is_ok());
+    let run = |command: &str, cwd: &Path| {
+        let mut gate = Gate::new(Mode::Smart, Rules::new(), 3).with_home(None);
+        let input = json!({ "command": command });
+        gate.check(&CallInfo {
+            tool: "bash",
+            input: &input,
+            read_only: false,
+            paths: Vec::new(),
+            workspace: &workspace,
+            cwd,
+        })
+    };
+    for command in [
+        "grep -R root .",
+        "grep -R root src",
+        "rg --follow root",
+        "rg -L root src",
+        "find -L . -name passwd",
+        "cat src/*/etc/hostname",
+        "cat src/de?p/etc/hostname",
+        "grep --file=src/deep/etc/hostname x",
+        "wc -l src/deep/etc/host*",
+    ] {
+        match run(command, &workspace) {
+            Verdict::Ask { reasons, .. } => assert!(
+                reasons
+                    .iter()
+                    .any(|r| r.contains("/etc") || r.contains("leads out")),
+                "{command}: {reasons:?}"
+            ),
+            other => panic!("{command}: {other:?}"),
+        }
+    }
+    for command in [
+        "grep -r root .",
+        "grep -R root clean",
+        "cat src/*.rs",
+        "find . -name x",
+    ] {
+        assert_eq!(run(command, &workspace), Verdict::Allow, "{command}");
+    }
+    assert_eq!(run("grep -R root .", &clean), Verdict::Allow);
+}

@@ -127,6 +127,7 @@ mod readonly_more;
 mod readonly_tools;
 pub mod repetition;
 pub mod rules;
+mod runtime_paths;
 pub mod security;
 mod security_exec;
 mod security_rm;

@@ -21,6 +21,17 @@ pub(super) fn walk(command: &str) -> ShellAnalysis {
     if let Err(e) = walker.program(command, top) {
         walker.out.parse_error = Some(e);
     }
+    // Arithmetic on variables the command itself sets to plain values
+    // (`x=1; echo $((x+1))`, `for ((i=0; i<3; i++))`) runs nothing; any
+    // other variable may hold `a[$(cmd)]`.
+    for (text, names) in std::mem::take(&mut walker.pending_arithmetic) {
+        let plain = names
+            .iter()
+            .all(|n| walker.var_plain.get(n).copied().unwrap_or(false));
+        if !plain {
+            walker.out.evaluated.push(text);
+        }
+    }
     walker.out
 }
 
@@ -28,6 +39,12 @@ pub(super) fn walk(command: &str) -> ShellAnalysis {
 pub(super) struct Walker {
     pub(super) out: ShellAnalysis,
     next_pipe: usize,
+    /// Per variable: whether every assignment the command makes to it is
+    /// plain (a literal number or word), so arithmetic on it runs nothing.
+    pub(super) var_plain: std::collections::HashMap<String, bool>,
+    /// Arithmetic that names variables, and the names: evaluated code
+    /// unless every name turns out plain.
+    pub(super) pending_arithmetic: Vec<(String, Vec<String>)>,
 }
 
 /// Where new commands hang: the command holding the substitution and the
@@ -193,6 +210,21 @@ impl Walker {
                     }
                 }
                 let small = known && count <= SMALL_LOOP;
+                let values: Vec<(String, bool)> =
+                    self.out.loose_words[self.out.loose_words.len() - count..].to_vec();
+                let all_plain = values.iter().all(|(text, literal)| {
+                    *literal
+                        && !text.contains(['*', '?', '['])
+                        && text
+                            .chars()
+                            .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
+                });
+                let name = f.variable_name.clone();
+                if f.values.is_some() && all_plain {
+                    self.note_assignment(&name, Some(("0", true)));
+                } else {
+                    self.note_assignment(&name, None);
+                }
                 let ctx = Ctx {
                     big_loop: ctx.big_loop || !small,
                     ..ctx
@@ -349,7 +381,39 @@ impl Walker {
                 }
             }
         }
+        self.note_assigning_command(index);
         Ok(())
+    }
+
+    /// Builtins that set the variables they name from input or text:
+    /// those variables are no longer plain.
+    fn note_assigning_command(&mut self, index: usize) {
+        const ASSIGNING: &[&str] = &[
+            "read",
+            "mapfile",
+            "readarray",
+            "getopts",
+            "printf",
+            "declare",
+            "typeset",
+            "local",
+            "export",
+            "readonly",
+            "let",
+            "unset",
+        ];
+        let cmd = &self.out.commands[index];
+        if !cmd.name().is_some_and(|n| ASSIGNING.contains(&n)) {
+            return;
+        }
+        let names: Vec<String> = cmd.words[1..]
+            .iter()
+            .map(|w| w.split(['=', '[', '+']).next().unwrap_or("").to_string())
+            .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
+        for name in names {
+            self.note_assignment(&name, None);
+        }
     }
 
     /// Add one argument (several after brace expansion) to command `index`.
@@ -372,9 +436,21 @@ impl Walker {
     }
 
     fn assignment(&mut self, assignment: &ast::Assignment, ctx: Ctx) -> Walk {
+        let name = match &assignment.name {
+            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
+                n.clone()
+            }
+        };
         match &assignment.value {
-            ast::AssignmentValue::Scalar(w) => self.word(&w.value, ctx).map(|_| ()),
+            ast::AssignmentValue::Scalar(w) => {
+                let (text, literal) = self.word(&w.value, ctx)?;
+                let plain = !assignment.append
+                    && matches!(assignment.name, ast::AssignmentName::VariableName(_));
+                self.note_assignment(&name, plain.then_some((&text, literal)));
+                Ok(())
+            }
             ast::AssignmentValue::Array(items) => {
+                self.note_assignment(&name, None);
                 for (key, value) in items {
                     if let Some(key) = key {
                         self.word(&key.value, ctx)?;
