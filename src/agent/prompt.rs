@@ -23,8 +23,11 @@ pub struct Environment {
 impl Environment {
     pub fn gather(cwd: &Path, root: &Path) -> Environment {
         let git = |args: &[&str]| -> Option<String> {
+            // `git status` must not run the repository's own programs
+            // (`core.fsmonitor`, filters) just because cairn started.
             let out = Command::new("git")
                 .args(args)
+                .envs(crate::permission::git_hooks::neutralising_env(cwd))
                 .current_dir(cwd)
                 .stdin(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())

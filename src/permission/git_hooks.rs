@@ -7,6 +7,9 @@
 //! without asking, the bash tool runs it with these settings overridden
 //! for that call (git's `GIT_CONFIG_COUNT` settings beat every file).
 
+use std::path::Path;
+use std::process::{Command, Stdio};
+
 use super::readonly;
 use super::security::layers;
 use super::wrappers::basename;
@@ -85,6 +88,43 @@ pub fn neutralising_settings(repo_keys: &[String]) -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The environment that neutralises the hooks of the repository at `cwd`
+/// for one git process (or a shell running git): `GIT_PAGER` and
+/// `GIT_CONFIG_COUNT` settings appended to any the environment has.
+pub fn neutralising_env(cwd: &Path) -> Vec<(String, String)> {
+    let settings = neutralising_settings(&repository_keys(cwd));
+    let base: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let count = settings.len();
+    let mut out = vec![("GIT_PAGER".to_string(), "cat".to_string())];
+    for (i, (key, value)) in settings.into_iter().enumerate() {
+        out.push((format!("GIT_CONFIG_KEY_{}", base + i), key));
+        out.push((format!("GIT_CONFIG_VALUE_{}", base + i), value));
+    }
+    out.push(("GIT_CONFIG_COUNT".to_string(), (base + count).to_string()));
+    out
+}
+
+/// The names of the keys the configuration of the repository at `cwd`
+/// sets. Reading configuration runs no program.
+fn repository_keys(cwd: &Path) -> Vec<String> {
+    let output = Command::new("git")
+        .args(["config", "--list", "--name-only", "--includes"])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    match output {
+        Ok(o) => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
 }
 
 #[cfg(test)]

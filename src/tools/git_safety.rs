@@ -3,9 +3,8 @@
 //! `GIT_CONFIG_COUNT` settings exported before the command.
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
-use crate::permission::git_hooks::{neutralising_settings, runs_read_only_git};
+use crate::permission::git_hooks::{neutralising_env, runs_read_only_git};
 use crate::shell::ShellAnalysis;
 
 /// Shell lines to put before the command, or nothing when the command
@@ -14,41 +13,12 @@ pub fn preamble(analysis: &ShellAnalysis, cwd: &Path) -> String {
     if !runs_read_only_git(analysis) {
         return String::new();
     }
-    let settings = neutralising_settings(&repository_keys(cwd));
-    let base: usize = std::env::var("GIT_CONFIG_COUNT")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(0);
-    let mut out = String::from("export GIT_PAGER=cat");
-    for (i, (key, value)) in settings.iter().enumerate() {
-        let n = base + i;
-        out.push_str(&format!(
-            " GIT_CONFIG_KEY_{n}={} GIT_CONFIG_VALUE_{n}={}",
-            quote(key),
-            quote(value)
-        ));
+    let mut out = String::from("export");
+    for (name, value) in neutralising_env(cwd) {
+        out.push_str(&format!(" {name}={}", quote(&value)));
     }
-    out.push_str(&format!(" GIT_CONFIG_COUNT={}\n", base + settings.len()));
+    out.push('\n');
     out
-}
-
-/// The names of the keys the configuration of the repository at `cwd`
-/// sets. Reading configuration runs no program.
-fn repository_keys(cwd: &Path) -> Vec<String> {
-    let output = Command::new("git")
-        .args(["config", "--list", "--name-only", "--includes"])
-        .current_dir(cwd)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    match output {
-        Ok(o) => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        Err(_) => Vec::new(),
-    }
 }
 
 fn quote(text: &str) -> String {
