@@ -73,7 +73,7 @@ pub(super) fn inspect(name: &str, args: &[String], findings: &mut Findings) {
             }
         }
         "killall5" => findings.block("blocked: `killall5` signals every process.".into()),
-        "systemctl" | "loginctl" | "busctl" | "dbus-send" | "gdbus" => {
+        "systemctl" | "loginctl" | "busctl" | "dbus-send" | "gdbus" if !only_looks(args) => {
             const POWER: &[&str] = &[
                 "poweroff",
                 "reboot",
@@ -134,6 +134,34 @@ pub(super) fn inspect(name: &str, args: &[String], findings: &mut Findings) {
         _ => {}
     }
     reverse_shell(name, args, findings);
+}
+
+/// `systemctl status …`, `loginctl show-session …`: reads, whatever unit
+/// it names.
+fn only_looks(args: &[String]) -> bool {
+    const LOOKING: &[&str] = &[
+        "status",
+        "show",
+        "cat",
+        "help",
+        "list-units",
+        "list-unit-files",
+        "list-dependencies",
+        "list-timers",
+        "list-jobs",
+        "is-active",
+        "is-enabled",
+        "is-failed",
+        "show-session",
+        "show-user",
+        "list-sessions",
+        "list-users",
+        "session-status",
+        "user-status",
+    ];
+    args.iter()
+        .find(|a| !a.starts_with('-'))
+        .is_some_and(|a| LOOKING.contains(&a.as_str()))
 }
 
 /// The process ids `kill` signals: its operands after the signal.

@@ -459,3 +459,21 @@ fn searches_globs_and_option_values_follow_links_out() {
     }
     assert_eq!(run("grep -R root .", &clean), Verdict::Allow);
 }
+
+/// Category 1, xargs in every form: the commands it builds from text it
+/// is fed are inspected; a shell fed unreadable input must be confirmed.
+const XARGS: &[(&str, &str)] = &[
+    ("echo / | xargs rm -rf", "BBB"),
+    ("echo 'sudo ls' | xargs -I{} sh -c '{}'", "BBB"),
+    ("xargs -I % sh -c % <<< 'rm -rf /'", "BBB"),
+    ("xargs sh -c <<< 'sudo ls'", "BBB"),
+    ("printf '/\\n' | xargs -n1 rm -rf", "BBB"),
+    ("cat list | xargs -I{} sh -c '{}'", "QQQ"),
+    ("cat list | xargs bash -c", "QQQ"),
+    ("echo a b | xargs -n1 echo", "AQA"),
+];
+
+#[test]
+fn xargs_in_every_form() {
+    check_table(XARGS, &[]);
+}

@@ -252,6 +252,16 @@ pub fn scripts(name: &str, args: &[String], literal: &[bool]) -> Vec<Script> {
                 for opt in parsed.options.iter().filter(|o| o.is('S', "split-string")) {
                     push(opt.value.unwrap_or(""), true, "`env -S`".into());
                 }
+                // `env PAGER='…' git log`: the variables env sets.
+                let start = parsed.end.min(args.len());
+                let assigned: Vec<String> = args[start..]
+                    .iter()
+                    .zip(literal.get(start..).unwrap_or(&[]))
+                    .take_while(|(a, _)| a.contains('=') || *a == "-")
+                    .filter(|(a, _)| a.contains('='))
+                    .map(|(a, l)| quote_value(a, *l))
+                    .collect();
+                out.extend(assignment_scripts(&assigned));
             }
         }
         "trap" => {

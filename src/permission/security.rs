@@ -339,7 +339,10 @@ fn inspect_command(
                 findings.block(message);
             }
         }
-        let scripts = super::nested::scripts(name, args, args_literal);
+        let mut scripts = super::nested::scripts(name, args, args_literal);
+        if name == "xargs" {
+            scripts.extend(super::stdin_feed::xargs_scripts(analysis, index, args));
+        }
         inspect_scripts(&scripts, cwd, home, nesting, findings);
         super::security_exec::inspect_interpreter(
             analysis,

@@ -19,9 +19,12 @@ fn downloads(cmd: &SimpleCommand) -> bool {
         let Some(name) = layer.first().map(|n| basename(n)) else {
             return false;
         };
-        DOWNLOADERS.contains(&name)
-            || NET_CLIENTS.contains(&family(name))
-            || (is_interpreter(name) && fetches_over_http(&layer[1..]))
+        let args = &layer[1..];
+        let connects = match family(name) {
+            "openssl" => args.iter().any(|a| a == "s_client"),
+            other => NET_CLIENTS.contains(&other),
+        };
+        DOWNLOADERS.contains(&name) || connects || (is_interpreter(name) && fetches_over_http(args))
     })
 }
 

@@ -6,6 +6,7 @@
 
 use base64::Engine;
 
+use super::nested::Script;
 use super::wrappers::basename;
 use crate::shell::ShellAnalysis;
 
@@ -146,4 +147,87 @@ fn previous_stage(analysis: &ShellAnalysis, index: usize) -> Option<usize> {
         .filter(|(_, c)| c.pipe == Some((pipe, stage - 1)) && c.parent == cmd.parent)
         .map(|(i, _)| i)
         .next_back()
+}
+
+/// The commands `xargs` (with arguments `args`, command `index`) builds
+/// from what it is fed: with `-I R`/`-i`, its command once per input line
+/// with `R` replaced; otherwise its command with the input's words
+/// appended. Input cairn cannot read, handed to a shell, must be
+/// confirmed.
+pub fn xargs_scripts(analysis: &ShellAnalysis, index: usize, args: &[String]) -> Vec<Script> {
+    let Some(parsed) = super::wrappers::wrapper_options("xargs", args) else {
+        return Vec::new();
+    };
+    let inner = &args[parsed.end.min(args.len())..];
+    let replace = parsed.options.iter().find_map(|o| {
+        if o.is('I', "") {
+            o.value.map(str::to_string)
+        } else if o.is('i', "replace") {
+            Some(
+                o.value
+                    .filter(|v| !v.is_empty())
+                    .unwrap_or("{}")
+                    .to_string(),
+            )
+        } else {
+            None
+        }
+    });
+    let origin = || "the command `xargs` builds from its input".to_string();
+    let quoted = |words: &[String]| {
+        words
+            .iter()
+            .map(|w| format!("'{}'", w.replace('\'', r"'\''")))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let inner: Vec<String> = if inner.is_empty() {
+        vec!["echo".to_string()]
+    } else {
+        inner.to_vec()
+    };
+    match fed(analysis, index, 0) {
+        Fed::Text(text) => match &replace {
+            Some(r) => text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(64)
+                .map(|line| {
+                    let words: Vec<String> =
+                        inner.iter().map(|w| w.replace(r.as_str(), line)).collect();
+                    Script {
+                        text: quoted(&words),
+                        literal: true,
+                        origin: origin(),
+                    }
+                })
+                .collect(),
+            None => {
+                let mut words = inner.clone();
+                words.extend(text.split_whitespace().map(str::to_string));
+                vec![Script {
+                    text: quoted(&words),
+                    literal: true,
+                    origin: origin(),
+                }]
+            }
+        },
+        Fed::Undecodable(_) | Fed::Unknown => {
+            let shell = inner.first().is_some_and(|n| {
+                super::security::SHELLS.contains(&super::security::family(basename(n)))
+            });
+            let runs_string = inner
+                .iter()
+                .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));
+            if shell && (runs_string || replace.is_some()) {
+                vec![Script {
+                    text: String::new(),
+                    literal: false,
+                    origin: "`xargs`, handing input to a shell,".to_string(),
+                }]
+            } else {
+                Vec::new()
+            }
+        }
+    }
 }
