@@ -477,3 +477,36 @@ const XARGS: &[(&str, &str)] = &[
 fn xargs_in_every_form() {
     check_table(XARGS, &[]);
 }
+
+/// Categories 1 and 2, further: shells reading a process substitution or
+/// standard input by name, schedulers, terminal multiplexers, editors'
+/// `!`, and the command strings interpreter code hands to a shell.
+const MORE_SHELL_CODE: &[(&str, &str)] = &[
+    (". <(echo sudo ls)", "BBB"),
+    ("source /dev/stdin <<< 'sudo ls'", "BBB"),
+    ("bash <(echo 'rm -rf /')", "BBB"),
+    ("bash -s -- x <<< 'sudo ls'", "BBB"),
+    ("echo 'sudo ls' | bash /dev/stdin", "BBB"),
+    ("echo 'sudo ls' | sh -", "BBB"),
+    ("at now <<< 'sudo ls'", "BBB"),
+    ("crontab <<< '* * * * * rm -rf /'", "BBB"),
+    ("tmux new-session -d 'sudo ls'", "BBB"),
+    ("tmux send-keys -t x 'rm -rf /' Enter", "BBB"),
+    ("vim -es -c '!sudo ls' -c q", "BBB"),
+    ("python3 -c 'import os; os.system(\"sudo ls\")'", "BBB"),
+    ("perl -e 'system(\"rm -rf /\")'", "BBB"),
+    ("ruby -e 'puts `sudo ls`'", "BBB"),
+    (
+        "node -e 'require(\"child_process\").execSync(\"rm -rf /\")'",
+        "BBB",
+    ),
+    ("awk 'BEGIN{system(\"sudo ls\")}'", "BBB"),
+    ("python3 -c 'print(1)'", "QQA"),
+    ("echo ls | sh", "QQA"),
+    ("bash <(cat setup.sh)", "QQA"),
+];
+
+#[test]
+fn more_shell_code_is_read() {
+    check_table(MORE_SHELL_CODE, &[]);
+}

@@ -421,6 +421,66 @@ pub fn scripts(name: &str, args: &[String], literal: &[bool]) -> Vec<Script> {
                 }
             }
         }
+        "tmux" => {
+            const RUNNING: &[&str] = &[
+                "new-session",
+                "new",
+                "new-window",
+                "neww",
+                "split-window",
+                "splitw",
+                "run-shell",
+                "run",
+                "respawn-pane",
+                "respawnp",
+                "respawn-window",
+                "respawnw",
+                "send-keys",
+                "send",
+                "pipe-pane",
+                "pipep",
+                "display-popup",
+                "popup",
+            ];
+            if let Some(at) = args.iter().position(|a| RUNNING.contains(&a.as_str())) {
+                // Operands, skipping the values of tmux's value options.
+                const VALUED: &[&str] = &["-t", "-s", "-n", "-c", "-F", "-x", "-y", "-e", "-T"];
+                let words: Vec<usize> = (at + 1..args.len())
+                    .filter(|i| !args[*i].starts_with('-'))
+                    .filter(|i| !VALUED.contains(&args[*i - 1].as_str()))
+                    .collect();
+                let origin = format!("`tmux {}`", args[at]);
+                let all_literal = words.iter().all(|i| lit(*i));
+                let text: Vec<&str> = words.iter().map(|i| args[*i].as_str()).collect();
+                push(&text.join(" "), all_literal, origin.clone());
+                // `send-keys` types each argument as its own line.
+                for i in words.iter().filter(|_| text.len() > 1) {
+                    push(&args[*i], lit(*i), origin.clone());
+                }
+            }
+        }
+        "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff" => {
+            let mut commands = values_of(&["-c", "-S"], &["--cmd"]);
+            commands.extend(
+                args.iter()
+                    .enumerate()
+                    .filter_map(|(i, a)| a.strip_prefix('+').map(|c| (c.to_string(), lit(i)))),
+            );
+            for (command, l) in commands {
+                if let Some((_, code)) = command.split_once('!') {
+                    push(code, l, format!("`{base}`'s `!`"));
+                }
+            }
+        }
+        _ if super::security::INTERPRETERS.contains(&family(base))
+            || base.starts_with("python")
+            || super::security::AWKS.contains(&family(base)) =>
+        {
+            let all_literal = (0..args.len()).all(lit);
+            for code in called_strings(&args.join(" ")) {
+                push(&code, all_literal, format!("a command `{base}` runs"));
+            }
+        }
         "export" | "declare" | "typeset" | "local" | "readonly" => {
             let assigned: Vec<String> = args
                 .iter()
@@ -433,6 +493,64 @@ pub fn scripts(name: &str, args: &[String], literal: &[bool]) -> Vec<Script> {
         _ => {}
     }
     out
+}
+
+/// String literals handed to a command-running call in interpreter code:
+/// `system("…")`, `os.system('…')`, `popen`, `exec`, `spawn`,
+/// `subprocess.run("…", shell=True)`, `` `…` ``.
+fn called_strings(code: &str) -> Vec<String> {
+    const CALLS: &[&str] = &[
+        "system(",
+        "popen(",
+        "exec(",
+        "execSync(",
+        "spawn(",
+        "spawnSync(",
+        "run(",
+        "call(",
+        "check_output(",
+        "check_call(",
+        "Popen(",
+        "getoutput(",
+        "getstatusoutput(",
+        "shell_exec(",
+        "passthru(",
+        "proc_open(",
+        "qx(",
+        "system ",
+        "exec ",
+    ];
+    let mut out = Vec::new();
+    for call in CALLS {
+        for (at, _) in code.match_indices(call) {
+            let rest = code[at + call.len()..].trim_start_matches([' ', '[']);
+            if let Some(text) = quoted_prefix(rest) {
+                out.push(text);
+            }
+        }
+    }
+    // Perl's and Ruby's backticks run their text in a shell.
+    let mut parts = code.split('`');
+    parts.next();
+    while let (Some(inside), Some(_)) = (parts.next(), parts.next()) {
+        out.push(inside.to_string());
+    }
+    out
+}
+
+/// The text of a string literal at the start of `text` (`"…"` or `'…'`).
+fn quoted_prefix(text: &str) -> Option<String> {
+    let mut chars = text.chars();
+    let quote = chars.next().filter(|q| *q == '"' || *q == '\'')?;
+    let mut out = String::new();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next()),
+            c if c == quote => return Some(out),
+            c => out.push(c),
+        }
+    }
+    None
 }
 
 /// An `export NAME=value` argument (already de-quoted when literal) back

@@ -90,7 +90,13 @@ pub(super) fn inspect_interpreter(
 ) {
     let shell_like = SHELLS.contains(&family(name));
     let awk_running = AWKS.contains(&family(name)) && awk_may_run_commands(args, args_literal);
-    if !(shell_like || is_interpreter(name) || awk_running || runs_its_input(name, args)) {
+    let schedules = matches!(name, "at" | "batch" | "crontab");
+    if !(shell_like
+        || is_interpreter(name)
+        || awk_running
+        || schedules
+        || runs_its_input(name, args))
+    {
         return;
     }
     let cmd = &analysis.commands[index];
@@ -110,27 +116,110 @@ pub(super) fn inspect_interpreter(
             "downloads something and runs `{name}` in the same command"
         ));
     }
-    let runs_string = shell_like
-        && args
-            .iter()
-            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));
-    if !runs_string && shell_like && !args.iter().any(|a| !a.starts_with(['-', '+'])) {
-        // A shell reading its script from standard input.
-        match super::stdin_feed::fed(analysis, index, 0) {
-            Fed::Text(script) => {
-                let script = Script {
-                    text: script,
-                    literal: true,
-                    origin: format!("the script fed to `{name}`"),
-                };
-                inspect_scripts(&[script], cwd, home, nesting, findings);
-            }
-            Fed::Undecodable(what) => findings
-                .cautions
-                .push(format!("`{name}` runs {what}, which cairn cannot read")),
-            Fed::Unknown => {}
+    let fed = match script_source(name, args, shell_like) {
+        Some(Source::Stdin) => super::stdin_feed::fed(analysis, index, 0),
+        Some(Source::Substitution) => substitution_output(analysis, index),
+        None => return,
+    };
+    let crontab = name == "crontab";
+    match fed {
+        Fed::Text(text) => {
+            let text = if crontab {
+                crontab_commands(&text)
+            } else {
+                text
+            };
+            let script = Script {
+                text,
+                literal: true,
+                origin: format!("the script fed to `{name}`"),
+            };
+            inspect_scripts(&[script], cwd, home, nesting, findings);
         }
+        Fed::Undecodable(what) => findings
+            .cautions
+            .push(format!("`{name}` runs {what}, which cairn cannot read")),
+        Fed::Unknown => {}
     }
+}
+
+/// Where a shell (or `source`, `at`, `crontab`) takes its script from
+/// when it is neither an argument nor a named file.
+enum Source {
+    Stdin,
+    /// `bash <(…)`, `. <(…)`: the output of a process substitution.
+    Substitution,
+}
+
+fn script_source(name: &str, args: &[String], shell_like: bool) -> Option<Source> {
+    let first = args
+        .iter()
+        .find(|a| !a.starts_with(['-', '+']) || *a == "-");
+    let stdin_file = |a: &str| matches!(a, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let from_first = |first: Option<&String>| match first.map(String::as_str) {
+        None => Some(Source::Stdin),
+        Some(a) if stdin_file(a) => Some(Source::Stdin),
+        Some("<(…)") => Some(Source::Substitution),
+        Some(_) => None,
+    };
+    let cluster_has = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
+    };
+    match name {
+        _ if shell_like => {
+            if cluster_has('c') {
+                None
+            } else if cluster_has('s') {
+                Some(Source::Stdin)
+            } else {
+                from_first(first)
+            }
+        }
+        "source" | "." => first.and_then(|f| from_first(Some(f))),
+        "at" | "batch" if !cluster_has('f') && !cluster_has('l') && !cluster_has('r') => {
+            Some(Source::Stdin)
+        }
+        "crontab" => {
+            let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+            let lists = cluster_has('l') || cluster_has('r') || cluster_has('e');
+            (!lists && (operands.is_empty() || operands.iter().any(|a| stdin_file(a))))
+                .then_some(Source::Stdin)
+        }
+        _ => None,
+    }
+}
+
+/// What the process substitution in command `index` prints, when it is
+/// literal text (`bash <(echo '…')`).
+fn substitution_output(analysis: &ShellAnalysis, index: usize) -> Fed {
+    let inside: Vec<usize> = (0..analysis.commands.len())
+        .filter(|i| analysis.commands[*i].parent == Some(index))
+        .collect();
+    match inside.as_slice() {
+        [only] => match super::stdin_feed::fed(analysis, *only, 1) {
+            Fed::Text(text) => Fed::Text(text),
+            Fed::Undecodable(what) => Fed::Undecodable(what),
+            Fed::Unknown => Fed::Unknown,
+        },
+        _ => Fed::Unknown,
+    }
+}
+
+/// The commands of a crontab: each line without its schedule.
+fn crontab_commands(table: &str) -> String {
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let fields = if l.starts_with('@') { 1 } else { 5 };
+            l.splitn(fields + 1, char::is_whitespace)
+                .nth(fields)
+                .unwrap_or("")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn is_interpreter(name: &str) -> bool {
