@@ -47,62 +47,14 @@ pub(super) const NET_CLIENTS: &[&str] = &[
 /// Inspect one layer of a simple command.
 pub(super) fn inspect(name: &str, args: &[String], findings: &mut Findings) {
     let has = |flag: &str| args.iter().any(|a| a == flag);
-    let lower: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
     match name {
         "kill" if kill_pids(args).contains(&"-1") => {
             findings.block("blocked: `kill … -1` signals every process you own.".into());
         }
-        "pkill" | "killall" => {
-            let by_user = args.iter().any(|a| {
-                a == "-u"
-                    || a == "-U"
-                    || a.starts_with("--euid")
-                    || a.starts_with("--uid")
-                    || a.starts_with("--user")
-                    || (a.starts_with('-') && !a.starts_with("--") && a.contains(['u', 'U']))
-            });
-            let everything = args
-                .iter()
-                .filter(|a| !a.starts_with('-'))
-                .any(|p| [".", ".*", "", "^", "^.*", ".+"].contains(&p.as_str()));
-            if by_user || everything {
-                findings.block(format!(
-                    "blocked: `{name} {}` signals every process of a user, cairn's own included.",
-                    args.join(" ")
-                ));
-            }
-        }
+        "pkill" | "killall" => kill_all(name, args, findings),
         "killall5" => findings.block("blocked: `killall5` signals every process.".into()),
         "systemctl" | "loginctl" | "busctl" | "dbus-send" | "gdbus" if !only_looks(args) => {
-            const POWER: &[&str] = &[
-                "poweroff",
-                "reboot",
-                "halt",
-                "suspend",
-                "hibernate",
-                "hybrid-sleep",
-                "suspend-then-hibernate",
-                "kexec",
-                "soft-reboot",
-                "rescue",
-                "emergency",
-                "isolate",
-                "kill-user",
-                "terminate-user",
-                "kill-session",
-                "terminate-session",
-            ];
-            let hits = lower.iter().any(|a| {
-                let unit = a.strip_suffix(".target").unwrap_or(a);
-                let member = a.rsplit(['.', ' ']).next().unwrap_or(a);
-                POWER.contains(&unit) || ["poweroff", "reboot", "halt"].contains(&member)
-            });
-            if hits {
-                findings.block(format!(
-                    "blocked: `{name} {}` would shut down, restart or end the session.",
-                    args.join(" ")
-                ));
-            }
+            power(name, args, findings)
         }
         _ if ESCALATE.contains(&name) => findings.block(format!(
             "blocked: `{name}` runs commands with other privileges or loads code into the \
@@ -134,6 +86,63 @@ pub(super) fn inspect(name: &str, args: &[String], findings: &mut Findings) {
         _ => {}
     }
     reverse_shell(name, args, findings);
+}
+
+/// `pkill -u me`, `killall -u me`, `pkill .`: every process of a user.
+fn kill_all(name: &str, args: &[String], findings: &mut Findings) {
+    let by_user = args.iter().any(|a| {
+        a == "-u"
+            || a == "-U"
+            || a.starts_with("--euid")
+            || a.starts_with("--uid")
+            || a.starts_with("--user")
+            || (a.starts_with('-') && !a.starts_with("--") && a.contains(['u', 'U']))
+    });
+    let everything = args
+        .iter()
+        .filter(|a| !a.starts_with('-'))
+        .any(|p| [".", ".*", "", "^", "^.*", ".+"].contains(&p.as_str()));
+    if by_user || everything {
+        findings.block(format!(
+            "blocked: `{name} {}` signals every process of a user, cairn's own included.",
+            args.join(" ")
+        ));
+    }
+}
+
+/// `systemctl reboot`, `systemctl start poweroff.target`, `loginctl
+/// poweroff`, a D-Bus call to logind's `PowerOff`.
+fn power(name: &str, args: &[String], findings: &mut Findings) {
+    let lower: Vec<String> = args.iter().map(|a| a.to_ascii_lowercase()).collect();
+    const POWER: &[&str] = &[
+        "poweroff",
+        "reboot",
+        "halt",
+        "suspend",
+        "hibernate",
+        "hybrid-sleep",
+        "suspend-then-hibernate",
+        "kexec",
+        "soft-reboot",
+        "rescue",
+        "emergency",
+        "isolate",
+        "kill-user",
+        "terminate-user",
+        "kill-session",
+        "terminate-session",
+    ];
+    let hits = lower.iter().any(|a| {
+        let unit = a.strip_suffix(".target").unwrap_or(a);
+        let member = a.rsplit(['.', ' ']).next().unwrap_or(a);
+        POWER.contains(&unit) || ["poweroff", "reboot", "halt"].contains(&member)
+    });
+    if hits {
+        findings.block(format!(
+            "blocked: `{name} {}` would shut down, restart or end the session.",
+            args.join(" ")
+        ));
+    }
 }
 
 /// `systemctl status …`, `loginctl show-session …`: reads, whatever unit
@@ -375,9 +384,9 @@ pub(super) fn inspect_analysis(analysis: &ShellAnalysis, cwd: &Path, findings: &
     }
 }
 
-/// `curl -o f URL && chmod +x f && ./f`, `wget URL; sh file`: a file the
-/// command downloads, run by a later part of it.
-fn download_then_run(analysis: &ShellAnalysis, cwd: &Path, findings: &mut Findings) {
+/// The files a command downloads to, and whether one is saved under a
+/// name cairn cannot tell.
+fn download_targets(analysis: &ShellAnalysis) -> (Vec<String>, bool) {
     let mut targets: Vec<String> = Vec::new();
     let mut anonymous = false;
     for (i, cmd) in analysis.commands.iter().enumerate() {
@@ -432,6 +441,13 @@ fn download_then_run(analysis: &ShellAnalysis, cwd: &Path, findings: &mut Findin
             }
         }
     }
+    (targets, anonymous)
+}
+
+/// `curl -o f URL && chmod +x f && ./f`, `wget URL; sh file`: a file the
+/// command downloads, run by a later part of it.
+fn download_then_run(analysis: &ShellAnalysis, cwd: &Path, findings: &mut Findings) {
+    let (targets, anonymous) = download_targets(analysis);
     if targets.is_empty() && !anonymous {
         return;
     }

@@ -127,6 +127,7 @@ pub mod gate;
 mod getopt;
 pub mod git_hooks;
 mod nested;
+mod nested_code;
 pub mod paths;
 pub mod readonly;
 mod readonly_builtins;
