@@ -192,45 +192,7 @@ impl Walker {
                 let inner = self.new_scope(ctx);
                 self.compound_list(&s.list, inner)
             }
-            C::ForClause(f) => {
-                let mut count = 0;
-                let mut known = true;
-                for word in f.values.iter().flatten() {
-                    let alternatives = match brace_alternatives(&word.value) {
-                        Ok(Some(alternatives)) => alternatives,
-                        _ => vec![word.value.clone()],
-                    };
-                    for alternative in alternatives {
-                        let loose = self.word(&alternative, ctx)?;
-                        // A glob or an expansion may be any number of
-                        // words (`*`, `$(seq 1 100000)`).
-                        known &= loose.1 && !alternative.contains(['*', '?', '[']);
-                        count += 1;
-                        self.out.loose_words.push(loose);
-                    }
-                }
-                let small = known && count <= SMALL_LOOP;
-                let values: Vec<(String, bool)> =
-                    self.out.loose_words[self.out.loose_words.len() - count..].to_vec();
-                let all_plain = values.iter().all(|(text, literal)| {
-                    *literal
-                        && !text.contains(['*', '?', '['])
-                        && text
-                            .chars()
-                            .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
-                });
-                let name = f.variable_name.clone();
-                if f.values.is_some() && all_plain {
-                    self.note_assignment(&name, Some(("0", true)));
-                } else {
-                    self.note_assignment(&name, None);
-                }
-                let ctx = Ctx {
-                    big_loop: ctx.big_loop || !small,
-                    ..ctx
-                };
-                self.compound_list(&f.body.list, ctx)
-            }
+            C::ForClause(f) => self.for_clause(f, ctx),
             C::CaseClause(c) => {
                 let loose = self.word(&c.value.value, ctx)?;
                 self.out.loose_words.push(loose);
@@ -265,6 +227,49 @@ impl Walker {
             }
             C::Coprocess(c) => self.command(&c.body, ctx),
         }
+    }
+
+    /// `for x in …; do …; done`: the words are loose words (they may name
+    /// paths), the loop is big when they are many or only known at run
+    /// time, and `x` is plain when every word is.
+    fn for_clause(&mut self, f: &ast::ForClauseCommand, ctx: Ctx) -> Walk {
+        let mut count = 0;
+        let mut known = true;
+        for word in f.values.iter().flatten() {
+            let alternatives = match brace_alternatives(&word.value) {
+                Ok(Some(alternatives)) => alternatives,
+                _ => vec![word.value.clone()],
+            };
+            for alternative in alternatives {
+                let loose = self.word(&alternative, ctx)?;
+                // A glob or an expansion may be any number of
+                // words (`*`, `$(seq 1 100000)`).
+                known &= loose.1 && !alternative.contains(['*', '?', '[']);
+                count += 1;
+                self.out.loose_words.push(loose);
+            }
+        }
+        let small = known && count <= SMALL_LOOP;
+        let values: Vec<(String, bool)> =
+            self.out.loose_words[self.out.loose_words.len() - count..].to_vec();
+        let all_plain = values.iter().all(|(text, literal)| {
+            *literal
+                && !text.contains(['*', '?', '['])
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
+        });
+        let name = f.variable_name.clone();
+        if f.values.is_some() && all_plain {
+            self.note_assignment(&name, Some(("0", true)));
+        } else {
+            self.note_assignment(&name, None);
+        }
+        let ctx = Ctx {
+            big_loop: ctx.big_loop || !small,
+            ..ctx
+        };
+        self.compound_list(&f.body.list, ctx)
     }
 
     fn test_token(&mut self, index: usize, token: &str) {
