@@ -68,7 +68,12 @@ pub fn assignment_scripts(assignments: &[String]) -> Vec<Script> {
         .iter()
         .filter_map(|a| {
             let (name, raw) = a.split_once('=')?;
-            Some((name.trim_end_matches('+'), dequote(raw)))
+            let name = name.trim_end_matches('+');
+            // Only variables that can hold code are worth de-quoting.
+            let relevant = COMMAND_VARS.contains(&name)
+                || EXPANDED_VARS.contains(&name)
+                || name.starts_with("GIT_CONFIG");
+            relevant.then(|| (name, dequote(raw)))
         })
         .collect();
     for (name, (value, literal)) in &values {
