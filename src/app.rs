@@ -17,9 +17,17 @@ pub async fn run(
     resume: Option<String>,
 ) -> Result<()> {
     // A broken config stops here, before the screen changes.
-    let s = startup::prepare(overrides).await?;
+    let mut s = startup::load(overrides)?;
+    // Asked before anything the project names can run.
+    if s.trust == crate::config::trust::Standing::Undecided {
+        match crate::tui::trust::ask(&s).await? {
+            Some(answer) => s.answer_trust(answer),
+            None => return Ok(()),
+        }
+    }
+    let s = startup::resolve(s, overrides).await?;
     let ui_store = startup::open_store();
-    let mut notices = Vec::new();
+    let mut notices = crate::tui::trust::notices(&s);
     let store = match ui_store {
         Ok(st) => Some(st),
         Err(e) => {

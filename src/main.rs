@@ -23,6 +23,10 @@ struct Cli {
     /// Same as --mode auto: run tools without asking (dangerous commands stay blocked).
     #[arg(long, global = true)]
     yolo: bool,
+    /// Apply this project's .cairn/config.toml in full for this run (its
+    /// servers, allow rules, mode, providers), without asking or storing.
+    #[arg(long, global = true)]
+    trust_project: bool,
     /// Continue the latest session of this project.
     #[arg(short = 'c', long = "continue")]
     continue_latest: bool,
@@ -61,6 +65,19 @@ enum Command {
         #[command(subcommand)]
         action: PermissionsAction,
     },
+    /// Projects whose settings you trusted or refused.
+    Trust {
+        #[command(subcommand)]
+        action: TrustAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum TrustAction {
+    /// Every stored answer, and whether the file changed since.
+    List,
+    /// Forget the answer for a project (this one by default): cairn asks again.
+    Revoke { path: Option<std::path::PathBuf> },
 }
 
 #[derive(Subcommand, Debug)]
@@ -156,6 +173,7 @@ async fn async_main(cli: Cli) -> u8 {
         provider: cli.provider.clone(),
         model: cli.model.clone(),
         mode: if cli.yolo { Some(Mode::Auto) } else { cli.mode },
+        trust_project: cli.trust_project,
     };
     match cli.command {
         Some(Command::Run { json, prompt }) => {
@@ -216,9 +234,25 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             }
         }
+        Some(Command::Trust { action }) => {
+            let action = match action {
+                TrustAction::List => cairn::cli::trust::Action::List,
+                TrustAction::Revoke { path } => cairn::cli::trust::Action::Revoke { path },
+            };
+            let run = std::env::current_dir()
+                .map_err(anyhow::Error::from)
+                .and_then(|cwd| cairn::cli::trust::run(action, &cwd, &mut std::io::stdout()));
+            match run {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("cairn: {e:#}");
+                    1
+                }
+            }
+        }
         Some(Command::Mcp {
             action: McpAction::List,
-        }) => match mcp_list().await {
+        }) => match mcp_list(&overrides).await {
             Ok(()) => 0,
             Err(e) => {
                 eprintln!("cairn: {e:#}");
@@ -244,6 +278,9 @@ async fn async_main(cli: Cli) -> u8 {
 
 async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> Result<u8> {
     let s = startup::prepare(overrides).await?;
+    if let Some(note) = s.trust_note() {
+        eprintln!("{note}");
+    }
     let Some(provider) = s.provider.clone() else {
         eprintln!("{}", startup::setup_help());
         return Ok(1);
@@ -259,10 +296,12 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
     Ok(code as u8)
 }
 
-async fn mcp_list() -> Result<()> {
-    let cwd = std::env::current_dir()?;
-    let root = cairn::agent::instructions::project_root(&cwd);
-    let config = cairn::config::load(&root)?;
+async fn mcp_list(overrides: &Overrides) -> Result<()> {
+    let s = startup::load(overrides)?;
+    if let Some(note) = s.trust_note() {
+        eprintln!("{note}");
+    }
+    let (root, config) = (s.root, s.config);
     if config.file.mcp.is_empty() {
         println!(
             "No MCP servers are configured. Add one as [mcp.NAME] in {}",
@@ -316,7 +355,17 @@ fn permissions(action: PermissionsAction) -> Result<()> {
             } else {
                 project
             };
+            let before = std::fs::read(&path).ok();
             if remove_rule(&path, &rule)? {
+                if !g && let Ok(store) = cairn::config::trust::TrustStore::default_location() {
+                    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
+                    cairn::config::trust::keep_after_own_edit(
+                        &store,
+                        &root,
+                        global.as_deref(),
+                        before.as_deref(),
+                    )?;
+                }
                 println!("Removed `{rule}` from {}", path.display());
                 Ok(())
             } else {

@@ -50,6 +50,9 @@ pub struct AgentOptions {
     pub instructions_max_bytes: usize,
     /// Where "allow always" rules are stored.
     pub project_config: PathBuf,
+    /// The trust store, so a rule the person stores keeps a trusted
+    /// project trusted (`None`: not recorded).
+    pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
     /// A cheaper model for titles; the main model when `None`.

@@ -23,9 +23,12 @@ pub struct Environment {
 impl Environment {
     pub fn gather(cwd: &Path, root: &Path) -> Environment {
         let git = |args: &[&str]| -> Option<String> {
-            // `git status` must not run the repository's own programs
-            // (`core.fsmonitor`, filters) just because cairn started.
-            let out = Command::new("git")
+            let mut cmd = Command::new("git");
+            // A repository's own config must not run a program here (its
+            // fsmonitor, filters, pager: see `git_hooks`), and git gets no
+            // secrets in case one does.
+            crate::tools::env::scrub_std(&mut cmd);
+            let out = cmd
                 .args(args)
                 .envs(crate::permission::git_hooks::neutralising_env(cwd))
                 .current_dir(cwd)

@@ -254,6 +254,7 @@ fn test_options(dir: &std::path::Path) -> AgentOptions {
         reasoning: false,
         interactive: true,
         global_config_dir: None,
+        trust_store: None,
         instructions_max_bytes: 1000,
         project_config: dir.join(".cairn/config.toml"),
         compact_threshold: 0.8,

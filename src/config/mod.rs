@@ -3,15 +3,21 @@
 //!
 //! Each file is checked on its own, so an error names the file, the line and
 //! the key; nothing starts half-configured.
+//!
+//! The project file is someone else's text until the person trusts the
+//! project: only what tightens applies before that (`project.rs` lists every
+//! field and what a project may do with it; `trust.rs` keeps the answers).
 
+pub mod project;
 mod providers;
+pub mod trust;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use providers::{ResolvedProvider, preset, resolve_provider};
+pub use providers::{PRESET_NAMES, ResolvedProvider, preset, resolve_provider};
 
 use crate::permission::Mode;
 
@@ -97,6 +103,14 @@ pub struct McpServerConfig {
     pub disabled: bool,
 }
 
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShellConfig {
+    /// Secret-looking environment variables commands get anyway.
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
+}
+
 /// What one file may hold. Every field is optional so files overlay.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -121,6 +135,8 @@ pub struct ConfigFile {
     pub keys: BTreeMap<String, String>,
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    #[serde(default)]
+    pub shell: ShellConfig,
 }
 
 /// The merged configuration and where it came from.
@@ -131,6 +147,8 @@ pub struct Config {
     pub project_path: PathBuf,
     /// True when neither file exists.
     pub is_empty: bool,
+    /// The project file's settings that wait for trust, when it has any.
+    pub pending: Option<trust::Pending>,
 }
 
 impl Config {
@@ -187,13 +205,28 @@ pub fn load(project_root: &Path) -> Result<Config, ConfigError> {
     load_from(global_path.as_deref(), &project_config_path(project_root))
 }
 
+/// The project file applies only where it tightens; [`Config::trust_project`]
+/// lays the rest over once the person agrees.
 pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, ConfigError> {
     let mut merged = ConfigFile::default();
     let mut any = false;
-    for path in global.into_iter().chain(std::iter::once(project)) {
-        if let Some(file) = read_file(path)? {
-            merged.overlay(file);
-            any = true;
+    if let Some((file, _)) = global.map(read_file).transpose()?.flatten() {
+        merged.overlay(file);
+        any = true;
+    }
+    let mut pending = None;
+    if let Some((file, text)) = read_file(project)? {
+        any = true;
+        let split = project::split(&merged, &file);
+        let mut full = merged.clone();
+        full.overlay(file);
+        merged.overlay(split.tightening);
+        if !split.held.is_empty() {
+            pending = Some(trust::Pending {
+                held: split.held,
+                hash: trust::hash_text(text.as_bytes()),
+                full,
+            });
         }
     }
     Ok(Config {
@@ -201,10 +234,12 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         global_path: global.map(Path::to_path_buf),
         project_path: project.to_path_buf(),
         is_empty: !any,
+        pending,
     })
 }
 
-fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+/// A file parsed, with the text it was parsed from.
+fn read_file(path: &Path) -> Result<Option<(ConfigFile, String)>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -216,7 +251,7 @@ fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
         }
     };
     parse(&text)
-        .map(Some)
+        .map(|file| Some((file, text)))
         .map_err(|message| ConfigError::Invalid {
             path: path.to_path_buf(),
             message,
@@ -293,6 +328,9 @@ impl ConfigFile {
         );
         self.keys.extend(other.keys);
         self.mcp.extend(other.mcp);
+        self.shell
+            .env_passthrough
+            .extend(other.shell.env_passthrough);
     }
 }
 
@@ -335,7 +373,12 @@ mod tests {
             "[providers.a]\nmodel = \"m2\"\n[permissions]\nallow = [\"edit(src/**)\"]\nmode = \"auto\"\n",
         )
         .unwrap();
-        let c = load_from(Some(&g), &p).unwrap();
+        let mut c = load_from(Some(&g), &p).unwrap();
+        // Until trusted, the project's allow rule and looser mode wait.
+        assert_eq!(c.file.permissions.allow.len(), 1);
+        assert_eq!(c.mode(), Mode::Smart);
+        assert_eq!(c.held().len(), 3, "{:?}", c.held());
+        c.trust_project();
         assert_eq!(c.file.theme.as_deref(), Some("light"));
         let a = &c.file.providers["a"];
         assert_eq!(a.model.as_deref(), Some("m2"));

@@ -66,6 +66,8 @@ async fn connect_stdio(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Secrets stay out unless the server's own `env` names them.
+    crate::tools::env::scrub(&mut cmd);
     for (key, value) in &config.env {
         cmd.env(key, expand_env(value)?);
     }

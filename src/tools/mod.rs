@@ -4,6 +4,7 @@
 pub mod atomic;
 pub mod edit;
 pub mod edit_core;
+pub mod env;
 pub mod fetch;
 pub mod git_safety;
 pub mod glob;

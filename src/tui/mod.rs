@@ -13,6 +13,7 @@ pub mod slash;
 pub mod styles;
 pub mod terminal;
 pub mod theme;
+pub mod trust;
 pub mod update;
 pub mod update_agent;
 pub mod update_session;

@@ -8,3 +8,4 @@ pub mod session_browser;
 pub mod status_bar;
 pub mod tool_cell;
 pub mod transcript;
+pub mod trust_dialog;

@@ -1,0 +1,3 @@
+//! Subcommands that manage cairn's own state from the shell.
+
+pub mod trust;
