@@ -9,7 +9,8 @@ use tokio::sync::mpsc;
 
 use crate::agent::store_sink::{SessionInfo, StoreSink};
 use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
-use crate::config::{self, Config, ResolvedProvider};
+use crate::config::{self, Config};
+use crate::llm::ResolvedProvider;
 use crate::mcp::McpManager;
 use crate::permission::Mode;
 use crate::permission::gate::Gate;
@@ -39,7 +40,7 @@ pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
     let root = instructions::project_root(&cwd);
     let config = config::load(&root)?;
     let env = |k: &str| std::env::var(k).ok();
-    let provider = config::resolve_provider(
+    let provider = crate::llm::resolve_provider(
         &config,
         overrides.provider.as_deref(),
         overrides.model.as_deref(),

@@ -34,6 +34,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         query: vec![],
         azure: false,
         request_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(10),
     })
     .unwrap();
     let opts = AgentOptions {

@@ -33,6 +33,7 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
             query: vec![],
             azure: false,
             request_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(10),
         })
         .unwrap(),
     )
@@ -314,7 +315,7 @@ async fn requests_carry_system_tools_and_tool_results_in_each_wire_shape() {
         .await
         .unwrap();
     let body = &mock.requests()[0];
-    assert_eq!(body["system"], "You are a test.");
+    assert_eq!(mock_model::system_text(body), "You are a test.");
     assert_eq!(body["messages"][1]["content"][0]["type"], "tool_use");
     assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
     assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "c1");

@@ -7,6 +7,7 @@ pub mod events;
 pub mod instructions;
 pub mod prompt;
 pub mod recording;
+mod stop;
 pub mod store_sink;
 pub mod title;
 mod turn;

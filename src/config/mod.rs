@@ -4,14 +4,10 @@
 //! Each file is checked on its own, so an error names the file, the line and
 //! the key; nothing starts half-configured.
 
-mod providers;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
-
-pub use providers::{ResolvedProvider, preset, resolve_provider};
 
 use crate::permission::Mode;
 
@@ -24,15 +20,15 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Provider(String),
 }
 
 /// One provider entry: `[providers.NAME]`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    pub kind: Option<crate::llm::ProviderKind>,
+    /// The wire format: "openai", "anthropic", ... (checked when the
+    /// provider is resolved at start-up).
+    pub kind: Option<String>,
     pub base_url: Option<String>,
     /// The environment variable holding the key.
     pub api_key_env: Option<String>,
@@ -46,8 +42,11 @@ pub struct ProviderConfig {
     pub query: BTreeMap<String, String>,
     /// Azure OpenAI: the key goes in an `api-key` header.
     pub azure: Option<bool>,
-    /// Seconds without data before a streaming request is given up.
+    /// Seconds to wait for a response to start.
     pub timeout_secs: Option<u64>,
+    /// Seconds a started response may stay silent before it counts as
+    /// stalled (and is retried).
+    pub idle_timeout_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -270,6 +269,7 @@ impl ConfigFile {
             set(&mut entry.small_model, p.small_model);
             set(&mut entry.azure, p.azure);
             set(&mut entry.timeout_secs, p.timeout_secs);
+            set(&mut entry.idle_timeout_secs, p.idle_timeout_secs);
             entry.headers.extend(p.headers);
             entry.query.extend(p.query);
         }
@@ -339,7 +339,7 @@ mod tests {
         assert_eq!(c.file.theme.as_deref(), Some("light"));
         let a = &c.file.providers["a"];
         assert_eq!(a.model.as_deref(), Some("m2"));
-        assert_eq!(a.kind, Some(crate::llm::ProviderKind::Openai));
+        assert_eq!(a.kind.as_deref(), Some("openai"));
         assert_eq!(c.file.permissions.allow.len(), 2);
         assert_eq!(c.mode(), Mode::Auto);
         assert!(!c.is_empty);

@@ -1,6 +1,14 @@
 //! A scripted model server on 127.0.0.1 that streams exactly as the real
 //! services do (OpenAI Chat Completions and Anthropic Messages), with real
 //! pacing, and fails on demand. It records every request it receives.
+//!
+//! It also sends what real servers and proxies send beyond the textbook:
+//! tool-call deltas that repeat or omit `index`, streams that end without
+//! `[DONE]`, a whole JSON body to a streaming request, errors with string
+//! codes inside a 200 stream, `redacted_thinking`, stop reasons, an HTML
+//! page, a stall in the middle of a stream. With [`MockModel::cache`] it
+//! keeps Anthropic's prompt cache as the service does and reports cache
+//! reads and writes from the breakpoints each request carries.
 
 #![allow(dead_code)]
 
@@ -27,6 +35,25 @@ enum Item {
         name: String,
         args: Value,
     },
+    /// A call whose arguments arrive exactly as given (possibly cut).
+    RawToolCall {
+        id: String,
+        name: String,
+        raw: String,
+    },
+    RedactedThinking(String),
+}
+
+/// How tool-call deltas name their call (OpenAI format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolIndex {
+    /// `index` 0, 1, 2…, as OpenAI sends.
+    #[default]
+    Counted,
+    /// Every call says `index: 0`; only its `id` tells them apart.
+    Repeated,
+    /// No `index` at all.
+    Omitted,
 }
 
 /// One answer to one request.
@@ -39,6 +66,14 @@ pub struct Reply {
     cut_after: Option<usize>,
     usage: (u64, u64),
     chunk_chars: usize,
+    tool_index: ToolIndex,
+    no_done: bool,
+    whole_json: bool,
+    stream_error: Option<Value>,
+    stop: Option<String>,
+    html: bool,
+    stall: Option<(usize, Duration)>,
+    cache: (u64, u64),
 }
 
 impl Default for Reply {
@@ -51,6 +86,14 @@ impl Default for Reply {
             cut_after: None,
             usage: (120, 30),
             chunk_chars: 6,
+            tool_index: ToolIndex::Counted,
+            no_done: false,
+            whole_json: false,
+            stream_error: None,
+            stop: None,
+            html: false,
+            stall: None,
+            cache: (0, 0),
         }
     }
 }
@@ -113,6 +156,70 @@ impl Reply {
         self.retry_after = Some(format!("{secs}"));
         self
     }
+    /// `retry-after` exactly as given (an HTTP date, say).
+    pub fn retry_after_raw(mut self, value: &str) -> Reply {
+        self.retry_after = Some(value.to_string());
+        self
+    }
+    pub fn raw_tool_call(mut self, id: &str, name: &str, raw: &str) -> Reply {
+        self.items.push(Item::RawToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            raw: raw.to_string(),
+        });
+        self
+    }
+    /// An Anthropic `redacted_thinking` block with this opaque data.
+    pub fn redacted_thinking(mut self, data: &str) -> Reply {
+        self.items.push(Item::RedactedThinking(data.to_string()));
+        self
+    }
+    pub fn tool_index(mut self, how: ToolIndex) -> Reply {
+        self.tool_index = how;
+        self
+    }
+    /// End the stream after `finish_reason` (and usage) without `[DONE]`.
+    pub fn without_done(mut self) -> Reply {
+        self.no_done = true;
+        self
+    }
+    /// Answer the streaming request with one whole JSON response.
+    pub fn whole_json_body(mut self) -> Reply {
+        self.whole_json = true;
+        self
+    }
+    /// A 200 stream that sends this error object (OpenAI: `{"error": …}`,
+    /// Anthropic: an `error` event) after the first chunk.
+    pub fn stream_error(error: Value) -> Reply {
+        Reply {
+            stream_error: Some(error),
+            ..Reply::default()
+        }
+    }
+    /// The stop reason to send, in the format's own words
+    /// (`length`/`max_tokens`, `refusal`, …).
+    pub fn stop_reason(mut self, reason: &str) -> Reply {
+        self.stop = Some(reason.to_string());
+        self
+    }
+    /// A 200 answer carrying an HTML page (a login portal, a proxy).
+    pub fn html_page() -> Reply {
+        Reply {
+            html: true,
+            ..Reply::default()
+        }
+    }
+    /// Go silent for `pause` before chunk `at`.
+    pub fn stall_before(mut self, at: usize, pause: Duration) -> Reply {
+        self.stall = Some((at, pause));
+        self
+    }
+    /// Cache tokens to report (read, written), for a script that does not
+    /// use [`MockModel::cache`].
+    pub fn cache_usage(mut self, read: u64, write: u64) -> Reply {
+        self.cache = (read, write);
+        self
+    }
     pub fn context_length_error() -> Reply {
         Reply {
             status: Some((
@@ -130,7 +237,13 @@ struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
     headers: Mutex<Vec<Vec<(String, String)>>>,
+    cache: Mutex<Option<super_cache::PromptCache>>,
 }
+
+#[path = "mock_cache.rs"]
+mod super_cache;
+#[allow(unused_imports)]
+pub use super_cache::system_text;
 
 pub struct MockModel {
     format: Format,
@@ -199,6 +312,13 @@ impl MockModel {
     pub fn request_headers(&self) -> Vec<Vec<(String, String)>> {
         self.shared.headers.lock().unwrap().clone()
     }
+
+    /// Keep a prompt cache as Anthropic does: each request's usage is
+    /// computed from its `cache_control` breakpoints and what earlier
+    /// requests wrote.
+    pub fn cache(&self) {
+        *self.shared.cache.lock().unwrap() = Some(super_cache::PromptCache::default());
+    }
 }
 
 impl Drop for MockModel {
@@ -217,6 +337,13 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
             return Ok(());
         }
         buf.extend_from_slice(&tmp[..n]);
+        if buf[0] == 0x16 {
+            // A TLS handshake sent to this plain-HTTP port: answer as a
+            // plain HTTP server does.
+            sock.write_all(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n")
+                .await?;
+            return sock.shutdown().await;
+        }
         if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
             break p + 4;
         }
@@ -241,9 +368,16 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         buf.extend_from_slice(&tmp[..n]);
     }
     let body: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+    let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
     s.headers.lock().unwrap().push(headers);
-    let reply = s.replies.lock().unwrap().pop_front();
+    let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
+        if let Some((input, read, write)) = cached {
+            r.usage.0 = input;
+            r.cache = (read, write);
+        }
+        r
+    });
     let Some(reply) = reply else {
         let msg = json!({"error": {"message": "the mock model's script is exhausted"}}).to_string();
         let resp = format!(
@@ -271,6 +405,21 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         );
         return sock.write_all(resp.as_bytes()).await;
     }
+    if reply.html || reply.whole_json {
+        let (ct, body) = if reply.html {
+            (
+                "text/html; charset=utf-8",
+                "<!DOCTYPE html><html><head><title>Sign in - Corporate Proxy</title></head><body>Please sign in.</body></html>".to_string(),
+            )
+        } else {
+            ("application/json", super_cache::whole_json(format, &reply))
+        };
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        return sock.write_all(resp.as_bytes()).await;
+    }
     sock.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
     )
@@ -283,6 +432,11 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         if reply.cut_after == Some(i) {
             // Drop the connection mid-stream.
             return sock.shutdown().await;
+        }
+        if let Some((at, pause)) = reply.stall
+            && at == i
+        {
+            tokio::time::sleep(pause).await;
         }
         sock.write_all(chunk.as_bytes()).await?;
         sock.flush().await?;
@@ -310,8 +464,20 @@ fn openai_chunks(r: &Reply) -> Vec<String> {
         json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
         "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
     )];
+    if let Some(err) = &r.stream_error {
+        out.push(data(json!({"error": err})));
+        return out;
+    }
     let mut tool_index = 0;
     let mut has_tools = false;
+    let call = |index: usize, mut v: Value| {
+        match r.tool_index {
+            ToolIndex::Counted => v["index"] = json!(index),
+            ToolIndex::Repeated => v["index"] = json!(0),
+            ToolIndex::Omitted => {}
+        }
+        data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [v]}}]}))
+    };
     for item in &r.items {
         match item {
             Item::Text(t) => {
@@ -330,25 +496,46 @@ fn openai_chunks(r: &Reply) -> Vec<String> {
             }
             Item::ToolCall { id, name, args } => {
                 has_tools = true;
-                out.push(data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                    {"index": tool_index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}}]})));
+                out.push(call(tool_index, json!({"id": id, "type": "function", "function": {"name": name, "arguments": ""}})));
                 for p in args_pieces(args) {
-                    out.push(data(
-                        json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                        {"index": tool_index, "function": {"arguments": p}}]}}]}),
-                    ));
+                    out.push(call(tool_index, json!({"function": {"arguments": p}})));
                 }
                 tool_index += 1;
             }
+            Item::RawToolCall { id, name, raw } => {
+                has_tools = true;
+                out.push(call(tool_index, json!({"id": id, "type": "function", "function": {"name": name, "arguments": ""}})));
+                for p in pieces(raw, 8) {
+                    out.push(call(tool_index, json!({"function": {"arguments": p}})));
+                }
+                tool_index += 1;
+            }
+            Item::RedactedThinking(_) => {}
         }
     }
-    let finish = if has_tools { "tool_calls" } else { "stop" };
+    let finish = r
+        .stop
+        .clone()
+        .unwrap_or_else(|| if has_tools { "tool_calls" } else { "stop" }.into());
     out.push(data(
         json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
     ));
-    out.push(data(json!({"choices": [], "usage": {"prompt_tokens": r.usage.0, "completion_tokens": r.usage.1, "total_tokens": r.usage.0 + r.usage.1}})));
-    out.push("data: [DONE]\n\n".to_string());
+    out.push(data(json!({"choices": [], "usage": openai_usage(r)})));
+    if !r.no_done {
+        out.push("data: [DONE]\n\n".to_string());
+    }
     out
+}
+
+fn openai_usage(r: &Reply) -> Value {
+    json!({"prompt_tokens": r.usage.0 + r.cache.0, "completion_tokens": r.usage.1,
+        "total_tokens": r.usage.0 + r.cache.0 + r.usage.1,
+        "prompt_tokens_details": {"cached_tokens": r.cache.0}})
+}
+
+fn anthropic_usage(r: &Reply, output: u64) -> Value {
+    json!({"input_tokens": r.usage.0, "output_tokens": output,
+        "cache_read_input_tokens": r.cache.0, "cache_creation_input_tokens": r.cache.1})
 }
 
 fn anthropic_chunks(r: &Reply) -> Vec<String> {
@@ -357,8 +544,12 @@ fn anthropic_chunks(r: &Reply) -> Vec<String> {
         "message_start",
         json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
             "content": [], "model": "mock", "stop_reason": null,
-            "usage": {"input_tokens": r.usage.0, "output_tokens": 1}}}),
+            "usage": anthropic_usage(r, 1)}}),
     )];
+    if let Some(err) = &r.stream_error {
+        out.push(ev("error", json!({"type": "error", "error": err})));
+        return out;
+    }
     let mut has_tools = false;
     for (index, item) in r.items.iter().enumerate() {
         match item {
@@ -378,10 +569,20 @@ fn anthropic_chunks(r: &Reply) -> Vec<String> {
                 }
                 out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "c2ln"}})));
             }
+            Item::RedactedThinking(d) => {
+                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "redacted_thinking", "data": d}})));
+            }
             Item::ToolCall { id, name, args } => {
                 has_tools = true;
                 out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
                 for p in args_pieces(args) {
+                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
+                }
+            }
+            Item::RawToolCall { id, name, raw } => {
+                has_tools = true;
+                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
+                for p in pieces(raw, 8) {
                     out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
                 }
             }
@@ -391,8 +592,13 @@ fn anthropic_chunks(r: &Reply) -> Vec<String> {
             json!({"type": "content_block_stop", "index": index}),
         ));
     }
-    let stop = if has_tools { "tool_use" } else { "end_turn" };
+    let stop = r
+        .stop
+        .clone()
+        .unwrap_or_else(|| if has_tools { "tool_use" } else { "end_turn" }.into());
     out.push(ev("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": r.usage.1}})));
-    out.push(ev("message_stop", json!({"type": "message_stop"})));
+    if !r.no_done {
+        out.push(ev("message_stop", json!({"type": "message_stop"})));
+    }
     out
 }

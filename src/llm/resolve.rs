@@ -1,10 +1,16 @@
-//! Choosing the provider: command line, then config, then the environment,
-//! then a local server.
+//! Choosing the provider at start-up: command line, then config, then the
+//! environment, then a local server. `config` holds the plain settings;
+//! turning them into a provider (presets, keys, kinds) happens here.
 
 use std::time::Duration;
 
-use super::{Config, ConfigError, ProviderConfig};
-use crate::llm::{ProviderKind, ProviderSettings};
+use super::{ProviderKind, ProviderSettings};
+use crate::config::{Config, ProviderConfig};
+
+/// Why no provider could be set up from the configuration.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct ResolveError(pub String);
 
 /// A provider ready to build, with the model to use.
 #[derive(Debug, Clone)]
@@ -123,7 +129,7 @@ pub async fn resolve_provider(
     cli_provider: Option<&str>,
     cli_model: Option<&str>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<Option<ResolvedProvider>, ConfigError> {
+) -> Result<Option<ResolvedProvider>, ResolveError> {
     let file = &config.file;
     let name = cli_provider
         .map(str::to_string)
@@ -183,7 +189,7 @@ fn named(
     name: &str,
     model_override: Option<String>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<ResolvedProvider, ConfigError> {
+) -> Result<ResolvedProvider, ResolveError> {
     let entry = config.file.providers.get(name);
     let mut resolved = match (entry, preset(name)) {
         (Some(p), Some(_)) if p.kind.is_none() && p.base_url.is_none() => {
@@ -194,7 +200,7 @@ fn named(
         (None, None) => {
             let mut known: Vec<String> = config.file.providers.keys().cloned().collect();
             known.extend(PRESET_NAMES.iter().map(|s| s.to_string()));
-            return Err(ConfigError::Provider(format!(
+            return Err(ResolveError(format!(
                 "no provider named `{name}`. Known: {}. Add it as [providers.{name}] in {}.",
                 known.join(", "),
                 config.project_path.display()
@@ -212,15 +218,15 @@ fn from_preset(
     entry: &ProviderConfig,
     key: Option<String>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<ResolvedProvider, ConfigError> {
-    let (kind, url, key_env, model, small) = preset_tuple(name)
-        .ok_or_else(|| ConfigError::Provider(format!("no preset named `{name}`")))?;
+) -> Result<ResolvedProvider, ResolveError> {
+    let (kind, url, key_env, model, small) =
+        preset_tuple(name).ok_or_else(|| ResolveError(format!("no preset named `{name}`")))?;
     let key_env = entry.api_key_env.as_deref().or(key_env);
     let api_key = match key {
         Some(k) => Some(k),
         None => match key_env {
             Some(var) => Some(non_empty(env(var)).ok_or_else(|| {
-                ConfigError::Provider(format!(
+                ResolveError(format!(
                     "provider `{name}` needs an API key: set the environment variable {var}"
                 ))
             })?),
@@ -246,7 +252,8 @@ fn from_preset(
             headers: entry.headers.clone().into_iter().collect(),
             query: entry.query.clone().into_iter().collect(),
             azure: entry.azure.unwrap_or(false),
-            request_timeout: Duration::from_secs(entry.timeout_secs.unwrap_or(300)),
+            request_timeout: timeouts(entry).0,
+            idle_timeout: timeouts(entry).1,
         },
         model: entry.model.clone().unwrap_or_else(|| model.to_string()),
         small_model: entry
@@ -260,21 +267,24 @@ fn from_entry(
     name: &str,
     p: &ProviderConfig,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<ResolvedProvider, ConfigError> {
+) -> Result<ResolvedProvider, ResolveError> {
     let preset = preset_tuple(name);
-    let kind = p.kind.or(preset.map(|p| p.0)).ok_or_else(|| {
-        ConfigError::Provider(format!(
-            "[providers.{name}] needs `kind = \"openai\"` or `kind = \"anthropic\"`"
-        ))
-    })?;
+    let kind = kind_of(name, p.kind.as_deref())?
+        .or(preset.map(|p| p.0))
+        .ok_or_else(|| {
+            ResolveError(format!(
+                "[providers.{name}] needs `kind` (one of: {})",
+                ProviderKind::NAMES.join(", ")
+            ))
+        })?;
     let base_url = p
         .base_url
         .clone()
         .or(preset.map(|p| p.1.to_string()))
-        .ok_or_else(|| ConfigError::Provider(format!("[providers.{name}] needs `base_url`")))?;
+        .ok_or_else(|| ResolveError(format!("[providers.{name}] needs `base_url`")))?;
     let api_key = match p.api_key_env.as_deref().or(preset.and_then(|p| p.2)) {
         Some(var) => Some(non_empty(env(var)).ok_or_else(|| {
-            ConfigError::Provider(format!(
+            ResolveError(format!(
                 "provider `{name}` reads its key from {var}, which is not set"
             ))
         })?),
@@ -285,7 +295,7 @@ fn from_entry(
         .clone()
         .or(preset.map(|p| p.3.to_string()))
         .ok_or_else(|| {
-            ConfigError::Provider(format!(
+            ResolveError(format!(
                 "[providers.{name}] needs `model` (or pass --model)"
             ))
         })?;
@@ -298,7 +308,8 @@ fn from_entry(
             headers: p.headers.clone().into_iter().collect(),
             query: p.query.clone().into_iter().collect(),
             azure: p.azure.unwrap_or(false),
-            request_timeout: Duration::from_secs(p.timeout_secs.unwrap_or(300)),
+            request_timeout: timeouts(p).0,
+            idle_timeout: timeouts(p).1,
         },
         model,
         small_model: p
@@ -306,6 +317,28 @@ fn from_entry(
             .clone()
             .or(preset.and_then(|p| p.4.map(str::to_string))),
     })
+}
+
+/// The wire format a config names.
+fn kind_of(name: &str, kind: Option<&str>) -> Result<Option<ProviderKind>, ResolveError> {
+    let Some(kind) = kind else { return Ok(None) };
+    ProviderKind::parse(kind).map(Some).ok_or_else(|| {
+        ResolveError(format!(
+            "[providers.{name}] has `kind = \"{kind}\"`; known kinds: {}",
+            ProviderKind::NAMES.join(", ")
+        ))
+    })
+}
+
+fn timeouts(p: &ProviderConfig) -> (Duration, Duration) {
+    (
+        p.timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(ProviderSettings::DEFAULT_REQUEST_TIMEOUT),
+        p.idle_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(ProviderSettings::DEFAULT_IDLE_TIMEOUT),
+    )
 }
 
 fn non_empty(v: Option<String>) -> Option<String> {
@@ -398,7 +431,7 @@ mod tests {
     #[test]
     fn named_provider_from_config() {
         let c = Config {
-            file: super::super::parse(
+            file: crate::config::parse(
             "provider = \"work\"\n[providers.work]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\napi_key_env = \"WORK_KEY\"\nmodel = \"m\"\n[providers.work.query]\napi-version = \"2024-10-21\"\n",
             )
             .unwrap(),
