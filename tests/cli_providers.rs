@@ -176,3 +176,57 @@ async fn a_tool_loop_is_mostly_read_from_the_prompt_cache() {
     assert!((cost - want).abs() < 1e-9, "{cost} vs {want}");
     assert_eq!(tool_results(&mock.requests()[20]).len(), 20);
 }
+
+/// Runs `cairn run` with one configured provider of `kind` pointing at the
+/// scripted server, and checks the answer and the tool result's round trip.
+pub async fn run_with_kind(kind: &str, format: Format, extra: &str) {
+    let home = TestHome::new();
+    std::fs::write(home.path("notes.md"), "the secret word is heliotrope\n").unwrap();
+    let mock = MockModel::start(
+        format,
+        vec![
+            Reply::text("Looking.").tool_call("t1", "view", json!({"file_path": "notes.md"})),
+            Reply::text("The word is heliotrope."),
+            Reply::text("Secret word"),
+        ],
+    )
+    .await;
+    let config_dir = home.home.path().join("config/cairn");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        format!(
+            "provider = \"mine\"\n[providers.mine]\nkind = \"{kind}\"\nbase_url = \"{}\"\napi_key_env = \"MINE_KEY\"\nmodel = \"some-model\"\n{extra}",
+            mock.url()
+        ),
+    )
+    .unwrap();
+    let mut vars = home.vars(&mock.url());
+    vars.retain(|(k, _)| !k.starts_with("ANTHROPIC"));
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .current_dir(home.project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(vars)
+        .env("MINE_KEY", "test-key")
+        .args(["run", "what is the secret word?"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{kind}: {stdout}\n{stderr}");
+    assert!(
+        stdout.contains("The word is heliotrope."),
+        "{kind}: {stdout}"
+    );
+    assert!(stderr.contains("view notes.md"), "{kind}: {stderr}");
+    let second = mock.requests()[1].to_string();
+    assert!(second.contains("the secret word is heliotrope"), "{kind}");
+}
+
+#[tokio::test]
+async fn cairn_run_speaks_openai_responses() {
+    run_with_kind("openai-responses", Format::Responses, "").await;
+}

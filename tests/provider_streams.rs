@@ -14,16 +14,9 @@ use mock_model::{Format, MockModel, Reply, ToolIndex};
 use provider_harness::*;
 use serde_json::json;
 
-fn kind(f: Format) -> ProviderKind {
-    match f {
-        Format::OpenAi => ProviderKind::Openai,
-        Format::Anthropic => ProviderKind::Anthropic,
-    }
-}
-
 async fn start(f: Format, replies: Vec<Reply>) -> (MockModel, std::sync::Arc<dyn Provider>) {
     let mock = MockModel::start(f, replies).await;
-    let p = build(settings(kind(f), &mock.url()));
+    let p = build(settings(kind_for(f), &mock.url()));
     (mock, p)
 }
 

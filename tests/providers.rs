@@ -22,6 +22,7 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
     let kind = match format {
         Format::OpenAi => ProviderKind::Openai,
         Format::Anthropic => ProviderKind::Anthropic,
+        Format::Responses => ProviderKind::OpenaiResponses,
     };
     Arc::from(
         build_provider(ProviderSettings {
@@ -113,7 +114,9 @@ async fn plain_answer_streams_in_pieces_with_usage() {
         let headers = &mock.request_headers()[0];
         let has = |k: &str, v: &str| headers.iter().any(|(hk, hv)| hk == k && hv == v);
         match f {
-            Format::OpenAi => assert!(has("authorization", "Bearer test-key")),
+            Format::OpenAi | Format::Responses => {
+                assert!(has("authorization", "Bearer test-key"))
+            }
             Format::Anthropic => {
                 assert!(has("x-api-key", "test-key") && has("anthropic-version", "2023-06-01"))
             }

@@ -8,6 +8,7 @@ pub mod error;
 pub mod models;
 pub mod openai;
 mod openai_request;
+pub mod openai_responses;
 pub mod resolve;
 pub mod retry;
 pub mod sse;
@@ -107,18 +108,25 @@ pub trait Provider: Send + Sync {
 /// A wire format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ProviderKind {
+    /// OpenAI Chat Completions and the servers that speak it.
     #[default]
     Openai,
+    /// OpenAI's own API: Chat Completions, or Responses for the models the
+    /// catalogue marks (the `openai` preset).
+    OpenaiAuto,
+    /// The OpenAI Responses API (OpenAI, Azure OpenAI).
+    OpenaiResponses,
     Anthropic,
 }
 
 impl ProviderKind {
     /// The names `kind = "…"` accepts.
-    pub const NAMES: [&'static str; 2] = ["openai", "anthropic"];
+    pub const NAMES: [&'static str; 3] = ["openai", "openai-responses", "anthropic"];
 
     pub fn parse(name: &str) -> Option<ProviderKind> {
         Some(match name {
             "openai" => ProviderKind::Openai,
+            "openai-responses" => ProviderKind::OpenaiResponses,
             "anthropic" => ProviderKind::Anthropic,
             _ => return None,
         })
@@ -163,6 +171,8 @@ pub fn http_client() -> Result<reqwest::Client, LlmError> {
 pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, LlmError> {
     Ok(match settings.kind {
         ProviderKind::Openai => Box::new(openai::OpenAi::new(settings)?),
+        ProviderKind::OpenaiAuto => Box::new(openai_responses::ChatOrResponses::new(settings)?),
+        ProviderKind::OpenaiResponses => Box::new(openai_responses::Responses::new(settings)?),
         ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(settings)?),
     })
 }

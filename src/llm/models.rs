@@ -25,6 +25,9 @@ pub struct ModelInfo {
     pub supports_images: bool,
     #[serde(rename = "reasoning", default)]
     pub supports_reasoning: bool,
+    /// Served only (or best) by OpenAI's Responses API.
+    #[serde(default)]
+    pub responses_api: bool,
 }
 
 impl ModelInfo {
@@ -41,6 +44,7 @@ impl ModelInfo {
             cache_write_price: None,
             supports_images: false,
             supports_reasoning: false,
+            responses_api: false,
         }
     }
 

@@ -70,7 +70,7 @@ fn preset_tuple(name: &str) -> Option<PresetTuple> {
             Some("claude-haiku-4-5"),
         ),
         "openai" => (
-            Openai,
+            OpenaiAuto,
             "https://api.openai.com/v1",
             Some("OPENAI_API_KEY"),
             "gpt-4.1",
@@ -414,7 +414,7 @@ mod tests {
             ))
             .unwrap()
             .unwrap();
-        assert_eq!(r.settings.kind, ProviderKind::Openai);
+        assert_eq!(r.settings.kind, ProviderKind::OpenaiAuto);
         assert_eq!(r.model, "gpt-x");
     }
 

@@ -102,6 +102,7 @@ impl PromptCache {
 /// stream.
 pub fn whole_json(format: Format, r: &Reply) -> String {
     match format {
+        Format::Responses => super::responses_wire::whole(r),
         Format::OpenAi => {
             let mut text = String::new();
             let mut calls = Vec::new();

@@ -24,6 +24,8 @@ use tokio::net::{TcpListener, TcpStream};
 pub enum Format {
     OpenAi,
     Anthropic,
+    /// The OpenAI Responses API.
+    Responses,
 }
 
 #[derive(Debug, Clone)]
@@ -237,9 +239,12 @@ struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
     headers: Mutex<Vec<Vec<(String, String)>>>,
+    paths: Mutex<Vec<String>>,
     cache: Mutex<Option<super_cache::PromptCache>>,
 }
 
+#[path = "mock_responses.rs"]
+mod responses_wire;
 #[path = "mock_cache.rs"]
 mod super_cache;
 #[allow(unused_imports)]
@@ -290,7 +295,7 @@ impl MockModel {
     /// The base URL to configure: `…/v1` for OpenAI, the root for Anthropic.
     pub fn url(&self) -> String {
         match self.format {
-            Format::OpenAi => format!("http://{}/v1", self.addr),
+            Format::OpenAi | Format::Responses => format!("http://{}/v1", self.addr),
             Format::Anthropic => format!("http://{}", self.addr),
         }
     }
@@ -311,6 +316,11 @@ impl MockModel {
 
     pub fn request_headers(&self) -> Vec<Vec<(String, String)>> {
         self.shared.headers.lock().unwrap().clone()
+    }
+
+    /// The request targets (path and query), in order.
+    pub fn request_paths(&self) -> Vec<String> {
+        self.shared.paths.lock().unwrap().clone()
     }
 
     /// Keep a prompt cache as Anthropic does: each request's usage is
@@ -371,6 +381,8 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
     s.headers.lock().unwrap().push(headers);
+    let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    s.paths.lock().unwrap().push(target);
     let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
         if let Some((input, read, write)) = cached {
             r.usage.0 = input;
@@ -388,7 +400,9 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     };
     if let Some((code, message)) = &reply.status {
         let body = match format {
-            Format::OpenAi => json!({"error": {"message": message, "type": "error", "code": code}}),
+            Format::OpenAi | Format::Responses => {
+                json!({"error": {"message": message, "type": "error", "code": code}})
+            }
             Format::Anthropic => {
                 json!({"type": "error", "error": {"type": "error", "message": message}})
             }
@@ -427,6 +441,7 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     let chunks = match format {
         Format::OpenAi => openai_chunks(&reply),
         Format::Anthropic => anthropic_chunks(&reply),
+        Format::Responses => responses_wire::chunks(&reply),
     };
     for (i, chunk) in chunks.iter().enumerate() {
         if reply.cut_after == Some(i) {

@@ -107,3 +107,128 @@ pub fn calls_of(events: &[StreamEvent]) -> Vec<(String, String, String)> {
     }
     calls.into_iter().map(|(_, i, n, a)| (i, n, a)).collect()
 }
+
+use crate::mock_model::{Format, MockModel, Reply};
+use cairn::conversation::{Part, ResultContent, Role};
+
+/// The provider kind that speaks a scripted server's format.
+pub fn kind_for(f: Format) -> ProviderKind {
+    match f {
+        Format::OpenAi => ProviderKind::Openai,
+        Format::Anthropic => ProviderKind::Anthropic,
+        Format::Responses => ProviderKind::OpenaiResponses,
+    }
+}
+
+/// What every provider kind must do against its scripted server: a plain
+/// answer, a tool call whose result is in the next request, parallel tool
+/// calls, a 429 retried, and a cut stream retried without repeating text.
+/// `settings` builds the provider for a started server.
+pub async fn conformance(format: Format, settings: impl Fn(&MockModel) -> ProviderSettings) {
+    let start = |replies: Vec<Reply>| async { MockModel::start(format, replies).await };
+
+    // A plain answer, streamed in pieces, with usage.
+    let mock = start(vec![Reply::text("Hello there, friend.").usage(42, 7)]).await;
+    let p = build(settings(&mock));
+    let events = collect(p.as_ref(), &request()).await.unwrap();
+    assert_eq!(text_of(&events), "Hello there, friend.", "{format:?}");
+    let deltas = events
+        .iter()
+        .filter(|e| matches!(e, StreamEvent::TextDelta(_)))
+        .count();
+    assert!(deltas >= 3, "{format:?}: text must arrive in pieces");
+    let usage = events.iter().rev().find_map(|e| match e {
+        StreamEvent::Usage(u) => Some(*u),
+        _ => None,
+    });
+    assert_eq!(
+        usage.map(|u| (u.input_tokens, u.output_tokens)),
+        Some((42, 7)),
+        "{format:?}"
+    );
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done(cairn::llm::StopReason::EndTurn))
+    );
+
+    // A tool call, and its result in the next request.
+    let mock = start(vec![
+        Reply::text("Looking.").tool_call("call_7", "view", json!({"file_path": "src/a.rs"})),
+        Reply::text("It says hi."),
+    ])
+    .await;
+    let p = build(settings(&mock));
+    let events = collect(p.as_ref(), &request()).await.unwrap();
+    let calls = calls_of(&events);
+    assert_eq!(calls.len(), 1, "{format:?}");
+    assert_eq!(calls[0].1, "view");
+    let args: serde_json::Value = serde_json::from_str(&calls[0].2).unwrap();
+    assert_eq!(args["file_path"], "src/a.rs");
+    assert_eq!(
+        events.last(),
+        Some(&StreamEvent::Done(cairn::llm::StopReason::ToolUse))
+    );
+    let mut history = vec![Message::user_text("hello")];
+    history.push(Message {
+        role: Role::Assistant,
+        parts: vec![
+            Part::Text {
+                text: "Looking.".into(),
+            },
+            Part::ToolCall {
+                id: calls[0].0.clone(),
+                name: "view".into(),
+                input: args,
+            },
+        ],
+    });
+    history.push(Message {
+        role: Role::User,
+        parts: vec![Part::ToolResult {
+            call_id: calls[0].0.clone(),
+            content: vec![ResultContent::text("fn a() { hi() } // RESULT-42")],
+            is_error: false,
+        }],
+    });
+    let events = collect(p.as_ref(), &request_with(history)).await.unwrap();
+    assert_eq!(text_of(&events), "It says hi.");
+    let second = mock.requests()[1].to_string();
+    assert!(second.contains("RESULT-42"), "{format:?}: {second}");
+    assert!(second.contains(&calls[0].0), "{format:?}: the call id");
+
+    // Parallel tool calls.
+    let mock = start(vec![
+        Reply::tool("call_a", "view", json!({"file_path": "a"})).tool_call(
+            "call_b",
+            "view",
+            json!({"file_path": "b"}),
+        ),
+    ])
+    .await;
+    let events = collect(build(settings(&mock)).as_ref(), &request())
+        .await
+        .unwrap();
+    let calls = calls_of(&events);
+    assert_eq!(calls.len(), 2, "{format:?}: {calls:?}");
+    for (c, f) in calls.iter().zip(["a", "b"]) {
+        let v: serde_json::Value = serde_json::from_str(&c.2).unwrap();
+        assert_eq!(v["file_path"], f, "{format:?}");
+    }
+
+    // A 429 is retried after the delay asked.
+    let mock = start(vec![Reply::status(429).retry_after(0.2), Reply::text("ok")]).await;
+    let (r, notices) = retrying(build(settings(&mock)));
+    let events = collect(&r, &request()).await.unwrap();
+    assert_eq!(text_of(&events), "ok", "{format:?}");
+    assert_eq!(mock.requests().len(), 2);
+    assert_eq!(notices.lock().unwrap()[0].delay, Duration::from_millis(200));
+
+    // A cut stream is retried and its text shown once.
+    let long = "One two three four five six seven eight nine ten.";
+    let mock = start(vec![Reply::text(long).cut_after(5), Reply::text(long)]).await;
+    let (r, notices) = retrying(build(settings(&mock)));
+    let events = collect(&r, &request()).await.unwrap();
+    assert_eq!(text_of(&events), long, "{format:?}");
+    assert_eq!(mock.requests().len(), 2);
+    assert_eq!(notices.lock().unwrap().len(), 1);
+}
