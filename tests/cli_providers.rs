@@ -230,3 +230,13 @@ pub async fn run_with_kind(kind: &str, format: Format, extra: &str) {
 async fn cairn_run_speaks_openai_responses() {
     run_with_kind("openai-responses", Format::Responses, "").await;
 }
+
+#[tokio::test]
+async fn cairn_run_speaks_gemini() {
+    run_with_kind("gemini", Format::Gemini, "").await;
+}
+
+#[tokio::test]
+async fn cairn_run_speaks_ollama() {
+    run_with_kind("ollama", Format::Ollama, "").await;
+}

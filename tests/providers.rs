@@ -23,6 +23,8 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
         Format::OpenAi => ProviderKind::Openai,
         Format::Anthropic => ProviderKind::Anthropic,
         Format::Responses => ProviderKind::OpenaiResponses,
+        Format::Gemini => ProviderKind::Gemini,
+        Format::Ollama => ProviderKind::Ollama,
     };
     Arc::from(
         build_provider(ProviderSettings {
@@ -114,7 +116,7 @@ async fn plain_answer_streams_in_pieces_with_usage() {
         let headers = &mock.request_headers()[0];
         let has = |k: &str, v: &str| headers.iter().any(|(hk, hv)| hk == k && hv == v);
         match f {
-            Format::OpenAi | Format::Responses => {
+            Format::OpenAi | Format::Responses | Format::Gemini | Format::Ollama => {
                 assert!(has("authorization", "Bearer test-key"))
             }
             Format::Anthropic => {

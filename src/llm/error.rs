@@ -56,6 +56,10 @@ impl LlmError {
                 return e;
             }
         }
+        if body.contains("API_KEY_INVALID") || body.contains("API key not valid") {
+            // Gemini answers a bad key with 400.
+            return LlmError::Auth { status, message };
+        }
         let context = mentions_context_length(body);
         match status {
             401 | 403 => LlmError::Auth { status, message },

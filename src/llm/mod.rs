@@ -5,7 +5,10 @@
 pub mod anthropic;
 mod anthropic_request;
 pub mod error;
+pub mod gemini;
 pub mod models;
+mod ndjson;
+pub mod ollama;
 pub mod openai;
 mod openai_request;
 pub mod openai_responses;
@@ -117,17 +120,29 @@ pub enum ProviderKind {
     /// The OpenAI Responses API (OpenAI, Azure OpenAI).
     OpenaiResponses,
     Anthropic,
+    /// Gemini's native API.
+    Gemini,
+    /// Ollama's native API.
+    Ollama,
 }
 
 impl ProviderKind {
     /// The names `kind = "…"` accepts.
-    pub const NAMES: [&'static str; 3] = ["openai", "openai-responses", "anthropic"];
+    pub const NAMES: [&'static str; 5] = [
+        "openai",
+        "openai-responses",
+        "anthropic",
+        "gemini",
+        "ollama",
+    ];
 
     pub fn parse(name: &str) -> Option<ProviderKind> {
         Some(match name {
             "openai" => ProviderKind::Openai,
             "openai-responses" => ProviderKind::OpenaiResponses,
             "anthropic" => ProviderKind::Anthropic,
+            "gemini" => ProviderKind::Gemini,
+            "ollama" => ProviderKind::Ollama,
             _ => return None,
         })
     }
@@ -174,5 +189,7 @@ pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, L
         ProviderKind::OpenaiAuto => Box::new(openai_responses::ChatOrResponses::new(settings)?),
         ProviderKind::OpenaiResponses => Box::new(openai_responses::Responses::new(settings)?),
         ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(settings)?),
+        ProviderKind::Gemini => Box::new(gemini::Gemini::new(settings)?),
+        ProviderKind::Ollama => Box::new(ollama::Ollama::new(settings)?),
     })
 }

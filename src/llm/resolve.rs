@@ -98,15 +98,15 @@ fn preset_tuple(name: &str) -> Option<PresetTuple> {
             None,
         ),
         "gemini" => (
-            Openai,
-            "https://generativelanguage.googleapis.com/v1beta/openai",
+            Gemini,
+            "https://generativelanguage.googleapis.com/v1beta",
             Some("GEMINI_API_KEY"),
             "gemini-2.5-pro",
             Some("gemini-2.5-flash"),
         ),
         "ollama" => (
-            Openai,
-            "http://127.0.0.1:11434/v1",
+            Ollama,
+            "http://127.0.0.1:11434",
             None,
             "qwen2.5-coder",
             None,
@@ -177,7 +177,7 @@ pub async fn resolve_provider(
         .unwrap_or_else(|| "http://127.0.0.1:11434".to_string());
     if let Some(first_model) = probe_local(&ollama).await {
         let mut r = from_preset("ollama", &ProviderConfig::default(), None, env)?;
-        r.settings.base_url = format!("{}/v1", ollama.trim_end_matches('/'));
+        r.settings.base_url = ollama.trim_end_matches('/').to_string();
         r.model = model_override.unwrap_or(first_model);
         return Ok(Some(r));
     }
@@ -345,14 +345,14 @@ fn non_empty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty())
 }
 
-/// Asks a local OpenAI-compatible server for its models; the first one.
+/// Asks a local Ollama for its models (`/api/tags`); the first one.
 async fn probe_local(base: &str) -> Option<String> {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_millis(800))
         .build()
         .ok()?;
     let resp = client
-        .get(format!("{}/v1/models", base.trim_end_matches('/')))
+        .get(format!("{}/api/tags", base.trim_end_matches('/')))
         .send()
         .await
         .ok()?;
@@ -360,7 +360,7 @@ async fn probe_local(base: &str) -> Option<String> {
         return None;
     }
     let v: serde_json::Value = resp.json().await.ok()?;
-    v.pointer("/data/0/id")
+    v.pointer("/models/0/name")
         .and_then(|s| s.as_str())
         .map(str::to_string)
         .or(Some("qwen2.5-coder".to_string()))

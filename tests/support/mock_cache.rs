@@ -103,6 +103,24 @@ impl PromptCache {
 pub fn whole_json(format: Format, r: &Reply) -> String {
     match format {
         Format::Responses => super::responses_wire::whole(r),
+        Format::Gemini => super::gemini_wire::gemini_whole(r),
+        Format::Ollama => {
+            // One message holding everything, with the closing counts.
+            let lines = super::gemini_wire::ollama_lines(r);
+            let mut done: Value = lines
+                .last()
+                .and_then(|l| serde_json::from_str(l).ok())
+                .unwrap_or_default();
+            let mut content = String::new();
+            let mut calls = Vec::new();
+            for l in &lines {
+                let v: Value = serde_json::from_str(l).unwrap_or_default();
+                content.push_str(v["message"]["content"].as_str().unwrap_or_default());
+                calls.extend(v["message"]["tool_calls"].as_array().cloned().unwrap_or_default());
+            }
+            done["message"] = json!({"role": "assistant", "content": content, "tool_calls": calls});
+            done.to_string()
+        }
         Format::OpenAi => {
             let mut text = String::new();
             let mut calls = Vec::new();

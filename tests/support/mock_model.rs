@@ -26,6 +26,11 @@ pub enum Format {
     Anthropic,
     /// The OpenAI Responses API.
     Responses,
+    /// Gemini's native `streamGenerateContent` (SSE).
+    Gemini,
+    /// Ollama's native `/api/chat` (NDJSON); answers `/api/show` and
+    /// `/api/tags` too.
+    Ollama,
 }
 
 #[derive(Debug, Clone)]
@@ -243,6 +248,8 @@ struct Shared {
     cache: Mutex<Option<super_cache::PromptCache>>,
 }
 
+#[path = "mock_gemini.rs"]
+mod gemini_wire;
 #[path = "mock_responses.rs"]
 mod responses_wire;
 #[path = "mock_cache.rs"]
@@ -296,6 +303,8 @@ impl MockModel {
     pub fn url(&self) -> String {
         match self.format {
             Format::OpenAi | Format::Responses => format!("http://{}/v1", self.addr),
+            Format::Gemini => format!("http://{}/v1beta", self.addr),
+            Format::Ollama => format!("http://{}", self.addr),
             Format::Anthropic => format!("http://{}", self.addr),
         }
     }
@@ -378,10 +387,23 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         buf.extend_from_slice(&tmp[..n]);
     }
     let body: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+    let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    if format == Format::Ollama && (target == "/api/show" || target == "/api/tags") {
+        let body = if target == "/api/show" {
+            json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}})
+        } else {
+            json!({"models": [{"name": "qwen3:8b", "model": "qwen3:8b"}]})
+        }
+        .to_string();
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        return sock.write_all(resp.as_bytes()).await;
+    }
     let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
     s.headers.lock().unwrap().push(headers);
-    let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
     s.paths.lock().unwrap().push(target);
     let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
         if let Some((input, read, write)) = cached {
@@ -403,6 +425,9 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
             Format::OpenAi | Format::Responses => {
                 json!({"error": {"message": message, "type": "error", "code": code}})
             }
+            Format::Gemini => json!({"error": {"code": code, "message": message,
+                "status": if *code == 429 { "RESOURCE_EXHAUSTED" } else { "INTERNAL" }}}),
+            Format::Ollama => json!({"error": message}),
             Format::Anthropic => {
                 json!({"type": "error", "error": {"type": "error", "message": message}})
             }
@@ -434,14 +459,21 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         );
         return sock.write_all(resp.as_bytes()).await;
     }
+    let content_type = match format {
+        Format::Ollama => "application/x-ndjson",
+        _ => "text/event-stream",
+    };
     sock.write_all(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+        format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n")
+            .as_bytes(),
     )
     .await?;
     let chunks = match format {
         Format::OpenAi => openai_chunks(&reply),
         Format::Anthropic => anthropic_chunks(&reply),
         Format::Responses => responses_wire::chunks(&reply),
+        Format::Gemini => gemini_wire::gemini_chunks(&reply),
+        Format::Ollama => gemini_wire::ollama_lines(&reply),
     };
     for (i, chunk) in chunks.iter().enumerate() {
         if reply.cut_after == Some(i) {
