@@ -180,6 +180,19 @@ async fn a_tool_loop_is_mostly_read_from_the_prompt_cache() {
 /// Runs `cairn run` with one configured provider of `kind` pointing at the
 /// scripted server, and checks the answer and the tool result's round trip.
 pub async fn run_with_kind(kind: &str, format: Format, extra: &str) {
+    run_configured(kind, format, |mock| {
+        (mock.url(), extra.to_string(), Vec::new())
+    })
+    .await
+}
+
+/// [`run_with_kind`] with the base URL, extra config lines and extra
+/// environment variables computed from the started server.
+async fn run_configured(
+    kind: &str,
+    format: Format,
+    setup: impl Fn(&MockModel) -> (String, String, Vec<(String, String)>),
+) {
     let home = TestHome::new();
     std::fs::write(home.path("notes.md"), "the secret word is heliotrope\n").unwrap();
     let mock = MockModel::start(
@@ -191,13 +204,13 @@ pub async fn run_with_kind(kind: &str, format: Format, extra: &str) {
         ],
     )
     .await;
+    let (base_url, extra, envs) = setup(&mock);
     let config_dir = home.home.path().join("config/cairn");
     std::fs::create_dir_all(&config_dir).unwrap();
     std::fs::write(
         config_dir.join("config.toml"),
         format!(
-            "provider = \"mine\"\n[providers.mine]\nkind = \"{kind}\"\nbase_url = \"{}\"\napi_key_env = \"MINE_KEY\"\nmodel = \"some-model\"\n{extra}",
-            mock.url()
+            "provider = \"mine\"\n[providers.mine]\nkind = \"{kind}\"\nbase_url = \"{base_url}\"\napi_key_env = \"MINE_KEY\"\nmodel = \"some-model\"\n{extra}",
         ),
     )
     .unwrap();
@@ -209,6 +222,7 @@ pub async fn run_with_kind(kind: &str, format: Format, extra: &str) {
         .env("PATH", std::env::var("PATH").unwrap_or_default())
         .envs(vars)
         .env("MINE_KEY", "test-key")
+        .envs(envs)
         .args(["run", "what is the secret word?"])
         .stdin(std::process::Stdio::null())
         .output()
@@ -239,4 +253,29 @@ async fn cairn_run_speaks_gemini() {
 #[tokio::test]
 async fn cairn_run_speaks_ollama() {
     run_with_kind("ollama", Format::Ollama, "").await;
+}
+
+#[tokio::test]
+async fn cairn_run_speaks_vertex_with_a_service_account() {
+    let keys = tempfile::tempdir().unwrap();
+    let key_path = keys.path().join("sa.json");
+    let key_path2 = key_path.clone();
+    run_configured("vertex", Format::Gemini, move |mock| {
+        let root = mock.url().trim_end_matches("/v1beta").to_string();
+        std::fs::write(
+            &key_path,
+            json!({"type": "service_account", "private_key_id": "k",
+                "private_key": include_str!("fixtures/test-service-account-key.pem"),
+                "client_email": "sa@p.iam.gserviceaccount.com", "token_uri": format!("{root}/token")})
+            .to_string(),
+        )
+        .unwrap();
+        let env = vec![(
+            "GOOGLE_APPLICATION_CREDENTIALS".to_string(),
+            key_path.display().to_string(),
+        )];
+        (root, "project = \"proj-1\"\nlocation = \"europe-west4\"\n".into(), env)
+    })
+    .await;
+    assert!(key_path2.exists());
 }

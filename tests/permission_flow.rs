@@ -35,6 +35,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         azure: false,
         request_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(10),
+        cloud: Default::default(),
     })
     .unwrap();
     let opts = AgentOptions {

@@ -37,6 +37,7 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
             azure: false,
             request_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(10),
+            cloud: Default::default(),
         })
         .unwrap(),
     )

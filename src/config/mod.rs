@@ -47,6 +47,12 @@ pub struct ProviderConfig {
     /// Seconds a started response may stay silent before it counts as
     /// stalled (and is retried).
     pub idle_timeout_secs: Option<u64>,
+    /// Vertex AI: the Google Cloud project and location.
+    pub project: Option<String>,
+    pub location: Option<String>,
+    /// Bedrock: the AWS region and profile.
+    pub region: Option<String>,
+    pub profile: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -270,6 +276,10 @@ impl ConfigFile {
             set(&mut entry.azure, p.azure);
             set(&mut entry.timeout_secs, p.timeout_secs);
             set(&mut entry.idle_timeout_secs, p.idle_timeout_secs);
+            set(&mut entry.project, p.project);
+            set(&mut entry.location, p.location);
+            set(&mut entry.region, p.region);
+            set(&mut entry.profile, p.profile);
             entry.headers.extend(p.headers);
             entry.query.extend(p.query);
         }

@@ -53,15 +53,23 @@ impl Provider for Anthropic {
         if let Some(key) = &self.settings.api_key {
             req = req.header("x-api-key", key);
         }
-        let resp = transport::send(req, &self.settings).await?;
-        transport::decode_response(
-            resp,
-            self.settings.idle_timeout,
-            SseParser::default(),
-            Decoder::default(),
-        )
-        .await
+        stream_with(req, &self.settings).await
     }
+}
+
+/// Sends a Messages request (from here or from Vertex) and decodes it.
+pub(crate) async fn stream_with(
+    req: reqwest::RequestBuilder,
+    settings: &ProviderSettings,
+) -> Result<EventStream, LlmError> {
+    let resp = transport::send(req, settings).await?;
+    transport::decode_response(
+        resp,
+        settings.idle_timeout,
+        SseParser::default(),
+        Decoder::default(),
+    )
+    .await
 }
 
 #[derive(Default)]

@@ -6,6 +6,7 @@ pub mod anthropic;
 mod anthropic_request;
 pub mod error;
 pub mod gemini;
+pub mod google_auth;
 pub mod models;
 mod ndjson;
 pub mod ollama;
@@ -13,9 +14,11 @@ pub mod openai;
 mod openai_request;
 pub mod openai_responses;
 pub mod resolve;
+mod resolve_cloud;
 pub mod retry;
 pub mod sse;
 pub mod transport;
+pub mod vertex;
 
 pub use error::{LlmError, error_message, parse_retry_after};
 
@@ -124,17 +127,26 @@ pub enum ProviderKind {
     Gemini,
     /// Ollama's native API.
     Ollama,
+    /// Vertex AI (Gemini and Anthropic models).
+    Vertex,
 }
 
 impl ProviderKind {
     /// The names `kind = "…"` accepts.
-    pub const NAMES: [&'static str; 5] = [
+    pub const NAMES: [&'static str; 6] = [
         "openai",
         "openai-responses",
         "anthropic",
         "gemini",
         "ollama",
+        "vertex",
     ];
+
+    /// Kinds that sign in with cloud credentials rather than an API key
+    /// and know their own endpoint.
+    pub fn is_cloud(self) -> bool {
+        matches!(self, ProviderKind::Vertex)
+    }
 
     pub fn parse(name: &str) -> Option<ProviderKind> {
         Some(match name {
@@ -143,6 +155,7 @@ impl ProviderKind {
             "anthropic" => ProviderKind::Anthropic,
             "gemini" => ProviderKind::Gemini,
             "ollama" => ProviderKind::Ollama,
+            "vertex" => ProviderKind::Vertex,
             _ => return None,
         })
     }
@@ -165,6 +178,51 @@ pub struct ProviderSettings {
     pub request_timeout: Duration,
     /// How long a started response may stay silent between bytes.
     pub idle_timeout: Duration,
+    /// What cloud kinds (Vertex, Bedrock) need besides a URL.
+    pub cloud: CloudSettings,
+}
+
+/// Settings of the cloud kinds, resolved at start-up.
+#[derive(Clone, Default)]
+pub struct CloudSettings {
+    /// Vertex AI: the Google Cloud project and location.
+    pub project: Option<String>,
+    pub location: Option<String>,
+    /// Vertex AI: the Application Default Credentials file.
+    pub google_credentials: Option<std::path::PathBuf>,
+    /// Bedrock: the AWS region.
+    pub region: Option<String>,
+    /// Bedrock: credentials from the standard chain.
+    pub aws: Option<AwsCredentials>,
+}
+
+/// AWS credentials; `Debug` shows the key id only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AwsCredentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: Option<String>,
+}
+
+impl std::fmt::Debug for AwsCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwsCredentials")
+            .field("access_key_id", &self.access_key_id)
+            .field("session_token", &self.session_token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for CloudSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudSettings")
+            .field("project", &self.project)
+            .field("location", &self.location)
+            .field("google_credentials", &self.google_credentials)
+            .field("region", &self.region)
+            .field("aws", &self.aws)
+            .finish()
+    }
 }
 
 impl ProviderSettings {
@@ -191,5 +249,6 @@ pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, L
         ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(settings)?),
         ProviderKind::Gemini => Box::new(gemini::Gemini::new(settings)?),
         ProviderKind::Ollama => Box::new(ollama::Ollama::new(settings)?),
+        ProviderKind::Vertex => Box::new(vertex::Vertex::new(settings)?),
     })
 }

@@ -254,6 +254,7 @@ fn from_preset(
             azure: entry.azure.unwrap_or(false),
             request_timeout: timeouts(entry).0,
             idle_timeout: timeouts(entry).1,
+            cloud: Default::default(),
         },
         model: entry.model.clone().unwrap_or_else(|| model.to_string()),
         small_model: entry
@@ -277,11 +278,14 @@ fn from_entry(
                 ProviderKind::NAMES.join(", ")
             ))
         })?;
+    // Cloud kinds know their endpoint; `base_url` only overrides it.
     let base_url = p
         .base_url
         .clone()
         .or(preset.map(|p| p.1.to_string()))
+        .or_else(|| kind.is_cloud().then(String::new))
         .ok_or_else(|| ResolveError(format!("[providers.{name}] needs `base_url`")))?;
+    let cloud = super::resolve_cloud::cloud_settings(kind, name, p, env)?;
     let api_key = match p.api_key_env.as_deref().or(preset.and_then(|p| p.2)) {
         Some(var) => Some(non_empty(env(var)).ok_or_else(|| {
             ResolveError(format!(
@@ -310,6 +314,7 @@ fn from_entry(
             azure: p.azure.unwrap_or(false),
             request_timeout: timeouts(p).0,
             idle_timeout: timeouts(p).1,
+            cloud,
         },
         model,
         small_model: p

@@ -116,7 +116,12 @@ pub fn whole_json(format: Format, r: &Reply) -> String {
             for l in &lines {
                 let v: Value = serde_json::from_str(l).unwrap_or_default();
                 content.push_str(v["message"]["content"].as_str().unwrap_or_default());
-                calls.extend(v["message"]["tool_calls"].as_array().cloned().unwrap_or_default());
+                calls.extend(
+                    v["message"]["tool_calls"]
+                        .as_array()
+                        .cloned()
+                        .unwrap_or_default(),
+                );
             }
             done["message"] = json!({"role": "assistant", "content": content, "tool_calls": calls});
             done.to_string()

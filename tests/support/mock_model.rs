@@ -245,6 +245,8 @@ struct Shared {
     requests: Mutex<Vec<Value>>,
     headers: Mutex<Vec<Vec<(String, String)>>>,
     paths: Mutex<Vec<String>>,
+    token_requests: Mutex<Vec<String>>,
+    token_lifetime: Mutex<Option<u64>>,
     cache: Mutex<Option<super_cache::PromptCache>>,
 }
 
@@ -327,6 +329,16 @@ impl MockModel {
         self.shared.headers.lock().unwrap().clone()
     }
 
+    /// The form bodies posted to the OAuth token endpoint (`/token`).
+    pub fn token_requests(&self) -> Vec<String> {
+        self.shared.token_requests.lock().unwrap().clone()
+    }
+
+    /// The `expires_in` the token endpoint gives (3600 unless set).
+    pub fn token_lifetime(&self, secs: u64) {
+        *self.shared.token_lifetime.lock().unwrap() = Some(secs);
+    }
+
     /// The request targets (path and query), in order.
     pub fn request_paths(&self) -> Vec<String> {
         self.shared.paths.lock().unwrap().clone()
@@ -388,6 +400,9 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     }
     let body: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
     let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    if target == "/token" {
+        return token_endpoint(&mut sock, &s, &buf[head_end..]).await;
+    }
     if format == Format::Ollama && (target == "/api/show" || target == "/api/tags") {
         let body = if target == "/api/show" {
             json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}})
@@ -648,4 +663,24 @@ fn anthropic_chunks(r: &Reply) -> Vec<String> {
         out.push(ev("message_stop", json!({"type": "message_stop"})));
     }
     out
+}
+
+/// An OAuth token endpoint (Google's `token_uri`): records the form and
+/// hands out a new access token each time.
+async fn token_endpoint(sock: &mut TcpStream, s: &Shared, body: &[u8]) -> std::io::Result<()> {
+    let form = String::from_utf8_lossy(body).into_owned();
+    let n = {
+        let mut t = s.token_requests.lock().unwrap();
+        t.push(form);
+        t.len()
+    };
+    let lifetime = s.token_lifetime.lock().unwrap().unwrap_or(3600);
+    let body = json!({"access_token": format!("ya29.test-token-{n}"), "expires_in": lifetime,
+        "token_type": "Bearer"})
+    .to_string();
+    let resp = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    sock.write_all(resp.as_bytes()).await
 }

@@ -26,6 +26,7 @@ pub fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
         azure: false,
         request_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(10),
+        cloud: Default::default(),
     }
 }
 
@@ -127,6 +128,25 @@ pub fn kind_for(f: Format) -> ProviderKind {
 /// calls, a 429 retried, and a cut stream retried without repeating text.
 /// `settings` builds the provider for a started server.
 pub async fn conformance(format: Format, settings: impl Fn(&MockModel) -> ProviderSettings) {
+    conformance_with_model(format, "claude-sonnet-4-5", settings).await
+}
+
+/// [`conformance`] asking for `model`.
+pub async fn conformance_with_model(
+    format: Format,
+    model: &str,
+    settings: impl Fn(&MockModel) -> ProviderSettings,
+) {
+    let request = || {
+        let mut r = request();
+        r.model = model.to_string();
+        r
+    };
+    let request_with = |m: Vec<Message>| {
+        let mut r = request_with(m);
+        r.model = model.to_string();
+        r
+    };
     let start = |replies: Vec<Reply>| async { MockModel::start(format, replies).await };
 
     // A plain answer, streamed in pieces, with usage.
