@@ -279,3 +279,26 @@ async fn cairn_run_speaks_vertex_with_a_service_account() {
     .await;
     assert!(key_path2.exists());
 }
+
+#[tokio::test]
+async fn cairn_run_speaks_bedrock_with_credentials_from_a_profile() {
+    let aws = tempfile::tempdir().unwrap();
+    let creds = aws.path().join("credentials");
+    std::fs::write(
+        &creds,
+        "[team]\naws_access_key_id = AKIAPROFILE\naws_secret_access_key = s3cret\naws_session_token = tok\n",
+    )
+    .unwrap();
+    let creds_path = creds.display().to_string();
+    run_configured("bedrock", Format::Bedrock, move |mock| {
+        let env = vec![
+            (
+                "AWS_SHARED_CREDENTIALS_FILE".to_string(),
+                creds_path.clone(),
+            ),
+            ("AWS_PROFILE".to_string(), "team".to_string()),
+        ];
+        (mock.url(), "region = \"ap-northeast-1\"\n".into(), env)
+    })
+    .await;
+}

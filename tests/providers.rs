@@ -25,6 +25,7 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
         Format::Responses => ProviderKind::OpenaiResponses,
         Format::Gemini => ProviderKind::Gemini,
         Format::Ollama => ProviderKind::Ollama,
+        Format::Bedrock => ProviderKind::Bedrock,
     };
     Arc::from(
         build_provider(ProviderSettings {
@@ -117,7 +118,11 @@ async fn plain_answer_streams_in_pieces_with_usage() {
         let headers = &mock.request_headers()[0];
         let has = |k: &str, v: &str| headers.iter().any(|(hk, hv)| hk == k && hv == v);
         match f {
-            Format::OpenAi | Format::Responses | Format::Gemini | Format::Ollama => {
+            Format::OpenAi
+            | Format::Responses
+            | Format::Gemini
+            | Format::Ollama
+            | Format::Bedrock => {
                 assert!(has("authorization", "Bearer test-key"))
             }
             Format::Anthropic => {

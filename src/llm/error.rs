@@ -108,6 +108,7 @@ fn mentions_context_length(body: &str) -> bool {
         || lower.contains("prompt is too long")
         || lower.contains("too many tokens")
         || lower.contains("context window")
+        || lower.contains("input is too long")
 }
 
 /// The string codes and types of an error body (`code`, `type`, `status`),

@@ -4,6 +4,8 @@
 
 pub mod anthropic;
 mod anthropic_request;
+pub mod aws;
+pub mod bedrock;
 pub mod error;
 pub mod gemini;
 pub mod google_auth;
@@ -129,23 +131,26 @@ pub enum ProviderKind {
     Ollama,
     /// Vertex AI (Gemini and Anthropic models).
     Vertex,
+    /// Amazon Bedrock's Converse stream.
+    Bedrock,
 }
 
 impl ProviderKind {
     /// The names `kind = "…"` accepts.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "openai",
         "openai-responses",
         "anthropic",
         "gemini",
         "ollama",
         "vertex",
+        "bedrock",
     ];
 
     /// Kinds that sign in with cloud credentials rather than an API key
     /// and know their own endpoint.
     pub fn is_cloud(self) -> bool {
-        matches!(self, ProviderKind::Vertex)
+        matches!(self, ProviderKind::Vertex | ProviderKind::Bedrock)
     }
 
     pub fn parse(name: &str) -> Option<ProviderKind> {
@@ -156,6 +161,7 @@ impl ProviderKind {
             "gemini" => ProviderKind::Gemini,
             "ollama" => ProviderKind::Ollama,
             "vertex" => ProviderKind::Vertex,
+            "bedrock" => ProviderKind::Bedrock,
             _ => return None,
         })
     }
@@ -250,5 +256,6 @@ pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, L
         ProviderKind::Gemini => Box::new(gemini::Gemini::new(settings)?),
         ProviderKind::Ollama => Box::new(ollama::Ollama::new(settings)?),
         ProviderKind::Vertex => Box::new(vertex::Vertex::new(settings)?),
+        ProviderKind::Bedrock => Box::new(bedrock::Bedrock::new(settings)?),
     })
 }

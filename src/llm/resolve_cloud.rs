@@ -22,6 +22,7 @@ pub(crate) fn cloud_settings(
 ) -> Result<CloudSettings, ResolveError> {
     match kind {
         ProviderKind::Vertex => vertex(name, p, env),
+        ProviderKind::Bedrock => bedrock(name, p, env),
         _ => Ok(CloudSettings::default()),
     }
 }
@@ -52,6 +53,26 @@ fn vertex(name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, Res
         project: Some(project),
         location: Some(location),
         google_credentials: Some(path),
+        ..CloudSettings::default()
+    })
+}
+
+fn bedrock(name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, ResolveError> {
+    let (creds, profile_region) = super::aws::from_chain(env, p.profile.as_deref())
+        .map_err(|e| ResolveError(format!("provider `{name}` (bedrock): {e}")))?;
+    let region = p
+        .region
+        .clone()
+        .or_else(|| first(env, &["AWS_REGION", "AWS_DEFAULT_REGION"]))
+        .or(profile_region)
+        .ok_or_else(|| {
+            ResolveError(format!(
+                "[providers.{name}] (bedrock) needs `region = \"…\"`, AWS_REGION, or a region in the profile"
+            ))
+        })?;
+    Ok(CloudSettings {
+        region: Some(region),
+        aws: Some(creds),
         ..CloudSettings::default()
     })
 }

@@ -104,6 +104,27 @@ pub fn whole_json(format: Format, r: &Reply) -> String {
     match format {
         Format::Responses => super::responses_wire::whole(r),
         Format::Gemini => super::gemini_wire::gemini_whole(r),
+        Format::Bedrock => {
+            let content: Vec<Value> = r
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    Item::Text(t) => Some(json!({"text": t})),
+                    Item::ToolCall { id, name, args } => {
+                        Some(json!({"toolUse": {"toolUseId": id, "name": name, "input": args}}))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let stop = if content.iter().any(|c| c.get("toolUse").is_some()) {
+                "tool_use"
+            } else {
+                "end_turn"
+            };
+            json!({"output": {"message": {"role": "assistant", "content": content}},
+                "stopReason": stop, "usage": {"inputTokens": r.usage.0, "outputTokens": r.usage.1}})
+            .to_string()
+        }
         Format::Ollama => {
             // One message holding everything, with the closing counts.
             let lines = super::gemini_wire::ollama_lines(r);

@@ -31,6 +31,8 @@ pub enum Format {
     /// Ollama's native `/api/chat` (NDJSON); answers `/api/show` and
     /// `/api/tags` too.
     Ollama,
+    /// Amazon Bedrock's Converse stream (AWS event-stream frames).
+    Bedrock,
 }
 
 #[derive(Debug, Clone)]
@@ -250,6 +252,8 @@ struct Shared {
     cache: Mutex<Option<super_cache::PromptCache>>,
 }
 
+#[path = "mock_bedrock.rs"]
+mod bedrock_wire;
 #[path = "mock_gemini.rs"]
 mod gemini_wire;
 #[path = "mock_responses.rs"]
@@ -306,7 +310,7 @@ impl MockModel {
         match self.format {
             Format::OpenAi | Format::Responses => format!("http://{}/v1", self.addr),
             Format::Gemini => format!("http://{}/v1beta", self.addr),
-            Format::Ollama => format!("http://{}", self.addr),
+            Format::Ollama | Format::Bedrock => format!("http://{}", self.addr),
             Format::Anthropic => format!("http://{}", self.addr),
         }
     }
@@ -443,6 +447,7 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
             Format::Gemini => json!({"error": {"code": code, "message": message,
                 "status": if *code == 429 { "RESOURCE_EXHAUSTED" } else { "INTERNAL" }}}),
             Format::Ollama => json!({"error": message}),
+            Format::Bedrock => json!({"message": message}),
             Format::Anthropic => {
                 json!({"type": "error", "error": {"type": "error", "message": message}})
             }
@@ -476,6 +481,7 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     }
     let content_type = match format {
         Format::Ollama => "application/x-ndjson",
+        Format::Bedrock => "application/vnd.amazon.eventstream",
         _ => "text/event-stream",
     };
     sock.write_all(
@@ -483,12 +489,13 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
             .as_bytes(),
     )
     .await?;
-    let chunks = match format {
-        Format::OpenAi => openai_chunks(&reply),
-        Format::Anthropic => anthropic_chunks(&reply),
-        Format::Responses => responses_wire::chunks(&reply),
-        Format::Gemini => gemini_wire::gemini_chunks(&reply),
-        Format::Ollama => gemini_wire::ollama_lines(&reply),
+    let chunks: Vec<Vec<u8>> = match format {
+        Format::OpenAi => bytes(openai_chunks(&reply)),
+        Format::Anthropic => bytes(anthropic_chunks(&reply)),
+        Format::Responses => bytes(responses_wire::chunks(&reply)),
+        Format::Gemini => bytes(gemini_wire::gemini_chunks(&reply)),
+        Format::Ollama => bytes(gemini_wire::ollama_lines(&reply)),
+        Format::Bedrock => bedrock_wire::frames(&reply),
     };
     for (i, chunk) in chunks.iter().enumerate() {
         if reply.cut_after == Some(i) {
@@ -500,13 +507,17 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         {
             tokio::time::sleep(pause).await;
         }
-        sock.write_all(chunk.as_bytes()).await?;
+        sock.write_all(chunk).await?;
         sock.flush().await?;
         if !reply.delay.is_zero() {
             tokio::time::sleep(reply.delay).await;
         }
     }
     sock.shutdown().await
+}
+
+fn bytes(chunks: Vec<String>) -> Vec<Vec<u8>> {
+    chunks.into_iter().map(String::into_bytes).collect()
 }
 
 fn pieces(text: &str, n: usize) -> Vec<String> {

@@ -120,6 +120,7 @@ pub fn kind_for(f: Format) -> ProviderKind {
         Format::Responses => ProviderKind::OpenaiResponses,
         Format::Gemini => ProviderKind::Gemini,
         Format::Ollama => ProviderKind::Ollama,
+        Format::Bedrock => ProviderKind::Bedrock,
     }
 }
 
