@@ -239,6 +239,7 @@ fn from_preset(
         "openai" => non_empty(env("OPENAI_BASE_URL")),
         _ => None,
     };
+    let own_server = entry.base_url.is_none() && url_env.is_none();
     Ok(ResolvedProvider {
         settings: ProviderSettings {
             name: name.to_string(),
@@ -257,10 +258,12 @@ fn from_preset(
             cloud: Default::default(),
         },
         model: entry.model.clone().unwrap_or_else(|| model.to_string()),
+        // The preset's small model only where it is known to be served:
+        // the preset's own server, not whatever the URL was pointed at.
         small_model: entry
             .small_model
             .clone()
-            .or_else(|| small.map(str::to_string)),
+            .or_else(|| small.filter(|_| own_server).map(str::to_string)),
     })
 }
 
@@ -317,10 +320,11 @@ fn from_entry(
             cloud,
         },
         model,
-        small_model: p
-            .small_model
-            .clone()
-            .or(preset.and_then(|p| p.4.map(str::to_string))),
+        small_model: p.small_model.clone().or_else(|| {
+            preset
+                .filter(|pre| p.base_url.as_deref().is_none_or(|u| u == pre.1))
+                .and_then(|pre| pre.4.map(str::to_string))
+        }),
     })
 }
 
@@ -405,6 +409,14 @@ mod tests {
         assert_eq!(r.settings.kind, ProviderKind::Anthropic);
         assert_eq!(r.settings.base_url, "http://127.0.0.1:9");
         assert_eq!(r.settings.api_key.as_deref(), Some("k1"));
+        // Pointed elsewhere, the preset's small model is not assumed there.
+        assert_eq!(r.small_model, None);
+        let env = env_of(&[("ANTHROPIC_API_KEY", "k1")]);
+        let r = rt()
+            .block_on(resolve_provider(&Config::default(), None, None, &env))
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.small_model.as_deref(), Some("claude-haiku-4-5"));
     }
 
     #[test]
