@@ -39,6 +39,7 @@ pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = instructions::project_root(&cwd);
     let config = config::load(&root)?;
+    crate::llm::ModelCatalog::install_overrides(config.file.models.clone());
     let env = |k: &str| std::env::var(k).ok();
     let provider = crate::llm::resolve_provider(
         &config,
@@ -101,6 +102,16 @@ pub fn open_store() -> Result<crate::store::Store> {
 
 /// Builds the agent and starts it on its own task.
 pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) -> Result<Running> {
+    if interactive {
+        // The picker's list of served models, found in the background.
+        let settings = provider.settings.clone();
+        tokio::spawn(async move {
+            let cache = directories::BaseDirs::new().map(|d| d.cache_dir().join("cairn"));
+            let listed = crate::llm::model_list::cached_or_fetch(&settings, cache.as_deref()).await;
+            let served = crate::llm::model_list::served(settings.kind, &listed);
+            crate::llm::ModelCatalog::install_served(served);
+        });
+    }
     let llm = crate::llm::build_provider(provider.settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot start provider `{}`: {e}", provider.settings.name))?;
     let model_info = crate::llm::ModelCatalog::global().lookup(&provider.model);

@@ -302,3 +302,34 @@ async fn cairn_run_speaks_bedrock_with_credentials_from_a_profile() {
     })
     .await;
 }
+
+#[tokio::test]
+async fn a_models_entry_in_config_sets_the_window_and_prices() {
+    let home = TestHome::new();
+    let dir = home.home.path().join("config/cairn");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "model = \"my-finetune\"\n[models.\"my-finetune\"]\ncontext_window = 123456\ninput_price = 2.0\noutput_price = 10.0\n",
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("ok").usage(1_000, 100), Reply::text("T")],
+    )
+    .await;
+    let (out, stdout, stderr) = run(&home, &mock, &["run", "--json", "hi"]).await;
+    assert!(out.status.success(), "{stderr}");
+    let usage: Value = stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|v| v["type"] == "usage")
+        .expect("a usage event");
+    assert_eq!(usage["context_window"], 123456);
+    let cost = usage["cost"].as_f64().unwrap();
+    assert!(
+        (cost - (1_000.0 * 2.0 + 100.0 * 10.0) / 1e6).abs() < 1e-12,
+        "{cost}"
+    );
+    assert_eq!(mock.requests()[0]["model"], "my-finetune");
+}

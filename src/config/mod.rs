@@ -126,6 +126,24 @@ pub struct ConfigFile {
     pub keys: BTreeMap<String, String>,
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    /// `[models."ID"]`: what cairn should know of a model, over the
+    /// built-in catalogue.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// One `[models."ID"]` entry. Prices in US dollars per million tokens.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub context_window: Option<u64>,
+    pub max_output: Option<u64>,
+    pub input_price: Option<f64>,
+    pub output_price: Option<f64>,
+    pub cache_read_price: Option<f64>,
+    pub cache_write_price: Option<f64>,
+    pub images: Option<bool>,
+    pub reasoning: Option<bool>,
 }
 
 /// The merged configuration and where it came from.
@@ -266,6 +284,17 @@ impl ConfigFile {
         set(&mut self.max_turns, other.max_turns);
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
+        for (id, m) in other.models {
+            let entry = self.models.entry(id).or_default();
+            set(&mut entry.context_window, m.context_window);
+            set(&mut entry.max_output, m.max_output);
+            set(&mut entry.input_price, m.input_price);
+            set(&mut entry.output_price, m.output_price);
+            set(&mut entry.cache_read_price, m.cache_read_price);
+            set(&mut entry.cache_write_price, m.cache_write_price);
+            set(&mut entry.images, m.images);
+            set(&mut entry.reasoning, m.reasoning);
+        }
         for (name, p) in other.providers {
             let entry = self.providers.entry(name).or_default();
             set(&mut entry.kind, p.kind);

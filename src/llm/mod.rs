@@ -9,6 +9,7 @@ pub mod bedrock;
 pub mod error;
 pub mod gemini;
 pub mod google_auth;
+pub mod model_list;
 pub mod models;
 mod ndjson;
 pub mod ollama;

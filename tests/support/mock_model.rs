@@ -404,6 +404,25 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     }
     let body: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
     let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
+    if head.starts_with("GET ")
+        && target
+            .split('?')
+            .next()
+            .is_some_and(|p| p.ends_with("/models"))
+    {
+        s.paths.lock().unwrap().push(target);
+        let body = if format == Format::Gemini {
+            json!({"models": [{"name": "models/gemini-mock", "supportedGenerationMethods": ["generateContent"]}]})
+        } else {
+            json!({"object": "list", "data": [{"id": "mock-large"}, {"id": "mock-small"}]})
+        }
+        .to_string();
+        let resp = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        return sock.write_all(resp.as_bytes()).await;
+    }
     if target == "/token" {
         return token_endpoint(&mut sock, &s, &buf[head_end..]).await;
     }
