@@ -54,43 +54,47 @@ fn image_url(media_type: &str, data: &str) -> Value {
     json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}})
 }
 
+/// An assistant message: its text, its calls and, where wanted, the
+/// reasoning that led to them.
+fn assistant_message(m: &Message, with_reasoning: bool) -> Value {
+    let text: String = m
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let calls: Vec<Value> = m
+        .tool_calls()
+        .map(|(id, name, input)| {
+            json!({"id": id, "type": "function",
+                "function": {"name": name, "arguments": input.to_string()}})
+        })
+        .collect();
+    let mut msg = json!({"role": "assistant",
+        "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
+    if !calls.is_empty() {
+        msg["tool_calls"] = Value::Array(calls);
+        let reasoning: String = m
+            .parts
+            .iter()
+            .filter_map(|p| match p {
+                Part::Reasoning { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        if with_reasoning && !reasoning.is_empty() {
+            msg["reasoning_content"] = Value::String(reasoning);
+        }
+    }
+    msg
+}
+
 fn push_message(out: &mut Vec<Value>, m: &Message, with_reasoning: bool) {
     match m.role {
-        Role::Assistant => {
-            let text: String = m
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            let calls: Vec<Value> = m
-                .tool_calls()
-                .map(|(id, name, input)| {
-                    json!({"id": id, "type": "function",
-                        "function": {"name": name, "arguments": input.to_string()}})
-                })
-                .collect();
-            let mut msg = json!({"role": "assistant",
-                "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-            if !calls.is_empty() {
-                msg["tool_calls"] = Value::Array(calls);
-                let reasoning: String = m
-                    .parts
-                    .iter()
-                    .filter_map(|p| match p {
-                        Part::Reasoning { text, .. } => Some(text.as_str()),
-                        _ => None,
-                    })
-                    .collect();
-                if with_reasoning && !reasoning.is_empty() {
-                    msg["reasoning_content"] = Value::String(reasoning);
-                }
-            }
-            out.push(msg);
-        }
+        Role::Assistant => out.push(assistant_message(m, with_reasoning)),
         Role::User => {
             // Tool results become `tool` messages, which must come first.
             let mut late_images = Vec::new();

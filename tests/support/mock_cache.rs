@@ -170,7 +170,7 @@ pub fn whole_json(format: Format, r: &Reply) -> String {
             };
             json!({"id": "chatcmpl-1", "object": "chat.completion",
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": super::openai_usage(r)})
+                "usage": super::chat_wire::openai_usage(r)})
             .to_string()
         }
         Format::Anthropic => {
@@ -192,7 +192,7 @@ pub fn whole_json(format: Format, r: &Reply) -> String {
             };
             json!({"id": "msg_1", "type": "message", "role": "assistant", "model": "mock",
                 "content": content, "stop_reason": stop,
-                "usage": super::anthropic_usage(r, r.usage.1)})
+                "usage": super::chat_wire::anthropic_usage(r, r.usage.1)})
             .to_string()
         }
     }

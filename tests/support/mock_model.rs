@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,8 +254,12 @@ struct Shared {
 
 #[path = "mock_bedrock.rs"]
 mod bedrock_wire;
+#[path = "mock_chat.rs"]
+mod chat_wire;
 #[path = "mock_gemini.rs"]
 mod gemini_wire;
+#[path = "mock_http.rs"]
+mod http;
 #[path = "mock_responses.rs"]
 mod responses_wire;
 #[path = "mock_cache.rs"]
@@ -363,86 +367,20 @@ impl Drop for MockModel {
 }
 
 async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io::Result<()> {
-    // Read the head, then the body by Content-Length.
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 8192];
-    let head_end = loop {
-        let n = sock.read(&mut tmp).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&tmp[..n]);
-        if buf[0] == 0x16 {
-            // A TLS handshake sent to this plain-HTTP port: answer as a
-            // plain HTTP server does.
-            sock.write_all(b"HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n")
-                .await?;
-            return sock.shutdown().await;
-        }
-        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break p + 4;
-        }
+    let Some(req) = http::read_request(&mut sock).await? else {
+        return Ok(());
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut headers = Vec::new();
-    let mut len = 0usize;
-    for line in head.lines().skip(1) {
-        if let Some((k, v)) = line.split_once(':') {
-            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
-            if k == "content-length" {
-                len = v.parse().unwrap_or(0);
-            }
-            headers.push((k, v));
-        }
-    }
-    while buf.len() < head_end + len {
-        let n = sock.read(&mut tmp).await?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&tmp[..n]);
-    }
-    let body: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
-    let target = head.split_whitespace().nth(1).unwrap_or("").to_string();
-    if head.starts_with("GET ")
-        && target
-            .split('?')
-            .next()
-            .is_some_and(|p| p.ends_with("/models"))
-    {
-        s.paths.lock().unwrap().push(target);
-        let body = if format == Format::Gemini {
-            json!({"models": [{"name": "models/gemini-mock", "supportedGenerationMethods": ["generateContent"]}]})
-        } else {
-            json!({"object": "list", "data": [{"id": "mock-large"}, {"id": "mock-small"}]})
-        }
-        .to_string();
-        let resp = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
+    if let Some(resp) = http::side_endpoint(format, &req, &s) {
         return sock.write_all(resp.as_bytes()).await;
     }
-    if target == "/token" {
-        return token_endpoint(&mut sock, &s, &buf[head_end..]).await;
+    if req.target == "/token" {
+        return token_endpoint(&mut sock, &s, &req.body).await;
     }
-    if format == Format::Ollama && (target == "/api/show" || target == "/api/tags") {
-        let body = if target == "/api/show" {
-            json!({"model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960}})
-        } else {
-            json!({"models": [{"name": "qwen3:8b", "model": "qwen3:8b"}]})
-        }
-        .to_string();
-        let resp = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        return sock.write_all(resp.as_bytes()).await;
-    }
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
-    s.headers.lock().unwrap().push(headers);
-    s.paths.lock().unwrap().push(target);
+    s.headers.lock().unwrap().push(req.headers);
+    s.paths.lock().unwrap().push(req.target);
     let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
         if let Some((input, read, write)) = cached {
             r.usage.0 = input;
@@ -452,35 +390,17 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     });
     let Some(reply) = reply else {
         let msg = json!({"error": {"message": "the mock model's script is exhausted"}}).to_string();
-        let resp = format!(
-            "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{msg}",
-            msg.len()
-        );
+        let resp = http::response("500 Internal Server Error", "application/json", "", &msg);
         return sock.write_all(resp.as_bytes()).await;
     };
     if let Some((code, message)) = &reply.status {
-        let body = match format {
-            Format::OpenAi | Format::Responses => {
-                json!({"error": {"message": message, "type": "error", "code": code}})
-            }
-            Format::Gemini => json!({"error": {"code": code, "message": message,
-                "status": if *code == 429 { "RESOURCE_EXHAUSTED" } else { "INTERNAL" }}}),
-            Format::Ollama => json!({"error": message}),
-            Format::Bedrock => json!({"message": message}),
-            Format::Anthropic => {
-                json!({"type": "error", "error": {"type": "error", "message": message}})
-            }
-        }
-        .to_string();
+        let body = http::error_body(format, *code, message);
         let retry = reply
             .retry_after
             .as_ref()
             .map(|r| format!("retry-after: {r}\r\n"))
             .unwrap_or_default();
-        let resp = format!(
-            "HTTP/1.1 {code} Error\r\ncontent-type: application/json\r\n{retry}content-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
+        let resp = http::response(&format!("{code} Error"), "application/json", &retry, &body);
         return sock.write_all(resp.as_bytes()).await;
     }
     if reply.html || reply.whole_json {
@@ -492,12 +412,16 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         } else {
             ("application/json", super_cache::whole_json(format, &reply))
         };
-        let resp = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: {ct}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        return sock.write_all(resp.as_bytes()).await;
+        return sock
+            .write_all(http::response("200 OK", ct, "", &body).as_bytes())
+            .await;
     }
+    write_stream(&mut sock, format, &reply).await
+}
+
+/// A 200 stream of the reply in the format's framing, paced, cut or
+/// stalled as the reply says.
+async fn write_stream(sock: &mut TcpStream, format: Format, reply: &Reply) -> std::io::Result<()> {
     let content_type = match format {
         Format::Ollama => "application/x-ndjson",
         Format::Bedrock => "application/vnd.amazon.eventstream",
@@ -509,12 +433,12 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     )
     .await?;
     let chunks: Vec<Vec<u8>> = match format {
-        Format::OpenAi => bytes(openai_chunks(&reply)),
-        Format::Anthropic => bytes(anthropic_chunks(&reply)),
-        Format::Responses => bytes(responses_wire::chunks(&reply)),
-        Format::Gemini => bytes(gemini_wire::gemini_chunks(&reply)),
-        Format::Ollama => bytes(gemini_wire::ollama_lines(&reply)),
-        Format::Bedrock => bedrock_wire::frames(&reply),
+        Format::OpenAi => bytes(chat_wire::openai_chunks(reply)),
+        Format::Anthropic => bytes(chat_wire::anthropic_chunks(reply)),
+        Format::Responses => bytes(responses_wire::chunks(reply)),
+        Format::Gemini => bytes(gemini_wire::gemini_chunks(reply)),
+        Format::Ollama => bytes(gemini_wire::ollama_lines(reply)),
+        Format::Bedrock => bedrock_wire::frames(reply),
     };
     for (i, chunk) in chunks.iter().enumerate() {
         if reply.cut_after == Some(i) {
@@ -548,151 +472,6 @@ fn args_pieces(args: &Value) -> Vec<String> {
     let raw = args.to_string();
     let n = (raw.chars().count() / 3).max(1);
     pieces(&raw, n)
-}
-
-fn openai_chunks(r: &Reply) -> Vec<String> {
-    let data = |v: Value| format!("data: {v}\n\n");
-    let mut out = vec![data(
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
-    )];
-    if let Some(err) = &r.stream_error {
-        out.push(data(json!({"error": err})));
-        return out;
-    }
-    let mut tool_index = 0;
-    let mut has_tools = false;
-    let call = |index: usize, mut v: Value| {
-        match r.tool_index {
-            ToolIndex::Counted => v["index"] = json!(index),
-            ToolIndex::Repeated => v["index"] = json!(0),
-            ToolIndex::Omitted => {}
-        }
-        data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [v]}}]}))
-    };
-    for item in &r.items {
-        match item {
-            Item::Text(t) => {
-                for p in pieces(t, r.chunk_chars) {
-                    out.push(data(
-                        json!({"choices": [{"index": 0, "delta": {"content": p}}]}),
-                    ));
-                }
-            }
-            Item::Reasoning(t) => {
-                for p in pieces(t, r.chunk_chars) {
-                    out.push(data(
-                        json!({"choices": [{"index": 0, "delta": {"reasoning_content": p}}]}),
-                    ));
-                }
-            }
-            Item::ToolCall { id, name, args } => {
-                has_tools = true;
-                out.push(call(tool_index, json!({"id": id, "type": "function", "function": {"name": name, "arguments": ""}})));
-                for p in args_pieces(args) {
-                    out.push(call(tool_index, json!({"function": {"arguments": p}})));
-                }
-                tool_index += 1;
-            }
-            Item::RawToolCall { id, name, raw } => {
-                has_tools = true;
-                out.push(call(tool_index, json!({"id": id, "type": "function", "function": {"name": name, "arguments": ""}})));
-                for p in pieces(raw, 8) {
-                    out.push(call(tool_index, json!({"function": {"arguments": p}})));
-                }
-                tool_index += 1;
-            }
-            Item::RedactedThinking(_) => {}
-        }
-    }
-    let finish = r
-        .stop
-        .clone()
-        .unwrap_or_else(|| if has_tools { "tool_calls" } else { "stop" }.into());
-    out.push(data(
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
-    ));
-    out.push(data(json!({"choices": [], "usage": openai_usage(r)})));
-    if !r.no_done {
-        out.push("data: [DONE]\n\n".to_string());
-    }
-    out
-}
-
-fn openai_usage(r: &Reply) -> Value {
-    json!({"prompt_tokens": r.usage.0 + r.cache.0, "completion_tokens": r.usage.1,
-        "total_tokens": r.usage.0 + r.cache.0 + r.usage.1,
-        "prompt_tokens_details": {"cached_tokens": r.cache.0}})
-}
-
-fn anthropic_usage(r: &Reply, output: u64) -> Value {
-    json!({"input_tokens": r.usage.0, "output_tokens": output,
-        "cache_read_input_tokens": r.cache.0, "cache_creation_input_tokens": r.cache.1})
-}
-
-fn anthropic_chunks(r: &Reply) -> Vec<String> {
-    let ev = |name: &str, v: Value| format!("event: {name}\ndata: {v}\n\n");
-    let mut out = vec![ev(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-            "content": [], "model": "mock", "stop_reason": null,
-            "usage": anthropic_usage(r, 1)}}),
-    )];
-    if let Some(err) = &r.stream_error {
-        out.push(ev("error", json!({"type": "error", "error": err})));
-        return out;
-    }
-    let mut has_tools = false;
-    for (index, item) in r.items.iter().enumerate() {
-        match item {
-            Item::Text(t) => {
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
-                for (i, p) in pieces(t, r.chunk_chars).into_iter().enumerate() {
-                    if i % 5 == 4 {
-                        out.push(ev("ping", json!({"type": "ping"})));
-                    }
-                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}})));
-                }
-            }
-            Item::Reasoning(t) => {
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}})));
-                for p in pieces(t, r.chunk_chars) {
-                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})));
-                }
-                out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "c2ln"}})));
-            }
-            Item::RedactedThinking(d) => {
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "redacted_thinking", "data": d}})));
-            }
-            Item::ToolCall { id, name, args } => {
-                has_tools = true;
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
-                for p in args_pieces(args) {
-                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
-                }
-            }
-            Item::RawToolCall { id, name, raw } => {
-                has_tools = true;
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
-                for p in pieces(raw, 8) {
-                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
-                }
-            }
-        }
-        out.push(ev(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ));
-    }
-    let stop = r
-        .stop
-        .clone()
-        .unwrap_or_else(|| if has_tools { "tool_use" } else { "end_turn" }.into());
-    out.push(ev("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": r.usage.1}})));
-    if !r.no_done {
-        out.push(ev("message_stop", json!({"type": "message_stop"})));
-    }
-    out
 }
 
 /// An OAuth token endpoint (Google's `token_uri`): records the form and
