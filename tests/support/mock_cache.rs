@@ -104,49 +104,8 @@ pub fn whole_json(format: Format, r: &Reply) -> String {
     match format {
         Format::Responses => super::responses_wire::whole(r),
         Format::Gemini => super::gemini_wire::gemini_whole(r),
-        Format::Bedrock => {
-            let content: Vec<Value> = r
-                .items
-                .iter()
-                .filter_map(|item| match item {
-                    Item::Text(t) => Some(json!({"text": t})),
-                    Item::ToolCall { id, name, args } => {
-                        Some(json!({"toolUse": {"toolUseId": id, "name": name, "input": args}}))
-                    }
-                    _ => None,
-                })
-                .collect();
-            let stop = if content.iter().any(|c| c.get("toolUse").is_some()) {
-                "tool_use"
-            } else {
-                "end_turn"
-            };
-            json!({"output": {"message": {"role": "assistant", "content": content}},
-                "stopReason": stop, "usage": {"inputTokens": r.usage.0, "outputTokens": r.usage.1}})
-            .to_string()
-        }
-        Format::Ollama => {
-            // One message holding everything, with the closing counts.
-            let lines = super::gemini_wire::ollama_lines(r);
-            let mut done: Value = lines
-                .last()
-                .and_then(|l| serde_json::from_str(l).ok())
-                .unwrap_or_default();
-            let mut content = String::new();
-            let mut calls = Vec::new();
-            for l in &lines {
-                let v: Value = serde_json::from_str(l).unwrap_or_default();
-                content.push_str(v["message"]["content"].as_str().unwrap_or_default());
-                calls.extend(
-                    v["message"]["tool_calls"]
-                        .as_array()
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-            }
-            done["message"] = json!({"role": "assistant", "content": content, "tool_calls": calls});
-            done.to_string()
-        }
+        Format::Bedrock => bedrock_whole(r),
+        Format::Ollama => ollama_whole(r),
         Format::OpenAi => {
             let mut text = String::new();
             let mut calls = Vec::new();
@@ -196,4 +155,49 @@ pub fn whole_json(format: Format, r: &Reply) -> String {
             .to_string()
         }
     }
+}
+
+fn bedrock_whole(r: &Reply) -> String {
+    let content: Vec<Value> = r
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Text(t) => Some(json!({"text": t})),
+            Item::ToolCall { id, name, args } => {
+                Some(json!({"toolUse": {"toolUseId": id, "name": name, "input": args}}))
+            }
+            _ => None,
+        })
+        .collect();
+    let stop = if content.iter().any(|c| c.get("toolUse").is_some()) {
+        "tool_use"
+    } else {
+        "end_turn"
+    };
+    json!({"output": {"message": {"role": "assistant", "content": content}},
+        "stopReason": stop, "usage": {"inputTokens": r.usage.0, "outputTokens": r.usage.1}})
+    .to_string()
+}
+
+fn ollama_whole(r: &Reply) -> String {
+    // One message holding everything, with the closing counts.
+    let lines = super::gemini_wire::ollama_lines(r);
+    let mut done: Value = lines
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or_default();
+    let mut content = String::new();
+    let mut calls = Vec::new();
+    for l in &lines {
+        let v: Value = serde_json::from_str(l).unwrap_or_default();
+        content.push_str(v["message"]["content"].as_str().unwrap_or_default());
+        calls.extend(
+            v["message"]["tool_calls"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default(),
+        );
+    }
+    done["message"] = json!({"role": "assistant", "content": content, "tool_calls": calls});
+    done.to_string()
 }

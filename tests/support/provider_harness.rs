@@ -132,24 +132,48 @@ pub async fn conformance(format: Format, settings: impl Fn(&MockModel) -> Provid
     conformance_with_model(format, "claude-sonnet-4-5", settings).await
 }
 
+/// One kind's run of the conformance suite.
+struct Case<'a> {
+    format: Format,
+    model: &'a str,
+    settings: &'a dyn Fn(&MockModel) -> ProviderSettings,
+}
+
+impl Case<'_> {
+    fn request(&self) -> Request {
+        let mut r = request();
+        r.model = self.model.to_string();
+        r
+    }
+    fn request_with(&self, m: Vec<Message>) -> Request {
+        let mut r = request_with(m);
+        r.model = self.model.to_string();
+        r
+    }
+}
+
 /// [`conformance`] asking for `model`.
 pub async fn conformance_with_model(
     format: Format,
     model: &str,
     settings: impl Fn(&MockModel) -> ProviderSettings,
 ) {
-    let request = || {
-        let mut r = request();
-        r.model = model.to_string();
-        r
+    let c = Case {
+        format,
+        model,
+        settings: &settings,
     };
-    let request_with = |m: Vec<Message>| {
-        let mut r = request_with(m);
-        r.model = model.to_string();
-        r
-    };
-    let start = |replies: Vec<Reply>| async { MockModel::start(format, replies).await };
+    plain_answer(&c).await;
+    tool_round_trip(&c).await;
+    parallel_calls(&c).await;
+    rate_limit_retried(&c).await;
+    cut_stream_retried(&c).await;
+}
 
+async fn plain_answer(c: &Case<'_>) {
+    let (format, settings) = (c.format, c.settings);
+    let request = || c.request();
+    let start = |replies: Vec<Reply>| MockModel::start(format, replies);
     // A plain answer, streamed in pieces, with usage.
     let mock = start(vec![Reply::text("Hello there, friend.").usage(42, 7)]).await;
     let p = build(settings(&mock));
@@ -173,7 +197,13 @@ pub async fn conformance_with_model(
         events.last(),
         Some(&StreamEvent::Done(cairn::llm::StopReason::EndTurn))
     );
+}
 
+async fn tool_round_trip(c: &Case<'_>) {
+    let (format, settings) = (c.format, c.settings);
+    let request = || c.request();
+    let request_with = |m: Vec<Message>| c.request_with(m);
+    let start = |replies: Vec<Reply>| MockModel::start(format, replies);
     // A tool call, and its result in the next request.
     let mock = start(vec![
         Reply::text("Looking.").tool_call("call_7", "view", json!({"file_path": "src/a.rs"})),
@@ -222,7 +252,12 @@ pub async fn conformance_with_model(
     if !generated.iter().any(|g| calls[0].0.starts_with(g)) {
         assert!(second.contains(&calls[0].0), "{format:?}: the call id");
     }
+}
 
+async fn parallel_calls(c: &Case<'_>) {
+    let (format, settings) = (c.format, c.settings);
+    let request = || c.request();
+    let start = |replies: Vec<Reply>| MockModel::start(format, replies);
     // Parallel tool calls.
     let mock = start(vec![
         Reply::tool("call_a", "view", json!({"file_path": "a"})).tool_call(
@@ -241,7 +276,12 @@ pub async fn conformance_with_model(
         let v: serde_json::Value = serde_json::from_str(&c.2).unwrap();
         assert_eq!(v["file_path"], f, "{format:?}");
     }
+}
 
+async fn rate_limit_retried(c: &Case<'_>) {
+    let (format, settings) = (c.format, c.settings);
+    let request = || c.request();
+    let start = |replies: Vec<Reply>| MockModel::start(format, replies);
     // A 429 is retried after the delay asked.
     let mock = start(vec![Reply::status(429).retry_after(0.2), Reply::text("ok")]).await;
     let (r, notices) = retrying(build(settings(&mock)));
@@ -249,7 +289,12 @@ pub async fn conformance_with_model(
     assert_eq!(text_of(&events), "ok", "{format:?}");
     assert_eq!(mock.requests().len(), 2);
     assert_eq!(notices.lock().unwrap()[0].delay, Duration::from_millis(200));
+}
 
+async fn cut_stream_retried(c: &Case<'_>) {
+    let (format, settings) = (c.format, c.settings);
+    let request = || c.request();
+    let start = |replies: Vec<Reply>| MockModel::start(format, replies);
     // A cut stream is retried and its text shown once.
     let long = "One two three four five six seven eight nine ten.";
     let mock = start(vec![Reply::text(long).cut_after(5), Reply::text(long)]).await;
