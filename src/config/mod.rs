@@ -10,7 +10,6 @@
 
 mod mode;
 pub mod project;
-mod providers;
 mod settings;
 pub mod trust;
 
@@ -20,7 +19,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use mode::Mode;
-pub use providers::{PRESET_NAMES, ResolvedProvider, preset, resolve_provider};
 pub use settings::{SaveError, save_setting};
 
 #[derive(Debug, thiserror::Error)]
@@ -32,15 +30,15 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Provider(String),
 }
 
 /// One provider entry: `[providers.NAME]`.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    pub kind: Option<crate::llm::ProviderKind>,
+    /// The wire format: "openai", "anthropic", ... (checked when the
+    /// provider is resolved at start-up).
+    pub kind: Option<String>,
     pub base_url: Option<String>,
     /// The environment variable holding the key.
     pub api_key_env: Option<String>,
@@ -54,9 +52,21 @@ pub struct ProviderConfig {
     pub query: BTreeMap<String, String>,
     /// Azure OpenAI: the key goes in an `api-key` header.
     pub azure: Option<bool>,
-    /// Seconds without data before a streaming request is given up.
+    /// Seconds to wait for a response to start.
     pub timeout_secs: Option<u64>,
+    /// Seconds a started response may stay silent before it counts as
+    /// stalled (and is retried).
+    pub idle_timeout_secs: Option<u64>,
+    /// Vertex AI: the Google Cloud project and location.
+    pub project: Option<String>,
+    pub location: Option<String>,
+    /// Bedrock: the AWS region and profile.
+    pub region: Option<String>,
+    pub profile: Option<String>,
 }
+
+/// Tries of a model request when `[retry] max_attempts` is not set.
+pub const DEFAULT_RETRY_ATTEMPTS: u32 = 5;
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -139,6 +149,24 @@ pub struct ConfigFile {
     pub mcp: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
     pub shell: ShellConfig,
+    /// `[models."ID"]`: what cairn should know of a model, over the
+    /// built-in catalogue.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// One `[models."ID"]` entry. Prices in US dollars per million tokens.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub context_window: Option<u64>,
+    pub max_output: Option<u64>,
+    pub input_price: Option<f64>,
+    pub output_price: Option<f64>,
+    pub cache_read_price: Option<f64>,
+    pub cache_write_price: Option<f64>,
+    pub images: Option<bool>,
+    pub reasoning: Option<bool>,
 }
 
 /// The merged configuration and where it came from.
@@ -298,6 +326,17 @@ impl ConfigFile {
         set(&mut self.max_turns, other.max_turns);
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
+        for (id, m) in other.models {
+            let entry = self.models.entry(id).or_default();
+            set(&mut entry.context_window, m.context_window);
+            set(&mut entry.max_output, m.max_output);
+            set(&mut entry.input_price, m.input_price);
+            set(&mut entry.output_price, m.output_price);
+            set(&mut entry.cache_read_price, m.cache_read_price);
+            set(&mut entry.cache_write_price, m.cache_write_price);
+            set(&mut entry.images, m.images);
+            set(&mut entry.reasoning, m.reasoning);
+        }
         for (name, p) in other.providers {
             let entry = self.providers.entry(name).or_default();
             set(&mut entry.kind, p.kind);
@@ -307,6 +346,11 @@ impl ConfigFile {
             set(&mut entry.small_model, p.small_model);
             set(&mut entry.azure, p.azure);
             set(&mut entry.timeout_secs, p.timeout_secs);
+            set(&mut entry.idle_timeout_secs, p.idle_timeout_secs);
+            set(&mut entry.project, p.project);
+            set(&mut entry.location, p.location);
+            set(&mut entry.region, p.region);
+            set(&mut entry.profile, p.profile);
             entry.headers.extend(p.headers);
             entry.query.extend(p.query);
         }
@@ -384,7 +428,7 @@ mod tests {
         assert_eq!(c.file.theme.as_deref(), Some("light"));
         let a = &c.file.providers["a"];
         assert_eq!(a.model.as_deref(), Some("m2"));
-        assert_eq!(a.kind, Some(crate::llm::ProviderKind::Openai));
+        assert_eq!(a.kind.as_deref(), Some("openai"));
         assert_eq!(c.file.permissions.allow.len(), 2);
         assert_eq!(c.mode(), Mode::Auto);
         assert!(!c.is_empty);

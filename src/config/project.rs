@@ -173,11 +173,7 @@ fn provider_fields(p: &ProviderConfig, base: &ProviderConfig) -> Vec<String> {
             out.push(format!("{key} = {v}"));
         }
     };
-    field(
-        "kind",
-        p.kind.map(|k| format!("{k:?}").to_lowercase()),
-        base.kind.map(|k| format!("{k:?}").to_lowercase()),
-    );
+    field("kind", p.kind.clone(), base.kind.clone());
     field("base_url", p.base_url.clone(), base.base_url.clone());
     field(
         "api_key_env",
@@ -220,10 +216,7 @@ fn provider_fields(p: &ProviderConfig, base: &ProviderConfig) -> Vec<String> {
 fn split_retry(s: &mut Sorter, p: &ConfigFile) {
     let base = s.base;
     let (r, b) = (&p.retry, &base.retry);
-    let attempts = Some(
-        b.max_attempts
-            .unwrap_or(crate::llm::retry::RetryPolicy::default().max_attempts),
-    );
+    let attempts = Some(b.max_attempts.unwrap_or(super::DEFAULT_RETRY_ATTEMPTS));
     s.out.retry.max_attempts = s.lower("retry.max_attempts", r.max_attempts, attempts);
     s.same("retry.base_delay_ms", &r.base_delay_ms, &b.base_delay_ms);
     s.same("retry.max_delay_ms", &r.max_delay_ms, &b.max_delay_ms);

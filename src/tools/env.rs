@@ -17,7 +17,8 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use crate::config::{Config, ResolvedProvider};
+use crate::config::Config;
+use crate::llm::ResolvedProvider;
 
 /// Values shorter than this are not redacted: they would match everywhere.
 const MIN_SECRET_LEN: usize = 8;
@@ -80,8 +81,8 @@ impl SecretPolicy {
             .values()
             .filter_map(|p| p.api_key_env.clone())
             .collect();
-        for name in crate::config::PRESET_NAMES {
-            if let Some(var) = crate::config::preset(name).and_then(|p| p.key_env) {
+        for name in crate::llm::resolve::PRESET_NAMES {
+            if let Some(var) = crate::llm::resolve::preset(name).and_then(|p| p.key_env) {
                 key_vars.push(var.to_string());
             }
         }

@@ -30,7 +30,7 @@ pub fn files_picker(files: Vec<String>) -> Panel {
 
 pub fn models_picker(current: &str) -> Panel {
     let mut items: Vec<PickerItem> = crate::llm::ModelCatalog::global()
-        .models()
+        .pickable()
         .iter()
         .map(|m| PickerItem {
             label: m.id.clone(),
