@@ -51,10 +51,10 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
-    /// MCP servers from the config.
+    /// MCP servers: list, add, remove, get.
     Mcp {
         #[command(subcommand)]
-        action: McpAction,
+        action: cairn::cli::mcp::McpAction,
     },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
@@ -99,12 +99,6 @@ enum SessionsAction {
         #[arg(long)]
         yes: bool,
     },
-}
-
-#[derive(Subcommand, Debug)]
-enum McpAction {
-    /// Start each configured server and show its state and tools.
-    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -216,10 +210,8 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             }
         }
-        Some(Command::Mcp {
-            action: McpAction::List,
-        }) => match mcp_list().await {
-            Ok(()) => 0,
+        Some(Command::Mcp { action }) => match cairn::cli::mcp::run(action).await {
+            Ok(code) => code,
             Err(e) => {
                 eprintln!("cairn: {e:#}");
                 1
@@ -257,24 +249,6 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
         sink.flush();
     }
     Ok(code as u8)
-}
-
-async fn mcp_list() -> Result<()> {
-    let cwd = std::env::current_dir()?;
-    let root = cairn::agent::instructions::project_root(&cwd);
-    let config = cairn::config::load(&root)?;
-    if config.file.mcp.is_empty() {
-        println!(
-            "No MCP servers are configured. Add one as [mcp.NAME] in {}",
-            cairn::config::project_config_path(&root).display()
-        );
-        return Ok(());
-    }
-    let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
-    manager.settle(std::time::Duration::from_secs(30)).await;
-    print!("{}", cairn::mcp::format_status(&manager.statuses()));
-    manager.shutdown().await;
-    Ok(())
 }
 
 fn permissions(action: PermissionsAction) -> Result<()> {

@@ -152,6 +152,8 @@ pub enum AgentEvent {
         level: NoticeLevel,
         text: String,
     },
+    /// How many MCP servers are up, starting, and enabled in all.
+    ServersChanged(crate::tools::SourceHealth),
     Todos(Vec<Todo>),
     ModeChanged(Mode),
     ModelChanged {

@@ -7,6 +7,7 @@ pub mod events;
 pub mod instructions;
 pub mod prompt;
 pub mod recording;
+mod sources;
 pub mod store_sink;
 pub mod title;
 mod turn;
@@ -166,6 +167,9 @@ impl Agent {
         tokio::task::JoinHandle<()>,
     ) {
         let (tx, rx) = mpsc::unbounded_channel();
+        if let Some(source) = &self.tool_source {
+            sources::watch(source.clone(), self.shared.clone());
+        }
         let handle = tokio::spawn(self.run(rx));
         (tx, handle)
     }
@@ -525,22 +529,13 @@ impl Agent {
 }
 
 impl Agent {
-    /// The built-in tools plus whatever the tool source offers now.
-    fn current_tools(&self) -> Registry {
-        let mut r = self.registry.clone();
-        if let Some(src) = &self.tool_source {
-            for t in src.tools() {
-                r.register(t);
-            }
-        }
-        r
-    }
-
     fn turn_context(&self, cancel: CancellationToken) -> turn::TurnContext {
         turn::TurnContext {
             opts: self.opts.clone(),
             provider: self.provider.clone(),
-            registry: Arc::new(self.current_tools()),
+            builtin: self.registry.clone(),
+            tool_source: self.tool_source.clone(),
+            registry: std::sync::Mutex::new(Arc::new(self.registry.clone())),
             shared: self.shared.clone(),
             session: self.session.clone(),
             cancel,

@@ -6,6 +6,7 @@
 #![allow(deprecated)]
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
@@ -22,6 +23,9 @@ pub(crate) struct CairnClient {
     pub(crate) progress: Arc<ProgressRouter>,
     /// Told when the server's tool list changed, so its supervisor re-lists.
     pub(crate) tools_changed: UnboundedSender<()>,
+    /// Raised at once on `list_changed`, so a model request about to go out
+    /// waits for the new list.
+    pub(crate) relisting: Arc<AtomicBool>,
 }
 
 impl ClientHandler for CairnClient {
@@ -35,6 +39,7 @@ impl ClientHandler for CairnClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         tracing::debug!(server = %self.server, "MCP tool list changed");
+        self.relisting.store(true, Ordering::SeqCst);
         let _ = self.tools_changed.send(());
     }
 

@@ -11,9 +11,12 @@
 //! and streamable HTTP servers are supported.
 
 mod client;
+pub mod config_file;
 mod content;
 mod manager;
+mod notices;
 mod progress;
+mod ready;
 mod status;
 mod tool;
 mod transport;

@@ -144,7 +144,7 @@ impl Tool for McpTool {
         if let Some(sink) = &ctx.progress {
             live.progress.register(token.clone(), sink.clone());
         }
-        let limit = self.slot.timeout();
+        let limit = self.slot.tool_timeout();
         let outcome = tokio::select! {
             r = handle.await_response() => Outcome::Answered(Box::new(r)),
             _ = tokio::time::sleep(limit) => Outcome::TimedOut,
@@ -157,7 +157,7 @@ impl Tool for McpTool {
                 self.send_cancel(&live, id, "timed out").await;
                 self.error(format!(
                     "no answer within {} s, so the call was cancelled. The server may still be \
-                     working; retry with a smaller request, or raise `timeout_secs` for this server",
+                     working; retry with a smaller request, or raise `tool_timeout_secs` for this server",
                     limit.as_secs()
                 ))
             }

@@ -42,7 +42,12 @@ pub(crate) async fn connect(
     if let Some(command) = &config.command {
         connect_stdio(name, command, config, client).await
     } else if let Some(url) = &config.url {
-        connect_http(url, config, client).await
+        match config.transport.as_deref() {
+            None | Some("http") => connect_http(url, config, client).await,
+            Some(other) => Err(format!(
+                "`transport = \"{other}\"` is not supported; use `http` (streamable HTTP)"
+            )),
+        }
     } else {
         Err("neither `command` nor `url` is set".to_string())
     }

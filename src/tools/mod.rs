@@ -215,9 +215,44 @@ pub trait Tool: Send + Sync {
 }
 
 /// Tools that come and go while cairn runs (MCP servers). The agent asks
-/// for the current set at the start of every turn.
+/// for the current set before every model request.
+#[async_trait]
 pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Waits, bounded, for tools that are about to appear (servers still
+    /// starting); says what it waits for through `waiting` first.
+    async fn ready(&self, waiting: &(dyn Fn(String) + Send + Sync)) {
+        let _ = waiting;
+    }
+    /// What the source has to tell the person, from index `from` on.
+    fn notices(&self, from: usize) -> Vec<SourceNotice> {
+        let _ = from;
+        Vec::new()
+    }
+    /// How many of its servers are up, when it has any.
+    fn health(&self) -> Option<SourceHealth> {
+        None
+    }
+    /// Ticks when notices or health changed.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+}
+
+/// A tool source's news for the person: a server failed or came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceNotice {
+    /// A failure rather than good news.
+    pub problem: bool,
+    pub text: String,
+}
+
+/// Servers of a tool source that are up, starting, and enabled in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SourceHealth {
+    pub ready: usize,
+    pub starting: usize,
+    pub total: usize,
 }
 
 /// The set of tools offered to the model, by name.

@@ -96,6 +96,8 @@ pub struct Model {
     pub theme_dir: Option<PathBuf>,
     /// When Esc was last pressed while idle (Esc twice rewinds).
     pub last_idle_esc: Option<Instant>,
+    /// MCP servers up / starting / enabled, once any is configured.
+    pub servers: Option<crate::tools::SourceHealth>,
 }
 
 impl Model {
@@ -131,6 +133,7 @@ impl Model {
             title: None,
             theme_dir: None,
             last_idle_esc: None,
+            servers: None,
         }
     }
 

@@ -164,6 +164,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             };
         }
         AgentEvent::Notice { level, text } => notice(model, level, text),
+        AgentEvent::ServersChanged(health) => model.servers = Some(health),
         AgentEvent::Todos(todos) => model.todos = todos,
         AgentEvent::ModeChanged(mode) => model.mode = mode,
         AgentEvent::ModelChanged {

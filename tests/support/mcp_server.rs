@@ -201,6 +201,7 @@ pub async fn serve_stdio() {
     }
 }
 
+#[allow(dead_code)] // not every test binary serves HTTP
 /// Serves over streamable HTTP on 127.0.0.1 until `stop` is cancelled;
 /// returns the endpoint URL.
 pub async fn serve_http(stop: tokio_util::sync::CancellationToken) -> std::io::Result<String> {

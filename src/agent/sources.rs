@@ -1,0 +1,45 @@
+//! Tells the front end what the tool source (the MCP servers) is up to: a
+//! notice when a server fails, stops or comes back, and its health for the
+//! status line whenever it changes.
+
+use std::sync::Arc;
+
+use super::Shared;
+use super::events::{AgentEvent, NoticeLevel};
+use crate::tools::ToolSource;
+
+/// Forwards the source's notices and health as events until the source or
+/// the front end goes away.
+pub(crate) fn watch(source: Arc<dyn ToolSource>, shared: Arc<Shared>) {
+    let Some(mut changes) = source.changes() else {
+        return;
+    };
+    tokio::spawn(async move {
+        let mut seen = 0;
+        let mut last_health = None;
+        loop {
+            changes.borrow_and_update();
+            for notice in source.notices(seen) {
+                seen += 1;
+                shared.emit(AgentEvent::Notice {
+                    level: if notice.problem {
+                        NoticeLevel::Warning
+                    } else {
+                        NoticeLevel::Info
+                    },
+                    text: notice.text,
+                });
+            }
+            let health = source.health();
+            if health != last_health {
+                last_health = health;
+                if let Some(health) = health {
+                    shared.emit(AgentEvent::ServersChanged(health));
+                }
+            }
+            if shared.events.is_closed() || changes.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+}

@@ -1,0 +1,3 @@
+//! Subcommands of the `cairn` binary that are not the interface.
+
+pub mod mcp;
