@@ -42,6 +42,7 @@ fn main() {
         run_names_servers_that_failed_and_goes_on,
         a_tool_list_changed_mid_turn_is_offered_next,
         enabled_and_disabled_tools_filter_what_is_offered,
+        read_only_hints_count_only_when_the_config_says_so,
         mcp_list_is_bounded_and_fails_when_a_server_does,
         mcp_add_get_remove_edit_the_user_config,
     );
@@ -237,6 +238,36 @@ async fn enabled_and_disabled_tools_filter_what_is_offered() {
     assert_eq!(only, ["mcp__only__echo", "mcp__only__fail"]);
     assert!(tools.contains(&"mcp__but__echo".to_string()));
     assert!(!tools.contains(&"mcp__but__crash".to_string()));
+}
+
+async fn read_only_hints_count_only_when_the_config_says_so() {
+    // `echo` is marked read-only by the server, `fail` is not; `cairn run`
+    // cannot ask, so a call that needs asking is not run.
+    for (extra, echo_runs) in [("", false), ("trust_read_only_hints = true", true)] {
+        let env = Env::new(&test_server("test", extra));
+        let mock = MockModel::start(
+            Format::Anthropic,
+            vec![
+                Reply::tool("c1", "mcp__test__echo", json!({"text": "hinted"})).tool_call(
+                    "c2",
+                    "mcp__test__fail",
+                    json!({}),
+                ),
+                Reply::text("done"),
+            ],
+        )
+        .await;
+        let (code, _, stderr) = env.cairn(&mock.url(), &["run", "go"]).await;
+        assert_eq!(code, 0, "{stderr}");
+        let results = last_result(&mock.requests()[1]);
+        assert_eq!(
+            results.contains("echo: hinted"),
+            echo_runs,
+            "{extra}: {results}"
+        );
+        assert!(!results.contains("something went wrong"), "{results}");
+        assert!(results.contains("needs the person's approval"), "{results}");
+    }
 }
 
 async fn mcp_list_is_bounded_and_fails_when_a_server_does() {

@@ -95,6 +95,10 @@ pub struct McpServerConfig {
     /// Its tools run without asking.
     #[serde(default)]
     pub trusted: bool,
+    /// Its tools that the server marks read-only (`readOnlyHint`) run
+    /// without asking. The server's hints alone never do that.
+    #[serde(default)]
+    pub trust_read_only_hints: bool,
     /// Both limits below at once (the older setting).
     pub timeout_secs: Option<u64>,
     /// How long it may take to start and list its tools (default 10 s).

@@ -27,6 +27,10 @@ pub struct McpTool {
     tool: String,
     description: String,
     schema: Value,
+    /// The server's hints about the tool, as shown in the approval dialog.
+    hints: Vec<String>,
+    /// Marked read-only by the server, and the config lets that count.
+    read_only: bool,
     slot: Arc<Slot>,
 }
 
@@ -38,11 +42,15 @@ impl McpTool {
             .or(def.title.as_deref())
             .map(str::to_string)
             .unwrap_or_else(|| format!("Tool `{}` of MCP server `{}`.", def.name, slot.name));
+        let notes = def.annotations.as_ref();
+        let read_only_hint = notes.and_then(|a| a.read_only_hint) == Some(true);
         McpTool {
             name: super::tool_name(&slot.name, &def.name),
             tool: def.name.to_string(),
             description,
             schema: object_schema(&def.input_schema),
+            hints: hints(def),
+            read_only: read_only_hint && slot.config.trust_read_only_hints,
             slot,
         }
     }
@@ -102,7 +110,21 @@ impl Tool for McpTool {
     }
 
     fn read_only(&self) -> bool {
-        false
+        self.read_only
+    }
+
+    async fn preview(
+        &self,
+        input: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<Option<crate::tools::Preview>, String> {
+        Ok(Some(crate::tools::Preview::Mcp {
+            server: self.slot.name.clone(),
+            tool: self.tool.clone(),
+            description: self.description.clone(),
+            hints: self.hints.clone(),
+            input: input.clone(),
+        }))
     }
 
     fn summary(&self, input: &Value) -> String {
@@ -187,6 +209,33 @@ impl McpTool {
             Err(e) => self.connection_lost(e).await,
         }
     }
+}
+
+/// The server's annotations in words, for the person deciding on a call.
+fn hints(def: &McpToolDef) -> Vec<String> {
+    let Some(a) = &def.annotations else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    match a.read_only_hint {
+        Some(true) => out.push("read-only".to_string()),
+        Some(false) => out.push("changes things".to_string()),
+        None => {}
+    }
+    if a.read_only_hint != Some(true) {
+        match a.destructive_hint {
+            Some(true) => out.push("destructive".to_string()),
+            Some(false) => out.push("only adds".to_string()),
+            None => {}
+        }
+        if a.idempotent_hint == Some(true) {
+            out.push("idempotent".to_string());
+        }
+    }
+    if a.open_world_hint == Some(true) {
+        out.push("reaches outside (open world)".to_string());
+    }
+    out
 }
 
 /// The server's input schema, marked as an object schema if it forgot to

@@ -9,6 +9,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
     PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -53,12 +54,16 @@ impl TestServer {
     }
 
     fn tools(&self) -> Vec<Tool> {
+        let mut echo = tool(
+            "echo",
+            "Echoes the text back.",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        );
+        echo.annotations = Some(ToolAnnotations::new().read_only(true));
+        let mut crash = tool("crash", "Makes the server exit.", no_args());
+        crash.annotations = Some(ToolAnnotations::new().read_only(false).destructive(true));
         let mut tools = vec![
-            tool(
-                "echo",
-                "Echoes the text back.",
-                json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-            ),
+            echo,
             tool("fail", "Always answers with an error result.", no_args()),
             tool(
                 "progress",
@@ -66,7 +71,7 @@ impl TestServer {
                 json!({"type": "object", "properties": {"steps": {"type": "integer"}}}),
             ),
             tool("add_tool", "Adds the `extra` tool.", no_args()),
-            tool("crash", "Makes the server exit.", no_args()),
+            crash,
             tool(
                 "header",
                 "Tells the value of an HTTP request header (streamable HTTP only).",

@@ -1,0 +1,196 @@
+//! The full-screen binary with MCP servers, in a pseudo-terminal: the status
+//! line and notices while a server starts and then fails, a prompt that
+//! waits for it, and the approval dialog of an MCP call with its full
+//! arguments.
+//!
+//! Like tests/mcp_manager.rs this binary has its own `main`: started with
+//! `CAIRN_TEST_MCP_SERVE=1` it is the test MCP server.
+
+#[path = "support/mcp_server.rs"]
+mod mcp_server;
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
+
+use std::path::Path;
+use std::time::Duration;
+
+use mock_model::{Format, MockModel, Reply};
+use pty::PtyApp;
+use serde_json::json;
+use test_home::TestHome;
+
+const SERVE_ENV: &str = "CAIRN_TEST_MCP_SERVE";
+
+fn main() {
+    if std::env::var_os(SERVE_ENV).is_some() {
+        let rt = tokio::runtime::Runtime::new().expect("runtime");
+        rt.block_on(mcp_server::serve_stdio());
+        return;
+    }
+    let all: &[(&str, fn())] = &[
+        (
+            "the_status_line_shows_a_server_starting_then_failing",
+            the_status_line_shows_a_server_starting_then_failing,
+        ),
+        (
+            "the_dialog_shows_the_whole_call_and_always_offers_the_tool",
+            the_dialog_shows_the_whole_call_and_always_offers_the_tool,
+        ),
+    ];
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
+    if std::env::args().any(|a| a == "--list") {
+        for (name, _) in all {
+            println!("{name}: test");
+        }
+        return;
+    }
+    let mut failed = Vec::new();
+    for (name, test) in all {
+        if !filter.is_empty() && !filter.iter().any(|f| name.contains(f.as_str())) {
+            continue;
+        }
+        match std::panic::catch_unwind(test) {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(_) => {
+                println!("test {name} ... FAILED");
+                failed.push(*name);
+            }
+        }
+    }
+    if !failed.is_empty() {
+        println!("failures: {}", failed.join(", "));
+        std::process::exit(1);
+    }
+}
+
+fn test_server(name: &str, extra: &str) -> String {
+    let exe = std::env::current_exe().expect("own path");
+    format!(
+        "[mcp.{name}]\ncommand = {:?}\nenv = {{ {SERVE_ENV} = \"1\" }}\n{extra}\n",
+        exe.display().to_string()
+    )
+}
+
+/// Starts the scripted model on its own runtime (the pty waits block).
+fn model(replies: Vec<Reply>) -> (tokio::runtime::Runtime, MockModel) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let mock = rt.block_on(MockModel::start(Format::Anthropic, replies));
+    (rt, mock)
+}
+
+fn start(config: &str, mock: &MockModel, rows: u16, cols: u16) -> (TestHome, PtyApp) {
+    let home = TestHome::new();
+    let dir = home.home.path().join("config").join("cairn");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    std::fs::write(dir.join("config.toml"), config).expect("config");
+    let app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &home.vars(&mock.url()),
+        home.project.path(),
+        rows,
+        cols,
+    );
+    app.wait_for_text("Ask cairn");
+    (home, app)
+}
+
+fn quit(mut app: PtyApp) {
+    app.send(b"\x03");
+    std::thread::sleep(Duration::from_millis(100));
+    app.send(b"\x03");
+    assert!(
+        app.wait_exit(Duration::from_secs(10)).is_some(),
+        "cairn did not quit"
+    );
+}
+
+fn the_status_line_shows_a_server_starting_then_failing() {
+    let config = format!(
+        "{}[mcp.slow]\ncommand = \"sleep\"\nargs = [\"60\"]\nstartup_timeout_secs = 4\n",
+        test_server("test", "")
+    );
+    let (_rt, mock) = model(vec![Reply::text("Answered after the wait.")]);
+    let (_home, mut app) = start(&config, &mock, 30, 120);
+    app.wait_for("one server up, one starting", |s| s.contains("mcp 1/2 …"));
+    app.type_text("hello");
+    app.send(b"\r");
+    app.wait_for_text("Waiting for MCP server `slow` to start");
+    let screen = app.wait_for_text("Answered after the wait.");
+    assert!(
+        screen.contains("`slow` could not start") && screen.contains("within 4 s"),
+        "the failure is a notice in the transcript:\n{screen}"
+    );
+    assert!(
+        screen.contains("mcp 1/2") && !screen.contains("mcp 1/2 …"),
+        "{screen}"
+    );
+    let tools: Vec<String> = mock.requests()[0]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect();
+    assert!(tools.contains(&"mcp__test__echo".to_string()), "{tools:?}");
+    quit(app);
+}
+
+fn the_dialog_shows_the_whole_call_and_always_offers_the_tool() {
+    let body: Vec<String> = (1..=40).map(|i| format!("line {i} of the file")).collect();
+    let long = format!(
+        "{} END-OF-LONG",
+        "a long sentence that keeps going ".repeat(6)
+    );
+    let (_rt, mock) = model(vec![
+        Reply::tool(
+            "c1",
+            "mcp__test__echo",
+            json!({"text": body.join("\n"), "note": long}),
+        ),
+        Reply::text("Echoed it."),
+    ]);
+    let (_home, mut app) = start(&test_server("test", ""), &mock, 40, 100);
+    app.type_text("echo the file");
+    app.send(b"\r");
+    let dialog = app.wait_for("the MCP dialog", |s| {
+        s.contains("Allow once") && s.contains("MCP server test · tool echo")
+    });
+    assert!(dialog.contains("Echoes the text back."), "{dialog}");
+    assert!(
+        dialog.contains("server's hints: read-only"),
+        "the hint is shown, and did not stop the dialog:\n{dialog}"
+    );
+    assert!(
+        dialog.contains("END-OF-LONG"),
+        "long strings are whole:\n{dialog}"
+    );
+    assert!(dialog.contains("text: (40 lines)"), "{dialog}");
+    assert!(dialog.contains("│ line 1 of the file"), "{dialog}");
+    assert!(
+        dialog.contains("Allow always: mcp__test__echo"),
+        "Always offers the tool by name:\n{dialog}"
+    );
+    // The rest of the arguments are a scroll away.
+    for _ in 0..6 {
+        app.send(b"\x1b[6~");
+    }
+    app.wait_for("the last line after scrolling", |s| {
+        s.contains("│ line 40 of the file")
+    });
+    app.send(b"a");
+    app.wait_for_text("Echoed it.");
+    let result = mock.requests()[1]["messages"].to_string();
+    assert!(result.contains("line 40 of the file"), "{result}");
+    quit(app);
+}
