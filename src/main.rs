@@ -248,6 +248,8 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
     if let Some(sink) = &running.sink {
         sink.flush();
     }
+    // Stdio servers (and whatever they started) end with cairn.
+    running.mcp.shutdown().await;
     Ok(code as u8)
 }
 

@@ -52,6 +52,14 @@ async fn fetch_package() -> Result<(), String> {
     }
 }
 
+/// An empty directory as the calls' workspace (each call pictures it for
+/// undo, and all of /tmp is not one).
+fn workspace() -> std::path::PathBuf {
+    let ws = std::env::temp_dir().join(format!("cairn-mcp-ev-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).expect("workspace dir");
+    ws
+}
+
 /// Both tests need the package; fetch it once so two `npx` runs do not
 /// race to fill the same cache directory.
 static FETCHED: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
@@ -111,12 +119,12 @@ async fn exercise(manager: &McpManager, server: &str) {
     connected(manager, server).await;
     let echo = tool(manager, &format!("mcp__{server}__echo"));
     assert_eq!(echo.schema()["properties"]["message"]["type"], "string");
-    let ctx = ToolContext::new(std::env::temp_dir());
+    let ctx = ToolContext::new(workspace());
     let out = echo.run(json!({"message": "hello from cairn"}), &ctx).await;
     assert!(!out.is_error, "{out:?}");
     assert_eq!(out.text_content(), "Echo: hello from cairn");
 
-    let mut image_ctx = ToolContext::new(std::env::temp_dir());
+    let mut image_ctx = ToolContext::new(workspace());
     image_ctx.supports_images = true;
     let out = tool(manager, &format!("mcp__{server}__get-tiny-image"))
         .run(json!({}), &image_ctx)
@@ -129,7 +137,7 @@ async fn exercise(manager: &McpManager, server: &str) {
     );
 
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut progress_ctx = ToolContext::new(std::env::temp_dir());
+    let mut progress_ctx = ToolContext::new(workspace());
     progress_ctx.progress = Some(tx);
     let out = tool(
         manager,

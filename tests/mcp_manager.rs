@@ -151,8 +151,12 @@ fn tool(manager: &McpManager, name: &str) -> Arc<dyn Tool> {
         .unwrap_or_else(|| panic!("no tool {name}"))
 }
 
+/// A context whose workspace is an empty directory of its own (each call
+/// pictures the workspace for undo, and all of /tmp is not one).
 fn ctx() -> ToolContext {
-    ToolContext::new(std::env::temp_dir())
+    let ws = std::env::temp_dir().join(format!("cairn-mcp-ws-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).expect("workspace dir");
+    ToolContext::new(ws)
 }
 
 async fn call(manager: &McpManager, name: &str, input: Value) -> ToolOutput {

@@ -44,6 +44,7 @@ fn main() {
         enabled_and_disabled_tools_filter_what_is_offered,
         read_only_hints_count_only_when_the_config_says_so,
         mcp_list_is_bounded_and_fails_when_a_server_does,
+        run_stops_its_servers_when_it_ends,
         mcp_add_get_remove_edit_the_user_config,
     );
     let filter: Vec<String> = std::env::args()
@@ -268,6 +269,52 @@ async fn read_only_hints_count_only_when_the_config_says_so() {
         assert!(!results.contains("something went wrong"), "{results}");
         assert!(results.contains("needs the person's approval"), "{results}");
     }
+}
+
+/// Whether `pid` is a live process (a zombie is not).
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            !state.starts_with('Z') && !state.starts_with('X')
+        })
+        .unwrap_or(false)
+}
+
+async fn run_stops_its_servers_when_it_ends() {
+    let pidfile = tempfile::NamedTempFile::new().expect("pid file");
+    let extra = format!(
+        "trusted = true\n[mcp.test.env]\n{SERVE_ENV} = \"1\"\n{} = {:?}\n",
+        mcp_server::PIDFILE_ENV,
+        pidfile.path().display().to_string()
+    );
+    let exe = std::env::current_exe().expect("own path");
+    let config = format!(
+        "[mcp.test]\ncommand = {:?}\n{extra}",
+        exe.display().to_string()
+    );
+    let env = Env::new(&config);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("c1", "mcp__test__echo", json!({"text": "x"})),
+            Reply::text("done"),
+        ],
+    )
+    .await;
+    let (code, _, stderr) = env.cairn(&mock.url(), &["run", "go"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let pid = std::fs::read_to_string(pidfile.path()).expect("pid written");
+    assert!(!pid.is_empty(), "the server ran");
+    let mut gone = false;
+    for _ in 0..40 {
+        if !alive(pid.trim()) {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "the server process {pid} outlived cairn run");
 }
 
 async fn mcp_list_is_bounded_and_fails_when_a_server_does() {

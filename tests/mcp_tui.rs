@@ -40,6 +40,10 @@ fn main() {
             "the_dialog_shows_the_whole_call_and_always_offers_the_tool",
             the_dialog_shows_the_whole_call_and_always_offers_the_tool,
         ),
+        (
+            "undo_restores_a_file_an_mcp_server_wrote",
+            undo_restores_a_file_an_mcp_server_wrote,
+        ),
     ];
     let filter: Vec<String> = std::env::args()
         .skip(1)
@@ -143,6 +147,81 @@ fn the_status_line_shows_a_server_starting_then_failing() {
         .filter_map(|t| t["name"].as_str().map(String::from))
         .collect();
     assert!(tools.contains(&"mcp__test__echo".to_string()), "{tools:?}");
+    quit(app);
+}
+
+const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem";
+
+/// Whether `npx` can run `package` (fetching it if need be); `Err` is the
+/// reason to skip.
+fn npx_package(package: &str) -> Result<(), String> {
+    let out = std::process::Command::new("npx")
+        .args(["-y", "--package", package, "-c", "true"])
+        .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("npx could not be run ({e})"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!("npx could not fetch {package} ({})", out.status))
+    }
+}
+
+fn undo_restores_a_file_an_mcp_server_wrote() {
+    if let Err(why) = npx_package(FILESYSTEM) {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let home = TestHome::new();
+    let project = home.project.path().canonicalize().expect("project path");
+    let target = project.join("notes.txt");
+    std::fs::write(&target, "the original notes\n").expect("notes");
+    let config = format!(
+        "[mcp.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"{FILESYSTEM}\", {:?}]\n\
+         trusted = true\nstartup_timeout_secs = 120\n",
+        project.display().to_string()
+    );
+    let (_rt, mock) = model(vec![
+        Reply::tool(
+            "w1",
+            "mcp__fs__write_file",
+            json!({"path": target.display().to_string(), "content": "written by the server\n"}),
+        ),
+        Reply::text("Wrote the notes."),
+        Reply::text("Notes"),
+    ]);
+    let dir = home.home.path().join("config").join("cairn");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    std::fs::write(dir.join("config.toml"), config).expect("config");
+    let mut app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &home.vars(&mock.url()),
+        home.project.path(),
+        30,
+        120,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("rewrite the notes");
+    app.send(b"\r");
+    app.wait_for_text("Wrote the notes.");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("notes"),
+        "written by the server\n",
+        "{}",
+        mock.requests()[1]
+    );
+    app.type_text("/undo");
+    app.send(b"\r");
+    let confirm = app.wait_for_text("Undo the file changes");
+    assert!(confirm.contains("notes.txt"), "{confirm}");
+    app.send(b"y");
+    app.wait_for_text("Undone: restored");
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("notes"),
+        "the original notes\n"
+    );
     quit(app);
 }
 

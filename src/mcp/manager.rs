@@ -412,7 +412,10 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         Some(Ok(Ok(tools))) => tools,
         other => {
             if let Some(reason) = match other {
-                Some(Ok(Err(e))) => Some(format!("listing its tools failed: {e}")),
+                Some(Ok(Err(e))) => Some(format!(
+                    "listing its tools failed: {}",
+                    super::errors::service_failure(&e)
+                )),
                 Some(Err(_)) => Some(late()),
                 _ => None,
             } {

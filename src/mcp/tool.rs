@@ -14,6 +14,8 @@ use serde_json::Value;
 
 use super::content::render;
 use super::manager::{Live, Slot};
+use crate::tools::snapshot::Snapshot;
+use crate::tools::walk::blocking;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 
 /// How long a call whose connection dropped waits to learn why.
@@ -76,7 +78,10 @@ impl McpTool {
                 return ToolOutput::error(why);
             }
             if tokio::time::Instant::now() >= deadline {
-                return self.error(format!("the connection to the server failed ({e})"));
+                return self.error(format!(
+                    "the connection to the server failed ({})",
+                    super::errors::service_failure(&e)
+                ));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -152,6 +157,40 @@ impl Tool for McpTool {
                 return self.error(format!("the arguments must be a JSON object, got {other}"));
             }
         }
+        // The server may change files in the workspace (a filesystem
+        // server does); what it changed is kept for undo, as for `bash`.
+        let root = ctx.workspace.clone();
+        let before = blocking(move || Snapshot::take(&root)).await.ok();
+        let output = self.call(&live, params, ctx).await;
+        record_changes(ctx, before).await;
+        output
+    }
+}
+
+/// Stores the content of every workspace file that changed since `before`.
+async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
+    let Some(before) = before else { return };
+    let root = ctx.workspace.clone();
+    if let Ok((changes, lost)) = blocking(move || before.changes_and_losses(&root)).await {
+        for (path, content) in changes {
+            ctx.session.record_version(&path, content);
+        }
+        for path in lost {
+            ctx.session.record_unrestorable(
+                &path,
+                "changed by an MCP tool, and too large to keep a copy of",
+            );
+        }
+    }
+}
+
+impl McpTool {
+    async fn call(
+        &self,
+        live: &Live,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+    ) -> ToolOutput {
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let handle = match live
             .peer
@@ -176,7 +215,7 @@ impl Tool for McpTool {
         match outcome {
             Outcome::Answered(answer) => self.answer(*answer, ctx.supports_images).await,
             Outcome::TimedOut => {
-                self.send_cancel(&live, id, "timed out").await;
+                self.send_cancel(live, id, "timed out").await;
                 self.error(format!(
                     "no answer within {} s, so the call was cancelled. The server may still be \
                      working; retry with a smaller request, or raise `tool_timeout_secs` for this server",
@@ -184,7 +223,7 @@ impl Tool for McpTool {
                 ))
             }
             Outcome::Cancelled => {
-                self.send_cancel(&live, id, "cancelled by the user").await;
+                self.send_cancel(live, id, "cancelled by the user").await;
                 ToolOutput::error("cancelled by the user")
             }
         }

@@ -43,7 +43,7 @@ pub(crate) async fn connect(
         connect_stdio(name, command, config, client).await
     } else if let Some(url) = &config.url {
         match config.transport.as_deref() {
-            None | Some("http") => connect_http(url, config, client).await,
+            None | Some("http") => connect_http(name, url, config, client).await,
             Some(other) => Err(format!(
                 "`transport = \"{other}\"` is not supported; use `http` (streamable HTTP)"
             )),
@@ -78,9 +78,13 @@ async fn connect_stdio(
     // (`npx` runs the server as a grandchild).
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!("could not start `{program}`: no such program; is it installed and on PATH?")
+        } else {
+            format!("could not start `{program}`: {e}")
+        }
+    })?;
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -99,13 +103,14 @@ async fn connect_stdio(
             process.stop().await;
             Err(match why {
                 Some(why) => format!("initialisation failed: {why}"),
-                None => format!("initialisation failed: {e}"),
+                None => format!("initialisation failed: {}", super::errors::init_failure(&e)),
             })
         }
     }
 }
 
 async fn connect_http(
+    name: &str,
     url: &str,
     config: &McpServerConfig,
     client: CairnClient,
@@ -115,16 +120,10 @@ async fn connect_http(
     let transport = StreamableHttpClientTransport::from_config(
         StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
     );
-    let session = client.serve(transport).await.map_err(|e| {
-        let mut why = format!("could not connect to {url}: {e}");
-        if url.trim_end_matches('/').ends_with("/sse") {
-            why.push_str(
-                " (this looks like an HTTP+SSE endpoint; cairn speaks only streamable HTTP, \
-                     usually served at /mcp)",
-            );
-        }
-        why
-    })?;
+    let session = client
+        .serve(transport)
+        .await
+        .map_err(|e| super::errors::connect_failure(name, &url, &e).0)?;
     Ok(Connection {
         session,
         child: None,
