@@ -28,6 +28,18 @@ pub(crate) struct CairnClient {
     pub(crate) relisting: Arc<AtomicBool>,
 }
 
+impl CairnClient {
+    /// Another handler for the same server, for a second connection attempt.
+    pub(crate) fn twin(&self) -> CairnClient {
+        CairnClient {
+            server: self.server.clone(),
+            progress: self.progress.clone(),
+            tools_changed: self.tools_changed.clone(),
+            relisting: self.relisting.clone(),
+        }
+    }
+}
+
 impl ClientHandler for CairnClient {
     async fn on_progress(
         &self,

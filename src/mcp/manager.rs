@@ -317,6 +317,9 @@ impl Slot {
                 }
                 (TransportKind::Stdio, line)
             }
+            (None, Some(url)) if self.config.transport.as_deref() == Some("sse") => {
+                (TransportKind::Sse, url.clone())
+            }
             (None, Some(url)) => (TransportKind::Http, url.clone()),
             (None, None) => (TransportKind::Stdio, String::new()),
         };

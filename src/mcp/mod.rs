@@ -7,8 +7,8 @@
 //! connect, fail or crash on their own time and `changes()` ticks whenever
 //! the tool set moves, so the agent can refresh its registry.
 //!
-//! rmcp 3.11 has no client for the older HTTP+SSE transport, so only stdio
-//! and streamable HTTP servers are supported.
+//! stdio and streamable HTTP go through rmcp; the older HTTP+SSE transport,
+//! which rmcp 3.11 has no client for, is cairn's own (`sse.rs`).
 
 mod client;
 pub mod config_file;
@@ -18,6 +18,7 @@ mod manager;
 mod notices;
 mod progress;
 mod ready;
+mod sse;
 mod status;
 mod tool;
 mod transport;
@@ -45,6 +46,8 @@ pub enum ServerState {
 pub enum TransportKind {
     Stdio,
     Http,
+    /// The older HTTP+SSE transport.
+    Sse,
 }
 
 impl std::fmt::Display for TransportKind {
@@ -52,6 +55,7 @@ impl std::fmt::Display for TransportKind {
         f.write_str(match self {
             TransportKind::Stdio => "stdio",
             TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
         })
     }
 }

@@ -42,10 +42,14 @@ pub(crate) async fn connect(
     if let Some(command) = &config.command {
         connect_stdio(name, command, config, client).await
     } else if let Some(url) = &config.url {
+        let url = expand_env(url)?;
+        let headers = http_headers(&config.headers)?;
         match config.transport.as_deref() {
-            None | Some("http") => connect_http(name, url, config, client).await,
+            None | Some("http") => connect_http(name, &url, headers, client).await,
+            Some("sse") => connect_sse(&url, headers, client).await,
             Some(other) => Err(format!(
-                "`transport = \"{other}\"` is not supported; use `http` (streamable HTTP)"
+                "`transport = \"{other}\"` is not a transport; use `http` (streamable HTTP, the \
+                 default) or `sse` (the older HTTP+SSE)"
             )),
         }
     } else {
@@ -109,21 +113,55 @@ async fn connect_stdio(
     }
 }
 
+/// Streamable HTTP; a server that answers its POST with a 4xx other than
+/// 401/403 is tried with the older HTTP+SSE transport instead, as the
+/// specification's backwards-compatibility section describes.
 async fn connect_http(
     name: &str,
     url: &str,
-    config: &McpServerConfig,
+    headers: HashMap<HeaderName, HeaderValue>,
     client: CairnClient,
 ) -> Result<Connection, String> {
-    let url = expand_env(url)?;
-    let headers = http_headers(&config.headers)?;
+    // The client handler is used up by a failed attempt; keep a twin for
+    // the fallback.
+    let twin = client.twin();
     let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone()),
     );
-    let session = client
-        .serve(transport)
+    match client.serve(transport).await {
+        Ok(session) => Ok(Connection {
+            session,
+            child: None,
+        }),
+        Err(e) => {
+            let (why, status) = super::errors::connect_failure(name, url, &e);
+            match status {
+                Some(code) if (400..500).contains(&code) && code != 401 && code != 403 => {
+                    tracing::info!(server = %name, "streamable HTTP answered {code}; trying HTTP+SSE");
+                    connect_sse(url, headers, twin)
+                        .await
+                        .map_err(|sse_why| format!("{why}; as an HTTP+SSE server: {sse_why}"))
+                }
+                _ => Err(why),
+            }
+        }
+    }
+}
+
+async fn connect_sse(
+    url: &str,
+    headers: HashMap<HeaderName, HeaderValue>,
+    client: CairnClient,
+) -> Result<Connection, String> {
+    let transport = super::sse::open(url, headers.into_iter().collect())
         .await
-        .map_err(|e| super::errors::connect_failure(name, &url, &e).0)?;
+        .map_err(|(why, _)| why)?;
+    let session = client.serve(transport).await.map_err(|e| {
+        format!(
+            "the HTTP+SSE server at {url} did not start a session: {}",
+            super::errors::init_failure(&e)
+        )
+    })?;
     Ok(Connection {
         session,
         child: None,
