@@ -309,7 +309,8 @@ fn last_results(mock: &MockModel) -> String {
         .join("\n")
 }
 
-/// `cairn run` with `[mcp.everything]` as given: the model calls `echo`.
+/// `cairn run` with `[mcp.everything]` as given: the model calls `echo`
+/// and reads a resource.
 async fn run_cairn_echo(server_toml: &str, word: &str) {
     let home = TestHome::new();
     let dir = home.home.path().join("config").join("cairn");
@@ -323,6 +324,11 @@ async fn run_cairn_echo(server_toml: &str, word: &str) {
         Format::Anthropic,
         vec![
             Reply::tool("e1", "mcp__everything__echo", json!({"message": word})),
+            Reply::tool(
+                "r1",
+                "read_mcp_resource",
+                json!({"server": "everything", "uri": "demo://resource/dynamic/text/7"}),
+            ),
             Reply::text("Echoed."),
         ],
     )
@@ -342,6 +348,11 @@ async fn run_cairn_echo(server_toml: &str, word: &str) {
         .expect("cairn ran");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
+    assert!(
+        last_results(&mock).contains("Resource 7: This is a plaintext resource"),
+        "{stderr}\n{}",
+        last_results(&mock)
+    );
     assert!(
         last_results(&mock).contains(&format!("Echo: {word}")),
         "{stderr}\n{}",

@@ -219,6 +219,8 @@ async fn tools_are_listed_with_prefix_and_schema() {
     assert_eq!(
         names,
         [
+            // The server offers resources, so the two resource tools too.
+            "list_mcp_resources",
             "mcp__test__add_tool",
             "mcp__test__crash",
             "mcp__test__echo",
@@ -226,7 +228,8 @@ async fn tools_are_listed_with_prefix_and_schema() {
             "mcp__test__header",
             "mcp__test__image",
             "mcp__test__progress",
-            "mcp__test__slow"
+            "mcp__test__slow",
+            "read_mcp_resource",
         ]
     );
     let echo = tool(&manager, "mcp__test__echo");

@@ -43,6 +43,7 @@ fn main() {
         a_tool_list_changed_mid_turn_is_offered_next,
         enabled_and_disabled_tools_filter_what_is_offered,
         read_only_hints_count_only_when_the_config_says_so,
+        the_model_lists_and_reads_resources,
         mcp_list_is_bounded_and_fails_when_a_server_does,
         run_stops_its_servers_when_it_ends,
         mcp_add_get_remove_edit_the_user_config,
@@ -158,7 +159,8 @@ async fn run_waits_for_a_server_and_calls_its_tool() {
     let (code, stdout, stderr) = env.cairn(&mock.url(), &["run", "echo something"]).await;
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     let requests = mock.requests();
-    assert_eq!(requests.len(), 2, "{stderr}");
+    // A title request may follow the turn.
+    assert!(requests.len() >= 2, "{stderr}");
     assert!(
         tool_names(&requests[0]).contains(&"mcp__test__echo".to_string()),
         "the first request offers the server's tools: {:?}",
@@ -315,6 +317,42 @@ async fn run_stops_its_servers_when_it_ends() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(gone, "the server process {pid} outlived cairn run");
+}
+
+async fn the_model_lists_and_reads_resources() {
+    let env = Env::new(&test_server("test", ""));
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("r1", "list_mcp_resources", json!({})),
+            Reply::tool(
+                "r2",
+                "read_mcp_resource",
+                json!({"server": "test", "uri": mcp_server::RESOURCE_URI}),
+            ),
+            Reply::tool(
+                "r3",
+                "read_mcp_resource",
+                json!({"server": "test", "uri": "cairn-test://none"}),
+            ),
+            Reply::text("Read it."),
+        ],
+    )
+    .await;
+    let (code, stdout, stderr) = env.cairn(&mock.url(), &["run", "read the notes"]).await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    let requests = mock.requests();
+    let listed = last_result(&requests[1]);
+    assert!(
+        listed.contains(mcp_server::RESOURCE_URI) && listed.contains("The test server's notes."),
+        "{listed}"
+    );
+    assert!(last_result(&requests[2]).contains(mcp_server::RESOURCE_TEXT));
+    let missing = last_result(&requests[3]);
+    assert!(
+        missing.contains("could not read `cairn-test://none`"),
+        "{missing}"
+    );
 }
 
 async fn mcp_list_is_bounded_and_fails_when_a_server_does() {

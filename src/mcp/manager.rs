@@ -143,13 +143,31 @@ impl McpManager {
                 }
             }
         }
+        let with_resources: Vec<Arc<Slot>> = self
+            .slots
+            .values()
+            .filter(|s| super::resources::offers_resources(s))
+            .cloned()
+            .collect();
+        if !with_resources.is_empty() {
+            out.push(Arc::new(super::resources::ListResources {
+                slots: with_resources.clone(),
+            }));
+            out.push(Arc::new(super::resources::ReadResource {
+                slots: with_resources,
+            }));
+        }
         out
     }
 
     /// Replaces the MCP tools in `registry` with the current ones; call it
     /// whenever [`Self::changes`] ticks.
     pub fn install_tools(&self, registry: &mut Registry) {
-        registry.remove_where(|name| super::split_tool_name(name).is_some());
+        registry.remove_where(|name| {
+            super::split_tool_name(name).is_some()
+                || name == super::resources::LIST
+                || name == super::resources::READ
+        });
         for tool in self.tools() {
             registry.register(tool);
         }

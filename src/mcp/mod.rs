@@ -18,6 +18,7 @@ mod manager;
 mod notices;
 mod progress;
 mod ready;
+mod resources;
 mod sse;
 mod status;
 mod tool;

@@ -7,9 +7,10 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
+    Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -24,6 +25,10 @@ pub const MARKER_ENV: &str = "CAIRN_TEST_MCP_MARKER";
 
 /// Set to a file path: the server writes its process id there on start.
 pub const PIDFILE_ENV: &str = "CAIRN_TEST_MCP_PIDFILE";
+
+/// The one resource the server offers, and its text.
+pub const RESOURCE_URI: &str = "cairn-test://notes";
+pub const RESOURCE_TEXT: &str = "The notes say: resources work.";
 
 pub struct TestServer {
     extra_tool: Mutex<bool>,
@@ -103,6 +108,7 @@ impl ServerHandler for TestServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
                 .build(),
         )
     }
@@ -113,6 +119,38 @@ impl ServerHandler for TestServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let notes = serde_json::from_value(json!({
+            "uri": RESOURCE_URI,
+            "name": "notes",
+            "mimeType": "text/plain",
+            "description": "The test server's notes.",
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListResourcesResult::with_all_items(vec![notes]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != RESOURCE_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::text(RESOURCE_TEXT, RESOURCE_URI)])
+                .into(),
+        )
     }
 
     async fn call_tool(
