@@ -139,7 +139,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         }
         Err(e) => (None, Some(format!("{e:#}"))),
     };
-    let mcp = McpManager::start(s.config.file.mcp.clone());
+    let mcp = McpManager::start_in(s.config.file.mcp.clone(), Some(s.root.clone()));
     agent = agent.with_tool_source(mcp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {

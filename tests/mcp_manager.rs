@@ -228,6 +228,7 @@ async fn tools_are_listed_with_prefix_and_schema() {
             "mcp__test__header",
             "mcp__test__image",
             "mcp__test__progress",
+            "mcp__test__roots",
             "mcp__test__slow",
             "read_mcp_resource",
         ]
@@ -248,7 +249,7 @@ async fn tools_are_listed_with_prefix_and_schema() {
     assert_eq!(status.state, ServerState::Connected { tools: 8 });
     assert!(status.tools.contains(&"echo".to_string()));
     let table = format_status(&manager.statuses());
-    assert!(table.contains("connected (8 tools)"), "{table}");
+    assert!(table.contains("connected (9 tools)"), "{table}");
     manager.shutdown().await;
 }
 

@@ -152,6 +152,7 @@ async fn run_waits_for_a_server_and_calls_its_tool() {
         Format::Anthropic,
         vec![
             Reply::tool("c1", "mcp__test__echo", json!({"text": "over stdio"})),
+            Reply::tool("c2", "mcp__test__roots", json!({})),
             Reply::text("The server echoed."),
         ],
     )
@@ -160,13 +161,21 @@ async fn run_waits_for_a_server_and_calls_its_tool() {
     assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
     let requests = mock.requests();
     // A title request may follow the turn.
-    assert!(requests.len() >= 2, "{stderr}");
+    assert!(requests.len() >= 3, "{stderr}");
     assert!(
         tool_names(&requests[0]).contains(&"mcp__test__echo".to_string()),
         "the first request offers the server's tools: {:?}",
         tool_names(&requests[0])
     );
     assert!(last_result(&requests[1]).contains("echo: over stdio"));
+    // The workspace is the client's root.
+    let root = env.home.project.path().canonicalize().expect("project");
+    let uri = format!("file://{}", root.display());
+    assert!(
+        last_result(&requests[2]).contains(&uri),
+        "{}",
+        last_result(&requests[2])
+    );
     assert!(stdout.contains("The server echoed."));
 }
 
@@ -366,7 +375,7 @@ async fn mcp_list_is_bounded_and_fails_when_a_server_does() {
     let (code, stdout, stderr) = env.cairn("http://127.0.0.1:9", &["mcp", "list"]).await;
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(code, 1, "stdout: {stdout}\nstderr: {stderr}");
-    assert!(stdout.contains("connected (8 tools)"), "{stdout}");
+    assert!(stdout.contains("connected (9 tools)"), "{stdout}");
     assert!(
         stdout.contains("did not finish starting within 1 s"),
         "{stdout}"
@@ -428,7 +437,7 @@ async fn mcp_add_get_remove_edit_the_user_config() {
     let (code, stdout, stderr) = env.cairn(url, &["mcp", "get", "local"]).await;
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stdout.contains("[mcp.local]") && stdout.contains("connected (8 tools)"),
+        stdout.contains("[mcp.local]") && stdout.contains("connected (9 tools)"),
         "{stdout}"
     );
 

@@ -12,8 +12,9 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
     LoggingMessageNotificationParam, ProgressNotificationParam,
 };
-use rmcp::service::NotificationContext;
-use rmcp::{ClientHandler, RoleClient};
+use rmcp::model::{ListRootsResult, Root};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::progress::ProgressRouter;
@@ -26,6 +27,8 @@ pub(crate) struct CairnClient {
     /// Raised at once on `list_changed`, so a model request about to go out
     /// waits for the new list.
     pub(crate) relisting: Arc<AtomicBool>,
+    /// The workspace, offered to the server as the client's root.
+    pub(crate) root: Option<std::path::PathBuf>,
 }
 
 impl CairnClient {
@@ -36,6 +39,7 @@ impl CairnClient {
             progress: self.progress.clone(),
             tools_changed: self.tools_changed.clone(),
             relisting: self.relisting.clone(),
+            root: self.root.clone(),
         }
     }
 }
@@ -70,9 +74,32 @@ impl ClientHandler for CairnClient {
         }
     }
 
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
+        let roots = self
+            .root
+            .as_ref()
+            .and_then(|path| {
+                let uri = reqwest::Url::from_file_path(path).ok()?;
+                let name = path.file_name()?.to_string_lossy().into_owned();
+                Some(Root::new(uri.to_string()).with_name(name))
+            })
+            .into_iter()
+            .collect();
+        Ok(ListRootsResult::new(roots))
+    }
+
     fn get_info(&self) -> ClientConfig {
+        // Roots only when there is a workspace to offer.
+        let capabilities = match self.root {
+            Some(_) => serde_json::from_value(serde_json::json!({"roots": {"listChanged": false}}))
+                .unwrap_or_default(),
+            None => ClientCapabilities::default(),
+        };
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
         )
     }

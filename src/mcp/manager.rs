@@ -48,6 +48,7 @@ pub(crate) struct Slot {
     /// Set when the server announced a new tool list that is not listed
     /// yet, so the next model request waits for it.
     pub(super) relisting: Arc<AtomicBool>,
+    root: Option<std::path::PathBuf>,
 }
 
 pub(super) struct SlotInner {
@@ -74,6 +75,15 @@ impl McpManager {
     /// Starts every enabled server in the background and returns at once.
     /// Must be called from within a Tokio runtime.
     pub fn start(servers: BTreeMap<String, McpServerConfig>) -> Arc<McpManager> {
+        Self::start_in(servers, None)
+    }
+
+    /// Like [`Self::start`], offering `root` (the workspace) to the servers
+    /// as the client's root.
+    pub fn start_in(
+        servers: BTreeMap<String, McpServerConfig>,
+        root: Option<std::path::PathBuf>,
+    ) -> Arc<McpManager> {
         let slots = servers
             .into_iter()
             .map(|(name, config)| {
@@ -96,6 +106,7 @@ impl McpManager {
                         failed_before: false,
                     }),
                     relisting: Arc::new(AtomicBool::new(false)),
+                    root: root.clone(),
                 });
                 (name, slot)
             })
@@ -402,6 +413,7 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         progress: progress.clone(),
         tools_changed: list_tx,
         relisting: slot.relisting.clone(),
+        root: slot.root.clone(),
     };
     let limit = slot.startup_timeout();
     // Starting and the first listing share one deadline.

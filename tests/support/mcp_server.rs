@@ -2,6 +2,10 @@
 //! one behaviour of the client: plain text, error results, progress,
 //! `list_changed`, a crash, images and a call slow enough to cancel.
 
+// Roots are deprecated by the newest protocol revision, but clients and
+// servers of the earlier ones use them, and cairn offers its workspace.
+#![allow(deprecated)]
+
 use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -83,6 +87,7 @@ impl TestServer {
                 json!({"type": "object", "properties": {"name": {"type": "string"}}}),
             ),
             tool("image", "Returns a tiny image.", no_args()),
+            tool("roots", "Tells the client's roots.", no_args()),
             tool(
                 "slow",
                 "Answers after `secs` seconds.",
@@ -186,6 +191,13 @@ impl ServerHandler for TestServer {
                 Ok(text_result("added"))
             }
             "extra" => Ok(text_result("extra tool here")),
+            "roots" => match context.peer.list_roots().await {
+                Ok(result) => {
+                    let uris: Vec<String> = result.roots.into_iter().map(|r| r.uri).collect();
+                    Ok(text_result(format!("roots: {}", uris.join(" "))))
+                }
+                Err(e) => Ok(text_result(format!("no roots: {e}"))),
+            },
             "header" => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or("");
                 let value = context
