@@ -246,7 +246,7 @@ async fn tools_are_listed_with_prefix_and_schema() {
 
     let status = manager.statuses().remove(0);
     assert_eq!(status.transport, TransportKind::Stdio);
-    assert_eq!(status.state, ServerState::Connected { tools: 8 });
+    assert_eq!(status.state, ServerState::Connected { tools: 9 });
     assert!(status.tools.contains(&"echo".to_string()));
     let table = format_status(&manager.statuses());
     assert!(table.contains("connected (9 tools)"), "{table}");
@@ -335,7 +335,7 @@ async fn list_changed_refreshes_the_tools() {
     })
     .await;
     assert!(appeared.is_ok(), "the new tool never appeared");
-    assert_eq!(state(&manager, "test"), ServerState::Connected { tools: 9 });
+    assert_eq!(state(&manager, "test"), ServerState::Connected { tools: 10 });
     let out = call(&manager, "mcp__test__extra", json!({})).await;
     assert_eq!(out.text_content(), "extra tool here");
     manager.shutdown().await;
