@@ -244,6 +244,15 @@ async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> 
     if let Some(e) = &running.store_error {
         eprintln!("cairn: this session will not be saved: {e}");
     }
+    // `/mcp__SERVER__PROMPT args` sends that MCP prompt's text.
+    let prompt = match cairn::cli::mcp::expand_prompt(&running.mcp, prompt).await {
+        Ok(prompt) => prompt,
+        Err(why) => {
+            eprintln!("cairn: {why}");
+            running.mcp.shutdown().await;
+            return Ok(1);
+        }
+    };
     let code = headless::run(prompt, output, running.commands, running.events).await;
     if let Some(sink) = &running.sink {
         sink.flush();

@@ -360,14 +360,45 @@ async fn run_cairn_echo(server_toml: &str, word: &str) {
     );
 }
 
+/// `cairn run "/mcp__everything__args-prompt …"` sends the server's prompt.
+async fn run_cairn_prompt(server_toml: &str) {
+    let home = TestHome::new();
+    let dir = home.home.path().join("config").join("cairn");
+    std::fs::create_dir_all(&dir).expect("config dir");
+    std::fs::write(
+        dir.join("config.toml"),
+        format!("[mcp.everything]\n{server_toml}\nstartup_timeout_secs = 120\n"),
+    )
+    .expect("config");
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Sunny.")]).await;
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "/mcp__everything__args-prompt city=Lisbon"])
+        .current_dir(home.project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(home.vars(&mock.url()))
+        .stdin(Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(STARTUP, out)
+        .await
+        .expect("cairn run finished")
+        .expect("cairn ran");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let sent = last_results(&mock);
+    assert!(
+        sent.contains("What's weather in Lisbon?"),
+        "{stderr}\n{sent}"
+    );
+}
+
 #[tokio::test]
 async fn cairn_run_over_every_transport() {
     require_package!("cairn_run_over_every_transport");
-    run_cairn_echo(
-        &format!("command = \"npx\"\nargs = [\"-y\", \"{PACKAGE}\"]"),
-        "stdio",
-    )
-    .await;
+    let stdio = format!("command = \"npx\"\nargs = [\"-y\", \"{PACKAGE}\"]");
+    run_cairn_echo(&stdio, "stdio").await;
+    run_cairn_prompt(&stdio).await;
     let (mut http, port) = serve("streamableHttp").await;
     run_cairn_echo(
         &format!("url = \"http://127.0.0.1:{port}/mcp\""),

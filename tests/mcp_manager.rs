@@ -335,7 +335,10 @@ async fn list_changed_refreshes_the_tools() {
     })
     .await;
     assert!(appeared.is_ok(), "the new tool never appeared");
-    assert_eq!(state(&manager, "test"), ServerState::Connected { tools: 10 });
+    assert_eq!(
+        state(&manager, "test"),
+        ServerState::Connected { tools: 10 }
+    );
     let out = call(&manager, "mcp__test__extra", json!({})).await;
     assert_eq!(out.text_content(), "extra tool here");
     manager.shutdown().await;

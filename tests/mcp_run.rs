@@ -44,6 +44,7 @@ fn main() {
         enabled_and_disabled_tools_filter_what_is_offered,
         read_only_hints_count_only_when_the_config_says_so,
         the_model_lists_and_reads_resources,
+        a_prompt_command_sends_the_servers_prompt,
         mcp_list_is_bounded_and_fails_when_a_server_does,
         run_stops_its_servers_when_it_ends,
         mcp_add_get_remove_edit_the_user_config,
@@ -361,6 +362,28 @@ async fn the_model_lists_and_reads_resources() {
     assert!(
         missing.contains("could not read `cairn-test://none`"),
         "{missing}"
+    );
+}
+
+async fn a_prompt_command_sends_the_servers_prompt() {
+    let env = Env::new(&test_server("test", ""));
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Hello, Ada!")]).await;
+    let (code, stdout, stderr) = env
+        .cairn(&mock.url(), &["run", "/mcp__test__greet Ada"])
+        .await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    let sent = mock.requests()[0]["messages"].to_string();
+    assert!(sent.contains("Say hello to Ada, warmly."), "{sent}");
+    assert!(!sent.contains("mcp__test__greet"), "{sent}");
+
+    let (code, _, stderr) = env.cairn(&mock.url(), &["run", "/mcp__test__greet"]).await;
+    assert_eq!(code, 1);
+    assert!(stderr.contains("needs: name"), "{stderr}");
+    let (code, _, stderr) = env.cairn(&mock.url(), &["run", "/mcp__test__nope"]).await;
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains("has no prompt `nope` (it has: greet)"),
+        "{stderr}"
     );
 }
 

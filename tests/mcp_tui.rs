@@ -40,6 +40,7 @@ fn main() {
             "the_dialog_shows_the_whole_call_and_always_offers_the_tool",
             the_dialog_shows_the_whole_call_and_always_offers_the_tool,
         ),
+        ("a_prompt_is_a_slash_command", a_prompt_is_a_slash_command),
         (
             "undo_restores_a_file_an_mcp_server_wrote",
             undo_restores_a_file_an_mcp_server_wrote,
@@ -147,6 +148,32 @@ fn the_status_line_shows_a_server_starting_then_failing() {
         .filter_map(|t| t["name"].as_str().map(String::from))
         .collect();
     assert!(tools.contains(&"mcp__test__echo".to_string()), "{tools:?}");
+    quit(app);
+}
+
+fn a_prompt_is_a_slash_command() {
+    let (_rt, mock) = model(vec![
+        Reply::text("Hello there, Ada."),
+        Reply::text("Greeting"),
+    ]);
+    let (_home, mut app) = start(&test_server("test", ""), &mock, 30, 120);
+    app.wait_for("the server up", |s| {
+        s.contains("mcp 1/1") && !s.contains("mcp 1/1 …")
+    });
+    app.type_text("/mcp");
+    app.send(b"\r");
+    let panel = app.wait_for_text("/mcp__test__greet <name> [mood]");
+    assert!(panel.contains("Greets someone."), "{panel}");
+    app.send(b"\x1b");
+    // A key right after Esc would read as Alt+key.
+    std::thread::sleep(Duration::from_millis(300));
+    app.wait_for("the panel closed", |s| !s.contains("Greets someone."));
+    app.type_text("/mcp__test__greet name=Ada mood=briskly");
+    app.send(b"\r");
+    let screen = app.wait_for_text("Hello there, Ada.");
+    assert!(screen.contains("Say hello to Ada, briskly."), "{screen}");
+    let sent = mock.requests()[0]["messages"].to_string();
+    assert!(sent.contains("Say hello to Ada, briskly."), "{sent}");
     quit(app);
 }
 

@@ -98,6 +98,19 @@ pub async fn run(action: McpAction) -> Result<u8> {
     }
 }
 
+/// A prompt written as `/mcp__SERVER__PROMPT args` becomes that MCP
+/// prompt's text, once its server is ready; any other prompt is kept.
+pub async fn expand_prompt(manager: &McpManager, prompt: String) -> Result<String, String> {
+    let Some(command) = prompt.trim_start().strip_prefix('/') else {
+        return Ok(prompt);
+    };
+    if !command.starts_with("mcp__") {
+        return Ok(prompt);
+    }
+    manager.ready(&|note| eprintln!("[note] {note}")).await;
+    manager.expand_prompt(command).await
+}
+
 fn user_config() -> Result<PathBuf> {
     crate::config::global_dir()
         .map(|d| d.join("config.toml"))

@@ -17,6 +17,7 @@ mod errors;
 mod manager;
 mod notices;
 mod progress;
+mod prompts;
 mod ready;
 mod resources;
 mod sse;

@@ -18,6 +18,8 @@ use crate::tui::widgets::session_browser::BrowserEntry;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServiceCmd {
     ListFiles,
+    /// Fetch an MCP prompt (`mcp__SERVER__PROMPT args`) and send its text.
+    McpPrompt(String),
     QuerySessions {
         text: String,
         all: bool,
@@ -86,6 +88,8 @@ pub enum ServiceMsg {
         text: String,
     },
     Info(NoticeLevel, String),
+    /// Text to send as the person's prompt (an MCP prompt's result).
+    SubmitPrompt(String),
 }
 
 /// Handles to the services; all optional so the interface runs without them.
@@ -136,10 +140,39 @@ impl Services {
                     }
                     None => "MCP is not running.".into(),
                 };
-                let _ = tx.send(Msg::Service(ServiceMsg::Text {
-                    title: "MCP servers".into(),
-                    text,
-                }));
+                let mcp = self.mcp.clone();
+                tokio::spawn(async move {
+                    let mut text = text;
+                    let prompts = match &mcp {
+                        Some(m) => m.prompt_commands().await,
+                        None => Vec::new(),
+                    };
+                    if !prompts.is_empty() {
+                        text.push_str("\nPrompts (type one to send it):\n");
+                        for p in prompts {
+                            text.push_str(&format!("  {p}\n"));
+                        }
+                    }
+                    let _ = tx.send(Msg::Service(ServiceMsg::Text {
+                        title: "MCP servers".into(),
+                        text,
+                    }));
+                });
+            }
+            ServiceCmd::McpPrompt(command) => {
+                let mcp = self.mcp.clone();
+                tokio::spawn(async move {
+                    let reply = match mcp {
+                        Some(m) => match m.expand_prompt(&command).await {
+                            Ok(text) => ServiceMsg::SubmitPrompt(text),
+                            Err(why) => ServiceMsg::Info(NoticeLevel::Warning, why),
+                        },
+                        None => {
+                            ServiceMsg::Info(NoticeLevel::Warning, "MCP is not running.".into())
+                        }
+                    };
+                    let _ = tx.send(Msg::Service(reply));
+                });
             }
             ServiceCmd::McpRestart(name) => {
                 let msg = match self.mcp.as_ref().map(|m| m.restart(&name)) {
@@ -426,7 +459,7 @@ impl Services {
                     format!("Theme “{name}” saved in {}.", path.display()),
                 )
             }
-            ServiceCmd::McpStatus | ServiceCmd::McpRestart(_) => {
+            ServiceCmd::McpStatus | ServiceCmd::McpRestart(_) | ServiceCmd::McpPrompt(_) => {
                 return Err("handled on the interface thread".into());
             }
         })

@@ -84,6 +84,7 @@ fn is_slash_command(text: &str) -> bool {
     let name = rest.split_whitespace().next().unwrap_or("");
     crate::tui::slash::COMMANDS.iter().any(|c| c.name == name)
         || matches!(name, "clear" | "resume" | "exit" | "q")
+        || name.starts_with("mcp__")
 }
 
 pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {

@@ -11,8 +11,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
     ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
     Tool, ToolAnnotations,
 };
@@ -114,6 +115,7 @@ impl ServerHandler for TestServer {
                 .enable_tools()
                 .enable_tool_list_changed()
                 .enable_resources()
+                .enable_prompts()
                 .build(),
         )
     }
@@ -124,6 +126,48 @@ impl ServerHandler for TestServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let greet = serde_json::from_value(json!({
+            "name": "greet",
+            "description": "Greets someone.",
+            "arguments": [{"name": "name", "required": true}, {"name": "mood"}],
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListPromptsResult::with_all_items(vec![greet]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let arg = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        if request.name != "greet" || arg("name").is_empty() {
+            return Err(ErrorData::invalid_params("greet needs a name", None));
+        }
+        let mood = if arg("mood").is_empty() {
+            "warmly".to_string()
+        } else {
+            arg("mood")
+        };
+        let message = serde_json::from_value(json!({
+            "role": "user",
+            "content": {"type": "text", "text": format!("Say hello to {}, {mood}.", arg("name"))},
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(GetPromptResult::new(vec![message]).into())
     }
 
     async fn list_resources(
