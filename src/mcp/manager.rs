@@ -407,7 +407,7 @@ impl Slot {
 /// One generation of a server's life: connect, list, serve until it ends.
 async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hub: Arc<Hub>) {
     let progress = Arc::new(ProgressRouter::default());
-    let (list_tx, mut list_rx) = mpsc::unbounded_channel();
+    let (list_tx, list_rx) = mpsc::unbounded_channel();
     let client = CairnClient {
         server: slot.name.clone(),
         progress: progress.clone(),
@@ -415,6 +415,41 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         relisting: slot.relisting.clone(),
         root: slot.root.clone(),
     };
+    let Some((session, child, tools)) = start(&slot, generation, &stop, &hub, client).await else {
+        return;
+    };
+    tracing::info!(server = %slot.name, tools = tools.len(), "MCP server connected");
+    let peer = session.peer().clone();
+    let live = Live {
+        peer: peer.clone(),
+        progress,
+    };
+    slot.update(generation, &hub, |inner| {
+        inner.state = ServerState::Connected { tools: tools.len() };
+        inner.tools = tools;
+        inner.live = Some(live);
+    });
+    serve(
+        &slot, generation, &stop, &hub, session, child, peer, list_rx,
+    )
+    .await;
+}
+
+type Started = (
+    transport::Session,
+    Option<transport::ServerProcess>,
+    Vec<McpToolDef>,
+);
+
+/// Connects and lists the tools within the start-up limit; `None` when it
+/// was stopped or failed (the slot then says why).
+async fn start(
+    slot: &Slot,
+    generation: u64,
+    stop: &CancellationToken,
+    hub: &Hub,
+    client: CairnClient,
+) -> Option<Started> {
     let limit = slot.startup_timeout();
     // Starting and the first listing share one deadline.
     let deadline = tokio::time::Instant::now() + limit;
@@ -427,14 +462,17 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
     };
     // Dropping a half-made connection (stop, timeout) kills its process.
     let connected = tokio::select! {
-        _ = stop.cancelled() => return,
+        _ = stop.cancelled() => return None,
         r = tokio::time::timeout_at(deadline, transport::connect(&slot.name, &slot.config, client)) => {
             r.unwrap_or_else(|_| Err(late()))
         }
     };
     let Connection { session, mut child } = match connected {
         Ok(c) => c,
-        Err(reason) => return slot.fail(generation, reason, &hub),
+        Err(reason) => {
+            slot.fail(generation, reason, hub);
+            return None;
+        }
     };
     let peer = session.peer().clone();
     let listed = tokio::select! {
@@ -452,26 +490,31 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
                 Some(Err(_)) => Some(late()),
                 _ => None,
             } {
-                slot.fail(generation, reason, &hub);
+                slot.fail(generation, reason, hub);
             }
             let _ = session.cancel().await;
             if let Some(child) = child.as_mut() {
                 child.stop().await;
             }
-            return;
+            return None;
         }
     };
-    tracing::info!(server = %slot.name, tools = tools.len(), "MCP server connected");
-    let live = Live {
-        peer: peer.clone(),
-        progress,
-    };
-    slot.update(generation, &hub, |inner| {
-        inner.state = ServerState::Connected { tools: tools.len() };
-        inner.tools = tools;
-        inner.live = Some(live);
-    });
+    Some((session, child, tools))
+}
 
+/// Serves a connected session until it is stopped or ends, re-listing the
+/// tools when the server says they changed.
+#[allow(clippy::too_many_arguments)]
+async fn serve(
+    slot: &Slot,
+    generation: u64,
+    stop: &CancellationToken,
+    hub: &Hub,
+    session: transport::Session,
+    mut child: Option<transport::ServerProcess>,
+    peer: Peer<RoleClient>,
+    mut list_rx: mpsc::UnboundedReceiver<()>,
+) {
     let closer = session.cancellation_token();
     let mut ended = Box::pin(session.waiting());
     loop {
@@ -493,28 +536,33 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
                     }
                     None => "the connection to the server closed".to_string(),
                 };
-                return slot.fail(generation, reason, &hub);
+                return slot.fail(generation, reason, hub);
             }
             Some(()) = list_rx.recv() => {
                 // Several notifications in a burst need one listing.
                 while list_rx.try_recv().is_ok() {}
-                let relisted = tokio::select! {
+                tokio::select! {
                     // The stop arm above handles it on the next turn.
                     _ = stop.cancelled() => continue,
-                    r = tokio::time::timeout(limit, peer.list_all_tools()) => r,
-                };
-                match relisted {
-                    Ok(Ok(tools)) => slot.set_tools(generation, tools, &hub),
-                    other => {
-                        match other {
-                            Ok(Err(e)) => tracing::warn!(server = %slot.name, "re-listing MCP tools failed: {e}"),
-                            _ => tracing::warn!(server = %slot.name, "re-listing MCP tools timed out"),
-                        }
-                        slot.relisting.store(false, Ordering::SeqCst);
-                        hub.tick();
-                    }
+                    _ = relist(slot, generation, &peer, hub) => {}
                 }
             }
+        }
+    }
+}
+
+async fn relist(slot: &Slot, generation: u64, peer: &Peer<RoleClient>, hub: &Hub) {
+    match tokio::time::timeout(slot.startup_timeout(), peer.list_all_tools()).await {
+        Ok(Ok(tools)) => slot.set_tools(generation, tools, hub),
+        other => {
+            match other {
+                Ok(Err(e)) => {
+                    tracing::warn!(server = %slot.name, "re-listing MCP tools failed: {e}")
+                }
+                _ => tracing::warn!(server = %slot.name, "re-listing MCP tools timed out"),
+            }
+            slot.relisting.store(false, Ordering::SeqCst);
+            hub.tick();
         }
     }
 }
