@@ -222,6 +222,7 @@ async fn tools_are_listed_with_prefix_and_schema() {
             // The server offers resources, so the two resource tools too.
             "list_mcp_resources",
             "mcp__test__add_tool",
+            "mcp__test__ask",
             "mcp__test__crash",
             "mcp__test__echo",
             "mcp__test__fail",
@@ -246,10 +247,10 @@ async fn tools_are_listed_with_prefix_and_schema() {
 
     let status = manager.statuses().remove(0);
     assert_eq!(status.transport, TransportKind::Stdio);
-    assert_eq!(status.state, ServerState::Connected { tools: 9 });
+    assert_eq!(status.state, ServerState::Connected { tools: 10 });
     assert!(status.tools.contains(&"echo".to_string()));
     let table = format_status(&manager.statuses());
-    assert!(table.contains("connected (9 tools)"), "{table}");
+    assert!(table.contains("connected (10 tools)"), "{table}");
     manager.shutdown().await;
 }
 
@@ -337,7 +338,7 @@ async fn list_changed_refreshes_the_tools() {
     assert!(appeared.is_ok(), "the new tool never appeared");
     assert_eq!(
         state(&manager, "test"),
-        ServerState::Connected { tools: 10 }
+        ServerState::Connected { tools: 11 }
     );
     let out = call(&manager, "mcp__test__extra", json!({})).await;
     assert_eq!(out.text_content(), "extra tool here");

@@ -45,6 +45,7 @@ fn main() {
         read_only_hints_count_only_when_the_config_says_so,
         the_model_lists_and_reads_resources,
         a_prompt_command_sends_the_servers_prompt,
+        run_declines_a_servers_request_for_input,
         mcp_list_is_bounded_and_fails_when_a_server_does,
         run_stops_its_servers_when_it_ends,
         mcp_add_get_remove_edit_the_user_config,
@@ -387,6 +388,22 @@ async fn a_prompt_command_sends_the_servers_prompt() {
     );
 }
 
+async fn run_declines_a_servers_request_for_input() {
+    let env = Env::new(&test_server("test", "trusted = true"));
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("a1", "mcp__test__ask", json!({})),
+            Reply::text("Nobody answered."),
+        ],
+    )
+    .await;
+    let (code, _, stderr) = env.cairn(&mock.url(), &["run", "ask me"]).await;
+    assert_eq!(code, 0, "{stderr}");
+    let result = last_result(&mock.requests()[1]);
+    assert!(result.contains("answer: Decline"), "{result}");
+}
+
 async fn mcp_list_is_bounded_and_fails_when_a_server_does() {
     let config = format!(
         "{}{}",
@@ -398,7 +415,7 @@ async fn mcp_list_is_bounded_and_fails_when_a_server_does() {
     let (code, stdout, stderr) = env.cairn("http://127.0.0.1:9", &["mcp", "list"]).await;
     assert!(started.elapsed() < Duration::from_secs(15));
     assert_eq!(code, 1, "stdout: {stdout}\nstderr: {stderr}");
-    assert!(stdout.contains("connected (9 tools)"), "{stdout}");
+    assert!(stdout.contains("connected (10 tools)"), "{stdout}");
     assert!(
         stdout.contains("did not finish starting within 1 s"),
         "{stdout}"
@@ -460,7 +477,7 @@ async fn mcp_add_get_remove_edit_the_user_config() {
     let (code, stdout, stderr) = env.cairn(url, &["mcp", "get", "local"]).await;
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stdout.contains("[mcp.local]") && stdout.contains("connected (9 tools)"),
+        stdout.contains("[mcp.local]") && stdout.contains("connected (10 tools)"),
         "{stdout}"
     );
 

@@ -40,6 +40,10 @@ fn main() {
             "the_dialog_shows_the_whole_call_and_always_offers_the_tool",
             the_dialog_shows_the_whole_call_and_always_offers_the_tool,
         ),
+        (
+            "a_servers_request_for_input_is_a_form",
+            a_servers_request_for_input_is_a_form,
+        ),
         ("a_prompt_is_a_slash_command", a_prompt_is_a_slash_command),
         (
             "undo_restores_a_file_an_mcp_server_wrote",
@@ -148,6 +152,37 @@ fn the_status_line_shows_a_server_starting_then_failing() {
         .filter_map(|t| t["name"].as_str().map(String::from))
         .collect();
     assert!(tools.contains(&"mcp__test__echo".to_string()), "{tools:?}");
+    quit(app);
+}
+
+fn a_servers_request_for_input_is_a_form() {
+    let (_rt, mock) = model(vec![
+        Reply::tool("a1", "mcp__test__ask", json!({})),
+        Reply::text("Thanks for answering."),
+        Reply::text("Asked"),
+    ]);
+    let (_home, mut app) = start(&test_server("test", "trusted = true"), &mock, 30, 110);
+    app.type_text("ask me");
+    app.send(b"\r");
+    let form = app.wait_for("the form", |s| s.contains("Who is asking?"));
+    assert!(form.contains("MCP server `test` asks"), "{form}");
+    assert!(
+        form.contains("Your name*:") && form.contains("count:"),
+        "{form}"
+    );
+    // Sending without the required name says so and keeps the form.
+    app.send(b"\r");
+    app.wait_for_text("Your name is required");
+    app.type_text("Ada");
+    app.send(b"\t");
+    app.type_text("3");
+    app.send(b"\r");
+    app.wait_for_text("Thanks for answering.");
+    let result = mock.requests()[1]["messages"].to_string();
+    assert!(
+        result.contains("answer: Accept") && result.contains("Ada") && result.contains("3"),
+        "{result}"
+    );
     quit(app);
 }
 

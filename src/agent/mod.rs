@@ -66,6 +66,8 @@ pub(crate) struct Shared {
     pub events: mpsc::UnboundedSender<AgentEvent>,
     pub sink: Option<Arc<dyn SessionSink>>,
     pub pending: Mutex<HashMap<u64, oneshot::Sender<Decision>>>,
+    /// Input requests (MCP elicitation) waiting for the person.
+    pub inputs: Mutex<HashMap<u64, oneshot::Sender<crate::tools::input::InputAnswer>>>,
     pub next_request: AtomicU64,
     pub gate: Mutex<Gate>,
 }
@@ -126,6 +128,7 @@ impl Agent {
                 events: tx,
                 sink: None,
                 pending: Mutex::new(HashMap::new()),
+                inputs: Mutex::new(HashMap::new()),
                 next_request: AtomicU64::new(1),
                 gate: Mutex::new(gate),
             }),
@@ -169,6 +172,9 @@ impl Agent {
         let (tx, rx) = mpsc::unbounded_channel();
         if let Some(source) = &self.tool_source {
             sources::watch(source.clone(), self.shared.clone());
+            if self.opts.interactive {
+                sources::install_asker(source.as_ref(), self.shared.clone());
+            }
         }
         let handle = tokio::spawn(self.run(rx));
         (tx, handle)
@@ -205,6 +211,7 @@ impl Agent {
         match cmd {
             AgentCommand::Cancel => {}
             AgentCommand::PermissionReply { id, decision } => self.reply(id, decision),
+            AgentCommand::InputReply { id, answer } => sources::answer(&self.shared, id, answer),
             AgentCommand::SetMode(mode) => self.set_mode(mode),
             AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
             AgentCommand::NewSession => {
@@ -603,6 +610,7 @@ fn while_busy(
                 let _ = tx.send(decision);
             }
         }
+        Some(AgentCommand::InputReply { id, answer }) => sources::answer(shared, id, answer),
         Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
         Some(AgentCommand::SetMode(mode)) => {
             lock(&shared.gate).set_mode(mode);

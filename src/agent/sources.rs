@@ -4,9 +4,15 @@
 
 use std::sync::Arc;
 
+use std::sync::atomic::Ordering;
+
+use tokio::sync::oneshot;
+
 use super::Shared;
 use super::events::{AgentEvent, NoticeLevel};
 use crate::tools::ToolSource;
+use crate::tools::input::InputAnswer;
+use crate::tools::state::lock;
 
 /// Forwards the source's notices and health as events until the source or
 /// the front end goes away.
@@ -42,4 +48,27 @@ pub(crate) fn watch(source: Arc<dyn ToolSource>, shared: Arc<Shared>) {
             }
         }
     });
+}
+
+/// Lets the source's servers ask the person: each request becomes an
+/// `InputRequested` event, answered by `InputReply`.
+pub(crate) fn install_asker(source: &dyn ToolSource, shared: Arc<Shared>) {
+    let weak = Arc::downgrade(&shared);
+    source.set_asker(Arc::new(move |request| {
+        let (tx, rx) = oneshot::channel();
+        if let Some(shared) = weak.upgrade() {
+            let id = shared.next_request.fetch_add(1, Ordering::Relaxed);
+            lock(&shared.inputs).insert(id, tx);
+            shared.emit(AgentEvent::InputRequested { id, request });
+        }
+        rx
+    }));
+}
+
+/// Hands the person's answer to the request waiting for it.
+pub(crate) fn answer(shared: &Shared, id: u64, answer: InputAnswer) {
+    if let Some(tx) = lock(&shared.inputs).remove(&id) {
+        let _ = tx.send(answer);
+    }
+    shared.emit(AgentEvent::InputResolved { id });
 }

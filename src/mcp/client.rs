@@ -12,7 +12,7 @@ use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
     LoggingMessageNotificationParam, ProgressNotificationParam,
 };
-use rmcp::model::{ListRootsResult, Root};
+use rmcp::model::{ElicitRequestParams, ElicitResult, ListRootsResult, Root};
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ClientHandler, ErrorData, RoleClient};
 use tokio::sync::mpsc::UnboundedSender;
@@ -29,6 +29,8 @@ pub(crate) struct CairnClient {
     pub(crate) relisting: Arc<AtomicBool>,
     /// The workspace, offered to the server as the client's root.
     pub(crate) root: Option<std::path::PathBuf>,
+    /// Who to ask when the server wants input from the person.
+    pub(crate) asker: super::elicit::SharedAsker,
 }
 
 impl CairnClient {
@@ -40,6 +42,7 @@ impl CairnClient {
             tools_changed: self.tools_changed.clone(),
             relisting: self.relisting.clone(),
             root: self.root.clone(),
+            asker: self.asker.clone(),
         }
     }
 }
@@ -74,6 +77,14 @@ impl ClientHandler for CairnClient {
         }
     }
 
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        Ok(super::elicit::answer(&self.server, &self.asker, request).await)
+    }
+
     async fn list_roots(
         &self,
         _context: RequestContext<RoleClient>,
@@ -93,11 +104,14 @@ impl ClientHandler for CairnClient {
 
     fn get_info(&self) -> ClientConfig {
         // Roots only when there is a workspace to offer.
-        let capabilities = match self.root {
-            Some(_) => serde_json::from_value(serde_json::json!({"roots": {"listChanged": false}}))
-                .unwrap_or_default(),
-            None => ClientCapabilities::default(),
-        };
+        // Forms are offered always: with nobody to ask (`cairn run`) they
+        // are declined.
+        let mut capabilities = serde_json::json!({"elicitation": {"form": {}}});
+        if self.root.is_some() {
+            capabilities["roots"] = serde_json::json!({"listChanged": false});
+        }
+        let capabilities: ClientCapabilities =
+            serde_json::from_value(capabilities).unwrap_or_default();
         ClientConfig::new(
             capabilities,
             Implementation::new("cairn", env!("CARGO_PKG_VERSION")),

@@ -38,6 +38,7 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 pub struct McpManager {
     pub(super) slots: BTreeMap<String, Arc<Slot>>,
     pub(super) hub: Arc<Hub>,
+    pub(super) asker: super::elicit::SharedAsker,
 }
 
 /// One configured server.
@@ -49,6 +50,7 @@ pub(crate) struct Slot {
     /// yet, so the next model request waits for it.
     pub(super) relisting: Arc<AtomicBool>,
     root: Option<std::path::PathBuf>,
+    asker: super::elicit::SharedAsker,
 }
 
 pub(super) struct SlotInner {
@@ -84,6 +86,7 @@ impl McpManager {
         servers: BTreeMap<String, McpServerConfig>,
         root: Option<std::path::PathBuf>,
     ) -> Arc<McpManager> {
+        let asker = super::elicit::SharedAsker::default();
         let slots = servers
             .into_iter()
             .map(|(name, config)| {
@@ -107,6 +110,7 @@ impl McpManager {
                     }),
                     relisting: Arc::new(AtomicBool::new(false)),
                     root: root.clone(),
+                    asker: asker.clone(),
                 });
                 (name, slot)
             })
@@ -114,6 +118,7 @@ impl McpManager {
         let manager = Arc::new(McpManager {
             slots,
             hub: Arc::new(Hub::default()),
+            asker,
         });
         for slot in manager.slots.values() {
             if !slot.config.disabled {
@@ -414,6 +419,7 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         tools_changed: list_tx,
         relisting: slot.relisting.clone(),
         root: slot.root.clone(),
+        asker: slot.asker.clone(),
     };
     let Some((session, child, tools)) = start(&slot, generation, &stop, &hub, client).await else {
         return;

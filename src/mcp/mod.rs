@@ -13,6 +13,7 @@
 mod client;
 pub mod config_file;
 mod content;
+mod elicit;
 mod errors;
 mod manager;
 mod notices;

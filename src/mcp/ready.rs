@@ -140,4 +140,8 @@ impl ToolSource for McpManager {
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         Some(McpManager::changes(self))
     }
+
+    fn set_asker(&self, asker: crate::tools::input::Asker) {
+        *lock(&self.asker) = Some(asker);
+    }
 }

@@ -7,6 +7,7 @@ pub mod edit_core;
 pub mod fetch;
 pub mod glob;
 pub mod grep;
+pub mod input;
 pub mod interactive;
 pub mod job_tools;
 pub mod jobs;
@@ -246,6 +247,11 @@ pub trait ToolSource: Send + Sync {
     /// Ticks when notices or health changed.
     fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         None
+    }
+    /// Who to ask when a server wants input from the person; without one,
+    /// such requests are declined.
+    fn set_asker(&self, asker: input::Asker) {
+        let _ = asker;
     }
 }
 

@@ -98,6 +98,8 @@ pub struct Model {
     pub last_idle_esc: Option<Instant>,
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
+    /// Servers' requests for input, answered in order.
+    pub forms: VecDeque<crate::tui::widgets::input_form::InputForm>,
 }
 
 impl Model {
@@ -134,6 +136,7 @@ impl Model {
             theme_dir: None,
             last_idle_esc: None,
             servers: None,
+            forms: VecDeque::new(),
         }
     }
 

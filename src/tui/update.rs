@@ -114,6 +114,14 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         }
         return Vec::new();
     }
+    if let Some(form) = model.forms.front_mut() {
+        let Some(answer) = form.key(key) else {
+            return Vec::new();
+        };
+        let id = form.id;
+        model.forms.pop_front();
+        return vec![Cmd::Send(AgentCommand::InputReply { id, answer })];
+    }
     if let Some(dialog) = model.dialogs.front_mut() {
         let Some(decision) = dialog.key(key, &keys) else {
             return Vec::new();

@@ -11,11 +11,11 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, ListPromptsResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ResourceContents, ServerCapabilities, ServerConfig,
-    Tool, ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -89,6 +89,7 @@ impl TestServer {
             ),
             tool("image", "Returns a tiny image.", no_args()),
             tool("roots", "Tells the client's roots.", no_args()),
+            tool("ask", "Asks the person who they are.", no_args()),
             tool(
                 "slow",
                 "Answers after `secs` seconds.",
@@ -235,6 +236,32 @@ impl ServerHandler for TestServer {
                 Ok(text_result("added"))
             }
             "extra" => Ok(text_result("extra tool here")),
+            "ask" => {
+                let schema = serde_json::from_value(json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "title": "Your name"},
+                        "count": {"type": "integer", "description": "How many?"},
+                    },
+                    "required": ["name"],
+                }))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: "Who is asking?".into(),
+                    requested_schema: schema,
+                };
+                Ok(text_result(
+                    match context.peer.create_elicitation(params).await {
+                        Ok(r) => format!(
+                            "answer: {:?} {}",
+                            r.action,
+                            r.content.map(|c| c.to_string()).unwrap_or_default()
+                        ),
+                        Err(e) => format!("elicitation failed: {e}"),
+                    },
+                ))
+            }
             "roots" => match context.peer.list_roots().await {
                 Ok(result) => {
                     let uris: Vec<String> = result.roots.into_iter().map(|r| r.uri).collect();
