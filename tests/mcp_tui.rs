@@ -46,6 +46,10 @@ fn main() {
         ),
         ("a_prompt_is_a_slash_command", a_prompt_is_a_slash_command),
         (
+            "a_resource_is_attached_from_the_at_picker",
+            a_resource_is_attached_from_the_at_picker,
+        ),
+        (
             "undo_restores_a_file_an_mcp_server_wrote",
             undo_restores_a_file_an_mcp_server_wrote,
         ),
@@ -183,6 +187,27 @@ fn a_servers_request_for_input_is_a_form() {
         result.contains("answer: Accept") && result.contains("Ada") && result.contains("3"),
         "{result}"
     );
+    quit(app);
+}
+
+fn a_resource_is_attached_from_the_at_picker() {
+    let (_rt, mock) = model(vec![Reply::text("Summarised."), Reply::text("Notes")]);
+    let (_home, mut app) = start(&test_server("test", ""), &mock, 30, 110);
+    app.wait_for("the server up", |s| {
+        s.contains("mcp 1/1") && !s.contains("mcp 1/1 …")
+    });
+    app.send(b"@");
+    let picker = app.wait_for_text("mcp:test:cairn-test://notes");
+    assert!(picker.contains("Files (@)"), "{picker}");
+    app.type_text("notes");
+    std::thread::sleep(Duration::from_millis(200));
+    app.send(b"\r");
+    app.wait_for_text("@mcp:test:cairn-test://notes");
+    app.type_text("summarise this");
+    app.send(b"\r");
+    app.wait_for_text("Summarised.");
+    let sent = mock.requests()[0]["messages"].to_string();
+    assert!(sent.contains(mcp_server::RESOURCE_TEXT), "{sent}");
     quit(app);
 }
 

@@ -487,7 +487,10 @@ impl Agent {
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text { text: note });
         }
-        parts.push(Part::Text { text });
+        parts.push(Part::Text { text: text.clone() });
+        if let Some(source) = &self.tool_source {
+            parts.extend(sources::attachments(source.as_ref(), &text, &self.shared).await);
+        }
         parts.extend(images.into_iter().map(|image| Part::Image { image }));
         let user = Message {
             role: Role::User,

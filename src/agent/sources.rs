@@ -10,6 +10,7 @@ use tokio::sync::oneshot;
 
 use super::Shared;
 use super::events::{AgentEvent, NoticeLevel};
+use crate::conversation::Part;
 use crate::tools::ToolSource;
 use crate::tools::input::InputAnswer;
 use crate::tools::state::lock;
@@ -71,4 +72,30 @@ pub(crate) fn answer(shared: &Shared, id: u64, answer: InputAnswer) {
         let _ = tx.send(answer);
     }
     shared.emit(AgentEvent::InputResolved { id });
+}
+
+/// The text of each `@mcp:SERVER:URI` the prompt mentions, as parts of the
+/// user's message; one that cannot be read is a notice.
+pub(crate) async fn attachments(source: &dyn ToolSource, text: &str, shared: &Shared) -> Vec<Part> {
+    let mut parts = Vec::new();
+    let mut seen = Vec::new();
+    for word in text.split_whitespace() {
+        let Some(reference) = word.strip_prefix('@').filter(|r| r.starts_with("mcp:")) else {
+            continue;
+        };
+        if seen.contains(&reference) {
+            continue;
+        }
+        seen.push(reference);
+        match source.attach(reference).await {
+            Ok(body) => parts.push(Part::Text {
+                text: format!("<attached resource=\"{reference}\">\n{body}\n</attached>"),
+            }),
+            Err(why) => shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!("@{reference} was not attached: {why}"),
+            }),
+        }
+    }
+    parts
 }

@@ -144,4 +144,12 @@ impl ToolSource for McpManager {
     fn set_asker(&self, asker: crate::tools::input::Asker) {
         *lock(&self.asker) = Some(asker);
     }
+
+    async fn attachables(&self) -> Vec<String> {
+        self.resource_refs().await
+    }
+
+    async fn attach(&self, reference: &str) -> Result<String, String> {
+        self.read_ref(reference).await
+    }
 }

@@ -253,6 +253,14 @@ pub trait ToolSource: Send + Sync {
     fn set_asker(&self, asker: input::Asker) {
         let _ = asker;
     }
+    /// References the person can attach to a prompt (`mcp:SERVER:URI`).
+    async fn attachables(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The text of an attached reference; `Err` says why it cannot be had.
+    async fn attach(&self, reference: &str) -> Result<String, String> {
+        Err(format!("`{reference}` cannot be attached"))
+    }
 }
 
 /// A tool source's news for the person: a server failed or came back.

@@ -174,6 +174,21 @@ impl Services {
                     let _ = tx.send(Msg::Service(reply));
                 });
             }
+            ServiceCmd::ListFiles => {
+                let root = self.project_root.clone();
+                let mcp = self.mcp.clone();
+                tokio::spawn(async move {
+                    let mut files = tokio::task::spawn_blocking(move || {
+                        crate::tui::widgets::picker::workspace_files(&root, 20_000)
+                    })
+                    .await
+                    .unwrap_or_default();
+                    if let Some(m) = mcp {
+                        files.extend(m.resource_refs().await);
+                    }
+                    let _ = tx.send(Msg::Service(ServiceMsg::Files(files)));
+                });
+            }
             ServiceCmd::McpRestart(name) => {
                 let msg = match self.mcp.as_ref().map(|m| m.restart(&name)) {
                     Some(Ok(())) => (
@@ -210,9 +225,6 @@ impl Services {
     fn try_blocking(&self, cmd: ServiceCmd) -> Result<ServiceMsg, String> {
         let err = |e: crate::store::StoreError| e.to_string();
         Ok(match cmd {
-            ServiceCmd::ListFiles => ServiceMsg::Files(
-                crate::tui::widgets::picker::workspace_files(&self.project_root, 20_000),
-            ),
             ServiceCmd::QuerySessions { text, all, offset } => {
                 let store = self.store()?;
                 let root = (!all).then_some(self.project_root.as_path());
@@ -459,7 +471,10 @@ impl Services {
                     format!("Theme “{name}” saved in {}.", path.display()),
                 )
             }
-            ServiceCmd::McpStatus | ServiceCmd::McpRestart(_) | ServiceCmd::McpPrompt(_) => {
+            ServiceCmd::McpStatus
+            | ServiceCmd::McpRestart(_)
+            | ServiceCmd::McpPrompt(_)
+            | ServiceCmd::ListFiles => {
                 return Err("handled on the interface thread".into());
             }
         })
