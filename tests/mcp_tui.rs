@@ -177,6 +177,7 @@ fn a_servers_request_for_input_is_a_form() {
     // Sending without the required name says so and keeps the form.
     app.send(b"\r");
     app.wait_for_text("Your name is required");
+    // The required name comes first.
     app.type_text("Ada");
     app.send(b"\t");
     app.type_text("3");
@@ -184,7 +185,9 @@ fn a_servers_request_for_input_is_a_form() {
     app.wait_for_text("Thanks for answering.");
     let result = mock.requests()[1]["messages"].to_string();
     assert!(
-        result.contains("answer: Accept") && result.contains("Ada") && result.contains("3"),
+        result.contains("answer: Accept")
+            && result.contains(r#"\"name\":\"Ada\""#)
+            && result.contains(r#"\"count\":3"#),
         "{result}"
     );
     quit(app);

@@ -46,7 +46,8 @@ pub(crate) async fn answer(
 }
 
 /// The form's fields from the requested schema (a flat object of
-/// primitives), in the schema's order.
+/// primitives): the required ones first, each group by name (the JSON
+/// object's own order is not kept).
 fn fields(schema: &Value) -> Vec<InputField> {
     let required: Vec<&str> = schema["required"]
         .as_array()
@@ -57,7 +58,7 @@ fn fields(schema: &Value) -> Vec<InputField> {
     let Some(props) = schema["properties"].as_object() else {
         return Vec::new();
     };
-    props
+    let mut out: Vec<InputField> = props
         .iter()
         .map(|(name, p)| {
             let text = |k: &str| p[k].as_str().unwrap_or("").to_string();
@@ -94,7 +95,9 @@ fn fields(schema: &Value) -> Vec<InputField> {
                 default,
             }
         })
-        .collect()
+        .collect();
+    out.sort_by_key(|f| !f.required);
+    out
 }
 
 #[cfg(test)]
@@ -117,7 +120,11 @@ mod tests {
         });
         let f = fields(&schema);
         let names: Vec<&str> = f.iter().map(|f| f.name.as_str()).collect();
-        assert_eq!(names.len(), 4);
+        assert_eq!(
+            names,
+            ["name", "colour", "count", "happy"],
+            "required first"
+        );
         let name = f.iter().find(|f| f.name == "name").unwrap();
         assert_eq!((name.label.as_str(), name.required), ("Your name", true));
         let count = f.iter().find(|f| f.name == "count").unwrap();
