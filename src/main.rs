@@ -61,10 +61,10 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
-    /// MCP servers from the config.
+    /// MCP servers: list, add, remove, get.
     Mcp {
         #[command(subcommand)]
-        action: McpAction,
+        action: cairn::cli::mcp::McpAction,
     },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
@@ -122,12 +122,6 @@ enum SessionsAction {
         #[arg(long)]
         yes: bool,
     },
-}
-
-#[derive(Subcommand, Debug)]
-enum McpAction {
-    /// Start each configured server and show its state and tools.
-    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -264,10 +258,8 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             }
         }
-        Some(Command::Mcp {
-            action: McpAction::List,
-        }) => match mcp_list(&overrides).await {
-            Ok(()) => 0,
+        Some(Command::Mcp { action }) => match cairn::cli::mcp::run(action, &overrides).await {
+            Ok(code) => code,
             Err(e) => {
                 eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
@@ -309,35 +301,23 @@ async fn run_headless(
     if let Some(command) = load {
         let _ = running.commands.send(command);
     }
+    // `/mcp__SERVER__PROMPT args` sends that MCP prompt's text.
+    let prompt = match cairn::cli::mcp::expand_prompt(&running.mcp, prompt).await {
+        Ok(prompt) => prompt,
+        Err(why) => {
+            eprintln!("cairn: {}", cairn::term_safe::escape(&why));
+            running.mcp.shutdown().await;
+            return Ok(1);
+        }
+    };
     let recording = headless::Recording {
         sink: running.sink.clone(),
         error: running.store_error.clone(),
     };
     let code = headless::run(prompt, output, running.commands, running.events, recording).await;
+    // Stdio servers (and whatever they started) end with cairn.
     running.mcp.shutdown().await;
     Ok(code.clamp(0, 255) as u8)
-}
-
-async fn mcp_list(overrides: &Overrides) -> Result<()> {
-    let s = startup::load(overrides)?;
-    if let Some(note) = s.trust_note() {
-        eprintln!("{note}");
-    }
-    let (root, config) = (s.root, s.config);
-    if config.file.mcp.is_empty() {
-        println!(
-            "No MCP servers are configured. Add one as [mcp.NAME] in {}",
-            cairn::config::project_config_path(&root).display()
-        );
-        return Ok(());
-    }
-    let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
-    manager.settle(std::time::Duration::from_secs(30)).await;
-    // Names, errors and tool lists come from the servers.
-    let status = cairn::mcp::format_status(&manager.statuses());
-    print!("{}", cairn::term_safe::escape(&status));
-    manager.shutdown().await;
-    Ok(())
 }
 
 fn permissions(action: PermissionsAction) -> Result<()> {

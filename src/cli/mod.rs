@@ -1,3 +1,4 @@
-//! Subcommands that manage cairn's own state from the shell.
+//! Subcommands of the `cairn` binary that are not the interface.
 
+pub mod mcp;
 pub mod trust;

@@ -99,6 +99,10 @@ pub struct Model {
     /// Why the session store refuses writes, while it does (shown until
     /// the waiting writes are saved).
     pub store_warning: Option<String>,
+    /// MCP servers up / starting / enabled, once any is configured.
+    pub servers: Option<crate::tools::SourceHealth>,
+    /// Servers' requests for input, answered in order.
+    pub forms: VecDeque<crate::tui::widgets::input_form::InputForm>,
 }
 
 impl Model {
@@ -135,6 +139,8 @@ impl Model {
             theme_dir: None,
             last_idle_esc: None,
             store_warning: None,
+            servers: None,
+            forms: VecDeque::new(),
         }
     }
 

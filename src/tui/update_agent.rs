@@ -164,6 +164,11 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             };
         }
         AgentEvent::Notice { level, text } => notice(model, level, text),
+        AgentEvent::ServersChanged(health) => model.servers = Some(health),
+        AgentEvent::InputRequested { id, request } => model
+            .forms
+            .push_back(crate::tui::widgets::input_form::InputForm::new(id, request)),
+        AgentEvent::InputResolved { id } => model.forms.retain(|f| f.id != id),
         AgentEvent::Todos(todos) => model.todos = todos,
         AgentEvent::ModeChanged(mode) => model.mode = mode,
         AgentEvent::ModelChanged {
