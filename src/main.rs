@@ -61,10 +61,10 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
-    /// MCP servers from the config.
+    /// MCP servers: list, add, remove, get.
     Mcp {
         #[command(subcommand)]
-        action: McpAction,
+        action: cairn::cli::mcp::McpAction,
     },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
@@ -122,12 +122,6 @@ enum SessionsAction {
         #[arg(long)]
         yes: bool,
     },
-}
-
-#[derive(Subcommand, Debug)]
-enum McpAction {
-    /// Start each configured server and show its state and tools.
-    List,
 }
 
 #[derive(Subcommand, Debug)]
@@ -273,10 +267,8 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             }
         }
-        Some(Command::Mcp {
-            action: McpAction::List,
-        }) => match cairn::cli::mcp::list(&overrides).await {
-            Ok(()) => 0,
+        Some(Command::Mcp { action }) => match cairn::cli::mcp::run(action, &overrides).await {
+            Ok(code) => code,
             Err(e) => {
                 eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1

@@ -37,7 +37,7 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     // Judge in order: the repetition inspector counts calls as they come.
     let mut plans = Vec::with_capacity(calls.len());
     for (call, parsed) in calls {
-        let tool = ctx.registry.get(&call.name);
+        let tool = ctx.tools().get(&call.name);
         let summary = match (&tool, &parsed) {
             (Some(t), Ok(input)) => t.summary(input),
             _ => call.name.clone(),
@@ -54,7 +54,7 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 format!(
                     "There is no tool named `{}`. Available tools: {}.",
                     call.name,
-                    ctx.registry.names().collect::<Vec<_>>().join(", ")
+                    ctx.tools().names().collect::<Vec<_>>().join(", ")
                 ),
             ),
             (Some(_), Err(why)) => Plan::Answer(

@@ -10,6 +10,11 @@ use crate::tools::state::Todo;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentCommand {
+    /// The person's answer to `InputRequested`.
+    InputReply {
+        id: u64,
+        answer: crate::tools::input::InputAnswer,
+    },
     /// A new user prompt. Queued if a turn is running.
     Submit {
         text: String,
@@ -143,6 +148,17 @@ pub enum AgentEvent {
     Notice {
         level: NoticeLevel,
         text: String,
+    },
+    /// How many MCP servers are up, starting, and enabled in all.
+    ServersChanged(crate::tools::SourceHealth),
+    /// A server asks the person for input; answer with `InputReply`.
+    InputRequested {
+        id: u64,
+        request: crate::tools::input::InputRequest,
+    },
+    /// An input request was answered or dropped.
+    InputResolved {
+        id: u64,
     },
     Todos(Vec<Todo>),
     ModeChanged(Mode),

@@ -454,11 +454,21 @@ pub async fn main(
     if let Some(command) = load {
         let _ = running.commands.send(command);
     }
+    // `/mcp__SERVER__PROMPT args` sends that MCP prompt's text.
+    let prompt = match crate::cli::mcp::expand_prompt(&running.mcp, prompt).await {
+        Ok(prompt) => prompt,
+        Err(why) => {
+            eprintln!("cairn: {}", escape(&why));
+            running.mcp.shutdown().await;
+            return Ok(1);
+        }
+    };
     let recording = Recording {
         sink: running.sink.clone(),
         error: running.store_error.clone(),
     };
     let code = run(prompt, output, running.commands, running.events, recording).await;
+    // Stdio servers (and whatever they started) end with cairn.
     running.mcp.shutdown().await;
     Ok(code.clamp(0, 255) as u8)
 }

@@ -230,7 +230,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     // What crashed runs left in temporary files, off the start-up path.
     tokio::task::spawn_blocking(crate::tools::tempfiles::sweep_stale);
-    let mcp = McpManager::start(s.config.file.mcp.clone());
+    let mcp = McpManager::start_in(s.config.file.mcp.clone(), Some(s.root.clone()));
     agent = agent.with_tool_source(mcp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {

@@ -107,10 +107,27 @@ pub struct McpServerConfig {
     pub url: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// For `url`: `http` (streamable HTTP, the default) or `sse` (the
+    /// older HTTP+SSE transport).
+    pub transport: Option<String>,
     /// Its tools run without asking.
     #[serde(default)]
     pub trusted: bool,
+    /// Its tools that the server marks read-only (`readOnlyHint`) run
+    /// without asking. The server's hints alone never do that.
+    #[serde(default)]
+    pub trust_read_only_hints: bool,
+    /// Both limits below at once (the older setting).
     pub timeout_secs: Option<u64>,
+    /// How long it may take to start and list its tools (default 10 s).
+    pub startup_timeout_secs: Option<u64>,
+    /// How long one tool call may take (default 120 s).
+    pub tool_timeout_secs: Option<u64>,
+    /// Only these of its tools are offered (all when absent).
+    pub enabled_tools: Option<Vec<String>>,
+    /// These of its tools are never offered.
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
     #[serde(default)]
     pub disabled: bool,
 }

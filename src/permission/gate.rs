@@ -231,10 +231,13 @@ impl Gate {
 
     fn tool_runs_freely(&self, call: &CallInfo) -> bool {
         if call.tool.starts_with("mcp__") {
-            return self
-                .trusted_tools
-                .iter()
-                .any(|p| call.tool.starts_with(p.as_str()));
+            // `read_only` is true only when the person's config lets this
+            // server's read-only hints count.
+            return call.read_only
+                || self
+                    .trusted_tools
+                    .iter()
+                    .any(|p| call.tool.starts_with(p.as_str()));
         }
         READ_ONLY_TOOLS.contains(&call.tool) || (call.read_only && call.tool != "bash")
     }

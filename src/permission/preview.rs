@@ -26,4 +26,14 @@ pub enum Preview {
     Input {
         input: Value,
     },
+    /// A call to a tool of an MCP server: what the server says the tool
+    /// does, and the full arguments.
+    Mcp {
+        server: String,
+        tool: String,
+        description: String,
+        /// The server's own hints ("read-only", "destructive", ...).
+        hints: Vec<String>,
+        input: Value,
+    },
 }

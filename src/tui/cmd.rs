@@ -14,6 +14,9 @@ pub enum Cmd {
     /// The MCP servers' state, answered with `Msg::Text`.
     ShowMcpStatus,
     RestartMcp(String),
+    /// Fetch an MCP prompt (`mcp__SERVER__PROMPT args`), answered with
+    /// `Msg::SubmitPrompt`.
+    McpPrompt(String),
     /// The stored permission rules, answered with `Msg::Text`.
     ShowPermissionRules,
     /// Remember a top-level setting (`theme`) in the global config.

@@ -76,6 +76,10 @@ pub struct Model {
     pub themes: crate::tui::theme::Themes,
     /// When Esc was last pressed while idle (Esc twice rewinds).
     pub last_idle_esc: Option<Instant>,
+    /// MCP servers up / starting / enabled, once any is configured.
+    pub servers: Option<crate::tools::SourceHealth>,
+    /// Servers' requests for input, answered in order.
+    pub forms: VecDeque<crate::tui::widgets::input_form::InputForm>,
 }
 
 impl Model {
@@ -114,6 +118,8 @@ impl Model {
             title: None,
             themes: crate::tui::theme::Themes::default(),
             last_idle_esc: None,
+            servers: None,
+            forms: VecDeque::new(),
         }
     }
 

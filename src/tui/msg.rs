@@ -32,6 +32,8 @@ pub enum Msg {
         title: String,
         text: String,
     },
+    /// Text to send as the person's prompt (an MCP prompt's result).
+    SubmitPrompt(String),
     /// An effect finished or failed: a notice to show.
     Notice(NoticeLevel, String),
 }

@@ -112,8 +112,10 @@ fn draw_input(model: &mut Model, area: Rect, buf: &mut Buffer) {
         ))),
         None => None,
     };
-    let focused =
-        model.focus == Focus::Prompt && model.dialogs.is_empty() && model.overlays.is_empty();
+    let focused = model.focus == Focus::Prompt
+        && model.dialogs.is_empty()
+        && model.forms.is_empty()
+        && model.overlays.is_empty();
     model.input.render(area, buf, &model.styles, title, focused);
 }
 
@@ -130,6 +132,7 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         now: model.now,
         mouse_captured: model.mouse_captured,
         store_warning: model.store_warning.as_deref(),
+        servers: model.servers,
     };
     status_bar::render(&status, area, buf);
 }
@@ -146,6 +149,9 @@ fn draw_dialogs(model: &mut Model, area: Rect, dialog_area: Rect, buf: &mut Buff
             &model.keys,
             Some((1, count)),
         );
+    }
+    if let Some(form) = model.forms.front() {
+        form.render(dialog_area, buf, &model.styles);
     }
     for o in model.overlays.iter_mut() {
         match o {

@@ -9,7 +9,7 @@ use super::{Outcome, Panel, PanelAction};
 use crate::agent::AgentCommand;
 use crate::config::Mode;
 use crate::sessions::SessionId;
-use crate::tui::keys::KeyMap;
+use crate::tui::keys::{Action, KeyMap};
 use crate::tui::styles::Styles;
 use crate::tui::widgets::picker::{Picker, PickerAction, PickerItem, PickerStyles};
 
@@ -140,6 +140,13 @@ pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Opt
         return Some(rewind_key(panel, key, keys));
     }
     let out = match panel {
+        // An MCP prompt (`/mcp__SERVER__PROMPT args`) is not in the list.
+        Panel::Commands(p)
+            if keys.is(Action::PickerChoose, &key)
+                && p.query().trim_start().starts_with("mcp__") =>
+        {
+            Outcome::close_with(PanelAction::Command(p.query().trim().to_string()))
+        }
         Panel::Commands(p) => match p.handle_key(key, keys) {
             PickerAction::Cancel => Outcome::close(),
             PickerAction::Choose(name) if TAKES_TEXT.contains(&name.as_str()) => {

@@ -46,16 +46,26 @@ impl Handles {
         });
     }
 
+    /// The project's files and the MCP servers' resources, for `@`.
     pub fn list_files(&self, tx: UnboundedSender<Msg>) {
         let root = self.project_root.clone();
-        tokio::task::spawn_blocking(move || {
-            let files = crate::tools::walk::workspace_files(&root, 20_000);
+        let mcp = self.mcp.clone();
+        tokio::spawn(async move {
+            let mut files = tokio::task::spawn_blocking(move || {
+                crate::tools::walk::workspace_files(&root, 20_000)
+            })
+            .await
+            .unwrap_or_default();
+            if let Some(m) = mcp {
+                files.extend(m.resource_refs().await);
+            }
             let _ = tx.send(Msg::Files(files));
         });
     }
 
-    pub fn mcp_status(&self) -> Msg {
-        let text = match &self.mcp {
+    /// The servers' state and the prompts they offer.
+    pub fn mcp_status(&self, tx: UnboundedSender<Msg>) {
+        let mut text = match &self.mcp {
             Some(m) => {
                 let s = m.statuses();
                 if s.is_empty() {
@@ -72,10 +82,38 @@ impl Handles {
             }
             None => "MCP is not running.".into(),
         };
-        Msg::Text {
-            title: "MCP servers".into(),
-            text,
-        }
+        let mcp = self.mcp.clone();
+        tokio::spawn(async move {
+            let prompts = match &mcp {
+                Some(m) => m.prompt_commands().await,
+                None => Vec::new(),
+            };
+            if !prompts.is_empty() {
+                text.push_str("\nPrompts (type one to send it):\n");
+                for p in prompts {
+                    text.push_str(&format!("  {p}\n"));
+                }
+            }
+            let _ = tx.send(Msg::Text {
+                title: "MCP servers".into(),
+                text,
+            });
+        });
+    }
+
+    /// Fetches an MCP prompt's text to send it as the prompt.
+    pub fn mcp_prompt(&self, command: String, tx: UnboundedSender<Msg>) {
+        let mcp = self.mcp.clone();
+        tokio::spawn(async move {
+            let msg = match mcp {
+                Some(m) => match m.expand_prompt(&command).await {
+                    Ok(text) => Msg::SubmitPrompt(text),
+                    Err(why) => Msg::Notice(NoticeLevel::Warning, why),
+                },
+                None => Msg::Notice(NoticeLevel::Warning, "MCP is not running.".into()),
+            };
+            let _ = tx.send(msg);
+        });
     }
 
     pub fn restart_mcp(&self, name: &str) -> Msg {

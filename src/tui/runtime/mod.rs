@@ -75,9 +75,8 @@ impl Runtime<'_> {
             }
             Cmd::Session(req) => self.handles.session(req, tx),
             Cmd::ListFiles => self.handles.list_files(tx),
-            Cmd::ShowMcpStatus => {
-                let _ = tx.send(self.handles.mcp_status());
-            }
+            Cmd::ShowMcpStatus => self.handles.mcp_status(tx),
+            Cmd::McpPrompt(command) => self.handles.mcp_prompt(command, tx),
             Cmd::RestartMcp(name) => {
                 let _ = tx.send(self.handles.restart_mcp(&name));
             }

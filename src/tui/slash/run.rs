@@ -93,6 +93,7 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::Export(fmt) => export(model, fmt),
         Slash::Mcp => vec![Cmd::ShowMcpStatus],
         Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
+        Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
         Slash::Permissions => vec![Cmd::ShowPermissionRules],
         Slash::Mouse => {
             model.mouse_captured = !model.mouse_captured;

@@ -66,6 +66,11 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             error,
         } => retrying(model, attempt, max_attempts, delay_ms, error),
         AgentEvent::Notice { level, text } => model.notice(level, text),
+        AgentEvent::ServersChanged(health) => model.servers = Some(health),
+        AgentEvent::InputRequested { id, request } => model
+            .forms
+            .push_back(crate::tui::widgets::input_form::InputForm::new(id, request)),
+        AgentEvent::InputResolved { id } => model.forms.retain(|f| f.id != id),
         AgentEvent::Todos(todos) => model.todos = todos,
         AgentEvent::ModeChanged(mode) => model.mode = mode,
         AgentEvent::ModelChanged {

@@ -130,6 +130,18 @@ fn rewound(
     }
 }
 
+/// An MCP prompt's text arrived: it is sent as the person's prompt.
+pub fn submit_prompt(model: &mut Model, text: String) -> Vec<Cmd> {
+    model.transcript.to_bottom();
+    if model.turn_running {
+        model.queued.push_back(text.clone());
+    }
+    vec![Cmd::Send(AgentCommand::Submit {
+        text,
+        images: Vec::new(),
+    })]
+}
+
 /// The project's files arrived: open the `@` picker.
 pub fn files(model: &mut Model, files: Vec<String>) -> Vec<Cmd> {
     if files.is_empty() {

@@ -2,6 +2,8 @@ pub mod cell;
 pub mod diff_view;
 pub mod help;
 pub mod input;
+pub mod input_form;
+pub mod mcp_preview;
 pub mod permission_dialog;
 pub mod picker;
 pub mod status_bar;
