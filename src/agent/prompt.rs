@@ -24,12 +24,13 @@ impl Environment {
     pub fn gather(cwd: &Path, root: &Path) -> Environment {
         let git = |args: &[&str]| -> Option<String> {
             let mut cmd = Command::new("git");
-            // A repository's own config must not run a program here, and
-            // git gets no secrets in case one does.
+            // A repository's own config must not run a program here (its
+            // fsmonitor, filters, pager: see `git_hooks`), and git gets no
+            // secrets in case one does.
             crate::tools::env::scrub_std(&mut cmd);
             let out = cmd
-                .args(["-c", "core.fsmonitor=false"])
                 .args(args)
+                .envs(crate::permission::git_hooks::neutralising_env(cwd))
                 .current_dir(cwd)
                 .stdin(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())

@@ -18,31 +18,124 @@ pub fn workspace_cautions(
 ) -> Vec<String> {
     let workspace = paths::normalize(workspace);
     let mut out = Vec::new();
-    for cmd in &analysis.commands {
+    let dirs = paths::command_dirs(analysis, cwd, home);
+    for (cmd, cwd) in analysis.commands.iter().zip(&dirs) {
+        let is_workspace = |word: &str, lit: bool| {
+            let word = whole_directory_word(word, lit);
+            paths::resolve_word(word, lit || word == ".", cwd, home).is_some_and(|p| p == workspace)
+        };
         for layer in layers(&cmd.words) {
             let offset = cmd.words.len() - layer.len();
             let literal = &cmd.literal[offset..];
-            if layer.first().map(|n| basename(n)) != Some("rm")
-                || !layer.iter().any(|a| is_recursive_flag(a, true))
-            {
-                continue;
-            }
-            for (arg, lit) in layer.iter().zip(literal).skip(1) {
-                let word = if arg == "*" {
-                    "."
-                } else {
-                    arg.strip_suffix("/*").unwrap_or(arg)
-                };
-                if *lit && word.starts_with('-') {
-                    continue;
+            match layer.first().map(|n| basename(n)) {
+                Some("rm") if layer.iter().any(|a| is_recursive_flag(a, true)) => {
+                    for (arg, lit) in layer.iter().zip(literal).skip(1) {
+                        if *lit && arg.starts_with('-') {
+                            continue;
+                        }
+                        if is_workspace(arg, *lit) {
+                            out.push(format!("`rm -r {arg}` deletes the whole workspace"));
+                        }
+                    }
                 }
-                if paths::resolve_word(word, *lit, cwd, home).is_some_and(|p| p == workspace) {
-                    out.push(format!("`rm -r {arg}` deletes the whole workspace"));
+                Some("find") if find_deletes_everything(&layer[1..]) => {
+                    let starts: Vec<(&String, &bool)> = layer[1..]
+                        .iter()
+                        .zip(&literal[1..])
+                        .take_while(|(a, _)| !a.starts_with(['-', '(', '!']))
+                        .collect();
+                    let whole = if starts.is_empty() {
+                        is_workspace(".", true)
+                    } else {
+                        starts.iter().any(|(a, l)| is_workspace(a, **l))
+                    };
+                    if whole {
+                        out.push(format!("`{}` deletes the whole workspace", layer.join(" ")));
+                    }
                 }
+                _ => {}
             }
         }
     }
     out
+}
+
+/// The directory a removal of `word` empties: `dir/*`, `*`, `.*`,
+/// `.[!.]*`, `"$PWD"`, `$(pwd)` and the like stand for the directory
+/// itself.
+fn whole_directory_word(word: &str, literal: bool) -> &str {
+    let unquoted = word.trim_matches('"');
+    if !literal
+        && [
+            "$PWD",
+            "${PWD}",
+            "$(pwd)",
+            "`pwd`",
+            "$(pwd -P)",
+            "$(pwd -L)",
+        ]
+        .iter()
+        .any(|p| unquoted.trim_end_matches(['/', '*']) == *p)
+    {
+        return ".";
+    }
+    if word.chars().all(|c| "*?.[]!^".contains(c)) && word.contains(['*', '?']) {
+        return ".";
+    }
+    word.strip_suffix("/*").unwrap_or(word)
+}
+
+/// `find … -delete` or `-exec rm -r…` with no test that narrows what it
+/// matches (a name, a path, an age, a size, …): every file goes.
+fn find_deletes_everything(args: &[String]) -> bool {
+    const NARROWING: &[&str] = &[
+        "-name",
+        "-iname",
+        "-path",
+        "-ipath",
+        "-wholename",
+        "-iwholename",
+        "-regex",
+        "-iregex",
+        "-newer",
+        "-anewer",
+        "-cnewer",
+        "-mtime",
+        "-mmin",
+        "-atime",
+        "-amin",
+        "-ctime",
+        "-cmin",
+        "-size",
+        "-empty",
+        "-perm",
+        "-user",
+        "-group",
+        "-uid",
+        "-gid",
+        "-links",
+        "-inum",
+        "-samefile",
+        "-lname",
+        "-ilname",
+        "-maxdepth",
+        "-prune",
+        "-nouser",
+        "-nogroup",
+        "-newermt",
+        "-used",
+        "-fstype",
+        "-context",
+        "-readable",
+        "-writable",
+        "-executable",
+    ];
+    let deletes = args.iter().enumerate().any(|(i, a)| {
+        a == "-delete"
+            || (["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str())
+                && args.get(i + 1).is_some_and(|c| basename(c) == "rm"))
+    });
+    deletes && !args.iter().any(|a| NARROWING.contains(&a.as_str()))
 }
 
 pub fn inspect_git_push(args: &[String], findings: &mut Findings) {

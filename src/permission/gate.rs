@@ -7,6 +7,7 @@ use super::cautions;
 use super::paths;
 use super::readonly;
 use super::rules::{Rule, RuleError, Rules, suggest_rules_covering};
+use super::runtime_paths;
 use super::security::{self, Findings};
 use super::{CallInfo, Mode, Verdict};
 use crate::permission::repetition::Repetition;
@@ -260,7 +261,13 @@ impl Gate {
                     reasons.push(format!("always-ask mode asks before running `{shown}`"));
                 }
                 (_, Err(reason)) => reasons.push(reason),
-                (_, Ok(())) => {}
+                (_, Ok(())) => {
+                    // Read-only, but of files it cannot see (issue 10, 7).
+                    let index = a.commands.iter().position(|c| std::ptr::eq(c, cmd));
+                    if let Some(index) = index {
+                        reasons.extend(runtime_paths::reasons(a, index, call.cwd, call.workspace));
+                    }
+                }
             }
         }
         if !a.evaluated.is_empty() && !self.rules.allows_all_bash() {
@@ -335,7 +342,12 @@ impl Gate {
                     Some(_) => {}
                 }
             }
+            // `echo $HOME` prints a path and reads nothing.
+            let printing = matches!(cmd.name(), Some("echo" | "printf"));
             for (i, (word, literal)) in cmd.words.iter().zip(&cmd.literal).enumerate().skip(1) {
+                if printing && !word.contains(['*', '?', '[']) {
+                    continue;
+                }
                 if cmd.name() == Some("cd") && i == 1 {
                     match paths::resolve_word(word, *literal, cwd, home) {
                         Some(path) => outside(&path, &mut reasons),
@@ -350,13 +362,12 @@ impl Gate {
                     judge_path(candidate, *literal, cwd, &mut reasons);
                 }
                 // A relative word may still lead out through a symbolic link.
+                // So may a glob or an `--opt=value` path.
                 if candidates.is_empty()
                     && *literal
-                    && !word.is_empty()
-                    && !word.starts_with('-')
                     && let Some(real_workspace) = &real_workspace
                     && paths::is_within(cwd, call.workspace)
-                    && let Some(real) = paths::escapes_through_link(&cwd.join(word), real_workspace)
+                    && let Some(real) = runtime_paths::link_escape(word, cwd, real_workspace)
                 {
                     reasons.push(format!("outside the workspace: {}", real.display()));
                 }
@@ -530,3 +541,7 @@ fn dedup(mut items: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 #[path = "gate_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "gate_blind_spots_tests.rs"]
+mod blind_spots_tests;

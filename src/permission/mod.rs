@@ -3,11 +3,19 @@
 //! - `gate` — `Gate::check(&CallInfo) -> Verdict`, the entry point.
 //! - bash commands are judged on their parse by `crate::shell` (simple
 //!   commands, redirections, nested code).
-//! - `security` (+ `cautions`) — what is blocked in every mode, and what
-//!   must be confirmed even in auto mode.
+//! - `security` (+ `security_exec`, `security_rm`, `catastrophes`,
+//!   `cautions`) — what is blocked in every mode, and what must be
+//!   confirmed even in auto mode. It looks through programs that run
+//!   programs (`wrappers`), into shell code outside argv and other
+//!   programs' command hooks (`nested`), and into what a shell is fed on
+//!   standard input (`stdin_feed`).
 //! - `readonly` — the commands smart mode runs without asking (with
-//!   `readonly_tools`, `readonly_builtins`, `readonly_git`); `wrappers` and
-//!   `getopt` read options the way the programs themselves do.
+//!   `readonly_tools`, `readonly_builtins`, `readonly_git`,
+//!   `readonly_more`); `runtime_paths` asks about reads of files only known
+//!   when the command runs; `wrappers` and `getopt` read options the way
+//!   the programs themselves do.
+//! - `git_hooks` — a read-only git runs with the repository's command
+//!   hooks neutralised (applied by the bash tool).
 //! - `rules` — `tool(pattern)` allow/deny rules, "allow always"
 //!   suggestions, and storing rules in `.cairn/config.toml`.
 //! - `repetition` — the same call again and again is blocked.
@@ -113,19 +121,27 @@ pub struct CallInfo<'a> {
     pub cwd: &'a Path,
 }
 
+mod catastrophes;
 mod cautions;
 pub mod gate;
 mod getopt;
+pub mod git_hooks;
+mod nested;
+mod nested_code;
 pub mod paths;
 pub mod readonly;
 mod readonly_builtins;
 mod readonly_git;
+mod readonly_more;
 mod readonly_tools;
 pub mod repetition;
 pub mod rules;
+mod runtime_paths;
 pub mod security;
 mod security_exec;
+mod security_rm;
 mod sed_script;
+mod stdin_feed;
 pub mod store;
 mod suggest;
 mod wrappers;

@@ -5,6 +5,7 @@
 
 use super::getopt::Opt;
 use super::readonly_builtins;
+use super::readonly_more;
 use super::readonly_tools::{self, refuse};
 pub use super::wrappers::wrapped_command;
 use super::wrappers::{is_command_lookup, wrapper_options};
@@ -41,7 +42,7 @@ pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
     for assignment in &cmd.assignments {
         let name = assignment.split(['=', '+', '[']).next().unwrap_or("");
         let standalone = cmd.words.is_empty();
-        if !safe_var(name, standalone) {
+        if !safe_var(name, standalone) && !readonly_more::harmless_prefix_variable(name) {
             return Err(format!("sets `{name}`, which can change what runs"));
         }
         if assignment.starts_with(&format!("{name}[")) {
@@ -52,6 +53,10 @@ pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
     }
     if cmd.words.is_empty() {
         return Ok(());
+    }
+    // A pager fed by a pipe prints its input like `cat`.
+    if matches!(cmd.name(), Some("less" | "more")) && cmd.pipe.is_some_and(|(_, s)| s > 0) {
+        return readonly_more::check_pager(&cmd.words[1..]);
     }
     check_words(&cmd.words, &cmd.literal, 0)
 }
@@ -88,8 +93,21 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
     let args = &words[1..];
     let arg_literal = &literal[1..];
     let args_literal = arg_literal.iter().all(|l| *l);
-    if PLAIN.contains(&name.as_str()) {
+    if PLAIN.contains(&name.as_str())
+        || readonly_more::PLAIN_MORE.contains(&name.as_str())
+        || readonly_more::is_version_query(name, args)
+    {
         return Ok(());
+    }
+    if readonly_more::is_awk(name) {
+        return readonly_more::check_awk(args, arg_literal);
+    }
+    if let Some(script) = readonly_more::shell_script(name, args) {
+        let at = args.iter().position(|a| a == script).unwrap_or(0);
+        if !arg_literal.get(at).copied().unwrap_or(false) {
+            return Err(format!("`{name} -c` runs a script only known when it runs"));
+        }
+        return check_script(name, script, depth);
     }
     match name.as_str() {
         "printf" => return readonly_builtins::check_printf(args, arg_literal),
@@ -132,6 +150,9 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         "file" => Some(|a| refuse("file", a, &['C'], &["compile"], "writes a file")),
         "date" => Some(|a| refuse("date", a, &['s'], &["set"], "sets the clock")),
         "rg" => Some(readonly_tools::check_rg),
+        "tar" | "gtar" | "bsdtar" => Some(readonly_more::check_tar),
+        "unzip" => Some(readonly_more::check_unzip),
+        "xxd" => Some(readonly_more::check_xxd),
         "ag" => Some(|a| refuse("ag", a, &[], &["pager"], "runs another program")),
         "hostname" => Some(readonly_tools::check_hostname),
         "command" => Some(check_command_lookup),
@@ -147,6 +168,56 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         ));
     }
     checked(args)
+}
+
+/// `sh -c 'script'` is read-only when everything in the script is: every
+/// command, no file written, nothing evaluated, and no path that could
+/// lead out of the workspace (the gate's path checks see only the outer
+/// command, where the script is one word).
+fn check_script(shell: &str, script: &str, depth: usize) -> Result<(), Reason> {
+    let refuse = |why: &str| Err(format!("`{shell} -c` runs a script that {why}"));
+    if depth >= 3 {
+        return refuse("nests shells too deeply to judge");
+    }
+    let inner = crate::shell::parse(script);
+    if !inner.is_complete() || !inner.evaluated.is_empty() || inner.file_writes().next().is_some() {
+        return refuse("cairn cannot judge as read-only");
+    }
+    let leaves = |word: &str| {
+        let value = word.rsplit_once('=').map_or(word, |(_, v)| v);
+        [word, value].iter().any(|w| {
+            (w.starts_with('/') && !super::paths::is_harmless_device(std::path::Path::new(w)))
+                || w.starts_with('~')
+                || w.split('/').any(|c| c == "..")
+        })
+    };
+    for cmd in &inner.commands {
+        let printing = matches!(cmd.name(), Some("echo" | "printf"));
+        for (word, literal) in cmd.words.iter().zip(&cmd.literal).skip(1) {
+            if leaves(word) || (!literal && !printing) {
+                return refuse(&format!(
+                    "names `{word}`, which may be outside the workspace"
+                ));
+            }
+        }
+        if cmd.name() == Some("cd") {
+            return refuse("changes directory");
+        }
+        for assignment in &cmd.assignments {
+            if !is_safe_assignment(assignment, cmd.words.is_empty()) {
+                return refuse(&format!("sets `{assignment}`"));
+            }
+        }
+        check_words(&cmd.words, &cmd.literal, depth + 1)?;
+    }
+    if inner
+        .redirects
+        .iter()
+        .any(|r| leaves(&r.target) || !r.target_literal)
+    {
+        return refuse("reads a file that may be outside the workspace");
+    }
+    Ok(())
 }
 
 /// What a wrapper does besides running its command, judged on its own
@@ -302,7 +373,11 @@ mod tests {
             ("\\time -o out ls", "`time -o` writes a file"),
             ("nohup ls", "nohup.out"),
             ("command rm x", "`rm` is not on the read-only list"),
-            ("awk '{print}' f", "`awk` is not on the read-only list"),
+            ("awk '{system(\"rm x\")}' f", "may run commands"),
+            (
+                "awk '{print > \"out\"}' f",
+                "may run commands or write files",
+            ),
             ("cargo test", "`cargo` is not on the read-only list"),
         ];
         for (command, reason) in cases {

@@ -11,7 +11,6 @@ const READING: &[&str] = &[
     "grep",
     "log",
     "ls-files",
-    "ls-remote",
     "ls-tree",
     "merge-base",
     "name-rev",
@@ -47,6 +46,9 @@ pub fn check_git(args: &[String]) -> Result<(), String> {
     let rest = &args[i + 1..];
     check_options(sub, rest)?;
     let sub = sub.as_str();
+    if sub == "ls-remote" {
+        return Err("`git ls-remote` talks to the network".into());
+    }
     if READING.contains(&sub) {
         return Ok(());
     }

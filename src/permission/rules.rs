@@ -29,9 +29,10 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobMatcher};
 
 use super::CallInfo;
+use super::nested::{self, Script};
 use super::paths;
 use super::security;
-use super::wrappers::{basename, wrapper_options};
+use super::wrappers::basename;
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
 
 pub use super::store::{StoreError, StoredRules, list_rules, remove_rule, store_rule};
@@ -422,12 +423,13 @@ fn command_texts(raw: &str, analysis: &ShellAnalysis, depth: usize, out: &mut Ve
         out.push(raw.split_whitespace().collect::<Vec<_>>().join(" "));
         return;
     }
-    let nested = |script: &str, out: &mut Vec<String>| {
-        if depth < 3 {
-            command_texts(script, &shell::parse(script), depth + 1, out);
+    let nested = |scripts: Vec<Script>, out: &mut Vec<String>| {
+        for script in scripts.iter().filter(|s| s.literal && depth < 3) {
+            command_texts(&script.text, &shell::parse(&script.text), depth + 1, out);
         }
     };
     for cmd in &analysis.commands {
+        nested(nested::assignment_scripts(&cmd.assignments), out);
         for layer in security::layers(&cmd.words) {
             let Some((name, args)) = layer.split_first() else {
                 continue;
@@ -439,47 +441,49 @@ fn command_texts(raw: &str, analysis: &ShellAnalysis, depth: usize, out: &mut Ve
                 renamed.extend(args.iter().cloned());
                 out.push(renamed.join(" "));
             }
-            let family = security::family(base);
-            if security::SHELLS.contains(&family) {
-                // `sh -c`, `bash -ec`, `bash -o pipefail -c`: any word that
-                // is no option may be the script.
-                let runs_string = args
-                    .iter()
-                    .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));
-                if runs_string {
-                    for script in args.iter().filter(|a| !a.starts_with(['-', '+'])) {
-                        nested(script, out);
-                    }
-                }
+            // `git -C . push`, `git -c k=v push`: the subcommand with
+            // git's global options taken out.
+            if base == "git"
+                && let Some(at) = git_subcommand_at(args)
+                && at > 0
+            {
+                let mut plain = vec!["git".to_string()];
+                plain.extend(args[at..].iter().cloned());
+                out.push(plain.join(" "));
             }
-            match base {
-                "eval" => nested(&args.join(" "), out),
-                "env" => {
-                    if let Some(parsed) = wrapper_options("env", args) {
-                        for opt in parsed.options.iter().filter(|o| o.is('S', "split-string")) {
-                            nested(opt.value.unwrap_or(""), out);
-                        }
-                    }
-                }
-                "find" => {
-                    let mut rest = args;
-                    while let Some(at) = rest
-                        .iter()
-                        .position(|a| ["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str()))
-                    {
-                        let run = &rest[at + 1..];
-                        let end = run
-                            .iter()
-                            .position(|a| a == ";" || a == "+")
-                            .unwrap_or(run.len());
-                        nested(&run[..end].join(" "), out);
-                        rest = &run[end..];
-                    }
-                }
-                _ => {}
-            }
+            let offset = cmd.words.len() - layer.len();
+            let literal = &cmd.literal[offset + 1..];
+            nested(nested::scripts(name, args, literal), out);
         }
     }
+}
+
+/// Where git's subcommand is, after its global options (git(1)).
+pub(super) fn git_subcommand_at(args: &[String]) -> Option<usize> {
+    const WITH_VALUE: &[&str] = &[
+        "-C",
+        "-c",
+        "--git-dir",
+        "--work-tree",
+        "--namespace",
+        "--super-prefix",
+        "--config-env",
+        "--exec-path",
+        "--list-cmds",
+        "--attr-source",
+    ];
+    let mut i = 0;
+    while let Some(arg) = args.get(i) {
+        if !arg.starts_with('-') {
+            return Some(i);
+        }
+        if arg == "--" {
+            return args.get(i + 1).map(|_| i + 1);
+        }
+        let takes_next = WITH_VALUE.contains(&arg.as_str()) && arg != "--exec-path";
+        i += if takes_next { 2 } else { 1 };
+    }
+    None
 }
 
 /// What bash rules match: the words, preceded by any assignment that

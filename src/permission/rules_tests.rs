@@ -322,7 +322,8 @@ fn suggestions_never_prefix_wrappers_or_leading_options() {
         ("ionice x", "bash(ionice x)"),
         ("python3.12 x", "bash(python3.12 x)"),
         ("/usr/bin/python3 x.py", "bash(/usr/bin/python3 x.py)"),
-        ("mawk '{print}' f", "bash(mawk {print} f)"),
+        // (awk programs that only print are read-only since issue 10)
+        ("mawk '{system(x)}' f", "bash(mawk {system(x)} f)"),
         ("sort --o=out f", "bash(sort --o=out f)"),
         (
             "rg --hostname-bin=./x foo",
@@ -360,6 +361,40 @@ fn deny_rules_see_through_shells_paths_and_builtins() {
         assert!(denied(command), "{command}");
     }
     for command in ["ls", "echo rm", "command -v rm", "find . -name rm"] {
+        assert!(!denied(command), "{command}");
+    }
+}
+
+#[test]
+fn deny_rules_match_git_subcommands_after_global_options() {
+    let rules = Rules::parse(&[] as &[&str], &["bash(git push*)", "bash(rm*)"]).unwrap_or_default();
+    let denied = |command: &str| {
+        let input = json!({ "command": command });
+        rules
+            .denied_by(&call("bash", &input, vec![]), None)
+            .is_some()
+    };
+    for command in [
+        "git -C . push",
+        "git -c k=v push",
+        "git --no-pager push",
+        "git --git-dir=.git push",
+        "git --git-dir .git --work-tree=. -P push -f",
+        "git --namespace x --literal-pathspecs push",
+        "setsid flock /tmp/l git -C src push",
+        "git -c alias.x='!rm -rf y' x",
+        "$'\\x72\\x6d' x",
+        "xargs rm <<< x",
+        "GIT_EXTERNAL_DIFF='rm x' git diff",
+        "tar --to-command='rm x' -xf a.tar",
+    ] {
+        assert!(denied(command), "{command}");
+    }
+    for command in [
+        "git -C . status",
+        "git log --grep push",
+        "git -c push.default=x status",
+    ] {
         assert!(!denied(command), "{command}");
     }
 }

@@ -5,8 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::nested::Script;
 use super::paths::{self, CRITICAL_DIRS};
-use super::wrappers::{basename, wrapped_command, wrapper_options};
+use super::security_rm::sweeping_target;
+use super::wrappers::{basename, inner_commands, wrapped_command};
 use crate::shell::{ShellAnalysis, SimpleCommand};
 
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -116,6 +118,7 @@ pub(super) fn inspect_nested(
         return;
     }
     let dirs = paths::command_dirs(analysis, cwd, home);
+    super::catastrophes::inspect_analysis(analysis, cwd, findings);
     for (index, cmd) in analysis.commands.iter().enumerate() {
         inspect_command(analysis, index, cmd, &dirs[index], home, nesting, findings);
     }
@@ -133,12 +136,8 @@ pub(super) fn inspect_nested(
         }
     }
     for function in &analysis.functions {
-        let self_calls = function
-            .body
-            .iter()
-            .filter(|i| analysis.commands[**i].name() == Some(function.name.as_str()))
-            .count();
-        if self_calls >= 2 {
+        let (self_calls, in_background) = self_calls(analysis, function);
+        if self_calls >= 2 || (self_calls == 1 && in_background) {
             findings.block(fork_bomb_message(&function.name));
         } else if self_calls == 1 {
             findings.cautions.push(format!(
@@ -149,6 +148,38 @@ pub(super) fn inspect_nested(
     }
 }
 
+/// How often a function's body calls it, directly or through code it hands
+/// to `eval`/`sh -c`, and whether such a call runs in the background.
+fn self_calls(analysis: &ShellAnalysis, function: &crate::shell::FunctionDef) -> (usize, bool) {
+    let name = function.name.as_str();
+    let mut calls = 0;
+    let mut background = false;
+    for &i in &function.body {
+        let cmd = &analysis.commands[i];
+        if cmd.name() == Some(name) {
+            calls += 1;
+        }
+        for layer in layers(&cmd.words) {
+            let offset = cmd.words.len() - layer.len();
+            let Some((first, args)) = layer.split_first() else {
+                continue;
+            };
+            let literal = &cmd.literal[(offset + 1).min(cmd.literal.len())..];
+            for script in super::nested::scripts(first, args, literal) {
+                let inner = crate::shell::parse(&script.text);
+                let n = inner
+                    .commands
+                    .iter()
+                    .filter(|c| c.name() == Some(name))
+                    .count();
+                calls += n;
+                background |= n > 0 && (script.text.contains('&') || script.text.contains('|'));
+            }
+        }
+    }
+    (calls, background)
+}
+
 fn fork_bomb_message(name: &str) -> String {
     format!(
         "blocked: the function `{name}` calls itself repeatedly in the background — a fork bomb \
@@ -156,36 +187,48 @@ fn fork_bomb_message(name: &str) -> String {
     )
 }
 
-/// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`].
-/// Commands are recognised by their base name (`/usr/bin/env`).
+/// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`],
+/// and every command a program runs from its arguments (`find -exec`,
+/// `setsid`, `flock`, … see [`inner_commands`]). Commands are recognised
+/// by their base name (`/usr/bin/env`).
 pub(super) fn layers(words: &[String]) -> Vec<&[String]> {
     let mut out = vec![words];
-    let mut current = words;
-    while let Some((name, args)) = current.split_first() {
+    let mut next = 0;
+    while next < out.len() && out.len() < MAX_LAYERS {
+        let current = out[next];
+        next += 1;
+        let Some((name, args)) = current.split_first() else {
+            continue;
+        };
         let name = basename(name);
-        let inner = if PRIVILEGE.contains(&name) {
+        let mut inner: Vec<&[String]> = Vec::new();
+        if PRIVILEGE.contains(&name) {
             // `sudo -u x cmd`: skip options so the command under it is inspected too.
             let start = args
                 .iter()
                 .position(|a| !a.starts_with('-'))
                 .unwrap_or(args.len());
-            Some(&args[start..])
+            inner.push(&args[start..]);
         } else if MULTI_CALL.contains(&name) {
             // `busybox sh`: the applet is the command.
-            args.first().filter(|a| !a.starts_with('-')).map(|_| args)
-        } else {
-            wrapped_command(name, args)
-        };
-        match inner {
-            Some(inner) if !inner.is_empty() && out.len() < 8 => {
-                out.push(inner);
-                current = inner;
+            if args.first().is_some_and(|a| !a.starts_with('-')) {
+                inner.push(args);
             }
-            _ => break,
+        } else if let Some(wrapped) = wrapped_command(name, args) {
+            inner.push(wrapped);
+        }
+        inner.extend(inner_commands(name, args));
+        for layer in inner {
+            if !layer.is_empty() && !out.contains(&layer) && out.len() < MAX_LAYERS {
+                out.push(layer);
+            }
         }
     }
     out
 }
+
+/// Layers looked at in one simple command.
+const MAX_LAYERS: usize = 32;
 
 fn inspect_command(
     analysis: &ShellAnalysis,
@@ -202,6 +245,8 @@ fn inspect_command(
             cmd.words[0]
         ));
     }
+    let assigned = super::nested::assignment_scripts(&cmd.assignments);
+    inspect_scripts(&assigned, cwd, home, nesting, findings);
     let offset_of = |layer: &[String]| cmd.words.len() - layer.len();
     for layer in layers(&cmd.words) {
         let literal = &cmd.literal[offset_of(layer)..];
@@ -241,11 +286,9 @@ fn inspect_command(
                 "blocked: `{name}` formats or repartitions disks and can destroy their data."
             ));
         }
-        if name == "kill" && args.last().is_some_and(|a| a == "-1") {
-            findings.block("blocked: `kill … -1` signals every process you own.".into());
-        }
+        super::catastrophes::inspect(name, args, findings);
         match name {
-            "rm" => inspect_rm(args, args_literal, cwd, home, findings),
+            "rm" => super::security_rm::inspect_rm(args, args_literal, cwd, home, findings),
             "dd" => {
                 for arg in args {
                     if let Some(target) = arg.strip_prefix("of=")
@@ -289,21 +332,6 @@ fn inspect_command(
                 }
             }
             "git" => super::cautions::inspect_git_push(args, findings),
-            "env" => {
-                // `env -S 'cmd args'` splits the string into a command.
-                let split = wrapper_options("env", args).and_then(|p| {
-                    p.options
-                        .iter()
-                        .find(|o| o.is('S', "split-string"))
-                        .and_then(|o| o.value.map(str::to_string))
-                });
-                if let Some(script) = split
-                    && nesting < MAX_NESTING
-                {
-                    let inner = crate::shell::parse(&script);
-                    inspect_nested(&script, &inner, cwd, home, nesting + 1, findings);
-                }
-            }
             _ => {}
         }
         for target in write_targets(name, args, args_literal, cwd, home) {
@@ -311,6 +339,11 @@ fn inspect_command(
                 findings.block(message);
             }
         }
+        let mut scripts = super::nested::scripts(name, args, args_literal);
+        if name == "xargs" {
+            scripts.extend(super::stdin_feed::xargs_scripts(analysis, index, args));
+        }
+        inspect_scripts(&scripts, cwd, home, nesting, findings);
         super::security_exec::inspect_interpreter(
             analysis,
             index,
@@ -322,6 +355,43 @@ fn inspect_command(
             nesting,
             findings,
         );
+    }
+}
+
+/// Look into the shell code a command hands on ([`super::nested`]): code
+/// only known when it runs must be confirmed; code nested deeper than
+/// [`MAX_NESTING`] is refused, never passed unread.
+pub(super) fn inspect_scripts(
+    scripts: &[Script],
+    cwd: &Path,
+    home: Option<&Path>,
+    nesting: usize,
+    findings: &mut Findings,
+) {
+    for script in scripts {
+        if !script.literal {
+            findings.cautions.push(format!(
+                "{} runs a command that is only known when it runs",
+                script.origin
+            ));
+            continue;
+        }
+        if nesting >= MAX_NESTING {
+            findings.block(format!(
+                "blocked: {} runs shell code nested more than {MAX_NESTING} levels deep, deeper \
+                 than cairn inspects. Write the command without the nesting.",
+                script.origin
+            ));
+            continue;
+        }
+        let inner = crate::shell::parse(&script.text);
+        if let Some(error) = &inner.parse_error {
+            findings.cautions.push(format!(
+                "{} runs shell code cairn cannot read ({error})",
+                script.origin
+            ));
+        }
+        inspect_nested(&script.text, &inner, cwd, home, nesting + 1, findings);
     }
 }
 
@@ -375,138 +445,10 @@ pub(super) fn operands(
     out
 }
 
-fn is_critical(path: &Path, home: Option<&Path>) -> bool {
+pub(super) fn is_critical(path: &Path, home: Option<&Path>) -> bool {
     CRITICAL_DIRS.iter().any(|d| path == Path::new(d))
         || paths::SYSTEM_DIRS.iter().any(|d| path == Path::new(d))
         || home.is_some_and(|h| path == paths::normalize(h))
-}
-
-fn inspect_rm(
-    args: &[String],
-    literal: &[bool],
-    cwd: &Path,
-    home: Option<&Path>,
-    findings: &mut Findings,
-) {
-    if args.iter().any(|a| a == "--no-preserve-root") {
-        findings.block(
-            "blocked: `rm --no-preserve-root` exists only to delete the whole filesystem.".into(),
-        );
-    }
-    let recursive = args.iter().any(|a| is_recursive_flag(a, true));
-    for (arg, lit) in args.iter().zip(literal) {
-        if recursive && let Some(what) = sweeping_target(arg, *lit) {
-            findings.block(format!(
-                "blocked: `rm -r {arg}` would delete {what}. Remove specific paths inside the \
-                 workspace instead."
-            ));
-            continue;
-        }
-        if !lit && let Some(var) = empty_var_root(arg) {
-            if recursive {
-                findings.block(format!(
-                    "blocked: `rm -r {arg}` removes from the filesystem root if `{var}` is empty \
-                     or unset. Use a literal path inside the workspace."
-                ));
-            }
-            continue;
-        }
-        // `dir/*` removes what `dir` holds: judge it as `dir`.
-        let stripped = arg
-            .strip_suffix("/*")
-            .or(if arg == "*" { Some(".") } else { None });
-        let word = stripped
-            .map(|s| if s.is_empty() { "/" } else { s })
-            .unwrap_or(arg);
-        if *lit && word.starts_with('-') {
-            continue;
-        }
-        let Some(path) = paths::resolve_word(word, *lit, cwd, home) else {
-            continue;
-        };
-        if recursive && is_critical(&path, home) {
-            let what = if path == Path::new("/") {
-                "the whole filesystem".to_string()
-            } else if home.is_some_and(|h| path == paths::normalize(h)) {
-                "your home directory".to_string()
-            } else {
-                format!("the system directory `{}`", path.display())
-            };
-            findings.block(format!(
-                "blocked: `rm -r {arg}` would delete {what}. Remove specific paths inside the \
-                 workspace instead."
-            ));
-        } else if let Some(message) = system_write(&path, "`rm` deletes") {
-            findings.block(message);
-        }
-    }
-}
-
-/// A target that sweeps the filesystem root or the home directory in a
-/// spelling the path resolver does not follow: a glob directly under `/`
-/// (`/*`, `/?*`, `/.*`), or the home directory through any expansion
-/// (`${HOME:-}`, `$HOME*`, `~/.*`, `~user`). What it reaches, for messages.
-fn sweeping_target(arg: &str, literal: bool) -> Option<&'static str> {
-    let text = if literal {
-        arg.to_string()
-    } else {
-        arg.replace(['"', '\''], "")
-    };
-    const GLOB: [char; 3] = ['*', '?', '['];
-    if let Some(under_root) = text.strip_prefix('/') {
-        let first = under_root
-            .trim_start_matches('/')
-            .split('/')
-            .next()
-            .unwrap_or("");
-        if first.contains(GLOB) {
-            return Some("everything under `/`, the whole filesystem");
-        }
-    }
-    if literal {
-        return None;
-    }
-    let mut whose = "your home directory";
-    let rest = if let Some(rest) = text.strip_prefix('~') {
-        // `~` or `~user`: some home directory.
-        let after_user =
-            rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || "._-".contains(c));
-        if after_user.len() != rest.len() {
-            whose = "a home directory";
-        }
-        after_user
-    } else if let Some(rest) = text.strip_prefix("${HOME") {
-        // `${HOME}`, `${HOME:-}`, `${HOME%/}`, ...
-        &rest[rest.find('}')? + 1..]
-    } else if let Some(rest) = text.strip_prefix("$HOME") {
-        if rest.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_') {
-            return None; // `$HOMEDIR`
-        }
-        rest
-    } else {
-        return None;
-    };
-    let rest = rest.trim_matches('/');
-    let sweeping =
-        rest.is_empty() || (rest.contains(GLOB) && rest.chars().all(|c| "*?[]!.^".contains(c)));
-    sweeping.then_some(whose)
-}
-
-/// `$X/` or `"${X}"/*`: the name of `X`.
-fn empty_var_root(word: &str) -> Option<String> {
-    let text = word.replace('"', "");
-    let rest = text.strip_prefix('$')?;
-    let (name, after) = if let Some(braced) = rest.strip_prefix('{') {
-        let end = braced.find('}')?;
-        (&braced[..end], &braced[end + 1..])
-    } else {
-        let end = rest
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-            .unwrap_or(rest.len());
-        (&rest[..end], &rest[end..])
-    };
-    let valid = !name.is_empty() && name != "HOME";
-    (valid && (after == "/" || after == "/*")).then(|| name.to_string())
 }
 
 /// Paths a command writes to (beyond redirections).
@@ -568,7 +510,7 @@ fn write_targets(
     }
 }
 
-fn system_write(path: &Path, action: &str) -> Option<String> {
+pub(super) fn system_write(path: &Path, action: &str) -> Option<String> {
     let dir = paths::system_dir_of(path)?;
     if dir == "/dev" {
         return Some(format!(

@@ -4,20 +4,76 @@
 
 use std::path::Path;
 
-use super::security::{
-    AWKS, DOWNLOADERS, Findings, INTERPRETERS, MAX_NESTING, SHELLS, family, inspect_nested, layers,
-};
+use super::catastrophes::NET_CLIENTS;
+use super::nested::Script;
+use super::security::inspect_scripts;
+use super::security::{AWKS, DOWNLOADERS, Findings, INTERPRETERS, SHELLS, family, layers};
+use super::stdin_feed::Fed;
 use super::wrappers::basename;
-use crate::shell::{self, ShellAnalysis, SimpleCommand};
+use crate::shell::{ShellAnalysis, SimpleCommand};
 
 /// Whether `cmd`, under any wrappers, downloads (`curl`, `/usr/bin/wget`,
 /// `command curl`, `busybox wget`).
 fn downloads(cmd: &SimpleCommand) -> bool {
     layers(&cmd.words).iter().any(|layer| {
-        layer
-            .first()
-            .is_some_and(|n| DOWNLOADERS.contains(&basename(n)))
+        let Some(name) = layer.first().map(|n| basename(n)) else {
+            return false;
+        };
+        let args = &layer[1..];
+        let connects = match family(name) {
+            "openssl" => args.iter().any(|a| a == "s_client"),
+            other => NET_CLIENTS.contains(&other),
+        };
+        DOWNLOADERS.contains(&name) || connects || (is_interpreter(name) && fetches_over_http(args))
     })
+}
+
+/// Inline interpreter code that uses an HTTP client (`urllib`,
+/// `requests`, `LWP`, `Net::HTTP`, `fetch(`, `file_get_contents('http`).
+fn fetches_over_http(args: &[String]) -> bool {
+    const CLIENTS: &[&str] = &[
+        "urllib",
+        "requests",
+        "http.client",
+        "urlopen",
+        "httpx",
+        "lwp",
+        "http::tiny",
+        "net/http",
+        "net::http",
+        "open-uri",
+        "fetch(",
+        "https.get",
+        "http.get",
+        "axios",
+        "file_get_contents('http",
+        "file_get_contents(\"http",
+        "curl_exec",
+        "io::socket",
+        "invoke-webrequest",
+        "downloadstring",
+    ];
+    let code = args.join(" ").to_ascii_lowercase();
+    CLIENTS.iter().any(|c| code.contains(c))
+}
+
+/// `sed` whose script may run commands, `make -f -`: programs that run
+/// what they read on standard input.
+fn runs_its_input(name: &str, args: &[String]) -> bool {
+    match name {
+        "sed" | "gsed" => super::readonly_tools::check_sed(args).is_err(),
+        "make" | "gmake" | "bmake" => args.iter().enumerate().any(|(i, a)| {
+            let value = match a.as_str() {
+                "-f" | "--file" | "--makefile" => args.get(i + 1).map(String::as_str),
+                a => a
+                    .strip_prefix("--file=")
+                    .or(a.strip_prefix("--makefile="))
+                    .or(a.strip_prefix("-f")),
+            };
+            matches!(value, Some("-" | "/dev/stdin"))
+        }),
+        _ => false,
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -34,7 +90,13 @@ pub(super) fn inspect_interpreter(
 ) {
     let shell_like = SHELLS.contains(&family(name));
     let awk_running = AWKS.contains(&family(name)) && awk_may_run_commands(args, args_literal);
-    if !(shell_like || is_interpreter(name) || awk_running) {
+    let schedules = matches!(name, "at" | "batch" | "crontab");
+    if !(shell_like
+        || is_interpreter(name)
+        || awk_running
+        || schedules
+        || runs_its_input(name, args))
+    {
         return;
     }
     let cmd = &analysis.commands[index];
@@ -54,68 +116,110 @@ pub(super) fn inspect_interpreter(
             "downloads something and runs `{name}` in the same command"
         ));
     }
-    // `sh -c "…"` and `eval "…"`: inspect the inner command too.
-    let script_at = if name == "eval" {
-        Some(0)
-    } else if shell_like {
-        args.iter()
-            .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'))
-            .map(|i| i + 1)
-    } else {
-        None
+    let fed = match script_source(name, args, shell_like) {
+        Some(Source::Stdin) => super::stdin_feed::fed(analysis, index, 0),
+        Some(Source::Substitution) => substitution_output(analysis, index),
+        None => return,
     };
-    if let Some(at) = script_at
-        && at < args.len()
-    {
-        let parts = if name == "eval" {
-            &args[at..]
-        } else {
-            &args[at..=at]
-        };
-        if args_literal[at..at + parts.len()].iter().all(|l| *l) {
-            let inner = parts.join(" ");
-            if nesting < MAX_NESTING {
-                let analysis = shell::parse(&inner);
-                inspect_nested(&inner, &analysis, cwd, home, nesting + 1, findings);
-            }
-        } else {
-            findings.cautions.push(format!(
-                "`{name}` runs a command that is only known when it runs"
-            ));
+    let crontab = name == "crontab";
+    match fed {
+        Fed::Text(text) => {
+            let text = if crontab {
+                crontab_commands(&text)
+            } else {
+                text
+            };
+            let script = Script {
+                text,
+                literal: true,
+                origin: format!("the script fed to `{name}`"),
+            };
+            inspect_scripts(&[script], cwd, home, nesting, findings);
         }
-    } else if shell_like && !args.iter().any(|a| !a.starts_with(['-', '+'])) {
-        // A shell reading its script from standard input.
-        let fed = analysis
-            .redirects
-            .iter()
-            .filter(|r| r.command == Some(index))
-            .filter_map(|r| r.input.as_deref())
-            .collect::<Vec<_>>();
-        for script in &fed {
-            if nesting < MAX_NESTING {
-                let inner = shell::parse(script);
-                inspect_nested(script, &inner, cwd, home, nesting + 1, findings);
-            }
-        }
-        // `echo '…' | sh`: the echoed text is the script.
-        let echoed = analysis.commands.iter().filter(|other| {
-            matches!((other.pipe, cmd.pipe), (Some((p, s)), Some((q, t))) if p == q && s + 1 == t)
-                && matches!(other.name().map(basename), Some("echo" | "printf"))
-                && other.literal.iter().all(|l| *l)
-        });
-        for other in echoed {
-            let text = other.words[1..]
-                .iter()
-                .filter(|w| !w.starts_with('-'))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(" ");
-            if nesting < MAX_NESTING {
-                let inner = shell::parse(&text);
-                inspect_nested(&text, &inner, cwd, home, nesting + 1, findings);
-            }
-        }
+        Fed::Undecodable(what) => findings
+            .cautions
+            .push(format!("`{name}` runs {what}, which cairn cannot read")),
+        Fed::Unknown => {}
     }
+}
+
+/// Where a shell (or `source`, `at`, `crontab`) takes its script from
+/// when it is neither an argument nor a named file.
+enum Source {
+    Stdin,
+    /// `bash <(…)`, `. <(…)`: the output of a process substitution.
+    Substitution,
+}
+
+fn script_source(name: &str, args: &[String], shell_like: bool) -> Option<Source> {
+    let first = args
+        .iter()
+        .find(|a| !a.starts_with(['-', '+']) || *a == "-");
+    let stdin_file = |a: &str| matches!(a, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0");
+    let from_first = |first: Option<&String>| match first.map(String::as_str) {
+        None => Some(Source::Stdin),
+        Some(a) if stdin_file(a) => Some(Source::Stdin),
+        Some("<(…)") => Some(Source::Substitution),
+        Some(_) => None,
+    };
+    let cluster_has = |c: char| {
+        args.iter()
+            .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains(c))
+    };
+    match name {
+        _ if shell_like => {
+            if cluster_has('c') {
+                None
+            } else if cluster_has('s') {
+                Some(Source::Stdin)
+            } else {
+                from_first(first)
+            }
+        }
+        "source" | "." => first.and_then(|f| from_first(Some(f))),
+        "at" | "batch" if !cluster_has('f') && !cluster_has('l') && !cluster_has('r') => {
+            Some(Source::Stdin)
+        }
+        "crontab" => {
+            let operands: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+            let lists = cluster_has('l') || cluster_has('r') || cluster_has('e');
+            (!lists && (operands.is_empty() || operands.iter().any(|a| stdin_file(a))))
+                .then_some(Source::Stdin)
+        }
+        _ => None,
+    }
+}
+
+/// What the process substitution in command `index` prints, when it is
+/// literal text (`bash <(echo '…')`).
+fn substitution_output(analysis: &ShellAnalysis, index: usize) -> Fed {
+    let inside: Vec<usize> = (0..analysis.commands.len())
+        .filter(|i| analysis.commands[*i].parent == Some(index))
+        .collect();
+    match inside.as_slice() {
+        [only] => match super::stdin_feed::fed(analysis, *only, 1) {
+            Fed::Text(text) => Fed::Text(text),
+            Fed::Undecodable(what) => Fed::Undecodable(what),
+            Fed::Unknown => Fed::Unknown,
+        },
+        _ => Fed::Unknown,
+    }
+}
+
+/// The commands of a crontab: each line without its schedule.
+fn crontab_commands(table: &str) -> String {
+    table
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let fields = if l.starts_with('@') { 1 } else { 5 };
+            l.splitn(fields + 1, char::is_whitespace)
+                .nth(fields)
+                .unwrap_or("")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn is_interpreter(name: &str) -> bool {

@@ -239,6 +239,114 @@ pub fn wrapped_command<'a>(name: &str, args: &'a [String]) -> Option<&'a [String
     args.get(start..)
 }
 
+/// Programs that run a command given as their arguments, with options
+/// too many or too varied to model one by one (setsid(1), flock(1),
+/// taskset(1), ionice(1), chrt(1), strace(1), ltrace(1), unshare(1),
+/// nsenter(1), systemd-run(1), bwrap(1), valgrind(1), …). For them every
+/// operand may be where the command begins: the inspector looks at each
+/// such tail, which can only make it see more, never less.
+pub const RUNNERS: &[&str] = &[
+    "setsid",
+    "flock",
+    "taskset",
+    "ionice",
+    "chrt",
+    "strace",
+    "ltrace",
+    "unshare",
+    "nsenter",
+    "runuser",
+    "systemd-run",
+    "watch",
+    "bwrap",
+    "firejail",
+    "fakeroot",
+    "proot",
+    "valgrind",
+    "torsocks",
+    "proxychains",
+    "proxychains4",
+    "catchsegv",
+    "xvfb-run",
+    "dbus-run-session",
+    "unbuffer",
+    "faketime",
+    "setpriv",
+    "prlimit",
+    "numactl",
+    "cpulimit",
+    "chpst",
+    "sshpass",
+    "rlwrap",
+    "chronic",
+    "ifne",
+    "lckdo",
+    "entr",
+    "perf",
+    "ssh-agent",
+    "screen",
+    "dtach",
+    "nsjail",
+    "capsh",
+    "sem",
+    "parallel",
+    "with-lock-ex",
+    "daemonize",
+    "start-stop-daemon",
+    "run-one",
+    "tsp",
+    "nq",
+    "pkexec",
+    "doas",
+    "sudo",
+    "su",
+    "sg",
+    "newgrp",
+    "chroot",
+];
+
+/// Every command `name` may run from its own arguments (besides the
+/// precise [`wrapped_command`]): each `find -exec … ;`, the commands
+/// before `parallel`'s `:::`, and for [`RUNNERS`] each tail of the
+/// arguments that starts with an operand.
+pub fn inner_commands<'a>(name: &str, args: &'a [String]) -> Vec<&'a [String]> {
+    let mut out = Vec::new();
+    if name == "find" {
+        let mut rest = args;
+        while let Some(at) = rest
+            .iter()
+            .position(|a| ["-exec", "-execdir", "-ok", "-okdir"].contains(&a.as_str()))
+        {
+            let run = &rest[at + 1..];
+            let end = run
+                .iter()
+                .position(|a| a == ";" || a == "+")
+                .unwrap_or(run.len());
+            out.push(&run[..end]);
+            rest = &run[end..];
+        }
+        return out;
+    }
+    if !RUNNERS.contains(&name) {
+        return out;
+    }
+    let end = if matches!(name, "parallel" | "sem") {
+        args.iter()
+            .position(|a| a.starts_with(":::"))
+            .unwrap_or(args.len())
+    } else {
+        args.len()
+    };
+    let args = &args[..end];
+    for (i, arg) in args.iter().enumerate() {
+        let after_dashes = i > 0 && args[i - 1] == "--";
+        if (after_dashes || !arg.starts_with('-')) && !arg.is_empty() {
+            out.push(&args[i..]);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

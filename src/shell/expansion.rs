@@ -18,10 +18,29 @@ impl Walker {
                 .opaque
                 .push(format!("a command substitution inside arithmetic: {text}"));
         }
+        for name in arithmetic_assigned(text) {
+            // Arithmetic assigns numbers.
+            self.var_plain.entry(name).or_insert(true);
+        }
         if names_something(text) {
-            self.out.evaluated.push(format!("$(( {} ))", text.trim()));
+            let names = arithmetic_names(text);
+            self.pending_arithmetic
+                .push((format!("$(( {} ))", text.trim()), names));
         }
         Ok(())
+    }
+
+    /// Record an assignment of `name`: plain when the value is a literal
+    /// number or word no arithmetic evaluation can turn into code.
+    pub(super) fn note_assignment(&mut self, name: &str, value: Option<(&str, bool)>) {
+        let plain = value.is_some_and(|(text, literal)| {
+            literal
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
+        });
+        let entry = self.var_plain.entry(name.to_string()).or_insert(true);
+        *entry &= plain;
     }
 
     /// De-quote `raw`, walking any substitutions inside it. Returns the
@@ -201,6 +220,64 @@ impl Walker {
         }
         Ok(())
     }
+}
+
+/// The variable names arithmetic text refers to (`x`, `$x`, `${x}`).
+fn arithmetic_names(text: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut word = String::new();
+    let mut prev: Option<char> = None;
+    for c in text.chars().chain(std::iter::once(' ')) {
+        if c.is_ascii_alphanumeric() || c == '_' {
+            if word.is_empty() && c.is_ascii_digit() {
+                // A number (or a base like 16#ff) starts here.
+                word.push('#');
+            }
+            word.push(c);
+        } else {
+            let is_length = prev == Some('#');
+            if !word.is_empty() && !word.starts_with('#') && !is_length {
+                names.push(word.clone());
+            }
+            word.clear();
+        }
+        prev = if word.is_empty() { Some(c) } else { prev };
+    }
+    names
+}
+
+/// Names arithmetic text assigns: `i=0`, `i+=2`, `i++`, `--i`.
+fn arithmetic_assigned(text: &str) -> Vec<String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if chars[i].is_ascii_alphabetic() || chars[i] == '_' {
+            let start = i;
+            while i < chars.len() && (chars[i].is_ascii_alphanumeric() || chars[i] == '_') {
+                i += 1;
+            }
+            let name: String = chars[start..i].iter().collect();
+            let after: String = chars[i..].iter().collect::<String>();
+            let after = after.trim_start();
+            let before: String = chars[..start].iter().collect::<String>();
+            let before = before.trim_end();
+            let assigns = (after.starts_with('=') && !after.starts_with("=="))
+                || [
+                    "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "^=", "|=", "++", "--",
+                ]
+                .iter()
+                .any(|op| after.starts_with(op))
+                || before.ends_with("++")
+                || before.ends_with("--");
+            if assigns {
+                out.push(name);
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
 }
 
 /// Whether arithmetic text refers to a variable (whose value bash would

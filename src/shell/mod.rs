@@ -6,11 +6,12 @@
 //!
 //! - `walker` — the walk over the syntax tree; `expansion` — words,
 //!   parameter and arithmetic expansions inside it.
-//! - `words` — brace expansion and de-quoting; `heredoc` — input the
+//! - `words` — brace expansion and de-quoting (`ansi_c` decodes `$'…'`); `heredoc` — input the
 //!   parser crate cannot take; `outline` — one line per command.
 
 use brush_parser::ParserOptions;
 
+mod ansi_c;
 mod expansion;
 mod heredoc;
 mod outline;
@@ -55,6 +56,9 @@ pub struct ShellAnalysis {
     /// pipeline stages, substitutions, background jobs and function bodies
     /// get their own), the shell it was started from.
     pub scopes: Vec<Option<usize>>,
+    /// Background jobs (`cmd &`) started inside a loop with no small
+    /// bound: a process flood.
+    pub background_in_loops: Vec<String>,
     /// The parser failed; nothing else in the analysis is trustworthy.
     pub parse_error: Option<String>,
 }
@@ -161,6 +165,12 @@ fn parse_inner(command: &str) -> ShellAnalysis {
         };
     }
     walker::walk(command)
+}
+
+/// Decode backslash escapes as bash's `$'…'` quoting (and `printf`'s
+/// format) does: `\x72\x6d` is `rm`.
+pub fn decode_ansi_c(text: &str) -> String {
+    ansi_c::decode(text)
 }
 
 pub(crate) fn options() -> ParserOptions {

@@ -382,3 +382,56 @@ fn here_documents_the_parser_crate_hangs_on_are_unparseable() {
         assert_eq!(parse(cmd).parse_error, None, "{cmd}");
     }
 }
+
+#[test]
+fn ansi_c_quoting_is_decoded() {
+    let a = ok("$'\\x72\\x6d' -rf $'\\057'");
+    assert_eq!(words(&a.commands[0]), ["rm", "-rf", "/"]);
+    assert_eq!(a.commands[0].literal, [true, true, true]);
+    let a = ok("s$'\\u0075'do ls");
+    assert_eq!(words(&a.commands[0]), ["sudo", "ls"]);
+}
+
+#[test]
+fn background_jobs_in_unbounded_loops_are_noted() {
+    for flood in [
+        "while true; do sleep 1 & done",
+        "until false; do x & done",
+        "for i in $(seq 1 99999); do x & done",
+        "for i in {1..100}; do x & done",
+        "for f in *; do x & done",
+        "for ((i=0; i<n; i++)); do x & done",
+    ] {
+        assert_eq!(ok(flood).background_in_loops.len(), 1, "{flood}");
+    }
+    for calm in [
+        "for i in 1 2 3; do sleep 1 & done",
+        "for ((i=0; i<8; i++)); do x & done",
+        "while read l; do echo $l; done",
+        "sleep 1 & wait",
+    ] {
+        assert!(ok(calm).background_in_loops.is_empty(), "{calm}");
+    }
+}
+
+#[test]
+fn arithmetic_on_plain_variables_is_not_evaluated_code() {
+    for plain in [
+        "echo $((1 + 2))",
+        "x=3; echo $((x * 2))",
+        "for ((i=0; i<3; i++)); do echo $i; done",
+        "for i in 1 2 3; do echo $((i + 1)); done",
+    ] {
+        assert!(ok(plain).evaluated.is_empty(), "{plain}");
+    }
+    for code in [
+        "echo $((x))",
+        "x='a[$(rm -rf src)]'; echo $((x))",
+        "read n; echo $((n + 1))",
+        "x=1; echo $((x)); x=$(cat f)",
+        "for v in 'a[$(id)]'; do echo $((v)); done",
+        "declare x=5; echo $((x))",
+    ] {
+        assert!(!ok(code).evaluated.is_empty(), "{code}");
+    }
+}

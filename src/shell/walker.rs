@@ -16,9 +16,21 @@ pub(super) fn walk(command: &str) -> ShellAnalysis {
         pipe: None,
         depth: 0,
         scope: 0,
+        big_loop: false,
     };
     if let Err(e) = walker.program(command, top) {
         walker.out.parse_error = Some(e);
+    }
+    // Arithmetic on variables the command itself sets to plain values
+    // (`x=1; echo $((x+1))`, `for ((i=0; i<3; i++))`) runs nothing; any
+    // other variable may hold `a[$(cmd)]`.
+    for (text, names) in std::mem::take(&mut walker.pending_arithmetic) {
+        let plain = names
+            .iter()
+            .all(|n| walker.var_plain.get(n).copied().unwrap_or(false));
+        if !plain {
+            walker.out.evaluated.push(text);
+        }
     }
     walker.out
 }
@@ -27,6 +39,12 @@ pub(super) fn walk(command: &str) -> ShellAnalysis {
 pub(super) struct Walker {
     pub(super) out: ShellAnalysis,
     next_pipe: usize,
+    /// Per variable: whether every assignment the command makes to it is
+    /// plain (a literal number or word), so arithmetic on it runs nothing.
+    pub(super) var_plain: std::collections::HashMap<String, bool>,
+    /// Arithmetic that names variables, and the names: evaluated code
+    /// unless every name turns out plain.
+    pub(super) pending_arithmetic: Vec<(String, Vec<String>)>,
 }
 
 /// Where new commands hang: the command holding the substitution and the
@@ -37,7 +55,13 @@ pub(super) struct Ctx {
     pipe: Option<(usize, usize)>,
     depth: usize,
     scope: usize,
+    /// Inside a loop with no small bound (`while`, `until`, `for ((;;))`,
+    /// `for` over many or run-time words).
+    big_loop: bool,
 }
+
+/// Iterations a loop may make and still count as small.
+const SMALL_LOOP: usize = 64;
 
 pub(super) type Walk = Result<(), String>;
 
@@ -70,7 +94,14 @@ impl Walker {
         for item in &list.0 {
             // `cmd &` runs in a subshell of its own.
             let ctx = match item.1 {
-                ast::SeparatorOperator::Async => self.new_scope(ctx),
+                ast::SeparatorOperator::Async => {
+                    if ctx.big_loop {
+                        self.out
+                            .background_in_loops
+                            .push("a loop with no small bound".to_string());
+                    }
+                    self.new_scope(ctx)
+                }
                 ast::SeparatorOperator::Sequence => ctx,
             };
             self.and_or(&item.0, ctx)?;
@@ -149,6 +180,11 @@ impl Walker {
                 {
                     self.arithmetic(&expr.value)?;
                 }
+                let bounded = f.condition.as_ref().is_some_and(|c| small_bound(&c.value));
+                let ctx = Ctx {
+                    big_loop: ctx.big_loop || !bounded,
+                    ..ctx
+                };
                 self.compound_list(&f.body.list, ctx)
             }
             C::BraceGroup(b) => self.compound_list(&b.list, ctx),
@@ -156,19 +192,7 @@ impl Walker {
                 let inner = self.new_scope(ctx);
                 self.compound_list(&s.list, inner)
             }
-            C::ForClause(f) => {
-                for word in f.values.iter().flatten() {
-                    let alternatives = match brace_alternatives(&word.value) {
-                        Ok(Some(alternatives)) => alternatives,
-                        _ => vec![word.value.clone()],
-                    };
-                    for alternative in alternatives {
-                        let loose = self.word(&alternative, ctx)?;
-                        self.out.loose_words.push(loose);
-                    }
-                }
-                self.compound_list(&f.body.list, ctx)
-            }
+            C::ForClause(f) => self.for_clause(f, ctx),
             C::CaseClause(c) => {
                 let loose = self.word(&c.value.value, ctx)?;
                 self.out.loose_words.push(loose);
@@ -194,11 +218,58 @@ impl Walker {
                 Ok(())
             }
             C::WhileClause(w) | C::UntilClause(w) => {
+                let ctx = Ctx {
+                    big_loop: true,
+                    ..ctx
+                };
                 self.compound_list(&w.0, ctx)?;
                 self.compound_list(&w.1.list, ctx)
             }
             C::Coprocess(c) => self.command(&c.body, ctx),
         }
+    }
+
+    /// `for x in …; do …; done`: the words are loose words (they may name
+    /// paths), the loop is big when they are many or only known at run
+    /// time, and `x` is plain when every word is.
+    fn for_clause(&mut self, f: &ast::ForClauseCommand, ctx: Ctx) -> Walk {
+        let mut count = 0;
+        let mut known = true;
+        for word in f.values.iter().flatten() {
+            let alternatives = match brace_alternatives(&word.value) {
+                Ok(Some(alternatives)) => alternatives,
+                _ => vec![word.value.clone()],
+            };
+            for alternative in alternatives {
+                let loose = self.word(&alternative, ctx)?;
+                // A glob or an expansion may be any number of
+                // words (`*`, `$(seq 1 100000)`).
+                known &= loose.1 && !alternative.contains(['*', '?', '[']);
+                count += 1;
+                self.out.loose_words.push(loose);
+            }
+        }
+        let small = known && count <= SMALL_LOOP;
+        let values: Vec<(String, bool)> =
+            self.out.loose_words[self.out.loose_words.len() - count..].to_vec();
+        let all_plain = values.iter().all(|(text, literal)| {
+            *literal
+                && !text.contains(['*', '?', '['])
+                && text
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_.+-".contains(c))
+        });
+        let name = f.variable_name.clone();
+        if f.values.is_some() && all_plain {
+            self.note_assignment(&name, Some(("0", true)));
+        } else {
+            self.note_assignment(&name, None);
+        }
+        let ctx = Ctx {
+            big_loop: ctx.big_loop || !small,
+            ..ctx
+        };
+        self.compound_list(&f.body.list, ctx)
     }
 
     fn test_token(&mut self, index: usize, token: &str) {
@@ -315,7 +386,39 @@ impl Walker {
                 }
             }
         }
+        self.note_assigning_command(index);
         Ok(())
+    }
+
+    /// Builtins that set the variables they name from input or text:
+    /// those variables are no longer plain.
+    fn note_assigning_command(&mut self, index: usize) {
+        const ASSIGNING: &[&str] = &[
+            "read",
+            "mapfile",
+            "readarray",
+            "getopts",
+            "printf",
+            "declare",
+            "typeset",
+            "local",
+            "export",
+            "readonly",
+            "let",
+            "unset",
+        ];
+        let cmd = &self.out.commands[index];
+        if !cmd.name().is_some_and(|n| ASSIGNING.contains(&n)) {
+            return;
+        }
+        let names: Vec<String> = cmd.words[1..]
+            .iter()
+            .map(|w| w.split(['=', '[', '+']).next().unwrap_or("").to_string())
+            .filter(|w| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+            .collect();
+        for name in names {
+            self.note_assignment(&name, None);
+        }
     }
 
     /// Add one argument (several after brace expansion) to command `index`.
@@ -338,9 +441,21 @@ impl Walker {
     }
 
     fn assignment(&mut self, assignment: &ast::Assignment, ctx: Ctx) -> Walk {
+        let name = match &assignment.name {
+            ast::AssignmentName::VariableName(n) | ast::AssignmentName::ArrayElementName(n, _) => {
+                n.clone()
+            }
+        };
         match &assignment.value {
-            ast::AssignmentValue::Scalar(w) => self.word(&w.value, ctx).map(|_| ()),
+            ast::AssignmentValue::Scalar(w) => {
+                let (text, literal) = self.word(&w.value, ctx)?;
+                let plain = !assignment.append
+                    && matches!(assignment.name, ast::AssignmentName::VariableName(_));
+                self.note_assignment(&name, plain.then_some((&text, literal)));
+                Ok(())
+            }
             ast::AssignmentValue::Array(items) => {
+                self.note_assignment(&name, None);
                 for (key, value) in items {
                     if let Some(key) = key {
                         self.word(&key.value, ctx)?;
@@ -441,4 +556,16 @@ pub(super) fn deeper(ctx: Ctx) -> Result<Ctx, String> {
         depth: ctx.depth + 1,
         ..ctx
     })
+}
+
+/// `i < 10`, `i<=64`, `10 > i`: a loop condition with a small literal bound.
+fn small_bound(condition: &str) -> bool {
+    let numbers: Vec<usize> = condition
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    condition.contains(['<', '>'])
+        && !condition.contains(',')
+        && numbers.len() == 1
+        && numbers[0] <= SMALL_LOOP
 }

@@ -96,9 +96,8 @@ fn expand_braces(pieces: &[BraceExpressionOrText]) -> Result<Vec<String>, String
 pub(super) fn literal_text(pieces: &[WordPieceWithSource], out: &mut String) {
     for piece in pieces {
         match &piece.piece {
-            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) | WordPiece::AnsiCQuotedText(t) => {
-                out.push_str(t)
-            }
+            WordPiece::Text(t) | WordPiece::SingleQuotedText(t) => out.push_str(t),
+            WordPiece::AnsiCQuotedText(t) => out.push_str(&super::ansi_c::decode(t)),
             WordPiece::EscapeSequence(e) => out.push_str(e.strip_prefix('\\').unwrap_or(e)),
             WordPiece::DoubleQuotedSequence(inner)
             | WordPiece::GettextDoubleQuotedSequence(inner) => literal_text(inner, out),

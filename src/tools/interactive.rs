@@ -44,6 +44,29 @@ fn stdin_fed(a: &ShellAnalysis, index: usize, cmd: &SimpleCommand) -> bool {
         })
 }
 
+/// The command without a pager at the end of its last pipeline
+/// (`git log | less -R` runs as `git log`): the output comes back to the
+/// model, which reads it whole. None when there is no such pager.
+pub fn without_trailing_pager(command: &str) -> Option<String> {
+    let trimmed = command.trim_end();
+    let bar = trimmed.rfind('|')?;
+    if trimmed[..bar].ends_with('|') {
+        return None; // `||`
+    }
+    let (head, tail) = (&trimmed[..bar], &trimmed[bar + 1..]);
+    let stage = crate::shell::parse(tail);
+    let [pager] = stage.commands.as_slice() else {
+        return None;
+    };
+    let is_pager = matches!(pager.name().map(base), Some("less" | "more" | "most"));
+    let flags_only = pager.words[1..].iter().all(|w| w.starts_with('-'))
+        && pager.literal.iter().all(|l| *l)
+        && pager.assignments.is_empty();
+    let plain = stage.is_complete() && stage.redirects.is_empty() && !stage.has_substitution;
+    let head_parses = crate::shell::parse(head).is_complete();
+    (is_pager && flags_only && plain && head_parses).then(|| head.trim_end().to_string())
+}
+
 /// A message for the model when the command would need a terminal.
 pub fn refusal(a: &ShellAnalysis) -> Option<String> {
     for (i, cmd) in a.commands.iter().enumerate() {
@@ -172,6 +195,28 @@ mod tests {
             "emacs --batch -l x.el",
         ] {
             assert!(!refused(cmd), "{cmd}");
+        }
+    }
+
+    #[test]
+    fn a_pager_at_the_end_of_a_pipe_is_dropped() {
+        let cases = [
+            ("git log | less", Some("git log")),
+            ("git log --oneline | less -R  ", Some("git log --oneline")),
+            ("git diff | cat | more", Some("git diff | cat")),
+            ("git log || less", None),
+            ("less f", None),
+            ("git log | less f", None),
+            ("git log | less -o out", None),
+            ("git log | grep x", None),
+            ("echo 'a | less'", None),
+        ];
+        for (command, want) in cases {
+            assert_eq!(
+                without_trailing_pager(command).as_deref(),
+                want,
+                "{command}"
+            );
         }
     }
 }

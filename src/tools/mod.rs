@@ -6,6 +6,7 @@ pub mod edit;
 pub mod edit_core;
 pub mod env;
 pub mod fetch;
+pub mod git_safety;
 pub mod glob;
 pub mod grep;
 pub mod input;

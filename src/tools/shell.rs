@@ -9,7 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::interactive::refusal;
+use super::interactive::{refusal, without_trailing_pager};
 use super::jobs::Process;
 use super::snapshot::Snapshot;
 use super::walk::blocking;
@@ -152,10 +152,20 @@ async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
 }
 
 async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
-    if let Some(msg) = refusal(&parse(&args.command)) {
+    // A pager at the end of a pipe is dropped: the model reads it all.
+    let command = without_trailing_pager(&args.command).unwrap_or_else(|| args.command.clone());
+    let analysis = parse(&command);
+    if let Some(msg) = refusal(&analysis) {
         return ToolOutput::error(msg);
     }
     let cwd = start_dir(ctx);
+    // A read-only git runs without the repository's command hooks.
+    let git_preamble = {
+        let (analysis, cwd) = (analysis.clone(), cwd.clone());
+        blocking(move || super::git_safety::preamble(&analysis, &cwd))
+            .await
+            .unwrap_or_default()
+    };
     let cwd_file = match tempfile::Builder::new()
         .prefix(&super::tempfiles::cwd_prefix())
         .tempfile()
@@ -171,8 +181,8 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         let root = ctx.workspace.clone();
         blocking(move || Snapshot::take(&root)).await.ok()
     };
-    let process = match Process::spawn(&args.command, &script(&args.command, cwd_file.path()), &cwd)
-    {
+    let script = format!("{git_preamble}{}", script(&command, cwd_file.path()));
+    let process = match Process::spawn(&args.command, &script, &cwd) {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
     };
@@ -278,10 +288,11 @@ impl Tool for BashTool {
     }
     async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let args = Args::parse(input)?;
-        let analysis = parse(&args.command);
-        if let Some(msg) = refusal(&analysis) {
+        let runs = without_trailing_pager(&args.command).unwrap_or_else(|| args.command.clone());
+        if let Some(msg) = refusal(&parse(&runs)) {
             return Err(msg);
         }
+        let analysis = parse(&args.command);
         Ok(Some(Preview::Command {
             cwd: ctx.display_path(&ctx.session.cwd()),
             commands: analysis.commands.iter().map(|c| c.words.clone()).collect(),

@@ -204,6 +204,31 @@ fn permission_dialog_with_a_bash_command() {
 }
 
 #[test]
+fn bash_dialog_shows_what_runs_above_blank_lines() {
+    let mut m = model();
+    let command = format!("echo hello{}rm -rf build", "\n".repeat(60));
+    let request = PermissionRequest {
+        tool: "bash".into(),
+        summary: "echo hello".into(),
+        reasons: vec!["`rm` is not on the read-only list".into()],
+        preview: Some(Preview::Command {
+            command,
+            cwd: "/work/project".into(),
+            commands: vec![
+                vec!["echo".into(), "hello".into()],
+                vec!["rm".into(), "-rf".into(), "build".into()],
+            ],
+            redirects: vec![],
+        }),
+        rules: vec![],
+    };
+    agent(&mut m, AgentEvent::PermissionRequested { id: 1, request });
+    let shown = screen(&mut m, 80, 22);
+    assert!(shown.contains("▸ rm -rf build"), "{shown}");
+    assert!(shown.contains("⋯ 59 blank lines ⋯"), "{shown}");
+}
+
+#[test]
 fn help_overlay() {
     let mut m = model();
     update(&mut m, key(KeyCode::F(1)));

@@ -195,33 +195,26 @@ impl PermissionDialog {
                 commands,
                 redirects,
             } => {
-                let mut out = wrap_prefixed(
-                    command,
-                    width,
-                    Span::styled("$ ", styles.accent),
-                    Span::raw("  "),
-                    styles.user,
-                );
-                out.push(Line::default());
-                if commands.len() > 1 || !redirects.is_empty() {
-                    for c in commands {
-                        out.extend(wrap_prefixed(
-                            &c.join(" "),
-                            width,
-                            Span::styled("  • ", styles.dim),
-                            Span::raw("    "),
-                            styles.text,
-                        ));
-                    }
-                    for r in redirects {
-                        out.extend(wrap_prefixed(
-                            r,
-                            width,
-                            Span::styled("  ↳ ", styles.warning),
-                            Span::raw("    "),
-                            styles.warning,
-                        ));
-                    }
+                // What runs comes first, one parsed simple command a line,
+                // so nothing in the raw text can push it below the fold.
+                let mut out = Vec::new();
+                for c in commands {
+                    out.extend(wrap_prefixed(
+                        &c.join(" "),
+                        width,
+                        Span::styled("▸ ", styles.accent),
+                        Span::raw("  "),
+                        styles.user,
+                    ));
+                }
+                for r in redirects {
+                    out.extend(wrap_prefixed(
+                        r,
+                        width,
+                        Span::styled("↳ ", styles.warning),
+                        Span::raw("  "),
+                        styles.warning,
+                    ));
                 }
                 out.extend(wrap_prefixed(
                     cwd,
@@ -229,6 +222,14 @@ impl PermissionDialog {
                     Span::styled("in ", styles.dim),
                     Span::raw("   "),
                     styles.dim,
+                ));
+                out.push(Line::default());
+                out.extend(wrap_prefixed(
+                    &collapse_blank_runs(command),
+                    width,
+                    Span::styled("$ ", styles.dim),
+                    Span::raw("  "),
+                    styles.text,
                 ));
                 out
             }
@@ -409,5 +410,43 @@ impl PermissionDialog {
         if show_hint {
             buf.set_line(inner.x, y, &hint, w);
         }
+    }
+}
+
+/// The raw command with every run of blank (or whitespace-only) lines
+/// shown as one line saying how many there were.
+fn collapse_blank_runs(command: &str) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut blanks = 0;
+    let flush = |blanks: usize, out: &mut Vec<String>| match blanks {
+        0 => {}
+        1 => out.push(String::new()),
+        n => out.push(format!("⋯ {n} blank lines ⋯")),
+    };
+    for line in command.trim_end().lines() {
+        if line.trim().is_empty() {
+            blanks += 1;
+            continue;
+        }
+        flush(blanks, &mut out);
+        blanks = 0;
+        out.push(line.to_string());
+    }
+    flush(blanks, &mut out);
+    out.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::collapse_blank_runs;
+
+    #[test]
+    fn runs_of_blank_lines_are_collapsed() {
+        assert_eq!(collapse_blank_runs("a\n\nb"), "a\n\nb");
+        assert_eq!(
+            collapse_blank_runs("echo hi\n\n\n  \n\t\nrm -rf x\n\n\n"),
+            "echo hi\n⋯ 4 blank lines ⋯\nrm -rf x"
+        );
+        assert_eq!(collapse_blank_runs("ls"), "ls");
     }
 }
