@@ -393,3 +393,50 @@ async fn a_rule_the_person_stores_does_not_make_cairn_ask_for_trust() {
     assert!(!screen.contains("Not trusted"), "{screen}");
     quit(app);
 }
+
+/// A repository's config file linked to cairn's own environment: reading it
+/// would print every variable, keys included, in the parse error (a CI log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_config_linked_out_of_the_project_is_not_read() {
+    const KEY: &str = "sk-ant-linked-config-77aa88bb";
+    let env = Env::new();
+    std::fs::create_dir_all(env.path(".cairn")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", env.path(".cairn/config.toml")).unwrap();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Hi.")]).await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "hi"]).await;
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("leads outside the project"), "{stderr}");
+    assert!(!stderr.contains(KEY) && !stdout.contains(KEY), "{stderr}");
+    assert!(!stderr.contains("HOME="), "{stderr}");
+}
+
+/// Instruction files linked out of the project (to cairn's environment, to
+/// a file of the person's) do not reach the model; one inside still does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instruction_files_linked_out_of_the_project_do_not_reach_the_model() {
+    const KEY: &str = "sk-ant-linked-agents-11cc22dd";
+    let env = Env::new();
+    let private = env.0.home.path().join("private-notes.txt");
+    std::fs::write(&private, "the person's private text").unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", env.path("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink(&private, env.path("CLAUDE.md")).unwrap();
+    std::fs::create_dir_all(env.path("docs")).unwrap();
+    std::fs::write(env.path("docs/rules.md"), "Use tabs in this project.").unwrap();
+    std::os::unix::fs::symlink("docs/rules.md", env.path("CRUSH.md")).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Hi."), Reply::text("A title")],
+    )
+    .await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "hi"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let first = mock.requests()[0].to_string();
+    assert!(first.contains("Use tabs in this project."), "{first}");
+    for leaked in [KEY, "HOME=", "private text"] {
+        assert!(!first.contains(leaked), "{leaked} in {first}");
+    }
+}
