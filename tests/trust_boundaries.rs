@@ -440,3 +440,37 @@ async fn instruction_files_linked_out_of_the_project_do_not_reach_the_model() {
         assert!(!first.contains(leaked), "{leaked} in {first}");
     }
 }
+
+/// A script from the repository reads the environment of every process
+/// above it, cairn's included: cairn's keys are not there to read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_read_the_key_from_cairns_own_proc_environ() {
+    const KEY: &str = "sk-ant-proc-environ-33ee44ff";
+    let env = Env::new();
+    // Reversed, so the redaction of known values cannot hide a leak.
+    std::fs::write(
+        env.path("probe.sh"),
+        "p=$$\nwhile [ \"$p\" -gt 1 ]; do\n  tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null \
+         | grep '^ANTHROPIC_API_KEY=' | rev\n  echo \"checked $p\"\n  \
+         p=$(awk '/^PPid/{print $2}' /proc/$p/status)\ndone\n",
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": "sh probe.sh"})),
+            Reply::text("Done."),
+            Reply::text("A title"),
+        ],
+    )
+    .await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "--mode", "auto", "go"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let result = mock.requests()[1]["messages"].to_string();
+    // The script walked past cairn (the shell's parent) to the test.
+    assert!(result.matches("checked ").count() >= 3, "{result}");
+    let reversed: String = KEY.chars().rev().collect();
+    assert!(!result.contains(&reversed), "{result}");
+}

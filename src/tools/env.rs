@@ -178,6 +178,69 @@ fn scrub_with(policy: &SecretPolicy, cmd: &mut std::process::Command) {
     }
 }
 
+/// Keeps cairn's own environment away from the processes it starts.
+///
+/// Scrubbing a child's environment is not enough: any process of the same
+/// user can read `/proc/<cairn's pid>/environ`, which shows the environment
+/// cairn was started with, keys included. So, on Linux, cairn (1) marks
+/// itself not dumpable, which makes its `/proc` files, memory and `ptrace`
+/// out of reach of other processes of the same user, and (2) because that
+/// does not stop a process running as root, moves the secret variables to
+/// fresh memory and blanks them in the block `/proc/<pid>/environ` shows.
+///
+/// Call it first thing in `main`, while cairn has one thread.
+pub fn shield_own_environment() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: only sets a flag of this process.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        let keys: Vec<&str> = crate::config::PRESET_NAMES
+            .iter()
+            .filter_map(|n| crate::config::preset(n).and_then(|p| p.key_env))
+            .collect();
+        // SAFETY: called before any other thread exists (see above).
+        unsafe { blank_initial_environment(|name| looks_secret(name) || keys.contains(&name)) };
+    }
+}
+
+#[cfg(target_os = "linux")]
+unsafe extern "C" {
+    static mut environ: *mut *mut libc::c_char;
+}
+
+/// Points each entry `secret` names at a copy, then zeroes the original
+/// bytes (in the block the kernel shows as `/proc/<pid>/environ`).
+///
+/// # Safety
+/// No other thread may read or change the environment meanwhile.
+#[cfg(target_os = "linux")]
+unsafe fn blank_initial_environment(secret: impl Fn(&str) -> bool) {
+    use std::ffi::{CStr, CString};
+    // SAFETY: `environ` is the C library's null-terminated array of
+    // "NAME=value" strings; the caller guarantees nobody else touches it.
+    unsafe {
+        let mut entry = environ;
+        if entry.is_null() {
+            return;
+        }
+        while !(*entry).is_null() {
+            let original = *entry;
+            let bytes = CStr::from_ptr(original).to_bytes();
+            let eq = bytes.iter().position(|&b| b == b'=');
+            if let Some(eq) = eq
+                && secret(&String::from_utf8_lossy(&bytes[..eq]))
+                && let Ok(copy) = CString::new(bytes)
+            {
+                let len = bytes.len();
+                // Leaked on purpose: the environment keeps pointing at it.
+                *entry = copy.into_raw();
+                std::ptr::write_bytes(original.add(eq + 1), 0, len - eq - 1);
+            }
+            entry = entry.add(1);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
