@@ -257,6 +257,8 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
     const KEY: &str = "sk-test-9f8e7d6c5b4a3210";
     const AWS: &str = "aws-secret-0a1b2c3d4e5f";
     const GH: &str = "ghp_passthrough_55aa66bb";
+    const DB: &str = "db-password-7788";
+    const PWD: &str = "mysql-pwd-99001122";
     let env = Env::new();
     std::fs::create_dir_all(env.0.home.path().join("config/cairn")).unwrap();
     std::fs::write(
@@ -270,7 +272,8 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
     // on the command line itself, and this test is about the environment.
     std::fs::write(
         env.path("probe.sh"),
-        "echo \"key=$OPENAI_API_KEY\"\necho \"aws=$AWS_SECRET_ACCESS_KEY\"\n",
+        "echo \"key=$OPENAI_API_KEY\"\necho \"aws=$AWS_SECRET_ACCESS_KEY\"\n\
+         echo \"db=$DATABASE_URL pwd=$MYSQL_PWD\"\n",
     )
     .unwrap();
     let command = "printenv; printenv OPENAI_API_KEY || echo no-openai-key; sh probe.sh; \
@@ -294,6 +297,11 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
         ("OPENAI_BASE_URL".to_string(), format!("{}/v1", mock.url())),
         ("AWS_SECRET_ACCESS_KEY".to_string(), AWS.to_string()),
         ("GITHUB_TOKEN".to_string(), GH.to_string()),
+        (
+            "DATABASE_URL".to_string(),
+            format!("postgres://app:{DB}@db/app"),
+        ),
+        ("MYSQL_PWD".to_string(), PWD.to_string()),
     ]);
     let (out, stdout, stderr) = env.run(&vars, &["run", "--mode", "auto", "go"]).await;
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -309,14 +317,17 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
         .collect();
     assert!(result.contains("PATH="), "printenv ran: {result}");
     assert!(result.contains("no-openai-key"), "not inherited: {result}");
-    assert!(result.contains("key=\\naws=\\n"), "not inherited: {result}");
+    assert!(
+        result.contains("key=\\naws=\\ndb= pwd=\\n"),
+        "not inherited: {result}"
+    );
     assert!(!result.contains("OPENAI_API_KEY="), "{result}");
     assert!(!result.contains("AWS_SECRET_ACCESS_KEY="), "{result}");
     assert!(result.contains("\\ngh-present"), "passed through: {result}");
     assert!(result.contains("key in a file: [redacted: "), "{result}");
     assert!(result.contains("[redacted: GITHUB_TOKEN]"), "{result}");
 
-    let secrets = [KEY, AWS, GH];
+    let secrets = [KEY, AWS, GH, DB, PWD];
     let clean = |what: &str, text: &str| {
         for s in secrets {
             assert!(!text.contains(s), "{s} in {what}:\n{text}");

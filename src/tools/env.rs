@@ -22,15 +22,43 @@ use crate::config::{Config, ResolvedProvider};
 /// Values shorter than this are not redacted: they would match everywhere.
 const MIN_SECRET_LEN: usize = 8;
 
-/// Whether a variable's name says it holds a secret.
+/// Whether a variable's name says it holds a secret (in any case).
 pub fn looks_secret(name: &str) -> bool {
     let n = name.to_ascii_uppercase();
-    const SUFFIXES: [&str; 5] = ["_KEY", "_APIKEY", "_TOKEN", "_PAT", "_AUTH"];
-    const PARTS: [&str; 5] = ["SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE_KEY"];
+    const SUFFIXES: [&str; 9] = [
+        "_KEY", "_APIKEY", "_TOKEN", "_PAT", "_AUTH", "_PASS", "_PWD", "_DSN", "_CREDS",
+    ];
+    const PARTS: [&str; 6] = [
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "PRIVATE_KEY",
+    ];
     const EXACT: [&str; 4] = ["API_KEY", "APIKEY", "TOKEN", "PASSWORD"];
     SUFFIXES.iter().any(|s| n.ends_with(s))
         || PARTS.iter().any(|p| n.contains(p))
         || EXACT.contains(&n.as_str())
+}
+
+/// The password of a URL that carries one (`postgres://me:pw@host/db`, as
+/// in `DATABASE_URL`), whatever the variable is called.
+pub fn url_password(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once("://")?;
+    let plain_scheme = !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c));
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (userinfo, _host) = authority.rsplit_once('@')?;
+    let (_user, password) = userinfo.split_once(':')?;
+    (plain_scheme && !password.is_empty()).then_some(password)
+}
+
+/// Whether a variable, by its name or its value, holds a secret.
+fn holds_secret(name: &str, value: &str) -> bool {
+    looks_secret(name) || url_password(value).is_some()
 }
 
 #[derive(Debug, Default)]
@@ -58,10 +86,13 @@ impl SecretPolicy {
         };
         let mut values: Vec<(String, String)> = known_keys.into_iter().collect();
         for (name, value) in std::env::vars_os() {
-            let name = name.to_string_lossy();
+            let (name, value) = (name.to_string_lossy(), value.to_string_lossy());
             // Passed-through secrets are still secrets in the output.
-            if policy.key_vars.contains(name.as_ref()) || looks_secret(&name) {
-                values.push((value.to_string_lossy().into_owned(), name.into_owned()));
+            if policy.key_vars.contains(name.as_ref()) || holds_secret(&name, &value) {
+                if let Some(password) = url_password(&value) {
+                    values.push((password.to_string(), name.to_string()));
+                }
+                values.push((value.into_owned(), name.into_owned()));
             }
         }
         values.retain(|(v, _)| v.trim().chars().count() >= MIN_SECRET_LEN);
@@ -92,16 +123,17 @@ impl SecretPolicy {
         SecretPolicy::new(key_vars, config.file.shell.env_passthrough.clone(), known)
     }
 
-    /// Whether a child process must not inherit `name`.
-    pub fn withheld(&self, name: &str) -> bool {
-        !self.passthrough.contains(name) && (self.key_vars.contains(name) || looks_secret(name))
+    /// Whether a child process must not inherit `name` set to `value`.
+    pub fn withheld(&self, name: &str, value: &str) -> bool {
+        !self.passthrough.contains(name)
+            && (self.key_vars.contains(name) || holds_secret(name, value))
     }
 
     /// The variables of cairn's environment a child must not inherit.
     pub fn withheld_now(&self) -> Vec<OsString> {
         std::env::vars_os()
+            .filter(|(k, v)| self.withheld(&k.to_string_lossy(), &v.to_string_lossy()))
             .map(|(k, _)| k)
-            .filter(|k| self.withheld(&k.to_string_lossy()))
             .collect()
     }
 
@@ -199,7 +231,11 @@ pub fn shield_own_environment() {
             .filter_map(|n| crate::config::preset(n).and_then(|p| p.key_env))
             .collect();
         // SAFETY: called before any other thread exists (see above).
-        unsafe { blank_initial_environment(|name| looks_secret(name) || keys.contains(&name)) };
+        unsafe {
+            blank_initial_environment(|name, value| {
+                holds_secret(name, value) || keys.contains(&name)
+            })
+        };
     }
 }
 
@@ -214,7 +250,7 @@ unsafe extern "C" {
 /// # Safety
 /// No other thread may read or change the environment meanwhile.
 #[cfg(target_os = "linux")]
-unsafe fn blank_initial_environment(secret: impl Fn(&str) -> bool) {
+unsafe fn blank_initial_environment(secret: impl Fn(&str, &str) -> bool) {
     use std::ffi::{CStr, CString};
     // SAFETY: `environ` is the C library's null-terminated array of
     // "NAME=value" strings; the caller guarantees nobody else touches it.
@@ -228,7 +264,10 @@ unsafe fn blank_initial_environment(secret: impl Fn(&str) -> bool) {
             let bytes = CStr::from_ptr(original).to_bytes();
             let eq = bytes.iter().position(|&b| b == b'=');
             if let Some(eq) = eq
-                && secret(&String::from_utf8_lossy(&bytes[..eq]))
+                && secret(
+                    &String::from_utf8_lossy(&bytes[..eq]),
+                    &String::from_utf8_lossy(&bytes[eq + 1..]),
+                )
                 && let Ok(copy) = CString::new(bytes)
             {
                 let len = bytes.len();
@@ -260,6 +299,13 @@ mod tests {
             "GOOGLE_APPLICATION_CREDENTIALS",
             "SSH_PRIVATE_KEY_FILE",
             "NPM_TOKEN",
+            "MYSQL_PWD",
+            "SMTP_PASS",
+            "GPG_PASSPHRASE",
+            "SENTRY_DSN",
+            "registry_creds",
+            "pgpassword",
+            "my_api_key",
         ] {
             assert!(looks_secret(name), "{name}");
         }
@@ -270,18 +316,40 @@ mod tests {
             "SSH_AUTH_SOCK",
             "TOKENIZERS_PARALLELISM",
             "KEYMAP",
+            "PWD",
+            "OLDPWD",
+            "GIT_ASKPASS",
+            "DATABASE_URL",
         ] {
             assert!(!looks_secret(name), "{name}");
         }
     }
 
     #[test]
+    fn a_url_with_a_password_is_a_secret_whatever_its_name() {
+        let p = SecretPolicy::new([], [], []);
+        let url = "postgres://app:s3cr3t-pw@db.internal:5432/app?sslmode=require";
+        assert_eq!(url_password(url), Some("s3cr3t-pw"));
+        assert!(p.withheld("DATABASE_URL", url));
+        assert!(p.withheld("redis_url", "redis://:hunter2hunter2@cache:6379/0"));
+        for harmless in [
+            "postgres://localhost/app",
+            "https://user@example.com/x",
+            "https://example.com/a:b@c",
+            "mailto:me@example.com",
+            "not a url: x:y@z",
+        ] {
+            assert!(!p.withheld("DATABASE_URL", harmless), "{harmless}");
+        }
+    }
+
+    #[test]
     fn passthrough_wins_and_key_vars_are_withheld_whatever_their_name() {
         let p = SecretPolicy::new(["WORK_LLM".to_string()], ["GITHUB_TOKEN".to_string()], []);
-        assert!(p.withheld("WORK_LLM"));
-        assert!(p.withheld("AWS_SESSION_TOKEN"));
-        assert!(!p.withheld("GITHUB_TOKEN"));
-        assert!(!p.withheld("PATH"));
+        assert!(p.withheld("WORK_LLM", "x"));
+        assert!(p.withheld("AWS_SESSION_TOKEN", "x"));
+        assert!(!p.withheld("GITHUB_TOKEN", "x"));
+        assert!(!p.withheld("PATH", "/bin"));
     }
 
     /// A real child: the withheld variable is gone, and a variable set on
