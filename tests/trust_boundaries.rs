@@ -485,3 +485,55 @@ async fn a_command_cannot_read_the_key_from_cairns_own_proc_environ() {
     let reversed: String = KEY.chars().rev().collect();
     assert!(!result.contains(&reversed), "{result}");
 }
+
+/// A repository that comes with its `.git` (an archive, a shared folder)
+/// holds a clean filter and an index hook; cairn's own `git status` for the
+/// prompt, before any question, must not run them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cairns_own_git_status_runs_no_repository_filter_or_hook() {
+    let env = Env::new();
+    let dir = env.0.project.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", env.0.home.path())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !git(&["init", "-q"]) {
+        eprintln!("skipped: git is not available");
+        return;
+    }
+    std::fs::write(env.path("a.txt"), "hello\n").unwrap();
+    std::fs::write(env.path(".gitattributes"), "* filter=evil\n").unwrap();
+    assert!(git(&["add", "."]));
+    let c = ["-c", "user.name=t", "-c", "user.email=t@t"];
+    assert!(git(&[c[0], c[1], c[2], c[3], "commit", "-qm", "init"]));
+    let filter = env.marker("filter-ran");
+    let hook = env.marker("hook-ran");
+    let clean = format!("sh -c 'touch {}; cat'", filter.display());
+    assert!(git(&["config", "filter.evil.clean", &clean]));
+    let hook_file = env.path(".git/hooks/post-index-change");
+    std::fs::create_dir_all(hook_file.parent().unwrap()).unwrap();
+    std::fs::write(&hook_file, format!("#!/bin/sh\ntouch {}\n", hook.display())).unwrap();
+    let mut perms = std::fs::metadata(&hook_file).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook_file, perms).unwrap();
+    // A changed timestamp makes git read the file again, through the filter.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(env.path("a.txt"), "hello\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Hi."), Reply::text("A title")],
+    )
+    .await;
+    let (out, stdout, stderr) = env.run(&env.vars(&mock), &["run", "hi"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(mock.requests()[0].to_string().contains("Git branch"));
+    assert!(!filter.exists(), "the repository's clean filter ran");
+    assert!(
+        !hook.exists(),
+        "the repository's post-index-change hook ran"
+    );
+}
