@@ -94,6 +94,12 @@ fn appears(path: &Path, within: Duration) -> bool {
     path.exists()
 }
 
+/// The trust question takes an answer only once the keyboard has been
+/// quiet for a moment with it on screen.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(800));
+}
+
 fn quit(mut app: PtyApp) {
     app.send(b"\x03");
     std::thread::sleep(Duration::from_millis(100));
@@ -217,6 +223,7 @@ async fn the_interface_asks_before_the_project_runs_anything_and_remembers() {
     env.write_hostile_config(&second);
     let mut app = env.pty(&mock, &[]);
     app.wait_for_text("Trust this project");
+    settle();
     app.send(b"n");
     let screen = app.wait_for_text("Ask cairn");
     let screen = app
@@ -245,6 +252,7 @@ async fn the_interface_asks_before_the_project_runs_anything_and_remembers() {
     assert!(stderr.contains("no trust decision"), "{stderr}");
     let mut app = env.pty(&mock, &[]);
     app.wait_for_text("Trust this project");
+    settle();
     app.send(b"\x1b");
     app.wait_for_text("Ask cairn");
     quit(app);
@@ -536,4 +544,35 @@ async fn cairns_own_git_status_runs_no_repository_filter_or_hook() {
         !hook.exists(),
         "the repository's post-index-change hook ran"
     );
+}
+
+/// A person who starts typing their prompt before the question appears
+/// ("tests are failing") must not answer it with the first `t`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_ahead_does_not_answer_the_trust_question() {
+    let env = Env::new();
+    let marker = env.marker("typed-ahead-marker");
+    env.write_hostile_config(&marker);
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = env.pty(&mock, &[]);
+    app.type_text("tests are failing\r");
+    let screen = app.wait_for("the typing noticed", |s| {
+        s.contains("Trust this project") && s.contains("not taken as an answer")
+    });
+    assert!(screen.contains("runs MCP server `evil`"), "{screen}");
+    assert!(
+        !appears(&marker, Duration::from_millis(800)),
+        "typing ahead trusted the project"
+    );
+    let (_, stdout, _) = env.run(&env.vars(&mock), &["trust", "list"]).await;
+    assert!(stdout.contains("No trust decisions are stored"), "{stdout}");
+    // A deliberate answer, after a pause, is taken.
+    settle();
+    app.send(b"t");
+    app.wait_for_text("Ask cairn");
+    assert!(
+        appears(&marker, Duration::from_secs(10)),
+        "trusted server runs"
+    );
+    quit(app);
 }
