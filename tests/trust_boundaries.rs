@@ -576,3 +576,35 @@ async fn typing_ahead_does_not_answer_the_trust_question() {
     );
     quit(app);
 }
+
+/// Long output is cut in the middle; a key the cut falls into would leave
+/// its first half in the output, where matching the whole key misses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_cut_by_truncation_is_still_redacted() {
+    const KEY: &str = "sk-ant-cut-in-half-0123456789abcdefghij";
+    const MAX: usize = 30_000; // the bash tool's output cap
+    let env = Env::new();
+    let head = MAX / 2 - 20;
+    let text = format!("{}{KEY}{}", "a".repeat(head), "b".repeat(MAX));
+    std::fs::write(env.path("big.log"), text).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": "cat big.log"})),
+            Reply::text("Done."),
+            Reply::text("A title"),
+        ],
+    )
+    .await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "go"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let result = mock.requests()[1]["messages"].to_string();
+    assert!(result.contains("characters cut from the middle"), "cut");
+    // No run of 12 characters of the key is left anywhere.
+    for start in 0..=KEY.len() - 12 {
+        let piece = &KEY[start..start + 12];
+        assert!(!result.contains(piece), "{piece} left in the output");
+    }
+}

@@ -139,11 +139,22 @@ impl SecretPolicy {
 
     /// `text` with every known secret value replaced by a marker naming
     /// where it came from.
+    ///
+    /// A key-like value is also caught in pieces: output cut in the middle,
+    /// or read in chunks (`job_output`), can hold only part of it. Every run
+    /// of [`piece_len`] characters of it is replaced, so at a cut at most
+    /// that many characters less one stay on the shorter side.
     pub fn redact(&self, text: &str) -> String {
         let mut out = text.to_string();
         for (value, name) in &self.values {
             if out.contains(value.as_str()) {
                 out = out.replace(value.as_str(), &format!("[redacted: {name}]"));
+            }
+        }
+        // Whole values first, so one that begins another is named as itself.
+        for (value, name) in &self.values {
+            if let Some(k) = piece_len(value) {
+                out = redact_pieces(&out, value, k, name);
             }
         }
         out
@@ -152,6 +163,55 @@ impl SecretPolicy {
     pub fn has_values(&self) -> bool {
         !self.values.is_empty()
     }
+}
+
+/// How long a piece of `value` is redacted on its own: for values that look
+/// like keys (16 characters or more, no spaces, not a URL), half the value
+/// up to 12 characters; `None` for the rest, which only match whole.
+fn piece_len(value: &str) -> Option<usize> {
+    let n = value.chars().count();
+    let key_like = n >= 16 && !value.contains("://") && !value.chars().any(char::is_whitespace);
+    key_like.then(|| (n / 2).clamp(8, 12))
+}
+
+/// `text` with every run of `k` characters of `secret` (and whatever runs
+/// join them) replaced by one marker.
+fn redact_pieces(text: &str, secret: &str, k: usize, name: &str) -> String {
+    let bounds: Vec<usize> = secret
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([secret.len()])
+        .collect();
+    let windows: std::collections::HashSet<&str> =
+        bounds.windows(k + 1).map(|w| &secret[w[0]..w[k]]).collect();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    let starts: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    for w in starts.windows(k + 1) {
+        let (start, end) = (w[0], w[k]);
+        if !windows.contains(&text[start..end]) {
+            continue;
+        }
+        match spans.last_mut() {
+            Some(last) if start <= last.1 => last.1 = last.1.max(end),
+            _ => spans.push((start, end)),
+        }
+    }
+    if spans.is_empty() {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end) in spans {
+        out.push_str(&text[at..start]);
+        out.push_str(&format!("[redacted: part of {name}]"));
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    out
 }
 
 /// Redacts a tool's output in place: its text and the diff shown for it.
@@ -373,6 +433,29 @@ mod tests {
             String::from_utf8_lossy(&out.stdout).trim(),
             "/named/by/the/server"
         );
+    }
+
+    #[test]
+    fn pieces_of_a_key_left_by_a_cut_are_redacted() {
+        let key = "sk-ant-api03-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+        let p = SecretPolicy::new([], [], [(key.to_string(), "anthropic key".to_string())]);
+        let cut = format!("head {}\n[... cut ...]\n{} tail", &key[..20], &key[30..]);
+        let out = p.redact(&cut);
+        assert_eq!(
+            out,
+            "head [redacted: part of anthropic key]\n[... cut ...]\n\
+             [redacted: part of anthropic key] tail"
+        );
+        // Whole, it is named as whole; short runs and other text stay.
+        let out = p.redact(&format!("{key} and {} and sk-ant-api", &key[..12]));
+        assert_eq!(
+            out,
+            "[redacted: anthropic key] and [redacted: part of anthropic key] and sk-ant-api"
+        );
+        // Values that are not key-like only match whole.
+        let url = "postgres://app:pw@localhost:5432/app";
+        let p = SecretPolicy::new([], [], [(url.to_string(), "DATABASE_URL".to_string())]);
+        assert_eq!(p.redact("at localhost:5432/app"), "at localhost:5432/app");
     }
 
     #[test]
