@@ -149,6 +149,21 @@ allow = ["bash(ls\u200F*)"]
     assert_eq!(printable("café — 日本"), "café — 日本");
 }
 
+/// `${NAME}` in a server entry hands it that variable's value.
+#[test]
+fn a_server_given_a_secret_variable_says_so() {
+    let s = sort(
+        "",
+        "[mcp.x]\ncommand = \"node\"\nargs = [\"s.js\", \"--k=${ANTHROPIC_API_KEY}\"]\n\
+         url = \"http://h/${HOME}\"\nheaders = { A = \"Bearer ${GITHUB_TOKEN}\" }\n",
+    );
+    let shown = s.held[0].to_string();
+    assert!(
+        shown.contains("secret environment variables ANTHROPIC_API_KEY, GITHUB_TOKEN"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn every_mode_is_ranked() {
     let mut ranks: Vec<u8> = Mode::ALL.into_iter().map(strictness).collect();
