@@ -98,6 +98,21 @@ pub fn read(
     }))
 }
 
+/// Writes a file cairn creates in the project (an export) without following
+/// a symbolic link the repository put at that name: its name may be
+/// guessable, and a link would aim the write at any file of the person's.
+pub fn write_no_follow(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)?.write_all(bytes)
+}
+
 /// Opens the resolved path without following a link put there since.
 fn open_no_follow(path: &Path) -> std::io::Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
@@ -175,6 +190,22 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!((cut.bytes.len(), cut.len), (10, 50));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_write_does_not_follow_a_planted_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let victim = dir.path().join("victim");
+        std::fs::write(&victim, "the person's file").unwrap();
+        let planted = dir.path().join("cairn-session-0190aaaa.md");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        assert!(write_no_follow(&planted, b"export").is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"the person's file");
+        let fresh = dir.path().join("cairn-session-0190bbbb.md");
+        write_no_follow(&fresh, b"export").unwrap();
+        write_no_follow(&fresh, b"again").unwrap();
+        assert_eq!(std::fs::read(&fresh).unwrap(), b"again");
     }
 
     #[cfg(unix)]

@@ -373,7 +373,7 @@ impl Services {
                     "cairn-session-{}.{ext}",
                     &sid.0[..8.min(sid.0.len())]
                 ));
-                std::fs::write(&path, text)
+                crate::config::project_file::write_no_follow(&path, text.as_bytes())
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 ServiceMsg::Info(NoticeLevel::Info, format!("Exported to {}", path.display()))
             }
