@@ -120,6 +120,7 @@ impl SecretPolicy {
             let key = p.settings.api_key.clone()?;
             Some((key, format!("{} key", p.settings.name)))
         });
+        let known = known.into_iter().chain(config_secrets(config));
         SecretPolicy::new(key_vars, config.file.shell.env_passthrough.clone(), known)
     }
 
@@ -163,6 +164,35 @@ impl SecretPolicy {
     pub fn has_values(&self) -> bool {
         !self.values.is_empty()
     }
+}
+
+/// Secrets written into the config itself rather than named by variable: a
+/// provider's or MCP server's auth headers, an MCP server's secret-looking
+/// `env` entries. A server may echo them, the config file may be viewed.
+fn config_secrets(config: &Config) -> Vec<(String, String)> {
+    let auth_header = |h: &str| {
+        let h = h.to_ascii_lowercase();
+        looks_secret(&h) || h == "authorization" || h.contains("key") || h.contains("token")
+    };
+    // `Bearer xyz`: the credential is the last word.
+    let value = |v: &str| v.split_whitespace().last().unwrap_or("").to_string();
+    let mut out = Vec::new();
+    for (name, p) in &config.file.providers {
+        for (h, v) in p.headers.iter().filter(|(h, _)| auth_header(h)) {
+            out.push((value(v), format!("providers.{name}.headers.{h}")));
+        }
+    }
+    for (name, m) in &config.file.mcp {
+        for (h, v) in m.headers.iter().filter(|(h, _)| auth_header(h)) {
+            out.push((value(v), format!("mcp.{name}.headers.{h}")));
+        }
+        for (k, v) in m.env.iter().filter(|(k, _)| looks_secret(k)) {
+            out.push((v.clone(), format!("mcp.{name}.env.{k}")));
+        }
+    }
+    // `${NAME}` is filled from the environment, which is covered already.
+    out.retain(|(v, _)| !v.contains("${"));
+    out
 }
 
 /// How long a piece of `value` is redacted on its own: for values that look
@@ -432,6 +462,27 @@ mod tests {
         assert_eq!(
             String::from_utf8_lossy(&out.stdout).trim(),
             "/named/by/the/server"
+        );
+    }
+
+    #[test]
+    fn secrets_written_in_the_config_are_redacted_too() {
+        let file = crate::config::parse(
+            "[providers.work]\nheaders = { Authorization = \"Bearer tok-work-0011223344\", X-Trace = \"trace-id-5566778899\" }\n\
+             [mcp.gh]\ncommand = \"gh-mcp\"\nenv = { GITHUB_TOKEN = \"ghp_literal_aabbccdd\", LOG = \"verbose-logging\" }\n\
+             [mcp.web]\nurl = \"http://h/mcp\"\nheaders = { X-Api-Key = \"${WEB_KEY}\" }\n",
+        )
+        .unwrap();
+        let config = Config {
+            file,
+            ..Config::default()
+        };
+        let p = SecretPolicy::for_run(&config, None);
+        let out = p.redact("tok-work-0011223344 ghp_literal_aabbccdd trace-id-5566778899 verbose-logging ${WEB_KEY}");
+        assert_eq!(
+            out,
+            "[redacted: providers.work.headers.Authorization] [redacted: mcp.gh.env.GITHUB_TOKEN] \
+             trace-id-5566778899 verbose-logging ${WEB_KEY}"
         );
     }
 
