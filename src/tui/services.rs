@@ -418,8 +418,8 @@ impl Services {
                     "cairn-session-{}.{ext}",
                     &sid.0[..8.min(sid.0.len())]
                 ));
-                // A conversation is private: 0600, like the database.
-                crate::private::write(&path, text.as_bytes())
+                // Private (0600) and never through a planted link.
+                crate::config::project_file::write_no_follow(&path, text.as_bytes())
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 ServiceMsg::Info(NoticeLevel::Info, format!("Exported to {}", path.display()))
             }
