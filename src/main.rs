@@ -152,6 +152,8 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 }
 
 fn main() -> ExitCode {
+    // First, while cairn has one thread: no child may read its keys.
+    cairn::tools::env::shield_own_environment();
     let cli = Cli::parse();
     // A panic the shell parser raises and cairn catches is not news.
     let default_hook = std::panic::take_hook();

@@ -94,6 +94,12 @@ fn appears(path: &Path, within: Duration) -> bool {
     path.exists()
 }
 
+/// The trust question takes an answer only once the keyboard has been
+/// quiet for a moment with it on screen.
+fn settle() {
+    std::thread::sleep(Duration::from_millis(800));
+}
+
 fn quit(mut app: PtyApp) {
     app.send(b"\x03");
     std::thread::sleep(Duration::from_millis(100));
@@ -217,6 +223,7 @@ async fn the_interface_asks_before_the_project_runs_anything_and_remembers() {
     env.write_hostile_config(&second);
     let mut app = env.pty(&mock, &[]);
     app.wait_for_text("Trust this project");
+    settle();
     app.send(b"n");
     let screen = app.wait_for_text("Ask cairn");
     let screen = app
@@ -245,6 +252,7 @@ async fn the_interface_asks_before_the_project_runs_anything_and_remembers() {
     assert!(stderr.contains("no trust decision"), "{stderr}");
     let mut app = env.pty(&mock, &[]);
     app.wait_for_text("Trust this project");
+    settle();
     app.send(b"\x1b");
     app.wait_for_text("Ask cairn");
     quit(app);
@@ -257,6 +265,8 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
     const KEY: &str = "sk-test-9f8e7d6c5b4a3210";
     const AWS: &str = "aws-secret-0a1b2c3d4e5f";
     const GH: &str = "ghp_passthrough_55aa66bb";
+    const DB: &str = "db-password-7788";
+    const PWD: &str = "mysql-pwd-99001122";
     let env = Env::new();
     std::fs::create_dir_all(env.0.home.path().join("config/cairn")).unwrap();
     std::fs::write(
@@ -270,7 +280,8 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
     // on the command line itself, and this test is about the environment.
     std::fs::write(
         env.path("probe.sh"),
-        "echo \"key=$OPENAI_API_KEY\"\necho \"aws=$AWS_SECRET_ACCESS_KEY\"\n",
+        "echo \"key=$OPENAI_API_KEY\"\necho \"aws=$AWS_SECRET_ACCESS_KEY\"\n\
+         echo \"db=$DATABASE_URL pwd=$MYSQL_PWD\"\n",
     )
     .unwrap();
     let command = "printenv; printenv OPENAI_API_KEY || echo no-openai-key; sh probe.sh; \
@@ -294,6 +305,11 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
         ("OPENAI_BASE_URL".to_string(), format!("{}/v1", mock.url())),
         ("AWS_SECRET_ACCESS_KEY".to_string(), AWS.to_string()),
         ("GITHUB_TOKEN".to_string(), GH.to_string()),
+        (
+            "DATABASE_URL".to_string(),
+            format!("postgres://app:{DB}@db/app"),
+        ),
+        ("MYSQL_PWD".to_string(), PWD.to_string()),
     ]);
     let (out, stdout, stderr) = env.run(&vars, &["run", "--mode", "auto", "go"]).await;
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -309,14 +325,17 @@ async fn secrets_are_not_inherited_and_known_values_are_redacted_everywhere() {
         .collect();
     assert!(result.contains("PATH="), "printenv ran: {result}");
     assert!(result.contains("no-openai-key"), "not inherited: {result}");
-    assert!(result.contains("key=\\naws=\\n"), "not inherited: {result}");
+    assert!(
+        result.contains("key=\\naws=\\ndb= pwd=\\n"),
+        "not inherited: {result}"
+    );
     assert!(!result.contains("OPENAI_API_KEY="), "{result}");
     assert!(!result.contains("AWS_SECRET_ACCESS_KEY="), "{result}");
     assert!(result.contains("\\ngh-present"), "passed through: {result}");
     assert!(result.contains("key in a file: [redacted: "), "{result}");
     assert!(result.contains("[redacted: GITHUB_TOKEN]"), "{result}");
 
-    let secrets = [KEY, AWS, GH];
+    let secrets = [KEY, AWS, GH, DB, PWD];
     let clean = |what: &str, text: &str| {
         for s in secrets {
             assert!(!text.contains(s), "{s} in {what}:\n{text}");
@@ -392,4 +411,200 @@ async fn a_rule_the_person_stores_does_not_make_cairn_ask_for_trust() {
     assert!(!screen.contains("Trust this project"), "{screen}");
     assert!(!screen.contains("Not trusted"), "{screen}");
     quit(app);
+}
+
+/// A repository's config file linked to cairn's own environment: reading it
+/// would print every variable, keys included, in the parse error (a CI log).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_config_linked_out_of_the_project_is_not_read() {
+    const KEY: &str = "sk-ant-linked-config-77aa88bb";
+    let env = Env::new();
+    std::fs::create_dir_all(env.path(".cairn")).unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", env.path(".cairn/config.toml")).unwrap();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Hi.")]).await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "hi"]).await;
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("leads outside the project"), "{stderr}");
+    assert!(!stderr.contains(KEY) && !stdout.contains(KEY), "{stderr}");
+    assert!(!stderr.contains("HOME="), "{stderr}");
+}
+
+/// Instruction files linked out of the project (to cairn's environment, to
+/// a file of the person's) do not reach the model; one inside still does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instruction_files_linked_out_of_the_project_do_not_reach_the_model() {
+    const KEY: &str = "sk-ant-linked-agents-11cc22dd";
+    let env = Env::new();
+    let private = env.0.home.path().join("private-notes.txt");
+    std::fs::write(&private, "the person's private text").unwrap();
+    std::os::unix::fs::symlink("/proc/self/environ", env.path("AGENTS.md")).unwrap();
+    std::os::unix::fs::symlink(&private, env.path("CLAUDE.md")).unwrap();
+    std::fs::create_dir_all(env.path("docs")).unwrap();
+    std::fs::write(env.path("docs/rules.md"), "Use tabs in this project.").unwrap();
+    std::os::unix::fs::symlink("docs/rules.md", env.path("CRUSH.md")).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Hi."), Reply::text("A title")],
+    )
+    .await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "hi"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let first = mock.requests()[0].to_string();
+    assert!(first.contains("Use tabs in this project."), "{first}");
+    for leaked in [KEY, "HOME=", "private text"] {
+        assert!(!first.contains(leaked), "{leaked} in {first}");
+    }
+}
+
+/// A script from the repository reads the environment of every process
+/// above it, cairn's included: cairn's keys are not there to read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_cannot_read_the_key_from_cairns_own_proc_environ() {
+    const KEY: &str = "sk-ant-proc-environ-33ee44ff";
+    let env = Env::new();
+    // Reversed, so the redaction of known values cannot hide a leak.
+    std::fs::write(
+        env.path("probe.sh"),
+        "p=$$\nwhile [ \"$p\" -gt 1 ]; do\n  tr '\\0' '\\n' < /proc/$p/environ 2>/dev/null \
+         | grep '^ANTHROPIC_API_KEY=' | rev\n  echo \"checked $p\"\n  \
+         p=$(awk '/^PPid/{print $2}' /proc/$p/status)\ndone\n",
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": "sh probe.sh"})),
+            Reply::text("Done."),
+            Reply::text("A title"),
+        ],
+    )
+    .await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "--mode", "auto", "go"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let result = mock.requests()[1]["messages"].to_string();
+    // The script walked past cairn (the shell's parent) to the test.
+    assert!(result.matches("checked ").count() >= 3, "{result}");
+    let reversed: String = KEY.chars().rev().collect();
+    assert!(!result.contains(&reversed), "{result}");
+}
+
+/// A repository that comes with its `.git` (an archive, a shared folder)
+/// holds a clean filter and an index hook; cairn's own `git status` for the
+/// prompt, before any question, must not run them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cairns_own_git_status_runs_no_repository_filter_or_hook() {
+    let env = Env::new();
+    let dir = env.0.project.path();
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("HOME", env.0.home.path())
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !git(&["init", "-q"]) {
+        eprintln!("skipped: git is not available");
+        return;
+    }
+    std::fs::write(env.path("a.txt"), "hello\n").unwrap();
+    std::fs::write(env.path(".gitattributes"), "* filter=evil\n").unwrap();
+    assert!(git(&["add", "."]));
+    let c = ["-c", "user.name=t", "-c", "user.email=t@t"];
+    assert!(git(&[c[0], c[1], c[2], c[3], "commit", "-qm", "init"]));
+    let filter = env.marker("filter-ran");
+    let hook = env.marker("hook-ran");
+    let clean = format!("sh -c 'touch {}; cat'", filter.display());
+    assert!(git(&["config", "filter.evil.clean", &clean]));
+    let hook_file = env.path(".git/hooks/post-index-change");
+    std::fs::create_dir_all(hook_file.parent().unwrap()).unwrap();
+    std::fs::write(&hook_file, format!("#!/bin/sh\ntouch {}\n", hook.display())).unwrap();
+    let mut perms = std::fs::metadata(&hook_file).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&hook_file, perms).unwrap();
+    // A changed timestamp makes git read the file again, through the filter.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(env.path("a.txt"), "hello\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Hi."), Reply::text("A title")],
+    )
+    .await;
+    let (out, stdout, stderr) = env.run(&env.vars(&mock), &["run", "hi"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(mock.requests()[0].to_string().contains("Git branch"));
+    assert!(!filter.exists(), "the repository's clean filter ran");
+    assert!(
+        !hook.exists(),
+        "the repository's post-index-change hook ran"
+    );
+}
+
+/// A person who starts typing their prompt before the question appears
+/// ("tests are failing") must not answer it with the first `t`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typing_ahead_does_not_answer_the_trust_question() {
+    let env = Env::new();
+    let marker = env.marker("typed-ahead-marker");
+    env.write_hostile_config(&marker);
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = env.pty(&mock, &[]);
+    app.type_text("tests are failing\r");
+    let screen = app.wait_for("the typing noticed", |s| {
+        s.contains("Trust this project") && s.contains("not taken as an answer")
+    });
+    assert!(screen.contains("runs MCP server `evil`"), "{screen}");
+    assert!(
+        !appears(&marker, Duration::from_millis(800)),
+        "typing ahead trusted the project"
+    );
+    let (_, stdout, _) = env.run(&env.vars(&mock), &["trust", "list"]).await;
+    assert!(stdout.contains("No trust decisions are stored"), "{stdout}");
+    // A deliberate answer, after a pause, is taken.
+    settle();
+    app.send(b"t");
+    app.wait_for_text("Ask cairn");
+    assert!(
+        appears(&marker, Duration::from_secs(10)),
+        "trusted server runs"
+    );
+    quit(app);
+}
+
+/// Long output is cut in the middle; a key the cut falls into would leave
+/// its first half in the output, where matching the whole key misses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_cut_by_truncation_is_still_redacted() {
+    const KEY: &str = "sk-ant-cut-in-half-0123456789abcdefghij";
+    const MAX: usize = 30_000; // the bash tool's output cap
+    let env = Env::new();
+    let head = MAX / 2 - 20;
+    let text = format!("{}{KEY}{}", "a".repeat(head), "b".repeat(MAX));
+    std::fs::write(env.path("big.log"), text).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": "cat big.log"})),
+            Reply::text("Done."),
+            Reply::text("A title"),
+        ],
+    )
+    .await;
+    let mut vars = env.vars(&mock);
+    vars.push(("ANTHROPIC_API_KEY".into(), KEY.into()));
+    let (out, stdout, stderr) = env.run(&vars, &["run", "go"]).await;
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let result = mock.requests()[1]["messages"].to_string();
+    assert!(result.contains("characters cut from the middle"), "cut");
+    // No run of 12 characters of the key is left anywhere.
+    for start in 0..=KEY.len() - 12 {
+        let piece = &KEY[start..start + 12];
+        assert!(!result.contains(piece), "{piece} left in the output");
+    }
 }

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config::project_file::{self, Over};
+
 pub const INSTRUCTION_FILES: [&str; 4] = ["AGENTS.md", "CLAUDE.md", "CRUSH.md", ".goosehints"];
 
 /// One instruction file as it goes into the prompt.
@@ -31,9 +33,11 @@ pub fn discover(
     cwd: &Path,
     max_bytes: usize,
 ) -> Vec<Instructions> {
-    let mut dirs: Vec<PathBuf> = Vec::new();
+    // The person's own directory may link anywhere; a project's files must
+    // stay in the project (see `config::project_file`).
+    let mut dirs: Vec<(PathBuf, Option<&Path>)> = Vec::new();
     if let Some(g) = global_dir {
-        dirs.push(g.to_path_buf());
+        dirs.push((g.to_path_buf(), None));
     }
     let mut chain: Vec<PathBuf> = cwd
         .ancestors()
@@ -41,22 +45,29 @@ pub fn discover(
         .map(Path::to_path_buf)
         .collect();
     chain.reverse();
-    dirs.extend(chain);
-    dirs.dedup();
+    dirs.extend(chain.into_iter().map(|d| (d, Some(root))));
+    dirs.dedup_by(|a, b| a.0 == b.0);
 
     let mut found = Vec::new();
-    for dir in dirs {
+    for (dir, within) in dirs {
         for name in INSTRUCTION_FILES {
             let path = dir.join(name);
-            if let Ok(bytes) = std::fs::read(&path) {
-                let text = String::from_utf8_lossy(&bytes).into_owned();
-                if !text.trim().is_empty() {
-                    found.push(Instructions {
-                        path,
-                        text,
-                        truncated: 0,
-                    });
+            let cap = max_bytes as u64;
+            let contents = match project_file::read(within, &path, cap, Over::Cut) {
+                Ok(Some(c)) => c,
+                Ok(None) => continue,
+                Err(e) => {
+                    tracing::warn!("instructions skipped: {e}");
+                    continue;
                 }
+            };
+            let text = String::from_utf8_lossy(&contents.bytes).into_owned();
+            if !text.trim().is_empty() {
+                found.push(Instructions {
+                    path,
+                    truncated: (contents.len - contents.bytes.len() as u64) as usize,
+                    text,
+                });
             }
         }
     }
@@ -76,7 +87,7 @@ fn cap(files: &mut [Instructions], max_bytes: usize) {
         while cut > 0 && !f.text.is_char_boundary(cut) {
             cut -= 1;
         }
-        f.truncated = f.text.len() - cut;
+        f.truncated += f.text.len() - cut;
         f.text.truncate(cut);
         budget = 0;
     }

@@ -1,12 +1,51 @@
 //! The system prompt: cairn's instructions, facts about the environment and
 //! the project's own instructions.
 
+use std::cell::OnceCell;
 use std::path::Path;
 use std::process::Command;
 
 use super::instructions::{self, Instructions};
 
 const SYSTEM: &str = include_str!("../../assets/prompts/system.md");
+
+/// `-c` options that keep a repository's own `.git/config` from running a
+/// program during cairn's read-only `git` calls: no fsmonitor, and every
+/// filter driver it defines emptied (a clean filter runs when `git status`
+/// rereads a file). `--no-optional-locks` (no index write, so no
+/// `post-index-change` hook) and `--ignore-submodules` do the rest.
+fn neutral_git_config(cwd: &Path) -> Vec<String> {
+    let mut out = vec!["-c".to_string(), "core.fsmonitor=false".to_string()];
+    let mut cmd = Command::new("git");
+    crate::tools::env::scrub_std(&mut cmd);
+    let listed = cmd
+        .args(["config", "--name-only", "--get-regexp", r"^filter\."])
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output();
+    let text = listed
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let mut drivers: Vec<&str> = text
+        .lines()
+        .filter_map(|key| key.strip_prefix("filter.")?.rsplit_once('.'))
+        .map(|(driver, _)| driver)
+        .collect();
+    drivers.dedup();
+    for driver in drivers {
+        for (field, value) in [
+            ("clean", ""),
+            ("smudge", ""),
+            ("process", ""),
+            ("required", "false"),
+        ] {
+            out.push("-c".to_string());
+            out.push(format!("filter.{driver}.{field}={value}"));
+        }
+    }
+    out
+}
 
 /// Facts the model should know about where it works.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -22,6 +61,7 @@ pub struct Environment {
 
 impl Environment {
     pub fn gather(cwd: &Path, root: &Path) -> Environment {
+        let neutral = OnceCell::new();
         let git = |args: &[&str]| -> Option<String> {
             let mut cmd = Command::new("git");
             // A repository's own config must not run a program here (its
@@ -29,6 +69,7 @@ impl Environment {
             // secrets in case one does.
             crate::tools::env::scrub_std(&mut cmd);
             let out = cmd
+                .args(neutral.get_or_init(|| neutral_git_config(cwd)))
                 .args(args)
                 .envs(crate::permission::git_hooks::neutralising_env(cwd))
                 .current_dir(cwd)
@@ -42,7 +83,13 @@ impl Environment {
         };
         let git_branch = git(&["rev-parse", "--abbrev-ref", "HEAD"]).filter(|s| !s.is_empty());
         let git_status = git_branch.as_ref().and_then(|_| {
-            git(&["status", "--short"]).map(|s| {
+            git(&[
+                "--no-optional-locks",
+                "status",
+                "--short",
+                "--ignore-submodules=all",
+            ])
+            .map(|s| {
                 let lines: Vec<&str> = s.lines().collect();
                 if lines.len() > 40 {
                     format!(

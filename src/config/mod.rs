@@ -10,6 +10,8 @@
 
 mod mode;
 pub mod project;
+pub mod project_file;
+pub mod secrets;
 mod settings;
 pub mod trust;
 
@@ -30,6 +32,10 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("{0}")]
+    Provider(String),
+    #[error(transparent)]
+    ProjectFile(#[from] project_file::ProjectFileError),
 }
 
 /// One provider entry: `[providers.NAME]`.
@@ -262,7 +268,7 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         any = true;
     }
     let mut pending = None;
-    if let Some((file, text)) = read_file(project)? {
+    if let Some((file, text)) = read_project_file(project)? {
         any = true;
         let split = project::split(&merged, &file);
         let mut full = merged.clone();
@@ -283,6 +289,29 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         is_empty: !any,
         pending,
     })
+}
+
+/// The largest project config file cairn reads.
+const MAX_PROJECT_FILE: u64 = 1024 * 1024;
+
+/// The project's file, which lies at `<root>/.cairn/config.toml`: read only
+/// when it stays inside that root (see `project_file.rs`).
+fn read_project_file(path: &Path) -> Result<Option<(ConfigFile, String)>, ConfigError> {
+    let root = path.parent().and_then(Path::parent);
+    let over = project_file::Over::Refuse;
+    let Some(contents) = project_file::read(root, path, MAX_PROJECT_FILE, over)? else {
+        return Ok(None);
+    };
+    let text = String::from_utf8(contents.bytes).map_err(|_| ConfigError::Invalid {
+        path: path.to_path_buf(),
+        message: "not UTF-8 text".into(),
+    })?;
+    parse(&text)
+        .map(|file| Some((file, text)))
+        .map_err(|message| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        })
 }
 
 /// A file parsed, with the text it was parsed from.

@@ -328,10 +328,46 @@ pub fn describe_server(name: &str, m: &McpServerConfig) -> String {
     for (k, v) in &m.headers {
         text.push_str(&format!("; header {k}: {v}"));
     }
+    let secrets = secret_references(m);
+    if !secrets.is_empty() {
+        text.push_str(&format!(
+            "; is given the secret environment variable{} {} (`${{NAME}}` is filled in)",
+            if secrets.len() == 1 { "" } else { "s" },
+            secrets.join(", ")
+        ));
+    }
     if m.trusted {
         text.push_str("; trusted = true (its tools run without asking)");
     }
     text
+}
+
+/// The secret-looking variables a server entry names as `${NAME}` in its
+/// command, arguments, env, url or headers: their values go to the server
+/// (and, in arguments, into its command line) though the dialog shows only
+/// the name.
+fn secret_references(m: &McpServerConfig) -> Vec<String> {
+    let texts = m
+        .command
+        .iter()
+        .chain(&m.args)
+        .chain(m.env.values())
+        .chain(&m.url)
+        .chain(m.headers.values());
+    let mut names = Vec::new();
+    for text in texts {
+        let mut rest = text.as_str();
+        while let Some(start) = rest.find("${") {
+            let after = &rest[start + 2..];
+            let Some(end) = after.find('}') else { break };
+            let name = &after[..end];
+            if super::secrets::looks_secret(name) && !names.iter().any(|n| n == name) {
+                names.push(name.to_string());
+            }
+            rest = &after[end + 1..];
+        }
+    }
+    names
 }
 
 fn split_shell(s: &mut Sorter, p: &ConfigFile) {
@@ -359,17 +395,40 @@ pub fn shell_quote(word: &str) -> String {
 }
 
 /// Control characters shown as escapes, so a config cannot drive the
-/// terminal it is shown on.
+/// terminal it is shown on; so are the characters that reorder or hide text
+/// (bidirectional overrides, zero-width ones), so what is shown is what runs.
 pub fn printable(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if c.is_control() {
             out.extend(c.escape_default());
+        } else if reorders_or_hides(c) {
+            out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// Bidirectional marks, embeddings, overrides and isolates; zero-width and
+/// other invisible format characters.
+fn reorders_or_hides(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00ad}'
+            | '\u{061c}'
+            | '\u{115f}'
+            | '\u{1160}'
+            | '\u{180e}'
+            | '\u{200b}'..='\u{200f}'
+            | '\u{202a}'..='\u{202e}'
+            | '\u{2060}'..='\u{2069}'
+            | '\u{3164}'
+            | '\u{feff}'
+            | '\u{ffa0}'
+            | '\u{fff9}'..='\u{fffb}'
+    )
 }
 
 #[cfg(test)]

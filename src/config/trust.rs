@@ -22,7 +22,7 @@ pub enum TrustError {
     },
     #[error("the trust store {path} is damaged ({message}); fix or delete it")]
     Damaged { path: PathBuf, message: String },
-    #[error("the trust store {path} can be written by other users; not using it")]
+    #[error("the trust store {path} belongs to or can be written by other users; not using it")]
     Unsafe { path: PathBuf },
     #[error("no user data directory on this system to keep trust decisions in")]
     NoDataDir,
@@ -160,9 +160,12 @@ impl TrustStore {
         };
         #[cfg(unix)]
         {
-            use std::os::unix::fs::PermissionsExt;
+            use std::os::unix::fs::{MetadataExt, PermissionsExt};
             let meta = std::fs::metadata(&self.path).map_err(|e| self.io(e))?;
-            if meta.permissions().mode() & 0o022 != 0 {
+            // Writable by others, or someone else's: not the person's answers.
+            // SAFETY: geteuid cannot fail and touches no memory.
+            let owner = unsafe { libc::geteuid() };
+            if meta.permissions().mode() & 0o022 != 0 || meta.uid() != owner {
                 return Err(TrustError::Unsafe {
                     path: self.path.clone(),
                 });

@@ -89,6 +89,25 @@ fn the_store_is_private_and_a_shared_one_is_refused() {
     assert!(matches!(err, TrustError::Unsafe { .. }), "{err}");
 }
 
+/// A store planted by another user (where that is possible at all) is not
+/// believed, however private its mode.
+#[test]
+fn a_store_owned_by_someone_else_is_refused() {
+    let home = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let store = TrustStore::at(home.path().join("trusted_projects.json"));
+    store.record(root.path(), "abc", true).unwrap();
+    // SAFETY: geteuid cannot fail and touches no memory.
+    let me = unsafe { libc::geteuid() };
+    let other = if me == 65534 { 65533 } else { 65534 };
+    if std::os::unix::fs::chown(store.path(), Some(other), None).is_err() {
+        eprintln!("skipped: only root can give a file to another user");
+        return;
+    }
+    let err = store.lookup(root.path(), "abc").unwrap_err();
+    assert!(matches!(err, TrustError::Unsafe { .. }), "{err}");
+}
+
 #[test]
 fn a_damaged_store_is_an_error_not_trust() {
     let home = tempfile::tempdir().unwrap();

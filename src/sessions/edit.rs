@@ -114,10 +114,12 @@ pub fn export(
 ) -> Result<PathBuf, SessionError> {
     let (text, ext) = export_text(store, id, json)?;
     let path = dir.join(format!("cairn-session-{}.{ext}", short_id(id)));
-    // A conversation is private: 0600, like the database.
-    crate::private::write(&path, text.as_bytes()).map_err(|source| SessionError::Write {
-        path: path.clone(),
-        source,
+    // Private (0600) and never through a planted link.
+    crate::config::project_file::write_no_follow(&path, text.as_bytes()).map_err(|source| {
+        SessionError::Write {
+            path: path.clone(),
+            source,
+        }
     })?;
     Ok(path)
 }

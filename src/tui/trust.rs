@@ -2,6 +2,8 @@
 //! names are started: its own short screen, then the terminal is handed
 //! back for the main interface.
 
+use std::time::{Duration, Instant};
+
 use crossterm::event::{Event, EventStream, KeyEventKind};
 use futures::StreamExt;
 use ratatui::Terminal;
@@ -35,6 +37,11 @@ pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
     })
 }
 
+/// How long the keyboard must have been quiet, with the question on screen,
+/// for a key to answer it. Typing ahead ("tests are failing", begun before
+/// the question appeared) must not answer with its first `t`.
+const SETTLE: Duration = Duration::from_millis(600);
+
 async fn question(
     dialog: &mut TrustDialog,
     theme: &Theme,
@@ -43,16 +50,25 @@ async fn question(
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     term.clear()?;
     let mut input = EventStream::new();
+    // Set once the question is first on screen; then at each key.
+    let mut last_input: Option<Instant> = None;
     loop {
         term.draw(|f| {
             let area = f.area();
             f.buffer_mut().set_style(area, theme.base());
             dialog.render(area, f.buffer_mut(), theme);
         })?;
+        let shown = *last_input.get_or_insert_with(Instant::now);
         match input.next().await {
             Some(Ok(Event::Key(k))) if k.kind != KeyEventKind::Release => {
-                if let Some(a) = dialog.key(k, keys) {
-                    return Ok(a);
+                let now = Instant::now();
+                let settled = now.duration_since(shown) >= SETTLE;
+                last_input = Some(now);
+                match dialog.key(k, keys) {
+                    Some(Answer::Quit) => return Ok(Answer::Quit),
+                    Some(_) if !settled => dialog.typed_ahead = true,
+                    Some(a) => return Ok(a),
+                    None => {}
                 }
             }
             Some(Ok(_)) => {}

@@ -30,6 +30,9 @@ pub struct TrustDialog {
     /// The highlighted answer; Enter takes it. Starts on "don't trust".
     pub trust_selected: bool,
     pub scroll: usize,
+    /// A key came while the person was still typing, and was not taken as
+    /// an answer.
+    pub typed_ahead: bool,
 }
 
 impl TrustDialog {
@@ -39,6 +42,7 @@ impl TrustDialog {
             held,
             trust_selected: false,
             scroll: 0,
+            typed_ahead: false,
         }
     }
 
@@ -84,6 +88,15 @@ impl TrustDialog {
             width,
             theme.base(),
         );
+        if self.typed_ahead {
+            lines.push(Line::default());
+            lines.extend(wrap_plain(
+                "Keys typed while this question appeared are not taken as an answer. \
+                 Read it, then answer.",
+                width,
+                theme.warning,
+            ));
+        }
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(
             format!("If trusted, it {}:", plural(self.held.len())),
