@@ -15,6 +15,7 @@ pub mod headless;
 pub mod llm;
 pub mod mcp;
 pub mod permission;
+pub mod sandbox;
 pub mod sessions_cli;
 pub mod startup;
 pub mod store;

@@ -5,6 +5,7 @@
 //! the key; nothing starts half-configured.
 
 mod providers;
+mod sandbox;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +13,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use providers::{ResolvedProvider, preset, resolve_provider};
+pub use sandbox::{SandboxConfig, SandboxMode};
 
 use crate::permission::Mode;
 
@@ -121,6 +123,8 @@ pub struct ConfigFile {
     pub keys: BTreeMap<String, String>,
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 /// The merged configuration and where it came from.
@@ -191,7 +195,14 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
     let mut merged = ConfigFile::default();
     let mut any = false;
     for path in global.into_iter().chain(std::iter::once(project)) {
-        if let Some(file) = read_file(path)? {
+        if let Some(mut file) = read_file(path)? {
+            // The project's sandbox section may only tighten the user's.
+            let sandbox = std::mem::take(&mut file.sandbox);
+            if path == project {
+                merged.sandbox.tighten(sandbox);
+            } else {
+                merged.sandbox = sandbox;
+            }
             merged.overlay(file);
             any = true;
         }
