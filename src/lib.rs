@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod context;
 pub mod conversation;

@@ -22,6 +22,8 @@ pub struct Overrides {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub mode: Option<Mode>,
+    /// `--no-sandbox`: commands run unconfined.
+    pub no_sandbox: bool,
 }
 
 pub struct Startup {
@@ -30,6 +32,7 @@ pub struct Startup {
     pub config: Config,
     pub provider: Option<ResolvedProvider>,
     pub mode: Mode,
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 /// Reads the configuration and picks the provider. A broken config is an
@@ -47,12 +50,14 @@ pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
     )
     .await?;
     let mode = overrides.mode.unwrap_or_else(|| config.mode());
+    let sandbox = crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox);
     Ok(Startup {
         cwd,
         root,
         config,
         provider,
         mode,
+        sandbox,
     })
 }
 
@@ -123,6 +128,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     let gate = build_gate(s)?;
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
+    agent = agent.with_sandbox(s.sandbox.clone());
     let (sink, store_error) = match open_store() {
         Ok(store) => {
             let sink = Arc::new(StoreSink::start(

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::cautions;
+use super::needs;
 use super::paths;
 use super::readonly;
 use super::rules::{Rule, RuleError, Rules, suggest_rules_covering};
@@ -11,6 +12,7 @@ use super::security::{self, Findings};
 use super::shell::{self, ShellAnalysis};
 use super::{CallInfo, Mode, Verdict};
 use crate::permission::repetition::Repetition;
+use crate::sandbox::{Facts, Grant};
 
 /// Tools that only read and run without asking (also in always-ask mode).
 pub const READ_ONLY_TOOLS: &[&str] = &["view", "grep", "glob", "ls", "job_output", "todos"];
@@ -22,6 +24,8 @@ pub struct Gate {
     /// Prefixes of MCP tool names the person trusts (`mcp__docs__`).
     trusted_tools: Vec<String>,
     home: Option<PathBuf>,
+    /// What the sandbox guarantees; decides what smart and auto still ask.
+    sandbox: Facts,
 }
 
 /// What the permission inspector concluded before rules are applied.
@@ -42,7 +46,22 @@ impl Gate {
             repetition: Repetition::new(repeat_limit),
             trusted_tools: Vec::new(),
             home: paths::home_dir(),
+            sandbox: Facts::NONE,
         }
+    }
+
+    /// Commands run in a sandbox with these guarantees.
+    pub fn with_sandbox(mut self, facts: Facts) -> Gate {
+        self.sandbox = facts;
+        self
+    }
+
+    pub fn set_sandbox(&mut self, facts: Facts) {
+        self.sandbox = facts;
+    }
+
+    pub fn sandbox(&self) -> Facts {
+        self.sandbox
     }
 
     /// Trust MCP tools whose names start with any of `prefixes`
@@ -187,10 +206,13 @@ impl Gate {
         let mut liftable = Vec::new();
         match analysis {
             Some(a) => {
-                if let Some(error) = &a.parse_error {
+                // In auto mode an enforced sandbox confines what cannot be
+                // read; elsewhere it still asks.
+                let confined = self.sandbox.enforced && self.mode == Mode::Auto;
+                if let Some(error) = a.parse_error.as_ref().filter(|_| !confined) {
                     fixed.push(format!("{error}; cairn cannot tell what it would do"));
                 }
-                for part in &a.opaque {
+                for part in a.opaque.iter().filter(|_| !confined) {
                     fixed.push(format!("contains {part}, which cannot be inspected"));
                 }
                 fixed.extend(cautions::workspace_cautions(
@@ -199,9 +221,19 @@ impl Gate {
                     call.workspace,
                     self.home.as_deref(),
                 ));
-                fixed.extend(self.shell_outside(a, call));
-                fixed.extend(outside_paths(&call.paths, call.workspace));
-                if self.mode != Mode::Auto && a.is_complete() {
+                if confined {
+                    // Reads outside are the sandbox's to judge; writes ask.
+                    let home = self.home.as_deref();
+                    for path in needs::writes_outside(a, call.cwd, call.workspace, home) {
+                        fixed.push(format!("writes outside the workspace: {}", path.display()));
+                    }
+                } else {
+                    fixed.extend(self.shell_outside(a, call));
+                    fixed.extend(outside_paths(&call.paths, call.workspace));
+                }
+                if self.sandbox.enforced && self.mode != Mode::AlwaysAsk {
+                    liftable = self.sandbox_reasons(a, call);
+                } else if self.mode != Mode::Auto && a.is_complete() {
                     liftable = self.shell_reasons(a, call);
                 }
             }
@@ -282,6 +314,73 @@ impl Gate {
             }
         }
         dedup(reasons)
+    }
+
+    /// With an enforced sandbox, smart and auto ask only for what it would
+    /// refuse: the network, and (read-only sandbox) writes in the
+    /// workspace. Writes inside the workspace are confined and undoable.
+    fn sandbox_reasons(&self, a: &ShellAnalysis, call: &CallInfo) -> Vec<String> {
+        if self.covered_by_rules(a) {
+            return Vec::new();
+        }
+        let mut reasons = Vec::new();
+        if self.mode == Mode::Smart
+            && let Some(why) = needs::destructive(a)
+        {
+            reasons.push(format!("{why}, which `/undo` may not bring back"));
+        }
+        if !self.sandbox.network
+            && let Some(why) = needs::network(a)
+        {
+            reasons.push(format!("{why}, which the sandbox keeps off"));
+        }
+        if !self.sandbox.workspace_writable && self.writes_workspace(a, call) {
+            reasons.push("writes in the workspace, which the read-only sandbox refuses".into());
+        }
+        reasons
+    }
+
+    /// Allow rules cover the command: each simple command is allowed by a
+    /// rule or read-only, and at least one by a rule.
+    fn covered_by_rules(&self, a: &ShellAnalysis) -> bool {
+        let ruled = |c| self.rules.command_allowed_by(c).is_some();
+        a.commands.iter().any(ruled)
+            && a.commands
+                .iter()
+                .all(|c| ruled(c) || readonly::check(c).is_ok())
+    }
+
+    fn writes_workspace(&self, a: &ShellAnalysis, _call: &CallInfo) -> bool {
+        a.file_writes().next().is_some()
+            || a.commands
+                .iter()
+                .any(|c| c.name().is_some() && readonly::check(c).is_err())
+    }
+
+    /// What running `call` adds to the sandbox's policy: nothing unless the
+    /// person `approved` it, or allow rules cover every command (a stored
+    /// "Always" holds with what the command needed).
+    pub fn grant_for(&self, call: &CallInfo, approved: bool) -> Grant {
+        let mut grant = Grant::default();
+        if call.tool != "bash" || !self.sandbox.enforced {
+            return grant;
+        }
+        let Some(command) = call.input.get("command").and_then(|c| c.as_str()) else {
+            return grant;
+        };
+        let a = shell::parse(command);
+        let allowed = approved || self.covered_by_rules(&a);
+        if !allowed {
+            return grant;
+        }
+        grant.network = !self.sandbox.network && needs::network(&a).is_some();
+        if approved {
+            grant.write = needs::writes_outside(&a, call.cwd, call.workspace, self.home.as_deref());
+        }
+        if !self.sandbox.workspace_writable && self.writes_workspace(&a, call) {
+            grant.write.push(call.workspace.to_path_buf());
+        }
+        grant
     }
 
     /// Paths outside the workspace a shell command names, and `cd` out of it.
@@ -522,3 +621,7 @@ fn dedup(mut items: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 #[path = "gate_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "gate_sandbox_tests.rs"]
+mod sandbox_tests;

@@ -80,6 +80,11 @@ pub struct PermissionRequest {
     /// The rules "Allow always" can store, narrowest first; the first is the
     /// default. Empty when nothing may be stored (outside the workspace).
     pub rules: Vec<String>,
+    /// The sandbox the call runs in and what approving adds to it
+    /// ("sandbox: workspace-write, network off; approving grants the
+    /// network for this run"). `None` for calls that start no command.
+    #[serde(default)]
+    pub sandbox: Option<String>,
 }
 
 /// The gate's answer for one call.
@@ -116,6 +121,7 @@ pub struct CallInfo<'a> {
 mod cautions;
 pub mod gate;
 mod getopt;
+pub mod needs;
 pub mod paths;
 pub mod readonly;
 mod readonly_builtins;

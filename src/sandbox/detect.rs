@@ -46,6 +46,20 @@ impl Stop {
         }
     }
 
+    /// What the person is told, in one line.
+    pub fn summary(&self) -> String {
+        match self {
+            Stop::Network => "the sandbox stopped it: the network is off".into(),
+            Stop::Write { path } => format!(
+                "the sandbox stopped it: writing {} is outside the workspace",
+                path.display()
+            ),
+            Stop::Read { path } => {
+                format!("the sandbox stopped it: {} is not readable", path.display())
+            }
+        }
+    }
+
     /// What a re-run would need; `None` for what is never granted.
     pub fn grant(&self) -> Option<Grant> {
         match self {

@@ -195,6 +195,16 @@ impl Sandbox {
     }
 }
 
+/// How a command with `policy` really runs, in words: "sandbox:
+/// workspace-write, network off", "sandbox off", "sandbox not enforced".
+pub fn describe(policy: Option<&Policy>) -> String {
+    match policy {
+        None => "sandbox off".into(),
+        Some(_) if !Support::detect().enforces_files() => "sandbox not enforced".into(),
+        Some(p) => format!("sandbox: {}", p.describe()),
+    }
+}
+
 /// Builds the command that runs `program` under `policy` (unconfined when
 /// `None`, or where this machine cannot confine it). Everything that can
 /// fail is done here, in cairn's process, before the child exists.

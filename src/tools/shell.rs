@@ -18,6 +18,7 @@ use super::{
     str_arg,
 };
 use crate::permission::shell::parse;
+use crate::sandbox::Policy;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -151,6 +152,42 @@ async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
     }
 }
 
+/// The answer for a command that ran to its end, saying plainly when the
+/// sandbox stopped it.
+fn finished(
+    command: &str,
+    code: i32,
+    output: &str,
+    policy: Option<&Policy>,
+    cwd: &Path,
+) -> ToolOutput {
+    let stopped = policy
+        .filter(|_| crate::sandbox::Support::detect().enforces_files())
+        .and_then(|p| {
+            let wants_network = crate::permission::needs::network(&parse(command)).is_some();
+            crate::sandbox::detect::detect(p, code, output, cwd, wants_network)
+        });
+    let display = ToolDisplay::Command {
+        sandbox: crate::sandbox::describe(policy),
+        stopped: stopped.clone(),
+    };
+    let out = if code == 0 {
+        let text = with_output(String::new(), output);
+        ToolOutput::text(if text.is_empty() {
+            "(no output)".to_string()
+        } else {
+            text
+        })
+    } else {
+        let head = match &stopped {
+            Some(stop) => format!("{}\nexit code {code}", stop.message()),
+            None => format!("exit code {code}"),
+        };
+        ToolOutput::error(with_output(head, output))
+    };
+    out.with_display(display)
+}
+
 async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
     if let Some(msg) = refusal(&parse(&args.command)) {
         return ToolOutput::error(msg);
@@ -168,8 +205,9 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         let root = ctx.workspace.clone();
         blocking(move || Snapshot::take(&root)).await.ok()
     };
-    let process = match Process::spawn(&args.command, &script(&args.command, cwd_file.path()), &cwd)
-    {
+    let policy = ctx.sandbox_policy();
+    let script = script(&args.command, cwd_file.path());
+    let process = match Process::spawn(&args.command, &script, &cwd, policy.as_ref()) {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
     };
@@ -190,13 +228,7 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
                     ctx.session.set_cwd(dir);
                 }
             }
-            let output = process.output();
-            if code == 0 {
-                let text = with_output(String::new(), &output);
-                ToolOutput::text(if text.is_empty() { "(no output)".to_string() } else { text })
-            } else {
-                ToolOutput::error(with_output(format!("exit code {code}"), &output))
-            }
+            finished(&args.command, code, &process.output(), policy.as_ref(), &cwd)
         }
         _ = tokio::time::sleep(timeout) => {
             process.kill().await;

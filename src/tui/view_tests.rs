@@ -64,6 +64,7 @@ fn edit_request() -> PermissionRequest {
             removed: 1,
         }),
         rules: vec!["Edit(src/lib.rs)".into(), "Edit(src/**)".into()],
+        sandbox: None,
     }
 }
 
@@ -196,6 +197,7 @@ fn permission_dialog_with_a_bash_command() {
             redirects: vec!["> log.txt".into()],
         }),
         rules: vec!["Bash(cargo test:*)".into()],
+        sandbox: None,
     };
     agent(&mut m, AgentEvent::PermissionRequested { id: 1, request });
     update(&mut m, key(KeyCode::Char('d')));

@@ -1,0 +1,3 @@
+//! Subcommands that are not the interface: one file each.
+
+pub mod sandbox;
