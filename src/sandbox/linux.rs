@@ -103,10 +103,18 @@ fn ruleset(policy: &Policy, abi: ABI) -> Result<OwnedFd, SandboxError> {
     for dir in &root.list_only {
         created = add(created, dir, AccessFs::ReadDir.into())?;
     }
+    // Directories on the way to a denied path inside a writable root may
+    // gain and lose entries, but not have their files read or written, nor
+    // moved elsewhere (no Refer), which would expose the denied ones.
+    let entries = AccessFs::from_write(abi)
+        & !(AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev | AccessFs::Refer);
     for writable in &policy.writable {
         let c = cover(writable, &policy.deny_read);
         for path in c.full {
             created = add(created, &path, all)?;
+        }
+        for dir in c.list_only {
+            created = add(created, &dir, entries | AccessFs::ReadDir)?;
         }
     }
     let fd: Option<OwnedFd> = created.into();

@@ -228,3 +228,45 @@ fn read_only_mode_refuses_workspace_writes() {
     assert!(out.contains("workspace file"));
     assert!(!f.ws.join("new.txt").exists());
 }
+
+#[test]
+fn a_workspace_holding_a_denied_path_keeps_it_unreadable_and_stays_writable() {
+    if !enforced() {
+        return;
+    }
+    let f = fixture();
+    // cairn started in the home directory: the workspace holds `~/.ssh`.
+    let p = Sandbox::with_dirs(&Default::default(), false, Some(f.home.clone()), Vec::new())
+        .policy(&f.home)
+        .unwrap();
+    let run_in_home = |script: &str| {
+        let mut cmd = std_command("bash".as_ref(), Some(&p)).unwrap();
+        let out = cmd
+            .arg("-c")
+            .arg(script)
+            .current_dir(&f.home)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (ok, err) = run_in_home("echo deep > project/deep.txt && echo more >> notes.txt");
+    assert!(ok, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(f.home.join("project/deep.txt")).unwrap(),
+        "deep\n"
+    );
+    for theft in [
+        "cat .ssh/id_rsa",
+        "mv .ssh/id_rsa project/stolen",
+        "cp -r .ssh project/",
+    ] {
+        let (ok, _) = run_in_home(theft);
+        assert!(!ok, "{theft}");
+    }
+    assert!(f.home.join(".ssh/id_rsa").exists());
+    assert!(!f.home.join("project/stolen").exists());
+    assert!(!f.home.join("project/.ssh/id_rsa").exists());
+}
