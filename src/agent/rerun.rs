@@ -109,7 +109,7 @@ pub(super) async fn offer(
         return first;
     }
     let grant = merged(&tool_ctx.grant, &extra);
-    let policy = tool_ctx.sandbox_policy().map(|p| p.with_grant(&grant));
+    let policy = tool_ctx.sandbox_policy();
     let question = Question {
         reasons: vec![format!(
             "{}; run it again with {}?",

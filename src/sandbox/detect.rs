@@ -135,11 +135,15 @@ pub fn detect(
             }
         }
     }
+    let refused = output.lines().any(|l| DENIED.iter().any(|d| l.contains(d)));
+    let lower = output.to_lowercase();
+    let about_sockets = lower.contains("socket") || lower.contains("connect");
     if !policy.network
         && (wants_network
             || output
                 .lines()
-                .any(|l| NETWORK.iter().any(|n| l.contains(n))))
+                .any(|l| NETWORK.iter().any(|n| l.contains(n)))
+            || (refused && about_sockets))
     {
         return Some(Stop::Network);
     }
@@ -258,6 +262,9 @@ mod tests {
             Some(Stop::Network)
         );
         assert_eq!(detect(&p, 1, "error: something", &ws, false), None);
+        let python = "  File \"/usr/lib/python3/socket.py\", line 1, in create_connection\n\
+                      PermissionError: [Errno 13] Permission denied";
+        assert_eq!(detect(&p, 1, python, &ws, false), Some(Stop::Network));
         p.network = true;
         assert_eq!(detect(&p, 6, out, &ws, false), None);
         assert!(Stop::Network.grant().unwrap().network);

@@ -96,6 +96,8 @@ pub struct Model {
     pub theme_dir: Option<PathBuf>,
     /// When Esc was last pressed while idle (Esc twice rewinds).
     pub last_idle_esc: Option<Instant>,
+    /// The sandbox commands run in, as the status line shows it.
+    pub sandbox: crate::tui::sandbox_view::SandboxView,
 }
 
 impl Model {
@@ -131,6 +133,7 @@ impl Model {
             title: None,
             theme_dir: None,
             last_idle_esc: None,
+            sandbox: Default::default(),
         }
     }
 

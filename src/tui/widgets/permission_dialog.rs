@@ -298,6 +298,7 @@ impl PermissionDialog {
             let inner_w = w.saturating_sub(2);
             let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
                 + self.request.reasons.len()
+                + usize::from(self.request.sandbox.is_some())
                 + self.preview(inner_w, theme, styles).len()
                 + CHOICES.len()
                 + 5;
@@ -333,6 +334,9 @@ impl PermissionDialog {
                 Span::raw("     "),
                 styles.warning,
             ));
+        }
+        if let Some(line) = &self.request.sandbox {
+            head.extend(wrap_plain(line, w, styles.dim));
         }
         let choices = self.choice_lines(w, styles, keys);
         let hint = Line::from(Span::styled(
