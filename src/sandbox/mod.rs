@@ -271,4 +271,4 @@ pub fn std_command(
 
 #[cfg(all(test, target_os = "linux"))]
 #[path = "tests.rs"]
-mod tests;
+pub(crate) mod tests;

@@ -329,3 +329,7 @@ impl Tool for BashTool {
 #[cfg(test)]
 #[path = "shell_tests.rs"]
 mod tests;
+
+#[cfg(all(test, target_os = "linux"))]
+#[path = "shell_sandbox_tests.rs"]
+mod sandbox_tests;
