@@ -148,3 +148,79 @@ fn a_read_only_sandbox_asks_before_workspace_writes() {
     assert!(reasons[0].contains("read-only sandbox"), "{reasons:?}");
     assert_eq!(approved.write, [PathBuf::from(WS)]);
 }
+
+/// A scripted session of typical work: the dialogs smart mode raises
+/// without the sandbox and with it. Run with `cargo test --lib
+/// dialogs_in_a_typical_session -- --nocapture` to see the figures.
+#[test]
+fn dialogs_in_a_typical_session() {
+    // (tool, command or path, asks with the sandbox)
+    let session: &[(&str, &str, bool)] = &[
+        ("bash", "ls", false),
+        ("bash", "cat Cargo.toml", false),
+        ("bash", "cargo build", false),
+        ("bash", "cargo test", false),
+        ("bash", "cargo fmt --all", false),
+        ("bash", "cargo clippy --all-targets -- -D warnings", false),
+        ("edit", "src/lib.rs", true),
+        ("bash", "cargo test -- parser", false),
+        ("bash", "cargo test 2>&1 | tail -20", false),
+        ("bash", "git status", false),
+        ("bash", "git diff", false),
+        ("bash", "mkdir -p tests/fixtures", false),
+        ("bash", "touch tests/fixtures/empty.txt", false),
+        (
+            "bash",
+            "python3 scripts/gen.py > tests/fixtures/data.json",
+            false,
+        ),
+        ("bash", "npm test", false),
+        ("bash", "make", false),
+        ("bash", "rm build/output.o", false),
+        ("write", "notes.md", true),
+        ("bash", "git add -A", false),
+        ("bash", "git commit -m 'parser: handle empty input'", false),
+        ("bash", "rm -rf target/debug/incremental", true),
+        ("bash", "cargo add serde", true),
+        ("bash", "git push origin topic", true),
+    ];
+    let count = |facts: Facts| -> (usize, Vec<&str>) {
+        let mut g = gate(Mode::Smart, facts, Rules::new());
+        let mut asked = Vec::new();
+        for (tool, what, _) in session {
+            let input = if *tool == "bash" {
+                json!({ "command": what })
+            } else {
+                json!({ "file_path": what, "content": "x" })
+            };
+            let paths = if *tool == "bash" {
+                Vec::new()
+            } else {
+                vec![Path::new(WS).join(what)]
+            };
+            let info = CallInfo {
+                tool,
+                input: &input,
+                read_only: false,
+                paths,
+                workspace: Path::new(WS),
+                cwd: Path::new(WS),
+            };
+            g.reset_repetition();
+            if asks(&g.check(&info)).is_some() {
+                asked.push(*what);
+            }
+        }
+        (asked.len(), asked)
+    };
+    let (before, asked_before) = count(Facts::NONE);
+    println!("asked without the sandbox: {asked_before:?}");
+    let (after, asked) = count(ENFORCED);
+    println!(
+        "typical session of {} calls in smart mode: {before} dialogs without the sandbox, {after} with it",
+        session.len()
+    );
+    let expected: Vec<&str> = session.iter().filter(|s| s.2).map(|s| s.1).collect();
+    assert_eq!(asked, expected);
+    assert!(after < before, "{after} vs {before}");
+}
