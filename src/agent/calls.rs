@@ -143,9 +143,9 @@ async fn carry_out(
     plan: Plan,
     tool_ctx: ToolContext,
 ) -> (ToolStatus, ToolOutput) {
-    let (tool, input, grant) = match plan {
+    let (tool, input, grant, unconfined) = match plan {
         Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
-        Plan::Run(tool, input, grant) => (tool, input, grant),
+        Plan::Run(tool, input, grant) => (tool, input, grant, false),
         Plan::Ask(tool, input, reasons, rules, grant) => {
             let sandbox = super::rerun::dialog_line(&tool_ctx, &tool, &grant);
             let question = Question {
@@ -154,15 +154,26 @@ async fn carry_out(
                 sandbox,
             };
             match ask(ctx, call, &tool, &input, question, &tool_ctx).await {
-                Ok(()) => (tool, input, grant),
+                Ok(Approval::Sandboxed) => (tool, input, grant, false),
+                Ok(Approval::Unsandboxed) => (tool, input, grant, true),
                 Err(answer) => return answer,
             }
         }
     };
     let mut tool_ctx = tool_ctx;
+    if unconfined {
+        tool_ctx.sandbox = crate::sandbox::Sandbox::off();
+    }
     tool_ctx.grant = grant;
     let first = run_tool(ctx, call, tool.clone(), input.clone(), tool_ctx.clone()).await;
     super::rerun::offer(ctx, call, &tool, &input, tool_ctx, first).await
+}
+
+/// How the person approved a call.
+pub(super) enum Approval {
+    Sandboxed,
+    /// "Allow once without the sandbox".
+    Unsandboxed,
 }
 
 /// What the dialog asks: why, the rules "Always" may store, and the
@@ -173,7 +184,8 @@ pub(super) struct Question {
     pub sandbox: Option<String>,
 }
 
-/// Asks the person. `Ok` means go ahead; `Err` is the call's answer.
+/// Asks the person. `Ok` means go ahead (and how); `Err` is the call's
+/// answer.
 pub(super) async fn ask(
     ctx: &TurnContext,
     call: &PendingCall,
@@ -181,7 +193,7 @@ pub(super) async fn ask(
     input: &Value,
     question: Question,
     tool_ctx: &ToolContext,
-) -> Result<(), (ToolStatus, ToolOutput)> {
+) -> Result<Approval, (ToolStatus, ToolOutput)> {
     let Question {
         reasons,
         rules,
@@ -226,7 +238,8 @@ pub(super) async fn ask(
             ToolStatus::Cancelled,
             ToolOutput::error("The turn was cancelled before this call was approved."),
         )),
-        Some(Decision::AllowOnce) => Ok(()),
+        Some(Decision::AllowOnce) => Ok(Approval::Sandboxed),
+        Some(Decision::AllowUnsandboxed) => Ok(Approval::Unsandboxed),
         Some(Decision::AllowAlways { rule }) => {
             // Only a rule the request offered may be stored: those are
             // narrow and cover this call; anything else (a plain `bash`) is
@@ -242,7 +255,7 @@ pub(super) async fn ask(
                     ),
                 });
             }
-            Ok(())
+            Ok(Approval::Sandboxed)
         }
         Some(Decision::Deny { reason }) => {
             let mut text = "The person denied this call; it was not run.".to_string();

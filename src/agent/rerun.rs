@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::calls::{Question, ask, run_tool};
+use super::calls::{Approval, Question, ask, run_tool};
 use super::events::ToolStatus;
 use super::turn::{PendingCall, TurnContext};
 use crate::conversation::ResultContent;
@@ -124,7 +124,10 @@ pub(super) async fn offer(
         )),
     };
     match ask(ctx, call, tool, input, question, &tool_ctx).await {
-        Ok(()) => {
+        Ok(approval) => {
+            if matches!(approval, Approval::Unsandboxed) {
+                tool_ctx.sandbox = crate::sandbox::Sandbox::off();
+            }
             tool_ctx.grant = grant;
             let (status, out) = run_tool(ctx, call, tool.clone(), input.clone(), tool_ctx).await;
             let note = format!(

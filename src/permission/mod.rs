@@ -64,6 +64,8 @@ pub enum Decision {
     AllowAlways {
         rule: String,
     },
+    /// Allow once, and run the command outside the sandbox.
+    AllowUnsandboxed,
     Deny {
         reason: Option<String>,
     },

@@ -128,6 +128,8 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
 }
 
 #[cfg(test)]
+mod sandbox_tests;
+#[cfg(test)]
 mod test_support;
 #[cfg(test)]
 mod update_tests;
