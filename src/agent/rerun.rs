@@ -132,7 +132,7 @@ pub(super) async fn offer(
             let (status, out) = run_tool(ctx, call, tool.clone(), input.clone(), tool_ctx).await;
             let note = format!(
                 "The sandbox stopped the first run ({}); the person allowed {} and it ran again:",
-                stop.summary(),
+                stop.cause(),
                 extra.describe()
             );
             (status, with_note(out, &note, true))

@@ -48,15 +48,17 @@ impl Stop {
 
     /// What the person is told, in one line.
     pub fn summary(&self) -> String {
+        format!("the sandbox stopped it: {}", self.cause())
+    }
+
+    /// "the network is off", "writing /x is outside the workspace".
+    pub fn cause(&self) -> String {
         match self {
-            Stop::Network => "the sandbox stopped it: the network is off".into(),
-            Stop::Write { path } => format!(
-                "the sandbox stopped it: writing {} is outside the workspace",
-                path.display()
-            ),
-            Stop::Read { path } => {
-                format!("the sandbox stopped it: {} is not readable", path.display())
+            Stop::Network => "the network is off".into(),
+            Stop::Write { path } => {
+                format!("writing {} is outside the workspace", path.display())
             }
+            Stop::Read { path } => format!("{} is not readable", path.display()),
         }
     }
 

@@ -184,11 +184,7 @@ impl Sandbox {
             mode if Support::detect().enforces_files() => format!(
                 "sandbox: {}, network {}",
                 mode.as_str(),
-                if self.inner.config.network() {
-                    "on"
-                } else {
-                    "off"
-                }
+                network_word(self.inner.config.network(), Support::detect())
             ),
             _ => "sandbox not enforced".into(),
         }
@@ -201,7 +197,21 @@ pub fn describe(policy: Option<&Policy>) -> String {
     match policy {
         None => "sandbox off".into(),
         Some(_) if !Support::detect().enforces_files() => "sandbox not enforced".into(),
+        Some(p) if !p.network && !Support::detect().enforces_network() => format!(
+            "sandbox: {}",
+            p.describe()
+                .replacen("network off", "network not filtered", 1)
+        ),
         Some(p) => format!("sandbox: {}", p.describe()),
+    }
+}
+
+/// "on", "off", or "not filtered" where this machine cannot turn it off.
+fn network_word(on: bool, support: Support) -> &'static str {
+    match (on, support.enforces_network()) {
+        (true, _) => "on",
+        (false, true) => "off",
+        (false, false) => "not filtered",
     }
 }
 

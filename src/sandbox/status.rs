@@ -141,9 +141,13 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
             format!("network: {}", if p.network { "on" } else { "off" }),
         );
         line(&mut out, "writable:".into());
-        for w in &p.writable {
+        for w in p.writable.iter().filter(|w| !w.starts_with("/dev")) {
             line(&mut out, format!("  {}", w.display()));
         }
+        line(
+            &mut out,
+            "  /dev/null, /dev/tty, /dev/pts and the other usual devices".into(),
+        );
         line(&mut out, "not readable:".into());
         for d in &p.deny_read {
             line(&mut out, format!("  {}", d.display()));
