@@ -4,7 +4,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::sandbox::Facts;
+use crate::sandbox::{Facts, Grant};
 
 const WS: &str = "/tmp/cairn-gate-sandbox-ws";
 
