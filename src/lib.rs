@@ -18,6 +18,7 @@ pub mod mcp;
 pub mod permission;
 pub mod private;
 pub mod run_session;
+pub mod sandbox;
 pub mod sessions_cli;
 pub mod shell;
 pub mod startup;

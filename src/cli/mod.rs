@@ -1,4 +1,5 @@
-//! Subcommands of the `cairn` binary that are not the interface.
+//! Subcommands of the `cairn` binary that are not the interface: one file each.
 
 pub mod mcp;
+pub mod sandbox;
 pub mod trust;

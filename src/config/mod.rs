@@ -11,6 +11,7 @@
 pub mod project;
 pub mod project_file;
 mod providers;
+mod sandbox;
 pub mod trust;
 
 use std::collections::BTreeMap;
@@ -19,6 +20,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use providers::{PRESET_NAMES, ResolvedProvider, preset, resolve_provider};
+pub use sandbox::{SandboxConfig, SandboxMode};
 
 use crate::permission::Mode;
 
@@ -157,6 +159,8 @@ pub struct ConfigFile {
     pub mcp: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
     pub shell: ShellConfig,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
 }
 
 /// The merged configuration and where it came from.
@@ -230,13 +234,17 @@ pub fn load(project_root: &Path) -> Result<Config, ConfigError> {
 pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, ConfigError> {
     let mut merged = ConfigFile::default();
     let mut any = false;
-    if let Some((file, _)) = global.map(read_file).transpose()?.flatten() {
+    if let Some((mut file, _)) = global.map(read_file).transpose()?.flatten() {
+        merged.sandbox = std::mem::take(&mut file.sandbox);
         merged.overlay(file);
         any = true;
     }
     let mut pending = None;
-    if let Some((file, text)) = read_project_file(project)? {
+    if let Some((mut file, text)) = read_project_file(project)? {
         any = true;
+        // The project's sandbox section may only tighten the person's,
+        // trusted or not: containment is the person's to loosen.
+        merged.sandbox.tighten(std::mem::take(&mut file.sandbox));
         let split = project::split(&merged, &file);
         let mut full = merged.clone();
         full.overlay(file);

@@ -36,6 +36,7 @@ pub enum Action {
     CopyCode,
     AllowOnce,
     AllowAlways,
+    AllowUnsandboxed,
     Deny,
     ToggleDiffLayout,
     Palette,
@@ -243,6 +244,13 @@ impl Action {
             "s",
             Scope::Dialog,
             "allow always (stores the rule shown)",
+        ),
+        (
+            Action::AllowUnsandboxed,
+            "allow_unsandboxed",
+            "u",
+            Scope::Dialog,
+            "allow once, outside the sandbox (commands only)",
         ),
         (
             Action::Deny,

@@ -354,6 +354,11 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::McpRestart(name) => vec![Cmd::Service(ServiceCmd::McpRestart(name))],
         Slash::McpPrompt(command) => vec![Cmd::Service(ServiceCmd::McpPrompt(command))],
         Slash::Permissions => vec![Cmd::Service(ServiceCmd::Permissions)],
+        Slash::Sandbox => {
+            let text = model.sandbox.details();
+            crate::tui::update::notice(model, crate::agent::NoticeLevel::Info, text);
+            Vec::new()
+        }
         Slash::Mouse => {
             model.mouse_captured = !model.mouse_captured;
             vec![Cmd::SetMouseCapture(model.mouse_captured)]

@@ -72,6 +72,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "List the stored permission rules",
     },
     SlashCommand {
+        name: "sandbox",
+        args: "",
+        description: "What commands may do: writes, secrets, network",
+    },
+    SlashCommand {
         name: "mouse",
         args: "",
         description: "Toggle mouse capture (off = terminal selection)",
@@ -107,6 +112,7 @@ pub enum Slash {
     McpPrompt(String),
     Permissions,
     Mouse,
+    Sandbox,
     Help,
     Quit,
 }
@@ -154,6 +160,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         },
         "permissions" => Slash::Permissions,
         "mouse" => Slash::Mouse,
+        "sandbox" => Slash::Sandbox,
         "help" | "?" => Slash::Help,
         "quit" | "exit" | "q" => Slash::Quit,
         other if other.starts_with("mcp__") => Slash::McpPrompt(body.trim().to_string()),

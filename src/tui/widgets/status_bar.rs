@@ -57,6 +57,13 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
         },
         priority: 8,
     });
+    if !model.sandbox.label.is_empty() {
+        parts.push(Part {
+            text: model.sandbox.label.clone(),
+            style: if model.sandbox.off { s.error } else { s.dim },
+            priority: 5,
+        });
+    }
     let u = &model.usage;
     if let Some(pct) = (u.context_tokens * 100)
         .checked_div(u.context_window)
