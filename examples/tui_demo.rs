@@ -197,6 +197,7 @@ impl Agent {
                 removed: 1,
             })),
             rules: vec!["Edit(src/lib.rs)".into(), "Edit(src/**)".into()],
+            sandbox: None,
         };
         let (status, output, display) = match self.ask(self.turn, request).await {
             None => return TurnOutcome::Cancelled,

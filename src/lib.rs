@@ -15,6 +15,7 @@ pub mod llm;
 pub mod mcp;
 pub mod permission;
 pub mod private;
+pub mod sandbox;
 pub mod sessions;
 pub mod shell;
 pub mod store;

@@ -27,6 +27,9 @@ struct Cli {
     /// servers, allow rules, mode, providers), without asking or storing.
     #[arg(long, global = true)]
     trust_project: bool,
+    /// Run commands without the sandbox (shown in red in the status line).
+    #[arg(long, global = true)]
+    no_sandbox: bool,
     /// Continue the latest session of this project.
     #[arg(short = 'c', long = "continue")]
     continue_latest: bool,
@@ -65,6 +68,16 @@ enum Command {
     Mcp {
         #[command(subcommand)]
         action: cairn::cli::mcp::McpAction,
+    },
+    /// Run a command in the sandbox (`cairn sandbox -- CMD ARGS…`), or show
+    /// what this machine enforces (`cairn sandbox --status`).
+    Sandbox {
+        /// Print the policy and what the kernel enforces.
+        #[arg(long)]
+        status: bool,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true)]
+        command: Vec<std::ffi::OsString>,
     },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
@@ -185,6 +198,7 @@ async fn async_main(cli: Cli) -> u8 {
         model: cli.model.clone(),
         mode: if cli.yolo { Some(Mode::Auto) } else { cli.mode },
         trust_project: cli.trust_project,
+        no_sandbox: cli.no_sandbox,
     };
     match cli.command {
         Some(Command::Run {
@@ -276,6 +290,9 @@ async fn async_main(cli: Cli) -> u8 {
                 1
             }
         },
+        Some(Command::Sandbox { status, command }) => {
+            cairn::cli::sandbox::run(status, &command, cli.no_sandbox)
+        }
         Some(Command::Permissions { action }) => {
             match cairn::cli::permissions::run(action.into()) {
                 Ok(()) => 0,

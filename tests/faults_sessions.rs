@@ -251,7 +251,7 @@ async fn temporary_files_of_a_crashed_run_are_removed_at_the_next_start() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let left_by = |pid: u32| -> Vec<std::path::PathBuf> {
-        std::fs::read_dir("/tmp")
+        std::fs::read_dir(home.tmp.path())
             .unwrap()
             .flatten()
             .filter(|e| {

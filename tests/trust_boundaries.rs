@@ -118,7 +118,11 @@ async fn headless_ignores_untrusted_settings_and_names_each_until_trust_project(
     let mock = MockModel::start(
         Format::Anthropic,
         vec![
-            Reply::tool("b1", "bash", json!({"command": "touch ran.txt"})),
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": "mkdir -p out && chmod -R u+w out && touch ran.txt"}),
+            ),
             Reply::text("Done."),
             Reply::text("A title"),
         ],
@@ -139,7 +143,8 @@ async fn headless_ignores_untrusted_settings_and_names_each_until_trust_project(
     ] {
         assert!(stderr.contains(expected), "{expected:?} in:\n{stderr}");
     }
-    // Smart mode held: the command asked, and headless, asking is a no.
+    // Smart mode held: the recursive chmod asked (the sandbox runs plain
+    // workspace writes unasked), and headless, asking is a no.
     assert!(!env.path("ran.txt").exists(), "{stderr}");
     assert!(
         !appears(&marker, Duration::from_millis(800)),
@@ -154,8 +159,12 @@ async fn headless_ignores_untrusted_settings_and_names_each_until_trust_project(
     let mock = MockModel::start(
         Format::Anthropic,
         vec![
-            Reply::tool("b1", "bash", json!({"command": "touch ran.txt"}))
-                .chunk_delay(Duration::from_millis(20)),
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": "mkdir -p out && chmod -R u+w out && touch ran.txt"}),
+            )
+            .chunk_delay(Duration::from_millis(20)),
             Reply::text("Done."),
             Reply::text("A title"),
         ],
@@ -168,7 +177,7 @@ async fn headless_ignores_untrusted_settings_and_names_each_until_trust_project(
     assert!(!stderr.contains("ignoring"), "{stderr}");
     assert!(
         env.path("ran.txt").exists(),
-        "auto mode and bash(*) applied"
+        "auto mode and bash(*) applied: {stderr}"
     );
     assert!(appears(&marker, Duration::from_secs(10)), "server started");
     // For that run only: nothing was stored.
@@ -390,7 +399,11 @@ async fn a_rule_the_person_stores_does_not_make_cairn_ask_for_trust() {
     let mock = MockModel::start(
         Format::Anthropic,
         vec![
-            Reply::tool("b1", "bash", json!({"command": "touch made.txt"})),
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": "mkdir -p out && chmod -R u+w out && touch made.txt"}),
+            ),
             Reply::text("Made."),
             Reply::text("A title"),
         ],

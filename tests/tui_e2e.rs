@@ -297,7 +297,8 @@ async fn resume_redraws_an_edit_with_its_real_line_numbers_and_statuses() {
                 "edit",
                 json!({"file_path": "lib.rs", "old_string": "let v27 = 27;", "new_string": "let v27 = 2700;"}),
             ),
-            Reply::tool("b1", "bash", json!({"command": "touch made-by-bash"})),
+            // Needs the network: asks even with the sandbox.
+            Reply::tool("b1", "bash", json!({"command": "touch made-by-bash && git push"})),
             Reply::text("Changed v27."),
             Reply::text("Edit title"),
         ],

@@ -12,6 +12,7 @@ use super::events::{AgentEvent, NoticeLevel, ToolStatus};
 use super::turn::{ParsedCall, PendingCall, TurnContext};
 use crate::conversation::{Part, ResultContent};
 use crate::permission::{CallInfo, Decision, PermissionRequest, Verdict};
+use crate::sandbox::Grant;
 use crate::text::truncate_chars as truncate;
 use crate::tools::state::lock;
 use crate::tools::{Tool, ToolContext, ToolOutput};
@@ -21,8 +22,8 @@ const CANCEL_GRACE: Duration = Duration::from_secs(3);
 
 enum Plan {
     Answer(ToolStatus, String),
-    Run(Arc<dyn Tool>, Value),
-    Ask(Arc<dyn Tool>, Value, Vec<String>, Vec<String>),
+    Run(Arc<dyn Tool>, Value, Grant),
+    Ask(Arc<dyn Tool>, Value, Vec<String>, Vec<String>, Grant),
 }
 
 pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Part> {
@@ -32,6 +33,8 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
         cancel: ctx.cancel.child_token(),
         supports_images: ctx.opts.model_info.supports_images,
         progress: None,
+        sandbox: ctx.shared.sandbox.clone(),
+        grant: Grant::default(),
     };
 
     // Judge in order: the repetition inspector counts calls as they come.
@@ -75,12 +78,18 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                     workspace: &ctx.opts.workspace,
                     cwd: &cwd,
                 };
-                let verdict = lock(&ctx.shared.gate).check(&info);
-                match verdict {
-                    Verdict::Allow => Plan::Run(tool, input),
+                let mut gate = lock(&ctx.shared.gate);
+                match gate.check(&info) {
+                    Verdict::Allow => {
+                        let grant = gate.grant_for(&info, false);
+                        Plan::Run(tool, input, grant)
+                    }
                     Verdict::Deny { message } => Plan::Answer(ToolStatus::Denied, message),
                     Verdict::Block { message } => Plan::Answer(ToolStatus::Blocked, message),
-                    Verdict::Ask { reasons, rules } => Plan::Ask(tool, input, reasons, rules),
+                    Verdict::Ask { reasons, rules } => {
+                        let grant = gate.grant_for(&info, true);
+                        Plan::Ask(tool, input, reasons, rules, grant)
+                    }
                 }
             }
         };
@@ -137,34 +146,67 @@ async fn carry_out(
     plan: Plan,
     tool_ctx: ToolContext,
 ) -> (ToolStatus, ToolOutput) {
-    let (tool, input) = match plan {
+    let (tool, input, grant, unconfined) = match plan {
         Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
-        Plan::Run(tool, input) => (tool, input),
-        Plan::Ask(tool, input, reasons, rules) => {
-            match ask(ctx, call, &tool, &input, reasons, rules, &tool_ctx).await {
-                Ok(()) => (tool, input),
+        Plan::Run(tool, input, grant) => (tool, input, grant, false),
+        Plan::Ask(tool, input, reasons, rules, grant) => {
+            let sandbox = super::rerun::dialog_line(&tool_ctx, &tool, &grant);
+            let question = Question {
+                reasons,
+                rules,
+                sandbox,
+            };
+            match ask(ctx, call, &tool, &input, question, &tool_ctx).await {
+                Ok(Approval::Sandboxed) => (tool, input, grant, false),
+                Ok(Approval::Unsandboxed) => (tool, input, grant, true),
                 Err(answer) => return answer,
             }
         }
     };
     let tool_name = tool.name().to_string();
-    let (status, output) = run_tool(ctx, call, tool, input.clone(), tool_ctx).await;
+    let mut tool_ctx = tool_ctx;
+    if unconfined {
+        tool_ctx.sandbox = crate::sandbox::Sandbox::off();
+    }
+    tool_ctx.grant = grant;
+    let first = run_tool(ctx, call, tool.clone(), input.clone(), tool_ctx.clone()).await;
+    let (status, output) = super::rerun::offer(ctx, call, &tool, &input, tool_ctx, first).await;
     if matches!(status, ToolStatus::Cancelled | ToolStatus::Failed) {
         lock(&ctx.shared.gate).uncount_repetition(&tool_name, &input);
     }
     (status, output)
 }
 
-/// Asks the person. `Ok` means go ahead; `Err` is the call's answer.
-async fn ask(
+/// How the person approved a call.
+pub(super) enum Approval {
+    Sandboxed,
+    /// "Allow once without the sandbox".
+    Unsandboxed,
+}
+
+/// What the dialog asks: why, the rules "Always" may store, and the
+/// sandbox the call would run in.
+pub(super) struct Question {
+    pub reasons: Vec<String>,
+    pub rules: Vec<String>,
+    pub sandbox: Option<String>,
+}
+
+/// Asks the person. `Ok` means go ahead (and how); `Err` is the call's
+/// answer.
+pub(super) async fn ask(
     ctx: &TurnContext,
     call: &PendingCall,
     tool: &Arc<dyn Tool>,
     input: &Value,
-    reasons: Vec<String>,
-    rules: Vec<String>,
+    question: Question,
     tool_ctx: &ToolContext,
-) -> Result<(), (ToolStatus, ToolOutput)> {
+) -> Result<Approval, (ToolStatus, ToolOutput)> {
+    let Question {
+        reasons,
+        rules,
+        sandbox,
+    } = question;
     let preview = match tool.preview(input, tool_ctx).await {
         Ok(p) => p,
         Err(msg) => return Err((ToolStatus::Failed, ToolOutput::error(msg))),
@@ -190,6 +232,7 @@ async fn ask(
             reasons,
             preview,
             rules,
+            sandbox,
         },
     });
     let decision = tokio::select! {
@@ -203,7 +246,8 @@ async fn ask(
             ToolStatus::Cancelled,
             ToolOutput::error("The turn was cancelled before this call was approved."),
         )),
-        Some(Decision::AllowOnce) => Ok(()),
+        Some(Decision::AllowOnce) => Ok(Approval::Sandboxed),
+        Some(Decision::AllowUnsandboxed) => Ok(Approval::Unsandboxed),
         Some(Decision::AllowAlways { rule }) => {
             // Only a rule the request offered may be stored: those are
             // narrow and cover this call; anything else (a plain `bash`) is
@@ -219,7 +263,7 @@ async fn ask(
                     ),
                 });
             }
-            Ok(())
+            Ok(Approval::Sandboxed)
         }
         Some(Decision::Deny { reason }) => {
             let mut text = "The person denied this call; it was not run.".to_string();
@@ -277,7 +321,7 @@ fn store_and_keep_trust(
     Ok(())
 }
 
-async fn run_tool(
+pub(super) async fn run_tool(
     ctx: &TurnContext,
     call: &PendingCall,
     tool: Arc<dyn Tool>,

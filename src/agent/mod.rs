@@ -7,6 +7,7 @@ pub mod events;
 pub mod instructions;
 pub mod prompt;
 pub mod recording;
+mod rerun;
 mod sources;
 mod stop;
 pub mod store_sink;
@@ -74,6 +75,8 @@ pub(crate) struct Shared {
     pub inputs: Mutex<HashMap<u64, oneshot::Sender<crate::tools::input::InputAnswer>>>,
     pub next_request: AtomicU64,
     pub gate: Mutex<Gate>,
+    /// What commands run under (`crate::sandbox`).
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 impl Shared {
@@ -135,6 +138,7 @@ impl Agent {
                 inputs: Mutex::new(HashMap::new()),
                 next_request: AtomicU64::new(1),
                 gate: Mutex::new(gate),
+                sandbox: crate::sandbox::Sandbox::default_for_user(),
             }),
             opts,
             provider,
@@ -156,6 +160,15 @@ impl Agent {
     pub fn with_sink(mut self, sink: Arc<dyn SessionSink>) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.sink = Some(sink);
+        }
+        self
+    }
+
+    /// Runs commands under `sandbox`, and lets the gate ask accordingly.
+    pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            lock(&shared.gate).set_sandbox(sandbox.facts());
+            shared.sandbox = sandbox;
         }
         self
     }

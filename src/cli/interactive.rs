@@ -78,6 +78,7 @@ pub async fn run(
         notices.push((NoticeLevel::Info, r.resumed_notice()));
     }
     let open_sessions = matches!(resume.as_deref(), Some(""));
+    notices.extend(sandbox_notices(&s));
 
     let (commands, events, sink, mcp, first_run_help, task) = match &s.provider {
         Some(p) => {
@@ -137,6 +138,7 @@ pub async fn run(
         resumed,
         notices,
         open_sessions,
+        sandbox: sandbox_view(&s),
     };
     let result = crate::tui::run(opts, commands, events).await;
     // Quitting mid-turn cancels it; let the agent answer the cancelled calls
@@ -227,4 +229,41 @@ fn history_file(s: &Startup) -> Option<std::path::PathBuf> {
     let dir = crate::config::state_dir()?.join("history");
     let hash = crate::tools::state::hash_bytes(s.root.to_string_lossy().as_bytes());
     Some(dir.join(format!("{hash:016x}.jsonl")))
+}
+
+fn sandbox_view(s: &Startup) -> crate::tui::sandbox_view::SandboxView {
+    let policy = s.sandbox.policy(&s.root);
+    let support = crate::sandbox::Support::detect();
+    crate::tui::sandbox_view::SandboxView {
+        label: s.sandbox.label(),
+        off: s.sandbox.mode() == crate::config::SandboxMode::Off,
+        report: crate::sandbox::status::report(&s.sandbox, policy.as_ref(), support),
+    }
+}
+
+/// Said once at start: commands run unconfined, or the project's config
+/// asked for more than it may.
+fn sandbox_notices(s: &Startup) -> Vec<(NoticeLevel, String)> {
+    let mut out = Vec::new();
+    let off = s.sandbox.mode() == crate::config::SandboxMode::Off;
+    if off {
+        out.push((
+            NoticeLevel::Warning,
+            "The sandbox is off: commands run with all of your rights.".to_string(),
+        ));
+    } else if !crate::sandbox::Support::detect().enforces_files() {
+        out.push((
+            NoticeLevel::Warning,
+            "The sandbox is not enforced: this system offers no sandbox cairn can use, so \
+             commands run unconfined and cairn asks as it would without one."
+                .to_string(),
+        ));
+    }
+    for ignored in &s.sandbox.config().ignored {
+        out.push((
+            NoticeLevel::Warning,
+            format!("Ignored in the project's [sandbox] section: {ignored}"),
+        ));
+    }
+    out
 }

@@ -8,6 +8,7 @@ pub mod mcp;
 pub mod permissions;
 pub mod resume;
 pub mod run;
+pub mod sandbox;
 pub mod sessions;
 pub mod startup;
 pub mod trust;

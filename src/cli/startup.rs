@@ -27,6 +27,8 @@ pub struct Overrides {
     pub mode: Option<Mode>,
     /// `--trust-project`: the project's settings apply for this run.
     pub trust_project: bool,
+    /// `--no-sandbox`: commands run unconfined.
+    pub no_sandbox: bool,
 }
 
 pub struct Startup {
@@ -39,6 +41,7 @@ pub struct Startup {
     pub trust: Standing,
     /// Why a trust answer could not be read or kept, when it could not.
     pub trust_problem: Option<String>,
+    pub sandbox: crate::sandbox::Sandbox,
 }
 
 /// Reads the configuration and picks the provider. A broken config is an
@@ -66,10 +69,11 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
         cwd,
         root,
         mode: overrides.mode.unwrap_or_else(|| config.mode()),
-        config,
         provider: None,
         trust,
         trust_problem,
+        sandbox: crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox),
+        config,
     })
     .inspect(|s| crate::tools::env::install(SecretPolicy::for_run(&s.config, None)))
 }
@@ -211,6 +215,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     let gate = build_gate(s)?;
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
+    agent = agent.with_sandbox(s.sandbox.clone());
     let (sink, store_error) = match open_store() {
         Ok(store) => {
             let sink = Arc::new(StoreSink::start(

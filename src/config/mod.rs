@@ -11,6 +11,7 @@
 mod mode;
 pub mod project;
 pub mod project_file;
+mod sandbox;
 pub mod secrets;
 mod settings;
 pub mod trust;
@@ -21,6 +22,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 pub use mode::Mode;
+pub use sandbox::{SandboxConfig, SandboxMode};
 pub use settings::{SaveError, save_setting};
 
 #[derive(Debug, thiserror::Error)]
@@ -172,6 +174,8 @@ pub struct ConfigFile {
     pub mcp: BTreeMap<String, McpServerConfig>,
     #[serde(default)]
     pub shell: ShellConfig,
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
     /// `[models."ID"]`: what cairn should know of a model, over the
     /// built-in catalogue.
     #[serde(default)]
@@ -263,13 +267,17 @@ pub fn load(project_root: &Path) -> Result<Config, ConfigError> {
 pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, ConfigError> {
     let mut merged = ConfigFile::default();
     let mut any = false;
-    if let Some((file, _)) = global.map(read_file).transpose()?.flatten() {
+    if let Some((mut file, _)) = global.map(read_file).transpose()?.flatten() {
+        merged.sandbox = std::mem::take(&mut file.sandbox);
         merged.overlay(file);
         any = true;
     }
     let mut pending = None;
-    if let Some((file, text)) = read_project_file(project)? {
+    if let Some((mut file, text)) = read_project_file(project)? {
         any = true;
+        // The project's sandbox section may only tighten the person's,
+        // trusted or not: containment is the person's to loosen.
+        merged.sandbox.tighten(std::mem::take(&mut file.sandbox));
         let split = project::split(&merged, &file);
         let mut full = merged.clone();
         full.overlay(file);

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::cautions;
+use super::needs;
 use super::paths;
 use super::readonly;
 use super::rules::{Rule, RuleError, Rules, suggest_rules_covering};
@@ -11,6 +12,7 @@ use super::runtime_paths;
 use super::security::{self, Findings};
 use super::{CallInfo, Mode, Verdict};
 use crate::permission::repetition::Repetition;
+use crate::sandbox::Facts;
 use crate::shell::{self, ShellAnalysis};
 
 /// Tools that only read and run without asking (also in always-ask mode).
@@ -23,6 +25,8 @@ pub struct Gate {
     /// Prefixes of MCP tool names the person trusts (`mcp__docs__`).
     trusted_tools: Vec<String>,
     home: Option<PathBuf>,
+    /// What the sandbox guarantees; decides what smart and auto still ask.
+    sandbox: Facts,
 }
 
 /// What the permission inspector concluded before rules are applied.
@@ -43,7 +47,22 @@ impl Gate {
             repetition: Repetition::new(repeat_limit),
             trusted_tools: Vec::new(),
             home: paths::home_dir(),
+            sandbox: Facts::NONE,
         }
+    }
+
+    /// Commands run in a sandbox with these guarantees.
+    pub fn with_sandbox(mut self, facts: Facts) -> Gate {
+        self.sandbox = facts;
+        self
+    }
+
+    pub fn set_sandbox(&mut self, facts: Facts) {
+        self.sandbox = facts;
+    }
+
+    pub fn sandbox(&self) -> Facts {
+        self.sandbox
     }
 
     /// Trust MCP tools whose names start with any of `prefixes`
@@ -193,10 +212,13 @@ impl Gate {
         let mut liftable = Vec::new();
         match analysis {
             Some(a) => {
-                if let Some(error) = &a.parse_error {
+                // In auto mode an enforced sandbox confines what cannot be
+                // read; elsewhere it still asks.
+                let confined = self.sandbox.enforced && self.mode == Mode::Auto;
+                if let Some(error) = a.parse_error.as_ref().filter(|_| !confined) {
                     fixed.push(format!("{error}; cairn cannot tell what it would do"));
                 }
-                for part in &a.opaque {
+                for part in a.opaque.iter().filter(|_| !confined) {
                     fixed.push(format!("contains {part}, which cannot be inspected"));
                 }
                 fixed.extend(cautions::workspace_cautions(
@@ -205,9 +227,19 @@ impl Gate {
                     call.workspace,
                     self.home.as_deref(),
                 ));
-                fixed.extend(self.shell_outside(a, call));
-                fixed.extend(outside_paths(&call.paths, call.workspace));
-                if self.mode != Mode::Auto && a.is_complete() {
+                if confined {
+                    // Reads outside are the sandbox's to judge; writes ask.
+                    let home = self.home.as_deref();
+                    for path in needs::writes_outside(a, call.cwd, call.workspace, home) {
+                        fixed.push(format!("writes outside the workspace: {}", path.display()));
+                    }
+                } else {
+                    fixed.extend(self.shell_outside(a, call));
+                    fixed.extend(outside_paths(&call.paths, call.workspace));
+                }
+                if self.sandbox.enforced && self.mode != Mode::AlwaysAsk {
+                    liftable = self.sandbox_reasons(a, call);
+                } else if self.mode != Mode::Auto && a.is_complete() {
                     liftable = self.shell_reasons(a, call);
                 }
             }
@@ -538,6 +570,9 @@ fn dedup(mut items: Vec<String>) -> Vec<String> {
     items
 }
 
+#[path = "gate_sandbox.rs"]
+mod sandbox_mode;
+
 #[cfg(test)]
 #[path = "gate_tests.rs"]
 mod tests;
@@ -545,3 +580,7 @@ mod tests;
 #[cfg(test)]
 #[path = "gate_blind_spots_tests.rs"]
 mod blind_spots_tests;
+
+#[cfg(test)]
+#[path = "gate_sandbox_tests.rs"]
+mod sandbox_tests;

@@ -37,6 +37,8 @@ pub enum Decision {
     AllowAlways {
         rule: String,
     },
+    /// Allow once, and run the command outside the sandbox.
+    AllowUnsandboxed,
     Deny {
         reason: Option<String>,
     },
@@ -53,6 +55,11 @@ pub struct PermissionRequest {
     /// The rules "Allow always" can store, narrowest first; the first is the
     /// default. Empty when nothing may be stored (outside the workspace).
     pub rules: Vec<String>,
+    /// The sandbox the call runs in and what approving adds to it
+    /// ("sandbox: workspace-write, network off; approving grants the
+    /// network for this run"). `None` for calls that start no command.
+    #[serde(default)]
+    pub sandbox: Option<String>,
 }
 
 /// The gate's answer for one call.
@@ -91,6 +98,7 @@ mod cautions;
 pub mod gate;
 mod getopt;
 pub mod git_hooks;
+pub mod needs;
 mod nested;
 mod nested_code;
 pub mod paths;

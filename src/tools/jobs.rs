@@ -18,6 +18,7 @@ use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
 use super::state::lock;
+use crate::sandbox::Policy;
 
 /// Output kept per process; beyond it only a count of what was dropped.
 const MAX_BUFFER: usize = 8 * 1024 * 1024;
@@ -56,11 +57,19 @@ pub struct Process {
 }
 
 impl Process {
-    /// Starts `script` with `bash -c` (or `sh -c` where bash is missing).
-    pub fn spawn(command: &str, script: &str, cwd: &Path) -> io::Result<Process> {
+    /// Starts `script` with `bash -c` (or `sh -c` where bash is missing),
+    /// confined by `policy` (see `crate::sandbox`).
+    pub fn spawn(
+        command: &str,
+        script: &str,
+        cwd: &Path,
+        policy: Option<&Policy>,
+    ) -> io::Result<Process> {
         let (reader, writer) = io::pipe()?;
-        let child = match start("bash", script, cwd, &writer) {
-            Err(e) if e.kind() == io::ErrorKind::NotFound => start("sh", script, cwd, &writer)?,
+        let child = match start("bash", script, cwd, &writer, policy) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                start("sh", script, cwd, &writer, policy)?
+            }
             other => other?,
         };
         // Our copy of the write end must close so the pipe ends when the
@@ -160,8 +169,9 @@ fn start(
     script: &str,
     cwd: &Path,
     out: &io::PipeWriter,
+    policy: Option<&Policy>,
 ) -> io::Result<tokio::process::Child> {
-    let mut cmd = tokio::process::Command::new(shell);
+    let mut cmd = crate::sandbox::command(shell, policy).map_err(io::Error::other)?;
     cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)

@@ -53,6 +53,9 @@ pub struct ToolContext {
     pub supports_images: bool,
     /// Where a tool may report progress lines while it runs.
     pub progress: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// What commands run under, and what the person granted this call.
+    pub sandbox: crate::sandbox::Sandbox,
+    pub grant: crate::sandbox::Grant,
 }
 
 impl ToolContext {
@@ -63,7 +66,16 @@ impl ToolContext {
             cancel: CancellationToken::new(),
             supports_images: false,
             progress: None,
+            sandbox: crate::sandbox::Sandbox::default_for_user(),
+            grant: crate::sandbox::Grant::default(),
         }
+    }
+
+    /// The policy this call's commands run under; `None` when off.
+    pub fn sandbox_policy(&self) -> Option<crate::sandbox::Policy> {
+        self.sandbox
+            .policy(&self.workspace)
+            .map(|p| p.with_grant(&self.grant))
     }
 
     /// Resolves a path the model gave against the shell's current directory
@@ -114,7 +126,15 @@ pub fn normalize(path: &Path) -> PathBuf {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolDisplay {
     Diff(crate::diff::FileDiff),
-    Job { job_id: String },
+    Job {
+        job_id: String,
+    },
+    /// A command's sandbox ("sandbox: workspace-write, network off") and
+    /// what the sandbox refused it, if anything.
+    Command {
+        sandbox: String,
+        stopped: Option<crate::sandbox::Stop>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

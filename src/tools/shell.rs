@@ -17,6 +17,7 @@ use super::{
     Preview, Tool, ToolContext, ToolDisplay, ToolOutput, opt_bool_arg, opt_str_arg, opt_u64_arg,
     str_arg,
 };
+use crate::sandbox::Policy;
 use crate::shell::parse;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
@@ -121,6 +122,42 @@ async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
     }
 }
 
+/// The answer for a command that ran to its end, saying plainly when the
+/// sandbox stopped it.
+fn finished(
+    command: &str,
+    code: i32,
+    output: &str,
+    policy: Option<&Policy>,
+    cwd: &Path,
+) -> ToolOutput {
+    let stopped = policy
+        .filter(|_| crate::sandbox::Support::detect().enforces_files())
+        .and_then(|p| {
+            let wants_network = crate::permission::needs::network(&parse(command)).is_some();
+            crate::sandbox::detect::detect(p, code, output, cwd, wants_network)
+        });
+    let display = ToolDisplay::Command {
+        sandbox: crate::sandbox::describe(policy),
+        stopped: stopped.clone(),
+    };
+    let out = if code == 0 {
+        let text = with_output(String::new(), output);
+        ToolOutput::text(if text.is_empty() {
+            "(no output)".to_string()
+        } else {
+            text
+        })
+    } else {
+        let head = match &stopped {
+            Some(stop) => format!("{}\nexit code {code}", stop.message()),
+            None => format!("exit code {code}"),
+        };
+        ToolOutput::error(with_output(head, output))
+    };
+    out.with_display(display)
+}
+
 async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
     // A pager at the end of a pipe is dropped: the model reads it all.
     let command = without_trailing_pager(&args.command).unwrap_or_else(|| args.command.clone());
@@ -151,8 +188,9 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         let root = ctx.workspace.clone();
         blocking(move || Snapshot::take(&root)).await.ok()
     };
+    let policy = ctx.sandbox_policy();
     let script = format!("{git_preamble}{}", script(&command, cwd_file.path()));
-    let process = match Process::spawn(&args.command, &script, &cwd) {
+    let process = match Process::spawn(&args.command, &script, &cwd, policy.as_ref()) {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
     };
@@ -173,13 +211,7 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
                     ctx.session.set_cwd(dir);
                 }
             }
-            let output = process.output();
-            if code == 0 {
-                let text = with_output(String::new(), &output);
-                ToolOutput::text(if text.is_empty() { "(no output)".to_string() } else { text })
-            } else {
-                ToolOutput::error(with_output(format!("exit code {code}"), &output))
-            }
+            finished(&args.command, code, &process.output(), policy.as_ref(), &cwd)
         }
         _ = tokio::time::sleep(timeout) => {
             process.kill().await;
@@ -284,3 +316,7 @@ impl Tool for BashTool {
 #[cfg(test)]
 #[path = "shell_tests.rs"]
 mod tests;
+
+#[cfg(all(test, target_os = "linux"))]
+#[path = "shell_sandbox_tests.rs"]
+mod sandbox_tests;

@@ -8,6 +8,7 @@ pub mod model;
 pub mod msg;
 pub mod panels;
 pub mod runtime;
+pub mod sandbox_view;
 pub mod slash;
 pub mod styles;
 pub mod suspend;
@@ -55,6 +56,8 @@ pub struct TuiOptions {
     pub notices: Vec<(NoticeLevel, String)>,
     /// Open the session browser at start (`cairn --resume` without an id).
     pub open_sessions: bool,
+    /// The sandbox commands run in.
+    pub sandbox: sandbox_view::SandboxView,
 }
 
 /// Runs the full-screen interface until the person quits. The interface
@@ -96,6 +99,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
     m.themes = themes;
+    m.sandbox = opts.sandbox.clone();
     if let Some(loaded) = &opts.resumed {
         history::show(&mut m, loaded);
     }
@@ -122,6 +126,8 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m
 }
 
+#[cfg(test)]
+mod sandbox_tests;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]

@@ -80,6 +80,8 @@ pub struct Model {
     pub servers: Option<crate::tools::SourceHealth>,
     /// Servers' requests for input, answered in order.
     pub forms: VecDeque<crate::tui::widgets::input_form::InputForm>,
+    /// The sandbox commands run in, as the status line shows it.
+    pub sandbox: crate::tui::sandbox_view::SandboxView,
 }
 
 impl Model {
@@ -120,6 +122,7 @@ impl Model {
             last_idle_esc: None,
             servers: None,
             forms: VecDeque::new(),
+            sandbox: Default::default(),
         }
     }
 

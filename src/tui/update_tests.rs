@@ -45,6 +45,7 @@ fn request(rules: &[&str]) -> PermissionRequest {
             redirects: vec![],
         }),
         rules: rules.iter().map(|r| r.to_string()).collect(),
+        sandbox: None,
     }
 }
 

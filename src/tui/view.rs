@@ -133,6 +133,7 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         mouse_captured: model.mouse_captured,
         store_warning: model.store_warning.as_deref(),
         servers: model.servers,
+        sandbox: &model.sandbox,
     };
     status_bar::render(&status, area, buf);
 }

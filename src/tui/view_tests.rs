@@ -64,6 +64,7 @@ fn edit_request() -> PermissionRequest {
             removed: 1,
         })),
         rules: vec!["Edit(src/lib.rs)".into(), "Edit(src/**)".into()],
+        sandbox: None,
     }
 }
 
@@ -196,6 +197,7 @@ fn permission_dialog_with_a_bash_command() {
             redirects: vec!["> log.txt".into()],
         }),
         rules: vec!["Bash(cargo test:*)".into()],
+        sandbox: None,
     };
     agent(&mut m, AgentEvent::PermissionRequested { id: 1, request });
     update(&mut m, key(KeyCode::Char('d')));
@@ -221,6 +223,7 @@ fn bash_dialog_shows_what_runs_above_blank_lines() {
             redirects: vec![],
         }),
         rules: vec![],
+        sandbox: None,
     };
     agent(&mut m, AgentEvent::PermissionRequested { id: 1, request });
     let shown = screen(&mut m, 80, 22);

@@ -9,6 +9,12 @@ use std::path::PathBuf;
 pub struct TestHome {
     pub home: tempfile::TempDir,
     pub project: tempfile::TempDir,
+    /// The binary's TMPDIR. The test home lies under /tmp, and the sandbox
+    /// cannot let a command create files directly in a directory that holds
+    /// an unreadable one (cairn's data directory in the test home), so
+    /// commands get a temporary directory of their own, as on a real
+    /// machine, where the home is not under /tmp.
+    pub tmp: tempfile::TempDir,
 }
 
 impl TestHome {
@@ -17,6 +23,7 @@ impl TestHome {
         let env = TestHome {
             home: tempfile::tempdir().unwrap(),
             project: tempfile::tempdir().unwrap(),
+            tmp: tempfile::tempdir().unwrap(),
         };
         std::fs::create_dir_all(env.project.path().join(".git")).unwrap();
         env
@@ -31,6 +38,7 @@ impl TestHome {
             ("XDG_CONFIG_HOME".into(), s(h.join("config"))),
             ("XDG_DATA_HOME".into(), s(h.join("data"))),
             ("XDG_STATE_HOME".into(), s(h.join("state"))),
+            ("TMPDIR".into(), s(self.tmp.path().to_path_buf())),
             ("ANTHROPIC_API_KEY".into(), "test-key".into()),
             ("ANTHROPIC_BASE_URL".into(), model_url.to_string()),
         ]

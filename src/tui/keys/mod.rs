@@ -39,6 +39,7 @@ pub enum Action {
     CopyCode,
     AllowOnce,
     AllowAlways,
+    AllowUnsandboxed,
     Deny,
     ToggleDiffLayout,
     Palette,

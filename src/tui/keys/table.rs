@@ -194,6 +194,13 @@ pub(super) const TABLE: &[Row] = &[
         "allow always (stores the rule shown)",
     ),
     (
+        Action::AllowUnsandboxed,
+        "allow_unsandboxed",
+        "u",
+        Scope::Dialog,
+        "allow once, outside the sandbox (commands only)",
+    ),
+    (
         Action::Deny,
         "deny",
         "d",

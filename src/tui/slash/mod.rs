@@ -77,6 +77,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "List the stored permission rules",
     },
     SlashCommand {
+        name: "sandbox",
+        args: "",
+        description: "What commands may do: writes, secrets, network",
+    },
+    SlashCommand {
         name: "mouse",
         args: "",
         description: "Toggle mouse capture (off = terminal selection)",
@@ -112,6 +117,7 @@ pub enum Slash {
     McpPrompt(String),
     Permissions,
     Mouse,
+    Sandbox,
     Help,
     Quit,
 }
@@ -159,6 +165,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         },
         "permissions" => Slash::Permissions,
         "mouse" => Slash::Mouse,
+        "sandbox" => Slash::Sandbox,
         "help" | "?" => Slash::Help,
         "quit" | "exit" | "q" => Slash::Quit,
         other if other.starts_with("mcp__") => Slash::McpPrompt(body.trim().to_string()),

@@ -95,6 +95,11 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
         Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
         Slash::Permissions => vec![Cmd::ShowPermissionRules],
+        Slash::Sandbox => {
+            let text = model.sandbox.details();
+            model.notice(NoticeLevel::Info, text);
+            Vec::new()
+        }
         Slash::Mouse => {
             model.mouse_captured = !model.mouse_captured;
             vec![Cmd::SetMouseCapture(model.mouse_captured)]

@@ -20,10 +20,10 @@ use crate::tui::wrap::{wrap_plain, wrap_prefixed};
 pub enum Choice {
     AllowOnce,
     AllowAlways,
+    /// Once, outside the sandbox: offered for commands that would run in one.
+    AllowUnsandboxed,
     Deny,
 }
-
-const CHOICES: [Choice; 3] = [Choice::AllowOnce, Choice::AllowAlways, Choice::Deny];
 
 #[derive(Debug, Clone)]
 pub struct PermissionDialog {
@@ -62,6 +62,23 @@ impl PermissionDialog {
         !self.request.rules.is_empty()
     }
 
+    /// A command that would run in an enforced sandbox may be let out.
+    fn can_unsandbox(&self) -> bool {
+        self.request
+            .sandbox
+            .as_deref()
+            .is_some_and(|s| s.starts_with("sandbox: "))
+    }
+
+    fn choices(&self) -> Vec<Choice> {
+        let mut c = vec![Choice::AllowOnce, Choice::AllowAlways];
+        if self.can_unsandbox() {
+            c.push(Choice::AllowUnsandboxed);
+        }
+        c.push(Choice::Deny);
+        c
+    }
+
     fn decide(&self, choice: Choice) -> Option<Decision> {
         match choice {
             Choice::AllowOnce => Some(Decision::AllowOnce),
@@ -70,6 +87,7 @@ impl PermissionDialog {
                 .rules
                 .get(self.rule)
                 .map(|r| Decision::AllowAlways { rule: r.clone() }),
+            Choice::AllowUnsandboxed => Some(Decision::AllowUnsandboxed),
             Choice::Deny => None,
         }
     }
@@ -103,6 +121,9 @@ impl PermissionDialog {
                 self.choice = Choice::AllowAlways;
             }
             return self.decide(Choice::AllowAlways);
+        }
+        if keys.is(Action::AllowUnsandboxed, &key) && self.can_unsandbox() {
+            return self.decide(Choice::AllowUnsandboxed);
         }
         if keys.is(Action::Deny, &key) {
             self.choice = Choice::Deny;
@@ -141,14 +162,16 @@ impl PermissionDialog {
     }
 
     fn move_choice(&mut self, delta: i32) {
-        let mut i = CHOICES.iter().position(|c| *c == self.choice).unwrap_or(0) as i32;
+        let choices = self.choices();
+        let n = choices.len() as i32;
+        let mut i = choices.iter().position(|c| *c == self.choice).unwrap_or(0) as i32;
         loop {
-            i = (i + delta).rem_euclid(3);
-            if CHOICES[i as usize] != Choice::AllowAlways || self.can_always() {
+            i = (i + delta).rem_euclid(n);
+            if choices[i as usize] != Choice::AllowAlways || self.can_always() {
                 break;
             }
         }
-        self.choice = CHOICES[i as usize];
+        self.choice = choices[i as usize];
     }
 
     fn cycle_rule(&mut self, delta: i32) {
@@ -262,9 +285,13 @@ impl PermissionDialog {
 
     fn choice_lines(&self, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
         let mut out = Vec::new();
-        for c in CHOICES {
+        for c in self.choices() {
             let (action, label) = match c {
                 Choice::AllowOnce => (Action::AllowOnce, "Allow once".to_string()),
+                Choice::AllowUnsandboxed => (
+                    Action::AllowUnsandboxed,
+                    "Allow once without the sandbox".to_string(),
+                ),
                 Choice::AllowAlways => {
                     let label = match self.request.rules.get(self.rule) {
                         Some(rule) if self.request.rules.len() > 1 => format!(
@@ -317,8 +344,9 @@ impl PermissionDialog {
             let inner_w = w.saturating_sub(2);
             let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
                 + self.request.reasons.len()
+                + usize::from(self.request.sandbox.is_some())
                 + self.preview(inner_w, theme, styles).len()
-                + CHOICES.len()
+                + self.choices().len()
                 + 5;
             let h = (need.max(12) as u16).min(area.height.saturating_sub(2));
             Rect::new(
@@ -352,6 +380,9 @@ impl PermissionDialog {
                 Span::raw("     "),
                 styles.warning,
             ));
+        }
+        if let Some(line) = &self.request.sandbox {
+            head.extend(wrap_plain(line, w, styles.dim));
         }
         let choices = self.choice_lines(w, styles, keys);
         let hint = Line::from(Span::styled(

@@ -59,6 +59,8 @@ pub struct StatusInfo<'a> {
     pub store_warning: Option<&'a str>,
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
+    /// The sandbox commands run in.
+    pub sandbox: &'a crate::tui::sandbox_view::SandboxView,
 }
 
 /// One part of the line; lower `priority` is dropped first.
@@ -106,6 +108,13 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
         },
         priority: 8,
     });
+    if !model.sandbox.label.is_empty() {
+        parts.push(Part {
+            text: model.sandbox.label.clone(),
+            style: if model.sandbox.off { s.error } else { s.dim },
+            priority: 5,
+        });
+    }
     let u = model.usage;
     if let Some(pct) = (u.context_tokens * 100)
         .checked_div(u.context_window)

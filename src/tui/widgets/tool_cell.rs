@@ -117,6 +117,18 @@ impl ToolCell {
                 styles.dim,
             )));
         }
+        if let Some(ToolDisplay::Command { sandbox, stopped }) = &self.display {
+            out.push(Line::from(Span::styled(
+                truncate(&format!("  {sandbox}"), width as usize),
+                styles.dim,
+            )));
+            if let Some(stop) = stopped {
+                out.push(Line::from(Span::styled(
+                    truncate(&format!("  {}", stop.summary()), width as usize),
+                    styles.warning,
+                )));
+            }
+        }
         if let Some(ToolDisplay::Diff(crate::diff::FileDiff { path, old, new, .. })) = &self.display
         {
             let diff = DiffView::new(path, old, new).lines(

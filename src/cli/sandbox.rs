@@ -1,0 +1,68 @@
+//! `cairn sandbox -- CMD [ARGS…]` runs one command under the configured
+//! policy and exits with its status; `cairn sandbox --status` says what
+//! this machine enforces.
+
+use std::ffi::OsString;
+use std::os::unix::process::ExitStatusExt;
+
+use crate::sandbox::{Sandbox, Support, status};
+
+/// Returns the process exit code.
+pub fn run(show_status: bool, command: &[OsString], no_sandbox: bool) -> u8 {
+    let cwd = match std::env::current_dir() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cairn: cannot read the current directory: {e}");
+            return 1;
+        }
+    };
+    let root = crate::agent::instructions::project_root(&cwd);
+    let config = match crate::config::load(&root) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cairn: {e}");
+            return 2;
+        }
+    };
+    let sandbox = Sandbox::from_config(&config.file.sandbox, no_sandbox);
+    let policy = sandbox.policy(&root);
+    if show_status {
+        print!(
+            "workspace: {}\n{}",
+            root.display(),
+            status::report(&sandbox, policy.as_ref(), Support::detect())
+        );
+        return 0;
+    }
+    let Some((program, args)) = command.split_first() else {
+        eprintln!(
+            "cairn: give the command after `--`, e.g. `cairn sandbox -- ls ~/.ssh`, or use --status"
+        );
+        return 2;
+    };
+    if policy.is_some() && !Support::detect().enforces_files() {
+        eprintln!("cairn: the sandbox is not enforced on this system; the command runs unconfined");
+    }
+    let mut cmd = match crate::sandbox::std_command(program, policy.as_ref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cairn: {e}");
+            return 1;
+        }
+    };
+    match cmd.args(args).current_dir(&cwd).status() {
+        Ok(status) => match (status.code(), status.signal()) {
+            (Some(code), _) => code.clamp(0, 255) as u8,
+            (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
+            (None, None) => 1,
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            eprintln!("cairn: command not found: {}", program.to_string_lossy());
+            127
+        }
+        Err(e) => {
+            eprintln!("cairn: cannot start {}: {e}", program.to_string_lossy());
+            126
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! `[sandbox]`: how commands are confined. The user's file sets it; a
+//! project's `.cairn/config.toml` may only tighten it (a stricter mode, the
+//! network off, more unreadable paths), never add writable roots.
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum SandboxMode {
+    /// Commands write only in the workspace, the temporary directory and the
+    /// configured roots.
+    #[default]
+    WorkspaceWrite,
+    /// Commands write nowhere but the temporary directory.
+    ReadOnly,
+    /// Commands run unconfined.
+    Off,
+}
+
+impl SandboxMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxMode::WorkspaceWrite => "workspace-write",
+            SandboxMode::ReadOnly => "read-only",
+            SandboxMode::Off => "off",
+        }
+    }
+
+    /// Larger is stricter.
+    fn strictness(self) -> u8 {
+        match self {
+            SandboxMode::Off => 0,
+            SandboxMode::WorkspaceWrite => 1,
+            SandboxMode::ReadOnly => 2,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    pub mode: Option<SandboxMode>,
+    /// Whether commands may use the network (default: no).
+    pub network: Option<bool>,
+    /// Extra writable roots (`~` allowed). Only from the user's file.
+    #[serde(default)]
+    pub writable: Vec<String>,
+    /// Extra paths commands may not read (`~` allowed).
+    #[serde(default)]
+    pub deny_read: Vec<String>,
+    /// What a project's file asked for and did not get, to tell the person.
+    #[serde(skip)]
+    pub ignored: Vec<String>,
+}
+
+impl SandboxConfig {
+    pub fn mode(&self) -> SandboxMode {
+        self.mode.unwrap_or_default()
+    }
+
+    pub fn network(&self) -> bool {
+        self.network.unwrap_or(false)
+    }
+
+    /// Lays a project's section over the user's, keeping only what makes
+    /// the sandbox stricter.
+    pub fn tighten(&mut self, project: SandboxConfig) {
+        if let Some(mode) = project.mode {
+            if mode.strictness() >= self.mode().strictness() {
+                self.mode = Some(mode);
+            } else {
+                self.ignored.push(format!(
+                    "mode = \"{}\" (a project may not loosen \"{}\")",
+                    mode.as_str(),
+                    self.mode().as_str()
+                ));
+            }
+        }
+        match project.network {
+            Some(false) => self.network = Some(false),
+            Some(true) if !self.network() => self
+                .ignored
+                .push("network = true (a project may not turn the network on)".into()),
+            _ => {}
+        }
+        for root in project.writable {
+            self.ignored.push(format!(
+                "writable \"{root}\" (only the user's config may add writable roots)"
+            ));
+        }
+        for path in project.deny_read {
+            if !self.deny_read.contains(&path) {
+                self.deny_read.push(path);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> SandboxConfig {
+        toml::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn a_project_only_tightens() {
+        let mut user = parse("mode = \"workspace-write\"\nnetwork = true\nwritable = [\"~/x\"]\n");
+        user.tighten(parse(
+            "mode = \"read-only\"\nnetwork = false\ndeny_read = [\"~/secret\"]\n",
+        ));
+        assert_eq!(user.mode(), SandboxMode::ReadOnly);
+        assert!(!user.network());
+        assert_eq!(user.writable, ["~/x"]);
+        assert_eq!(user.deny_read, ["~/secret"]);
+        assert!(user.ignored.is_empty(), "{:?}", user.ignored);
+    }
+
+    #[test]
+    fn a_project_cannot_loosen_and_is_told_so() {
+        let mut user = SandboxConfig::default();
+        user.tighten(parse(
+            "mode = \"off\"\nnetwork = true\nwritable = [\"/etc\"]\n",
+        ));
+        assert_eq!(user.mode(), SandboxMode::WorkspaceWrite);
+        assert!(!user.network());
+        assert!(user.writable.is_empty());
+        assert_eq!(user.ignored.len(), 3, "{:?}", user.ignored);
+        assert!(user.ignored[2].contains("/etc"));
+    }
+
+    #[test]
+    fn unknown_keys_and_modes_are_errors() {
+        assert!(toml::from_str::<SandboxConfig>("mode = \"loose\"\n").is_err());
+        assert!(toml::from_str::<SandboxConfig>("netwrk = true\n").is_err());
+    }
+}

@@ -1,0 +1,169 @@
+//! What this machine can enforce, and the words that say so.
+
+use std::sync::OnceLock;
+
+use super::{Policy, Sandbox};
+use crate::config::SandboxMode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Support {
+    /// The Landlock ABI the kernel offers; 0 when it offers none.
+    pub landlock_abi: u8,
+    /// seccomp filters can be installed.
+    pub seccomp: bool,
+    /// macOS with `sandbox-exec`.
+    pub seatbelt: bool,
+}
+
+impl Support {
+    /// Asked of the kernel once per process.
+    pub fn detect() -> Support {
+        static CACHE: OnceLock<Support> = OnceLock::new();
+        *CACHE.get_or_init(probe)
+    }
+
+    /// Writes and secrets are confined.
+    pub fn enforces_files(&self) -> bool {
+        self.landlock_abi > 0 || self.seatbelt
+    }
+
+    /// The network can be turned off.
+    pub fn enforces_network(&self) -> bool {
+        self.seccomp || self.landlock_abi >= 4 || self.seatbelt
+    }
+
+    /// What an older kernel leaves out, in words.
+    pub fn gaps(&self) -> Vec<&'static str> {
+        let abi = self.landlock_abi;
+        let mut gaps = Vec::new();
+        if abi == 0 {
+            return gaps;
+        }
+        if abi < 2 {
+            gaps.push("moving files between directories is refused everywhere (Landlock ABI < 2)");
+        }
+        if abi < 3 {
+            gaps.push("truncating files is not confined (Landlock ABI < 3)");
+        }
+        if abi < 4 {
+            gaps.push("no Landlock TCP rules (ABI < 4); the network is filtered by seccomp alone");
+        }
+        if abi < 5 {
+            gaps.push("device ioctls are not confined (Landlock ABI < 5)");
+        }
+        if abi < 6 {
+            gaps.push("commands may signal processes outside the sandbox (Landlock ABI < 6)");
+        }
+        gaps
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn probe() -> Support {
+    // LANDLOCK_CREATE_RULESET_VERSION: asks for the ABI, creates nothing.
+    // SAFETY: a null attribute with size 0 and this flag is the documented query.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    // SAFETY: PR_GET_SECCOMP only reads this thread's mode.
+    let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
+    Support {
+        landlock_abi: abi.clamp(0, 255) as u8,
+        seccomp,
+        seatbelt: false,
+    }
+}
+
+#[cfg(target_os = "macos")]
+fn probe() -> Support {
+    Support {
+        landlock_abi: 0,
+        seccomp: false,
+        seatbelt: std::path::Path::new(super::seatbelt::SANDBOX_EXEC).exists(),
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn probe() -> Support {
+    Support {
+        landlock_abi: 0,
+        seccomp: false,
+        seatbelt: false,
+    }
+}
+
+/// The full report of `cairn sandbox --status` and `/sandbox`.
+pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> String {
+    let mut out = String::new();
+    let line = |out: &mut String, text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    line(&mut out, format!("mode: {}", sandbox.mode().as_str()));
+    if sandbox.turned_off_by_flag() {
+        line(&mut out, "turned off by --no-sandbox".into());
+    }
+    let enforcer = if support.landlock_abi > 0 {
+        format!("Landlock ABI {}", support.landlock_abi)
+    } else if support.seatbelt {
+        "Seatbelt (sandbox-exec)".into()
+    } else {
+        "none".into()
+    };
+    line(&mut out, format!("enforcement: {enforcer}"));
+    let network = match (support.seccomp, support.landlock_abi >= 4) {
+        (true, true) => "seccomp (no IPv4/IPv6 sockets) and Landlock TCP rules",
+        (true, false) => "seccomp (no IPv4/IPv6 sockets)",
+        (false, true) => "Landlock TCP rules only (UDP is not filtered)",
+        (false, false) if support.seatbelt => "Seatbelt",
+        (false, false) => "none",
+    };
+    line(&mut out, format!("network filtering: {network}"));
+    if sandbox.mode() != SandboxMode::Off && !support.enforces_files() {
+        line(
+            &mut out,
+            "NOT ENFORCED: this system offers no sandbox cairn can use; commands run \
+             unconfined and the gate asks as it would without one."
+                .into(),
+        );
+    }
+    for gap in support.gaps() {
+        line(&mut out, format!("degraded: {gap}"));
+    }
+    if let Some(p) = policy {
+        line(
+            &mut out,
+            format!("network: {}", if p.network { "on" } else { "off" }),
+        );
+        line(&mut out, "writable:".into());
+        for w in p.writable.iter().filter(|w| !w.starts_with("/dev")) {
+            line(&mut out, format!("  {}", w.display()));
+        }
+        line(
+            &mut out,
+            "  /dev/null, /dev/tty, /dev/pts and the other usual devices".into(),
+        );
+        line(&mut out, "not readable:".into());
+        for d in &p.deny_read {
+            line(&mut out, format!("  {}", d.display()));
+        }
+        line(
+            &mut out,
+            "readable: everything else the user can read (the rest of the home directory \
+             included)"
+                .into(),
+        );
+    }
+    for ignored in &sandbox.config().ignored {
+        line(
+            &mut out,
+            format!("ignored from the project's config: {ignored}"),
+        );
+    }
+    out
+}

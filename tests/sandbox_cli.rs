@@ -1,0 +1,248 @@
+//! `cairn sandbox -- CMD` and `cairn sandbox --status` through the real
+//! binary, and `cairn run --mode auto` against wrapped `rm -rf ~`, with a
+//! fixture home outside the temporary directory (which stays writable).
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use mock_model::{Format, MockModel, Reply};
+use serde_json::json;
+
+struct Home {
+    _dir: tempfile::TempDir,
+    home: PathBuf,
+    project: PathBuf,
+}
+
+impl Home {
+    fn new() -> Home {
+        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let home = std::fs::canonicalize(dir.path()).unwrap().join("home");
+        let project = home.join("project");
+        for d in [".ssh", ".cargo/bin", "project/.git", "documents"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        std::fs::write(home.join(".ssh/id_rsa"), "PRIVATE KEY").unwrap();
+        std::fs::write(home.join("documents/thesis.txt"), "years of work").unwrap();
+        std::fs::write(home.join(".cargo/bin/tool"), "#!/bin/sh\necho tool ran\n").unwrap();
+        Home {
+            _dir: dir,
+            home,
+            project,
+        }
+    }
+
+    fn vars(&self) -> Vec<(String, PathBuf)> {
+        vec![
+            ("HOME".into(), self.home.clone()),
+            ("XDG_CONFIG_HOME".into(), self.home.join(".config")),
+            ("XDG_DATA_HOME".into(), self.home.join(".local/share")),
+            ("XDG_STATE_HOME".into(), self.home.join(".local/state")),
+        ]
+    }
+
+    fn cairn(&self, args: &[&str]) -> Output {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .current_dir(&self.project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(self.vars())
+            .output()
+            .unwrap()
+    }
+}
+
+fn enforced() -> bool {
+    // SAFETY: the documented version query; creates nothing.
+    let abi = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    };
+    if abi <= 0 {
+        eprintln!("skipped: this kernel offers no Landlock, so cairn enforces no sandbox");
+        return false;
+    }
+    true
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn sandbox_runs_a_command_under_the_policy_and_exits_with_its_status() {
+    if !enforced() {
+        return;
+    }
+    let h = Home::new();
+    let out = h.cairn(&[
+        "sandbox",
+        "--",
+        "sh",
+        "-c",
+        "echo in > inside.txt && echo out > ../outside.txt",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("Permission denied"));
+    assert!(h.project.join("inside.txt").exists());
+    assert!(!h.home.join("outside.txt").exists());
+    let out = h.cairn(&[
+        "sandbox",
+        "--",
+        "cat",
+        &h.home.join(".ssh/id_rsa").display().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!text(&out).contains("PRIVATE KEY"));
+    let out = h.cairn(&[
+        "sandbox",
+        "--",
+        "sh",
+        "-c",
+        "ls /usr/bin > /dev/null && sh ~/.cargo/bin/tool && exit 7",
+    ]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out));
+    assert!(text(&out).contains("tool ran"));
+    let out = h.cairn(&["sandbox", "--", "no-such-program-x"]);
+    assert_eq!(out.status.code(), Some(127));
+    assert!(text(&out).contains("command not found"));
+}
+
+#[test]
+fn no_sandbox_runs_unconfined_and_status_says_so() {
+    let h = Home::new();
+    let out = h.cairn(&[
+        "--no-sandbox",
+        "sandbox",
+        "--",
+        "sh",
+        "-c",
+        "echo out > ../outside.txt",
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(h.home.join("outside.txt").exists());
+    let status = text(&h.cairn(&["--no-sandbox", "sandbox", "--status"]));
+    assert!(
+        status.contains("mode: off") && status.contains("--no-sandbox"),
+        "{status}"
+    );
+}
+
+#[test]
+fn status_names_what_the_kernel_enforces_and_what_is_denied() {
+    let h = Home::new();
+    let out = h.cairn(&["sandbox", "--status"]);
+    assert!(out.status.success());
+    let status = text(&out);
+    assert!(status.contains("mode: workspace-write"), "{status}");
+    if enforced() {
+        assert!(status.contains("enforcement: Landlock ABI"), "{status}");
+        assert!(status.contains("network filtering: seccomp"), "{status}");
+    } else {
+        assert!(status.contains("NOT ENFORCED"), "{status}");
+    }
+    assert!(
+        status.contains(&h.home.join(".ssh").display().to_string()),
+        "{status}"
+    );
+    assert!(status.contains(&h.project.display().to_string()));
+}
+
+#[test]
+fn a_project_config_cannot_loosen_the_sandbox() {
+    if !enforced() {
+        return;
+    }
+    let h = Home::new();
+    std::fs::create_dir_all(h.project.join(".cairn")).unwrap();
+    std::fs::write(
+        h.project.join(".cairn/config.toml"),
+        "[sandbox]\nmode = \"off\"\nnetwork = true\nwritable = [\"~\"]\ndeny_read = [\"~/documents\"]\n",
+    )
+    .unwrap();
+    let status = text(&h.cairn(&["sandbox", "--status"]));
+    assert!(status.contains("mode: workspace-write"), "{status}");
+    assert!(
+        status.contains("ignored from the project's config: mode = \"off\""),
+        "{status}"
+    );
+    let out = h.cairn(&[
+        "sandbox",
+        "--",
+        "sh",
+        "-c",
+        "cat ~/documents/thesis.txt; echo x > ~/new.txt",
+    ]);
+    assert!(!out.status.success());
+    assert!(
+        !text(&out).contains("years of work"),
+        "the project's deny_read holds"
+    );
+    assert!(
+        !h.home.join("new.txt").exists(),
+        "the project's writable root was ignored"
+    );
+}
+
+#[tokio::test]
+async fn auto_mode_cannot_destroy_the_home_behind_wrappers() {
+    if !enforced() {
+        return;
+    }
+    let h = Home::new();
+    // The repository's own script: no reading of the command line can see
+    // what it does, so auto mode runs it and only the sandbox stands
+    // between it and the home directory.
+    std::fs::write(h.project.join("clean.sh"), "rm -rf \"$HOME\"\n").unwrap();
+    let commands = [
+        "setsid rm -rf ~",
+        "flock /tmp/cairn-auto.lock rm -rf \"$HOME\"",
+        "script -qc 'rm -rf ~' /dev/null",
+        "find ~ -maxdepth 0 -exec rm -rf {} +",
+        "trap 'rm -rf ~' EXIT; true",
+        "bash -c \"bash -c 'rm -rf ~/documents'\"",
+        "sh clean.sh",
+    ];
+    let mut replies: Vec<Reply> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Reply::tool(&format!("c{i}"), "bash", json!({ "command": c })))
+        .collect();
+    replies.push(Reply::text("Done."));
+    replies.push(Reply::text("Title"));
+    let mock = MockModel::start(Format::Anthropic, replies).await;
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["run", "--mode", "auto", "clean up"])
+        .current_dir(&h.project)
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(h.vars())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("ANTHROPIC_BASE_URL", mock.url())
+        .output()
+        .await
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        std::fs::read_to_string(h.home.join("documents/thesis.txt")).unwrap(),
+        "years of work"
+    );
+    assert!(h.home.join(".ssh/id_rsa").exists());
+    assert!(Path::new(&h.home.join(".cargo/bin/tool")).exists());
+    // Each wrapped spelling was either refused by the gate or ran and was
+    // refused by the sandbox; the script surely ran: the gate cannot read it.
+    let sent: String = mock.requests().iter().map(|r| r.to_string()).collect();
+    assert!(sent.contains("Permission denied"), "{sent}");
+}

@@ -1,0 +1,193 @@
+//! The sandbox through the front door: the real binary in a pty, where the
+//! sandbox stops a command and the person re-runs it with the network, and
+//! smart mode runs a workspace write unasked that `/undo` takes back.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use mock_model::{Format, MockModel, Reply};
+use pty::PtyApp;
+use serde_json::json;
+use test_home::TestHome;
+
+fn landlock_abi() -> i64 {
+    // SAFETY: the documented version query; creates nothing.
+    unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            1u32,
+        )
+    }
+}
+
+fn enforced() -> bool {
+    if landlock_abi() <= 0 {
+        eprintln!("skipped: this kernel offers no Landlock, so cairn enforces no sandbox");
+        return false;
+    }
+    true
+}
+
+fn start(env: &TestHome, mock: &MockModel) -> PtyApp {
+    let app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &env.vars(&mock.url()),
+        env.project.path(),
+        36,
+        120,
+    );
+    app.wait_for_text("Ask cairn");
+    app
+}
+
+fn quit(mut app: PtyApp) {
+    app.send(b"\x03");
+    std::thread::sleep(Duration::from_millis(100));
+    app.send(b"\x03");
+    assert!(
+        app.wait_exit(Duration::from_secs(10)).is_some(),
+        "cairn did not quit"
+    );
+}
+
+/// A listener that answers `pong` to each connection and counts them.
+fn pong_server() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let _ = stream.write_all(b"pong\n");
+        }
+    });
+    (port, count)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_the_sandbox_stops_is_offered_a_rerun_with_the_network() {
+    if !enforced() {
+        return;
+    }
+    let env = TestHome::new();
+    let (port, connections) = pong_server();
+    let command = format!(
+        "python3 -c \"import socket; s = socket.create_connection(('127.0.0.1', {port})); print('got', s.recv(4).decode())\""
+    );
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("n1", "bash", json!({ "command": command })),
+            Reply::text("The server answered."),
+            Reply::text("Network"),
+        ],
+    )
+    .await;
+    let mut app = start(&env, &mock);
+    // The status line says what commands run under.
+    app.wait_for_text("sandbox: workspace-write, network off");
+    app.type_text("ask the local server");
+    app.send(b"\r");
+    // Smart mode ran it without a dialog; the sandbox stopped it; now the
+    // person is offered the re-run.
+    let offer = app.wait_for_text("run it again with the network?");
+    assert!(
+        offer.contains("the sandbox stopped it: the network is off"),
+        "{offer}"
+    );
+    assert!(offer.contains("Allow once"), "{offer}");
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(
+        offer.contains("approving re-runs it with the network this once"),
+        "{offer}"
+    );
+    app.send(b"a");
+    app.wait_for_text("The server answered.");
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+    // The model was told what happened, and got the re-run's output.
+    let requests = mock.requests();
+    let sent = requests[1].to_string();
+    assert!(sent.contains("The sandbox stopped the first run"), "{sent}");
+    assert!(sent.contains("got pong"), "{sent}");
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_known_to_need_the_network_asks_first_and_says_what_approval_grants() {
+    if !enforced() {
+        return;
+    }
+    let env = TestHome::new();
+    let (port, connections) = pong_server();
+    let command = format!("curl -sS http://127.0.0.1:{port}/");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("n1", "bash", json!({ "command": command })),
+            Reply::text("Understood."),
+            Reply::text("Curl"),
+        ],
+    )
+    .await;
+    let mut app = start(&env, &mock);
+    app.type_text("fetch it");
+    app.send(b"\r");
+    // curl is known to need the network: smart mode asks first.
+    let first = app.wait_for_text("Allow once");
+    assert!(first.contains("uses the network"), "{first}");
+    assert!(
+        first.contains("approving grants the network for this run"),
+        "{first}"
+    );
+    app.send(b"\x1b");
+    app.wait_for_text("Understood.");
+    assert_eq!(connections.load(std::sync::atomic::Ordering::SeqCst), 0);
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn smart_mode_writes_in_the_workspace_unasked_and_undo_removes_it() {
+    if !enforced() {
+        return;
+    }
+    let env = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("t1", "bash", json!({"command": "touch new.txt"})),
+            Reply::text("Created it."),
+            Reply::text("Touch"),
+        ],
+    )
+    .await;
+    let mut app = start(&env, &mock);
+    app.type_text("make a file");
+    app.send(b"\r");
+    let screen = app.wait_for_text("Created it.");
+    assert!(!screen.contains("Allow once"), "{screen}");
+    assert!(
+        screen.contains("sandbox: workspace-write, network off"),
+        "{screen}"
+    );
+    assert!(env.path("new.txt").exists());
+    app.type_text("/undo");
+    app.send(b"\r");
+    let confirm = app.wait_for_text("Undo the file changes");
+    assert!(confirm.contains("new.txt"), "{confirm}");
+    app.send(b"y");
+    app.wait_for_text("Undone");
+    assert!(!env.path("new.txt").exists());
+    quit(app);
+}
