@@ -11,16 +11,27 @@ use crate::store::{SessionId, Store};
 use crate::tui::TuiOptions;
 use crate::tui::services::{LoadedSession, Services};
 
+/// How long quitting waits for the store to take what it still holds.
+const UNSAVED_PATIENCE: std::time::Duration = std::time::Duration::from_secs(25);
+
 pub async fn run(
     overrides: &Overrides,
     continue_latest: bool,
     resume: Option<String>,
 ) -> Result<()> {
     // A broken config stops here, before the screen changes.
-    let s = startup::prepare(overrides).await?;
+    let mut s = startup::load(overrides)?;
+    // Asked before anything the project names can run.
+    if s.trust == crate::config::trust::Standing::Undecided {
+        match crate::tui::trust::ask(&s).await? {
+            Some(answer) => s.answer_trust(answer),
+            None => return Ok(()),
+        }
+    }
+    let s = startup::resolve(s, overrides).await?;
     let ui_store = startup::open_store();
-    let mut notices = Vec::new();
-    let store = match ui_store {
+    let mut notices = crate::tui::trust::notices(&s);
+    let mut store = match ui_store {
         Ok(st) => Some(st),
         Err(e) => {
             notices.push((
@@ -38,6 +49,26 @@ pub async fn run(
         }
         _ => None,
     };
+    let mut read_only = false;
+    let resumed = match (resumed, store.as_mut()) {
+        (Some(r), Some(st)) => match crate::run_session::offer(st, r)? {
+            Some((r, ro)) => {
+                read_only = ro;
+                Some(r)
+            }
+            None => return Ok(()),
+        },
+        (r, _) => r,
+    };
+    if let (true, Some(r)) = (read_only, &resumed) {
+        notices.push((
+            NoticeLevel::Warning,
+            format!(
+                "Read-only: session {} is open in another cairn, so nothing you do here is saved.",
+                r.summary.id
+            ),
+        ));
+    }
     if continue_latest && resumed.is_none() {
         notices.push((
             NoticeLevel::Info,
@@ -52,6 +83,9 @@ pub async fn run(
     let (commands, events, sink, mcp, first_run_help, task) = match &s.provider {
         Some(p) => {
             let running = startup::start_agent(&s, p, true)?;
+            if let (true, Some(sink)) = (read_only, &running.sink) {
+                sink.set_read_only();
+            }
             if let Some(e) = running.store_error {
                 notices.push((
                     NoticeLevel::Warning,
@@ -111,11 +145,22 @@ pub async fn run(
     if let Some(task) = task {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
     }
-    if let Some(sink) = &sink {
-        sink.flush();
-    }
+    let unsaved = sink.as_ref().map(|k| k.flush_within(UNSAVED_PATIENCE));
     if let Some(m) = &mcp {
         m.shutdown().await;
+    }
+    // The screen is gone: what could not be saved is said on stderr, and
+    // the exit status is not 0.
+    if let Some(status) = unsaved.filter(|s| s.unsaved > 0) {
+        result?;
+        anyhow::bail!(
+            "{} writes of this session could not be saved: {}",
+            status.unsaved,
+            status
+                .error
+                .as_deref()
+                .unwrap_or("the store did not answer")
+        );
     }
     result
 }

@@ -3,10 +3,11 @@
 //! Layers (see ARCHITECTURE.md in the project's shared notes): the interface
 //! (`tui`, `headless`) talks to the `agent` only through `AgentCommand` /
 //! `AgentEvent`; the agent uses the services (`llm`, `tools`, `permission`,
-//! ...); everything rests on the foundation (`conversation`, `config`).
+//! ...); everything rests on the foundation (`conversation`, `config`, `shell`).
 
 pub mod agent;
 pub mod app;
+pub mod cli;
 pub mod config;
 pub mod context;
 pub mod conversation;
@@ -15,8 +16,12 @@ pub mod headless;
 pub mod llm;
 pub mod mcp;
 pub mod permission;
+pub mod private;
+pub mod run_session;
 pub mod sessions_cli;
+pub mod shell;
 pub mod startup;
 pub mod store;
+pub mod term_safe;
 pub mod tools;
 pub mod tui;

@@ -23,6 +23,10 @@ struct Cli {
     /// Same as --mode auto: run tools without asking (dangerous commands stay blocked).
     #[arg(long, global = true)]
     yolo: bool,
+    /// Apply this project's .cairn/config.toml in full for this run (its
+    /// servers, allow rules, mode, providers), without asking or storing.
+    #[arg(long, global = true)]
+    trust_project: bool,
     /// Continue the latest session of this project.
     #[arg(short = 'c', long = "continue")]
     continue_latest: bool,
@@ -40,6 +44,12 @@ enum Command {
         /// Print one JSON object per line instead of text.
         #[arg(long)]
         json: bool,
+        /// Continue the latest session of this project.
+        #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+        continue_latest: bool,
+        /// Continue the session with this id (or a unique prefix of it).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
         /// The prompt; read from standard input when absent.
         prompt: Vec<String>,
     },
@@ -51,16 +61,29 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
-    /// MCP servers from the config.
+    /// MCP servers: list, add, remove, get.
     Mcp {
         #[command(subcommand)]
-        action: McpAction,
+        action: cairn::cli::mcp::McpAction,
     },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
         #[command(subcommand)]
         action: PermissionsAction,
     },
+    /// Projects whose settings you trusted or refused.
+    Trust {
+        #[command(subcommand)]
+        action: TrustAction,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+enum TrustAction {
+    /// Every stored answer, and whether the file changed since.
+    List,
+    /// Forget the answer for a project (this one by default): cairn asks again.
+    Revoke { path: Option<std::path::PathBuf> },
 }
 
 #[derive(Subcommand, Debug)]
@@ -102,12 +125,6 @@ enum SessionsAction {
 }
 
 #[derive(Subcommand, Debug)]
-enum McpAction {
-    /// Start each configured server and show its state and tools.
-    List,
-}
-
-#[derive(Subcommand, Debug)]
 enum PermissionsAction {
     /// List the rules of the global and project config files.
     List,
@@ -130,7 +147,7 @@ fn main() -> ExitCode {
     // A panic the shell parser raises and cairn catches is not news.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !cairn::permission::shell::panic_is_expected() {
+        if !cairn::shell::panic_is_expected() {
             default_hook(info);
         }
     }));
@@ -156,9 +173,15 @@ async fn async_main(cli: Cli) -> u8 {
         provider: cli.provider.clone(),
         model: cli.model.clone(),
         mode: if cli.yolo { Some(Mode::Auto) } else { cli.mode },
+        trust_project: cli.trust_project,
     };
     match cli.command {
-        Some(Command::Run { json, prompt }) => {
+        Some(Command::Run {
+            json,
+            continue_latest,
+            session,
+            prompt,
+        }) => {
             let prompt = if prompt.is_empty() {
                 let mut s = String::new();
                 if let Err(e) = std::io::stdin().read_to_string(&mut s) {
@@ -173,21 +196,24 @@ async fn async_main(cli: Cli) -> u8 {
                 eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
                 return 2;
             }
+            let resume = cairn::run_session::Resume::from_flags(continue_latest, session);
             match run_headless(
                 &overrides,
                 prompt,
                 if json { Output::Json } else { Output::Plain },
+                resume,
             )
             .await
             {
                 Ok(code) => code,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
         }
         Some(Command::Sessions { action, json }) => {
+            cairn::term_safe::quiet_broken_pipe();
             use cairn::sessions_cli::Action;
             let action = match action {
                 SessionsAction::List { all, limit } => Action::List { all, limit },
@@ -211,73 +237,91 @@ async fn async_main(cli: Cli) -> u8 {
             match cairn::sessions_cli::run(action, json, &root, &mut out) {
                 Ok(()) => 0,
                 Err(e) => {
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
+                    1
+                }
+            }
+        }
+        Some(Command::Trust { action }) => {
+            let action = match action {
+                TrustAction::List => cairn::cli::trust::Action::List,
+                TrustAction::Revoke { path } => cairn::cli::trust::Action::Revoke { path },
+            };
+            let run = std::env::current_dir()
+                .map_err(anyhow::Error::from)
+                .and_then(|cwd| cairn::cli::trust::run(action, &cwd, &mut std::io::stdout()));
+            match run {
+                Ok(()) => 0,
+                Err(e) => {
                     eprintln!("cairn: {e:#}");
                     1
                 }
             }
         }
-        Some(Command::Mcp {
-            action: McpAction::List,
-        }) => match mcp_list().await {
-            Ok(()) => 0,
+        Some(Command::Mcp { action }) => match cairn::cli::mcp::run(action, &overrides).await {
+            Ok(code) => code,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
         Some(Command::Permissions { action }) => match permissions(action) {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
         None => match cairn::app::run(&overrides, cli.continue_latest, cli.resume).await {
             Ok(()) => 0,
             Err(e) => {
-                eprintln!("cairn: {e:#}");
+                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                 1
             }
         },
     }
 }
 
-async fn run_headless(overrides: &Overrides, prompt: String, output: Output) -> Result<u8> {
+async fn run_headless(
+    overrides: &Overrides,
+    prompt: String,
+    output: Output,
+    resume: cairn::run_session::Resume,
+) -> Result<u8> {
     let s = startup::prepare(overrides).await?;
+    if let Some(note) = s.trust_note() {
+        eprintln!("{note}");
+    }
     let Some(provider) = s.provider.clone() else {
         eprintln!("{}", startup::setup_help());
         return Ok(1);
     };
+    let load = cairn::run_session::prepare(&resume, &s.root)?;
     let running = startup::start_agent(&s, &provider, false)?;
-    if let Some(e) = &running.store_error {
-        eprintln!("cairn: this session will not be saved: {e}");
+    if let Some(command) = load {
+        let _ = running.commands.send(command);
     }
-    let code = headless::run(prompt, output, running.commands, running.events).await;
-    if let Some(sink) = &running.sink {
-        sink.flush();
-    }
-    Ok(code as u8)
-}
-
-async fn mcp_list() -> Result<()> {
-    let cwd = std::env::current_dir()?;
-    let root = cairn::agent::instructions::project_root(&cwd);
-    let config = cairn::config::load(&root)?;
-    if config.file.mcp.is_empty() {
-        println!(
-            "No MCP servers are configured. Add one as [mcp.NAME] in {}",
-            cairn::config::project_config_path(&root).display()
-        );
-        return Ok(());
-    }
-    let manager = cairn::mcp::McpManager::start(config.file.mcp.clone());
-    manager.settle(std::time::Duration::from_secs(30)).await;
-    print!("{}", cairn::mcp::format_status(&manager.statuses()));
-    manager.shutdown().await;
-    Ok(())
+    // `/mcp__SERVER__PROMPT args` sends that MCP prompt's text.
+    let prompt = match cairn::cli::mcp::expand_prompt(&running.mcp, prompt).await {
+        Ok(prompt) => prompt,
+        Err(why) => {
+            eprintln!("cairn: {}", cairn::term_safe::escape(&why));
+            running.mcp.shutdown().await;
+            return Ok(1);
+        }
+    };
+    let recording = headless::Recording {
+        sink: running.sink.clone(),
+        error: running.store_error.clone(),
+    };
+    let code = headless::run(prompt, output, running.commands, running.events, recording).await;
+    // Stdio servers (and whatever they started) end with cairn.
+    running.mcp.shutdown().await;
+    Ok(code.clamp(0, 255) as u8)
 }
 
 fn permissions(action: PermissionsAction) -> Result<()> {
+    cairn::term_safe::quiet_broken_pipe();
     use cairn::permission::store::{list_rules, remove_rule};
     let cwd = std::env::current_dir()?;
     let root = cairn::agent::instructions::project_root(&cwd);
@@ -294,10 +338,10 @@ fn permissions(action: PermissionsAction) -> Result<()> {
                 any = true;
                 println!("{}", path.display());
                 for r in &rules.allow {
-                    println!("  allow  {r}");
+                    println!("  allow  {}", cairn::term_safe::escape(r));
                 }
                 for r in &rules.deny {
-                    println!("  deny   {r}");
+                    println!("  deny   {}", cairn::term_safe::escape(r));
                 }
             }
             if !any {
@@ -316,7 +360,17 @@ fn permissions(action: PermissionsAction) -> Result<()> {
             } else {
                 project
             };
+            let before = std::fs::read(&path).ok();
             if remove_rule(&path, &rule)? {
+                if !g && let Ok(store) = cairn::config::trust::TrustStore::default_location() {
+                    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
+                    cairn::config::trust::keep_after_own_edit(
+                        &store,
+                        &root,
+                        global.as_deref(),
+                        before.as_deref(),
+                    )?;
+                }
                 println!("Removed `{rule}` from {}", path.display());
                 Ok(())
             } else {
@@ -332,7 +386,8 @@ fn permissions(action: PermissionsAction) -> Result<()> {
 /// Logs go to a file under the state directory, never to the terminal.
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = cairn::config::state_dir()?;
-    std::fs::create_dir_all(&dir).ok()?;
+    cairn::private::create_dir(&dir).ok()?;
+    cairn::private::touch(&dir.join("cairn.log")).ok()?;
     let appender = tracing_appender::rolling::never(&dir, "cairn.log");
     let (writer, guard) = tracing_appender::non_blocking(appender);
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")

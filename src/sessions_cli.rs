@@ -1,5 +1,6 @@
 //! `cairn sessions list|show|search|export|delete`.
 
+use crate::term_safe::escape;
 use std::io::Write;
 use std::path::Path;
 
@@ -37,9 +38,34 @@ pub fn open_store() -> Result<Store> {
     let path = crate::store::default_path()
         .context("cannot find a data directory for the session store on this system")?;
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        crate::private::create_dir(dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    Ok(Store::open(&path)?)
+    Store::open(&path).map_err(|e| match path.parent().and_then(why_unwritable) {
+        Some(why) => anyhow::anyhow!("{e} ({why})"),
+        None => e.into(),
+    })
+}
+
+/// Why nothing can be written in `dir`, in plain words, when that is so
+/// (SQLite's own message for a full or read-only disk can be obscure).
+fn why_unwritable(dir: &Path) -> Option<String> {
+    use std::io::Write;
+    let probe = tempfile::Builder::new()
+        .prefix(".cairn-probe-")
+        .tempfile_in(dir)
+        .and_then(|mut f| {
+            f.write_all(&[0u8; 64 * 1024])?;
+            f.as_file().sync_all()
+        });
+    let e = probe.err()?;
+    use std::io::ErrorKind as K;
+    Some(match e.kind() {
+        K::ReadOnlyFilesystem => format!("{} is on a read-only file system", dir.display()),
+        K::StorageFull | K::QuotaExceeded => format!("the disk holding {} is full", dir.display()),
+        K::PermissionDenied => format!("cairn may not write in {}", dir.display()),
+        _ => format!("cannot write in {}: {e}", dir.display()),
+    })
 }
 
 pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Write) -> Result<()> {
@@ -72,7 +98,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         &s.id.as_str()[..s.id.as_str().len().min(13)],
                         crate::tui::widgets::session_browser::age(now, s.updated_at),
                         s.message_count,
-                        one_line(s.display_title(), 80)
+                        escape(&one_line(s.display_title(), 80))
                     )?;
                 }
             }
@@ -89,12 +115,12 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                 )?;
                 return Ok(());
             }
-            writeln!(out, "{}  {}", summary.id, summary.display_title())?;
+            writeln!(out, "{}  {}", summary.id, escape(summary.display_title()))?;
             writeln!(
                 out,
                 "{} · {} · {} messages · {} in / {} out tokens · ${:.4}",
-                summary.model,
-                summary.cwd.display(),
+                escape(&summary.model),
+                escape(&summary.cwd.display().to_string()),
                 summary.message_count,
                 summary.input_tokens,
                 summary.output_tokens,
@@ -109,12 +135,17 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                 for p in &m.parts {
                     match (m.role, p) {
                         (Role::User, Part::Text { text }) => {
-                            writeln!(out, "\n> {}{undone}", text.replace('\n', "\n> "))?
+                            writeln!(out, "\n> {}{undone}", escape(text).replace('\n', "\n> "))?
                         }
-                        (Role::Assistant, Part::Text { text }) => writeln!(out, "\n{text}")?,
-                        (_, Part::ToolCall { name, input, .. }) => {
-                            writeln!(out, "→ {name} {}", one_line(&input.to_string(), 120))?
+                        (Role::Assistant, Part::Text { text }) => {
+                            writeln!(out, "\n{}", escape(text))?
                         }
+                        (_, Part::ToolCall { name, input, .. }) => writeln!(
+                            out,
+                            "→ {} {}",
+                            escape(name),
+                            escape(&one_line(&input.to_string(), 120))
+                        )?,
                         (
                             _,
                             Part::ToolResult {
@@ -123,7 +154,7 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                         ) => {
                             let text = result_text(content);
                             let mark = if *is_error { "✗" } else { "✓" };
-                            writeln!(out, "  {mark} {}", one_line(&text, 120))?
+                            writeln!(out, "  {mark} {}", escape(&one_line(&text, 120)))?
                         }
                         _ => {}
                     }
@@ -164,17 +195,22 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
                     }
                 )?;
             } else {
+                let (bold, plain) = if crate::term_safe::stdout_styled() {
+                    ("\x1b[1m", "\x1b[22m")
+                } else {
+                    ("", "")
+                };
                 for h in hits {
-                    let snippet = h
-                        .snippet
-                        .replace(MATCH_START, "\x1b[1m")
-                        .replace(MATCH_END, "\x1b[22m");
+                    // Escaped first: the match markers are not controls.
+                    let snippet = escape(&one_line(&h.snippet, 160))
+                        .replace(MATCH_START, bold)
+                        .replace(MATCH_END, plain);
                     writeln!(
                         out,
                         "{}  {}\n    {}",
                         &h.session_id.as_str()[..h.session_id.as_str().len().min(13)],
-                        one_line(h.title.as_deref().unwrap_or("(untitled)"), 70),
-                        one_line(&snippet, 160)
+                        escape(&one_line(h.title.as_deref().unwrap_or("(untitled)"), 70)),
+                        snippet
                     )?;
                 }
             }
@@ -192,9 +228,14 @@ pub fn run(action: Action, json_out: bool, project_root: &Path, out: &mut dyn Wr
             };
             match output {
                 Some(path) => {
-                    std::fs::write(&path, text)
+                    crate::private::write(&path, text.as_bytes())
                         .with_context(|| format!("cannot write {}", path.display()))?;
                     writeln!(out, "Exported {} to {}", id, path.display())?;
+                }
+                // To a terminal it is shown, so escaped; into a pipe or a
+                // file it is data, written exactly.
+                None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
+                    write!(out, "{}", escape(&text))?
                 }
                 None => write!(out, "{text}")?,
             }

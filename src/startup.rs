@@ -9,6 +9,7 @@ use tokio::sync::mpsc;
 
 use crate::agent::store_sink::{SessionInfo, StoreSink};
 use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
+use crate::config::trust::{Standing, TrustStore};
 use crate::config::{self, Config};
 use crate::llm::ResolvedProvider;
 use crate::mcp::McpManager;
@@ -16,6 +17,7 @@ use crate::permission::Mode;
 use crate::permission::gate::Gate;
 use crate::permission::rules::Rules;
 use crate::tools::Registry;
+use crate::tools::env::SecretPolicy;
 
 /// What the command line may override.
 #[derive(Debug, Clone, Default)]
@@ -23,6 +25,8 @@ pub struct Overrides {
     pub provider: Option<String>,
     pub model: Option<String>,
     pub mode: Option<Mode>,
+    /// `--trust-project`: the project's settings apply for this run.
+    pub trust_project: bool,
 }
 
 pub struct Startup {
@@ -31,31 +35,100 @@ pub struct Startup {
     pub config: Config,
     pub provider: Option<ResolvedProvider>,
     pub mode: Mode,
+    /// Where the project's settings that need trust stand.
+    pub trust: Standing,
+    /// Why a trust answer could not be read or kept, when it could not.
+    pub trust_problem: Option<String>,
 }
 
 /// Reads the configuration and picks the provider. A broken config is an
 /// error here, before anything starts.
 pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
+    resolve(load(overrides)?, overrides).await
+}
+
+/// Reads the configuration and applies a stored trust answer (or
+/// `--trust-project`); nothing from the project has run yet.
+pub fn load(overrides: &Overrides) -> Result<Startup> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = instructions::project_root(&cwd);
-    let config = config::load(&root)?;
-    crate::llm::ModelCatalog::install_overrides(config.file.models.clone());
+    let mut config = config::load(&root)?;
+    let store = TrustStore::default_location();
+    let (trust, trust_problem) =
+        match config.apply_trust(store.as_ref().ok(), &root, overrides.trust_project) {
+            Ok(t) => {
+                let problem = store.err().filter(|_| t == Standing::Undecided);
+                (t, problem.map(|e| e.to_string()))
+            }
+            Err(e) => (Standing::Undecided, Some(e.to_string())),
+        };
+    Ok(Startup {
+        cwd,
+        root,
+        mode: overrides.mode.unwrap_or_else(|| config.mode()),
+        config,
+        provider: None,
+        trust,
+        trust_problem,
+    })
+    .inspect(|s| crate::tools::env::install(SecretPolicy::for_run(&s.config, None)))
+}
+
+/// Picks the provider from the (trust-settled) configuration.
+pub async fn resolve(mut s: Startup, overrides: &Overrides) -> Result<Startup> {
+    crate::llm::ModelCatalog::install_overrides(s.config.file.models.clone());
     let env = |k: &str| std::env::var(k).ok();
-    let provider = crate::llm::resolve_provider(
-        &config,
+    s.provider = crate::llm::resolve_provider(
+        &s.config,
         overrides.provider.as_deref(),
         overrides.model.as_deref(),
         &env,
     )
     .await?;
-    let mode = overrides.mode.unwrap_or_else(|| config.mode());
-    Ok(Startup {
-        cwd,
-        root,
-        config,
-        provider,
-        mode,
-    })
+    s.mode = overrides.mode.unwrap_or_else(|| s.config.mode());
+    crate::tools::env::install(SecretPolicy::for_run(&s.config, s.provider.as_ref()));
+    Ok(s)
+}
+
+impl Startup {
+    /// Stores the person's answer to the trust question and applies it.
+    pub fn answer_trust(&mut self, trusted: bool) {
+        let result = TrustStore::default_location()
+            .and_then(|store| self.config.answer_trust(&store, &self.root, trusted));
+        match result {
+            Ok(t) => self.trust = t,
+            Err(e) => {
+                // The answer still holds for this run.
+                if trusted {
+                    self.config.trust_project();
+                    self.trust = Standing::TrustedThisRun;
+                } else {
+                    self.trust = Standing::Refused;
+                }
+                self.trust_problem = Some(format!("{e}; the answer holds for this run only"));
+            }
+        }
+    }
+
+    /// What a run without the interface says about ignored settings.
+    pub fn trust_note(&self) -> Option<String> {
+        let ignored = matches!(self.trust, Standing::Undecided | Standing::Refused);
+        let mut note = ignored.then(|| {
+            config::trust::ignored_message(
+                &self.config.project_path,
+                self.config.held(),
+                self.trust,
+            )
+        });
+        if let Some(p) = &self.trust_problem {
+            let text = format!("cairn: {p}");
+            note = Some(match note {
+                Some(n) => format!("{text}\n{n}"),
+                None => text,
+            });
+        }
+        note
+    }
 }
 
 /// How to set up a provider, for a first run.
@@ -126,6 +199,9 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         reasoning: s.config.file.reasoning.unwrap_or(true),
         interactive,
         global_config_dir: config::global_dir(),
+        trust_store: TrustStore::default_location()
+            .ok()
+            .map(|t| t.path().to_path_buf()),
         instructions_max_bytes: s.config.instructions_max_bytes(),
         project_config: config::project_config_path(&s.root),
         compact_threshold: s.config.compact_threshold(),
@@ -145,13 +221,16 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
                     provider: provider.settings.name.clone(),
                     model: provider.model.clone(),
                 },
+                Some(agent.event_sender()),
             ));
             agent = agent.with_sink(sink.clone());
             (Some(sink), None)
         }
         Err(e) => (None, Some(format!("{e:#}"))),
     };
-    let mcp = McpManager::start(s.config.file.mcp.clone());
+    // What crashed runs left in temporary files, off the start-up path.
+    tokio::task::spawn_blocking(crate::tools::tempfiles::sweep_stale);
+    let mcp = McpManager::start_in(s.config.file.mcp.clone(), Some(s.root.clone()));
     agent = agent.with_tool_source(mcp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {

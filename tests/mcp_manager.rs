@@ -151,8 +151,12 @@ fn tool(manager: &McpManager, name: &str) -> Arc<dyn Tool> {
         .unwrap_or_else(|| panic!("no tool {name}"))
 }
 
+/// A context whose workspace is an empty directory of its own (each call
+/// pictures the workspace for undo, and all of /tmp is not one).
 fn ctx() -> ToolContext {
-    ToolContext::new(std::env::temp_dir())
+    let ws = std::env::temp_dir().join(format!("cairn-mcp-ws-{}", std::process::id()));
+    std::fs::create_dir_all(&ws).expect("workspace dir");
+    ToolContext::new(ws)
 }
 
 async fn call(manager: &McpManager, name: &str, input: Value) -> ToolOutput {
@@ -215,14 +219,19 @@ async fn tools_are_listed_with_prefix_and_schema() {
     assert_eq!(
         names,
         [
+            // The server offers resources, so the two resource tools too.
+            "list_mcp_resources",
             "mcp__test__add_tool",
+            "mcp__test__ask",
             "mcp__test__crash",
             "mcp__test__echo",
             "mcp__test__fail",
             "mcp__test__header",
             "mcp__test__image",
             "mcp__test__progress",
-            "mcp__test__slow"
+            "mcp__test__roots",
+            "mcp__test__slow",
+            "read_mcp_resource",
         ]
     );
     let echo = tool(&manager, "mcp__test__echo");
@@ -238,10 +247,10 @@ async fn tools_are_listed_with_prefix_and_schema() {
 
     let status = manager.statuses().remove(0);
     assert_eq!(status.transport, TransportKind::Stdio);
-    assert_eq!(status.state, ServerState::Connected { tools: 8 });
+    assert_eq!(status.state, ServerState::Connected { tools: 10 });
     assert!(status.tools.contains(&"echo".to_string()));
     let table = format_status(&manager.statuses());
-    assert!(table.contains("connected (8 tools)"), "{table}");
+    assert!(table.contains("connected (10 tools)"), "{table}");
     manager.shutdown().await;
 }
 
@@ -327,7 +336,10 @@ async fn list_changed_refreshes_the_tools() {
     })
     .await;
     assert!(appeared.is_ok(), "the new tool never appeared");
-    assert_eq!(state(&manager, "test"), ServerState::Connected { tools: 9 });
+    assert_eq!(
+        state(&manager, "test"),
+        ServerState::Connected { tools: 11 }
+    );
     let out = call(&manager, "mcp__test__extra", json!({})).await;
     assert_eq!(out.text_content(), "extra tool here");
     manager.shutdown().await;

@@ -49,6 +49,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         reasoning: false,
         interactive,
         global_config_dir: None,
+        trust_store: None,
         instructions_max_bytes: 1000,
         project_config: dir.path().join(".cairn/config.toml"),
         compact_threshold: 0.8,

@@ -36,7 +36,7 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     // Judge in order: the repetition inspector counts calls as they come.
     let mut plans = Vec::with_capacity(calls.len());
     for (call, parsed) in calls {
-        let tool = ctx.registry.get(&call.name);
+        let tool = ctx.tools().get(&call.name);
         let summary = match (&tool, &parsed) {
             (Some(t), Ok(input)) => t.summary(input),
             _ => call.name.clone(),
@@ -53,7 +53,7 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 format!(
                     "There is no tool named `{}`. Available tools: {}.",
                     call.name,
-                    ctx.registry.names().collect::<Vec<_>>().join(", ")
+                    ctx.tools().names().collect::<Vec<_>>().join(", ")
                 ),
             ),
             (Some(_), Err(why)) => Plan::Answer(
@@ -94,7 +94,9 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     let futures = plans.into_iter().enumerate().map(|(slot, (call, plan))| {
         let tool_ctx = tool_ctx.clone();
         async move {
-            let (status, output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            // Known secrets never reach the model, the screen or the store.
+            crate::tools::env::redact_output(&mut output);
             if call.name == "todos" && status == ToolStatus::Done {
                 ctx.shared.emit(AgentEvent::Todos(ctx.session.todos()));
             }
@@ -144,7 +146,12 @@ async fn carry_out(
             }
         }
     };
-    run_tool(ctx, call, tool, input, tool_ctx).await
+    let tool_name = tool.name().to_string();
+    let (status, output) = run_tool(ctx, call, tool, input.clone(), tool_ctx).await;
+    if matches!(status, ToolStatus::Cancelled | ToolStatus::Failed) {
+        lock(&ctx.shared.gate).uncount_repetition(&tool_name, &input);
+    }
+    (status, output)
 }
 
 /// Asks the person. `Ok` means go ahead; `Err` is the call's answer.
@@ -229,7 +236,7 @@ fn store_rule(ctx: &TurnContext, rule: &str) {
     let added = lock(&ctx.shared.gate).add_allow_rule(rule);
     let text = match added {
         Err(e) => format!("Could not use the rule `{rule}`: {e}"),
-        Ok(()) => match crate::permission::store::store_rule(&ctx.opts.project_config, rule) {
+        Ok(()) => match store_and_keep_trust(ctx, rule) {
             Ok(()) => format!(
                 "Allowed from now on: `{rule}` (stored in {}).",
                 ctx.opts.project_config.display()
@@ -241,6 +248,32 @@ fn store_rule(ctx: &TurnContext, rule: &str) {
         level: NoticeLevel::Info,
         text,
     });
+}
+
+/// Stores the rule; a project that was the person's own stays trusted.
+fn store_and_keep_trust(
+    ctx: &TurnContext,
+    rule: &str,
+) -> Result<(), crate::permission::store::StoreError> {
+    let before = std::fs::read(&ctx.opts.project_config).ok();
+    crate::permission::store::store_rule(&ctx.opts.project_config, rule)?;
+    if let Some(path) = &ctx.opts.trust_store {
+        let global = ctx
+            .opts
+            .global_config_dir
+            .as_ref()
+            .map(|d| d.join("config.toml"));
+        let store = crate::config::trust::TrustStore::at(path.clone());
+        if let Err(e) = crate::config::trust::keep_after_own_edit(
+            &store,
+            &ctx.opts.workspace,
+            global.as_deref(),
+            before.as_deref(),
+        ) {
+            tracing::warn!("cannot keep the project's trust after storing a rule: {e}");
+        }
+    }
+    Ok(())
 }
 
 async fn run_tool(
@@ -264,7 +297,7 @@ async fn run_tool(
         while let Some(message) = prx.recv().await {
             shared.emit(AgentEvent::ToolCallProgress {
                 call_id: call_id.clone(),
-                message,
+                message: crate::tools::env::current().redact(&message),
             });
         }
     });

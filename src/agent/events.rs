@@ -10,6 +10,11 @@ use crate::tools::state::Todo;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum AgentCommand {
+    /// The person's answer to `InputRequested`.
+    InputReply {
+        id: u64,
+        answer: crate::tools::input::InputAnswer,
+    },
     /// A new user prompt. Queued if a turn is running.
     Submit {
         text: String,
@@ -152,6 +157,17 @@ pub enum AgentEvent {
         level: NoticeLevel,
         text: String,
     },
+    /// How many MCP servers are up, starting, and enabled in all.
+    ServersChanged(crate::tools::SourceHealth),
+    /// A server asks the person for input; answer with `InputReply`.
+    InputRequested {
+        id: u64,
+        request: crate::tools::input::InputRequest,
+    },
+    /// An input request was answered or dropped.
+    InputResolved {
+        id: u64,
+    },
     Todos(Vec<Todo>),
     ModeChanged(Mode),
     ModelChanged {
@@ -204,4 +220,17 @@ pub enum AgentEvent {
         turn: u64,
         outcome: TurnOutcome,
     },
+    /// The session is being recorded under this id (a new session's first
+    /// write, a resume, a fork).
+    SessionRecorded {
+        id: String,
+    },
+    /// The session store refuses writes; `unsaved` writes wait in memory
+    /// and are tried again until it takes them.
+    StoreFailed {
+        error: String,
+        unsaved: usize,
+    },
+    /// Every waiting write is saved now.
+    StoreRecovered,
 }

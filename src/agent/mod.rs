@@ -7,6 +7,7 @@ pub mod events;
 pub mod instructions;
 pub mod prompt;
 pub mod recording;
+mod sources;
 mod stop;
 pub mod store_sink;
 pub mod title;
@@ -51,6 +52,9 @@ pub struct AgentOptions {
     pub instructions_max_bytes: usize,
     /// Where "allow always" rules are stored.
     pub project_config: PathBuf,
+    /// The trust store, so a rule the person stores keeps a trusted
+    /// project trusted (`None`: not recorded).
+    pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
     /// A cheaper model for titles; the main model when `None`.
@@ -66,6 +70,8 @@ pub(crate) struct Shared {
     pub events: mpsc::UnboundedSender<AgentEvent>,
     pub sink: Option<Arc<dyn SessionSink>>,
     pub pending: Mutex<HashMap<u64, oneshot::Sender<Decision>>>,
+    /// Input requests (MCP elicitation) waiting for the person.
+    pub inputs: Mutex<HashMap<u64, oneshot::Sender<crate::tools::input::InputAnswer>>>,
     pub next_request: AtomicU64,
     pub gate: Mutex<Gate>,
 }
@@ -126,6 +132,7 @@ impl Agent {
                 events: tx,
                 sink: None,
                 pending: Mutex::new(HashMap::new()),
+                inputs: Mutex::new(HashMap::new()),
                 next_request: AtomicU64::new(1),
                 gate: Mutex::new(gate),
             }),
@@ -160,6 +167,12 @@ impl Agent {
     }
 
     /// Runs the agent on its own task.
+    /// Where the agent's events go, for another reporter of the same
+    /// session (the store writer's failures).
+    pub fn event_sender(&self) -> mpsc::UnboundedSender<AgentEvent> {
+        self.shared.events.clone()
+    }
+
     pub fn spawn(
         self,
     ) -> (
@@ -167,6 +180,12 @@ impl Agent {
         tokio::task::JoinHandle<()>,
     ) {
         let (tx, rx) = mpsc::unbounded_channel();
+        if let Some(source) = &self.tool_source {
+            sources::watch(source.clone(), self.shared.clone());
+            if self.opts.interactive {
+                sources::install_asker(source.as_ref(), self.shared.clone());
+            }
+        }
         let handle = tokio::spawn(self.run(rx));
         (tx, handle)
     }
@@ -202,6 +221,7 @@ impl Agent {
         match cmd {
             AgentCommand::Cancel => {}
             AgentCommand::PermissionReply { id, decision } => self.reply(id, decision),
+            AgentCommand::InputReply { id, answer } => sources::answer(&self.shared, id, answer),
             AgentCommand::SetMode(mode) => self.set_mode(mode),
             AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
             AgentCommand::NewSession => {
@@ -470,6 +490,9 @@ impl Agent {
     ) -> bool {
         self.turn += 1;
         self.session.set_turn(self.turn);
+        // The repetition guard watches the model within one prompt; a person
+        // asking again ("run the tests again") is never a loop.
+        lock(&self.shared.gate).reset_repetition();
         let turn_no = self.turn;
         self.shared.emit(AgentEvent::TurnStarted {
             turn: turn_no,
@@ -479,7 +502,10 @@ impl Agent {
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text { text: note });
         }
-        parts.push(Part::Text { text });
+        parts.push(Part::Text { text: text.clone() });
+        if let Some(source) = &self.tool_source {
+            parts.extend(sources::attachments(source.as_ref(), &text, &self.shared).await);
+        }
         parts.extend(images.into_iter().map(|image| Part::Image { image }));
         let user = Message {
             role: Role::User,
@@ -528,22 +554,13 @@ impl Agent {
 }
 
 impl Agent {
-    /// The built-in tools plus whatever the tool source offers now.
-    fn current_tools(&self) -> Registry {
-        let mut r = self.registry.clone();
-        if let Some(src) = &self.tool_source {
-            for t in src.tools() {
-                r.register(t);
-            }
-        }
-        r
-    }
-
     fn turn_context(&self, cancel: CancellationToken) -> turn::TurnContext {
         turn::TurnContext {
             opts: self.opts.clone(),
             provider: self.provider.clone(),
-            registry: Arc::new(self.current_tools()),
+            builtin: self.registry.clone(),
+            tool_source: self.tool_source.clone(),
+            registry: std::sync::Mutex::new(Arc::new(self.registry.clone())),
             shared: self.shared.clone(),
             session: self.session.clone(),
             cancel,
@@ -611,6 +628,7 @@ fn while_busy(
                 let _ = tx.send(decision);
             }
         }
+        Some(AgentCommand::InputReply { id, answer }) => sources::answer(shared, id, answer),
         Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
         Some(AgentCommand::SetMode(mode)) => {
             lock(&shared.gate).set_mode(mode);

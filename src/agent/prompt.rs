@@ -23,7 +23,12 @@ pub struct Environment {
 impl Environment {
     pub fn gather(cwd: &Path, root: &Path) -> Environment {
         let git = |args: &[&str]| -> Option<String> {
-            let out = Command::new("git")
+            let mut cmd = Command::new("git");
+            // A repository's own config must not run a program here, and
+            // git gets no secrets in case one does.
+            crate::tools::env::scrub_std(&mut cmd);
+            let out = cmd
+                .args(["-c", "core.fsmonitor=false"])
                 .args(args)
                 .current_dir(cwd)
                 .stdin(std::process::Stdio::null())

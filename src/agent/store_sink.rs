@@ -1,12 +1,21 @@
 //! Records a session into the SQLite store on a writer thread of its own,
 //! so the agent never waits on the disk. Each message is committed when it
 //! is added, so a crash loses at most the response being streamed.
+//!
+//! A write that fails (a full disk, a read-only or immutable file, a
+//! database another process keeps locked) is never dropped: it and every
+//! write after it wait in order in memory and are tried again every
+//! [`RETRY_EVERY`] until the store takes them. The front end is told
+//! (`AgentEvent::StoreFailed` / `StoreRecovered`), and [`StoreSink::flush`]
+//! says what is still unsaved.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use tokio::sync::mpsc::UnboundedSender;
 
 use super::events::AgentEvent;
 use super::recording::SessionSink;
@@ -25,6 +34,10 @@ pub struct SessionInfo {
     pub model: String,
 }
 
+/// How often unsaved writes are tried again.
+pub const RETRY_EVERY: Duration = Duration::from_secs(1);
+
+#[derive(Clone)]
 enum Job {
     /// An event and when the agent sent it (tool durations are measured
     /// from these, not from when the writer got to them).
@@ -41,23 +54,39 @@ enum Job {
 #[derive(Debug, Default, Clone)]
 pub struct Recorded {
     pub session: Option<SessionId>,
-    /// The last error writing to the store, shown once by the interface.
+    /// Why the store refuses writes, while it does.
     pub error: Option<String>,
+    /// Writes kept in memory until the store takes them.
+    pub unsaved: usize,
+    /// Whether the refusal is another process holding the write lock (worth
+    /// waiting for) rather than the disk or the file refusing writes.
+    pub busy: bool,
 }
 
 pub struct StoreSink {
     tx: Mutex<Sender<Job>>,
     pub state: Arc<Mutex<Recorded>>,
+    /// Viewing a session another cairn writes: nothing is recorded.
+    read_only: std::sync::atomic::AtomicBool,
 }
 
 impl StoreSink {
-    pub fn start(store: Store, info: SessionInfo) -> StoreSink {
+    /// Starts the writer; `events` hears about store failures, recoveries
+    /// and the recorded session's id.
+    pub fn start(
+        store: Store,
+        info: SessionInfo,
+        events: Option<UnboundedSender<AgentEvent>>,
+    ) -> StoreSink {
         let (tx, rx) = channel();
         let state = Arc::new(Mutex::new(Recorded::default()));
         let writer = Writer {
             store,
             info,
             state: state.clone(),
+            events,
+            unsaved: VecDeque::new(),
+            lock: None,
             turn: 0,
             ids: Vec::new(),
             pending_usage: None,
@@ -72,18 +101,36 @@ impl StoreSink {
         StoreSink {
             tx: Mutex::new(tx),
             state,
+            read_only: Default::default(),
         }
     }
 
     fn send(&self, job: Job) {
+        let read_only = self.read_only.load(std::sync::atomic::Ordering::SeqCst);
+        if read_only && !matches!(job, Job::Flush(_)) {
+            return;
+        }
         let _ = lock(&self.tx).send(job);
     }
 
-    /// Waits until everything sent so far is on disk.
-    pub fn flush(&self) {
+    /// From now on nothing is recorded (a session opened read-only).
+    pub fn set_read_only(&self) {
+        self.read_only
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Waits (at most `timeout`) until the writer has tried everything sent
+    /// so far, and says what is still unsaved.
+    pub fn flush_within(&self, timeout: Duration) -> Recorded {
         let (tx, rx) = channel();
         self.send(Job::Flush(tx));
-        let _ = rx.recv_timeout(std::time::Duration::from_secs(5));
+        let _ = rx.recv_timeout(timeout);
+        lock(&self.state).clone()
+    }
+
+    /// Waits until everything sent so far is on disk, or up to 5 s.
+    pub fn flush(&self) -> Recorded {
+        self.flush_within(Duration::from_secs(5))
     }
 }
 
@@ -129,6 +176,11 @@ struct Writer {
     store: Store,
     info: SessionInfo,
     state: Arc<Mutex<Recorded>>,
+    events: Option<UnboundedSender<AgentEvent>>,
+    /// Jobs the store refused, oldest first; later jobs queue behind them.
+    unsaved: VecDeque<Job>,
+    /// The recorded session's lock: one process writes a session.
+    lock: Option<(SessionId, crate::store::SessionLock)>,
     turn: u64,
     /// Message ids of the session with their turns, in order.
     ids: Vec<(MessageId, u64)>,
@@ -155,13 +207,114 @@ fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
     serde_json::to_value(d).ok()
 }
 
+/// Whether a refused write may succeed later: the database busy, or the
+/// disk or file refusing writes (full, read-only, I/O errors). A missing
+/// session or unreadable stored data will not change by waiting.
+fn worth_retrying(e: &StoreError) -> bool {
+    use rusqlite::ErrorCode as C;
+    match e {
+        StoreError::Busy | StoreError::Open { .. } | StoreError::CreateDir { .. } => true,
+        StoreError::Sqlite(e) => matches!(
+            e.sqlite_error_code(),
+            Some(
+                C::DiskFull
+                    | C::ReadOnly
+                    | C::SystemIoFailure
+                    | C::CannotOpen
+                    | C::PermissionDenied
+                    | C::FileLockingProtocolFailed
+                    | C::OutOfMemory
+                    | C::DatabaseBusy
+                    | C::DatabaseLocked
+            )
+        ),
+        _ => false,
+    }
+}
+
 impl Writer {
     fn run(mut self, rx: Receiver<Job>) {
-        while let Ok(job) = rx.recv() {
-            if let Err(e) = self.handle(job) {
-                tracing::error!("session store: {e}");
-                lock(&self.state).error = Some(e.to_string());
+        loop {
+            let job = if self.unsaved.is_empty() {
+                rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+            } else {
+                rx.recv_timeout(RETRY_EVERY)
+            };
+            match job {
+                Ok(Job::Flush(done)) => {
+                    self.retry();
+                    let _ = done.send(());
+                }
+                Ok(job) => {
+                    self.unsaved.push_back(job);
+                    self.retry();
+                }
+                Err(RecvTimeoutError::Timeout) => self.retry(),
+                Err(RecvTimeoutError::Disconnected) => {
+                    self.retry();
+                    return;
+                }
             }
+        }
+    }
+
+    /// Writes the waiting jobs in order, stopping at the first refusal.
+    fn retry(&mut self) {
+        let was_failing = lock(&self.state).error.is_some();
+        while let Some(job) = self.unsaved.front().cloned() {
+            match self.handle(job) {
+                Ok(()) => {
+                    self.unsaved.pop_front();
+                }
+                Err(e) if !worth_retrying(&e) => {
+                    // Trying again cannot help (the session was deleted
+                    // meanwhile, say); keep the writes behind it moving.
+                    tracing::error!("session store: {e}; this write is dropped");
+                    self.unsaved.pop_front();
+                    self.tell(AgentEvent::Notice {
+                        level: super::NoticeLevel::Error,
+                        text: format!("Part of this session could not be saved: {e}"),
+                    });
+                }
+                Err(e) => {
+                    self.failed(&e);
+                    return;
+                }
+            }
+        }
+        let mut state = lock(&self.state);
+        state.unsaved = 0;
+        state.busy = false;
+        if state.error.take().is_some() && was_failing {
+            drop(state);
+            tracing::info!("session store: every waiting write is saved now");
+            self.tell(AgentEvent::StoreRecovered);
+        }
+    }
+
+    fn failed(&mut self, e: &StoreError) {
+        let reason = e.to_string();
+        let unsaved = self.unsaved.len();
+        let changed = {
+            let mut state = lock(&self.state);
+            let changed = state.error.as_deref() != Some(reason.as_str());
+            state.error = Some(reason.clone());
+            state.unsaved = unsaved;
+            state.busy = matches!(e, StoreError::Busy);
+            changed
+        };
+        if changed {
+            tracing::error!("session store: {reason} ({unsaved} writes waiting)");
+            self.tell(AgentEvent::StoreFailed {
+                error: reason,
+                unsaved,
+            });
+        }
+    }
+
+    fn tell(&self, event: AgentEvent) {
+        if let Some(tx) = &self.events {
+            let _ = tx.send(event);
         }
     }
 
@@ -170,7 +323,62 @@ impl Writer {
     }
 
     fn set_session(&mut self, id: Option<SessionId>) {
+        if let Some(id) = &id
+            && lock(&self.state).session.as_ref() != Some(id)
+        {
+            self.tell(AgentEvent::SessionRecorded { id: id.to_string() });
+        }
+        self.take_lock(id.as_ref());
         lock(&self.state).session = id;
+    }
+
+    /// `id`, or a fork of it when another cairn records it: two writers
+    /// would interleave their turns into one history. The front ends ask
+    /// before resuming; this catches the other ways in (the session
+    /// browser, two resumes racing).
+    fn unless_open_elsewhere(&mut self, id: SessionId) -> Result<SessionId, StoreError> {
+        let held = match self.store.path() {
+            Some(db) if self.lock.as_ref().map(|l| &l.0) != Some(&id) => {
+                crate::store::SessionLock::holder(db, &id).ok().flatten()
+            }
+            _ => None,
+        };
+        let Some(held) = held else {
+            return Ok(id);
+        };
+        let fork = self.store.fork_session(&id, None)?;
+        self.tell(AgentEvent::Notice {
+            level: super::NoticeLevel::Warning,
+            text: format!(
+                "Session {id}: {held}, so this conversation continues in a copy of it \
+                 (session {fork})."
+            ),
+        });
+        Ok(fork)
+    }
+
+    /// Holds the lock of the session being recorded (and only of it). The
+    /// front ends check before resuming; a session locked anyway (two
+    /// resumes racing) is reported, not silently interleaved.
+    fn take_lock(&mut self, id: Option<&SessionId>) {
+        if self.lock.as_ref().map(|l| &l.0) == id {
+            return;
+        }
+        self.lock = None;
+        let (Some(id), Some(db)) = (id, self.store.path()) else {
+            return;
+        };
+        match crate::store::SessionLock::acquire(db, id) {
+            Ok(Ok(l)) => self.lock = Some((id.clone(), l)),
+            Ok(Err(held)) => self.tell(AgentEvent::Notice {
+                level: super::NoticeLevel::Warning,
+                text: format!(
+                    "Session {id}: {held}; turns from both will be recorded into it. \
+                     Fork it (/rewind or `cairn -c` again) to keep them apart."
+                ),
+            }),
+            Err(e) => tracing::warn!("cannot lock session {id}: {e}"),
+        }
     }
 
     fn ensure_session(&mut self) -> Result<SessionId, StoreError> {
@@ -202,7 +410,7 @@ impl Writer {
             }
             Job::Resume(id) => {
                 self.partial = None;
-                let id = SessionId(id);
+                let id = self.unless_open_elsewhere(SessionId(id))?;
                 let msgs = self.store.load_messages(&id)?;
                 self.ids = msgs
                     .iter()
@@ -345,12 +553,14 @@ impl Writer {
                 };
                 if message.role == Role::Assistant {
                     meta.model = Some(self.info.model.clone());
-                    if let Some((usage, cost)) = self.pending_usage.take() {
+                    if let Some((usage, cost)) = self.pending_usage {
                         meta.usage = Some(usage);
                         meta.cost = cost;
                     }
                 }
-                match self.partial.take() {
+                // State changes only once the write went in, so a refused
+                // write tried again later does the same thing.
+                match self.partial {
                     // Complete the row its finished parts were saved in.
                     Some((mid, role)) if role == message.role => {
                         self.store.update_message(mid, &message)?;
@@ -360,9 +570,14 @@ impl Writer {
                     }
                     stale => {
                         self.drop_partial(stale)?;
+                        self.partial = None;
                         let mid = self.store.append_message(&id, &message, &meta)?;
                         self.ids.push((mid, self.turn));
                     }
+                }
+                self.partial = None;
+                if message.role == Role::Assistant {
+                    self.pending_usage = None;
                 }
             }
             AgentEvent::PartialMessage(message) => {
@@ -396,3 +611,7 @@ impl Writer {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "store_sink_tests.rs"]
+mod tests;

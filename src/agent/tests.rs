@@ -254,6 +254,7 @@ fn test_options(dir: &std::path::Path) -> AgentOptions {
         reasoning: false,
         interactive: true,
         global_config_dir: None,
+        trust_store: None,
         instructions_max_bytes: 1000,
         project_config: dir.join(".cairn/config.toml"),
         compact_threshold: 0.8,
@@ -899,6 +900,7 @@ fn recording_sink() -> (
             provider: "fake".into(),
             model: "fake-model".into(),
         },
+        None,
     ));
     (db, path, dir, sink)
 }
@@ -1010,6 +1012,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
             provider: "fake".into(),
             model: "claude-sonnet-4-5".into(),
         },
+        None,
     ));
     let mut answer = text(&["more"]);
     let usage = Usage {
@@ -1168,6 +1171,7 @@ fn a_write_waits_out_another_process_holding_the_database() {
             provider: "fake".into(),
             model: "fake-model".into(),
         },
+        None,
     );
     // Another process takes the write lock for longer than the busy timeout.
     let other = rusqlite::Connection::open(&path).unwrap();
@@ -1324,5 +1328,31 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
             Some(_) => {}
             None => panic!("the agent stopped"),
         }
+    }
+}
+
+#[tokio::test]
+async fn the_repetition_guard_starts_afresh_at_each_prompt() {
+    // The limit is 3: the third identical call within one prompt is
+    // blocked, but a person asking three times is not a loop.
+    let same = json!({"text": "tests"});
+    let mut replies = Vec::new();
+    for i in 0..3 {
+        replies.push(calls(&[(&*format!("c{i}"), "echo", same.clone())]));
+        replies.push(text(&["ran"]));
+    }
+    let mut h = harness(replies, Mode::Smart, true);
+    for _ in 0..3 {
+        h.submit("run the tests again");
+        let ev = h.until_finished().await;
+        assert_eq!(outcome(&ev), TurnOutcome::Completed);
+        let statuses: Vec<_> = ev
+            .iter()
+            .filter_map(|e| match e {
+                AgentEvent::ToolCallFinished { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(statuses, vec![ToolStatus::Done], "{ev:?}");
     }
 }

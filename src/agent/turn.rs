@@ -13,15 +13,51 @@ use crate::conversation::{Message, Part, Role, repair_tool_pairs};
 use crate::llm::{LlmError, Provider, Request, StopReason, StreamEvent, Usage};
 use crate::permission::Mode;
 use crate::tools::state::lock;
-use crate::tools::{Registry, SessionState};
+use crate::tools::{Registry, SessionState, ToolSource};
 
 pub(crate) struct TurnContext {
     pub opts: AgentOptions,
     pub provider: Arc<dyn Provider>,
-    pub registry: Arc<Registry>,
+    /// The built-in tools; the tool source's are added before each request.
+    pub builtin: Registry,
+    pub tool_source: Option<Arc<dyn ToolSource>>,
+    /// The tools offered in the latest request, which its calls use.
+    pub registry: std::sync::Mutex<Arc<Registry>>,
     pub shared: Arc<Shared>,
     pub session: Arc<SessionState>,
     pub cancel: CancellationToken,
+}
+
+impl TurnContext {
+    /// The tools offered in the latest request.
+    pub fn tools(&self) -> Arc<Registry> {
+        lock(&self.registry).clone()
+    }
+
+    /// Waits for the tool source's starting servers (bounded, visibly) and
+    /// takes its current tools. False when the turn was cancelled meanwhile.
+    async fn refresh_tools(&self) -> bool {
+        let Some(source) = &self.tool_source else {
+            return true;
+        };
+        let shared = self.shared.clone();
+        let waiting = move |text: String| {
+            shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text,
+            })
+        };
+        tokio::select! {
+            _ = source.ready(&waiting) => {}
+            _ = self.cancel.cancelled() => return false,
+        }
+        let mut registry = self.builtin.clone();
+        for tool in source.tools() {
+            registry.register(tool);
+        }
+        *lock(&self.registry) = Arc::new(registry);
+        true
+    }
 }
 
 /// A tool call as it streams in.
@@ -93,6 +129,9 @@ pub(crate) async fn run(
                 });
             }
         }
+        if !ctx.refresh_tools().await {
+            return TurnOutcome::Cancelled;
+        }
         let mode = lock(&ctx.shared.gate).mode();
         let mut history = messages.clone();
         repair_tool_pairs(&mut history);
@@ -103,7 +142,7 @@ pub(crate) async fn run(
             tools: if mode == Mode::Chat {
                 Vec::new()
             } else {
-                ctx.registry.specs()
+                ctx.tools().specs()
             },
             max_tokens: ctx
                 .opts
@@ -282,6 +321,7 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
                         parts: partial,
                     }));
                 }
+                let id = unique_call_id(out, index, id);
                 let c = out.calls.entry(index).or_default();
                 c.id = id;
                 c.name = name;
@@ -311,6 +351,25 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
             }
         }
     }
+}
+
+/// Some servers repeat a tool-call id within one response; each call needs
+/// its own, or two results answer one id (and the provider rejects the
+/// next request) while the interface shows one pane for two calls. A
+/// repeat gets a suffix; the model reads it back with the result.
+fn unique_call_id(r: &Response, index: usize, id: String) -> String {
+    let taken = |candidate: &str| {
+        r.calls
+            .iter()
+            .any(|(i, c)| *i != index && !candidate.is_empty() && c.id == candidate)
+    };
+    if !taken(&id) {
+        return id;
+    }
+    (2..)
+        .map(|n| format!("{id}_{n}"))
+        .find(|c| !taken(c))
+        .unwrap_or(id)
 }
 
 /// The parts of a response still streaming that are complete: its

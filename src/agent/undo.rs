@@ -127,26 +127,56 @@ fn display(path: &Path, workspace: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// Writes through a temporary file in the same directory, keeping the
-/// file's permissions when it exists.
+/// Restores through the tools' atomic write: an existing file keeps its
+/// permission bits, a link keeps pointing at the file it names, and a file
+/// the turn deleted comes back with what the umask allows.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let perms = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.as_file().sync_all()?;
-    if let Some(p) = perms {
-        std::fs::set_permissions(tmp.path(), p)?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
     }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::tools::atomic::write_atomic(path, bytes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn undo_keeps_modes_and_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("run.sh");
+        std::fs::write(&script, "changed").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let real = dir.path().join("real.txt");
+        let link = dir.path().join("link.txt");
+        std::fs::write(&real, "changed").unwrap();
+        std::os::unix::fs::symlink("real.txt", &link).unwrap();
+        let versions = vec![
+            FileVersion {
+                path: script.clone(),
+                before: Some(b"original".to_vec()),
+                turn: 1,
+            },
+            FileVersion {
+                path: link.clone(),
+                before: Some(b"original".to_vec()),
+                turn: 1,
+            },
+        ];
+        let (done, failed) = apply(&versions, 1, dir.path());
+        assert_eq!((done.len(), failed.len()), (2, 0), "{failed:?}");
+        assert_eq!(std::fs::read(&script).unwrap(), b"original");
+        let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o755);
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&real).unwrap(), b"original");
+    }
 
     #[test]
     fn restores_earliest_content_and_deletes_created_files() {

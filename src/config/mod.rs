@@ -3,6 +3,13 @@
 //!
 //! Each file is checked on its own, so an error names the file, the line and
 //! the key; nothing starts half-configured.
+//!
+//! The project file is someone else's text until the person trusts the
+//! project: only what tightens applies before that (`project.rs` lists every
+//! field and what a project may do with it; `trust.rs` keeps the answers).
+
+pub mod project;
+pub mod trust;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -94,12 +101,37 @@ pub struct McpServerConfig {
     pub url: Option<String>,
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// For `url`: `http` (streamable HTTP, the default) or `sse` (the
+    /// older HTTP+SSE transport).
+    pub transport: Option<String>,
     /// Its tools run without asking.
     #[serde(default)]
     pub trusted: bool,
+    /// Its tools that the server marks read-only (`readOnlyHint`) run
+    /// without asking. The server's hints alone never do that.
+    #[serde(default)]
+    pub trust_read_only_hints: bool,
+    /// Both limits below at once (the older setting).
     pub timeout_secs: Option<u64>,
+    /// How long it may take to start and list its tools (default 10 s).
+    pub startup_timeout_secs: Option<u64>,
+    /// How long one tool call may take (default 120 s).
+    pub tool_timeout_secs: Option<u64>,
+    /// Only these of its tools are offered (all when absent).
+    pub enabled_tools: Option<Vec<String>>,
+    /// These of its tools are never offered.
+    #[serde(default)]
+    pub disabled_tools: Vec<String>,
     #[serde(default)]
     pub disabled: bool,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ShellConfig {
+    /// Secret-looking environment variables commands get anyway.
+    #[serde(default)]
+    pub env_passthrough: Vec<String>,
 }
 
 /// What one file may hold. Every field is optional so files overlay.
@@ -126,6 +158,8 @@ pub struct ConfigFile {
     pub keys: BTreeMap<String, String>,
     #[serde(default)]
     pub mcp: BTreeMap<String, McpServerConfig>,
+    #[serde(default)]
+    pub shell: ShellConfig,
     /// `[models."ID"]`: what cairn should know of a model, over the
     /// built-in catalogue.
     #[serde(default)]
@@ -154,6 +188,8 @@ pub struct Config {
     pub project_path: PathBuf,
     /// True when neither file exists.
     pub is_empty: bool,
+    /// The project file's settings that wait for trust, when it has any.
+    pub pending: Option<trust::Pending>,
 }
 
 impl Config {
@@ -210,13 +246,28 @@ pub fn load(project_root: &Path) -> Result<Config, ConfigError> {
     load_from(global_path.as_deref(), &project_config_path(project_root))
 }
 
+/// The project file applies only where it tightens; [`Config::trust_project`]
+/// lays the rest over once the person agrees.
 pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, ConfigError> {
     let mut merged = ConfigFile::default();
     let mut any = false;
-    for path in global.into_iter().chain(std::iter::once(project)) {
-        if let Some(file) = read_file(path)? {
-            merged.overlay(file);
-            any = true;
+    if let Some((file, _)) = global.map(read_file).transpose()?.flatten() {
+        merged.overlay(file);
+        any = true;
+    }
+    let mut pending = None;
+    if let Some((file, text)) = read_file(project)? {
+        any = true;
+        let split = project::split(&merged, &file);
+        let mut full = merged.clone();
+        full.overlay(file);
+        merged.overlay(split.tightening);
+        if !split.held.is_empty() {
+            pending = Some(trust::Pending {
+                held: split.held,
+                hash: trust::hash_text(text.as_bytes()),
+                full,
+            });
         }
     }
     Ok(Config {
@@ -224,10 +275,12 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         global_path: global.map(Path::to_path_buf),
         project_path: project.to_path_buf(),
         is_empty: !any,
+        pending,
     })
 }
 
-fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
+/// A file parsed, with the text it was parsed from.
+fn read_file(path: &Path) -> Result<Option<(ConfigFile, String)>, ConfigError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -239,7 +292,7 @@ fn read_file(path: &Path) -> Result<Option<ConfigFile>, ConfigError> {
         }
     };
     parse(&text)
-        .map(Some)
+        .map(|file| Some((file, text)))
         .map_err(|message| ConfigError::Invalid {
             path: path.to_path_buf(),
             message,
@@ -332,6 +385,9 @@ impl ConfigFile {
         );
         self.keys.extend(other.keys);
         self.mcp.extend(other.mcp);
+        self.shell
+            .env_passthrough
+            .extend(other.shell.env_passthrough);
     }
 }
 
@@ -374,7 +430,12 @@ mod tests {
             "[providers.a]\nmodel = \"m2\"\n[permissions]\nallow = [\"edit(src/**)\"]\nmode = \"auto\"\n",
         )
         .unwrap();
-        let c = load_from(Some(&g), &p).unwrap();
+        let mut c = load_from(Some(&g), &p).unwrap();
+        // Until trusted, the project's allow rule and looser mode wait.
+        assert_eq!(c.file.permissions.allow.len(), 1);
+        assert_eq!(c.mode(), Mode::Smart);
+        assert_eq!(c.held().len(), 3, "{:?}", c.held());
+        c.trust_project();
         assert_eq!(c.file.theme.as_deref(), Some("light"));
         let a = &c.file.providers["a"];
         assert_eq!(a.model.as_deref(), Some("m2"));

@@ -118,7 +118,7 @@ fn cap_text(content: Vec<ResultContent>, max: usize) -> Vec<ResultContent> {
 }
 
 /// Size of base64 data once decoded, without decoding it.
-fn decoded_len(b64: &str) -> usize {
+pub(crate) fn decoded_len(b64: &str) -> usize {
     let trimmed = b64.trim_end_matches('=');
     trimmed.len() * 3 / 4
 }

@@ -7,6 +7,7 @@
 //! races an old task's last words.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::client::CairnClient;
+use super::notices::{Hub, transition_notice};
 use super::progress::ProgressRouter;
 use super::transport::{self, Connection};
 use super::{ServerState, ServerStatus, TransportKind, server_key};
@@ -24,31 +26,44 @@ use crate::config::McpServerConfig;
 use crate::tools::state::lock;
 use crate::tools::{Registry, Tool};
 
-/// How long a server gets to start and to answer one call, unless its
-/// `timeout_secs` says otherwise.
-const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a server gets to start and list its tools, unless its
+/// `startup_timeout_secs` (or `timeout_secs`) says otherwise.
+const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one tool call may take, unless its `tool_timeout_secs` (or
+/// `timeout_secs`) says otherwise.
+const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a stopping session gets to close before its process is killed.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 pub struct McpManager {
-    slots: BTreeMap<String, Arc<Slot>>,
-    changes: watch::Sender<u64>,
+    pub(super) slots: BTreeMap<String, Arc<Slot>>,
+    pub(super) hub: Arc<Hub>,
+    pub(super) asker: super::elicit::SharedAsker,
 }
 
 /// One configured server.
 pub(crate) struct Slot {
     pub(crate) name: String,
-    config: McpServerConfig,
-    inner: Mutex<SlotInner>,
+    pub(super) config: McpServerConfig,
+    pub(super) inner: Mutex<SlotInner>,
+    /// Set when the server announced a new tool list that is not listed
+    /// yet, so the next model request waits for it.
+    pub(super) relisting: Arc<AtomicBool>,
+    root: Option<std::path::PathBuf>,
+    asker: super::elicit::SharedAsker,
 }
 
-struct SlotInner {
-    state: ServerState,
+pub(super) struct SlotInner {
+    pub(super) state: ServerState,
     tools: Vec<McpToolDef>,
     live: Option<Live>,
     generation: u64,
     stop: CancellationToken,
     task: Option<tokio::task::JoinHandle<()>>,
+    /// When the current generation began, for the start-up deadline.
+    pub(super) started: tokio::time::Instant,
+    /// Whether the server has failed before, so coming back is news.
+    failed_before: bool,
 }
 
 /// What a tool call needs from a connected server.
@@ -62,7 +77,16 @@ impl McpManager {
     /// Starts every enabled server in the background and returns at once.
     /// Must be called from within a Tokio runtime.
     pub fn start(servers: BTreeMap<String, McpServerConfig>) -> Arc<McpManager> {
-        let (changes, _) = watch::channel(0);
+        Self::start_in(servers, None)
+    }
+
+    /// Like [`Self::start`], offering `root` (the workspace) to the servers
+    /// as the client's root.
+    pub fn start_in(
+        servers: BTreeMap<String, McpServerConfig>,
+        root: Option<std::path::PathBuf>,
+    ) -> Arc<McpManager> {
+        let asker = super::elicit::SharedAsker::default();
         let slots = servers
             .into_iter()
             .map(|(name, config)| {
@@ -81,12 +105,21 @@ impl McpManager {
                         generation: 0,
                         stop: CancellationToken::new(),
                         task: None,
+                        started: tokio::time::Instant::now(),
+                        failed_before: false,
                     }),
+                    relisting: Arc::new(AtomicBool::new(false)),
+                    root: root.clone(),
+                    asker: asker.clone(),
                 });
                 (name, slot)
             })
             .collect();
-        let manager = Arc::new(McpManager { slots, changes });
+        let manager = Arc::new(McpManager {
+            slots,
+            hub: Arc::new(Hub::default()),
+            asker,
+        });
         for slot in manager.slots.values() {
             if !slot.config.disabled {
                 manager.launch(slot);
@@ -98,7 +131,7 @@ impl McpManager {
     /// Ticks whenever the set of tools changes: a server connected, failed,
     /// crashed or announced a new tool list.
     pub fn changes(&self) -> watch::Receiver<u64> {
-        self.changes.subscribe()
+        self.hub.changes.subscribe()
     }
 
     pub fn statuses(&self) -> Vec<ServerStatus> {
@@ -111,7 +144,7 @@ impl McpManager {
         let mut out: Vec<Arc<dyn Tool>> = Vec::new();
         for slot in self.slots.values() {
             for def in lock(&slot.inner).tools.iter() {
-                if def.name.trim().is_empty() {
+                if def.name.trim().is_empty() || !offers(&slot.config, &def.name) {
                     continue;
                 }
                 let tool = super::McpTool::new(slot.clone(), def);
@@ -126,13 +159,31 @@ impl McpManager {
                 }
             }
         }
+        let with_resources: Vec<Arc<Slot>> = self
+            .slots
+            .values()
+            .filter(|s| super::resources::offers_resources(s))
+            .cloned()
+            .collect();
+        if !with_resources.is_empty() {
+            out.push(Arc::new(super::resources::ListResources {
+                slots: with_resources.clone(),
+            }));
+            out.push(Arc::new(super::resources::ReadResource {
+                slots: with_resources,
+            }));
+        }
         out
     }
 
     /// Replaces the MCP tools in `registry` with the current ones; call it
     /// whenever [`Self::changes`] ticks.
     pub fn install_tools(&self, registry: &mut Registry) {
-        registry.remove_where(|name| super::split_tool_name(name).is_some());
+        registry.remove_where(|name| {
+            super::split_tool_name(name).is_some()
+                || name == super::resources::LIST
+                || name == super::resources::READ
+        });
         for tool in self.tools() {
             registry.register(tool);
         }
@@ -166,23 +217,6 @@ impl McpManager {
         Ok(())
     }
 
-    /// Waits until no server is still starting, or `within` has passed.
-    pub async fn settle(&self, within: Duration) {
-        let mut rx = self.changes();
-        let _ = tokio::time::timeout(within, async {
-            loop {
-                let starting = self
-                    .slots
-                    .values()
-                    .any(|s| lock(&s.inner).state == ServerState::Starting);
-                if !starting || rx.changed().await.is_err() {
-                    return;
-                }
-            }
-        })
-        .await;
-    }
-
     /// Stops every server and waits (briefly) for their processes to end.
     pub async fn shutdown(&self) {
         let mut tasks = Vec::new();
@@ -205,14 +239,14 @@ impl McpManager {
         self.tick();
     }
 
-    fn find(&self, name: &str) -> Option<&Arc<Slot>> {
+    pub(super) fn find(&self, name: &str) -> Option<&Arc<Slot>> {
         self.slots
             .get(name)
             .or_else(|| self.slots.values().find(|s| server_key(&s.name) == name))
     }
 
     fn tick(&self) {
-        self.changes.send_modify(|n| *n += 1);
+        self.hub.tick();
     }
 
     /// Starts a new generation for `slot`, stopping the previous one.
@@ -226,15 +260,12 @@ impl McpManager {
             inner.state = ServerState::Starting;
             inner.live = None;
             inner.tools.clear();
+            inner.started = tokio::time::Instant::now();
             inner.generation
         };
+        slot.relisting.store(false, Ordering::SeqCst);
         self.tick();
-        let task = tokio::spawn(supervise(
-            slot.clone(),
-            generation,
-            stop,
-            self.changes.clone(),
-        ));
+        let task = tokio::spawn(supervise(slot.clone(), generation, stop, self.hub.clone()));
         let mut inner = lock(&slot.inner);
         if inner.generation == generation {
             inner.task = Some(task);
@@ -250,12 +281,32 @@ impl Drop for McpManager {
     }
 }
 
+/// Whether `enabled_tools` / `disabled_tools` let the model see `tool`.
+fn offers(config: &McpServerConfig, tool: &str) -> bool {
+    let enabled = config
+        .enabled_tools
+        .as_ref()
+        .is_none_or(|list| list.iter().any(|t| t == tool));
+    enabled && !config.disabled_tools.iter().any(|t| t == tool)
+}
+
 impl Slot {
-    pub(crate) fn timeout(&self) -> Duration {
+    /// How long the server may take to start and list its tools.
+    pub(crate) fn startup_timeout(&self) -> Duration {
         self.config
-            .timeout_secs
+            .startup_timeout_secs
+            .or(self.config.timeout_secs)
             .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_TIMEOUT)
+            .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
+    }
+
+    /// How long one call may take.
+    pub(crate) fn tool_timeout(&self) -> Duration {
+        self.config
+            .tool_timeout_secs
+            .or(self.config.timeout_secs)
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_TOOL_TIMEOUT)
     }
 
     /// The live session, or the answer a tool gives when there is none.
@@ -300,6 +351,9 @@ impl Slot {
                 }
                 (TransportKind::Stdio, line)
             }
+            (None, Some(url)) if self.config.transport.as_deref() == Some("sse") => {
+                (TransportKind::Sse, url.clone())
+            }
             (None, Some(url)) => (TransportKind::Http, url.clone()),
             (None, None) => (TransportKind::Stdio, String::new()),
         };
@@ -313,35 +367,42 @@ impl Slot {
         }
     }
 
-    /// Applies `f` if `generation` is still current; ticks `changes` if so.
-    fn update(
-        &self,
-        generation: u64,
-        changes: &watch::Sender<u64>,
-        f: impl FnOnce(&mut SlotInner),
-    ) -> bool {
-        {
+    /// Applies `f` if `generation` is still current; ticks the hub if so,
+    /// with a notice when the server failed, crashed or came back.
+    fn update(&self, generation: u64, hub: &Hub, f: impl FnOnce(&mut SlotInner)) -> bool {
+        let notice = {
             let mut inner = lock(&self.inner);
             if inner.generation != generation {
                 return false;
             }
+            let before = inner.state.clone();
             f(&mut inner);
+            let notice = transition_notice(&self.name, &before, &inner.state, inner.failed_before);
+            if matches!(inner.state, ServerState::Failed { .. }) {
+                inner.failed_before = true;
+            }
+            notice
+        };
+        if let Some(notice) = notice {
+            hub.publish(notice);
         }
-        changes.send_modify(|n| *n += 1);
+        hub.tick();
         true
     }
 
-    fn fail(&self, generation: u64, reason: String, changes: &watch::Sender<u64>) {
+    fn fail(&self, generation: u64, reason: String, hub: &Hub) {
         tracing::warn!(server = %self.name, "MCP server failed: {reason}");
-        self.update(generation, changes, |inner| {
+        self.relisting.store(false, Ordering::SeqCst);
+        self.update(generation, hub, |inner| {
             inner.state = ServerState::Failed { reason };
             inner.live = None;
             inner.tools.clear();
         });
     }
 
-    fn set_tools(&self, generation: u64, tools: Vec<McpToolDef>, changes: &watch::Sender<u64>) {
-        self.update(generation, changes, |inner| {
+    fn set_tools(&self, generation: u64, tools: Vec<McpToolDef>, hub: &Hub) {
+        self.relisting.store(false, Ordering::SeqCst);
+        self.update(generation, hub, |inner| {
             inner.state = ServerState::Connected { tools: tools.len() };
             inner.tools = tools;
         });
@@ -349,67 +410,117 @@ impl Slot {
 }
 
 /// One generation of a server's life: connect, list, serve until it ends.
-async fn supervise(
-    slot: Arc<Slot>,
-    generation: u64,
-    stop: CancellationToken,
-    changes: watch::Sender<u64>,
-) {
+async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hub: Arc<Hub>) {
     let progress = Arc::new(ProgressRouter::default());
-    let (list_tx, mut list_rx) = mpsc::unbounded_channel();
+    let (list_tx, list_rx) = mpsc::unbounded_channel();
     let client = CairnClient {
         server: slot.name.clone(),
         progress: progress.clone(),
         tools_changed: list_tx,
+        relisting: slot.relisting.clone(),
+        root: slot.root.clone(),
+        asker: slot.asker.clone(),
     };
-    let limit = slot.timeout();
+    let Some((session, child, tools)) = start(&slot, generation, &stop, &hub, client).await else {
+        return;
+    };
+    tracing::info!(server = %slot.name, tools = tools.len(), "MCP server connected");
+    let peer = session.peer().clone();
+    let live = Live {
+        peer: peer.clone(),
+        progress,
+    };
+    slot.update(generation, &hub, |inner| {
+        inner.state = ServerState::Connected { tools: tools.len() };
+        inner.tools = tools;
+        inner.live = Some(live);
+    });
+    serve(
+        &slot, generation, &stop, &hub, session, child, peer, list_rx,
+    )
+    .await;
+}
+
+type Started = (
+    transport::Session,
+    Option<transport::ServerProcess>,
+    Vec<McpToolDef>,
+);
+
+/// Connects and lists the tools within the start-up limit; `None` when it
+/// was stopped or failed (the slot then says why).
+async fn start(
+    slot: &Slot,
+    generation: u64,
+    stop: &CancellationToken,
+    hub: &Hub,
+    client: CairnClient,
+) -> Option<Started> {
+    let limit = slot.startup_timeout();
+    // Starting and the first listing share one deadline.
+    let deadline = tokio::time::Instant::now() + limit;
+    let late = || {
+        format!(
+            "it did not finish starting within {} s (raise `startup_timeout_secs` for this \
+             server if it needs longer)",
+            limit.as_secs()
+        )
+    };
     // Dropping a half-made connection (stop, timeout) kills its process.
     let connected = tokio::select! {
-        _ = stop.cancelled() => return,
-        r = tokio::time::timeout(limit, transport::connect(&slot.name, &slot.config, client)) => {
-            r.unwrap_or_else(|_| Err(format!(
-                "it did not finish starting within {} s",
-                limit.as_secs()
-            )))
+        _ = stop.cancelled() => return None,
+        r = tokio::time::timeout_at(deadline, transport::connect(&slot.name, &slot.config, client)) => {
+            r.unwrap_or_else(|_| Err(late()))
         }
     };
     let Connection { session, mut child } = match connected {
         Ok(c) => c,
-        Err(reason) => return slot.fail(generation, reason, &changes),
+        Err(reason) => {
+            slot.fail(generation, reason, hub);
+            return None;
+        }
     };
     let peer = session.peer().clone();
     let listed = tokio::select! {
         _ = stop.cancelled() => None,
-        r = tokio::time::timeout(limit, peer.list_all_tools()) => Some(r),
+        r = tokio::time::timeout_at(deadline, peer.list_all_tools()) => Some(r),
     };
     let tools = match listed {
         Some(Ok(Ok(tools))) => tools,
         other => {
             if let Some(reason) = match other {
-                Some(Ok(Err(e))) => Some(format!("listing its tools failed: {e}")),
-                Some(Err(_)) => Some("it did not list its tools in time".to_string()),
+                Some(Ok(Err(e))) => Some(format!(
+                    "listing its tools failed: {}",
+                    super::errors::service_failure(&e)
+                )),
+                Some(Err(_)) => Some(late()),
                 _ => None,
             } {
-                slot.fail(generation, reason, &changes);
+                slot.fail(generation, reason, hub);
             }
             let _ = session.cancel().await;
             if let Some(child) = child.as_mut() {
                 child.stop().await;
             }
-            return;
+            return None;
         }
     };
-    tracing::info!(server = %slot.name, tools = tools.len(), "MCP server connected");
-    let live = Live {
-        peer: peer.clone(),
-        progress,
-    };
-    slot.update(generation, &changes, |inner| {
-        inner.state = ServerState::Connected { tools: tools.len() };
-        inner.tools = tools;
-        inner.live = Some(live);
-    });
+    Some((session, child, tools))
+}
 
+/// Serves a connected session until it is stopped or ends, re-listing the
+/// tools when the server says they changed.
+#[allow(clippy::too_many_arguments)]
+async fn serve(
+    slot: &Slot,
+    generation: u64,
+    stop: &CancellationToken,
+    hub: &Hub,
+    session: transport::Session,
+    mut child: Option<transport::ServerProcess>,
+    peer: Peer<RoleClient>,
+    mut list_rx: mpsc::UnboundedReceiver<()>,
+) {
     let closer = session.cancellation_token();
     let mut ended = Box::pin(session.waiting());
     loop {
@@ -431,28 +542,33 @@ async fn supervise(
                     }
                     None => "the connection to the server closed".to_string(),
                 };
-                return slot.fail(generation, reason, &changes);
+                return slot.fail(generation, reason, hub);
             }
             Some(()) = list_rx.recv() => {
                 // Several notifications in a burst need one listing.
                 while list_rx.try_recv().is_ok() {}
-                let relisted = tokio::select! {
+                tokio::select! {
                     // The stop arm above handles it on the next turn.
                     _ = stop.cancelled() => continue,
-                    r = tokio::time::timeout(limit, peer.list_all_tools()) => r,
-                };
-                match relisted {
-                    Ok(Ok(tools)) => slot.set_tools(generation, tools, &changes),
-                    Ok(Err(e)) => tracing::warn!(server = %slot.name, "re-listing MCP tools failed: {e}"),
-                    Err(_) => tracing::warn!(server = %slot.name, "re-listing MCP tools timed out"),
+                    _ = relist(slot, generation, &peer, hub) => {}
                 }
             }
         }
     }
 }
 
-impl crate::tools::ToolSource for McpManager {
-    fn tools(&self) -> Vec<Arc<dyn Tool>> {
-        McpManager::tools(self)
+async fn relist(slot: &Slot, generation: u64, peer: &Peer<RoleClient>, hub: &Hub) {
+    match tokio::time::timeout(slot.startup_timeout(), peer.list_all_tools()).await {
+        Ok(Ok(tools)) => slot.set_tools(generation, tools, hub),
+        other => {
+            match other {
+                Ok(Err(e)) => {
+                    tracing::warn!(server = %slot.name, "re-listing MCP tools failed: {e}")
+                }
+                _ => tracing::warn!(server = %slot.name, "re-listing MCP tools timed out"),
+            }
+            slot.relisting.store(false, Ordering::SeqCst);
+            hub.tick();
+        }
     }
 }

@@ -7,13 +7,21 @@
 //! connect, fail or crash on their own time and `changes()` ticks whenever
 //! the tool set moves, so the agent can refresh its registry.
 //!
-//! rmcp 3.11 has no client for the older HTTP+SSE transport, so only stdio
-//! and streamable HTTP servers are supported.
+//! stdio and streamable HTTP go through rmcp; the older HTTP+SSE transport,
+//! which rmcp 3.11 has no client for, is cairn's own (`sse.rs`).
 
 mod client;
+pub mod config_file;
 mod content;
+mod elicit;
+mod errors;
 mod manager;
+mod notices;
 mod progress;
+mod prompts;
+mod ready;
+mod resources;
+mod sse;
 mod status;
 mod tool;
 mod transport;
@@ -41,6 +49,8 @@ pub enum ServerState {
 pub enum TransportKind {
     Stdio,
     Http,
+    /// The older HTTP+SSE transport.
+    Sse,
 }
 
 impl std::fmt::Display for TransportKind {
@@ -48,6 +58,7 @@ impl std::fmt::Display for TransportKind {
         f.write_str(match self {
             TransportKind::Stdio => "stdio",
             TransportKind::Http => "http",
+            TransportKind::Sse => "sse",
         })
     }
 }

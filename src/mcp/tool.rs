@@ -14,6 +14,8 @@ use serde_json::Value;
 
 use super::content::render;
 use super::manager::{Live, Slot};
+use crate::tools::snapshot::Snapshot;
+use crate::tools::walk::blocking;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 
 /// How long a call whose connection dropped waits to learn why.
@@ -27,6 +29,10 @@ pub struct McpTool {
     tool: String,
     description: String,
     schema: Value,
+    /// The server's hints about the tool, as shown in the approval dialog.
+    hints: Vec<String>,
+    /// Marked read-only by the server, and the config lets that count.
+    read_only: bool,
     slot: Arc<Slot>,
 }
 
@@ -38,11 +44,15 @@ impl McpTool {
             .or(def.title.as_deref())
             .map(str::to_string)
             .unwrap_or_else(|| format!("Tool `{}` of MCP server `{}`.", def.name, slot.name));
+        let notes = def.annotations.as_ref();
+        let read_only_hint = notes.and_then(|a| a.read_only_hint) == Some(true);
         McpTool {
             name: super::tool_name(&slot.name, &def.name),
             tool: def.name.to_string(),
             description,
             schema: object_schema(&def.input_schema),
+            hints: hints(def),
+            read_only: read_only_hint && slot.config.trust_read_only_hints,
             slot,
         }
     }
@@ -68,7 +78,10 @@ impl McpTool {
                 return ToolOutput::error(why);
             }
             if tokio::time::Instant::now() >= deadline {
-                return self.error(format!("the connection to the server failed ({e})"));
+                return self.error(format!(
+                    "the connection to the server failed ({})",
+                    super::errors::service_failure(&e)
+                ));
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
@@ -102,7 +115,21 @@ impl Tool for McpTool {
     }
 
     fn read_only(&self) -> bool {
-        false
+        self.read_only
+    }
+
+    async fn preview(
+        &self,
+        input: &Value,
+        _ctx: &ToolContext,
+    ) -> Result<Option<crate::tools::Preview>, String> {
+        Ok(Some(crate::tools::Preview::Mcp {
+            server: self.slot.name.clone(),
+            tool: self.tool.clone(),
+            description: self.description.clone(),
+            hints: self.hints.clone(),
+            input: input.clone(),
+        }))
     }
 
     fn summary(&self, input: &Value) -> String {
@@ -130,6 +157,40 @@ impl Tool for McpTool {
                 return self.error(format!("the arguments must be a JSON object, got {other}"));
             }
         }
+        // The server may change files in the workspace (a filesystem
+        // server does); what it changed is kept for undo, as for `bash`.
+        let root = ctx.workspace.clone();
+        let before = blocking(move || Snapshot::take(&root)).await.ok();
+        let output = self.call(&live, params, ctx).await;
+        record_changes(ctx, before).await;
+        output
+    }
+}
+
+/// Stores the content of every workspace file that changed since `before`.
+async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
+    let Some(before) = before else { return };
+    let root = ctx.workspace.clone();
+    if let Ok((changes, lost)) = blocking(move || before.changes_and_losses(&root)).await {
+        for (path, content) in changes {
+            ctx.session.record_version(&path, content);
+        }
+        for path in lost {
+            ctx.session.record_unrestorable(
+                &path,
+                "changed by an MCP tool, and too large to keep a copy of",
+            );
+        }
+    }
+}
+
+impl McpTool {
+    async fn call(
+        &self,
+        live: &Live,
+        params: CallToolRequestParams,
+        ctx: &ToolContext,
+    ) -> ToolOutput {
         let request = ClientRequest::CallToolRequest(Request::new(params));
         let handle = match live
             .peer
@@ -144,7 +205,7 @@ impl Tool for McpTool {
         if let Some(sink) = &ctx.progress {
             live.progress.register(token.clone(), sink.clone());
         }
-        let limit = self.slot.timeout();
+        let limit = self.slot.tool_timeout();
         let outcome = tokio::select! {
             r = handle.await_response() => Outcome::Answered(Box::new(r)),
             _ = tokio::time::sleep(limit) => Outcome::TimedOut,
@@ -154,15 +215,15 @@ impl Tool for McpTool {
         match outcome {
             Outcome::Answered(answer) => self.answer(*answer, ctx.supports_images).await,
             Outcome::TimedOut => {
-                self.send_cancel(&live, id, "timed out").await;
+                self.send_cancel(live, id, "timed out").await;
                 self.error(format!(
                     "no answer within {} s, so the call was cancelled. The server may still be \
-                     working; retry with a smaller request, or raise `timeout_secs` for this server",
+                     working; retry with a smaller request, or raise `tool_timeout_secs` for this server",
                     limit.as_secs()
                 ))
             }
             Outcome::Cancelled => {
-                self.send_cancel(&live, id, "cancelled by the user").await;
+                self.send_cancel(live, id, "cancelled by the user").await;
                 ToolOutput::error("cancelled by the user")
             }
         }
@@ -187,6 +248,33 @@ impl McpTool {
             Err(e) => self.connection_lost(e).await,
         }
     }
+}
+
+/// The server's annotations in words, for the person deciding on a call.
+fn hints(def: &McpToolDef) -> Vec<String> {
+    let Some(a) = &def.annotations else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    match a.read_only_hint {
+        Some(true) => out.push("read-only".to_string()),
+        Some(false) => out.push("changes things".to_string()),
+        None => {}
+    }
+    if a.read_only_hint != Some(true) {
+        match a.destructive_hint {
+            Some(true) => out.push("destructive".to_string()),
+            Some(false) => out.push("only adds".to_string()),
+            None => {}
+        }
+        if a.idempotent_hint == Some(true) {
+            out.push("idempotent".to_string());
+        }
+    }
+    if a.open_world_hint == Some(true) {
+        out.push("reaches outside (open world)".to_string());
+    }
+    out
 }
 
 /// The server's input schema, marked as an object schema if it forgot to

@@ -42,7 +42,16 @@ pub(crate) async fn connect(
     if let Some(command) = &config.command {
         connect_stdio(name, command, config, client).await
     } else if let Some(url) = &config.url {
-        connect_http(url, config, client).await
+        let url = expand_env(url)?;
+        let headers = http_headers(&config.headers)?;
+        match config.transport.as_deref() {
+            None | Some("http") => connect_http(name, &url, headers, client).await,
+            Some("sse") => connect_sse(&url, headers, client).await,
+            Some(other) => Err(format!(
+                "`transport = \"{other}\"` is not a transport; use `http` (streamable HTTP, the \
+                 default) or `sse` (the older HTTP+SSE)"
+            )),
+        }
     } else {
         Err("neither `command` nor `url` is set".to_string())
     }
@@ -66,6 +75,8 @@ async fn connect_stdio(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    // Secrets stay out unless the server's own `env` names them.
+    crate::tools::env::scrub(&mut cmd);
     for (key, value) in &config.env {
         cmd.env(key, expand_env(value)?);
     }
@@ -73,9 +84,13 @@ async fn connect_stdio(
     // (`npx` runs the server as a grandchild).
     #[cfg(unix)]
     cmd.process_group(0);
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start `{program}`: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            format!("could not start `{program}`: no such program; is it installed and on PATH?")
+        } else {
+            format!("could not start `{program}`: {e}")
+        }
+    })?;
     let stdin = child.stdin.take();
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
@@ -94,31 +109,60 @@ async fn connect_stdio(
             process.stop().await;
             Err(match why {
                 Some(why) => format!("initialisation failed: {why}"),
-                None => format!("initialisation failed: {e}"),
+                None => format!("initialisation failed: {}", super::errors::init_failure(&e)),
             })
         }
     }
 }
 
+/// Streamable HTTP; a server that answers its POST with a 4xx other than
+/// 401/403 is tried with the older HTTP+SSE transport instead, as the
+/// specification's backwards-compatibility section describes.
 async fn connect_http(
+    name: &str,
     url: &str,
-    config: &McpServerConfig,
+    headers: HashMap<HeaderName, HeaderValue>,
     client: CairnClient,
 ) -> Result<Connection, String> {
-    let url = expand_env(url)?;
-    let headers = http_headers(&config.headers)?;
+    // The client handler is used up by a failed attempt; keep a twin for
+    // the fallback.
+    let twin = client.twin();
     let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers),
+        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone()),
     );
-    let session = client.serve(transport).await.map_err(|e| {
-        let mut why = format!("could not connect to {url}: {e}");
-        if url.trim_end_matches('/').ends_with("/sse") {
-            why.push_str(
-                " (this looks like an HTTP+SSE endpoint; cairn speaks only streamable HTTP, \
-                     usually served at /mcp)",
-            );
+    match client.serve(transport).await {
+        Ok(session) => Ok(Connection {
+            session,
+            child: None,
+        }),
+        Err(e) => {
+            let (why, status) = super::errors::connect_failure(name, url, &e);
+            match status {
+                Some(code) if (400..500).contains(&code) && code != 401 && code != 403 => {
+                    tracing::info!(server = %name, "streamable HTTP answered {code}; trying HTTP+SSE");
+                    connect_sse(url, headers, twin)
+                        .await
+                        .map_err(|sse_why| format!("{why}; as an HTTP+SSE server: {sse_why}"))
+                }
+                _ => Err(why),
+            }
         }
-        why
+    }
+}
+
+async fn connect_sse(
+    url: &str,
+    headers: HashMap<HeaderName, HeaderValue>,
+    client: CairnClient,
+) -> Result<Connection, String> {
+    let transport = super::sse::open(url, headers.into_iter().collect())
+        .await
+        .map_err(|(why, _)| why)?;
+    let session = client.serve(transport).await.map_err(|e| {
+        format!(
+            "the HTTP+SSE server at {url} did not start a session: {}",
+            super::errors::init_failure(&e)
+        )
     })?;
     Ok(Connection {
         session,

@@ -5,8 +5,8 @@ use std::path::Path;
 
 use super::paths;
 use super::security::{Findings, is_recursive_flag, layers};
-use super::shell::ShellAnalysis;
 use super::wrappers::basename;
+use crate::shell::ShellAnalysis;
 
 /// Recursive removal of the workspace itself (`rm -rf .` at its root,
 /// `rm -rf *`, `rm -rf /path/to/workspace`).

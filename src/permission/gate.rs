@@ -8,9 +8,9 @@ use super::paths;
 use super::readonly;
 use super::rules::{Rule, RuleError, Rules, suggest_rules_covering};
 use super::security::{self, Findings};
-use super::shell::{self, ShellAnalysis};
 use super::{CallInfo, Mode, Verdict};
 use crate::permission::repetition::Repetition;
+use crate::shell::{self, ShellAnalysis};
 
 /// Tools that only read and run without asking (also in always-ask mode).
 pub const READ_ONLY_TOOLS: &[&str] = &["view", "grep", "glob", "ls", "job_output", "todos"];
@@ -88,6 +88,11 @@ impl Gate {
     /// Forget repeated-call history (a new user turn).
     pub fn reset_repetition(&mut self) {
         self.repetition.reset();
+    }
+
+    /// A call that was cancelled or failed does not count as a repeat.
+    pub fn uncount_repetition(&mut self, tool: &str, input: &serde_json::Value) {
+        self.repetition.uncount(tool, input);
     }
 
     /// Judge one call, and record it for the repetition check (so call
@@ -225,10 +230,13 @@ impl Gate {
 
     fn tool_runs_freely(&self, call: &CallInfo) -> bool {
         if call.tool.starts_with("mcp__") {
-            return self
-                .trusted_tools
-                .iter()
-                .any(|p| call.tool.starts_with(p.as_str()));
+            // `read_only` is true only when the person's config lets this
+            // server's read-only hints count.
+            return call.read_only
+                || self
+                    .trusted_tools
+                    .iter()
+                    .any(|p| call.tool.starts_with(p.as_str()));
         }
         READ_ONLY_TOOLS.contains(&call.tool) || (call.read_only && call.tool != "bash")
     }

@@ -1,8 +1,8 @@
 //! The gate every tool call passes: security, permission, repetition.
 //!
 //! - `gate` — `Gate::check(&CallInfo) -> Verdict`, the entry point.
-//! - `shell` — a bash command flattened into simple commands and
-//!   redirections (`shell::parse`), also used to preview commands.
+//! - bash commands are judged on their parse by `crate::shell` (simple
+//!   commands, redirections, nested code).
 //! - `security` (+ `cautions`) — what is blocked in every mode, and what
 //!   must be confirmed even in auto mode.
 //! - `readonly` — the commands smart mode runs without asking (with
@@ -126,8 +126,6 @@ pub mod rules;
 pub mod security;
 mod security_exec;
 mod sed_script;
-pub mod shell;
-mod shell_words;
 pub mod store;
 mod suggest;
 mod wrappers;

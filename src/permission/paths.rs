@@ -7,7 +7,7 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use super::shell::{HARMLESS_DEVICES, ShellAnalysis};
+use crate::shell::{HARMLESS_DEVICES, ShellAnalysis};
 
 /// Directories whose contents belong to the operating system.
 pub const SYSTEM_DIRS: &[&str] = &[
@@ -271,7 +271,7 @@ mod tests {
 
     #[test]
     fn cd_is_followed_within_its_shell_only() {
-        let a = crate::permission::shell::parse("cd src && ls; (cd a; ls); ls; cd; ls");
+        let a = crate::shell::parse("cd src && ls; (cd a; ls); ls; cd; ls");
         let dirs = command_dirs(&a, Path::new("/w"), Some(Path::new("/h")));
         let dirs: Vec<_> = dirs.iter().map(|d| d.display().to_string()).collect();
         assert_eq!(

@@ -6,9 +6,9 @@
 use super::getopt::Opt;
 use super::readonly_builtins;
 use super::readonly_tools::{self, refuse};
-use super::shell::SimpleCommand;
 pub use super::wrappers::wrapped_command;
 use super::wrappers::{is_command_lookup, wrapper_options};
+use crate::shell::SimpleCommand;
 
 /// Commands none of whose options write files or run other programs, so
 /// any argument (even one only known at run time) is harmless.
@@ -223,7 +223,7 @@ fn check_command_lookup(args: &[String]) -> Result<(), Reason> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permission::shell;
+    use crate::shell;
 
     fn judge(command: &str) -> Result<(), Reason> {
         let analysis = shell::parse(command);

@@ -50,6 +50,18 @@ impl Repetition {
         ))
     }
 
+    /// Takes back a call that was cancelled or failed: it says nothing
+    /// about the model being stuck, so it does not count toward the limit.
+    pub fn uncount(&mut self, tool: &str, input: &Value) {
+        let same = self
+            .last
+            .as_ref()
+            .is_some_and(|(t, i)| t == tool && i == input);
+        if same {
+            self.count = self.count.saturating_sub(1);
+        }
+    }
+
     /// Forget the history (a new user turn).
     pub fn reset(&mut self) {
         self.last = None;
@@ -81,6 +93,18 @@ mod tests {
             None
         );
         assert_eq!(r.check("bash", &a), None, "count restarted");
+    }
+
+    #[test]
+    fn a_taken_back_call_does_not_count() {
+        let mut r = Repetition::new(2);
+        let a = json!({"command": "cargo test"});
+        assert_eq!(r.check("bash", &a), None);
+        r.uncount("bash", &a);
+        assert_eq!(r.check("bash", &a), None, "the first one was taken back");
+        assert!(r.check("bash", &a).is_some());
+        r.reset();
+        assert_eq!(r.check("bash", &a), None, "a new prompt starts afresh");
     }
 
     #[test]

@@ -31,8 +31,8 @@ use globset::{GlobBuilder, GlobMatcher};
 use super::CallInfo;
 use super::paths;
 use super::security;
-use super::shell::{self, ShellAnalysis, SimpleCommand};
 use super::wrappers::{basename, wrapper_options};
+use crate::shell::{self, ShellAnalysis, SimpleCommand};
 
 pub use super::store::{StoreError, StoredRules, list_rules, remove_rule, store_rule};
 pub use super::suggest::{suggest_rules, suggest_rules_covering};
@@ -188,7 +188,7 @@ impl Rule {
         match &self.matcher {
             Matcher::Any => self.tool == "bash",
             Matcher::Command(pattern) => {
-                self.is_bash() && command_matches(pattern, &cmd.rule_text())
+                self.is_bash() && command_matches(pattern, &rule_text(cmd))
             }
             _ => false,
         }
@@ -480,6 +480,21 @@ fn command_texts(raw: &str, analysis: &ShellAnalysis, depth: usize, out: &mut Ve
             }
         }
     }
+}
+
+/// What bash rules match: the words, preceded by any assignment that
+/// could change what runs (`LD_PRELOAD=x.so cargo test` is not
+/// `cargo test`).
+pub(crate) fn rule_text(cmd: &SimpleCommand) -> String {
+    let standalone = cmd.words.is_empty();
+    let mut parts: Vec<&str> = cmd
+        .assignments
+        .iter()
+        .filter(|a| !super::readonly::is_safe_assignment(a, standalone))
+        .map(String::as_str)
+        .collect();
+    parts.extend(cmd.words.iter().map(String::as_str));
+    parts.join(" ")
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 use std::path::{Path, PathBuf};
 
 use super::paths::{self, CRITICAL_DIRS};
-use super::shell::{ShellAnalysis, SimpleCommand};
 use super::wrappers::{basename, wrapped_command, wrapper_options};
+use crate::shell::{ShellAnalysis, SimpleCommand};
 
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Findings {
@@ -300,7 +300,7 @@ fn inspect_command(
                 if let Some(script) = split
                     && nesting < MAX_NESTING
                 {
-                    let inner = super::shell::parse(&script);
+                    let inner = crate::shell::parse(&script);
                     inspect_nested(&script, &inner, cwd, home, nesting + 1, findings);
                 }
             }

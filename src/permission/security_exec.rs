@@ -7,8 +7,8 @@ use std::path::Path;
 use super::security::{
     AWKS, DOWNLOADERS, Findings, INTERPRETERS, MAX_NESTING, SHELLS, family, inspect_nested, layers,
 };
-use super::shell::{self, ShellAnalysis, SimpleCommand};
 use super::wrappers::basename;
+use crate::shell::{self, ShellAnalysis, SimpleCommand};
 
 /// Whether `cmd`, under any wrappers, downloads (`curl`, `/usr/bin/wget`,
 /// `command curl`, `busybox wget`).

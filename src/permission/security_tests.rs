@@ -1,5 +1,5 @@
 use super::*;
-use crate::permission::shell;
+use crate::shell;
 
 fn check(cmd: &str) -> Findings {
     let analysis = shell::parse(cmd);

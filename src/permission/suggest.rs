@@ -8,8 +8,8 @@ use super::paths;
 use super::readonly;
 use super::rules::{Rule, fetch_host};
 use super::security;
-use super::shell::{ShellAnalysis, SimpleCommand};
 use super::wrappers::basename;
+use crate::shell::{ShellAnalysis, SimpleCommand};
 
 /// Tools whose second word names what they do (`cargo test`, `git log`).
 const WITH_SUBCOMMANDS: &[&str] = &[
@@ -308,7 +308,7 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
         exact_only(name) || (WITH_SUBCOMMANDS.contains(&name) && !subcommand_first)
     };
     if exact_wanted {
-        let text = cmd.rule_text();
+        let text = super::rules::rule_text(cmd);
         let exact =
             cmd.literal.iter().all(|l| *l) && text.len() <= MAX_EXACT && !text.contains('*');
         return exact.then(|| format!("bash({text})"));

@@ -76,9 +76,7 @@ pub enum StoreError {
     #[error("stored data for {what} cannot be read: {detail}")]
     BadData { what: String, detail: String },
 
-    #[error(
-        "the session database is busy: another cairn process held it locked for more than 5 seconds. Try again."
-    )]
+    #[error("the session database is busy: another process holds its write lock")]
     Busy,
 
     #[error("session database error: {0}")]

@@ -14,6 +14,7 @@
 
 mod error;
 mod export;
+mod lock;
 mod messages;
 mod schema;
 mod search;
@@ -26,6 +27,7 @@ use rusqlite::{Connection, Transaction, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
 pub use error::StoreError;
+pub use lock::{HeldElsewhere, SessionLock};
 #[cfg(test)]
 pub(crate) use schema::BUSY_TIMEOUT;
 pub use schema::{SCHEMA_VERSION, V1_SQL};

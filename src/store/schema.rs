@@ -204,7 +204,7 @@ fn classify(path: &Path, e: rusqlite::Error) -> StoreError {
 /// up to date, backing the file up first when it already holds data.
 pub(crate) fn open_file(path: &Path) -> Result<Connection, StoreError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(|source| StoreError::CreateDir {
+        crate::private::create_dir(dir).map_err(|source| StoreError::CreateDir {
             path: dir.to_path_buf(),
             source,
         })?;
@@ -213,6 +213,7 @@ pub(crate) fn open_file(path: &Path) -> Result<Connection, StoreError> {
         .map(|m| m.len() > 0)
         .unwrap_or(false);
     let found = if has_data { check_existing(path)? } else { 0 };
+    make_private(path);
 
     let conn = Connection::open(path).map_err(|e| classify(path, e))?;
     configure(&conn).map_err(|e| classify(path, e))?;
@@ -223,6 +224,19 @@ pub(crate) fn open_file(path: &Path) -> Result<Connection, StoreError> {
     conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get::<_, String>(0))
         .map_err(|e| classify(path, e))?;
     Ok(conn)
+}
+
+/// The database holds whole conversations: 0600. SQLite gives its `-wal`
+/// and `-shm` files the database file's mode; older ones are tightened too.
+fn make_private(path: &Path) {
+    let _ = crate::private::touch(path);
+    for suffix in ["", "-wal", "-shm"] {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        if let Err(e) = crate::private::restrict(Path::new(&p), crate::private::FILE_MODE) {
+            tracing::warn!("cannot make {} private: {e}", Path::new(&p).display());
+        }
+    }
 }
 
 pub(crate) fn open_memory() -> Result<Connection, StoreError> {

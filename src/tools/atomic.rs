@@ -9,8 +9,9 @@ use std::path::Path;
 use tempfile::NamedTempFile;
 
 /// Replaces (or creates) `path` with `bytes`. An existing file keeps its
-/// permissions. On any error the original is untouched and the temporary
-/// file is removed (dropping a `NamedTempFile` deletes it).
+/// permission bits; a new one gets what the umask allows (0644 under 022),
+/// as any editor would give it. On any error the original is untouched and
+/// the temporary file is removed (dropping a `NamedTempFile` deletes it).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     // Renaming over a symlink would replace the link with a plain file;
     // write the file it points to instead.
@@ -30,7 +31,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         .ok()
         .filter(|m| m.is_file())
         .map(|m| m.permissions());
-    let mut tmp = NamedTempFile::new_in(dir)?;
+    // Created 0666 less the umask; an existing file's bits replace that below.
+    super::tempfiles::note_dir(dir);
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&super::tempfiles::atomic_prefix())
+        .permissions(new_file_permissions())
+        .tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.flush()?;
     if let Some(p) = perms {
@@ -38,6 +44,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     }
     tmp.as_file().sync_all()?;
     persist(tmp, path)
+}
+
+fn new_file_permissions() -> Permissions {
+    use std::os::unix::fs::PermissionsExt;
+    Permissions::from_mode(0o666)
 }
 
 fn persist(tmp: NamedTempFile, path: &Path) -> io::Result<()> {
@@ -59,6 +70,19 @@ mod tests {
         assert_eq!(fs::read_to_string(&p).unwrap(), "new");
         let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o751);
+    }
+
+    #[test]
+    fn a_new_file_follows_the_umask() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("new.txt");
+        // SAFETY: umask only swaps the process's mask; restored below.
+        let old = unsafe { libc::umask(0o022) };
+        let written = write_atomic(&p, b"x");
+        unsafe { libc::umask(old) };
+        written.unwrap();
+        let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644);
     }
 
     #[test]

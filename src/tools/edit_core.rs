@@ -285,7 +285,11 @@ pub fn read_for_edit(ctx: &ToolContext, path: &Path) -> Result<(Vec<u8>, FileTex
     if meta.is_dir() {
         return Err(format!("{shown} is a directory, not a file"));
     }
-    let bytes = fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+    if let Some(refusal) = super::regular::refusal(&shown, &meta) {
+        return Err(refusal);
+    }
+    let bytes = super::regular::read_bounded(path, super::regular::MAX_EDIT_FILE)
+        .map_err(|e| format!("cannot read {shown}: {e}"))?;
     check_viewed(ctx, path, &bytes)?;
     let text = FileText::decode(&bytes, &shown)?;
     Ok((bytes, text))

@@ -2,7 +2,7 @@
 //! with no terminal and stdin from /dev/null, so these would hang or fail
 //! confusingly; the bash tool refuses them up front with a hint instead.
 
-use crate::permission::shell::{ShellAnalysis, SimpleCommand};
+use crate::shell::{ShellAnalysis, SimpleCommand};
 
 const EDITORS: &[&str] = &["vim", "vi", "nvim", "nano", "emacs", "pico", "micro", "joe"];
 const PAGERS: &[&str] = &["less", "more", "most", "man", "info"];
@@ -129,7 +129,7 @@ fn git_interactive(args: &[String]) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::permission::shell::parse;
+    use crate::shell::parse;
 
     fn refused(cmd: &str) -> bool {
         refusal(&parse(cmd)).is_some()

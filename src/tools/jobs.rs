@@ -170,6 +170,7 @@ fn start(
         .stderr(Stdio::from(out.try_clone()?))
         .process_group(0)
         .kill_on_drop(false);
+    super::env::scrub(&mut cmd);
     for (k, v) in SHELL_ENV {
         cmd.env(k, v);
     }

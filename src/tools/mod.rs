@@ -4,16 +4,20 @@
 pub mod atomic;
 pub mod edit;
 pub mod edit_core;
+pub mod env;
 pub mod fetch;
 pub mod glob;
 pub mod grep;
+pub mod input;
 pub mod interactive;
 pub mod job_tools;
 pub mod jobs;
 pub mod ls;
+pub mod regular;
 pub mod shell;
 pub mod snapshot;
 pub mod state;
+pub mod tempfiles;
 pub mod todos;
 pub mod view;
 pub mod walk;
@@ -129,6 +133,16 @@ pub enum Preview {
     Input {
         input: Value,
     },
+    /// A call to a tool of an MCP server: what the server says the tool
+    /// does, and the full arguments.
+    Mcp {
+        server: String,
+        tool: String,
+        description: String,
+        /// The server's own hints ("read-only", "destructive", ...).
+        hints: Vec<String>,
+        input: Value,
+    },
 }
 
 /// Extra facts about a finished call for the interface (not sent to the
@@ -215,9 +229,57 @@ pub trait Tool: Send + Sync {
 }
 
 /// Tools that come and go while cairn runs (MCP servers). The agent asks
-/// for the current set at the start of every turn.
+/// for the current set before every model request.
+#[async_trait]
 pub trait ToolSource: Send + Sync {
     fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Waits, bounded, for tools that are about to appear (servers still
+    /// starting); says what it waits for through `waiting` first.
+    async fn ready(&self, waiting: &(dyn Fn(String) + Send + Sync)) {
+        let _ = waiting;
+    }
+    /// What the source has to tell the person, from index `from` on.
+    fn notices(&self, from: usize) -> Vec<SourceNotice> {
+        let _ = from;
+        Vec::new()
+    }
+    /// How many of its servers are up, when it has any.
+    fn health(&self) -> Option<SourceHealth> {
+        None
+    }
+    /// Ticks when notices or health changed.
+    fn changes(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
+    /// Who to ask when a server wants input from the person; without one,
+    /// such requests are declined.
+    fn set_asker(&self, asker: input::Asker) {
+        let _ = asker;
+    }
+    /// References the person can attach to a prompt (`mcp:SERVER:URI`).
+    async fn attachables(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The text of an attached reference; `Err` says why it cannot be had.
+    async fn attach(&self, reference: &str) -> Result<String, String> {
+        Err(format!("`{reference}` cannot be attached"))
+    }
+}
+
+/// A tool source's news for the person: a server failed or came back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceNotice {
+    /// A failure rather than good news.
+    pub problem: bool,
+    pub text: String,
+}
+
+/// Servers of a tool source that are up, starting, and enabled in all.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SourceHealth {
+    pub ready: usize,
+    pub starting: usize,
+    pub total: usize,
 }
 
 /// The set of tools offered to the model, by name.

@@ -17,7 +17,7 @@ use super::{
     Preview, Tool, ToolContext, ToolDisplay, ToolOutput, opt_bool_arg, opt_str_arg, opt_u64_arg,
     str_arg,
 };
-use crate::permission::shell::parse;
+use crate::shell::parse;
 
 const DEFAULT_TIMEOUT_MS: u64 = 120_000;
 const MAX_TIMEOUT_MS: u64 = 600_000;
@@ -156,7 +156,10 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         return ToolOutput::error(msg);
     }
     let cwd = start_dir(ctx);
-    let cwd_file = match tempfile::NamedTempFile::new() {
+    let cwd_file = match tempfile::Builder::new()
+        .prefix(&super::tempfiles::cwd_prefix())
+        .tempfile()
+    {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot create a temporary file: {e}")),
     };

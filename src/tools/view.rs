@@ -148,6 +148,9 @@ fn view_file(
             "{shown} is a directory, not a file; use ls to list its contents"
         ));
     }
+    if let Some(refusal) = super::regular::refusal(&shown, &meta) {
+        return ToolOutput::error(refusal);
+    }
     if let Some(kind) = image_kind(path) {
         return view_image(ctx, path, &meta, kind);
     }
@@ -164,7 +167,7 @@ fn view_file(
         }
         return view_streaming(ctx, path, &meta, range);
     }
-    let bytes = match fs::read(path) {
+    let bytes = match super::regular::read_bounded(path, MAX_WHOLE_FILE) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(format!("cannot read {shown}: {e}")),
     };
@@ -485,7 +488,7 @@ fn view_image(ctx: &ToolContext, path: &Path, meta: &fs::Metadata, kind: ImageKi
             human_size(MAX_IMAGE)
         ));
     }
-    let bytes = match fs::read(path) {
+    let bytes = match super::regular::read_bounded(path, MAX_IMAGE) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(format!("cannot read {shown}: {e}")),
     };

@@ -26,8 +26,12 @@ fn plan_write(ctx: &ToolContext, path: &Path, content: String) -> Result<Plan, S
         Ok(m) if m.is_dir() => {
             return Err(format!("{shown} is a directory; give a file path"));
         }
-        Ok(_) => {
-            let bytes = fs::read(path).map_err(|e| format!("cannot read {shown}: {e}"))?;
+        Ok(m) => {
+            if let Some(refusal) = super::regular::refusal(&shown, &m) {
+                return Err(refusal);
+            }
+            let bytes = super::regular::read_bounded(path, super::regular::MAX_EDIT_FILE)
+                .map_err(|e| format!("cannot read {shown}: {e}"))?;
             check_viewed(ctx, path, &bytes)?;
             Some(bytes)
         }

@@ -96,6 +96,13 @@ pub struct Model {
     pub theme_dir: Option<PathBuf>,
     /// When Esc was last pressed while idle (Esc twice rewinds).
     pub last_idle_esc: Option<Instant>,
+    /// Why the session store refuses writes, while it does (shown until
+    /// the waiting writes are saved).
+    pub store_warning: Option<String>,
+    /// MCP servers up / starting / enabled, once any is configured.
+    pub servers: Option<crate::tools::SourceHealth>,
+    /// Servers' requests for input, answered in order.
+    pub forms: VecDeque<crate::tui::widgets::input_form::InputForm>,
 }
 
 impl Model {
@@ -131,6 +138,9 @@ impl Model {
             title: None,
             theme_dir: None,
             last_idle_esc: None,
+            store_warning: None,
+            servers: None,
+            forms: VecDeque::new(),
         }
     }
 

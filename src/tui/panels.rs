@@ -352,6 +352,7 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         })],
         Slash::Mcp => vec![Cmd::Service(ServiceCmd::McpStatus)],
         Slash::McpRestart(name) => vec![Cmd::Service(ServiceCmd::McpRestart(name))],
+        Slash::McpPrompt(command) => vec![Cmd::Service(ServiceCmd::McpPrompt(command))],
         Slash::Permissions => vec![Cmd::Service(ServiceCmd::Permissions)],
         Slash::Mouse => {
             model.mouse_captured = !model.mouse_captured;
@@ -445,6 +446,14 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     let mut keep = true;
     let mut cmds = Vec::new();
     match &mut *panel {
+        // An MCP prompt (`/mcp__SERVER__PROMPT args`) is not in the list.
+        Panel::Commands(p)
+            if key.code == crossterm::event::KeyCode::Enter
+                && p.query().trim_start().starts_with("mcp__") =>
+        {
+            keep = false;
+            cmds = run_slash(model, &format!("/{}", p.query().trim()));
+        }
         Panel::Commands(p) => match p.handle_key(key) {
             PickerAction::Cancel => keep = false,
             PickerAction::Choose(name) => {

@@ -71,7 +71,7 @@ async fn event_loop(
     let mut input = EventStream::new();
     let mut tick = interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut end_signals = super::suspend::EndSignals::new()?;
     let mut clipboard: Option<arboard::Clipboard> = None;
     let mut agent_open = true;
     let mut dirty = true;
@@ -91,6 +91,11 @@ async fn event_loop(
         let mut msgs = Vec::new();
         tokio::select! {
             ev = input.next() => match ev {
+                Some(Ok(ev)) if super::suspend::is_suspend_key(&ev) => {
+                    super::suspend::suspend(model.mouse_captured)?;
+                    term.clear()?;
+                    dirty = true;
+                }
                 Some(Ok(ev)) => msgs.extend(to_msg(ev)),
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
@@ -111,7 +116,7 @@ async fn event_loop(
             Some(msg) = service_rx.recv() => msgs.push(msg),
             _ = tick.tick(), if model.needs_tick() => msgs.push(Msg::Tick(std::time::Instant::now())),
             _ = sleep_until(last_draw + gap), if dirty => {}
-            _ = sigterm.recv() => return Ok(()),
+            _ = end_signals.recv() => return Ok(()),
         }
         for msg in msgs {
             dirty = true;
@@ -169,13 +174,7 @@ pub fn load_history(path: &std::path::Path) -> Vec<String> {
 }
 
 pub fn append_history(path: &std::path::Path, prompt: &str) -> std::io::Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)?;
+    let mut f = crate::private::open_append(path)?;
     let line = serde_json::to_string(prompt).map_err(std::io::Error::other)?;
     writeln!(f, "{line}")
 }

@@ -18,6 +18,8 @@ use crate::tui::widgets::session_browser::BrowserEntry;
 #[derive(Debug, Clone, PartialEq)]
 pub enum ServiceCmd {
     ListFiles,
+    /// Fetch an MCP prompt (`mcp__SERVER__PROMPT args`) and send its text.
+    McpPrompt(String),
     QuerySessions {
         text: String,
         all: bool,
@@ -86,6 +88,8 @@ pub enum ServiceMsg {
         text: String,
     },
     Info(NoticeLevel, String),
+    /// Text to send as the person's prompt (an MCP prompt's result).
+    SubmitPrompt(String),
 }
 
 /// Handles to the services; all optional so the interface runs without them.
@@ -136,10 +140,54 @@ impl Services {
                     }
                     None => "MCP is not running.".into(),
                 };
-                let _ = tx.send(Msg::Service(ServiceMsg::Text {
-                    title: "MCP servers".into(),
-                    text,
-                }));
+                let mcp = self.mcp.clone();
+                tokio::spawn(async move {
+                    let mut text = text;
+                    let prompts = match &mcp {
+                        Some(m) => m.prompt_commands().await,
+                        None => Vec::new(),
+                    };
+                    if !prompts.is_empty() {
+                        text.push_str("\nPrompts (type one to send it):\n");
+                        for p in prompts {
+                            text.push_str(&format!("  {p}\n"));
+                        }
+                    }
+                    let _ = tx.send(Msg::Service(ServiceMsg::Text {
+                        title: "MCP servers".into(),
+                        text,
+                    }));
+                });
+            }
+            ServiceCmd::McpPrompt(command) => {
+                let mcp = self.mcp.clone();
+                tokio::spawn(async move {
+                    let reply = match mcp {
+                        Some(m) => match m.expand_prompt(&command).await {
+                            Ok(text) => ServiceMsg::SubmitPrompt(text),
+                            Err(why) => ServiceMsg::Info(NoticeLevel::Warning, why),
+                        },
+                        None => {
+                            ServiceMsg::Info(NoticeLevel::Warning, "MCP is not running.".into())
+                        }
+                    };
+                    let _ = tx.send(Msg::Service(reply));
+                });
+            }
+            ServiceCmd::ListFiles => {
+                let root = self.project_root.clone();
+                let mcp = self.mcp.clone();
+                tokio::spawn(async move {
+                    let mut files = tokio::task::spawn_blocking(move || {
+                        crate::tui::widgets::picker::workspace_files(&root, 20_000)
+                    })
+                    .await
+                    .unwrap_or_default();
+                    if let Some(m) = mcp {
+                        files.extend(m.resource_refs().await);
+                    }
+                    let _ = tx.send(Msg::Service(ServiceMsg::Files(files)));
+                });
             }
             ServiceCmd::McpRestart(name) => {
                 let msg = match self.mcp.as_ref().map(|m| m.restart(&name)) {
@@ -177,9 +225,6 @@ impl Services {
     fn try_blocking(&self, cmd: ServiceCmd) -> Result<ServiceMsg, String> {
         let err = |e: crate::store::StoreError| e.to_string();
         Ok(match cmd {
-            ServiceCmd::ListFiles => ServiceMsg::Files(
-                crate::tui::widgets::picker::workspace_files(&self.project_root, 20_000),
-            ),
             ServiceCmd::QuerySessions { text, all, offset } => {
                 let store = self.store()?;
                 let root = (!all).then_some(self.project_root.as_path());
@@ -373,7 +418,8 @@ impl Services {
                     "cairn-session-{}.{ext}",
                     &sid.0[..8.min(sid.0.len())]
                 ));
-                std::fs::write(&path, text)
+                // A conversation is private: 0600, like the database.
+                crate::private::write(&path, text.as_bytes())
                     .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                 ServiceMsg::Info(NoticeLevel::Info, format!("Exported to {}", path.display()))
             }
@@ -426,7 +472,10 @@ impl Services {
                     format!("Theme “{name}” saved in {}.", path.display()),
                 )
             }
-            ServiceCmd::McpStatus | ServiceCmd::McpRestart(_) => {
+            ServiceCmd::McpStatus
+            | ServiceCmd::McpRestart(_)
+            | ServiceCmd::McpPrompt(_)
+            | ServiceCmd::ListFiles => {
                 return Err("handled on the interface thread".into());
             }
         })
@@ -749,7 +798,7 @@ mod tests {
             store: Some(Arc::new(Mutex::new(store))),
             recorded: Some(Arc::new(Mutex::new(Recorded {
                 session: Some(current.clone()),
-                error: None,
+                ..Recorded::default()
             }))),
             project_root: dir.path().to_path_buf(),
             ..Services::default()
@@ -825,7 +874,7 @@ mod tests {
             store: Some(Arc::new(Mutex::new(store))),
             recorded: Some(Arc::new(Mutex::new(Recorded {
                 session: Some(live.clone()),
-                error: None,
+                ..Recorded::default()
             }))),
             project_root: dir.path().to_path_buf(),
             ..Services::default()

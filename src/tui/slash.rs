@@ -103,6 +103,8 @@ pub enum Slash {
     Export(ExportFormat),
     Mcp,
     McpRestart(String),
+    /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
+    McpPrompt(String),
     Permissions,
     Mouse,
     Help,
@@ -154,6 +156,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "mouse" => Slash::Mouse,
         "help" | "?" => Slash::Help,
         "quit" | "exit" | "q" => Slash::Quit,
+        other if other.starts_with("mcp__") => Slash::McpPrompt(body.trim().to_string()),
         other => {
             return Err(format!(
                 "unknown command /{other}; type / to see the commands"

@@ -66,7 +66,7 @@ pub fn restore() {
 pub fn install_panic_hook() {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if crate::permission::shell::panic_is_expected() {
+        if crate::shell::panic_is_expected() {
             return;
         }
         restore();

@@ -84,6 +84,7 @@ fn is_slash_command(text: &str) -> bool {
     let name = rest.split_whitespace().next().unwrap_or("");
     crate::tui::slash::COMMANDS.iter().any(|c| c.name == name)
         || matches!(name, "clear" | "resume" | "exit" | "q")
+        || name.starts_with("mcp__")
 }
 
 pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {
@@ -112,6 +113,14 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             },
         }
         return Vec::new();
+    }
+    if let Some(form) = model.forms.front_mut() {
+        let Some(answer) = form.key(key) else {
+            return Vec::new();
+        };
+        let id = form.id;
+        model.forms.pop_front();
+        return vec![Cmd::Send(AgentCommand::InputReply { id, answer })];
     }
     if let Some(dialog) = model.dialogs.front_mut() {
         let Some(decision) = dialog.key(key, &keys) else {

@@ -164,6 +164,11 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             };
         }
         AgentEvent::Notice { level, text } => notice(model, level, text),
+        AgentEvent::ServersChanged(health) => model.servers = Some(health),
+        AgentEvent::InputRequested { id, request } => model
+            .forms
+            .push_back(crate::tui::widgets::input_form::InputForm::new(id, request)),
+        AgentEvent::InputResolved { id } => model.forms.retain(|f| f.id != id),
         AgentEvent::Todos(todos) => model.todos = todos,
         AgentEvent::ModeChanged(mode) => model.mode = mode,
         AgentEvent::ModelChanged {
@@ -173,7 +178,26 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.provider = provider;
             model.model = name;
         }
-        AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
+        AgentEvent::MessageAdded(_)
+        | AgentEvent::PartialMessage(_)
+        | AgentEvent::SessionRecorded { .. } => {}
+        AgentEvent::StoreFailed { error, .. } => {
+            if model.store_warning.is_none() {
+                let text = format!(
+                    "Not saved: {error}. What is not saved is kept and written when the store accepts writes again."
+                );
+                notice(model, NoticeLevel::Warning, text);
+            }
+            model.store_warning = Some(error);
+        }
+        AgentEvent::StoreRecovered => {
+            model.store_warning = None;
+            notice(
+                model,
+                NoticeLevel::Info,
+                "The session is saved again.".into(),
+            );
+        }
         other @ (AgentEvent::Compacted { .. }
         | AgentEvent::TitleChanged(_)
         | AgentEvent::TitleGenerated(_)

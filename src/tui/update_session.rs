@@ -181,6 +181,16 @@ pub fn service(model: &mut Model, msg: ServiceMsg) -> Vec<Cmd> {
             notice(model, level, text);
             Vec::new()
         }
+        ServiceMsg::SubmitPrompt(text) => {
+            model.transcript.to_bottom();
+            if model.turn_running {
+                model.queued.push_back(text.clone());
+            }
+            vec![Cmd::Send(crate::agent::AgentCommand::Submit {
+                text,
+                images: Vec::new(),
+            })]
+        }
         ServiceMsg::DeleteRefused(why) => {
             model.flash(&why);
             match panels::browser_mut(model) {

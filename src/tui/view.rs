@@ -88,8 +88,10 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
         ))),
         None => None,
     };
-    let focused =
-        model.focus == Focus::Prompt && model.dialogs.is_empty() && model.overlays.is_empty();
+    let focused = model.focus == Focus::Prompt
+        && model.dialogs.is_empty()
+        && model.forms.is_empty()
+        && model.overlays.is_empty();
     model
         .input
         .render(input_area, buf, &model.styles, title, focused);
@@ -110,6 +112,9 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
             &model.keys,
             Some((1, count)),
         );
+    }
+    if let Some(form) = model.forms.front() {
+        form.render(dialog_area, buf, &model.styles);
     }
     for o in model.overlays.iter_mut() {
         match o {

@@ -2,13 +2,20 @@
 //! one behaviour of the client: plain text, error results, progress,
 //! `list_changed`, a crash, images and a call slow enough to cancel.
 
+// Roots are deprecated by the newest protocol revision, but clients and
+// servers of the earlier ones use them, and cairn offers its workspace.
+#![allow(deprecated)]
+
 use std::io::Write;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    GetPromptRequestParams, GetPromptResponse, GetPromptResult, ListPromptsResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ResourceContents,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -23,6 +30,10 @@ pub const MARKER_ENV: &str = "CAIRN_TEST_MCP_MARKER";
 
 /// Set to a file path: the server writes its process id there on start.
 pub const PIDFILE_ENV: &str = "CAIRN_TEST_MCP_PIDFILE";
+
+/// The one resource the server offers, and its text.
+pub const RESOURCE_URI: &str = "cairn-test://notes";
+pub const RESOURCE_TEXT: &str = "The notes say: resources work.";
 
 pub struct TestServer {
     extra_tool: Mutex<bool>,
@@ -53,12 +64,16 @@ impl TestServer {
     }
 
     fn tools(&self) -> Vec<Tool> {
+        let mut echo = tool(
+            "echo",
+            "Echoes the text back.",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        );
+        echo.annotations = Some(ToolAnnotations::new().read_only(true));
+        let mut crash = tool("crash", "Makes the server exit.", no_args());
+        crash.annotations = Some(ToolAnnotations::new().read_only(false).destructive(true));
         let mut tools = vec![
-            tool(
-                "echo",
-                "Echoes the text back.",
-                json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-            ),
+            echo,
             tool("fail", "Always answers with an error result.", no_args()),
             tool(
                 "progress",
@@ -66,13 +81,15 @@ impl TestServer {
                 json!({"type": "object", "properties": {"steps": {"type": "integer"}}}),
             ),
             tool("add_tool", "Adds the `extra` tool.", no_args()),
-            tool("crash", "Makes the server exit.", no_args()),
+            crash,
             tool(
                 "header",
                 "Tells the value of an HTTP request header (streamable HTTP only).",
                 json!({"type": "object", "properties": {"name": {"type": "string"}}}),
             ),
             tool("image", "Returns a tiny image.", no_args()),
+            tool("roots", "Tells the client's roots.", no_args()),
+            tool("ask", "Asks the person who they are.", no_args()),
             tool(
                 "slow",
                 "Answers after `secs` seconds.",
@@ -98,6 +115,8 @@ impl ServerHandler for TestServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_tool_list_changed()
+                .enable_resources()
+                .enable_prompts()
                 .build(),
         )
     }
@@ -108,6 +127,80 @@ impl ServerHandler for TestServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let greet = serde_json::from_value(json!({
+            "name": "greet",
+            "description": "Greets someone.",
+            "arguments": [{"name": "name", "required": true}, {"name": "mood"}],
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListPromptsResult::with_all_items(vec![greet]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let arg = |k: &str| {
+            args.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string()
+        };
+        if request.name != "greet" || arg("name").is_empty() {
+            return Err(ErrorData::invalid_params("greet needs a name", None));
+        }
+        let mood = if arg("mood").is_empty() {
+            "warmly".to_string()
+        } else {
+            arg("mood")
+        };
+        let message = serde_json::from_value(json!({
+            "role": "user",
+            "content": {"type": "text", "text": format!("Say hello to {}, {mood}.", arg("name"))},
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(GetPromptResult::new(vec![message]).into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let notes = serde_json::from_value(json!({
+            "uri": RESOURCE_URI,
+            "name": "notes",
+            "mimeType": "text/plain",
+            "description": "The test server's notes.",
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListResourcesResult::with_all_items(vec![notes]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri != RESOURCE_URI {
+            return Err(ErrorData::resource_not_found(
+                format!("no resource {}", request.uri),
+                None,
+            ));
+        }
+        Ok(
+            ReadResourceResult::new(vec![ResourceContents::text(RESOURCE_TEXT, RESOURCE_URI)])
+                .into(),
+        )
     }
 
     async fn call_tool(
@@ -143,6 +236,39 @@ impl ServerHandler for TestServer {
                 Ok(text_result("added"))
             }
             "extra" => Ok(text_result("extra tool here")),
+            "ask" => {
+                let schema = serde_json::from_value(json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "title": "Your name"},
+                        "count": {"type": "integer", "description": "How many?"},
+                    },
+                    "required": ["name"],
+                }))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: "Who is asking?".into(),
+                    requested_schema: schema,
+                };
+                Ok(text_result(
+                    match context.peer.create_elicitation(params).await {
+                        Ok(r) => format!(
+                            "answer: {:?} {}",
+                            r.action,
+                            r.content.map(|c| c.to_string()).unwrap_or_default()
+                        ),
+                        Err(e) => format!("elicitation failed: {e}"),
+                    },
+                ))
+            }
+            "roots" => match context.peer.list_roots().await {
+                Ok(result) => {
+                    let uris: Vec<String> = result.roots.into_iter().map(|r| r.uri).collect();
+                    Ok(text_result(format!("roots: {}", uris.join(" "))))
+                }
+                Err(e) => Ok(text_result(format!("no roots: {e}"))),
+            },
             "header" => {
                 let name = args.get("name").and_then(Value::as_str).unwrap_or("");
                 let value = context
@@ -201,6 +327,7 @@ pub async fn serve_stdio() {
     }
 }
 
+#[allow(dead_code)] // not every test binary serves HTTP
 /// Serves over streamable HTTP on 127.0.0.1 until `stop` is cancelled;
 /// returns the endpoint URL.
 pub async fn serve_http(stop: tokio_util::sync::CancellationToken) -> std::io::Result<String> {

@@ -238,6 +238,23 @@ impl PermissionDialog {
                     serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string());
                 wrap_plain(&pretty, width, styles.text)
             }
+            Preview::Mcp {
+                server,
+                tool,
+                description,
+                hints,
+                input,
+            } => super::mcp_preview::lines(
+                &super::mcp_preview::McpCall {
+                    server,
+                    tool,
+                    description,
+                    hints,
+                    input,
+                },
+                width,
+                styles,
+            ),
         }
     }
 

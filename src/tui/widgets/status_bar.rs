@@ -25,6 +25,13 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
     }
     let s = &model.styles;
     let mut parts = Vec::new();
+    if let Some(why) = &model.store_warning {
+        parts.push(Part {
+            text: format!("not saved: {}", crate::term_safe::escape(why)),
+            style: s.error,
+            priority: 10,
+        });
+    }
     if let Some(a) = activity(model) {
         parts.push(Part {
             text: a,
@@ -78,6 +85,9 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
         style: s.dim,
         priority: 3,
     });
+    if let Some(part) = servers(model) {
+        parts.push(part);
+    }
     if !model.mouse_captured {
         parts.push(Part {
             text: "mouse off (F2)".into(),
@@ -105,6 +115,23 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
         spans.push(Span::styled(p.text, p.style));
     }
     buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// `mcp 2/3`, with `…` while one starts; a warning colour when one is down.
+fn servers(model: &Model) -> Option<Part> {
+    let h = model.servers.filter(|h| h.total > 0)?;
+    let s = &model.styles;
+    let down = h.total - h.ready - h.starting;
+    Some(Part {
+        text: format!(
+            "mcp {}/{}{}",
+            h.ready,
+            h.total,
+            if h.starting > 0 { " …" } else { "" }
+        ),
+        style: if down > 0 { s.warning } else { s.status },
+        priority: 5,
+    })
 }
 
 fn activity(model: &Model) -> Option<String> {

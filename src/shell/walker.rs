@@ -1,175 +1,14 @@
-//! A shell command flattened into what the gate judges: every simple command
-//! (also those inside substitutions, subshells, loops and functions) and every
-//! redirection. Built on `brush-parser`; anything it cannot read is reported
-//! as a parse error so the gate asks instead of guessing.
+//! The walk over brush-parser's syntax tree that fills a [`ShellAnalysis`].
 
+use brush_parser::Parser;
 use brush_parser::ast;
-use brush_parser::word::{
-    Parameter, ParameterExpr, ParameterTransformOp, WordPiece, WordPieceWithSource,
-};
 
-use super::shell_words::{brace_alternatives, literal_text};
-use brush_parser::{Parser, ParserOptions};
+use super::HARMLESS_DEVICES;
+use super::words::brace_alternatives;
+use super::{FunctionDef, MAX_DEPTH, Redirect, ShellAnalysis, SimpleCommand, options};
 
-/// Nested shells, substitutions inside substitutions, ... beyond this depth
-/// the command is treated as unreadable.
-const MAX_DEPTH: usize = 16;
-
-/// Device files whose use as a redirection target writes nothing.
-pub const HARMLESS_DEVICES: [&str; 5] = [
-    "/dev/null",
-    "/dev/stdout",
-    "/dev/stderr",
-    "/dev/tty",
-    "/dev/zero",
-];
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ShellAnalysis {
-    /// In source order; commands inside a substitution come after the
-    /// command whose word holds the substitution.
-    pub commands: Vec<SimpleCommand>,
-    pub redirects: Vec<Redirect>,
-    /// `$(…)`, backticks or `<(…)` / `>(…)` somewhere in the command.
-    pub has_substitution: bool,
-    /// Words that are no command's arguments but may name paths: the
-    /// values of `for x in …` and the subject of `case … in`. The flag
-    /// tells whether the word is literal.
-    pub loose_words: Vec<(String, bool)>,
-    /// Functions defined by the command.
-    pub functions: Vec<FunctionDef>,
-    /// Parts the analysis could not see into (arithmetic or parameter
-    /// expansions holding substitutions, ...). Non-empty means "ask".
-    pub opaque: Vec<String>,
-    /// Places where bash evaluates text it only knows when it runs as
-    /// arithmetic or as a variable name (`$((x))`, `${a[i]}`, `${x:n}`,
-    /// `${!x}`, `${x@P}`): a value like `a[$(cmd)]` there runs `cmd`.
-    /// Never read-only.
-    pub evaluated: Vec<String>,
-    /// For each shell the command runs (0 is the top one; subshells,
-    /// pipeline stages, substitutions, background jobs and function bodies
-    /// get their own), the shell it was started from.
-    pub scopes: Vec<Option<usize>>,
-    /// The parser failed; nothing else in the analysis is trustworthy.
-    pub parse_error: Option<String>,
-}
-
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct SimpleCommand {
-    /// The command name and its arguments, de-quoted where literal; a word
-    /// with expansions keeps its source text (`$HOME`, `$(date)`).
-    pub words: Vec<String>,
-    /// `literal[i]` is false when `words[i]` depends on an expansion.
-    pub literal: Vec<bool>,
-    /// Leading `NAME=value` assignments, as written.
-    pub assignments: Vec<String>,
-    /// Index (in `ShellAnalysis::commands`) of the command whose word or
-    /// redirection holds the substitution this command runs in.
-    pub parent: Option<usize>,
-    /// (pipeline id, stage) of the innermost multi-stage pipeline this
-    /// command belongs to; commands in a substitution inherit their
-    /// parent's stage.
-    pub pipe: Option<(usize, usize)>,
-    /// The shell (`ShellAnalysis::scopes`) the command runs in.
-    pub scope: usize,
-}
-
-impl SimpleCommand {
-    pub fn name(&self) -> Option<&str> {
-        self.words.first().map(String::as_str)
-    }
-
-    /// The command as one line of de-quoted words.
-    pub fn text(&self) -> String {
-        self.words.join(" ")
-    }
-
-    /// What bash rules match: the words, preceded by any assignment that
-    /// could change what runs (`LD_PRELOAD=x.so cargo test` is not
-    /// `cargo test`).
-    pub fn rule_text(&self) -> String {
-        let standalone = self.words.is_empty();
-        let mut parts: Vec<&str> = self
-            .assignments
-            .iter()
-            .filter(|a| !super::readonly::is_safe_assignment(a, standalone))
-            .map(String::as_str)
-            .collect();
-        parts.extend(self.words.iter().map(String::as_str));
-        parts.join(" ")
-    }
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Redirect {
-    /// `>`, `>>`, `>|`, `<`, `<>`, `>&`, `<&`, `&>`, `&>>`, `<<`, `<<<`.
-    pub operator: String,
-    pub fd: Option<i32>,
-    /// File name, fd number or here-document delimiter.
-    pub target: String,
-    pub target_literal: bool,
-    /// True when a file (not a harmless device or a file descriptor) may be
-    /// created or changed.
-    pub writes_file: bool,
-    /// The command the redirection belongs to, when it belongs to one.
-    pub command: Option<usize>,
-    /// The text a here-document (`<<`) or here-string (`<<<`) feeds in.
-    pub input: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct FunctionDef {
-    pub name: String,
-    /// Indices of the commands in the body.
-    pub body: Vec<usize>,
-}
-
-impl ShellAnalysis {
-    /// Whether the analysis can be trusted to list everything the command runs.
-    pub fn is_complete(&self) -> bool {
-        self.parse_error.is_none() && self.opaque.is_empty()
-    }
-
-    /// Redirections that may write a file.
-    pub fn file_writes(&self) -> impl Iterator<Item = &Redirect> {
-        self.redirects.iter().filter(|r| r.writes_file)
-    }
-}
-
-/// Parse `command` into its flat analysis. Never panics; on failure
-/// `parse_error` is set.
-pub fn parse(command: &str) -> ShellAnalysis {
-    // The parser crate can panic on some malformed input (an unwrap in its
-    // tokenizer). A command comes from the model, so that must not take
-    // the agent down: a panic is an unparseable command, which asks. The
-    // panic hooks stay quiet for it (see `panic_is_expected`).
-    EXPECTING_PANIC.with(|f| f.set(true));
-    let result = std::panic::catch_unwind(|| parse_inner(command));
-    EXPECTING_PANIC.with(|f| f.set(false));
-    result.unwrap_or_else(|_| ShellAnalysis {
-        parse_error: Some("the command could not be parsed".into()),
-        ..ShellAnalysis::default()
-    })
-}
-
-thread_local! {
-    static EXPECTING_PANIC: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// True on a thread inside [`parse`], where a panic from the parser crate
-/// is caught and handled: panic hooks should neither print nor restore
-/// the terminal for it.
-pub fn panic_is_expected() -> bool {
-    EXPECTING_PANIC.with(|f| f.get())
-}
-
-fn parse_inner(command: &str) -> ShellAnalysis {
-    if let Some(why) = parser_trap(command) {
-        return ShellAnalysis {
-            parse_error: Some(why),
-            ..ShellAnalysis::default()
-        };
-    }
+/// Walk `command` (already past the parser traps) into its analysis.
+pub(super) fn walk(command: &str) -> ShellAnalysis {
     let mut walker = Walker::default();
     walker.out.scopes.push(None);
     let top = Ctx {
@@ -184,84 +23,26 @@ fn parse_inner(command: &str) -> ShellAnalysis {
     walker.out
 }
 
-/// Input the parser crate never returns from: it loops, allocating, on
-/// some here-documents whose delimiter holds `$((` (`<<x$(( ||$((`) or is
-/// empty (`<<""<( `, `<< );;`). bash has no use for such delimiters (an
-/// expansion in one is never expanded; an empty one ends at the first
-/// empty line or is a syntax error), so refusing them loses nothing.
-fn parser_trap(command: &str) -> Option<String> {
-    for at in unquoted_heredoc_operators(command) {
-        let after = &command[at + 2..];
-        let delimiter = after
-            .strip_prefix('-')
-            .unwrap_or(after)
-            .trim_start_matches([' ', '\t']);
-        let end = delimiter
-            .find(|c: char| c.is_whitespace() || ";&|<>()".contains(c))
-            .unwrap_or(delimiter.len());
-        let word = &delimiter[..end];
-        if word.contains(['$', '`']) || word.replace(['\'', '"'], "").is_empty() {
-            return Some(
-                "cannot parse the command: a here-document delimiter is empty or holds an \
-                 expansion"
-                    .into(),
-            );
-        }
-    }
-    None
-}
-
-/// Byte offsets of `<<` (not `<<<`) outside quotes.
-fn unquoted_heredoc_operators(command: &str) -> Vec<usize> {
-    let bytes = command.as_bytes();
-    let mut out = Vec::new();
-    let mut quote: Option<u8> = None;
-    let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match quote {
-            Some(b'\'') if b == b'\'' => quote = None,
-            Some(b'"') if b == b'\\' => i += 1,
-            Some(b'"') if b == b'"' => quote = None,
-            Some(_) => {}
-            None if b == b'\\' => i += 1,
-            None if b == b'\'' || b == b'"' => quote = Some(b),
-            None if bytes[i..].starts_with(b"<<<") => i += 2,
-            None if bytes[i..].starts_with(b"<<") => {
-                out.push(i);
-                i += 1;
-            }
-            None => {}
-        }
-        i += 1;
-    }
-    out
-}
-
-pub(super) fn options() -> ParserOptions {
-    ParserOptions::default()
-}
-
 #[derive(Default)]
-struct Walker {
-    out: ShellAnalysis,
+pub(super) struct Walker {
+    pub(super) out: ShellAnalysis,
     next_pipe: usize,
 }
 
 /// Where new commands hang: the command holding the substitution and the
 /// pipeline stage they inherit.
 #[derive(Clone, Copy)]
-struct Ctx {
+pub(super) struct Ctx {
     parent: Option<usize>,
     pipe: Option<(usize, usize)>,
     depth: usize,
     scope: usize,
 }
 
-type Walk = Result<(), String>;
+pub(super) type Walk = Result<(), String>;
 
 impl Walker {
-    fn program(&mut self, text: &str, ctx: Ctx) -> Walk {
+    pub(super) fn program(&mut self, text: &str, ctx: Ctx) -> Walk {
         if ctx.depth > MAX_DEPTH {
             return Err("the command nests too deeply to inspect".into());
         }
@@ -277,7 +58,7 @@ impl Walker {
     }
 
     /// A subshell: a `cd` inside it does not outlast it.
-    fn new_scope(&mut self, ctx: Ctx) -> Ctx {
+    pub(super) fn new_scope(&mut self, ctx: Ctx) -> Ctx {
         self.out.scopes.push(Some(ctx.scope));
         Ctx {
             scope: self.out.scopes.len() - 1,
@@ -473,19 +254,6 @@ impl Walker {
     }
 
     /// Arithmetic text is expanded by bash before evaluation; a
-    /// substitution hidden there is not worth modelling.
-    fn arithmetic(&mut self, text: &str) -> Walk {
-        if text.contains("$(") || text.contains('`') {
-            self.out
-                .opaque
-                .push(format!("a command substitution inside arithmetic: {text}"));
-        }
-        if names_something(text) {
-            self.out.evaluated.push(format!("$(( {} ))", text.trim()));
-        }
-        Ok(())
-    }
-
     /// Starts a new simple command where `ctx` stands; its index and the
     /// context for what is nested in it.
     fn open_command(&mut self, ctx: Ctx) -> (usize, Ctx) {
@@ -658,195 +426,6 @@ impl Walker {
         });
         Ok(())
     }
-
-    /// De-quote `raw`, walking any substitutions inside it. Returns the
-    /// word's text and whether it is literal.
-    fn word(&mut self, raw: &str, ctx: Ctx) -> Result<(String, bool), String> {
-        let pieces = brush_parser::word::parse(raw, &options())
-            .map_err(|e| format!("cannot parse the word `{raw}`: {e}"))?;
-        let literal = self.pieces(&pieces, ctx)?;
-        if literal {
-            let mut text = String::new();
-            literal_text(&pieces, &mut text);
-            Ok((text, true))
-        } else {
-            Ok((raw.to_string(), false))
-        }
-    }
-
-    /// Walk word pieces; true when all of them are literal.
-    fn pieces(&mut self, pieces: &[WordPieceWithSource], ctx: Ctx) -> Result<bool, String> {
-        let mut literal = true;
-        for piece in pieces {
-            match &piece.piece {
-                WordPiece::Text(_)
-                | WordPiece::SingleQuotedText(_)
-                | WordPiece::AnsiCQuotedText(_)
-                | WordPiece::EscapeSequence(_) => {}
-                WordPiece::DoubleQuotedSequence(inner)
-                | WordPiece::GettextDoubleQuotedSequence(inner) => {
-                    literal &= self.pieces(inner, ctx)?;
-                }
-                WordPiece::TildeExpansion(_) => literal = false,
-                WordPiece::ParameterExpansion(expr) => {
-                    literal = false;
-                    self.parameter(expr)?;
-                }
-                WordPiece::CommandSubstitution(text)
-                | WordPiece::BackquotedCommandSubstitution(text) => {
-                    literal = false;
-                    self.out.has_substitution = true;
-                    let inner = self.new_scope(deeper(ctx)?);
-                    self.program(text, inner)?;
-                }
-                WordPiece::ArithmeticExpression(expr) => {
-                    literal = false;
-                    self.arithmetic(&expr.value)?;
-                }
-            }
-        }
-        Ok(literal)
-    }
-
-    /// `${x:-$(cmd)}` runs `cmd`; such forms are rare enough to refuse to
-    /// judge rather than model.
-    fn parameter(&mut self, expr: &ParameterExpr) -> Walk {
-        let text = format!("{expr:?}");
-        if text.contains("$(") || text.contains('`') {
-            self.out
-                .opaque
-                .push("a command substitution inside a parameter expansion".into());
-        }
-        use ParameterExpr as P;
-        let (parameter, indirect) = match expr {
-            P::Parameter {
-                parameter,
-                indirect,
-            }
-            | P::UseDefaultValues {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::AssignDefaultValues {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::IndicateErrorIfNullOrUnset {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::UseAlternativeValue {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::ParameterLength {
-                parameter,
-                indirect,
-            }
-            | P::RemoveSmallestSuffixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::RemoveLargestSuffixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::RemoveSmallestPrefixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::RemoveLargestPrefixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::Substring {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::Transform {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::UppercaseFirstChar {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::UppercasePattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::LowercaseFirstChar {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::LowercasePattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::ReplaceSubstring {
-                parameter,
-                indirect,
-                ..
-            } => (Some(parameter), *indirect),
-            P::VariableNames { .. } | P::MemberKeys { .. } => (None, false),
-        };
-        if indirect {
-            self.out
-                .evaluated
-                .push(format!("an indirect expansion of `{}`", shown(parameter)));
-        }
-        if let Some(Parameter::NamedWithIndex { name, index }) = parameter
-            && !index
-                .chars()
-                .all(|c| c.is_ascii_digit() || c == '-' || c == ' ')
-        {
-            self.out.evaluated.push(format!("${{{name}[{index}]}}"));
-        }
-        if let P::Substring { offset, length, .. } = expr {
-            for part in std::iter::once(offset).chain(length.as_ref()) {
-                self.arithmetic(&part.value)?;
-            }
-        }
-        if let P::Transform {
-            op: ParameterTransformOp::PromptExpand,
-            ..
-        } = expr
-        {
-            self.out
-                .evaluated
-                .push(format!("a prompt expansion of `{}`", shown(parameter)));
-        }
-        Ok(())
-    }
-}
-
-/// Whether arithmetic text refers to a variable (whose value bash would
-/// evaluate in turn), beyond numbers and `${#name}` lengths.
-fn names_something(text: &str) -> bool {
-    let mut rest = text.to_string();
-    while let Some(at) = rest.find("${#") {
-        let end = rest[at..].find('}').map_or(rest.len(), |e| at + e + 1);
-        rest.replace_range(at..end, "0");
-    }
-    rest.chars().any(|c| c.is_ascii_alphabetic() || c == '_')
-}
-
-fn shown(parameter: Option<&Parameter>) -> String {
-    parameter.map(|p| p.to_string()).unwrap_or_default()
 }
 
 enum Item<'a> {
@@ -854,7 +433,7 @@ enum Item<'a> {
     Part(&'a ast::CommandPrefixOrSuffixItem),
 }
 
-fn deeper(ctx: Ctx) -> Result<Ctx, String> {
+pub(super) fn deeper(ctx: Ctx) -> Result<Ctx, String> {
     if ctx.depth >= MAX_DEPTH {
         return Err("the command nests too deeply to inspect".into());
     }
@@ -863,7 +442,3 @@ fn deeper(ctx: Ctx) -> Result<Ctx, String> {
         ..ctx
     })
 }
-
-#[cfg(test)]
-#[path = "shell_tests.rs"]
-mod tests;

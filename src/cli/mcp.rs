@@ -1,0 +1,202 @@
+//! `cairn mcp …`: list the configured servers (starting each, bounded by its
+//! start-up limit), and add, remove or show one in the user's config.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow, bail};
+use clap::Subcommand;
+
+use crate::mcp::config_file::{self, NewServer};
+use crate::mcp::{McpManager, ServerState};
+
+#[derive(Subcommand, Debug)]
+pub enum McpAction {
+    /// Start each configured server and show its state and tools; exits
+    /// non-zero when one failed.
+    List,
+    /// Add a server to your config: `NAME -- COMMAND ARGS…` for a local
+    /// one, `NAME --url URL` for a remote one.
+    Add {
+        name: String,
+        /// The server's URL (streamable HTTP, or HTTP+SSE with --transport sse).
+        #[arg(long, conflicts_with = "command")]
+        url: Option<String>,
+        /// An HTTP header, NAME=VALUE; `${VAR}` is filled from the environment.
+        #[arg(long = "header", requires = "url")]
+        headers: Vec<String>,
+        /// `http` (streamable HTTP, the default) or `sse`.
+        #[arg(long, requires = "url")]
+        transport: Option<String>,
+        /// An environment variable for a local server, NAME=VALUE.
+        #[arg(long = "env", conflicts_with = "url")]
+        env: Vec<String>,
+        /// The command that starts a local server, and its arguments.
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Remove a server from your config.
+    Remove { name: String },
+    /// Show one server: its configuration and, once started, its state and tools.
+    Get { name: String },
+}
+
+/// Runs the action; the exit code is 0 on success.
+pub async fn run(action: McpAction, overrides: &crate::startup::Overrides) -> Result<u8> {
+    match action {
+        McpAction::List => list(overrides).await,
+        McpAction::Add {
+            name,
+            url,
+            headers,
+            transport,
+            env,
+            command,
+        } => {
+            let server = match (url, command.split_first()) {
+                (Some(url), _) => NewServer::Http {
+                    url,
+                    headers,
+                    transport,
+                },
+                (None, Some((program, args))) => NewServer::Stdio {
+                    command: program.clone(),
+                    args: args.to_vec(),
+                    env: env
+                        .iter()
+                        .map(|kv| {
+                            kv.split_once('=')
+                                .map(|(k, v)| (k.to_string(), v.to_string()))
+                                .ok_or_else(|| anyhow!("`{kv}` is not NAME=VALUE"))
+                        })
+                        .collect::<Result<_>>()?,
+                },
+                (None, None) => bail!(
+                    "say how to reach the server: `cairn mcp add {name} -- COMMAND ARGS…` \
+                     or `cairn mcp add {name} --url URL`"
+                ),
+            };
+            let path = user_config()?;
+            config_file::add_server(&path, &name, &server)?;
+            println!("Added MCP server `{name}` to {}", path.display());
+            println!("Check it with `cairn mcp get {name}`.");
+            Ok(0)
+        }
+        McpAction::Remove { name } => {
+            let path = user_config()?;
+            if config_file::remove_server(&path, &name)? {
+                println!("Removed MCP server `{name}` from {}", path.display());
+                Ok(0)
+            } else {
+                bail!(
+                    "there is no MCP server `{name}` in {} (see `cairn mcp list`)",
+                    path.display()
+                )
+            }
+        }
+        McpAction::Get { name } => get(&name, overrides).await,
+    }
+}
+
+/// A prompt written as `/mcp__SERVER__PROMPT args` becomes that MCP
+/// prompt's text, once its server is ready; any other prompt is kept.
+pub async fn expand_prompt(manager: &McpManager, prompt: String) -> Result<String, String> {
+    let Some(command) = prompt.trim_start().strip_prefix('/') else {
+        return Ok(prompt);
+    };
+    if !command.starts_with("mcp__") {
+        return Ok(prompt);
+    }
+    manager.ready(&|note| eprintln!("[note] {note}")).await;
+    manager.expand_prompt(command).await
+}
+
+fn user_config() -> Result<PathBuf> {
+    crate::config::global_dir()
+        .map(|d| d.join("config.toml"))
+        .ok_or_else(|| anyhow!("no user config directory on this system (is HOME set?)"))
+}
+
+/// The configuration as a run would see it: a project's servers only once
+/// the person trusts the project (or `--trust-project`), with a note on
+/// stderr naming what was held back.
+fn load(overrides: &crate::startup::Overrides) -> Result<crate::config::Config> {
+    let s = crate::startup::load(overrides)?;
+    if let Some(note) = s.trust_note() {
+        eprintln!("{note}");
+    }
+    Ok(s.config)
+}
+
+/// Starts `manager`'s servers and waits for each, bounded by its limit.
+async fn started(manager: &McpManager) {
+    manager
+        .settle(manager.longest_startup() + Duration::from_secs(2))
+        .await;
+}
+
+async fn list(overrides: &crate::startup::Overrides) -> Result<u8> {
+    let config = load(overrides)?;
+    if config.file.mcp.is_empty() {
+        println!(
+            "No MCP servers are configured. Add one with `cairn mcp add NAME -- COMMAND ARGS…` \
+             or as [mcp.NAME] in {}",
+            user_config()?.display()
+        );
+        return Ok(0);
+    }
+    let manager = McpManager::start(config.file.mcp.clone());
+    started(&manager).await;
+    let statuses = manager.statuses();
+    print!(
+        "{}",
+        crate::term_safe::escape(&crate::mcp::format_status(&statuses))
+    );
+    manager.shutdown().await;
+    let failed: Vec<&str> = statuses
+        .iter()
+        .filter(|s| matches!(s.state, ServerState::Failed { .. } | ServerState::Starting))
+        .map(|s| s.name.as_str())
+        .collect();
+    if failed.is_empty() {
+        Ok(0)
+    } else {
+        eprintln!("cairn: MCP server(s) not working: {}", failed.join(", "));
+        Ok(1)
+    }
+}
+
+async fn get(name: &str, overrides: &crate::startup::Overrides) -> Result<u8> {
+    let config = load(overrides)?;
+    let Some(server) = config.file.mcp.get(name) else {
+        let known: Vec<&str> = config.file.mcp.keys().map(String::as_str).collect();
+        bail!(
+            "there is no MCP server named `{name}` (configured: {})",
+            if known.is_empty() {
+                "none".to_string()
+            } else {
+                known.join(", ")
+            }
+        );
+    };
+    match config_file::server_text(&user_config()?, name)? {
+        Some(text) => print!("{}", crate::term_safe::escape(&text)),
+        None => println!("(configured in the project's config file)"),
+    }
+    let manager = McpManager::start([(name.to_string(), server.clone())].into());
+    started(&manager).await;
+    let statuses = manager.statuses();
+    println!();
+    print!(
+        "{}",
+        crate::term_safe::escape(&crate::mcp::format_status(&statuses))
+    );
+    manager.shutdown().await;
+    let ok = statuses.iter().all(|s| {
+        matches!(
+            s.state,
+            ServerState::Connected { .. } | ServerState::Disabled
+        )
+    });
+    Ok(if ok { 0 } else { 1 })
+}

@@ -1,0 +1,4 @@
+//! Subcommands of the `cairn` binary that are not the interface.
+
+pub mod mcp;
+pub mod trust;

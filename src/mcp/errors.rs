@@ -1,0 +1,169 @@
+//! rmcp's errors in words a person can act on: what went wrong with which
+//! server, and what to do. No Rust type names (rmcp's transport errors
+//! carry them) and no HTML error pages.
+
+use rmcp::ServiceError;
+use rmcp::service::ClientInitializeError;
+use rmcp::transport::DynamicTransportError;
+use rmcp::transport::streamable_http_client::StreamableHttpError;
+
+/// Longest piece of a server's error body quoted back.
+const BODY_QUOTE: usize = 200;
+
+/// Why connecting to an HTTP server at `url` failed, and the HTTP status
+/// when the server answered with one.
+pub(crate) fn connect_failure(
+    server: &str,
+    url: &str,
+    e: &ClientInitializeError,
+) -> (String, Option<u16>) {
+    match e {
+        ClientInitializeError::TransportError { error, .. } => {
+            transport_failure(server, url, error)
+        }
+        ClientInitializeError::JsonRpcError(data) => (
+            format!(
+                "the server at {url} refused to start a session: {}",
+                data.message
+            ),
+            None,
+        ),
+        ClientInitializeError::ConnectionClosed(_) => (
+            format!("the server at {url} closed the connection while starting"),
+            None,
+        ),
+        other => (
+            format!("the server at {url} did not start an MCP session properly ({other})"),
+            None,
+        ),
+    }
+}
+
+fn transport_failure(
+    server: &str,
+    url: &str,
+    error: &DynamicTransportError,
+) -> (String, Option<u16>) {
+    let Some(http) = error
+        .error
+        .downcast_ref::<StreamableHttpError<reqwest::Error>>()
+    else {
+        return (
+            format!("the connection to {url} failed: {}", error.error),
+            None,
+        );
+    };
+    match http {
+        StreamableHttpError::Client(e) if e.is_connect() => (
+            format!("nothing answers at {url}; is the server running, and is the address right?"),
+            None,
+        ),
+        StreamableHttpError::Client(e) if e.is_timeout() => {
+            (format!("{url} did not answer in time"), None)
+        }
+        StreamableHttpError::Client(e) => (format!("the request to {url} failed: {e}"), None),
+        StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_) => (
+            format!(
+                "the server at {url} requires authorization (HTTP 401); give it a token with \
+                 `headers = {{ Authorization = \"Bearer ${{TOKEN}}\" }}` under [mcp.{server}]"
+            ),
+            Some(401),
+        ),
+        StreamableHttpError::HttpStatus(s) => (
+            format!("the server at {url} answered HTTP {}", s.status),
+            Some(s.status),
+        ),
+        StreamableHttpError::UnexpectedServerResponse(text) => unexpected_response(url, text),
+        other => (
+            format!("the server at {url} answered in a way cairn cannot use: {other}"),
+            None,
+        ),
+    }
+}
+
+/// rmcp words an HTTP error as `HTTP 404 Not Found: <body>`.
+fn unexpected_response(url: &str, text: &str) -> (String, Option<u16>) {
+    let Some(rest) = text.strip_prefix("HTTP ") else {
+        return (
+            format!("the server at {url} answered unexpectedly: {}", quote(text)),
+            None,
+        );
+    };
+    let (status_line, body) = rest.split_once(": ").unwrap_or((rest, ""));
+    let status = status_line
+        .split_whitespace()
+        .next()
+        .and_then(|code| code.parse::<u16>().ok());
+    let mut why = format!("the server at {url} answered HTTP {}", status_line.trim());
+    let body = quote(body);
+    if !body.is_empty() {
+        why.push_str(&format!(" ({body})"));
+    }
+    if matches!(status, Some(404 | 405)) {
+        why.push_str(
+            "; check the URL (streamable HTTP servers usually serve /mcp, older SSE ones /sse)",
+        );
+    }
+    (why, status)
+}
+
+/// A short, plain piece of an error body: an HTML page becomes nothing
+/// (its title says no more than the status), anything else is cut.
+fn quote(body: &str) -> String {
+    let body = body.trim();
+    let lower = body.to_ascii_lowercase();
+    if lower.starts_with('<') || lower.contains("<html") || lower.contains("<body") {
+        return String::new();
+    }
+    let one_line: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > BODY_QUOTE {
+        let cut: String = one_line.chars().take(BODY_QUOTE).collect();
+        format!("{cut}…")
+    } else {
+        one_line
+    }
+}
+
+/// Why a stdio session did not start, without rmcp's type names.
+pub(crate) fn init_failure(e: &ClientInitializeError) -> String {
+    match e {
+        ClientInitializeError::TransportError { error, .. } => error.error.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// A failed request on an open session, without rmcp's type names.
+pub(crate) fn service_failure(e: &ServiceError) -> String {
+    match e {
+        ServiceError::TransportSend(error) => format!("sending failed: {}", error.error),
+        ServiceError::TransportClosed => "the connection is closed".to_string(),
+        ServiceError::McpError(data) => data.message.to_string(),
+        ServiceError::Timeout { timeout } => format!("no answer within {} s", timeout.as_secs()),
+        ServiceError::Cancelled { .. } => "the request was cancelled".to_string(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_pages_are_dropped_and_404_says_what_to_check() {
+        let (why, status) = unexpected_response(
+            "http://h/x",
+            "HTTP 404 Not Found: <html><body><h1>Not Found</h1></body></html>",
+        );
+        assert_eq!(status, Some(404));
+        assert!(!why.contains('<'), "{why}");
+        assert!(
+            why.contains("HTTP 404 Not Found") && why.contains("check the URL"),
+            "{why}"
+        );
+        let (why, status) =
+            unexpected_response("http://h/x", "HTTP 400 Bad Request: {\"error\":\"bad\"}");
+        assert_eq!(status, Some(400));
+        assert!(why.ends_with("({\"error\":\"bad\"})"), "{why}");
+        assert_eq!(quote(&"x".repeat(500)).chars().count(), BODY_QUOTE + 1);
+    }
+}

@@ -1,0 +1,262 @@
+//! The form a server's request for input (MCP elicitation) is shown as:
+//! its message, one line per field, and Enter to send, Esc to decline.
+//! ↑↓/Tab move between fields; Space toggles a yes/no field and ←→ cycle a
+//! choice; other keys type.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Widget};
+use serde_json::Map;
+
+use crate::tools::input::{FieldKind, InputAnswer, InputRequest};
+use crate::tui::styles::Styles;
+use crate::tui::wrap::{wrap_plain, wrap_prefixed};
+
+pub struct InputForm {
+    pub id: u64,
+    request: InputRequest,
+    values: Vec<String>,
+    focus: usize,
+    error: Option<String>,
+}
+
+impl InputForm {
+    pub fn new(id: u64, request: InputRequest) -> Self {
+        let values = request
+            .fields
+            .iter()
+            .map(|f| match (&f.default, &f.kind) {
+                (Some(d), _) => d.clone(),
+                (None, FieldKind::Boolean) => "no".to_string(),
+                (None, FieldKind::Choice(options)) if f.required => {
+                    options.first().cloned().unwrap_or_default()
+                }
+                _ => String::new(),
+            })
+            .collect();
+        InputForm {
+            id,
+            request,
+            values,
+            focus: 0,
+            error: None,
+        }
+    }
+
+    /// Handles a key; `Some` when the form is answered.
+    pub fn key(&mut self, key: KeyEvent) -> Option<InputAnswer> {
+        let n = self.values.len();
+        match key.code {
+            KeyCode::Esc => return Some(InputAnswer::Decline),
+            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                return Some(InputAnswer::Cancel);
+            }
+            KeyCode::Enter => return self.submit(),
+            KeyCode::Down | KeyCode::Tab if n > 0 => self.focus = (self.focus + 1) % n,
+            KeyCode::Up | KeyCode::BackTab if n > 0 => self.focus = (self.focus + n - 1) % n,
+            _ => self.edit(key),
+        }
+        None
+    }
+
+    fn edit(&mut self, key: KeyEvent) {
+        let Some(field) = self.request.fields.get(self.focus) else {
+            return;
+        };
+        let value = &mut self.values[self.focus];
+        match (&field.kind, key.code) {
+            (FieldKind::Boolean, KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right) => {
+                *value = if value == "yes" { "no" } else { "yes" }.to_string();
+            }
+            (FieldKind::Choice(options), KeyCode::Left | KeyCode::Right | KeyCode::Char(' ')) => {
+                let at = options.iter().position(|o| o == value);
+                let next = match (at, key.code) {
+                    (Some(i), KeyCode::Left) => (i + options.len() - 1) % options.len(),
+                    (Some(i), _) => (i + 1) % options.len(),
+                    (None, _) => 0,
+                };
+                *value = options.get(next).cloned().unwrap_or_default();
+            }
+            (FieldKind::Boolean | FieldKind::Choice(_), _) => {}
+            (_, KeyCode::Backspace) => {
+                value.pop();
+            }
+            (_, KeyCode::Char(c)) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
+                value.push(c)
+            }
+            _ => {}
+        }
+        self.error = None;
+    }
+
+    fn submit(&mut self) -> Option<InputAnswer> {
+        let mut out = Map::new();
+        for (i, (field, text)) in self.request.fields.iter().zip(&self.values).enumerate() {
+            if text.trim().is_empty() {
+                if field.required {
+                    self.focus = i;
+                    self.error = Some(format!("{} is required", field.label));
+                    return None;
+                }
+                continue;
+            }
+            match field.kind.value(text) {
+                Ok(v) => {
+                    out.insert(field.name.clone(), v);
+                }
+                Err(why) => {
+                    self.focus = i;
+                    self.error = Some(format!("{}: {why}", field.label));
+                    return None;
+                }
+            }
+        }
+        Some(InputAnswer::Accept(out))
+    }
+
+    fn lines(&self, width: u16, styles: &Styles) -> Vec<Line<'static>> {
+        let mut out = wrap_plain(&self.request.message, width, styles.user);
+        out.push(Line::default());
+        for (i, (field, value)) in self.request.fields.iter().zip(&self.values).enumerate() {
+            let focused = i == self.focus;
+            let marker = if focused { "› " } else { "  " };
+            let mut label = field.label.clone();
+            if field.required {
+                label.push('*');
+            }
+            let shown = match &field.kind {
+                FieldKind::Boolean => format!("[{value}]  (Space toggles)"),
+                FieldKind::Choice(options) => format!("◂ {value} ▸  ({})", options.join(" / ")),
+                _ if focused => format!("{value}▏"),
+                _ => value.clone(),
+            };
+            let style = if focused {
+                styles.selection
+            } else {
+                styles.text
+            };
+            out.extend(wrap_prefixed(
+                &shown,
+                width,
+                Span::styled(format!("{marker}{label}: "), styles.accent),
+                Span::raw("    "),
+                style,
+            ));
+            if focused && !field.description.is_empty() {
+                out.extend(wrap_prefixed(
+                    &field.description,
+                    width,
+                    Span::raw("    "),
+                    Span::raw("    "),
+                    styles.dim,
+                ));
+            }
+        }
+        if let Some(e) = &self.error {
+            out.push(Line::default());
+            out.extend(wrap_plain(e, width, styles.error));
+        }
+        out.push(Line::default());
+        out.push(Line::from(Span::styled(
+            "↑↓ Tab field · Enter send · Esc decline · Ctrl+C cancel",
+            styles.dim,
+        )));
+        out
+    }
+
+    pub fn render(&self, area: Rect, buf: &mut Buffer, styles: &Styles) {
+        let w = area
+            .width
+            .saturating_sub(4)
+            .min(100)
+            .max(20.min(area.width));
+        let lines = self.lines(w.saturating_sub(2), styles);
+        let h = (lines.len() as u16 + 2).min(area.height);
+        let rect = Rect::new(
+            area.x + (area.width - w) / 2,
+            area.y + (area.height - h) / 2,
+            w,
+            h,
+        );
+        Clear.render(rect, buf);
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(styles.accent)
+            .title(Span::styled(
+                format!(" {} asks ", self.request.source),
+                styles.accent,
+            ));
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        for (row, line) in lines.into_iter().take(inner.height as usize).enumerate() {
+            buf.set_line(inner.x, inner.y + row as u16, &line, inner.width);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+    use crate::tools::input::InputField;
+
+    fn field(name: &str, kind: FieldKind, required: bool) -> InputField {
+        InputField {
+            name: name.into(),
+            label: name.into(),
+            description: String::new(),
+            kind,
+            required,
+            default: None,
+        }
+    }
+
+    fn press(form: &mut InputForm, code: KeyCode) -> Option<InputAnswer> {
+        form.key(KeyEvent::new(code, KeyModifiers::NONE))
+    }
+
+    #[test]
+    fn a_filled_form_is_sent_with_typed_values() {
+        let request = InputRequest {
+            source: "MCP server `t`".into(),
+            message: "Who are you?".into(),
+            fields: vec![
+                field("name", FieldKind::Text, true),
+                field("age", FieldKind::Integer, false),
+                field("happy", FieldKind::Boolean, false),
+            ],
+        };
+        let mut form = InputForm::new(1, request);
+        assert_eq!(press(&mut form, KeyCode::Enter), None, "name is required");
+        assert!(
+            form.error
+                .as_deref()
+                .is_some_and(|e| e.contains("required"))
+        );
+        for c in "Ada".chars() {
+            press(&mut form, KeyCode::Char(c));
+        }
+        press(&mut form, KeyCode::Tab);
+        press(&mut form, KeyCode::Char('x'));
+        assert_eq!(
+            press(&mut form, KeyCode::Enter),
+            None,
+            "age must be a number"
+        );
+        press(&mut form, KeyCode::Backspace);
+        press(&mut form, KeyCode::Char('7'));
+        press(&mut form, KeyCode::Tab);
+        press(&mut form, KeyCode::Char(' '));
+        let Some(InputAnswer::Accept(values)) = press(&mut form, KeyCode::Enter) else {
+            panic!("sent");
+        };
+        assert_eq!(
+            serde_json::Value::Object(values),
+            json!({"name": "Ada", "age": 7, "happy": true})
+        );
+        assert_eq!(press(&mut form, KeyCode::Esc), Some(InputAnswer::Decline));
+    }
+}
