@@ -2,6 +2,9 @@
 //! the benchmark scripts:
 //!
 //!     cargo run --example mock_model -- anthropic 127.0.0.1:8787 script.json
+//!
+//! The format may also be `openai`, `responses`, `gemini`, `ollama` or
+//! `bedrock` (configure a provider of that `kind` with `base_url`).
 //!     ANTHROPIC_API_KEY=x ANTHROPIC_BASE_URL=http://127.0.0.1:8787 cargo run
 //!
 //! The script is a JSON array of replies, used in order; the last one
@@ -57,13 +60,18 @@ fn reply(v: &Value) -> Reply {
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() < 4 {
-        eprintln!("usage: mock_model <openai|anthropic> <addr> <script.json>");
+        eprintln!(
+            "usage: mock_model <openai|anthropic|responses|gemini|ollama|bedrock> <addr> <script.json>"
+        );
         std::process::exit(2);
     }
-    let format = if args[1] == "openai" {
-        Format::OpenAi
-    } else {
-        Format::Anthropic
+    let format = match args[1].as_str() {
+        "openai" => Format::OpenAi,
+        "responses" => Format::Responses,
+        "gemini" => Format::Gemini,
+        "ollama" => Format::Ollama,
+        "bedrock" => Format::Bedrock,
+        _ => Format::Anthropic,
     };
     let script: Vec<Value> =
         match std::fs::read_to_string(&args[3]).map(|t| serde_json::from_str(&t)) {

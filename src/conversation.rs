@@ -58,6 +58,38 @@ pub enum Part {
         content: Vec<ResultContent>,
         is_error: bool,
     },
+    /// Something a provider needs sent back unchanged, which cairn neither
+    /// shows nor reads: Anthropic's `redacted_thinking`, an encrypted
+    /// reasoning item of the Responses API. `format` names the wire format
+    /// it belongs to; other formats leave it out.
+    ProviderData {
+        format: String,
+        data: serde_json::Value,
+    },
+}
+
+/// Tokens one exchange used, as the provider counted them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    #[serde(default)]
+    pub cache_read_tokens: u64,
+    #[serde(default)]
+    pub cache_write_tokens: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: &Usage) {
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cache_read_tokens += other.cache_read_tokens;
+        self.cache_write_tokens += other.cache_write_tokens;
+    }
+    /// Tokens the context window holds after this exchange.
+    pub fn context_tokens(&self) -> u64 {
+        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
+    }
 }
 
 impl Message {

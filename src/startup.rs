@@ -10,7 +10,8 @@ use tokio::sync::mpsc;
 use crate::agent::store_sink::{SessionInfo, StoreSink};
 use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
 use crate::config::trust::{Standing, TrustStore};
-use crate::config::{self, Config, ResolvedProvider};
+use crate::config::{self, Config};
+use crate::llm::ResolvedProvider;
 use crate::mcp::McpManager;
 use crate::permission::Mode;
 use crate::permission::gate::Gate;
@@ -79,8 +80,9 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
 
 /// Picks the provider from the (trust-settled) configuration.
 pub async fn resolve(mut s: Startup, overrides: &Overrides) -> Result<Startup> {
+    crate::llm::ModelCatalog::install_overrides(s.config.file.models.clone());
     let env = |k: &str| std::env::var(k).ok();
-    s.provider = config::resolve_provider(
+    s.provider = crate::llm::resolve_provider(
         &s.config,
         overrides.provider.as_deref(),
         overrides.model.as_deref(),
@@ -177,6 +179,16 @@ pub fn open_store() -> Result<crate::store::Store> {
 
 /// Builds the agent and starts it on its own task.
 pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) -> Result<Running> {
+    if interactive {
+        // The picker's list of served models, found in the background.
+        let settings = provider.settings.clone();
+        tokio::spawn(async move {
+            let cache = directories::BaseDirs::new().map(|d| d.cache_dir().join("cairn"));
+            let listed = crate::llm::model_list::cached_or_fetch(&settings, cache.as_deref()).await;
+            let served = crate::llm::model_list::served(settings.kind, &listed);
+            crate::llm::ModelCatalog::install_served(served);
+        });
+    }
     let llm = crate::llm::build_provider(provider.settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot start provider `{}`: {e}", provider.settings.name))?;
     let model_info = crate::llm::ModelCatalog::global().lookup(&provider.model);

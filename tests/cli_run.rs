@@ -92,12 +92,7 @@ async fn run_prints_the_answer_and_tool_lines_and_exits_zero() {
             .unwrap()
             .contains("heliotrope")
     );
-    assert!(
-        reqs[0]["system"]
-            .as_str()
-            .unwrap()
-            .contains("You are cairn")
-    );
+    assert!(mock_model::system_text(&reqs[0]).contains("You are cairn"));
 
     // The session was stored and its tool output is searchable.
     let out = env

@@ -34,6 +34,8 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         query: vec![],
         azure: false,
         request_timeout: Duration::from_secs(10),
+        idle_timeout: Duration::from_secs(10),
+        cloud: Default::default(),
     })
     .unwrap();
     let opts = AgentOptions {

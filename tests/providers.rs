@@ -22,6 +22,10 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
     let kind = match format {
         Format::OpenAi => ProviderKind::Openai,
         Format::Anthropic => ProviderKind::Anthropic,
+        Format::Responses => ProviderKind::OpenaiResponses,
+        Format::Gemini => ProviderKind::Gemini,
+        Format::Ollama => ProviderKind::Ollama,
+        Format::Bedrock => ProviderKind::Bedrock,
     };
     Arc::from(
         build_provider(ProviderSettings {
@@ -33,6 +37,8 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
             query: vec![],
             azure: false,
             request_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(10),
+            cloud: Default::default(),
         })
         .unwrap(),
     )
@@ -112,7 +118,13 @@ async fn plain_answer_streams_in_pieces_with_usage() {
         let headers = &mock.request_headers()[0];
         let has = |k: &str, v: &str| headers.iter().any(|(hk, hv)| hk == k && hv == v);
         match f {
-            Format::OpenAi => assert!(has("authorization", "Bearer test-key")),
+            Format::OpenAi
+            | Format::Responses
+            | Format::Gemini
+            | Format::Ollama
+            | Format::Bedrock => {
+                assert!(has("authorization", "Bearer test-key"))
+            }
             Format::Anthropic => {
                 assert!(has("x-api-key", "test-key") && has("anthropic-version", "2023-06-01"))
             }
@@ -314,7 +326,7 @@ async fn requests_carry_system_tools_and_tool_results_in_each_wire_shape() {
         .await
         .unwrap();
     let body = &mock.requests()[0];
-    assert_eq!(body["system"], "You are a test.");
+    assert_eq!(mock_model::system_text(body), "You are a test.");
     assert_eq!(body["messages"][1]["content"][0]["type"], "tool_use");
     assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
     assert_eq!(body["messages"][2]["content"][0]["tool_use_id"], "c1");

@@ -9,6 +9,7 @@ pub mod prompt;
 pub mod recording;
 mod rerun;
 mod sources;
+mod stop;
 pub mod store_sink;
 pub mod title;
 mod turn;
@@ -314,16 +315,18 @@ impl Agent {
             .map(|m| m.text())
             .unwrap_or_default();
         let provider = self.provider.clone();
-        let model = self
-            .opts
-            .small_model
-            .clone()
-            .unwrap_or_else(|| self.opts.model.clone());
+        let mut models: Vec<String> = self.opts.small_model.iter().cloned().collect();
+        if !models.contains(&self.opts.model) {
+            models.push(self.opts.model.clone());
+        }
         let shared = self.shared.clone();
         tokio::spawn(async move {
-            if let Some(title) = title::generate(provider.as_ref(), &model, &prompt, &answer).await
-            {
-                shared.emit(AgentEvent::TitleGenerated(title));
+            match title::generate_first(provider.as_ref(), &models, &prompt, &answer).await {
+                Ok(title) => shared.emit(AgentEvent::TitleGenerated(title)),
+                Err(why) => shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Info,
+                    text: format!("The session could not be given a title ({why})."),
+                }),
             }
         });
     }

@@ -8,14 +8,35 @@ use crate::llm::{Provider, Request, StreamEvent};
 
 const TITLE_PROMPT: &str = include_str!("../../assets/prompts/title.md");
 
-/// Asks `model` for a title of the exchange; `None` if it fails (titles are
-/// a nicety: a failure costs nothing but the title).
+/// Asks each model in turn for a title of the exchange (the small model
+/// first, then the main one: a server that serves a single model refuses
+/// the small one). The error says why the last one failed.
+pub async fn generate_first(
+    provider: &dyn Provider,
+    models: &[String],
+    prompt: &str,
+    answer: &str,
+) -> Result<String, String> {
+    let mut why = "no model to ask".to_string();
+    for model in models {
+        match generate(provider, model, prompt, answer).await {
+            Ok(title) => return Ok(title),
+            Err(e) => {
+                tracing::warn!(model, error = %e, "no title from this model");
+                why = format!("{model}: {e}");
+            }
+        }
+    }
+    Err(why)
+}
+
+/// Asks `model` for a title of the exchange.
 pub async fn generate(
     provider: &dyn Provider,
     model: &str,
     prompt: &str,
     answer: &str,
-) -> Option<String> {
+) -> Result<String, String> {
     let clip = |s: &str, n: usize| s.chars().take(n).collect::<String>();
     let request = Request {
         model: model.to_string(),
@@ -30,17 +51,17 @@ pub async fn generate(
         temperature: None,
         reasoning: false,
     };
-    let mut stream = provider.stream(&request).await.ok()?;
+    let mut stream = provider.stream(&request).await.map_err(|e| e.to_string())?;
     let mut text = String::new();
     while let Some(item) = stream.next().await {
-        match item.ok()? {
+        match item.map_err(|e| e.to_string())? {
             StreamEvent::TextDelta(t) => text.push_str(&t),
             StreamEvent::Reset => text.clear(),
             StreamEvent::Done(_) => break,
             _ => {}
         }
     }
-    clean(&text)
+    clean(&text).ok_or_else(|| "the model answered with no title".to_string())
 }
 
 /// One line, no quotes or trailing stop, at most 80 characters.
@@ -72,5 +93,55 @@ mod tests {
         assert_eq!(clean("Title: Add retries"), Some("Add retries".into()));
         assert_eq!(clean("  \n\n"), None);
         assert_eq!(clean(&"x".repeat(200)).map(|s| s.len()), Some(80));
+    }
+}
+
+#[cfg(test)]
+mod fallback_tests {
+    use super::*;
+    use crate::llm::{EventStream, LlmError, StopReason};
+    use async_trait::async_trait;
+    use std::sync::Mutex;
+
+    /// A server that serves one model and refuses every other.
+    struct SingleModel {
+        model: &'static str,
+        asked: Mutex<Vec<String>>,
+    }
+
+    #[async_trait]
+    impl Provider for SingleModel {
+        fn name(&self) -> &str {
+            "single"
+        }
+        async fn stream(&self, r: &Request) -> Result<EventStream, LlmError> {
+            self.asked.lock().unwrap().push(r.model.clone());
+            if r.model != self.model {
+                return Err(LlmError::BadRequest {
+                    status: 404,
+                    message: format!("model `{}` not found", r.model),
+                });
+            }
+            Ok(Box::pin(futures::stream::iter(vec![
+                Ok(StreamEvent::TextDelta("Fixing the parser".into())),
+                Ok(StreamEvent::Done(StopReason::EndTurn)),
+            ])))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_refused_small_model_falls_back_to_the_main_one_and_a_failure_is_said() {
+        let p = SingleModel {
+            model: "main",
+            asked: Mutex::new(Vec::new()),
+        };
+        let models = ["small".to_string(), "main".to_string()];
+        let title = generate_first(&p, &models, "fix it", "done").await;
+        assert_eq!(title.as_deref(), Ok("Fixing the parser"));
+        assert_eq!(*p.asked.lock().unwrap(), ["small", "main"]);
+        let err = generate_first(&p, &["other".to_string()], "a", "b")
+            .await
+            .unwrap_err();
+        assert!(err.contains("other") && err.contains("not found"), "{err}");
     }
 }

@@ -10,7 +10,7 @@ use super::events::{AgentEvent, NoticeLevel, TurnOutcome};
 use super::{AgentOptions, Shared, compaction, instructions, prompt};
 use crate::context::Tracker;
 use crate::conversation::{Message, Part, Role, repair_tool_pairs};
-use crate::llm::{LlmError, Provider, Request, StreamEvent, Usage};
+use crate::llm::{LlmError, Provider, Request, StopReason, StreamEvent, Usage};
 use crate::permission::Mode;
 use crate::tools::state::lock;
 use crate::tools::{Registry, SessionState, ToolSource};
@@ -75,7 +75,10 @@ struct Response {
     reasoning: String,
     signature: Option<String>,
     calls: BTreeMap<usize, PendingCall>,
+    /// Provider items to send back unchanged (format, data).
+    provider_data: Vec<(String, serde_json::Value)>,
     usage: Option<Usage>,
+    stop: Option<StopReason>,
 }
 
 /// A call with its parsed input, or why the input could not be read.
@@ -211,7 +214,9 @@ pub(crate) async fn run(
             StreamEnd::Done => {}
         }
 
-        let (msg, calls) = assistant_message(response);
+        let stop = response.stop.clone();
+        let (msg, mut calls) = assistant_message(response);
+        super::stop::surface(ctx, stop.as_ref(), &mut calls, request.max_tokens);
         if msg.parts.is_empty() {
             // An empty answer ends the turn rather than looping on nothing.
             return TurnOutcome::Completed;
@@ -339,7 +344,11 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
                 out.usage = usage;
                 ctx.shared.emit(AgentEvent::ResponseReset);
             }
-            StreamEvent::Done(_) => return StreamEnd::Done,
+            StreamEvent::ProviderData { format, data } => out.provider_data.push((format, data)),
+            StreamEvent::Done(stop) => {
+                out.stop = Some(stop);
+                return StreamEnd::Done;
+            }
         }
     }
 }
@@ -373,6 +382,14 @@ fn finished_parts(r: &Response) -> Vec<Part> {
             signature: r.signature.clone(),
         });
     }
+    parts.extend(
+        r.provider_data
+            .iter()
+            .map(|(format, data)| Part::ProviderData {
+                format: format.clone(),
+                data: data.clone(),
+            }),
+    );
     if !r.text.is_empty() {
         parts.push(Part::Text {
             text: r.text.clone(),
@@ -403,6 +420,11 @@ fn assistant_message(r: Response) -> (Message, Vec<ParsedCall>) {
             signature: r.signature,
         });
     }
+    parts.extend(
+        r.provider_data
+            .into_iter()
+            .map(|(format, data)| Part::ProviderData { format, data }),
+    );
     if !r.text.is_empty() {
         parts.push(Part::Text { text: r.text });
     }

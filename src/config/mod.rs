@@ -10,7 +10,6 @@
 
 pub mod project;
 pub mod project_file;
-mod providers;
 mod sandbox;
 pub mod trust;
 
@@ -19,7 +18,6 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-pub use providers::{PRESET_NAMES, ResolvedProvider, preset, resolve_provider};
 pub use sandbox::{SandboxConfig, SandboxMode};
 
 use crate::permission::Mode;
@@ -33,8 +31,6 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Provider(String),
     #[error(transparent)]
     ProjectFile(#[from] project_file::ProjectFileError),
 }
@@ -43,7 +39,9 @@ pub enum ConfigError {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ProviderConfig {
-    pub kind: Option<crate::llm::ProviderKind>,
+    /// The wire format: "openai", "anthropic", ... (checked when the
+    /// provider is resolved at start-up).
+    pub kind: Option<String>,
     pub base_url: Option<String>,
     /// The environment variable holding the key.
     pub api_key_env: Option<String>,
@@ -57,8 +55,17 @@ pub struct ProviderConfig {
     pub query: BTreeMap<String, String>,
     /// Azure OpenAI: the key goes in an `api-key` header.
     pub azure: Option<bool>,
-    /// Seconds without data before a streaming request is given up.
+    /// Seconds to wait for a response to start.
     pub timeout_secs: Option<u64>,
+    /// Seconds a started response may stay silent before it counts as
+    /// stalled (and is retried).
+    pub idle_timeout_secs: Option<u64>,
+    /// Vertex AI: the Google Cloud project and location.
+    pub project: Option<String>,
+    pub location: Option<String>,
+    /// Bedrock: the AWS region and profile.
+    pub region: Option<String>,
+    pub profile: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -161,6 +168,24 @@ pub struct ConfigFile {
     pub shell: ShellConfig,
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// `[models."ID"]`: what cairn should know of a model, over the
+    /// built-in catalogue.
+    #[serde(default)]
+    pub models: BTreeMap<String, ModelConfig>,
+}
+
+/// One `[models."ID"]` entry. Prices in US dollars per million tokens.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    pub context_window: Option<u64>,
+    pub max_output: Option<u64>,
+    pub input_price: Option<f64>,
+    pub output_price: Option<f64>,
+    pub cache_read_price: Option<f64>,
+    pub cache_write_price: Option<f64>,
+    pub images: Option<bool>,
+    pub reasoning: Option<bool>,
 }
 
 /// The merged configuration and where it came from.
@@ -347,6 +372,17 @@ impl ConfigFile {
         set(&mut self.max_turns, other.max_turns);
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
+        for (id, m) in other.models {
+            let entry = self.models.entry(id).or_default();
+            set(&mut entry.context_window, m.context_window);
+            set(&mut entry.max_output, m.max_output);
+            set(&mut entry.input_price, m.input_price);
+            set(&mut entry.output_price, m.output_price);
+            set(&mut entry.cache_read_price, m.cache_read_price);
+            set(&mut entry.cache_write_price, m.cache_write_price);
+            set(&mut entry.images, m.images);
+            set(&mut entry.reasoning, m.reasoning);
+        }
         for (name, p) in other.providers {
             let entry = self.providers.entry(name).or_default();
             set(&mut entry.kind, p.kind);
@@ -356,6 +392,11 @@ impl ConfigFile {
             set(&mut entry.small_model, p.small_model);
             set(&mut entry.azure, p.azure);
             set(&mut entry.timeout_secs, p.timeout_secs);
+            set(&mut entry.idle_timeout_secs, p.idle_timeout_secs);
+            set(&mut entry.project, p.project);
+            set(&mut entry.location, p.location);
+            set(&mut entry.region, p.region);
+            set(&mut entry.profile, p.profile);
             entry.headers.extend(p.headers);
             entry.query.extend(p.query);
         }
@@ -433,7 +474,7 @@ mod tests {
         assert_eq!(c.file.theme.as_deref(), Some("light"));
         let a = &c.file.providers["a"];
         assert_eq!(a.model.as_deref(), Some("m2"));
-        assert_eq!(a.kind, Some(crate::llm::ProviderKind::Openai));
+        assert_eq!(a.kind.as_deref(), Some("openai"));
         assert_eq!(c.file.permissions.allow.len(), 2);
         assert_eq!(c.mode(), Mode::Auto);
         assert!(!c.is_empty);

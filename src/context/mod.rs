@@ -24,6 +24,7 @@ pub fn estimate_message(m: &Message) -> u64 {
         n += match p {
             Part::Text { text } | Part::Reasoning { text, .. } => estimate_tokens(text),
             Part::Image { .. } => 1_000,
+            Part::ProviderData { data, .. } => estimate_tokens(&data.to_string()),
             Part::ToolCall { name, input, .. } => {
                 estimate_tokens(name) + estimate_tokens(&input.to_string()) + 8
             }
@@ -168,7 +169,7 @@ pub fn summary_messages(older: &[Message], focus: Option<&str>) -> Vec<Message> 
         for p in &m.parts {
             match p {
                 Part::Text { text } => transcript.push_str(&format!("{who}: {text}\n\n")),
-                Part::Reasoning { .. } | Part::Image { .. } => {}
+                Part::Reasoning { .. } | Part::Image { .. } | Part::ProviderData { .. } => {}
                 Part::ToolCall { name, input, .. } => {
                     let args = input.to_string();
                     let args: String = args.chars().take(2_000).collect();

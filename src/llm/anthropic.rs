@@ -3,14 +3,18 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::sse::{self, SseEvent};
+use super::sse::SseParser;
+use super::transport::{self, Events};
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
     http_client,
 };
-use crate::conversation::{Message, Part, ResultContent, Role};
+
+pub use super::anthropic_request::request_body;
 
 const API_VERSION: &str = "2023-06-01";
+/// The name [`StreamEvent::ProviderData`] carries for this wire format.
+pub const FORMAT: &str = "anthropic";
 
 pub struct Anthropic {
     settings: ProviderSettings,
@@ -19,7 +23,7 @@ pub struct Anthropic {
 
 impl Anthropic {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let client = http_client(settings.request_timeout)?;
+        let client = http_client()?;
         Ok(Anthropic { settings, client })
     }
 
@@ -49,235 +53,212 @@ impl Provider for Anthropic {
         if let Some(key) = &self.settings.api_key {
             req = req.header("x-api-key", key);
         }
-        let mut state = Decoder::default();
-        sse::send_and_decode(req, &self.settings.headers, move |ev| state.decode(ev)).await
+        stream_with(req, &self.settings).await
     }
 }
 
+/// Sends a Messages request (from here or from Vertex) and decodes it.
+pub(crate) async fn stream_with(
+    req: reqwest::RequestBuilder,
+    settings: &ProviderSettings,
+) -> Result<EventStream, LlmError> {
+    let resp = transport::send(req, settings).await?;
+    transport::decode_response(
+        resp,
+        settings.idle_timeout,
+        SseParser::default(),
+        Decoder::default(),
+    )
+    .await
+}
+
 #[derive(Default)]
-struct Decoder {
+pub(crate) struct Decoder {
     usage: Usage,
     stop: Option<StopReason>,
 }
 
+fn stop_reason(r: &str) -> StopReason {
+    match r {
+        "end_turn" | "stop_sequence" => StopReason::EndTurn,
+        "tool_use" => StopReason::ToolUse,
+        "max_tokens" => StopReason::MaxTokens,
+        "refusal" => StopReason::Refusal,
+        other => StopReason::Other(other.to_string()),
+    }
+}
+
+fn read_usage(into: &mut Usage, u: &Value) {
+    if let Some(n) = u["input_tokens"].as_u64() {
+        into.input_tokens = n;
+    }
+    if let Some(n) = u["cache_read_input_tokens"].as_u64() {
+        into.cache_read_tokens = n;
+    }
+    if let Some(n) = u["cache_creation_input_tokens"].as_u64() {
+        into.cache_write_tokens = n;
+    }
+    if let Some(n) = u["output_tokens"].as_u64() {
+        into.output_tokens = n;
+    }
+}
+
+/// What a stream `error` event (or an error body) means.
+pub(crate) fn classify_error(err: &Value) -> LlmError {
+    let message = err["message"]
+        .as_str()
+        .unwrap_or("unknown error")
+        .to_string();
+    match err["type"].as_str() {
+        Some("overloaded_error") | Some("api_error") => LlmError::Server {
+            status: 529,
+            message,
+        },
+        _ => LlmError::from_stream_error(err),
+    }
+}
+
 impl Decoder {
-    fn decode(&mut self, ev: SseEvent) -> Vec<Result<StreamEvent, LlmError>> {
-        if ev.data.trim().is_empty() {
+    fn block_start(&mut self, index: usize, block: &Value, out: &mut Events) {
+        match block["type"].as_str() {
+            Some("tool_use") | Some("server_tool_use") => {
+                out.push(Ok(StreamEvent::ToolCallStart {
+                    index,
+                    id: block["id"].as_str().unwrap_or_default().to_string(),
+                    name: block["name"].as_str().unwrap_or_default().to_string(),
+                }));
+            }
+            Some("text") => {
+                if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                    out.push(Ok(StreamEvent::TextDelta(t.to_string())));
+                }
+            }
+            Some("redacted_thinking") => out.push(Ok(StreamEvent::ProviderData {
+                format: FORMAT.to_string(),
+                data: block.clone(),
+            })),
+            _ => {}
+        }
+    }
+
+    fn block_delta(&mut self, index: usize, d: &Value, out: &mut Events) {
+        let text = |k: &str| d[k].as_str().map(str::to_string);
+        let ev = match d["type"].as_str() {
+            Some("text_delta") => text("text").map(StreamEvent::TextDelta),
+            Some("input_json_delta") => text("partial_json")
+                .filter(|t| !t.is_empty())
+                .map(|fragment| StreamEvent::ToolCallDelta { index, fragment }),
+            Some("thinking_delta") => text("thinking").map(StreamEvent::ReasoningDelta),
+            Some("signature_delta") => text("signature").map(StreamEvent::ReasoningSignature),
+            _ => None,
+        };
+        out.extend(ev.map(Ok));
+    }
+
+    fn done(&mut self) -> Events {
+        vec![Ok(StreamEvent::Done(
+            self.stop.take().unwrap_or(StopReason::EndTurn),
+        ))]
+    }
+}
+
+impl transport::Decoder for Decoder {
+    fn message(&mut self, event: &str, data: &str) -> Events {
+        if data.trim().is_empty() {
             return Vec::new();
         }
-        let v: Value = match serde_json::from_str(&ev.data) {
+        let v: Value = match serde_json::from_str(data) {
             Ok(v) => v,
             Err(e) => {
                 return vec![Err(LlmError::Malformed(format!(
                     "a stream event was not JSON ({e}): {}",
-                    ev.data.chars().take(200).collect::<String>()
+                    data.chars().take(200).collect::<String>()
                 )))];
             }
         };
-        let kind = v["type"].as_str().unwrap_or(ev.event.as_str());
+        let kind = v["type"].as_str().unwrap_or(event);
+        let index = v["index"].as_u64().unwrap_or(0) as usize;
         let mut out = Vec::new();
         match kind {
             "message_start" => {
-                let u = &v["message"]["usage"];
-                self.usage.input_tokens = u["input_tokens"].as_u64().unwrap_or(0);
-                self.usage.cache_read_tokens = u["cache_read_input_tokens"].as_u64().unwrap_or(0);
-                self.usage.cache_write_tokens =
-                    u["cache_creation_input_tokens"].as_u64().unwrap_or(0);
-                self.usage.output_tokens = u["output_tokens"].as_u64().unwrap_or(0);
+                read_usage(&mut self.usage, &v["message"]["usage"]);
                 out.push(Ok(StreamEvent::Usage(self.usage)));
             }
-            "content_block_start" => {
-                let index = v["index"].as_u64().unwrap_or(0) as usize;
-                let block = &v["content_block"];
-                match block["type"].as_str() {
-                    Some("tool_use") | Some("server_tool_use") => {
-                        out.push(Ok(StreamEvent::ToolCallStart {
-                            index,
-                            id: block["id"].as_str().unwrap_or_default().to_string(),
-                            name: block["name"].as_str().unwrap_or_default().to_string(),
-                        }));
-                    }
-                    Some("text") => {
-                        if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(Ok(StreamEvent::TextDelta(t.to_string())));
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            "content_block_delta" => {
-                let index = v["index"].as_u64().unwrap_or(0) as usize;
-                let d = &v["delta"];
-                match d["type"].as_str() {
-                    Some("text_delta") => {
-                        if let Some(t) = d["text"].as_str() {
-                            out.push(Ok(StreamEvent::TextDelta(t.to_string())));
-                        }
-                    }
-                    Some("input_json_delta") => {
-                        if let Some(t) = d["partial_json"].as_str().filter(|t| !t.is_empty()) {
-                            out.push(Ok(StreamEvent::ToolCallDelta {
-                                index,
-                                fragment: t.to_string(),
-                            }));
-                        }
-                    }
-                    Some("thinking_delta") => {
-                        if let Some(t) = d["thinking"].as_str() {
-                            out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
-                        }
-                    }
-                    Some("signature_delta") => {
-                        if let Some(t) = d["signature"].as_str() {
-                            out.push(Ok(StreamEvent::ReasoningSignature(t.to_string())));
-                        }
-                    }
-                    _ => {}
-                }
-            }
+            "content_block_start" => self.block_start(index, &v["content_block"], &mut out),
+            "content_block_delta" => self.block_delta(index, &v["delta"], &mut out),
             "message_delta" => {
                 if let Some(r) = v["delta"]["stop_reason"].as_str() {
-                    self.stop = Some(match r {
-                        "end_turn" | "stop_sequence" => StopReason::EndTurn,
-                        "tool_use" => StopReason::ToolUse,
-                        "max_tokens" => StopReason::MaxTokens,
-                        other => StopReason::Other(other.to_string()),
-                    });
+                    self.stop = Some(stop_reason(r));
                 }
-                if let Some(o) = v["usage"]["output_tokens"].as_u64() {
-                    self.usage.output_tokens = o;
+                if v["usage"].is_object() {
+                    read_usage(&mut self.usage, &v["usage"]);
                     out.push(Ok(StreamEvent::Usage(self.usage)));
                 }
             }
-            "message_stop" => out.push(Ok(StreamEvent::Done(
-                self.stop.clone().unwrap_or(StopReason::EndTurn),
-            ))),
-            "error" => {
-                let err = &v["error"];
-                let message = err["message"]
-                    .as_str()
-                    .unwrap_or("unknown error")
-                    .to_string();
-                out.push(Err(match err["type"].as_str() {
-                    Some("overloaded_error") | Some("api_error") => LlmError::Server {
-                        status: 529,
-                        message,
-                    },
-                    Some("rate_limit_error") => LlmError::RateLimited {
-                        retry_after: None,
-                        message,
-                    },
-                    Some("authentication_error") | Some("permission_error") => LlmError::Auth {
-                        status: 401,
-                        message,
-                    },
-                    _ => LlmError::from_status(400, None, &json!({"error": err}).to_string()),
-                }));
-            }
+            "message_stop" => out.extend(self.done()),
+            "error" => out.push(Err(classify_error(&v["error"]))),
             _ => {}
         }
         out
     }
-}
 
-/// The JSON body of a request.
-pub fn request_body(request: &Request) -> Value {
-    let mut messages: Vec<Value> = Vec::new();
-    for m in &request.messages {
-        let role = match m.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
+    fn end(&mut self) -> Events {
+        if self.stop.is_some() {
+            self.done()
+        } else {
+            Vec::new()
+        }
+    }
+
+    fn whole(&mut self, body: &Value) -> Events {
+        if body["type"] == "error" {
+            return vec![Err(classify_error(&body["error"]))];
+        }
+        let Some(blocks) = body["content"].as_array() else {
+            return vec![Err(LlmError::Malformed(format!(
+                "a JSON answer without content: {}",
+                body.to_string().chars().take(200).collect::<String>()
+            )))];
         };
-        let blocks = content_blocks(m);
-        if blocks.is_empty() {
-            continue;
-        }
-        // The API wants the roles to alternate: merge neighbours.
-        match messages.last_mut() {
-            Some(last) if last["role"] == role => {
-                if let Some(arr) = last["content"].as_array_mut() {
-                    arr.extend(blocks);
+        let mut out = Vec::new();
+        read_usage(&mut self.usage, &body["usage"]);
+        out.push(Ok(StreamEvent::Usage(self.usage)));
+        for (index, block) in blocks.iter().enumerate() {
+            match block["type"].as_str() {
+                Some("thinking") => {
+                    let t = block["thinking"].as_str().unwrap_or_default();
+                    out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
+                    if let Some(sig) = block["signature"].as_str() {
+                        out.push(Ok(StreamEvent::ReasoningSignature(sig.to_string())));
+                    }
                 }
-            }
-            _ => messages.push(json!({"role": role, "content": blocks})),
-        }
-    }
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens,
-        "system": request.system,
-        "messages": messages,
-        "stream": true,
-    });
-    if request.reasoning && request.max_tokens > 2048 {
-        let budget = (request.max_tokens / 2).clamp(1024, 16_000);
-        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
-    } else if let Some(t) = request.temperature {
-        body["temperature"] = json!(t);
-    }
-    if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-                .collect(),
-        );
-    }
-    body
-}
-
-fn image_block(media_type: &str, data: &str) -> Value {
-    json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
-}
-
-fn content_blocks(m: &Message) -> Vec<Value> {
-    let mut out = Vec::new();
-    for p in &m.parts {
-        match p {
-            Part::Text { text } if !text.is_empty() => {
-                out.push(json!({"type": "text", "text": text}));
-            }
-            Part::Text { .. } => {}
-            Part::Reasoning { text, signature } => {
-                // Thinking goes back only with its signature; without one the
-                // API would refuse it.
-                if let Some(sig) = signature {
-                    out.push(json!({"type": "thinking", "thinking": text, "signature": sig}));
+                Some("tool_use") => {
+                    self.block_start(index, block, &mut out);
+                    let input = block.get("input").cloned().unwrap_or(json!({}));
+                    out.push(Ok(StreamEvent::ToolCallDelta {
+                        index,
+                        fragment: input.to_string(),
+                    }));
                 }
-            }
-            Part::Image { image } => out.push(image_block(&image.media_type, &image.data)),
-            Part::ToolCall { id, name, input } => {
-                out.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
-            }
-            Part::ToolResult {
-                call_id,
-                content,
-                is_error,
-            } => {
-                let inner: Vec<Value> = content
-                    .iter()
-                    .map(|c| match c {
-                        ResultContent::Text { text } => json!({"type": "text", "text": if text.is_empty() { "(no output)" } else { text.as_str() }}),
-                        ResultContent::Image { image } => image_block(&image.media_type, &image.data),
-                    })
-                    .collect();
-                out.push(json!({"type": "tool_result", "tool_use_id": call_id, "content": inner, "is_error": is_error}));
+                _ => self.block_start(index, block, &mut out),
             }
         }
+        if let Some(r) = body["stop_reason"].as_str() {
+            self.stop = Some(stop_reason(r));
+        }
+        out.extend(self.done());
+        out
     }
-    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::{Message, Part, ResultContent, Role};
+    use crate::llm::transport::Decoder as _;
 
-    fn ev(kind: &str, data: Value) -> SseEvent {
-        SseEvent {
-            event: kind.into(),
-            data: data.to_string(),
-        }
+    fn ev(kind: &str, data: Value) -> (String, String) {
+        (kind.to_string(), data.to_string())
     }
 
     #[test]
@@ -329,7 +310,7 @@ mod tests {
         ];
         let out: Vec<StreamEvent> = events
             .into_iter()
-            .flat_map(|e| d.decode(e))
+            .flat_map(|(k, v)| d.message(&k, &v))
             .map(Result::unwrap)
             .collect();
         assert_eq!(out[1], StreamEvent::ReasoningDelta("let me see".into()));
@@ -365,10 +346,11 @@ mod tests {
     #[test]
     fn overloaded_error_event_is_retryable() {
         let mut d = Decoder::default();
-        let out = d.decode(ev(
+        let (k, v) = ev(
             "error",
             json!({"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}),
-        ));
+        );
+        let out = d.message(&k, &v);
         assert!(out[0].as_ref().unwrap_err().is_retryable());
     }
 
@@ -410,7 +392,22 @@ mod tests {
             reasoning: true,
         };
         let b = request_body(&req);
-        assert_eq!(b["system"], "sys");
+        assert_eq!(b["system"][0]["text"], "sys");
+        assert_eq!(b["system"][0]["cache_control"]["type"], "ephemeral");
+        // Both user messages end with a breakpoint: the last two.
+        assert_eq!(
+            b["messages"][2]["content"][0]["cache_control"]["type"],
+            "ephemeral"
+        );
+        assert_eq!(
+            b["messages"][0]["content"][1]["cache_control"]["type"],
+            "ephemeral"
+        );
+        assert!(
+            b["messages"][0]["content"][0]
+                .get("cache_control")
+                .is_none()
+        );
         assert_eq!(b["messages"][0]["content"].as_array().unwrap().len(), 2);
         assert_eq!(b["messages"][1]["content"][0]["type"], "thinking");
         assert_eq!(b["messages"][1]["content"][2]["type"], "tool_use");

@@ -3,10 +3,27 @@
 //! `llm` knows a tool only as a [`ToolSpec`]: name, description, schema.
 
 pub mod anthropic;
+mod anthropic_request;
+pub mod aws;
+pub mod bedrock;
+pub mod error;
+pub mod gemini;
+pub mod google_auth;
+pub mod model_list;
 pub mod models;
+mod ndjson;
+pub mod ollama;
 pub mod openai;
+mod openai_request;
+pub mod openai_responses;
+pub mod resolve;
+mod resolve_cloud;
 pub mod retry;
 pub mod sse;
+pub mod transport;
+pub mod vertex;
+
+pub use error::{LlmError, error_message, parse_retry_after};
 
 use std::pin::Pin;
 use std::time::Duration;
@@ -16,6 +33,7 @@ use futures::Stream;
 use serde::{Deserialize, Serialize};
 
 use crate::conversation::Message;
+pub use crate::conversation::Usage;
 
 /// A tool as the model sees it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,35 +56,15 @@ pub struct Request {
     pub reasoning: bool,
 }
 
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-    #[serde(default)]
-    pub cache_read_tokens: u64,
-    #[serde(default)]
-    pub cache_write_tokens: u64,
-}
-
-impl Usage {
-    pub fn add(&mut self, other: &Usage) {
-        self.input_tokens += other.input_tokens;
-        self.output_tokens += other.output_tokens;
-        self.cache_read_tokens += other.cache_read_tokens;
-        self.cache_write_tokens += other.cache_write_tokens;
-    }
-    /// Tokens the context window holds after this exchange.
-    pub fn context_tokens(&self) -> u64 {
-        self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StopReason {
     EndTurn,
     ToolUse,
+    /// Cut by the output limit (`max_tokens`).
     MaxTokens,
+    /// The model declined to answer.
+    Refusal,
     Other(String),
 }
 
@@ -87,6 +85,13 @@ pub enum StreamEvent {
         index: usize,
         fragment: String,
     },
+    /// Something the provider needs sent back unchanged in later requests
+    /// (Anthropic's `redacted_thinking`, ...): kept as a
+    /// [`Part::ProviderData`](crate::conversation::Part::ProviderData).
+    ProviderData {
+        format: String,
+        data: serde_json::Value,
+    },
     Usage(Usage),
     /// The stream was cut and restarted by the retry layer after text had
     /// already been shown, and the new attempt's text differs from it:
@@ -96,108 +101,9 @@ pub enum StreamEvent {
 }
 
 pub use models::{ModelCatalog, ModelInfo};
+pub use resolve::{ResolveError, ResolvedProvider, preset, resolve_provider};
 
 pub type EventStream = Pin<Box<dyn Stream<Item = Result<StreamEvent, LlmError>> + Send>>;
-
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
-pub enum LlmError {
-    #[error(
-        "authentication failed ({status}): {message}. Check the API key in the environment variable your provider uses."
-    )]
-    Auth { status: u16, message: String },
-    #[error("rate limited: {message}")]
-    RateLimited {
-        retry_after: Option<Duration>,
-        message: String,
-    },
-    #[error("the provider had a server error ({status}): {message}")]
-    Server { status: u16, message: String },
-    #[error("the conversation is longer than the model's context window: {message}")]
-    ContextLength { message: String },
-    #[error("the request was refused ({status}): {message}")]
-    BadRequest { status: u16, message: String },
-    #[error("network error: {0}")]
-    Network(String),
-    #[error("the provider sent a response cairn could not read: {0}")]
-    Malformed(String),
-}
-
-impl LlmError {
-    pub fn is_retryable(&self) -> bool {
-        matches!(
-            self,
-            LlmError::RateLimited { .. } | LlmError::Server { .. } | LlmError::Network(_)
-        )
-    }
-
-    /// Classifies an HTTP error response.
-    pub fn from_status(status: u16, retry_after: Option<Duration>, body: &str) -> LlmError {
-        let message = error_message(body);
-        let lower = body.to_ascii_lowercase();
-        let context = lower.contains("context_length_exceeded")
-            || lower.contains("context length")
-            || lower.contains("maximum context")
-            || lower.contains("prompt is too long")
-            || lower.contains("too many tokens")
-            || lower.contains("context window");
-        match status {
-            401 | 403 => LlmError::Auth { status, message },
-            429 => LlmError::RateLimited {
-                retry_after,
-                message,
-            },
-            400 | 413 | 422 if context => LlmError::ContextLength { message },
-            408 | 409 | 425 => LlmError::Server { status, message },
-            s if s >= 500 => {
-                if context {
-                    LlmError::ContextLength { message }
-                } else {
-                    LlmError::Server { status, message }
-                }
-            }
-            _ => LlmError::BadRequest { status, message },
-        }
-    }
-}
-
-/// Pulls the human-readable message out of a JSON error body, or returns a
-/// trimmed body.
-pub fn error_message(body: &str) -> String {
-    if let Ok(v) = serde_json::from_str::<serde_json::Value>(body) {
-        let candidates = [
-            v.pointer("/error/message"),
-            v.pointer("/message"),
-            v.pointer("/error"),
-        ];
-        for c in candidates.into_iter().flatten() {
-            if let Some(s) = c.as_str() {
-                return s.to_string();
-            }
-        }
-    }
-    let trimmed = body.trim();
-    if trimmed.is_empty() {
-        "(no details given)".to_string()
-    } else {
-        trimmed.chars().take(500).collect()
-    }
-}
-
-/// Parses a `retry-after` header: seconds, or `retry-after-ms`.
-pub fn parse_retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
-    if let Some(ms) = headers
-        .get("retry-after-ms")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|s| s.trim().parse::<f64>().ok())
-    {
-        return Some(Duration::from_millis(ms.max(0.0) as u64));
-    }
-    headers
-        .get(reqwest::header::RETRY_AFTER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .map(|secs| Duration::from_millis((secs.max(0.0) * 1000.0) as u64))
-}
 
 #[async_trait]
 pub trait Provider: Send + Sync {
@@ -208,12 +114,58 @@ pub trait Provider: Send + Sync {
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError>;
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "lowercase")]
+/// A wire format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum ProviderKind {
+    /// OpenAI Chat Completions and the servers that speak it.
     #[default]
     Openai,
+    /// OpenAI's own API: Chat Completions, or Responses for the models the
+    /// catalogue marks (the `openai` preset).
+    OpenaiAuto,
+    /// The OpenAI Responses API (OpenAI, Azure OpenAI).
+    OpenaiResponses,
     Anthropic,
+    /// Gemini's native API.
+    Gemini,
+    /// Ollama's native API.
+    Ollama,
+    /// Vertex AI (Gemini and Anthropic models).
+    Vertex,
+    /// Amazon Bedrock's Converse stream.
+    Bedrock,
+}
+
+impl ProviderKind {
+    /// The names `kind = "…"` accepts.
+    pub const NAMES: [&'static str; 7] = [
+        "openai",
+        "openai-responses",
+        "anthropic",
+        "gemini",
+        "ollama",
+        "vertex",
+        "bedrock",
+    ];
+
+    /// Kinds that sign in with cloud credentials rather than an API key
+    /// and know their own endpoint.
+    pub fn is_cloud(self) -> bool {
+        matches!(self, ProviderKind::Vertex | ProviderKind::Bedrock)
+    }
+
+    pub fn parse(name: &str) -> Option<ProviderKind> {
+        Some(match name {
+            "openai" => ProviderKind::Openai,
+            "openai-responses" => ProviderKind::OpenaiResponses,
+            "anthropic" => ProviderKind::Anthropic,
+            "gemini" => ProviderKind::Gemini,
+            "ollama" => ProviderKind::Ollama,
+            "vertex" => ProviderKind::Vertex,
+            "bedrock" => ProviderKind::Bedrock,
+            _ => return None,
+        })
+    }
 }
 
 /// Everything needed to talk to one provider.
@@ -229,49 +181,82 @@ pub struct ProviderSettings {
     pub query: Vec<(String, String)>,
     /// Send the key as `api-key` instead of a bearer token (Azure).
     pub azure: bool,
+    /// How long to wait for the response to start.
     pub request_timeout: Duration,
+    /// How long a started response may stay silent between bytes.
+    pub idle_timeout: Duration,
+    /// What cloud kinds (Vertex, Bedrock) need besides a URL.
+    pub cloud: CloudSettings,
 }
 
-pub fn http_client(timeout: Duration) -> Result<reqwest::Client, LlmError> {
+/// Settings of the cloud kinds, resolved at start-up.
+#[derive(Clone, Default)]
+pub struct CloudSettings {
+    /// Vertex AI: the Google Cloud project and location.
+    pub project: Option<String>,
+    pub location: Option<String>,
+    /// Vertex AI: the Application Default Credentials file.
+    pub google_credentials: Option<std::path::PathBuf>,
+    /// Bedrock: the AWS region.
+    pub region: Option<String>,
+    /// Bedrock: credentials from the standard chain.
+    pub aws: Option<AwsCredentials>,
+}
+
+/// AWS credentials; `Debug` shows the key id only.
+#[derive(Clone, PartialEq, Eq)]
+pub struct AwsCredentials {
+    pub access_key_id: String,
+    pub secret_access_key: String,
+    pub session_token: Option<String>,
+}
+
+impl std::fmt::Debug for AwsCredentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AwsCredentials")
+            .field("access_key_id", &self.access_key_id)
+            .field("session_token", &self.session_token.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for CloudSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CloudSettings")
+            .field("project", &self.project)
+            .field("location", &self.location)
+            .field("google_credentials", &self.google_credentials)
+            .field("region", &self.region)
+            .field("aws", &self.aws)
+            .finish()
+    }
+}
+
+impl ProviderSettings {
+    pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+}
+
+/// The HTTP client providers share the settings of: timeouts are applied
+/// per request by [`transport`].
+pub fn http_client() -> Result<reqwest::Client, LlmError> {
     reqwest::Client::builder()
         .connect_timeout(Duration::from_secs(15))
-        .read_timeout(timeout)
         .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| LlmError::Network(e.to_string()))
+        .map_err(|e| LlmError::Unreachable(e.to_string()))
 }
 
 /// Builds the provider for its wire format.
 pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, LlmError> {
     Ok(match settings.kind {
         ProviderKind::Openai => Box::new(openai::OpenAi::new(settings)?),
+        ProviderKind::OpenaiAuto => Box::new(openai_responses::ChatOrResponses::new(settings)?),
+        ProviderKind::OpenaiResponses => Box::new(openai_responses::Responses::new(settings)?),
         ProviderKind::Anthropic => Box::new(anthropic::Anthropic::new(settings)?),
+        ProviderKind::Gemini => Box::new(gemini::Gemini::new(settings)?),
+        ProviderKind::Ollama => Box::new(ollama::Ollama::new(settings)?),
+        ProviderKind::Vertex => Box::new(vertex::Vertex::new(settings)?),
+        ProviderKind::Bedrock => Box::new(bedrock::Bedrock::new(settings)?),
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classifies_errors() {
-        assert!(matches!(
-            LlmError::from_status(401, None, r#"{"error":{"message":"bad key"}}"#),
-            LlmError::Auth { message, .. } if message == "bad key"
-        ));
-        assert!(matches!(
-            LlmError::from_status(
-                400,
-                None,
-                r#"{"error":{"code":"context_length_exceeded","message":"too long"}}"#
-            ),
-            LlmError::ContextLength { .. }
-        ));
-        assert!(matches!(
-            LlmError::from_status(400, None, "{}"),
-            LlmError::BadRequest { .. }
-        ));
-        assert!(LlmError::from_status(503, None, "").is_retryable());
-        assert!(!LlmError::from_status(401, None, "").is_retryable());
-    }
 }

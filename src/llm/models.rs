@@ -3,7 +3,11 @@
 
 use std::sync::OnceLock;
 
+use std::collections::BTreeMap;
+
 use serde::Deserialize;
+
+use crate::config::ModelConfig;
 
 use super::Usage;
 
@@ -25,6 +29,9 @@ pub struct ModelInfo {
     pub supports_images: bool,
     #[serde(rename = "reasoning", default)]
     pub supports_reasoning: bool,
+    /// Served only (or best) by OpenAI's Responses API.
+    #[serde(default)]
+    pub responses_api: bool,
 }
 
 impl ModelInfo {
@@ -41,6 +48,7 @@ impl ModelInfo {
             cache_write_price: None,
             supports_images: false,
             supports_reasoning: false,
+            responses_api: false,
         }
     }
 
@@ -66,6 +74,27 @@ struct File {
     model: Vec<ModelInfo>,
 }
 
+static OVERRIDES: OnceLock<BTreeMap<String, ModelConfig>> = OnceLock::new();
+static SERVED: OnceLock<Vec<String>> = OnceLock::new();
+
+/// One `[models."ID"]` entry laid over what the catalogue knows.
+fn apply(mut m: ModelInfo, o: Option<&ModelConfig>) -> ModelInfo {
+    let Some(o) = o else { return m };
+    if let Some(v) = o.context_window {
+        m.context_window = v;
+    }
+    if let Some(v) = o.max_output {
+        m.max_output = v;
+    }
+    m.input_price = o.input_price.or(m.input_price);
+    m.output_price = o.output_price.or(m.output_price);
+    m.cache_read_price = o.cache_read_price.or(m.cache_read_price);
+    m.cache_write_price = o.cache_write_price.or(m.cache_write_price);
+    m.supports_images = o.images.unwrap_or(m.supports_images);
+    m.supports_reasoning = o.reasoning.unwrap_or(m.supports_reasoning);
+    m
+}
+
 pub struct ModelCatalog {
     models: Vec<ModelInfo>,
 }
@@ -88,8 +117,52 @@ impl ModelCatalog {
         &self.models
     }
 
-    /// The entry for `model_id`, or defaults for an unknown model.
+    /// What the person's `[models."ID"]` entries say, over the catalogue.
+    /// Set once at start-up; later calls change nothing.
+    pub fn install_overrides(overrides: BTreeMap<String, ModelConfig>) {
+        let _ = OVERRIDES.set(overrides);
+    }
+
+    /// The entry for `model_id` with the person's overrides applied, or
+    /// defaults for an unknown model.
     pub fn lookup(&self, model_id: &str) -> ModelInfo {
+        let overrides = OVERRIDES.get_or_init(BTreeMap::new);
+        apply(self.lookup_builtin(model_id), overrides.get(model_id))
+    }
+
+    /// Records the models the provider serves (found at start-up).
+    pub fn install_served(ids: Vec<String>) {
+        let _ = SERVED.set(ids);
+    }
+
+    /// What the `/model` picker offers: the models the provider serves
+    /// when known (else the whole catalogue), and those named in config.
+    pub fn pickable(&self) -> Vec<ModelInfo> {
+        let Some(served) = SERVED.get().filter(|s| !s.is_empty()) else {
+            return self.all_models();
+        };
+        let mut out: Vec<ModelInfo> = served.iter().map(|id| self.lookup(id)).collect();
+        for id in OVERRIDES.get_or_init(BTreeMap::new).keys() {
+            if !out.iter().any(|m| &m.id == id) {
+                out.push(self.lookup(id));
+            }
+        }
+        out
+    }
+
+    /// The catalogue and the models named only in the person's config.
+    pub fn all_models(&self) -> Vec<ModelInfo> {
+        let mut out: Vec<ModelInfo> = self.models.iter().map(|m| self.lookup(&m.id)).collect();
+        for id in OVERRIDES.get_or_init(BTreeMap::new).keys() {
+            if !out.iter().any(|m| &m.id == id) {
+                out.push(self.lookup(id));
+            }
+        }
+        out
+    }
+
+    /// The built-in entry for `model_id`, or defaults for an unknown model.
+    pub fn lookup_builtin(&self, model_id: &str) -> ModelInfo {
         let id = model_id.to_ascii_lowercase();
         let id = id.rsplit('/').next().unwrap_or(&id).to_string();
         let names = |m: &ModelInfo| {
@@ -146,6 +219,32 @@ mod tests {
         assert_eq!(unknown.context_window, 32_000);
         assert!(!unknown.supports_images);
         assert_eq!(unknown.cost(&Usage::default()), None);
+    }
+
+    #[test]
+    fn a_config_entry_overrides_the_catalogue() {
+        let base = ModelCatalog::global().lookup_builtin("claude-sonnet-4-5");
+        let o = ModelConfig {
+            context_window: Some(1_000_000),
+            cache_write_price: Some(6.0),
+            images: Some(false),
+            ..ModelConfig::default()
+        };
+        let m = apply(base.clone(), Some(&o));
+        assert_eq!(m.context_window, 1_000_000);
+        assert_eq!(m.max_output, base.max_output);
+        assert_eq!(m.cache_write_price, Some(6.0));
+        assert_eq!(m.input_price, Some(3.0));
+        assert!(!m.supports_images);
+        let unknown = apply(
+            ModelInfo::unknown("my-model"),
+            Some(&ModelConfig {
+                input_price: Some(1.0),
+                output_price: Some(2.0),
+                ..ModelConfig::default()
+            }),
+        );
+        assert!(unknown.cost(&Usage::default()).is_some());
     }
 
     #[test]

@@ -1,19 +1,22 @@
 //! OpenAI Chat Completions, streaming. Serves OpenAI and the many servers
-//! that speak its format (Azure OpenAI, OpenRouter, Groq, DeepSeek, Gemini's
-//! compatible endpoint, Ollama, LM Studio, llama.cpp, vLLM, LiteLLM).
+//! that speak its format (Azure OpenAI, OpenRouter, Groq, DeepSeek, LM
+//! Studio, llama.cpp, vLLM, LiteLLM), including the ways they bend it:
+//! tool-call deltas that repeat or omit `index`, streams that end after
+//! `finish_reason` without `[DONE]`, whole JSON answers, string error codes.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 
 use async_trait::async_trait;
-use futures::StreamExt;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::sse::{self, SseEvent};
+use super::sse::SseParser;
+use super::transport::{self, Events};
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
     http_client,
 };
-use crate::conversation::{Message, Part, ResultContent, Role};
+
+pub use super::openai_request::request_body;
 
 pub struct OpenAi {
     settings: ProviderSettings,
@@ -22,7 +25,7 @@ pub struct OpenAi {
 
 impl OpenAi {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let client = http_client(settings.request_timeout)?;
+        let client = http_client()?;
         Ok(OpenAi { settings, client })
     }
 
@@ -60,82 +63,178 @@ impl Provider for OpenAi {
                 req.bearer_auth(key)
             };
         }
-        let mut state = Decoder::default();
-        sse::send_and_decode(req, &self.settings.headers, move |ev| state.decode(ev)).await
+        let resp = transport::send(req, &self.settings).await?;
+        transport::decode_response(
+            resp,
+            self.settings.idle_timeout,
+            SseParser::default(),
+            Decoder::default(),
+        )
+        .await
     }
 }
 
-/// A transport error's whole chain, which says more than its top line.
-pub(crate) fn describe(e: &reqwest::Error) -> String {
-    let mut s = e.to_string();
-    let mut src = std::error::Error::source(e);
-    while let Some(inner) = src {
-        s.push_str(": ");
-        s.push_str(&inner.to_string());
-        src = inner.source();
-    }
-    s
-}
-
-/// Ends with an error if the stream stopped without saying it was done, so
-/// a cut connection is noticed (and retried) rather than taken as the end.
-pub(crate) fn ensure_done(
-    inner: impl futures::Stream<Item = Result<StreamEvent, LlmError>> + Send + 'static,
-) -> impl futures::Stream<Item = Result<StreamEvent, LlmError>> + Send {
-    let tail = futures::stream::once(async { None });
-    inner
-        .map(Some)
-        .chain(tail)
-        .scan(false, |finished, item| {
-            let out = match item {
-                Some(Ok(ev)) => {
-                    if matches!(ev, StreamEvent::Done(_)) {
-                        *finished = true;
-                    }
-                    Some(Ok(ev))
-                }
-                Some(Err(e)) => {
-                    *finished = true;
-                    Some(Err(e))
-                }
-                None if !*finished => Some(Err(LlmError::Network(
-                    "the connection closed before the response was complete".into(),
-                ))),
-                None => None,
-            };
-            futures::future::ready(Some(out))
-        })
-        .filter_map(futures::future::ready)
-        .scan(false, |stopped, item| {
-            // Nothing after the end (or the first error).
-            if *stopped {
-                return futures::future::ready(None);
-            }
-            if matches!(item, Ok(StreamEvent::Done(_)) | Err(_)) {
-                *stopped = true;
-            }
-            futures::future::ready(Some(item))
-        })
+/// One tool call of the response as it arrives.
+#[derive(Default)]
+struct Call {
+    id: String,
+    name: String,
+    args: String,
 }
 
 #[derive(Default)]
-struct Decoder {
-    started: HashSet<usize>,
+pub(crate) struct Decoder {
+    calls: Vec<Call>,
+    /// The server's `index` → our call number.
+    by_index: HashMap<u64, usize>,
+    current: Option<usize>,
     stop: Option<StopReason>,
     done: bool,
 }
 
+fn non_empty(v: Option<&Value>) -> Option<&str> {
+    v.and_then(Value::as_str).filter(|s| !s.is_empty())
+}
+
+fn stop_reason(reason: &str) -> StopReason {
+    match reason {
+        "stop" | "end_turn" => StopReason::EndTurn,
+        "tool_calls" | "function_call" => StopReason::ToolUse,
+        "length" | "max_tokens" => StopReason::MaxTokens,
+        "refusal" => StopReason::Refusal,
+        other => StopReason::Other(other.to_string()),
+    }
+}
+
+/// Usage in the OpenAI shape, with OpenAI's and DeepSeek's cache fields.
+pub(crate) fn usage(u: &Value) -> Usage {
+    let prompt = u["prompt_tokens"].as_u64().unwrap_or(0);
+    let cached = u
+        .pointer("/prompt_tokens_details/cached_tokens")
+        .and_then(Value::as_u64)
+        .or_else(|| u["prompt_cache_hit_tokens"].as_u64())
+        .unwrap_or(0);
+    Usage {
+        input_tokens: prompt.saturating_sub(cached),
+        output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
 impl Decoder {
-    fn decode(&mut self, ev: SseEvent) -> Vec<Result<StreamEvent, LlmError>> {
-        let data = ev.data.trim();
+    /// Which call a tool-call delta belongs to. A delta with a new non-empty
+    /// `id`, or a name arriving after the current call's arguments are
+    /// complete, starts a new call whatever its `index` says.
+    fn call_for(&mut self, call: &Value, out: &mut Events) -> usize {
+        let id = non_empty(call.get("id"));
+        let name = non_empty(call.pointer("/function/name"));
+        let index = call.get("index").and_then(Value::as_u64);
+        let existing = match index {
+            Some(i) => self.by_index.get(&i).copied(),
+            None => self.current,
+        };
+        let starts_new = match existing {
+            None => true,
+            Some(n) => {
+                let c = &self.calls[n];
+                match (id, name) {
+                    (Some(id), _) => !c.id.is_empty() && c.id != id,
+                    (None, Some(name)) => {
+                        !c.args.is_empty()
+                            && (c.name != name || serde_json::from_str::<Value>(&c.args).is_ok())
+                    }
+                    _ => false,
+                }
+            }
+        };
+        let n = if starts_new {
+            self.calls.push(Call {
+                id: id.unwrap_or_default().to_string(),
+                name: name.unwrap_or_default().to_string(),
+                args: String::new(),
+            });
+            let n = self.calls.len() - 1;
+            out.push(Ok(StreamEvent::ToolCallStart {
+                index: n,
+                id: id.unwrap_or_default().to_string(),
+                name: name.unwrap_or_default().to_string(),
+            }));
+            n
+        } else {
+            existing.unwrap_or(0)
+        };
+        if let Some(i) = index {
+            self.by_index.insert(i, n);
+        }
+        self.current = Some(n);
+        n
+    }
+
+    fn tool_calls(&mut self, calls: &[Value], out: &mut Events) {
+        for call in calls {
+            let n = self.call_for(call, out);
+            if let Some(args) = call.pointer("/function/arguments") {
+                let fragment = match args {
+                    Value::String(s) => s.clone(),
+                    Value::Null => String::new(),
+                    // Some servers send the arguments as an object.
+                    other => other.to_string(),
+                };
+                if !fragment.is_empty() {
+                    self.calls[n].args.push_str(&fragment);
+                    out.push(Ok(StreamEvent::ToolCallDelta { index: n, fragment }));
+                }
+            }
+        }
+    }
+
+    fn choice(&mut self, choice: &Value, delta: &Value, out: &mut Events) {
+        for key in ["reasoning_content", "reasoning"] {
+            if let Some(t) = non_empty(delta.get(key)) {
+                out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
+            }
+        }
+        if let Some(t) = non_empty(delta.get("content")) {
+            out.push(Ok(StreamEvent::TextDelta(t.to_string())));
+        }
+        if let Some(t) = non_empty(delta.get("refusal")) {
+            out.push(Ok(StreamEvent::TextDelta(t.to_string())));
+            self.stop = Some(StopReason::Refusal);
+        }
+        if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
+            self.tool_calls(calls, out);
+        }
+        if let Some(reason) = non_empty(choice.get("finish_reason"))
+            && self.stop != Some(StopReason::Refusal)
+        {
+            self.stop = Some(stop_reason(reason));
+        }
+    }
+
+    fn done(&mut self) -> Events {
+        if self.done {
+            return Vec::new();
+        }
+        self.done = true;
+        let stop = match self.stop.take() {
+            // Some servers say `stop` after tool calls.
+            Some(StopReason::EndTurn) | None if !self.calls.is_empty() => StopReason::ToolUse,
+            Some(s) => s,
+            None => StopReason::EndTurn,
+        };
+        vec![Ok(StreamEvent::Done(stop))]
+    }
+}
+
+impl transport::Decoder for Decoder {
+    fn message(&mut self, _event: &str, data: &str) -> Events {
+        let data = data.trim();
         if data.is_empty() || self.done {
             return Vec::new();
         }
         if data == "[DONE]" {
-            self.done = true;
-            return vec![Ok(StreamEvent::Done(
-                self.stop.clone().unwrap_or(StopReason::EndTurn),
-            ))];
+            return self.done();
         }
         let v: Value = match serde_json::from_str(data) {
             Ok(v) => v,
@@ -146,223 +245,59 @@ impl Decoder {
                 )))];
             }
         };
-        if let Some(err) = v.get("error") {
-            let status = err.get("code").and_then(Value::as_u64).unwrap_or(500) as u16;
-            return vec![Err(LlmError::from_status(
-                status.max(400),
-                None,
-                &json!({ "error": err }).to_string(),
-            ))];
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            return vec![Err(LlmError::from_stream_error(err))];
         }
         let mut out = Vec::new();
         if let Some(choice) = v.pointer("/choices/0") {
-            let delta = &choice["delta"];
-            for key in ["reasoning_content", "reasoning"] {
-                if let Some(t) = delta.get(key).and_then(Value::as_str)
-                    && !t.is_empty()
-                {
-                    out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
-                }
-            }
-            if let Some(t) = delta.get("content").and_then(Value::as_str)
-                && !t.is_empty()
-            {
-                out.push(Ok(StreamEvent::TextDelta(t.to_string())));
-            }
-            if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-                for (pos, call) in calls.iter().enumerate() {
-                    let index = call
-                        .get("index")
-                        .and_then(Value::as_u64)
-                        .map(|i| i as usize)
-                        .unwrap_or(pos);
-                    if self.started.insert(index) {
-                        out.push(Ok(StreamEvent::ToolCallStart {
-                            index,
-                            id: call["id"].as_str().unwrap_or_default().to_string(),
-                            name: call
-                                .pointer("/function/name")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default()
-                                .to_string(),
-                        }));
-                    }
-                    if let Some(args) = call.pointer("/function/arguments") {
-                        let fragment = match args {
-                            Value::String(s) => s.clone(),
-                            Value::Null => String::new(),
-                            // Some servers send the arguments as an object.
-                            other => other.to_string(),
-                        };
-                        if !fragment.is_empty() {
-                            out.push(Ok(StreamEvent::ToolCallDelta { index, fragment }));
-                        }
-                    }
-                }
-            }
-            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
-                self.stop = Some(match reason {
-                    "stop" => StopReason::EndTurn,
-                    "tool_calls" | "function_call" => StopReason::ToolUse,
-                    "length" => StopReason::MaxTokens,
-                    other => StopReason::Other(other.to_string()),
-                });
-            }
+            self.choice(choice, &choice["delta"], &mut out);
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            let prompt = u["prompt_tokens"].as_u64().unwrap_or(0);
-            let cached = u
-                .pointer("/prompt_tokens_details/cached_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0);
-            out.push(Ok(StreamEvent::Usage(Usage {
-                input_tokens: prompt.saturating_sub(cached),
-                output_tokens: u["completion_tokens"].as_u64().unwrap_or(0),
-                cache_read_tokens: cached,
-                cache_write_tokens: 0,
-            })));
+            out.push(Ok(StreamEvent::Usage(usage(u))));
         }
         out
     }
-}
 
-/// The JSON body of a request.
-pub fn request_body(request: &Request, openai_host: bool) -> Value {
-    let mut messages = vec![json!({"role": "system", "content": request.system})];
-    for m in &request.messages {
-        push_message(&mut messages, m);
-    }
-    let mut body = json!({
-        "model": request.model,
-        "messages": messages,
-        "stream": true,
-        "stream_options": {"include_usage": true},
-    });
-    let key = if openai_host {
-        "max_completion_tokens"
-    } else {
-        "max_tokens"
-    };
-    body[key] = json!(request.max_tokens);
-    if let Some(t) = request.temperature {
-        body["temperature"] = json!(t);
-    }
-    if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| {
-                    json!({"type": "function", "function": {
-                        "name": t.name, "description": t.description, "parameters": t.input_schema}})
-                })
-                .collect(),
-        );
-    }
-    body
-}
-
-fn image_url(media_type: &str, data: &str) -> Value {
-    json!({"type": "image_url", "image_url": {"url": format!("data:{media_type};base64,{data}")}})
-}
-
-fn push_message(out: &mut Vec<Value>, m: &Message) {
-    match m.role {
-        Role::Assistant => {
-            let text: String = m
-                .parts
-                .iter()
-                .filter_map(|p| match p {
-                    Part::Text { text } => Some(text.as_str()),
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-                .join("\n");
-            let calls: Vec<Value> = m
-                .tool_calls()
-                .map(|(id, name, input)| {
-                    json!({"id": id, "type": "function",
-                        "function": {"name": name, "arguments": input.to_string()}})
-                })
-                .collect();
-            let mut msg = json!({"role": "assistant",
-                "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
-            if !calls.is_empty() {
-                msg["tool_calls"] = Value::Array(calls);
-            }
-            out.push(msg);
+    /// A stream that ends after `finish_reason` without `[DONE]` is
+    /// complete: the answer is all there.
+    fn end(&mut self) -> Events {
+        if self.stop.is_some() {
+            self.done()
+        } else {
+            Vec::new()
         }
-        Role::User => {
-            // Tool results become `tool` messages, which must come first.
-            let mut late_images = Vec::new();
-            for p in &m.parts {
-                if let Part::ToolResult {
-                    call_id, content, ..
-                } = p
-                {
-                    let mut text = String::new();
-                    for c in content {
-                        match c {
-                            ResultContent::Text { text: t } => {
-                                if !text.is_empty() {
-                                    text.push('\n');
-                                }
-                                text.push_str(t);
-                            }
-                            ResultContent::Image { image } => {
-                                late_images.push(image_url(&image.media_type, &image.data));
-                            }
-                        }
-                    }
-                    out.push(json!({"role": "tool", "tool_call_id": call_id, "content": text}));
-                }
-            }
-            let mut content: Vec<Value> = Vec::new();
-            if !late_images.is_empty() {
-                content.push(
-                    json!({"type": "text", "text": "(images returned by the tool calls above)"}),
-                );
-                content.extend(late_images);
-            }
-            for p in &m.parts {
-                match p {
-                    Part::Text { text } => content.push(json!({"type": "text", "text": text})),
-                    Part::Image { image } => {
-                        content.push(image_url(&image.media_type, &image.data))
-                    }
-                    _ => {}
-                }
-            }
-            if content.is_empty() {
-                return;
-            }
-            let only_text = content.iter().all(|c| c["type"] == "text");
-            let value = if only_text {
-                Value::String(
-                    content
-                        .iter()
-                        .filter_map(|c| c["text"].as_str())
-                        .collect::<Vec<_>>()
-                        .join("\n\n"),
-                )
-            } else {
-                Value::Array(content)
-            };
-            out.push(json!({"role": "user", "content": value}));
+    }
+
+    fn whole(&mut self, body: &Value) -> Events {
+        let mut out = Vec::new();
+        if let Some(choice) = body.pointer("/choices/0") {
+            let message = choice.get("message").unwrap_or(&choice["delta"]);
+            self.choice(choice, message, &mut out);
         }
+        if let Some(u) = body.get("usage").filter(|u| u.is_object()) {
+            out.push(Ok(StreamEvent::Usage(usage(u))));
+        }
+        if out.is_empty() {
+            return vec![Err(LlmError::Malformed(format!(
+                "a JSON answer without choices: {}",
+                body.to_string().chars().take(200).collect::<String>()
+            )))];
+        }
+        out.extend(self.done());
+        out
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::conversation::{Message, Part, ResultContent, Role};
     use crate::llm::ToolSpec;
+    use crate::llm::transport::Decoder as _;
+    use serde_json::json;
 
-    fn ev(data: &str) -> SseEvent {
-        SseEvent {
-            event: String::new(),
-            data: data.into(),
-        }
+    fn ev(data: &str) -> &str {
+        data
     }
 
     #[test]
@@ -380,7 +315,7 @@ mod tests {
             r#"{"choices":[],"usage":{"prompt_tokens":120,"completion_tokens":9,"prompt_tokens_details":{"cached_tokens":100}}}"#,
             "[DONE]",
         ] {
-            all.extend(d.decode(ev(chunk)));
+            all.extend(d.message("", ev(chunk)));
         }
         let all: Vec<StreamEvent> = all.into_iter().map(Result::unwrap).collect();
         assert_eq!(
@@ -413,9 +348,19 @@ mod tests {
     }
 
     #[test]
+    fn deepseek_cache_hit_fields_are_read() {
+        let u = usage(&json!({"prompt_tokens": 1000, "completion_tokens": 20,
+            "prompt_cache_hit_tokens": 900, "prompt_cache_miss_tokens": 100}));
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (100, 900, 20)
+        );
+    }
+
+    #[test]
     fn in_band_errors_are_classified() {
         let mut d = Decoder::default();
-        let out = d.decode(ev(r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#));
+        let out = d.message("", ev(r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#));
         assert!(matches!(out[0], Err(LlmError::ContextLength { .. })));
     }
 

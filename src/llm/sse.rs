@@ -1,7 +1,5 @@
 //! An incremental parser for Server-Sent Events over a byte stream.
 
-use futures::{Stream, StreamExt};
-
 /// One event: its `event:` name (empty when absent) and its data lines
 /// joined with newlines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,82 +83,18 @@ impl SseParser {
     }
 }
 
-/// Turns a response body into a stream of events. A transport error ends
-/// the stream with that error.
-pub fn events(
-    response: reqwest::Response,
-) -> impl Stream<Item = Result<SseEvent, reqwest::Error>> + Send {
-    let body = response.bytes_stream();
-    futures::stream::unfold(
-        (
-            body,
-            SseParser::default(),
-            std::collections::VecDeque::new(),
-            false,
-        ),
-        |(mut body, mut parser, mut ready, mut ended)| async move {
-            loop {
-                if let Some(ev) = ready.pop_front() {
-                    return Some((Ok(ev), (body, parser, ready, ended)));
-                }
-                if ended {
-                    return None;
-                }
-                match body.next().await {
-                    Some(Ok(bytes)) => {
-                        let mut out = Vec::new();
-                        parser.push(&bytes, &mut out);
-                        ready.extend(out);
-                    }
-                    Some(Err(e)) => {
-                        ended = true;
-                        return Some((Err(e), (body, parser, ready, ended)));
-                    }
-                    None => {
-                        ended = true;
-                        let mut out = Vec::new();
-                        parser.finish(&mut out);
-                        ready.extend(out);
-                    }
-                }
-            }
-        },
-    )
-}
+impl super::transport::Framing for SseParser {
+    fn push(&mut self, bytes: &[u8], out: &mut Vec<Result<(String, String), super::LlmError>>) {
+        let mut events = Vec::new();
+        SseParser::push(self, bytes, &mut events);
+        out.extend(events.into_iter().map(|e| Ok((e.event, e.data))));
+    }
 
-/// Sends a streaming request and turns its event stream into provider
-/// events with `decode`; HTTP errors are classified, and a stream that ends
-/// without saying it is done counts as cut.
-pub async fn send_and_decode(
-    req: reqwest::RequestBuilder,
-    headers: &[(String, String)],
-    mut decode: impl FnMut(SseEvent) -> Vec<Result<super::StreamEvent, super::LlmError>>
-    + Send
-    + 'static,
-) -> Result<super::EventStream, super::LlmError> {
-    use super::LlmError;
-    use super::openai::{describe, ensure_done};
-    let mut req = req;
-    for (k, v) in headers {
-        req = req.header(k, v);
+    fn finish(&mut self, out: &mut Vec<Result<(String, String), super::LlmError>>) {
+        let mut events = Vec::new();
+        SseParser::finish(self, &mut events);
+        out.extend(events.into_iter().map(|e| Ok((e.event, e.data))));
     }
-    let resp = req
-        .send()
-        .await
-        .map_err(|e| LlmError::Network(describe(&e)))?;
-    let status = resp.status();
-    if !status.is_success() {
-        let retry_after = super::parse_retry_after(resp.headers());
-        let text = resp.text().await.unwrap_or_default();
-        return Err(LlmError::from_status(status.as_u16(), retry_after, &text));
-    }
-    let stream = events(resp)
-        .map(move |item| match item {
-            Ok(ev) => decode(ev),
-            Err(e) => vec![Err(LlmError::Network(describe(&e)))],
-        })
-        .flat_map(futures::stream::iter);
-    Ok(Box::pin(ensure_done(stream)))
 }
 
 #[cfg(test)]

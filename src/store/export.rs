@@ -78,6 +78,8 @@ impl Store {
                     Part::Image { image } => {
                         out.push_str(&format!("*[image {}]*\n\n", image.media_type));
                     }
+                    // Opaque to people; kept only for the provider.
+                    Part::ProviderData { .. } => {}
                     Part::ToolCall { name, input, .. } => {
                         out.push_str(&format!("**Tool call: {name}**\n\n"));
                         let args = serde_json::to_string_pretty(input)

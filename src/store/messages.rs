@@ -10,8 +10,8 @@ use super::{
     MessageId, MessageMeta, MessageStatus, SessionId, Store, StoreError, StoredFileVersion,
     bad_json, now_ms, path_text,
 };
+use crate::conversation::Usage;
 use crate::conversation::{Message, Role};
-use crate::llm::Usage;
 
 /// How much of the first prompt the browser keeps as a stand-in title.
 const FIRST_PROMPT_CHARS: usize = 200;

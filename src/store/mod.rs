@@ -34,7 +34,7 @@ pub use schema::{SCHEMA_VERSION, V1_SQL};
 pub use search::{MATCH_END, MATCH_START, SearchHit, build_match_query, message_search_text};
 pub use tool_runs::{LostFile, ToolRun};
 
-use crate::llm::Usage;
+use crate::conversation::Usage;
 
 /// A session's id: a UUID v7 in its hyphenated lowercase form, so ids sort by
 /// creation time.

@@ -78,6 +78,7 @@ pub fn message_search_text(parts: &[Part]) -> String {
                 push_capped(&mut out, &call);
             }
             Part::ToolResult { content, .. } => push_capped(&mut out, &result_text(content)),
+            Part::ProviderData { .. } => {}
             Part::Reasoning { .. } | Part::Image { .. } => {}
         }
     }

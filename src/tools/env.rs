@@ -17,7 +17,8 @@ use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::sync::{Arc, OnceLock, RwLock};
 
-use crate::config::{Config, ResolvedProvider};
+use crate::config::Config;
+use crate::llm::ResolvedProvider;
 
 /// Values shorter than this are not redacted: they would match everywhere.
 const MIN_SECRET_LEN: usize = 8;
@@ -111,8 +112,8 @@ impl SecretPolicy {
             .values()
             .filter_map(|p| p.api_key_env.clone())
             .collect();
-        for name in crate::config::PRESET_NAMES {
-            if let Some(var) = crate::config::preset(name).and_then(|p| p.key_env) {
+        for name in crate::llm::resolve::PRESET_NAMES {
+            if let Some(var) = crate::llm::preset(name).and_then(|p| p.key_env) {
                 key_vars.push(var.to_string());
             }
         }
@@ -316,9 +317,9 @@ pub fn shield_own_environment() {
     {
         // SAFETY: only sets a flag of this process.
         unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
-        let keys: Vec<&str> = crate::config::PRESET_NAMES
+        let keys: Vec<&str> = crate::llm::resolve::PRESET_NAMES
             .iter()
-            .filter_map(|n| crate::config::preset(n).and_then(|p| p.key_env))
+            .filter_map(|n| crate::llm::preset(n).and_then(|p| p.key_env))
             .collect();
         // SAFETY: called before any other thread exists (see above).
         unsafe {

@@ -143,7 +143,7 @@ pub fn files_picker(files: Vec<String>) -> Panel {
 
 fn models_picker(current: &str) -> Panel {
     let mut items: Vec<PickerItem> = crate::llm::ModelCatalog::global()
-        .models()
+        .pickable()
         .iter()
         .map(|m| PickerItem {
             label: m.id.clone(),

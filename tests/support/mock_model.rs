@@ -1,6 +1,14 @@
 //! A scripted model server on 127.0.0.1 that streams exactly as the real
 //! services do (OpenAI Chat Completions and Anthropic Messages), with real
 //! pacing, and fails on demand. It records every request it receives.
+//!
+//! It also sends what real servers and proxies send beyond the textbook:
+//! tool-call deltas that repeat or omit `index`, streams that end without
+//! `[DONE]`, a whole JSON body to a streaming request, errors with string
+//! codes inside a 200 stream, `redacted_thinking`, stop reasons, an HTML
+//! page, a stall in the middle of a stream. With [`MockModel::cache`] it
+//! keeps Anthropic's prompt cache as the service does and reports cache
+//! reads and writes from the breakpoints each request carries.
 
 #![allow(dead_code)]
 
@@ -9,13 +17,22 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     OpenAi,
     Anthropic,
+    /// The OpenAI Responses API.
+    Responses,
+    /// Gemini's native `streamGenerateContent` (SSE).
+    Gemini,
+    /// Ollama's native `/api/chat` (NDJSON); answers `/api/show` and
+    /// `/api/tags` too.
+    Ollama,
+    /// Amazon Bedrock's Converse stream (AWS event-stream frames).
+    Bedrock,
 }
 
 #[derive(Debug, Clone)]
@@ -27,6 +44,25 @@ enum Item {
         name: String,
         args: Value,
     },
+    /// A call whose arguments arrive exactly as given (possibly cut).
+    RawToolCall {
+        id: String,
+        name: String,
+        raw: String,
+    },
+    RedactedThinking(String),
+}
+
+/// How tool-call deltas name their call (OpenAI format).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ToolIndex {
+    /// `index` 0, 1, 2…, as OpenAI sends.
+    #[default]
+    Counted,
+    /// Every call says `index: 0`; only its `id` tells them apart.
+    Repeated,
+    /// No `index` at all.
+    Omitted,
 }
 
 /// One answer to one request.
@@ -39,6 +75,14 @@ pub struct Reply {
     cut_after: Option<usize>,
     usage: (u64, u64),
     chunk_chars: usize,
+    tool_index: ToolIndex,
+    no_done: bool,
+    whole_json: bool,
+    stream_error: Option<Value>,
+    stop: Option<String>,
+    html: bool,
+    stall: Option<(usize, Duration)>,
+    cache: (u64, u64),
 }
 
 impl Default for Reply {
@@ -51,6 +95,14 @@ impl Default for Reply {
             cut_after: None,
             usage: (120, 30),
             chunk_chars: 6,
+            tool_index: ToolIndex::Counted,
+            no_done: false,
+            whole_json: false,
+            stream_error: None,
+            stop: None,
+            html: false,
+            stall: None,
+            cache: (0, 0),
         }
     }
 }
@@ -113,6 +165,70 @@ impl Reply {
         self.retry_after = Some(format!("{secs}"));
         self
     }
+    /// `retry-after` exactly as given (an HTTP date, say).
+    pub fn retry_after_raw(mut self, value: &str) -> Reply {
+        self.retry_after = Some(value.to_string());
+        self
+    }
+    pub fn raw_tool_call(mut self, id: &str, name: &str, raw: &str) -> Reply {
+        self.items.push(Item::RawToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            raw: raw.to_string(),
+        });
+        self
+    }
+    /// An Anthropic `redacted_thinking` block with this opaque data.
+    pub fn redacted_thinking(mut self, data: &str) -> Reply {
+        self.items.push(Item::RedactedThinking(data.to_string()));
+        self
+    }
+    pub fn tool_index(mut self, how: ToolIndex) -> Reply {
+        self.tool_index = how;
+        self
+    }
+    /// End the stream after `finish_reason` (and usage) without `[DONE]`.
+    pub fn without_done(mut self) -> Reply {
+        self.no_done = true;
+        self
+    }
+    /// Answer the streaming request with one whole JSON response.
+    pub fn whole_json_body(mut self) -> Reply {
+        self.whole_json = true;
+        self
+    }
+    /// A 200 stream that sends this error object (OpenAI: `{"error": …}`,
+    /// Anthropic: an `error` event) after the first chunk.
+    pub fn stream_error(error: Value) -> Reply {
+        Reply {
+            stream_error: Some(error),
+            ..Reply::default()
+        }
+    }
+    /// The stop reason to send, in the format's own words
+    /// (`length`/`max_tokens`, `refusal`, …).
+    pub fn stop_reason(mut self, reason: &str) -> Reply {
+        self.stop = Some(reason.to_string());
+        self
+    }
+    /// A 200 answer carrying an HTML page (a login portal, a proxy).
+    pub fn html_page() -> Reply {
+        Reply {
+            html: true,
+            ..Reply::default()
+        }
+    }
+    /// Go silent for `pause` before chunk `at`.
+    pub fn stall_before(mut self, at: usize, pause: Duration) -> Reply {
+        self.stall = Some((at, pause));
+        self
+    }
+    /// Cache tokens to report (read, written), for a script that does not
+    /// use [`MockModel::cache`].
+    pub fn cache_usage(mut self, read: u64, write: u64) -> Reply {
+        self.cache = (read, write);
+        self
+    }
     pub fn context_length_error() -> Reply {
         Reply {
             status: Some((
@@ -130,7 +246,26 @@ struct Shared {
     replies: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<Value>>,
     headers: Mutex<Vec<Vec<(String, String)>>>,
+    paths: Mutex<Vec<String>>,
+    token_requests: Mutex<Vec<String>>,
+    token_lifetime: Mutex<Option<u64>>,
+    cache: Mutex<Option<super_cache::PromptCache>>,
 }
+
+#[path = "mock_bedrock.rs"]
+mod bedrock_wire;
+#[path = "mock_chat.rs"]
+mod chat_wire;
+#[path = "mock_gemini.rs"]
+mod gemini_wire;
+#[path = "mock_http.rs"]
+mod http;
+#[path = "mock_responses.rs"]
+mod responses_wire;
+#[path = "mock_cache.rs"]
+mod super_cache;
+#[allow(unused_imports)]
+pub use super_cache::system_text;
 
 pub struct MockModel {
     format: Format,
@@ -177,7 +312,9 @@ impl MockModel {
     /// The base URL to configure: `…/v1` for OpenAI, the root for Anthropic.
     pub fn url(&self) -> String {
         match self.format {
-            Format::OpenAi => format!("http://{}/v1", self.addr),
+            Format::OpenAi | Format::Responses => format!("http://{}/v1", self.addr),
+            Format::Gemini => format!("http://{}/v1beta", self.addr),
+            Format::Ollama | Format::Bedrock => format!("http://{}", self.addr),
             Format::Anthropic => format!("http://{}", self.addr),
         }
     }
@@ -199,6 +336,28 @@ impl MockModel {
     pub fn request_headers(&self) -> Vec<Vec<(String, String)>> {
         self.shared.headers.lock().unwrap().clone()
     }
+
+    /// The form bodies posted to the OAuth token endpoint (`/token`).
+    pub fn token_requests(&self) -> Vec<String> {
+        self.shared.token_requests.lock().unwrap().clone()
+    }
+
+    /// The `expires_in` the token endpoint gives (3600 unless set).
+    pub fn token_lifetime(&self, secs: u64) {
+        *self.shared.token_lifetime.lock().unwrap() = Some(secs);
+    }
+
+    /// The request targets (path and query), in order.
+    pub fn request_paths(&self) -> Vec<String> {
+        self.shared.paths.lock().unwrap().clone()
+    }
+
+    /// Keep a prompt cache as Anthropic does: each request's usage is
+    /// computed from its `cache_control` breakpoints and what earlier
+    /// requests wrote.
+    pub fn cache(&self) {
+        *self.shared.cache.lock().unwrap() = Some(super_cache::PromptCache::default());
+    }
 }
 
 impl Drop for MockModel {
@@ -208,89 +367,100 @@ impl Drop for MockModel {
 }
 
 async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io::Result<()> {
-    // Read the head, then the body by Content-Length.
-    let mut buf = Vec::new();
-    let mut tmp = [0u8; 8192];
-    let head_end = loop {
-        let n = sock.read(&mut tmp).await?;
-        if n == 0 {
-            return Ok(());
-        }
-        buf.extend_from_slice(&tmp[..n]);
-        if let Some(p) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break p + 4;
-        }
+    let Some(req) = http::read_request(&mut sock).await? else {
+        return Ok(());
     };
-    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
-    let mut headers = Vec::new();
-    let mut len = 0usize;
-    for line in head.lines().skip(1) {
-        if let Some((k, v)) = line.split_once(':') {
-            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
-            if k == "content-length" {
-                len = v.parse().unwrap_or(0);
-            }
-            headers.push((k, v));
-        }
+    if let Some(resp) = http::side_endpoint(format, &req, &s) {
+        return sock.write_all(resp.as_bytes()).await;
     }
-    while buf.len() < head_end + len {
-        let n = sock.read(&mut tmp).await?;
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&tmp[..n]);
+    if req.target == "/token" {
+        return token_endpoint(&mut sock, &s, &req.body).await;
     }
-    let body: Value = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+    let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
-    s.headers.lock().unwrap().push(headers);
-    let reply = s.replies.lock().unwrap().pop_front();
+    s.headers.lock().unwrap().push(req.headers);
+    s.paths.lock().unwrap().push(req.target);
+    let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
+        if let Some((input, read, write)) = cached {
+            r.usage.0 = input;
+            r.cache = (read, write);
+        }
+        r
+    });
     let Some(reply) = reply else {
         let msg = json!({"error": {"message": "the mock model's script is exhausted"}}).to_string();
-        let resp = format!(
-            "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{msg}",
-            msg.len()
-        );
+        let resp = http::response("500 Internal Server Error", "application/json", "", &msg);
         return sock.write_all(resp.as_bytes()).await;
     };
     if let Some((code, message)) = &reply.status {
-        let body = match format {
-            Format::OpenAi => json!({"error": {"message": message, "type": "error", "code": code}}),
-            Format::Anthropic => {
-                json!({"type": "error", "error": {"type": "error", "message": message}})
-            }
-        }
-        .to_string();
+        let body = http::error_body(format, *code, message);
         let retry = reply
             .retry_after
             .as_ref()
             .map(|r| format!("retry-after: {r}\r\n"))
             .unwrap_or_default();
-        let resp = format!(
-            "HTTP/1.1 {code} Error\r\ncontent-type: application/json\r\n{retry}content-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
+        let resp = http::response(&format!("{code} Error"), "application/json", &retry, &body);
         return sock.write_all(resp.as_bytes()).await;
     }
+    if reply.html || reply.whole_json {
+        let (ct, body) = if reply.html {
+            (
+                "text/html; charset=utf-8",
+                "<!DOCTYPE html><html><head><title>Sign in - Corporate Proxy</title></head><body>Please sign in.</body></html>".to_string(),
+            )
+        } else {
+            ("application/json", super_cache::whole_json(format, &reply))
+        };
+        return sock
+            .write_all(http::response("200 OK", ct, "", &body).as_bytes())
+            .await;
+    }
+    write_stream(&mut sock, format, &reply).await
+}
+
+/// A 200 stream of the reply in the format's framing, paced, cut or
+/// stalled as the reply says.
+async fn write_stream(sock: &mut TcpStream, format: Format, reply: &Reply) -> std::io::Result<()> {
+    let content_type = match format {
+        Format::Ollama => "application/x-ndjson",
+        Format::Bedrock => "application/vnd.amazon.eventstream",
+        _ => "text/event-stream",
+    };
     sock.write_all(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n",
+        format!("HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n")
+            .as_bytes(),
     )
     .await?;
-    let chunks = match format {
-        Format::OpenAi => openai_chunks(&reply),
-        Format::Anthropic => anthropic_chunks(&reply),
+    let chunks: Vec<Vec<u8>> = match format {
+        Format::OpenAi => bytes(chat_wire::openai_chunks(reply)),
+        Format::Anthropic => bytes(chat_wire::anthropic_chunks(reply)),
+        Format::Responses => bytes(responses_wire::chunks(reply)),
+        Format::Gemini => bytes(gemini_wire::gemini_chunks(reply)),
+        Format::Ollama => bytes(gemini_wire::ollama_lines(reply)),
+        Format::Bedrock => bedrock_wire::frames(reply),
     };
     for (i, chunk) in chunks.iter().enumerate() {
         if reply.cut_after == Some(i) {
             // Drop the connection mid-stream.
             return sock.shutdown().await;
         }
-        sock.write_all(chunk.as_bytes()).await?;
+        if let Some((at, pause)) = reply.stall
+            && at == i
+        {
+            tokio::time::sleep(pause).await;
+        }
+        sock.write_all(chunk).await?;
         sock.flush().await?;
         if !reply.delay.is_zero() {
             tokio::time::sleep(reply.delay).await;
         }
     }
     sock.shutdown().await
+}
+
+fn bytes(chunks: Vec<String>) -> Vec<Vec<u8>> {
+    chunks.into_iter().map(String::into_bytes).collect()
 }
 
 fn pieces(text: &str, n: usize) -> Vec<String> {
@@ -304,95 +474,22 @@ fn args_pieces(args: &Value) -> Vec<String> {
     pieces(&raw, n)
 }
 
-fn openai_chunks(r: &Reply) -> Vec<String> {
-    let data = |v: Value| format!("data: {v}\n\n");
-    let mut out = vec![data(
-        json!({"id": "chatcmpl-1", "object": "chat.completion.chunk",
-        "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}),
-    )];
-    let mut tool_index = 0;
-    let mut has_tools = false;
-    for item in &r.items {
-        match item {
-            Item::Text(t) => {
-                for p in pieces(t, r.chunk_chars) {
-                    out.push(data(
-                        json!({"choices": [{"index": 0, "delta": {"content": p}}]}),
-                    ));
-                }
-            }
-            Item::Reasoning(t) => {
-                for p in pieces(t, r.chunk_chars) {
-                    out.push(data(
-                        json!({"choices": [{"index": 0, "delta": {"reasoning_content": p}}]}),
-                    ));
-                }
-            }
-            Item::ToolCall { id, name, args } => {
-                has_tools = true;
-                out.push(data(json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                    {"index": tool_index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}}]})));
-                for p in args_pieces(args) {
-                    out.push(data(
-                        json!({"choices": [{"index": 0, "delta": {"tool_calls": [
-                        {"index": tool_index, "function": {"arguments": p}}]}}]}),
-                    ));
-                }
-                tool_index += 1;
-            }
-        }
-    }
-    let finish = if has_tools { "tool_calls" } else { "stop" };
-    out.push(data(
-        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
-    ));
-    out.push(data(json!({"choices": [], "usage": {"prompt_tokens": r.usage.0, "completion_tokens": r.usage.1, "total_tokens": r.usage.0 + r.usage.1}})));
-    out.push("data: [DONE]\n\n".to_string());
-    out
-}
-
-fn anthropic_chunks(r: &Reply) -> Vec<String> {
-    let ev = |name: &str, v: Value| format!("event: {name}\ndata: {v}\n\n");
-    let mut out = vec![ev(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
-            "content": [], "model": "mock", "stop_reason": null,
-            "usage": {"input_tokens": r.usage.0, "output_tokens": 1}}}),
-    )];
-    let mut has_tools = false;
-    for (index, item) in r.items.iter().enumerate() {
-        match item {
-            Item::Text(t) => {
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
-                for (i, p) in pieces(t, r.chunk_chars).into_iter().enumerate() {
-                    if i % 5 == 4 {
-                        out.push(ev("ping", json!({"type": "ping"})));
-                    }
-                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}})));
-                }
-            }
-            Item::Reasoning(t) => {
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "thinking", "thinking": ""}})));
-                for p in pieces(t, r.chunk_chars) {
-                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}})));
-                }
-                out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "signature_delta", "signature": "c2ln"}})));
-            }
-            Item::ToolCall { id, name, args } => {
-                has_tools = true;
-                out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "tool_use", "id": id, "name": name, "input": {}}})));
-                for p in args_pieces(args) {
-                    out.push(ev("content_block_delta", json!({"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": p}})));
-                }
-            }
-        }
-        out.push(ev(
-            "content_block_stop",
-            json!({"type": "content_block_stop", "index": index}),
-        ));
-    }
-    let stop = if has_tools { "tool_use" } else { "end_turn" };
-    out.push(ev("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": r.usage.1}})));
-    out.push(ev("message_stop", json!({"type": "message_stop"})));
-    out
+/// An OAuth token endpoint (Google's `token_uri`): records the form and
+/// hands out a new access token each time.
+async fn token_endpoint(sock: &mut TcpStream, s: &Shared, body: &[u8]) -> std::io::Result<()> {
+    let form = String::from_utf8_lossy(body).into_owned();
+    let n = {
+        let mut t = s.token_requests.lock().unwrap();
+        t.push(form);
+        t.len()
+    };
+    let lifetime = s.token_lifetime.lock().unwrap().unwrap_or(3600);
+    let body = json!({"access_token": format!("ya29.test-token-{n}"), "expires_in": lifetime,
+        "token_type": "Bearer"})
+    .to_string();
+    let resp = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    sock.write_all(resp.as_bytes()).await
 }

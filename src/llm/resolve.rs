@@ -1,10 +1,16 @@
-//! Choosing the provider: command line, then config, then the environment,
-//! then a local server.
+//! Choosing the provider at start-up: command line, then config, then the
+//! environment, then a local server. `config` holds the plain settings;
+//! turning them into a provider (presets, keys, kinds) happens here.
 
 use std::time::Duration;
 
-use super::{Config, ConfigError, ProviderConfig};
-use crate::llm::{ProviderKind, ProviderSettings};
+use super::{ProviderKind, ProviderSettings};
+use crate::config::{Config, ProviderConfig};
+
+/// Why no provider could be set up from the configuration.
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct ResolveError(pub String);
 
 /// A provider ready to build, with the model to use.
 #[derive(Debug, Clone)]
@@ -64,7 +70,7 @@ fn preset_tuple(name: &str) -> Option<PresetTuple> {
             Some("claude-haiku-4-5"),
         ),
         "openai" => (
-            Openai,
+            OpenaiAuto,
             "https://api.openai.com/v1",
             Some("OPENAI_API_KEY"),
             "gpt-4.1",
@@ -92,15 +98,15 @@ fn preset_tuple(name: &str) -> Option<PresetTuple> {
             None,
         ),
         "gemini" => (
-            Openai,
-            "https://generativelanguage.googleapis.com/v1beta/openai",
+            Gemini,
+            "https://generativelanguage.googleapis.com/v1beta",
             Some("GEMINI_API_KEY"),
             "gemini-2.5-pro",
             Some("gemini-2.5-flash"),
         ),
         "ollama" => (
-            Openai,
-            "http://127.0.0.1:11434/v1",
+            Ollama,
+            "http://127.0.0.1:11434",
             None,
             "qwen2.5-coder",
             None,
@@ -123,7 +129,7 @@ pub async fn resolve_provider(
     cli_provider: Option<&str>,
     cli_model: Option<&str>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<Option<ResolvedProvider>, ConfigError> {
+) -> Result<Option<ResolvedProvider>, ResolveError> {
     let file = &config.file;
     let name = cli_provider
         .map(str::to_string)
@@ -171,7 +177,7 @@ pub async fn resolve_provider(
         .unwrap_or_else(|| "http://127.0.0.1:11434".to_string());
     if let Some(first_model) = probe_local(&ollama).await {
         let mut r = from_preset("ollama", &ProviderConfig::default(), None, env)?;
-        r.settings.base_url = format!("{}/v1", ollama.trim_end_matches('/'));
+        r.settings.base_url = ollama.trim_end_matches('/').to_string();
         r.model = model_override.unwrap_or(first_model);
         return Ok(Some(r));
     }
@@ -183,7 +189,7 @@ fn named(
     name: &str,
     model_override: Option<String>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<ResolvedProvider, ConfigError> {
+) -> Result<ResolvedProvider, ResolveError> {
     let entry = config.file.providers.get(name);
     let mut resolved = match (entry, preset(name)) {
         (Some(p), Some(_)) if p.kind.is_none() && p.base_url.is_none() => {
@@ -194,7 +200,7 @@ fn named(
         (None, None) => {
             let mut known: Vec<String> = config.file.providers.keys().cloned().collect();
             known.extend(PRESET_NAMES.iter().map(|s| s.to_string()));
-            return Err(ConfigError::Provider(format!(
+            return Err(ResolveError(format!(
                 "no provider named `{name}`. Known: {}. Add it as [providers.{name}] in {}.",
                 known.join(", "),
                 config.project_path.display()
@@ -212,15 +218,15 @@ fn from_preset(
     entry: &ProviderConfig,
     key: Option<String>,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<ResolvedProvider, ConfigError> {
-    let (kind, url, key_env, model, small) = preset_tuple(name)
-        .ok_or_else(|| ConfigError::Provider(format!("no preset named `{name}`")))?;
+) -> Result<ResolvedProvider, ResolveError> {
+    let (kind, url, key_env, model, small) =
+        preset_tuple(name).ok_or_else(|| ResolveError(format!("no preset named `{name}`")))?;
     let key_env = entry.api_key_env.as_deref().or(key_env);
     let api_key = match key {
         Some(k) => Some(k),
         None => match key_env {
             Some(var) => Some(non_empty(env(var)).ok_or_else(|| {
-                ConfigError::Provider(format!(
+                ResolveError(format!(
                     "provider `{name}` needs an API key: set the environment variable {var}"
                 ))
             })?),
@@ -233,6 +239,7 @@ fn from_preset(
         "openai" => non_empty(env("OPENAI_BASE_URL")),
         _ => None,
     };
+    let own_server = entry.base_url.is_none() && url_env.is_none();
     Ok(ResolvedProvider {
         settings: ProviderSettings {
             name: name.to_string(),
@@ -246,13 +253,17 @@ fn from_preset(
             headers: entry.headers.clone().into_iter().collect(),
             query: entry.query.clone().into_iter().collect(),
             azure: entry.azure.unwrap_or(false),
-            request_timeout: Duration::from_secs(entry.timeout_secs.unwrap_or(300)),
+            request_timeout: timeouts(entry).0,
+            idle_timeout: timeouts(entry).1,
+            cloud: Default::default(),
         },
         model: entry.model.clone().unwrap_or_else(|| model.to_string()),
+        // The preset's small model only where it is known to be served:
+        // the preset's own server, not whatever the URL was pointed at.
         small_model: entry
             .small_model
             .clone()
-            .or_else(|| small.map(str::to_string)),
+            .or_else(|| small.filter(|_| own_server).map(str::to_string)),
     })
 }
 
@@ -260,21 +271,27 @@ fn from_entry(
     name: &str,
     p: &ProviderConfig,
     env: &(dyn Fn(&str) -> Option<String> + Sync),
-) -> Result<ResolvedProvider, ConfigError> {
+) -> Result<ResolvedProvider, ResolveError> {
     let preset = preset_tuple(name);
-    let kind = p.kind.or(preset.map(|p| p.0)).ok_or_else(|| {
-        ConfigError::Provider(format!(
-            "[providers.{name}] needs `kind = \"openai\"` or `kind = \"anthropic\"`"
-        ))
-    })?;
+    let kind = kind_of(name, p.kind.as_deref())?
+        .or(preset.map(|p| p.0))
+        .ok_or_else(|| {
+            ResolveError(format!(
+                "[providers.{name}] needs `kind` (one of: {})",
+                ProviderKind::NAMES.join(", ")
+            ))
+        })?;
+    // Cloud kinds know their endpoint; `base_url` only overrides it.
     let base_url = p
         .base_url
         .clone()
         .or(preset.map(|p| p.1.to_string()))
-        .ok_or_else(|| ConfigError::Provider(format!("[providers.{name}] needs `base_url`")))?;
+        .or_else(|| kind.is_cloud().then(String::new))
+        .ok_or_else(|| ResolveError(format!("[providers.{name}] needs `base_url`")))?;
+    let cloud = super::resolve_cloud::cloud_settings(kind, name, p, env)?;
     let api_key = match p.api_key_env.as_deref().or(preset.and_then(|p| p.2)) {
         Some(var) => Some(non_empty(env(var)).ok_or_else(|| {
-            ConfigError::Provider(format!(
+            ResolveError(format!(
                 "provider `{name}` reads its key from {var}, which is not set"
             ))
         })?),
@@ -285,7 +302,7 @@ fn from_entry(
         .clone()
         .or(preset.map(|p| p.3.to_string()))
         .ok_or_else(|| {
-            ConfigError::Provider(format!(
+            ResolveError(format!(
                 "[providers.{name}] needs `model` (or pass --model)"
             ))
         })?;
@@ -298,28 +315,53 @@ fn from_entry(
             headers: p.headers.clone().into_iter().collect(),
             query: p.query.clone().into_iter().collect(),
             azure: p.azure.unwrap_or(false),
-            request_timeout: Duration::from_secs(p.timeout_secs.unwrap_or(300)),
+            request_timeout: timeouts(p).0,
+            idle_timeout: timeouts(p).1,
+            cloud,
         },
         model,
-        small_model: p
-            .small_model
-            .clone()
-            .or(preset.and_then(|p| p.4.map(str::to_string))),
+        small_model: p.small_model.clone().or_else(|| {
+            preset
+                .filter(|pre| p.base_url.as_deref().is_none_or(|u| u == pre.1))
+                .and_then(|pre| pre.4.map(str::to_string))
+        }),
     })
+}
+
+/// The wire format a config names.
+fn kind_of(name: &str, kind: Option<&str>) -> Result<Option<ProviderKind>, ResolveError> {
+    let Some(kind) = kind else { return Ok(None) };
+    ProviderKind::parse(kind).map(Some).ok_or_else(|| {
+        ResolveError(format!(
+            "[providers.{name}] has `kind = \"{kind}\"`; known kinds: {}",
+            ProviderKind::NAMES.join(", ")
+        ))
+    })
+}
+
+fn timeouts(p: &ProviderConfig) -> (Duration, Duration) {
+    (
+        p.timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(ProviderSettings::DEFAULT_REQUEST_TIMEOUT),
+        p.idle_timeout_secs
+            .map(Duration::from_secs)
+            .unwrap_or(ProviderSettings::DEFAULT_IDLE_TIMEOUT),
+    )
 }
 
 fn non_empty(v: Option<String>) -> Option<String> {
     v.filter(|s| !s.trim().is_empty())
 }
 
-/// Asks a local OpenAI-compatible server for its models; the first one.
+/// Asks a local Ollama for its models (`/api/tags`); the first one.
 async fn probe_local(base: &str) -> Option<String> {
     let client = reqwest::Client::builder()
         .timeout(Duration::from_millis(800))
         .build()
         .ok()?;
     let resp = client
-        .get(format!("{}/v1/models", base.trim_end_matches('/')))
+        .get(format!("{}/api/tags", base.trim_end_matches('/')))
         .send()
         .await
         .ok()?;
@@ -327,7 +369,7 @@ async fn probe_local(base: &str) -> Option<String> {
         return None;
     }
     let v: serde_json::Value = resp.json().await.ok()?;
-    v.pointer("/data/0/id")
+    v.pointer("/models/0/name")
         .and_then(|s| s.as_str())
         .map(str::to_string)
         .or(Some("qwen2.5-coder".to_string()))
@@ -367,6 +409,14 @@ mod tests {
         assert_eq!(r.settings.kind, ProviderKind::Anthropic);
         assert_eq!(r.settings.base_url, "http://127.0.0.1:9");
         assert_eq!(r.settings.api_key.as_deref(), Some("k1"));
+        // Pointed elsewhere, the preset's small model is not assumed there.
+        assert_eq!(r.small_model, None);
+        let env = env_of(&[("ANTHROPIC_API_KEY", "k1")]);
+        let r = rt()
+            .block_on(resolve_provider(&Config::default(), None, None, &env))
+            .unwrap()
+            .unwrap();
+        assert_eq!(r.small_model.as_deref(), Some("claude-haiku-4-5"));
     }
 
     #[test]
@@ -381,7 +431,7 @@ mod tests {
             ))
             .unwrap()
             .unwrap();
-        assert_eq!(r.settings.kind, ProviderKind::Openai);
+        assert_eq!(r.settings.kind, ProviderKind::OpenaiAuto);
         assert_eq!(r.model, "gpt-x");
     }
 
@@ -398,7 +448,7 @@ mod tests {
     #[test]
     fn named_provider_from_config() {
         let c = Config {
-            file: super::super::parse(
+            file: crate::config::parse(
             "provider = \"work\"\n[providers.work]\nkind = \"openai\"\nbase_url = \"http://h/v1\"\napi_key_env = \"WORK_KEY\"\nmodel = \"m\"\n[providers.work.query]\napi-version = \"2024-10-21\"\n",
             )
             .unwrap(),

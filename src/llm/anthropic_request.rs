@@ -1,0 +1,132 @@
+//! The request body of Anthropic Messages, with its cache breakpoints.
+
+use serde_json::{Value, json};
+
+use super::Request;
+use super::anthropic::FORMAT;
+use crate::conversation::{Message, Part, ResultContent, Role};
+
+/// The JSON body of a request.
+pub fn request_body(request: &Request) -> Value {
+    let mut messages: Vec<Value> = Vec::new();
+    for m in &request.messages {
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let blocks = content_blocks(m);
+        if blocks.is_empty() {
+            continue;
+        }
+        // The API wants the roles to alternate: merge neighbours.
+        match messages.last_mut() {
+            Some(last) if last["role"] == role => {
+                if let Some(arr) = last["content"].as_array_mut() {
+                    arr.extend(blocks);
+                }
+            }
+            _ => messages.push(json!({"role": role, "content": blocks})),
+        }
+    }
+    mark_conversation_end(&mut messages);
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens,
+        "messages": messages,
+        "stream": true,
+    });
+    if !request.system.is_empty() {
+        body["system"] =
+            json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]);
+    }
+    if request.reasoning && request.max_tokens > 2048 {
+        let budget = (request.max_tokens / 2).clamp(1024, 16_000);
+        body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
+    } else if let Some(t) = request.temperature {
+        body["temperature"] = json!(t);
+    }
+    if !request.tools.is_empty() {
+        body["tools"] = Value::Array(
+            request
+                .tools
+                .iter()
+                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
+                .collect(),
+        );
+        // The tools come before the system prompt in Anthropic's cache
+        // order; one breakpoint after the last covers them all.
+        if let Some(last) = body["tools"].as_array_mut().and_then(|t| t.last_mut()) {
+            last["cache_control"] = ephemeral();
+        }
+    }
+    body
+}
+
+/// The moving end of the conversation: the last block of the last two user
+/// messages. The newest writes this request's prefix to the cache; the one
+/// before it is where the previous request ended, so its prefix is read
+/// back. With the tools and the system prompt that is four breakpoints,
+/// Anthropic's limit.
+fn mark_conversation_end(messages: &mut [Value]) {
+    let mut marked = 0;
+    for m in messages.iter_mut().rev() {
+        if marked == 2 {
+            break;
+        }
+        if m["role"] != "user" {
+            continue;
+        }
+        if let Some(last) = m["content"].as_array_mut().and_then(|c| c.last_mut()) {
+            last["cache_control"] = ephemeral();
+            marked += 1;
+        }
+    }
+}
+
+fn ephemeral() -> Value {
+    json!({"type": "ephemeral"})
+}
+
+fn image_block(media_type: &str, data: &str) -> Value {
+    json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
+}
+
+fn content_blocks(m: &Message) -> Vec<Value> {
+    let mut out = Vec::new();
+    for p in &m.parts {
+        match p {
+            Part::Text { text } if !text.is_empty() => {
+                out.push(json!({"type": "text", "text": text}));
+            }
+            Part::Text { .. } => {}
+            Part::Reasoning { text, signature } => {
+                // Thinking goes back only with its signature; without one the
+                // API would refuse it.
+                if let Some(sig) = signature {
+                    out.push(json!({"type": "thinking", "thinking": text, "signature": sig}));
+                }
+            }
+            Part::ProviderData { format, data } if format == FORMAT => out.push(data.clone()),
+            Part::ProviderData { .. } => {}
+            Part::Image { image } => out.push(image_block(&image.media_type, &image.data)),
+            Part::ToolCall { id, name, input } => {
+                out.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));
+            }
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => {
+                let inner: Vec<Value> = content
+                    .iter()
+                    .map(|c| match c {
+                        ResultContent::Text { text } => json!({"type": "text", "text": if text.is_empty() { "(no output)" } else { text.as_str() }}),
+                        ResultContent::Image { image } => image_block(&image.media_type, &image.data),
+                    })
+                    .collect();
+                out.push(json!({"type": "tool_result", "tool_use_id": call_id, "content": inner, "is_error": is_error}));
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,348 @@
+//! Gemini's native `streamGenerateContent` (SSE): function calls and their
+//! responses, thought parts, thought signatures passed back, and
+//! `usageMetadata`. Vertex AI serves the same format for Gemini models.
+
+use std::collections::HashMap;
+
+use async_trait::async_trait;
+use serde_json::{Value, json};
+
+use super::sse::SseParser;
+use super::transport::{self, Events};
+use super::{
+    EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
+    http_client,
+};
+use crate::conversation::{Message, Part, ResultContent, Role};
+
+/// The name [`StreamEvent::ProviderData`] carries for this wire format.
+pub const FORMAT: &str = "gemini";
+
+pub struct Gemini {
+    settings: ProviderSettings,
+    client: reqwest::Client,
+}
+
+impl Gemini {
+    pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
+        let client = http_client()?;
+        Ok(Gemini { settings, client })
+    }
+
+    fn url(&self, model: &str) -> String {
+        // A base URL written for the OpenAI-compatible endpoint still works.
+        let base = self.settings.base_url.trim_end_matches('/');
+        let base = base.strip_suffix("/openai").unwrap_or(base);
+        let model = model.strip_prefix("models/").unwrap_or(model);
+        format!("{base}/models/{model}:streamGenerateContent")
+    }
+}
+
+#[async_trait]
+impl Provider for Gemini {
+    fn name(&self) -> &str {
+        &self.settings.name
+    }
+
+    async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
+        let mut req = self
+            .client
+            .post(self.url(&request.model))
+            .query(&[("alt", "sse")])
+            .query(&self.settings.query)
+            .json(&request_body(request));
+        if let Some(key) = &self.settings.api_key {
+            req = req.header("x-goog-api-key", key);
+        }
+        stream_with(req, &self.settings).await
+    }
+}
+
+/// Sends a Gemini request (from here or from Vertex) and decodes it.
+pub(crate) async fn stream_with(
+    req: reqwest::RequestBuilder,
+    settings: &ProviderSettings,
+) -> Result<EventStream, LlmError> {
+    let resp = transport::send(req, settings).await?;
+    transport::decode_response(
+        resp,
+        settings.idle_timeout,
+        SseParser::default(),
+        Decoder::default(),
+    )
+    .await
+}
+
+/// The JSON body of a request.
+pub fn request_body(request: &Request) -> Value {
+    let names = call_names(&request.messages);
+    let contents: Vec<Value> = request
+        .messages
+        .iter()
+        .filter_map(|m| content(m, &names))
+        .collect();
+    let mut generation = json!({"maxOutputTokens": request.max_tokens});
+    if request.reasoning {
+        generation["thinkingConfig"] = json!({"includeThoughts": true});
+    }
+    if let Some(t) = request.temperature {
+        generation["temperature"] = json!(t);
+    }
+    let mut body = json!({"contents": contents, "generationConfig": generation});
+    if !request.system.is_empty() {
+        body["systemInstruction"] = json!({"parts": [{"text": request.system}]});
+    }
+    if !request.tools.is_empty() {
+        let decls: Vec<Value> = request
+            .tools
+            .iter()
+            .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.input_schema}))
+            .collect();
+        body["tools"] = json!([{"functionDeclarations": decls}]);
+    }
+    body
+}
+
+/// Call id → tool name: a function response must name its function.
+fn call_names(messages: &[Message]) -> HashMap<String, String> {
+    messages
+        .iter()
+        .flat_map(|m| m.tool_calls())
+        .map(|(id, name, _)| (id.to_string(), name.to_string()))
+        .collect()
+}
+
+fn inline(media_type: &str, data: &str) -> Value {
+    json!({"inlineData": {"mimeType": media_type, "data": data}})
+}
+
+fn content(m: &Message, names: &HashMap<String, String>) -> Option<Value> {
+    let mut parts = Vec::new();
+    let mut signatures: HashMap<String, String> = HashMap::new();
+    let mut loose_signature = None;
+    for p in &m.parts {
+        if let Part::ProviderData { format, data } = p
+            && format == FORMAT
+            && let Some(sig) = data["thoughtSignature"].as_str()
+        {
+            match data["call_id"].as_str() {
+                Some(id) => {
+                    signatures.insert(id.to_string(), sig.to_string());
+                }
+                None => loose_signature = Some(sig.to_string()),
+            }
+        }
+    }
+    for p in &m.parts {
+        match p {
+            Part::Text { text } if !text.is_empty() => parts.push(json!({"text": text})),
+            Part::Image { image } => parts.push(inline(&image.media_type, &image.data)),
+            Part::ToolCall { id, name, input } => {
+                let mut call = json!({"name": name, "args": input});
+                if !id.starts_with(GENERATED_ID) {
+                    call["id"] = json!(id);
+                }
+                let mut part = json!({"functionCall": call});
+                if let Some(sig) = signatures.get(id) {
+                    part["thoughtSignature"] = json!(sig);
+                }
+                parts.push(part);
+            }
+            Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } => {
+                let text = crate::conversation::result_text(content);
+                let key = if *is_error { "error" } else { "content" };
+                let mut resp = json!({
+                    "name": names.get(call_id).cloned().unwrap_or_default(),
+                    "response": {key: text},
+                });
+                if !call_id.starts_with(GENERATED_ID) {
+                    resp["id"] = json!(call_id);
+                }
+                parts.push(json!({"functionResponse": resp}));
+                for c in content {
+                    if let ResultContent::Image { image } = c {
+                        parts.push(inline(&image.media_type, &image.data));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if let (Some(sig), Some(first)) = (loose_signature, parts.first_mut()) {
+        first["thoughtSignature"] = json!(sig);
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let role = match m.role {
+        Role::User => "user",
+        Role::Assistant => "model",
+    };
+    Some(json!({"role": role, "parts": parts}))
+}
+
+/// Gemini's calls may come without ids; cairn names them, and does not
+/// send those names back.
+const GENERATED_ID: &str = "gemini_call_";
+
+#[derive(Default)]
+pub(crate) struct Decoder {
+    calls: usize,
+    stop: Option<StopReason>,
+    done: bool,
+}
+
+fn usage(u: &Value) -> Usage {
+    let prompt = u["promptTokenCount"].as_u64().unwrap_or(0);
+    let cached = u["cachedContentTokenCount"].as_u64().unwrap_or(0);
+    Usage {
+        input_tokens: prompt.saturating_sub(cached),
+        output_tokens: u["candidatesTokenCount"].as_u64().unwrap_or(0)
+            + u["thoughtsTokenCount"].as_u64().unwrap_or(0),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
+fn stop_reason(r: &str) -> StopReason {
+    match r {
+        "STOP" => StopReason::EndTurn,
+        "MAX_TOKENS" => StopReason::MaxTokens,
+        "SAFETY" | "RECITATION" | "BLOCKLIST" | "PROHIBITED_CONTENT" | "SPII" | "IMAGE_SAFETY" => {
+            StopReason::Refusal
+        }
+        other => StopReason::Other(other.to_lowercase()),
+    }
+}
+
+impl Decoder {
+    fn part(&mut self, p: &Value, out: &mut Events) {
+        if let Some(call) = p.get("functionCall") {
+            let index = self.calls;
+            self.calls += 1;
+            let id = call["id"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(|| {
+                    format!("{GENERATED_ID}{index}_{}", uuid::Uuid::new_v4().simple())
+                });
+            out.push(Ok(StreamEvent::ToolCallStart {
+                index,
+                id: id.clone(),
+                name: call["name"].as_str().unwrap_or_default().to_string(),
+            }));
+            let args = call.get("args").cloned().unwrap_or(json!({}));
+            out.push(Ok(StreamEvent::ToolCallDelta {
+                index,
+                fragment: args.to_string(),
+            }));
+            if let Some(sig) = p["thoughtSignature"].as_str() {
+                out.push(Ok(StreamEvent::ProviderData {
+                    format: FORMAT.into(),
+                    data: json!({"call_id": id, "thoughtSignature": sig}),
+                }));
+            }
+            return;
+        }
+        if let Some(sig) = p["thoughtSignature"].as_str() {
+            out.push(Ok(StreamEvent::ProviderData {
+                format: FORMAT.into(),
+                data: json!({"thoughtSignature": sig}),
+            }));
+        }
+        if let Some(t) = p["text"].as_str().filter(|t| !t.is_empty()) {
+            out.push(Ok(if p["thought"] == true {
+                StreamEvent::ReasoningDelta(t.to_string())
+            } else {
+                StreamEvent::TextDelta(t.to_string())
+            }));
+        }
+    }
+
+    fn chunk(&mut self, v: &Value) -> Events {
+        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+            return vec![Err(LlmError::from_stream_error(err))];
+        }
+        let mut out = Vec::new();
+        if let Some(reason) = v
+            .pointer("/promptFeedback/blockReason")
+            .and_then(Value::as_str)
+        {
+            tracing::warn!(reason, "gemini blocked the prompt");
+            self.stop = Some(StopReason::Refusal);
+        }
+        if let Some(c) = v.pointer("/candidates/0") {
+            for p in c
+                .pointer("/content/parts")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                self.part(p, &mut out);
+            }
+            if let Some(r) = c["finishReason"].as_str() {
+                self.stop = Some(stop_reason(r));
+            }
+        }
+        if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
+            out.push(Ok(StreamEvent::Usage(usage(u))));
+        }
+        out
+    }
+
+    fn done(&mut self) -> Events {
+        if self.done {
+            return Vec::new();
+        }
+        self.done = true;
+        let stop = match self.stop.take() {
+            Some(StopReason::EndTurn) | None if self.calls > 0 => StopReason::ToolUse,
+            Some(s) => s,
+            None => StopReason::EndTurn,
+        };
+        vec![Ok(StreamEvent::Done(stop))]
+    }
+}
+
+impl transport::Decoder for Decoder {
+    fn message(&mut self, _event: &str, data: &str) -> Events {
+        if data.trim().is_empty() || self.done {
+            return Vec::new();
+        }
+        match serde_json::from_str::<Value>(data) {
+            Ok(v) => self.chunk(&v),
+            Err(e) => vec![Err(LlmError::Malformed(format!(
+                "a stream chunk was not JSON ({e}): {}",
+                data.chars().take(200).collect::<String>()
+            )))],
+        }
+    }
+
+    /// Gemini's stream has no end marker: it ends after the chunk that
+    /// gives the finish reason.
+    fn end(&mut self) -> Events {
+        if self.stop.is_some() {
+            self.done()
+        } else {
+            Vec::new()
+        }
+    }
+
+    /// Without `alt=sse` the answer is a JSON array of chunks.
+    fn whole(&mut self, body: &Value) -> Events {
+        let mut out = Vec::new();
+        match body {
+            Value::Array(chunks) => chunks.iter().for_each(|c| out.extend(self.chunk(c))),
+            other => out.extend(self.chunk(other)),
+        }
+        if !out.iter().any(Result::is_err) {
+            out.extend(self.done());
+        }
+        out
+    }
+}
