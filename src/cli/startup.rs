@@ -80,8 +80,8 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
 
 /// Picks the provider from the (trust-settled) configuration.
 pub async fn resolve(mut s: Startup, overrides: &Overrides) -> Result<Startup> {
-    let env = |k: &str| std::env::var(k).ok();
     crate::llm::ModelCatalog::install_overrides(s.config.file.models.clone());
+    let env = |k: &str| std::env::var(k).ok();
     s.provider = crate::llm::resolve_provider(
         &s.config,
         overrides.provider.as_deref(),

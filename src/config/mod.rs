@@ -34,8 +34,6 @@ pub enum ConfigError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("{0}")]
-    Provider(String),
     #[error(transparent)]
     ProjectFile(#[from] project_file::ProjectFileError),
 }

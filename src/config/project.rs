@@ -24,6 +24,7 @@
 //! | `[mcp.NAME]` with `disabled = true` | applies (disables that server) |
 //! | `[mcp.NAME]` otherwise (command, url, env, headers, `trusted`) | held, server by server |
 //! | `[shell] env_passthrough` | held, name by name |
+//! | `[models."ID"]` | held, model by model (windows and prices shape compaction and the cost shown) |
 //!
 //! A new section gets its own `split_*` function below: put what tightens
 //! into `s.out` and call `s.hold` for everything else.
@@ -75,6 +76,7 @@ pub fn split(base: &ConfigFile, project: &ConfigFile) -> Split {
     split_keys(&mut s, project);
     split_mcp(&mut s, project);
     split_shell(&mut s, project);
+    split_models(&mut s, project);
     Split {
         tightening: s.out,
         held: s.held,
@@ -196,6 +198,15 @@ fn provider_fields(p: &ProviderConfig, base: &ProviderConfig) -> Vec<String> {
         p.timeout_secs.map(|t| t.to_string()),
         base.timeout_secs.map(|t| t.to_string()),
     );
+    field(
+        "idle_timeout_secs",
+        p.idle_timeout_secs.map(|t| t.to_string()),
+        base.idle_timeout_secs.map(|t| t.to_string()),
+    );
+    field("project", p.project.clone(), base.project.clone());
+    field("location", p.location.clone(), base.location.clone());
+    field("region", p.region.clone(), base.region.clone());
+    field("profile", p.profile.clone(), base.profile.clone());
     for (k, v) in &p.headers {
         field(
             &format!("headers.{k}"),
@@ -273,6 +284,17 @@ fn split_context(s: &mut Sorter, p: &ConfigFile) {
         c.instructions_max_bytes,
         max,
     );
+}
+
+fn split_models(s: &mut Sorter, p: &ConfigFile) {
+    for (id, m) in &p.models {
+        if s.base.models.get(id) != Some(m) {
+            s.hold(
+                format!("models.{id}"),
+                format!("describes model `{id}` (window, prices or capabilities)"),
+            );
+        }
+    }
 }
 
 fn split_keys(s: &mut Sorter, p: &ConfigFile) {

@@ -348,6 +348,16 @@ mod tests {
     }
 
     #[test]
+    fn deepseek_cache_hit_fields_are_read() {
+        let u = usage(&json!({"prompt_tokens": 1000, "completion_tokens": 20,
+            "prompt_cache_hit_tokens": 900, "prompt_cache_miss_tokens": 100}));
+        assert_eq!(
+            (u.input_tokens, u.cache_read_tokens, u.output_tokens),
+            (100, 900, 20)
+        );
+    }
+
+    #[test]
     fn in_band_errors_are_classified() {
         let mut d = Decoder::default();
         let out = d.message("", ev(r#"{"error":{"message":"This model's maximum context length is 8192 tokens","code":"context_length_exceeded"}}"#));

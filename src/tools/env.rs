@@ -95,7 +95,7 @@ impl SecretPolicy {
             .filter_map(|p| p.api_key_env.clone())
             .collect();
         for name in crate::llm::resolve::PRESET_NAMES {
-            if let Some(var) = crate::llm::resolve::preset(name).and_then(|p| p.key_env) {
+            if let Some(var) = crate::llm::preset(name).and_then(|p| p.key_env) {
                 key_vars.push(var.to_string());
             }
         }
@@ -302,7 +302,7 @@ pub fn shield_own_environment() {
         unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
         let keys: Vec<&str> = crate::llm::resolve::PRESET_NAMES
             .iter()
-            .filter_map(|n| crate::llm::resolve::preset(n).and_then(|p| p.key_env))
+            .filter_map(|n| crate::llm::preset(n).and_then(|p| p.key_env))
             .collect();
         // SAFETY: called before any other thread exists (see above).
         unsafe {
