@@ -87,7 +87,7 @@ fn fixture(dir: &std::path::Path) -> (std::path::PathBuf, cairn::store::SessionI
                 &ToolRun {
                     call_id: format!("c{turn}"),
                     turn,
-                    status: "done".into(),
+                    status: cairn::conversation::ToolStatus::Done,
                     display,
                     elapsed_ms: Some(120),
                 },
@@ -104,7 +104,7 @@ fn resume(c: &mut Criterion) {
     c.bench_function("resume_5000_messages_to_first_frame_120x40", |b| {
         b.iter(|| {
             let store = Store::open(&path).unwrap();
-            let loaded = cairn::tui::services::load_session(&store, &id).unwrap();
+            let loaded = cairn::sessions::load(&store, &id).unwrap();
             let mut m = Model::new(
                 "bench".into(),
                 "m".into(),

@@ -92,13 +92,13 @@ fn session(cells: usize) -> Model {
                 call_id: id,
                 status: ToolStatus::Done,
                 output: "edited".into(),
-                display: Some(ToolDisplay::Diff {
+                display: Some(ToolDisplay::Diff(cairn::diff::FileDiff {
                     path: "src/parse.rs".into(),
                     old,
                     new,
                     added: 2,
                     removed: 2,
-                }),
+                })),
             },
         );
         ev(

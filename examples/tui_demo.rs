@@ -189,13 +189,13 @@ impl Agent {
             tool: "edit".into(),
             summary: "edit src/lib.rs".into(),
             reasons: vec!["writes a file".into()],
-            preview: Some(Preview::Diff {
+            preview: Some(Preview::Diff(cairn::diff::FileDiff {
                 path: "src/lib.rs".into(),
                 old: OLD.into(),
                 new: NEW.into(),
                 added: 1,
                 removed: 1,
-            }),
+            })),
             rules: vec!["Edit(src/lib.rs)".into(), "Edit(src/**)".into()],
             sandbox: None,
         };
@@ -212,13 +212,13 @@ impl Agent {
             Some(_) => (
                 ToolStatus::Done,
                 "edited src/lib.rs".to_string(),
-                Some(ToolDisplay::Diff {
+                Some(ToolDisplay::Diff(cairn::diff::FileDiff {
                     path: "src/lib.rs".into(),
                     old: OLD.into(),
                     new: NEW.into(),
                     added: 1,
                     removed: 1,
-                }),
+                })),
             ),
         };
         self.send(AgentEvent::ToolCallFinished {

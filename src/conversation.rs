@@ -92,6 +92,42 @@ impl Usage {
     }
 }
 
+/// How a tool call ended: what the transcript shows and the store keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolStatus {
+    Done,
+    Failed,
+    Denied,
+    Blocked,
+    Cancelled,
+}
+
+impl ToolStatus {
+    pub const ALL: [ToolStatus; 5] = [
+        ToolStatus::Done,
+        ToolStatus::Failed,
+        ToolStatus::Denied,
+        ToolStatus::Blocked,
+        ToolStatus::Cancelled,
+    ];
+
+    /// The word stored for it (the same as its serialised form).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolStatus::Done => "done",
+            ToolStatus::Failed => "failed",
+            ToolStatus::Denied => "denied",
+            ToolStatus::Blocked => "blocked",
+            ToolStatus::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ToolStatus> {
+        ToolStatus::ALL.into_iter().find(|t| t.as_str() == s)
+    }
+}
+
 impl Message {
     pub fn user_text(text: impl Into<String>) -> Self {
         Message {

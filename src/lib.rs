@@ -6,23 +6,21 @@
 //! ...); everything rests on the foundation (`conversation`, `config`, `shell`).
 
 pub mod agent;
-pub mod app;
 pub mod cli;
 pub mod config;
 pub mod context;
 pub mod conversation;
 pub mod diff;
-pub mod headless;
 pub mod llm;
 pub mod mcp;
 pub mod permission;
 pub mod private;
-pub mod run_session;
 pub mod sandbox;
-pub mod sessions_cli;
+pub mod sessions;
 pub mod shell;
-pub mod startup;
 pub mod store;
+pub mod sync;
 pub mod term_safe;
+pub mod text;
 pub mod tools;
 pub mod tui;

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use cairn::headless::{self, Output};
-use cairn::permission::Mode;
-use cairn::startup::{self, Overrides};
+use cairn::cli::run::Output;
+use cairn::cli::startup::Overrides;
+use cairn::config::Mode;
 
 #[derive(Parser, Debug)]
 #[command(name = "cairn", version, about = "A full-screen terminal coding agent")]
@@ -150,6 +150,15 @@ enum PermissionsAction {
     },
 }
 
+impl From<PermissionsAction> for cairn::cli::permissions::Action {
+    fn from(a: PermissionsAction) -> Self {
+        match a {
+            PermissionsAction::List => Self::List,
+            PermissionsAction::Remove { rule, global } => Self::Remove { rule, global },
+        }
+    }
+}
+
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s)
         .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto or chat"))
@@ -212,8 +221,8 @@ async fn async_main(cli: Cli) -> u8 {
                 eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
                 return 2;
             }
-            let resume = cairn::run_session::Resume::from_flags(continue_latest, session);
-            match run_headless(
+            let resume = cairn::cli::resume::Resume::from_flags(continue_latest, session);
+            match cairn::cli::run::main(
                 &overrides,
                 prompt,
                 if json { Output::Json } else { Output::Plain },
@@ -230,7 +239,7 @@ async fn async_main(cli: Cli) -> u8 {
         }
         Some(Command::Sessions { action, json }) => {
             cairn::term_safe::quiet_broken_pipe();
-            use cairn::sessions_cli::Action;
+            use cairn::cli::sessions::Action;
             let action = match action {
                 SessionsAction::List { all, limit } => Action::List { all, limit },
                 SessionsAction::Show { id } => Action::Show { id },
@@ -250,7 +259,7 @@ async fn async_main(cli: Cli) -> u8 {
                 }
             };
             let mut out = std::io::stdout().lock();
-            match cairn::sessions_cli::run(action, json, &root, &mut out) {
+            match cairn::cli::sessions::run(action, json, &root, &mut out) {
                 Ok(()) => 0,
                 Err(e) => {
                     eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
@@ -269,7 +278,7 @@ async fn async_main(cli: Cli) -> u8 {
             match run {
                 Ok(()) => 0,
                 Err(e) => {
-                    eprintln!("cairn: {e:#}");
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
                     1
                 }
             }
@@ -284,119 +293,22 @@ async fn async_main(cli: Cli) -> u8 {
         Some(Command::Sandbox { status, command }) => {
             cairn::cli::sandbox::run(status, &command, cli.no_sandbox)
         }
-        Some(Command::Permissions { action }) => match permissions(action) {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                1
+        Some(Command::Permissions { action }) => {
+            match cairn::cli::permissions::run(action.into()) {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
+                    1
+                }
             }
-        },
-        None => match cairn::app::run(&overrides, cli.continue_latest, cli.resume).await {
-            Ok(()) => 0,
-            Err(e) => {
-                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                1
-            }
-        },
-    }
-}
-
-async fn run_headless(
-    overrides: &Overrides,
-    prompt: String,
-    output: Output,
-    resume: cairn::run_session::Resume,
-) -> Result<u8> {
-    let s = startup::prepare(overrides).await?;
-    if let Some(note) = s.trust_note() {
-        eprintln!("{note}");
-    }
-    let Some(provider) = s.provider.clone() else {
-        eprintln!("{}", startup::setup_help());
-        return Ok(1);
-    };
-    let load = cairn::run_session::prepare(&resume, &s.root)?;
-    let running = startup::start_agent(&s, &provider, false)?;
-    if let Some(command) = load {
-        let _ = running.commands.send(command);
-    }
-    // `/mcp__SERVER__PROMPT args` sends that MCP prompt's text.
-    let prompt = match cairn::cli::mcp::expand_prompt(&running.mcp, prompt).await {
-        Ok(prompt) => prompt,
-        Err(why) => {
-            eprintln!("cairn: {}", cairn::term_safe::escape(&why));
-            running.mcp.shutdown().await;
-            return Ok(1);
         }
-    };
-    let recording = headless::Recording {
-        sink: running.sink.clone(),
-        error: running.store_error.clone(),
-    };
-    let code = headless::run(prompt, output, running.commands, running.events, recording).await;
-    // Stdio servers (and whatever they started) end with cairn.
-    running.mcp.shutdown().await;
-    Ok(code.clamp(0, 255) as u8)
-}
-
-fn permissions(action: PermissionsAction) -> Result<()> {
-    cairn::term_safe::quiet_broken_pipe();
-    use cairn::permission::store::{list_rules, remove_rule};
-    let cwd = std::env::current_dir()?;
-    let root = cairn::agent::instructions::project_root(&cwd);
-    let project = cairn::config::project_config_path(&root);
-    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
-    match action {
-        PermissionsAction::List => {
-            let mut any = false;
-            for path in global.iter().chain(std::iter::once(&project)) {
-                let rules = list_rules(path)?;
-                if rules.allow.is_empty() && rules.deny.is_empty() {
-                    continue;
+        None => {
+            match cairn::cli::interactive::run(&overrides, cli.continue_latest, cli.resume).await {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
+                    1
                 }
-                any = true;
-                println!("{}", path.display());
-                for r in &rules.allow {
-                    println!("  allow  {}", cairn::term_safe::escape(r));
-                }
-                for r in &rules.deny {
-                    println!("  deny   {}", cairn::term_safe::escape(r));
-                }
-            }
-            if !any {
-                println!("No permission rules are stored.");
-                println!(
-                    "\"Allow always\" in a permission dialog adds one to {}",
-                    project.display()
-                );
-            }
-            Ok(())
-        }
-        PermissionsAction::Remove { rule, global: g } => {
-            let path = if g {
-                global
-                    .ok_or_else(|| anyhow::anyhow!("no global config directory on this system"))?
-            } else {
-                project
-            };
-            let before = std::fs::read(&path).ok();
-            if remove_rule(&path, &rule)? {
-                if !g && let Ok(store) = cairn::config::trust::TrustStore::default_location() {
-                    let global = cairn::config::global_dir().map(|d| d.join("config.toml"));
-                    cairn::config::trust::keep_after_own_edit(
-                        &store,
-                        &root,
-                        global.as_deref(),
-                        before.as_deref(),
-                    )?;
-                }
-                println!("Removed `{rule}` from {}", path.display());
-                Ok(())
-            } else {
-                anyhow::bail!(
-                    "`{rule}` is not in {} (see `cairn permissions list`)",
-                    path.display()
-                )
             }
         }
     }

@@ -161,13 +161,13 @@ async fn an_edit_in_smart_mode_asks_with_the_diff_and_allow_once_applies_it() {
     let asks = asked(&ev);
     assert_eq!(asks.len(), 1, "view runs without asking; the edit asks");
     match &asks[0].preview {
-        Some(Preview::Diff {
+        Some(Preview::Diff(cairn::diff::FileDiff {
             path,
             old,
             new,
             added,
             removed,
-        }) => {
+        })) => {
             assert_eq!(path, "lib.rs");
             assert_eq!(old, "fn a() {}\n");
             assert!(new.contains("println!"));

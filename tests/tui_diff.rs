@@ -2,9 +2,9 @@
 //! rendered buffer, and robustness across widths and odd inputs.
 
 use cairn::tui::highlight;
-use cairn::tui::markdown::wrap::spans_width;
 use cairn::tui::theme::{ColorDepth, Theme};
 use cairn::tui::widgets::diff_view::{DiffLayout, DiffOptions, DiffView};
+use cairn::tui::wrap::spans_width;
 use proptest::prelude::*;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;

@@ -2,9 +2,9 @@
 //! width guarantees, and streaming prefixes.
 
 use cairn::tui::highlight;
-use cairn::tui::markdown::wrap::spans_width;
 use cairn::tui::markdown::{code_blocks, render, stable_prefix_len};
 use cairn::tui::theme::{ColorDepth, Theme};
+use cairn::tui::wrap::spans_width;
 use proptest::prelude::*;
 use ratatui::style::Modifier;
 use ratatui::text::Line;

@@ -9,10 +9,11 @@ use serde_json::Value;
 use tokio::sync::oneshot;
 
 use super::events::{AgentEvent, NoticeLevel, ToolStatus};
-use super::turn::{ParsedCall, PendingCall, TurnContext, truncate};
+use super::turn::{ParsedCall, PendingCall, TurnContext};
 use crate::conversation::{Part, ResultContent};
 use crate::permission::{CallInfo, Decision, PermissionRequest, Verdict};
 use crate::sandbox::Grant;
+use crate::text::truncate_chars as truncate;
 use crate::tools::state::lock;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 

@@ -63,7 +63,7 @@ pub enum AgentCommand {
         /// File versions of the session, so undo works after a resume.
         versions: Vec<crate::tools::state::FileVersion>,
         /// The stored session to continue recording into.
-        session_id: Option<String>,
+        session_id: Option<crate::store::SessionId>,
         /// What the session has cost so far, so totals continue from it.
         cost: Option<f64>,
         /// Files changed in the session that cannot be restored.
@@ -72,15 +72,7 @@ pub enum AgentCommand {
     Shutdown,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ToolStatus {
-    Done,
-    Failed,
-    Denied,
-    Blocked,
-    Cancelled,
-}
+pub use crate::conversation::ToolStatus;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -182,7 +174,7 @@ pub enum AgentEvent {
         summary: Option<String>,
     },
     /// What an undo would do; the interface asks for confirmation.
-    UndoPlanned(crate::agent::undo::UndoPlan),
+    UndoPlanned(crate::tools::restore::UndoPlan),
     /// Files were restored.
     UndoApplied {
         turn: u64,
@@ -194,7 +186,7 @@ pub enum AgentEvent {
     RewindPlanned {
         turn: u64,
         prompt: String,
-        files: crate::agent::undo::UndoPlan,
+        files: crate::tools::restore::UndoPlan,
     },
     /// The conversation went back to before `turn`; `prompt` is that turn's
     /// text, for editing and sending again.
@@ -223,7 +215,7 @@ pub enum AgentEvent {
     /// The session is being recorded under this id (a new session's first
     /// write, a resume, a fork).
     SessionRecorded {
-        id: String,
+        id: crate::store::SessionId,
     },
     /// The session store refuses writes; `unsaved` writes wait in memory
     /// and are tried again until it takes them.
@@ -233,4 +225,17 @@ pub enum AgentEvent {
     },
     /// Every waiting write is saved now.
     StoreRecovered,
+}
+
+impl AgentCommand {
+    /// The command that has the agent continue a stored session.
+    pub fn load(loaded: &crate::sessions::LoadedSession) -> AgentCommand {
+        AgentCommand::LoadHistory {
+            messages: loaded.messages.clone(),
+            versions: loaded.versions.clone(),
+            session_id: Some(loaded.id().clone()),
+            cost: loaded.cost,
+            lost: loaded.lost.clone(),
+        }
+    }
 }

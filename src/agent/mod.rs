@@ -13,7 +13,7 @@ mod stop;
 pub mod store_sink;
 pub mod title;
 mod turn;
-pub mod undo;
+mod undo;
 
 use std::collections::{HashMap, VecDeque};
 use std::path::PathBuf;
@@ -328,140 +328,6 @@ impl Agent {
                     text: format!("The session could not be given a title ({why})."),
                 }),
             }
-        });
-    }
-
-    /// The index of the prompt message of `turn`, if it is still in the
-    /// (possibly compacted) history.
-    fn prompt_index(&self, turn: u64) -> Option<usize> {
-        let starts = crate::context::turn_starts(&self.messages);
-        let back = self.turn.checked_sub(turn)? as usize;
-        starts.len().checked_sub(back + 1).map(|i| starts[i])
-    }
-
-    fn prompt_text(&self, index: usize) -> String {
-        // The prompt is the last text part (notes and summaries come first).
-        self.messages[index]
-            .parts
-            .iter()
-            .rev()
-            .find_map(|p| match p {
-                Part::Text { text } if !text.starts_with(crate::context::SUMMARY_TAG) => {
-                    Some(text.clone())
-                }
-                _ => None,
-            })
-            .unwrap_or_default()
-    }
-
-    fn prepare_rewind(&self, turn: u64) {
-        let Some(index) = self.prompt_index(turn) else {
-            self.shared.emit(AgentEvent::Notice {
-                level: NoticeLevel::Warning,
-                text: format!(
-                    "Cannot rewind to turn {turn}: it is no longer in the working history (it was compacted). Fork the session from the browser instead."
-                ),
-            });
-            return;
-        };
-        self.shared.emit(AgentEvent::RewindPlanned {
-            turn,
-            prompt: self.prompt_text(index),
-            files: self.with_losses(
-                undo::plan_range(
-                    &self.session.versions(),
-                    turn,
-                    self.turn,
-                    &self.opts.workspace,
-                ),
-                turn,
-                self.turn,
-            ),
-        });
-    }
-
-    fn rewind(&mut self, turn: u64, restore_files: bool, fork: bool) {
-        let Some(index) = self.prompt_index(turn) else {
-            self.prepare_rewind(turn);
-            return;
-        };
-        let prompt = self.prompt_text(index);
-        let versions = self.session.versions();
-        let (restored, failed) = if restore_files {
-            let r = undo::apply_range(&versions, turn, self.turn, &self.opts.workspace);
-            self.session.forget_views();
-            r
-        } else {
-            (Vec::new(), Vec::new())
-        };
-        // Whether or not the files went back, the rewound turns are gone:
-        // a later undo must not restore anything they recorded.
-        self.session.drop_turns_from(turn);
-        self.messages.truncate(index);
-        crate::conversation::repair_tool_pairs(&mut self.messages);
-        self.turn = turn - 1;
-        self.tracker.reset();
-        if let Some(sink) = &self.shared.sink {
-            sink.rewind(turn, fork);
-        }
-        self.shared.emit(AgentEvent::Rewound {
-            turn,
-            prompt,
-            fork,
-            restored,
-            failed,
-        });
-    }
-
-    fn prepare_undo(&self) {
-        let versions = self.session.versions();
-        match undo::last_turn_with_changes(&versions) {
-            None => self.shared.emit(AgentEvent::Notice {
-                level: NoticeLevel::Info,
-                text: "Nothing to undo: no turn has changed files yet.".into(),
-            }),
-            Some(turn) => {
-                let plan = undo::plan(&versions, turn, &self.opts.workspace);
-                let plan = self.with_losses(plan, turn, turn);
-                self.shared.emit(AgentEvent::UndoPlanned(plan))
-            }
-        }
-    }
-
-    /// Names the files of turns `from..=to` that cannot be put back.
-    fn with_losses(&self, mut plan: undo::UndoPlan, from: u64, to: u64) -> undo::UndoPlan {
-        for (path, why) in self.session.unrestorable(from, to) {
-            let shown = path
-                .strip_prefix(&self.opts.workspace)
-                .map(|p| p.display().to_string())
-                .unwrap_or_else(|_| path.display().to_string());
-            plan.unrestorable.push((shown, why));
-        }
-        plan
-    }
-
-    fn confirm_undo(&mut self, turn: u64) {
-        let versions = self.session.take_versions_of_turn(turn);
-        if versions.is_empty() {
-            self.shared.emit(AgentEvent::Notice {
-                level: NoticeLevel::Warning,
-                text: format!("Turn {turn} has no file changes left to undo."),
-            });
-            return;
-        }
-        let (restored, failed) = undo::apply(&versions, turn, &self.opts.workspace);
-        // The restored files differ from what the model last saw.
-        self.session.forget_views();
-        if !restored.is_empty() {
-            self.pending_note = Some(format!(
-                "[Note: the person undid the file changes of an earlier turn; these files are back to how they were before it: {}. View them again before editing.]",
-                restored.join(", ")
-            ));
-        }
-        self.shared.emit(AgentEvent::UndoApplied {
-            turn,
-            restored,
-            failed,
         });
     }
 

@@ -16,7 +16,7 @@ pub trait SessionSink: Send + Sync {
     /// Files a turn changed that cannot be restored.
     fn lost_files(&self, _lost: &[crate::store::LostFile]) {}
     /// Continue an existing session instead of starting a new one.
-    fn resume(&self, session_id: &str);
+    fn resume(&self, session_id: &crate::store::SessionId);
     /// The next message starts a new session.
     fn new_session(&self);
     /// The conversation returned to before `turn`: drop the later messages

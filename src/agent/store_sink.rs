@@ -22,8 +22,9 @@ use super::recording::SessionSink;
 use crate::conversation::Role;
 use crate::llm::Usage;
 use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError, ToolRun};
+use crate::sync::lock;
 use crate::tools::ToolDisplay;
-use crate::tools::state::{FileVersion, lock};
+use crate::tools::state::FileVersion;
 
 /// What a new session is created with.
 #[derive(Debug, Clone)]
@@ -44,13 +45,15 @@ enum Job {
     Event(Box<AgentEvent>, Instant),
     Versions(Vec<FileVersion>),
     Lost(Vec<crate::store::LostFile>),
-    Resume(String),
+    Resume(SessionId),
     New,
     Rewind(u64, bool),
     Flush(Sender<()>),
 }
 
-/// The session being recorded, shared with the interface (title, id).
+/// What the writer has recorded: a snapshot `flush` returns. Front ends
+/// learn of changes from `AgentEvent::SessionRecorded`, `StoreFailed` and
+/// `StoreRecovered`; nothing else is shared with them.
 #[derive(Debug, Default, Clone)]
 pub struct Recorded {
     pub session: Option<SessionId>,
@@ -65,7 +68,7 @@ pub struct Recorded {
 
 pub struct StoreSink {
     tx: Mutex<Sender<Job>>,
-    pub state: Arc<Mutex<Recorded>>,
+    state: Arc<Mutex<Recorded>>,
     /// Viewing a session another cairn writes: nothing is recorded.
     read_only: std::sync::atomic::AtomicBool,
 }
@@ -161,8 +164,8 @@ impl SessionSink for StoreSink {
     fn lost_files(&self, lost: &[crate::store::LostFile]) {
         self.send(Job::Lost(lost.to_vec()));
     }
-    fn resume(&self, session_id: &str) {
-        self.send(Job::Resume(session_id.to_string()));
+    fn resume(&self, session_id: &SessionId) {
+        self.send(Job::Resume(session_id.clone()));
     }
     fn new_session(&self) {
         self.send(Job::New);
@@ -199,7 +202,7 @@ const MAX_DISPLAY_BYTES: usize = 4 * 1024 * 1024;
 
 fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
     let d = display?;
-    if let ToolDisplay::Diff { old, new, .. } = d
+    if let ToolDisplay::Diff(crate::diff::FileDiff { old, new, .. }) = d
         && old.len() + new.len() > MAX_DISPLAY_BYTES
     {
         return None;
@@ -326,7 +329,7 @@ impl Writer {
         if let Some(id) = &id
             && lock(&self.state).session.as_ref() != Some(id)
         {
-            self.tell(AgentEvent::SessionRecorded { id: id.to_string() });
+            self.tell(AgentEvent::SessionRecorded { id: id.clone() });
         }
         self.take_lock(id.as_ref());
         lock(&self.state).session = id;
@@ -410,7 +413,7 @@ impl Writer {
             }
             Job::Resume(id) => {
                 self.partial = None;
-                let id = self.unless_open_elsewhere(SessionId(id))?;
+                let id = self.unless_open_elsewhere(id)?;
                 let msgs = self.store.load_messages(&id)?;
                 self.ids = msgs
                     .iter()
@@ -505,10 +508,6 @@ impl Writer {
                     .started
                     .remove(&call_id)
                     .map(|t| at.saturating_duration_since(t).as_millis() as u64);
-                let status = serde_json::to_value(status)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_else(|| "failed".into());
                 let id = self.ensure_session()?;
                 self.store.record_tool_run(
                     &id,

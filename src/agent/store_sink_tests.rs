@@ -22,7 +22,7 @@ fn resuming_a_session_another_process_records_continues_in_a_fork() {
         },
         Some(tx),
     );
-    sink.resume(original.as_str());
+    sink.resume(&original);
     let status = sink.flush();
     let now = status.session.expect("a session is recorded");
     assert_ne!(now, original);

@@ -795,7 +795,10 @@ async fn undo_shows_its_plan_then_restores_the_turns_files() {
     assert_eq!(plan.turn, 2);
     assert_eq!(
         plan.files,
-        vec![("notes.txt".to_string(), undo::FileAction::Restore)]
+        vec![(
+            "notes.txt".to_string(),
+            crate::tools::restore::FileAction::Restore
+        )]
     );
     // Nothing changes before the confirmation.
     assert_ne!(std::fs::read_to_string(&notes).unwrap(), "first");
@@ -848,7 +851,10 @@ async fn rewind_returns_to_a_prompt_and_optionally_the_files() {
     };
     assert_eq!(
         files.files,
-        vec![("notes.txt".to_string(), undo::FileAction::Restore)]
+        vec![(
+            "notes.txt".to_string(),
+            crate::tools::restore::FileAction::Restore
+        )]
     );
     h.tx.send(AgentCommand::Rewind {
         turn: 2,
@@ -942,13 +948,7 @@ async fn the_store_sink_records_messages_usage_versions_and_rewinds() {
     }
     sink.flush();
     let store = Store::open(&path).unwrap();
-    let id = sink
-        .state
-        .lock()
-        .unwrap()
-        .session
-        .clone()
-        .expect("a session was created");
+    let id = sink.flush().session.expect("a session was created");
     let msgs = store.load_messages(&id).unwrap();
     let texts: Vec<String> = msgs.iter().map(|m| m.1.text()).collect();
     assert_eq!(texts, ["first", "", "", "hello", "second", "two"]);
@@ -1038,7 +1038,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
             Message::assistant_text("earlier answer"),
         ],
         versions: vec![],
-        session_id: Some(id.0.clone()),
+        session_id: Some(id.clone()),
         cost: Some(0.5),
         lost: vec![],
     })
@@ -1147,7 +1147,7 @@ async fn file_versions_reach_the_store_before_the_turn_ends() {
         }
     }
     sink.flush();
-    let id = sink.state.lock().unwrap().session.clone().unwrap();
+    let id = sink.flush().session.unwrap();
     let versions = Store::open(&path).unwrap().file_versions(&id, 1).unwrap();
     assert_eq!(versions.len(), 1, "stored while the turn still runs");
     while !matches!(rx.recv().await, Some(AgentEvent::TurnFinished { .. })) {}
@@ -1180,7 +1180,7 @@ fn a_write_waits_out_another_process_holding_the_database() {
     std::thread::sleep(crate::store::BUSY_TIMEOUT + Duration::from_millis(1500));
     other.execute_batch("COMMIT").unwrap();
     sink.flush();
-    let state = sink.state.lock().unwrap().clone();
+    let state = sink.flush();
     assert_eq!(state.error, None);
     let id = state.session.expect("the session was created");
     let msgs = Store::open(&path).unwrap().load_messages(&id).unwrap();
@@ -1238,7 +1238,7 @@ async fn a_response_that_fails_after_a_partial_save_leaves_no_trace_in_the_store
     }
     assert!(saw_partial, "the text was saved once the call began");
     sink.flush();
-    let id = sink.state.lock().unwrap().session.clone().unwrap();
+    let id = sink.flush().session.unwrap();
     let store = Store::open(&path).unwrap();
     let texts: Vec<String> = store
         .load_messages(&id)
@@ -1273,7 +1273,7 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
     .unwrap();
     while !matches!(rx.recv().await, Some(AgentEvent::TurnFinished { .. })) {}
     sink.flush();
-    let id = sink.state.lock().unwrap().session.clone().unwrap();
+    let id = sink.flush().session.unwrap();
     let store = Store::open(&path).unwrap();
     let lost = store.lost_files(&id).unwrap();
     assert_eq!(lost.len(), 1);

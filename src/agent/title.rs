@@ -37,7 +37,7 @@ pub async fn generate(
     prompt: &str,
     answer: &str,
 ) -> Result<String, String> {
-    let clip = |s: &str, n: usize| s.chars().take(n).collect::<String>();
+    let clip = crate::text::take_chars;
     let request = Request {
         model: model.to_string(),
         system: TITLE_PROMPT.trim().to_string(),

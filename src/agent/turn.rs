@@ -462,20 +462,11 @@ fn parse_args(raw: &str) -> Result<serde_json::Value, String> {
         Ok(v @ serde_json::Value::Object(_)) => Ok(v),
         Ok(other) => Err(format!(
             "the arguments must be a JSON object, got: {}",
-            truncate(&other.to_string(), 200)
+            crate::text::truncate_chars(&other.to_string(), 200)
         )),
         Err(e) => Err(format!(
             "the arguments were not valid JSON ({e}): {}",
-            truncate(raw, 200)
+            crate::text::truncate_chars(raw, 200)
         )),
-    }
-}
-
-pub(crate) fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let cut: String = s.chars().take(max).collect();
-        format!("{cut}…")
     }
 }

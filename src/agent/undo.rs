@@ -1,226 +1,137 @@
-//! Undo: put back the files a turn changed, byte for byte.
+//! Undo and rewind: what the agent does when the person takes back the
+//! last turn's file changes or returns the conversation to an earlier
+//! prompt. The file work itself is `tools::restore`.
 
-use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use super::{Agent, AgentEvent, NoticeLevel};
+use crate::conversation::Part;
+use crate::tools::restore::{self, UndoPlan};
 
-use serde::{Deserialize, Serialize};
-
-use crate::tools::state::FileVersion;
-
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FileAction {
-    /// Write back the earlier content.
-    Restore,
-    /// The turn created it: remove it.
-    Delete,
-}
-
-/// What an undo would do, shown before anything changes.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UndoPlan {
-    pub turn: u64,
-    /// Workspace-relative (or absolute) paths and what happens to each.
-    pub files: Vec<(String, FileAction)>,
-    /// Files that cannot be put back, with the reason.
-    pub unrestorable: Vec<(String, String)>,
-}
-
-/// The state of each file before `turn`: its earliest version in that turn.
-pub fn earliest_versions(
-    versions: &[FileVersion],
-    turn: u64,
-) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
-    earliest_since(versions, turn, turn)
-}
-
-/// The state of each file before turn `from`, for changes made in turns
-/// `from..=to`.
-pub fn earliest_since(
-    versions: &[FileVersion],
-    from: u64,
-    to: u64,
-) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
-    let mut sorted: Vec<&FileVersion> = versions
-        .iter()
-        .filter(|v| v.turn >= from && v.turn <= to)
-        .collect();
-    // Within a turn versions are in the order they were recorded; a stable
-    // sort keeps that while putting earlier turns first.
-    sorted.sort_by_key(|v| v.turn);
-    let mut out = BTreeMap::new();
-    for v in sorted {
-        out.entry(v.path.clone())
-            .or_insert_with(|| v.before.clone());
+impl Agent {
+    /// The index of the prompt message of `turn`, if it is still in the
+    /// (possibly compacted) history.
+    pub(super) fn prompt_index(&self, turn: u64) -> Option<usize> {
+        let starts = crate::context::turn_starts(&self.messages);
+        let back = self.turn.checked_sub(turn)? as usize;
+        starts.len().checked_sub(back + 1).map(|i| starts[i])
     }
-    out
-}
-
-/// The last turn that changed files.
-pub fn last_turn_with_changes(versions: &[FileVersion]) -> Option<u64> {
-    versions.iter().map(|v| v.turn).max()
-}
-
-pub fn plan(versions: &[FileVersion], turn: u64, workspace: &Path) -> UndoPlan {
-    plan_range(versions, turn, turn, workspace)
-}
-
-/// What restoring the files to how they were before turn `from` would do.
-pub fn plan_range(versions: &[FileVersion], from: u64, to: u64, workspace: &Path) -> UndoPlan {
-    let turn = from;
-    let mut files = Vec::new();
-    for (path, before) in earliest_since(versions, from, to) {
-        let shown = display(&path, workspace);
-        let action = match before {
-            Some(_) => FileAction::Restore,
-            None => FileAction::Delete,
+    pub(super) fn prompt_text(&self, index: usize) -> String {
+        // The prompt is the last text part (notes and summaries come first).
+        self.messages[index]
+            .parts
+            .iter()
+            .rev()
+            .find_map(|p| match p {
+                Part::Text { text } if !text.starts_with(crate::context::SUMMARY_TAG) => {
+                    Some(text.clone())
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
+    }
+    pub(super) fn prepare_rewind(&self, turn: u64) {
+        let Some(index) = self.prompt_index(turn) else {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!(
+                    "Cannot rewind to turn {turn}: it is no longer in the working history (it was compacted). Fork the session from the browser instead."
+                ),
+            });
+            return;
         };
-        if action == FileAction::Delete && !path.exists() {
-            continue;
+        self.shared.emit(AgentEvent::RewindPlanned {
+            turn,
+            prompt: self.prompt_text(index),
+            files: self.with_losses(
+                restore::plan_range(
+                    &self.session.versions(),
+                    turn,
+                    self.turn,
+                    &self.opts.workspace,
+                ),
+                turn,
+                self.turn,
+            ),
+        });
+    }
+    pub(super) fn rewind(&mut self, turn: u64, restore_files: bool, fork: bool) {
+        let Some(index) = self.prompt_index(turn) else {
+            self.prepare_rewind(turn);
+            return;
+        };
+        let prompt = self.prompt_text(index);
+        let versions = self.session.versions();
+        let (restored, failed) = if restore_files {
+            let r = restore::apply_range(&versions, turn, self.turn, &self.opts.workspace);
+            self.session.forget_views();
+            r
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        // Whether or not the files went back, the rewound turns are gone:
+        // a later undo must not restore anything they recorded.
+        self.session.drop_turns_from(turn);
+        self.messages.truncate(index);
+        crate::conversation::repair_tool_pairs(&mut self.messages);
+        self.turn = turn - 1;
+        self.tracker.reset();
+        if let Some(sink) = &self.shared.sink {
+            sink.rewind(turn, fork);
         }
-        files.push((shown, action));
+        self.shared.emit(AgentEvent::Rewound {
+            turn,
+            prompt,
+            fork,
+            restored,
+            failed,
+        });
     }
-    UndoPlan {
-        turn,
-        files,
-        unrestorable: Vec::new(),
-    }
-}
-
-/// Restores the files. Returns the paths restored and the failures.
-pub fn apply(
-    versions: &[FileVersion],
-    turn: u64,
-    workspace: &Path,
-) -> (Vec<String>, Vec<(String, String)>) {
-    apply_range(versions, turn, turn, workspace)
-}
-
-pub fn apply_range(
-    versions: &[FileVersion],
-    from: u64,
-    to: u64,
-    workspace: &Path,
-) -> (Vec<String>, Vec<(String, String)>) {
-    let mut done = Vec::new();
-    let mut failed = Vec::new();
-    for (path, before) in earliest_since(versions, from, to) {
-        let shown = display(&path, workspace);
-        let result = match before {
-            Some(bytes) => write_atomic(&path, &bytes),
-            None => match std::fs::remove_file(&path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-                other => other,
-            },
-        };
-        match result {
-            Ok(()) => done.push(shown),
-            Err(e) => failed.push((shown, e.to_string())),
+    pub(super) fn prepare_undo(&self) {
+        let versions = self.session.versions();
+        match restore::last_turn_with_changes(&versions) {
+            None => self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: "Nothing to undo: no turn has changed files yet.".into(),
+            }),
+            Some(turn) => {
+                let plan = restore::plan(&versions, turn, &self.opts.workspace);
+                let plan = self.with_losses(plan, turn, turn);
+                self.shared.emit(AgentEvent::UndoPlanned(plan))
+            }
         }
     }
-    (done, failed)
-}
-
-fn display(path: &Path, workspace: &Path) -> String {
-    path.strip_prefix(workspace)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.display().to_string())
-}
-
-/// Restores through the tools' atomic write: an existing file keeps its
-/// permission bits, a link keeps pointing at the file it names, and a file
-/// the turn deleted comes back with what the umask allows.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+    /// Names the files of turns `from..=to` that cannot be put back.
+    pub(super) fn with_losses(&self, mut plan: UndoPlan, from: u64, to: u64) -> UndoPlan {
+        for (path, why) in self.session.unrestorable(from, to) {
+            let shown = path
+                .strip_prefix(&self.opts.workspace)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| path.display().to_string());
+            plan.unrestorable.push((shown, why));
+        }
+        plan
     }
-    crate::tools::atomic::write_atomic(path, bytes)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn undo_keeps_modes_and_links() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("run.sh");
-        std::fs::write(&script, "changed").unwrap();
-        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let real = dir.path().join("real.txt");
-        let link = dir.path().join("link.txt");
-        std::fs::write(&real, "changed").unwrap();
-        std::os::unix::fs::symlink("real.txt", &link).unwrap();
-        let versions = vec![
-            FileVersion {
-                path: script.clone(),
-                before: Some(b"original".to_vec()),
-                turn: 1,
-            },
-            FileVersion {
-                path: link.clone(),
-                before: Some(b"original".to_vec()),
-                turn: 1,
-            },
-        ];
-        let (done, failed) = apply(&versions, 1, dir.path());
-        assert_eq!((done.len(), failed.len()), (2, 0), "{failed:?}");
-        assert_eq!(std::fs::read(&script).unwrap(), b"original");
-        let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
-        assert_eq!(mode, 0o755);
-        assert!(
-            std::fs::symlink_metadata(&link)
-                .unwrap()
-                .file_type()
-                .is_symlink()
-        );
-        assert_eq!(std::fs::read(&real).unwrap(), b"original");
-    }
-
-    #[test]
-    fn restores_earliest_content_and_deletes_created_files() {
-        let dir = tempfile::tempdir().unwrap();
-        let a = dir.path().join("a.txt");
-        let b = dir.path().join("new/b.txt");
-        std::fs::write(&a, b"third\r\n").unwrap();
-        std::fs::create_dir_all(b.parent().unwrap()).unwrap();
-        std::fs::write(&b, b"created").unwrap();
-        let versions = vec![
-            FileVersion {
-                path: a.clone(),
-                before: Some(b"orig\r\n\xff".to_vec()),
-                turn: 2,
-            },
-            FileVersion {
-                path: a.clone(),
-                before: Some(b"second".to_vec()),
-                turn: 2,
-            },
-            FileVersion {
-                path: b.clone(),
-                before: None,
-                turn: 2,
-            },
-            FileVersion {
-                path: a.clone(),
-                before: Some(b"older".to_vec()),
-                turn: 1,
-            },
-        ];
-        assert_eq!(last_turn_with_changes(&versions), Some(2));
-        let p = plan(&versions, 2, dir.path());
-        assert_eq!(
-            p.files,
-            vec![
-                ("a.txt".to_string(), FileAction::Restore),
-                ("new/b.txt".to_string(), FileAction::Delete)
-            ]
-        );
-        let (done, failed) = apply(&versions, 2, dir.path());
-        assert_eq!(done.len(), 2);
-        assert!(failed.is_empty());
-        assert_eq!(std::fs::read(&a).unwrap(), b"orig\r\n\xff");
-        assert!(!b.exists());
+    pub(super) fn confirm_undo(&mut self, turn: u64) {
+        let versions = self.session.take_versions_of_turn(turn);
+        if versions.is_empty() {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!("Turn {turn} has no file changes left to undo."),
+            });
+            return;
+        }
+        let (restored, failed) = restore::apply(&versions, turn, &self.opts.workspace);
+        // The restored files differ from what the model last saw.
+        self.session.forget_views();
+        if !restored.is_empty() {
+            self.pending_note = Some(format!(
+                "[Note: the person undid the file changes of an earlier turn; these files are back to how they were before it: {}. View them again before editing.]",
+                restored.join(", ")
+            ));
+        }
+        self.shared.emit(AgentEvent::UndoApplied {
+            turn,
+            restored,
+            failed,
+        });
     }
 }

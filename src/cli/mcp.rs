@@ -42,7 +42,7 @@ pub enum McpAction {
 }
 
 /// Runs the action; the exit code is 0 on success.
-pub async fn run(action: McpAction, overrides: &crate::startup::Overrides) -> Result<u8> {
+pub async fn run(action: McpAction, overrides: &crate::cli::startup::Overrides) -> Result<u8> {
     match action {
         McpAction::List => list(overrides).await,
         McpAction::Add {
@@ -120,8 +120,8 @@ fn user_config() -> Result<PathBuf> {
 /// The configuration as a run would see it: a project's servers only once
 /// the person trusts the project (or `--trust-project`), with a note on
 /// stderr naming what was held back.
-fn load(overrides: &crate::startup::Overrides) -> Result<crate::config::Config> {
-    let s = crate::startup::load(overrides)?;
+fn load(overrides: &crate::cli::startup::Overrides) -> Result<crate::config::Config> {
+    let s = crate::cli::startup::load(overrides)?;
     if let Some(note) = s.trust_note() {
         eprintln!("{note}");
     }
@@ -135,7 +135,7 @@ async fn started(manager: &McpManager) {
         .await;
 }
 
-async fn list(overrides: &crate::startup::Overrides) -> Result<u8> {
+async fn list(overrides: &crate::cli::startup::Overrides) -> Result<u8> {
     let config = load(overrides)?;
     if config.file.mcp.is_empty() {
         println!(
@@ -166,7 +166,7 @@ async fn list(overrides: &crate::startup::Overrides) -> Result<u8> {
     }
 }
 
-async fn get(name: &str, overrides: &crate::startup::Overrides) -> Result<u8> {
+async fn get(name: &str, overrides: &crate::cli::startup::Overrides) -> Result<u8> {
     let config = load(overrides)?;
     let Some(server) = config.file.mcp.get(name) else {
         let known: Vec<&str> = config.file.mcp.keys().map(String::as_str).collect();

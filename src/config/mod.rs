@@ -8,9 +8,12 @@
 //! project: only what tightens applies before that (`project.rs` lists every
 //! field and what a project may do with it; `trust.rs` keeps the answers).
 
+mod mode;
 pub mod project;
 pub mod project_file;
 mod sandbox;
+pub mod secrets;
+mod settings;
 pub mod trust;
 
 use std::collections::BTreeMap;
@@ -18,9 +21,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+pub use mode::Mode;
 pub use sandbox::{SandboxConfig, SandboxMode};
-
-use crate::permission::Mode;
+pub use settings::{SaveError, save_setting};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -67,6 +70,9 @@ pub struct ProviderConfig {
     pub region: Option<String>,
     pub profile: Option<String>,
 }
+
+/// Tries of a model request when `[retry] max_attempts` is not set.
+pub const DEFAULT_RETRY_ATTEMPTS: u32 = 5;
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]

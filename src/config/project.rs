@@ -31,8 +31,8 @@
 
 use std::fmt;
 
+use super::Mode;
 use super::{Config, ConfigFile, McpServerConfig, ProviderConfig};
-use crate::permission::Mode;
 
 /// One thing the project file would add that needs the person's trust.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -227,10 +227,7 @@ fn provider_fields(p: &ProviderConfig, base: &ProviderConfig) -> Vec<String> {
 fn split_retry(s: &mut Sorter, p: &ConfigFile) {
     let base = s.base;
     let (r, b) = (&p.retry, &base.retry);
-    let attempts = Some(
-        b.max_attempts
-            .unwrap_or(crate::llm::retry::RetryPolicy::default().max_attempts),
-    );
+    let attempts = Some(b.max_attempts.unwrap_or(super::DEFAULT_RETRY_ATTEMPTS));
     s.out.retry.max_attempts = s.lower("retry.max_attempts", r.max_attempts, attempts);
     s.same("retry.base_delay_ms", &r.base_delay_ms, &b.base_delay_ms);
     s.same("retry.max_delay_ms", &r.max_delay_ms, &b.max_delay_ms);
@@ -386,7 +383,7 @@ fn secret_references(m: &McpServerConfig) -> Vec<String> {
             let after = &rest[start + 2..];
             let Some(end) = after.find('}') else { break };
             let name = &after[..end];
-            if crate::tools::env::looks_secret(name) && !names.iter().any(|n| n == name) {
+            if super::secrets::looks_secret(name) && !names.iter().any(|n| n == name) {
                 names.push(name.to_string());
             }
             rest = &after[end + 1..];

@@ -23,7 +23,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy {
-            max_attempts: 5,
+            max_attempts: crate::config::DEFAULT_RETRY_ATTEMPTS,
             base_delay: Duration::from_millis(1_000),
             max_delay: Duration::from_secs(60),
         }

@@ -23,7 +23,7 @@ use super::progress::ProgressRouter;
 use super::transport::{self, Connection};
 use super::{ServerState, ServerStatus, TransportKind, server_key};
 use crate::config::McpServerConfig;
-use crate::tools::state::lock;
+use crate::sync::lock;
 use crate::tools::{Registry, Tool};
 
 /// How long a server gets to start and list its tools, unless its

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::tools::state::lock;
+use crate::sync::lock;
 
 /// Early notifications kept for tokens nobody has claimed yet.
 const MAX_UNCLAIMED: usize = 64;

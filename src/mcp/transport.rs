@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use super::client::CairnClient;
 use crate::config::McpServerConfig;
-use crate::tools::state::lock;
+use crate::sync::lock;
 
 pub(crate) type Session = RunningService<RoleClient, CairnClient>;
 

@@ -25,43 +25,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::tools::Preview;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
-pub enum Mode {
-    /// Read-only tools run; writes and commands that may change things ask.
-    #[default]
-    Smart,
-    AlwaysAsk,
-    /// Asks nothing except paths outside the workspace; deny rules hold.
-    Auto,
-    /// No tools run.
-    Chat,
-}
-
-impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Smart, Mode::AlwaysAsk, Mode::Auto, Mode::Chat];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Smart => "smart",
-            Mode::AlwaysAsk => "always-ask",
-            Mode::Auto => "auto",
-            Mode::Chat => "chat",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Mode> {
-        Mode::ALL.into_iter().find(|m| m.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::config::Mode;
+pub use preview::Preview;
 
 /// The person's answer to a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -137,6 +102,7 @@ pub mod needs;
 mod nested;
 mod nested_code;
 pub mod paths;
+mod preview;
 pub mod readonly;
 mod readonly_builtins;
 mod readonly_git;

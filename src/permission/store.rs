@@ -148,6 +148,31 @@ fn list_mut<'a>(
         .ok_or_else(|| shape(format!("permissions.{key}"), "an array of strings"))
 }
 
+/// The stored rules of each config file, one `allow`/`deny` line each under
+/// the file's path, or a sentence saying there are none.
+pub fn describe_rules<'a>(
+    configs: impl IntoIterator<Item = &'a Path>,
+) -> Result<String, StoreError> {
+    let mut text = String::new();
+    for path in configs {
+        let rules = list_rules(path)?;
+        if rules.allow.is_empty() && rules.deny.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("{}\n", path.display()));
+        for r in &rules.allow {
+            text.push_str(&format!("  allow  {r}\n"));
+        }
+        for r in &rules.deny {
+            text.push_str(&format!("  deny   {r}\n"));
+        }
+    }
+    if text.is_empty() {
+        text = "No permission rules are stored. \"Allow always\" in a permission dialog adds one; `cairn permissions remove RULE` takes one away.".into();
+    }
+    Ok(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,6 +47,18 @@ impl SessionId {
     }
 }
 
+impl From<&str> for SessionId {
+    fn from(id: &str) -> Self {
+        SessionId(id.to_string())
+    }
+}
+
+impl From<String> for SessionId {
+    fn from(id: String) -> Self {
+        SessionId(id)
+    }
+}
+
 impl std::fmt::Display for SessionId {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)

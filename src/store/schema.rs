@@ -9,7 +9,7 @@ use rusqlite::{Connection, OpenFlags, Transaction, TransactionBehavior};
 
 use super::StoreError;
 use super::search::message_search_text;
-use crate::conversation::Part;
+use crate::conversation::{Part, ToolStatus};
 
 /// The newest schema this build understands.
 pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
@@ -17,7 +17,12 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 type Migration = fn(&Transaction<'_>) -> rusqlite::Result<()>;
 
 /// `MIGRATIONS[i]` takes the schema from version `i` to `i + 1`.
-const MIGRATIONS: &[Migration] = &[v1_tables, v2_search_and_status, v3_tool_runs];
+const MIGRATIONS: &[Migration] = &[
+    v1_tables,
+    v2_search_and_status,
+    v3_tool_runs,
+    v4_tool_run_status_backfill,
+];
 
 pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -141,6 +146,60 @@ fn v3_tool_runs(tx: &Transaction<'_>) -> rusqlite::Result<()> {
          );
          CREATE INDEX lost_files_by_turn ON lost_files(session_id, turn);",
     )
+}
+
+/// Every tool call gets a typed status row: calls recorded before v3 kept
+/// how they ended only in the words of their result, so those words are
+/// read here, once, into the status they stood for. Rows that exist are
+/// left as they are.
+fn v4_tool_run_status_backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    let mut read = tx.prepare("SELECT session_id, turn, parts FROM messages ORDER BY id")?;
+    let mut write = tx.prepare(
+        "INSERT OR IGNORE INTO tool_runs (session_id, call_id, turn, status)
+         VALUES (?1, ?2, ?3, ?4)",
+    )?;
+    let mut rows = read.query([])?;
+    while let Some(row) = rows.next()? {
+        let session: String = row.get(0)?;
+        let turn: i64 = row.get(1)?;
+        let parts: String = row.get(2)?;
+        // A row whose parts cannot be decoded stays as it is (see v2).
+        let Ok(parts) = serde_json::from_str::<Vec<Part>>(&parts) else {
+            continue;
+        };
+        for p in parts {
+            if let Part::ToolResult {
+                call_id,
+                content,
+                is_error,
+            } = p
+            {
+                let status = legacy_status(&crate::conversation::result_text(&content), is_error);
+                write.execute(rusqlite::params![session, call_id, turn, status.as_str()])?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How a result recorded before v3 ended, from the words the agent used
+/// for each outcome at the time. Only the v4 migration reads them.
+fn legacy_status(text: &str, is_error: bool) -> ToolStatus {
+    if !is_error {
+        ToolStatus::Done
+    } else if text.starts_with("The person denied") || text.contains("needs the person's approval")
+    {
+        ToolStatus::Denied
+    } else if text.starts_with("The call was cancelled")
+        || text.starts_with("The turn was cancelled")
+        || text.starts_with("The tool call was cancelled")
+    {
+        ToolStatus::Cancelled
+    } else if text.starts_with("Blocked") || text.starts_with("blocked") {
+        ToolStatus::Blocked
+    } else {
+        ToolStatus::Failed
+    }
 }
 
 /// Applies connection settings every connection needs.

@@ -471,10 +471,11 @@ fn list_and_search_use_indexes_not_sorts() {
 }
 
 fn run(call_id: &str, turn: u64, status: &str) -> ToolRun {
+    let status = crate::conversation::ToolStatus::parse(status).unwrap();
     ToolRun {
         call_id: call_id.into(),
         turn,
-        status: status.into(),
+        status,
         display: Some(serde_json::json!({"kind": "job", "job_id": call_id})),
         elapsed_ms: Some(1500),
     }
@@ -501,7 +502,7 @@ fn tool_runs_round_trip_and_follow_forks_rewinds_and_deletes() {
 
     let runs = store.tool_runs(&id).unwrap();
     assert_eq!(runs.len(), 2);
-    assert_eq!(runs["c1"].status, "denied");
+    assert_eq!(runs["c1"].status, crate::conversation::ToolStatus::Denied);
     assert_eq!(runs["c2"], run("c2", 2, "done"));
 
     let fork = store.fork_session(&id, Some(keep)).unwrap();
@@ -534,7 +535,7 @@ fn unreadable_tool_display_keeps_the_status() {
         .execute("UPDATE tool_runs SET display = '{not json'", [])
         .unwrap();
     let runs = store.tool_runs(&id).unwrap();
-    assert_eq!(runs["c1"].status, "done");
+    assert_eq!(runs["c1"].status, crate::conversation::ToolStatus::Done);
     assert_eq!(runs["c1"].display, None);
 }
 
@@ -616,4 +617,75 @@ fn lost_files_follow_forks_rewinds_and_deletes() {
         )
         .unwrap();
     assert_eq!(left, 0);
+}
+
+#[test]
+fn third_schema_gets_a_typed_status_for_every_tool_result() {
+    use crate::conversation::{Part, ResultContent, ToolStatus};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    let result = |id: &str, text: &str, is_error: bool| Part::ToolResult {
+        call_id: id.into(),
+        content: vec![ResultContent::text(text)],
+        is_error,
+    };
+    {
+        let conn = schema::create_at_version(&path, 3).unwrap();
+        conn.execute(
+            "INSERT INTO sessions (id, cwd, provider, model, created_at, updated_at)
+             VALUES ('s3', '/p', 'x', 'y', 1, 1)",
+            [],
+        )
+        .unwrap();
+        let parts = serde_json::to_string(&vec![
+            result("ok", "fine", false),
+            result("no", "The person denied this call.", true),
+            result("stop", "The turn was cancelled before it ran.", true),
+            result("wall", "Blocked: rm -rf / is never run", true),
+            result("bad", "exit status 2", true),
+            result("kept", "The person denied this call.", true),
+        ])
+        .unwrap();
+        conn.execute(
+            "INSERT INTO messages (session_id, seq, role, parts, created_at, turn)
+             VALUES ('s3', 1, 'user', ?1, 1, 4)",
+            [parts],
+        )
+        .unwrap();
+        // A row recorded by v3 itself stays as it was.
+        conn.execute(
+            "INSERT INTO tool_runs (session_id, call_id, turn, status, elapsed_ms)
+             VALUES ('s3', 'kept', 4, 'done', 7)",
+            [],
+        )
+        .unwrap();
+    }
+    let store = Store::open(&path).unwrap();
+    let runs = store.tool_runs(&SessionId("s3".into())).unwrap();
+    let status = |id: &str| runs[id].status;
+    assert_eq!(status("ok"), ToolStatus::Done);
+    assert_eq!(status("no"), ToolStatus::Denied);
+    assert_eq!(status("stop"), ToolStatus::Cancelled);
+    assert_eq!(status("wall"), ToolStatus::Blocked);
+    assert_eq!(status("bad"), ToolStatus::Failed);
+    assert_eq!(status("kept"), ToolStatus::Done);
+    assert_eq!(runs["kept"].elapsed_ms, Some(7));
+    assert_eq!(runs["bad"].turn, 4);
+}
+
+#[test]
+fn a_tool_run_with_an_unknown_status_is_left_out() {
+    let mut store = Store::open_in_memory().unwrap();
+    let id = new_session(&mut store, "/p");
+    store.record_tool_run(&id, &run("c1", 1, "done")).unwrap();
+    store.record_tool_run(&id, &run("c2", 1, "done")).unwrap();
+    store
+        .conn
+        .execute(
+            "UPDATE tool_runs SET status = 'exploded' WHERE call_id = 'c2'",
+            [],
+        )
+        .unwrap();
+    let runs = store.tool_runs(&id).unwrap();
+    assert_eq!(runs.keys().collect::<Vec<_>>(), vec!["c1"]);
 }

@@ -8,14 +8,15 @@ use std::collections::HashMap;
 use rusqlite::params;
 
 use super::{SessionId, Store, StoreError, bad_json};
+use crate::conversation::ToolStatus;
 
-/// One finished tool call. `status` and `display` are the interface's own
-/// serialised forms; the store does not interpret them.
+/// One finished tool call. `display` is the interface's own serialised
+/// form; the store does not interpret it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolRun {
     pub call_id: String,
     pub turn: u64,
-    pub status: String,
+    pub status: ToolStatus,
     pub display: Option<serde_json::Value>,
     pub elapsed_ms: Option<u64>,
 }
@@ -90,7 +91,7 @@ impl Store {
                 session.0,
                 run.call_id,
                 run.turn as i64,
-                run.status,
+                run.status.as_str(),
                 display,
                 run.elapsed_ms.map(|m| m.min(i64::MAX as u64) as i64),
             ])?;
@@ -99,7 +100,8 @@ impl Store {
     }
 
     /// Every recorded tool call of `session`, by call id. A row whose
-    /// display cannot be read keeps its status and loses only the display.
+    /// display cannot be read keeps its status and loses only the display;
+    /// a row with a status this build does not know is left out.
     pub fn tool_runs(&self, session: &SessionId) -> Result<HashMap<String, ToolRun>, StoreError> {
         let mut stmt = self.conn.prepare_cached(
             "SELECT call_id, turn, status, display, elapsed_ms FROM tool_runs
@@ -109,6 +111,9 @@ impl Store {
         let mut out = HashMap::new();
         while let Some(r) = rows.next()? {
             let call_id: String = r.get(0)?;
+            let Some(status) = ToolStatus::parse(r.get_ref(2)?.as_str()?) else {
+                continue;
+            };
             let display = r
                 .get_ref(3)?
                 .as_str_or_null()?
@@ -116,7 +121,7 @@ impl Store {
             let run = ToolRun {
                 call_id: call_id.clone(),
                 turn: r.get::<_, i64>(1)?.max(0) as u64,
-                status: r.get(2)?,
+                status,
                 display,
                 elapsed_ms: r.get::<_, Option<i64>>(4)?.map(|m| m.max(0) as u64),
             };

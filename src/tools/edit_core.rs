@@ -201,13 +201,13 @@ impl Plan {
 
     pub fn preview(&self) -> super::Preview {
         let (added, removed) = self.counts();
-        super::Preview::Diff {
+        super::Preview::Diff(crate::diff::FileDiff {
             path: self.shown.clone(),
             old: self.old_text.clone(),
             new: self.new_text.clone(),
             added,
             removed,
-        }
+        })
     }
 
     /// Writes the change, keeping the old content for undo and a fresh
@@ -236,13 +236,13 @@ impl Plan {
             text.push_str("\n\n");
             text.push_str(&snippet);
         }
-        ToolOutput::text(text).with_display(ToolDisplay::Diff {
+        ToolOutput::text(text).with_display(ToolDisplay::Diff(crate::diff::FileDiff {
             path: self.shown.clone(),
             old: self.old_text.clone(),
             new: self.new_text.clone(),
             added,
             removed,
-        })
+        }))
     }
 
     fn snippet(&self) -> Option<String> {

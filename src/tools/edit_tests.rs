@@ -32,7 +32,7 @@ async fn replaces_once_and_reports_counts_and_diff() {
     assert!(out.text_content().contains("+2 -1"));
     assert!(out.text_content().contains("3\tand a half"));
     assert!(
-        matches!(out.display, Some(ToolDisplay::Diff { added: 2, removed: 1, ref path, .. }) if path == "f.txt")
+        matches!(out.display, Some(ToolDisplay::Diff(crate::diff::FileDiff { added: 2, removed: 1, ref path, .. })) if path == "f.txt")
     );
     assert_eq!(
         ctx.session.versions()[0].before,
@@ -150,11 +150,11 @@ async fn multiedit_is_all_or_nothing() {
     let preview = MultiEditTool.preview(&input, &ctx).await.unwrap();
     assert!(matches!(
         preview,
-        Some(Preview::Diff {
+        Some(Preview::Diff(crate::diff::FileDiff {
             added: 2,
             removed: 2,
             ..
-        })
+        }))
     ));
     let out = MultiEditTool.run(input, &ctx).await;
     assert!(!out.is_error, "{}", out.text_content());

@@ -23,25 +23,7 @@ use crate::llm::ResolvedProvider;
 /// Values shorter than this are not redacted: they would match everywhere.
 const MIN_SECRET_LEN: usize = 8;
 
-/// Whether a variable's name says it holds a secret (in any case).
-pub fn looks_secret(name: &str) -> bool {
-    let n = name.to_ascii_uppercase();
-    const SUFFIXES: [&str; 9] = [
-        "_KEY", "_APIKEY", "_TOKEN", "_PAT", "_AUTH", "_PASS", "_PWD", "_DSN", "_CREDS",
-    ];
-    const PARTS: [&str; 6] = [
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "PASSPHRASE",
-        "CREDENTIAL",
-        "PRIVATE_KEY",
-    ];
-    const EXACT: [&str; 4] = ["API_KEY", "APIKEY", "TOKEN", "PASSWORD"];
-    SUFFIXES.iter().any(|s| n.ends_with(s))
-        || PARTS.iter().any(|p| n.contains(p))
-        || EXACT.contains(&n.as_str())
-}
+pub use crate::config::secrets::looks_secret;
 
 /// The password of a URL that carries one (`postgres://me:pw@host/db`, as
 /// in `DATABASE_URL`), whatever the variable is called.
@@ -256,7 +238,8 @@ pub fn redact_output(out: &mut super::ToolOutput) {
             *text = policy.redact(text);
         }
     }
-    if let Some(super::ToolDisplay::Diff { old, new, .. }) = &mut out.display {
+    if let Some(super::ToolDisplay::Diff(crate::diff::FileDiff { old, new, .. })) = &mut out.display
+    {
         *old = policy.redact(old);
         *new = policy.redact(new);
     }

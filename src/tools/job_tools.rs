@@ -3,8 +3,9 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::shell::{MAX_OUTPUT_CHARS, truncate_middle};
+use super::shell::MAX_OUTPUT_CHARS;
 use super::{Tool, ToolContext, ToolOutput, str_arg};
+use crate::text::truncate_middle;
 
 pub struct JobOutputTool;
 pub struct JobKillTool;

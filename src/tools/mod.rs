@@ -15,6 +15,7 @@ pub mod job_tools;
 pub mod jobs;
 pub mod ls;
 pub mod regular;
+pub mod restore;
 pub mod shell;
 pub mod snapshot;
 pub mod state;
@@ -36,6 +37,7 @@ use tokio_util::sync::CancellationToken;
 use crate::conversation::{ImageData, ResultContent};
 use crate::llm::ToolSpec;
 
+pub use crate::permission::Preview;
 pub use state::SessionState;
 
 /// What a tool gets besides its input.
@@ -118,58 +120,12 @@ pub fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// What an acting tool will do, built before it runs and shown for review.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Preview {
-    /// A file change. `old` is empty for a new file.
-    Diff {
-        path: String,
-        old: String,
-        new: String,
-        added: usize,
-        removed: usize,
-    },
-    /// A shell command, with the simple commands it was parsed into.
-    Command {
-        command: String,
-        cwd: String,
-        /// Each simple command as its words, e.g. `["cargo", "test"]`.
-        commands: Vec<Vec<String>>,
-        /// Redirection targets (`> notes.txt`) in order.
-        redirects: Vec<String>,
-    },
-    Url {
-        url: String,
-    },
-    /// Anything else: the call's arguments.
-    Input {
-        input: Value,
-    },
-    /// A call to a tool of an MCP server: what the server says the tool
-    /// does, and the full arguments.
-    Mcp {
-        server: String,
-        tool: String,
-        description: String,
-        /// The server's own hints ("read-only", "destructive", ...).
-        hints: Vec<String>,
-        input: Value,
-    },
-}
-
 /// Extra facts about a finished call for the interface (not sent to the
 /// model): the diff an edit made, how many lines changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolDisplay {
-    Diff {
-        path: String,
-        old: String,
-        new: String,
-        added: usize,
-        removed: usize,
-    },
+    Diff(crate::diff::FileDiff),
     Job {
         job_id: String,
     },

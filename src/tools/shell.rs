@@ -78,26 +78,6 @@ fn background_after() -> Duration {
     background_after_from(std::env::var("CAIRN_BASH_BACKGROUND_AFTER_MS").ok())
 }
 
-/// Keeps the head and tail of long output, saying how much was cut.
-pub fn truncate_middle(text: &str, max: usize) -> String {
-    let total = text.chars().count();
-    if total <= max {
-        return text.to_string();
-    }
-    let half = max / 2;
-    let head_end = text.char_indices().nth(half).map_or(text.len(), |(i, _)| i);
-    let tail_start = text
-        .char_indices()
-        .nth(total - half)
-        .map_or(text.len(), |(i, _)| i);
-    format!(
-        "{}\n\n[... {} characters cut from the middle of the output ...]\n\n{}",
-        &text[..head_end],
-        total - 2 * half,
-        &text[tail_start..]
-    )
-}
-
 /// The command followed by a trailer that saves the final directory, so a
 /// `cd` carries over to the next call; the command's status is kept.
 fn script(command: &str, cwd_file: &Path) -> String {
@@ -105,18 +85,8 @@ fn script(command: &str, cwd_file: &Path) -> String {
     format!("{command}\n__cairn_status=$?\npwd > '{quoted}' 2>/dev/null\nexit $__cairn_status\n")
 }
 
-fn first_line(command: &str) -> String {
-    let line = command.lines().next().unwrap_or("").trim();
-    let short: String = line.chars().take(SUMMARY_CHARS).collect();
-    if short.len() < line.len() || command.trim().lines().count() > 1 {
-        format!("{short}…")
-    } else {
-        short
-    }
-}
-
 fn with_output(mut text: String, output: &str) -> String {
-    let output = truncate_middle(output.trim_end(), MAX_OUTPUT_CHARS);
+    let output = crate::text::truncate_middle(output.trim_end(), MAX_OUTPUT_CHARS);
     if !output.is_empty() {
         if !text.is_empty() {
             text.push('\n');
@@ -315,7 +285,10 @@ impl Tool for BashTool {
         }
         format!(
             "bash {}",
-            first_line(input.get("command").and_then(Value::as_str).unwrap_or(""))
+            crate::text::first_line_marked(
+                input.get("command").and_then(Value::as_str).unwrap_or(""),
+                SUMMARY_CHARS
+            )
         )
     }
     async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {

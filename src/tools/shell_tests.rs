@@ -3,6 +3,7 @@ use std::fs;
 use serde_json::json;
 
 use super::*;
+use crate::text::truncate_middle;
 use crate::tools::job_tools::{JobKillTool, JobOutputTool};
 
 fn ctx() -> (tempfile::TempDir, ToolContext) {

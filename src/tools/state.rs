@@ -1,5 +1,6 @@
 //! State the tools share within one session.
 
+pub use crate::sync::lock;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -179,10 +180,4 @@ impl SessionState {
     pub fn set_todos(&self, todos: Vec<Todo>) {
         *lock(&self.todos) = todos;
     }
-}
-
-/// Locks a mutex, recovering the data if a panicking thread poisoned it:
-/// the state here stays consistent at every await point.
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }

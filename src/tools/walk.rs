@@ -87,6 +87,29 @@ pub fn quote_short(s: &str, max: usize) -> String {
     }
 }
 
+/// Files under `root` for the `@` picker: gitignore-aware, relative paths,
+/// at most `cap`.
+pub fn workspace_files(root: &std::path::Path, cap: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    for entry in ignore::WalkBuilder::new(root)
+        .hidden(true)
+        .git_ignore(true)
+        .build()
+        .flatten()
+    {
+        if out.len() >= cap {
+            break;
+        }
+        if entry.file_type().is_some_and(|t| t.is_file())
+            && let Ok(rel) = entry.path().strip_prefix(root)
+        {
+            out.push(rel.to_string_lossy().into_owned());
+        }
+    }
+    out.sort();
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -130,5 +153,18 @@ mod tests {
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, vec!["keep.txt".to_string()]);
+    }
+
+    #[test]
+    fn workspace_files_respect_gitignore() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
+        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("target")).unwrap();
+        std::fs::create_dir_all(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("target/x.o"), "").unwrap();
+        std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
+        let files = workspace_files(dir.path(), 100);
+        assert_eq!(files, vec!["src/a.rs".to_string()]);
     }
 }

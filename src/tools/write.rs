@@ -126,7 +126,9 @@ mod tests {
         let ctx = ToolContext::new(dir.path().to_path_buf());
         let input = json!({"file_path": "a/b/new.txt", "content": "hi\n"});
         let preview = WriteTool.preview(&input, &ctx).await.unwrap();
-        assert!(matches!(preview, Some(Preview::Diff { ref old, added: 1, .. }) if old.is_empty()));
+        assert!(
+            matches!(preview, Some(Preview::Diff(crate::diff::FileDiff { ref old, added: 1, .. })) if old.is_empty())
+        );
         let out = WriteTool.run(input, &ctx).await;
         assert!(!out.is_error, "{}", out.text_content());
         assert_eq!(

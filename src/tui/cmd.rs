@@ -1,10 +1,29 @@
-//! Every effect `update` asks for; only the runtime executes them.
+//! Every effect `update` asks for; only the runtime executes them
+//! (`runtime::execute`).
 
 use crate::agent::AgentCommand;
+use crate::sessions::SessionRequest;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
     Send(AgentCommand),
+    /// Ask the sessions service; the answer comes as `Msg::Session`.
+    Session(SessionRequest),
+    /// The project's files for the `@` picker, answered with `Msg::Files`.
+    ListFiles,
+    /// The MCP servers' state, answered with `Msg::Text`.
+    ShowMcpStatus,
+    RestartMcp(String),
+    /// Fetch an MCP prompt (`mcp__SERVER__PROMPT args`), answered with
+    /// `Msg::SubmitPrompt`.
+    McpPrompt(String),
+    /// The stored permission rules, answered with `Msg::Text`.
+    ShowPermissionRules,
+    /// Remember a top-level setting (`theme`) in the global config.
+    SaveSetting {
+        key: &'static str,
+        value: String,
+    },
     /// OSC 52 to the terminal and the system clipboard when there is one.
     CopyToClipboard(String),
     /// Suspend the screen, edit this text in `$EDITOR`, answer with
@@ -14,7 +33,5 @@ pub enum Cmd {
     AppendHistory(String),
     /// Turn the terminal's mouse reporting on or off.
     SetMouseCapture(bool),
-    /// Slow work for the services (store, files, MCP).
-    Service(crate::tui::services::ServiceCmd),
     Quit,
 }

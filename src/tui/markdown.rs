@@ -11,11 +11,11 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 mod table;
-pub mod wrap;
 
 use super::highlight;
 use super::theme::Theme;
-use wrap::{pad_to, str_width, wrap_code, wrap_spans};
+use super::wrap::{pad_to, wrap_code, wrap_spans};
+use crate::text::width as str_width;
 
 /// A fenced or indented code block found in a markdown text.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -246,19 +246,7 @@ impl<'a> Renderer<'a> {
                     t.heading.add_modifier(Modifier::DIM),
                 );
             }
-            Tag::BlockQuote(_) => {
-                self.start_block();
-                let bar = vec![Span::styled(
-                    "│ ",
-                    t.quote.remove_modifier(Modifier::ITALIC),
-                )];
-                self.containers.push(Container {
-                    first: bar.clone(),
-                    rest: bar,
-                    used: false,
-                });
-                self.push_style(|s| s.patch(t.quote));
-            }
+            Tag::BlockQuote(_) => self.start_quote(),
             Tag::CodeBlock(kind) => {
                 self.start_block();
                 self.code = Some((fence_lang(&kind), String::new()));
@@ -271,28 +259,7 @@ impl<'a> Renderer<'a> {
                 }
                 self.lists.push(start);
             }
-            Tag::Item => {
-                self.flush();
-                if self.need_blank {
-                    self.blank();
-                    self.need_blank = false;
-                }
-                let depth = self.lists.len().saturating_sub(1);
-                let marker = match self.lists.last_mut() {
-                    Some(Some(n)) => {
-                        let m = format!("{n}. ");
-                        *n += 1;
-                        m
-                    }
-                    _ => format!("{} ", BULLETS[depth % BULLETS.len()]),
-                };
-                let w = str_width(&marker);
-                self.containers.push(Container {
-                    first: vec![Span::styled(marker, t.accent)],
-                    rest: vec![Span::raw(" ".repeat(w))],
-                    used: false,
-                });
-            }
+            Tag::Item => self.start_item(),
             Tag::Emphasis => self.push_style(|s| s.add_modifier(Modifier::ITALIC)),
             Tag::Strong => self.push_style(|s| s.add_modifier(Modifier::BOLD)),
             Tag::Strikethrough => self.push_style(|s| s.add_modifier(Modifier::CROSSED_OUT)),
@@ -307,15 +274,7 @@ impl<'a> Renderer<'a> {
                 self.push_text("[image: ", t.dim);
                 self.push_style(|s| s.patch(t.link));
             }
-            Tag::Table(aligns) => {
-                self.start_block();
-                self.table = Some(Table {
-                    aligns,
-                    rows: Vec::new(),
-                    head_rows: 0,
-                    in_head: false,
-                });
-            }
+            Tag::Table(aligns) => self.start_table(aligns),
             Tag::TableHead => {
                 if let Some(tb) = self.table.as_mut() {
                     tb.in_head = true;
@@ -340,6 +299,56 @@ impl<'a> Renderer<'a> {
             Tag::HtmlBlock => self.start_block(),
             _ => {}
         }
+    }
+
+    /// A list item: its marker (bullet or number) starts the first line.
+    fn start_item(&mut self) {
+        let t = self.theme;
+        self.flush();
+        if self.need_blank {
+            self.blank();
+            self.need_blank = false;
+        }
+        let depth = self.lists.len().saturating_sub(1);
+        let marker = match self.lists.last_mut() {
+            Some(Some(n)) => {
+                let m = format!("{n}. ");
+                *n += 1;
+                m
+            }
+            _ => format!("{} ", BULLETS[depth % BULLETS.len()]),
+        };
+        let w = str_width(&marker);
+        self.containers.push(Container {
+            first: vec![Span::styled(marker, t.accent)],
+            rest: vec![Span::raw(" ".repeat(w))],
+            used: false,
+        });
+    }
+
+    fn start_table(&mut self, aligns: Vec<Alignment>) {
+        self.start_block();
+        self.table = Some(Table {
+            aligns,
+            rows: Vec::new(),
+            head_rows: 0,
+            in_head: false,
+        });
+    }
+
+    fn start_quote(&mut self) {
+        let t = self.theme;
+        self.start_block();
+        let bar = vec![Span::styled(
+            "│ ",
+            t.quote.remove_modifier(Modifier::ITALIC),
+        )];
+        self.containers.push(Container {
+            first: bar.clone(),
+            rest: bar,
+            used: false,
+        });
+        self.push_style(|s| s.patch(t.quote));
     }
 
     fn end(&mut self, tag: TagEnd) {

@@ -9,7 +9,6 @@ pub mod msg;
 pub mod panels;
 pub mod runtime;
 pub mod sandbox_view;
-pub mod services;
 pub mod slash;
 pub mod styles;
 pub mod suspend;
@@ -17,8 +16,6 @@ pub mod terminal;
 pub mod theme;
 pub mod trust;
 pub mod update;
-pub mod update_agent;
-pub mod update_session;
 pub mod view;
 pub mod widgets;
 pub mod wrap;
@@ -51,10 +48,10 @@ pub struct TuiOptions {
     pub history_file: Option<PathBuf>,
     /// `[keys]` overrides from the config.
     pub keys: KeyConfig,
-    /// The store, MCP and config paths the panels use.
-    pub services: services::Services,
+    /// The sessions service, MCP and config paths effects run with.
+    pub handles: runtime::Handles,
     /// A resumed session, drawn as the starting transcript.
-    pub resumed: Option<services::LoadedSession>,
+    pub resumed: Option<crate::sessions::LoadedSession>,
     /// Shown as notices at start (e.g. the store could not be opened).
     pub notices: Vec<(NoticeLevel, String)>,
     /// Open the session browser at start (`cairn --resume` without an id).
@@ -70,38 +67,38 @@ pub async fn run(
     commands: UnboundedSender<AgentCommand>,
     events: UnboundedReceiver<AgentEvent>,
 ) -> anyhow::Result<()> {
-    let history_file = opts.history_file.clone();
-    let services = opts.services.clone();
+    let mut handles = opts.handles.clone();
+    handles.history_file = opts.history_file.clone();
     let open_sessions = opts.open_sessions;
     let mut model = build_model(opts);
     let startup = if open_sessions {
-        panels::open_sessions(&mut model)
+        model.now_ms = chrono::Utc::now().timestamp_millis();
+        slash::open_sessions(&mut model)
     } else {
         Vec::new()
     };
-    runtime::run_loop(model, commands, events, history_file, services, startup).await
+    runtime::run_loop(model, commands, events, handles, startup).await
 }
 
 /// The starting model for `opts`; theme and key problems become notices.
 pub fn build_model(opts: TuiOptions) -> model::Model {
     let mut problems = Vec::new();
-    let depth = theme::detect_color_depth();
+    let themes = theme::Themes::load(opts.theme_dir.as_deref(), theme::detect_color_depth());
     let name = if opts.theme.is_empty() {
         "dark"
     } else {
         opts.theme.as_str()
     };
-    let theme = match theme::Theme::load(name, opts.theme_dir.as_deref()) {
+    let theme = match themes.get(name) {
         Ok(t) => t,
         Err(e) => {
             problems.push(format!("theme `{name}`: {e}; using the default theme"));
-            theme::Theme::default()
+            themes.fallback()
         }
-    }
-    .adapt(depth);
+    };
     highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
-    m.theme_dir = opts.theme_dir.clone();
+    m.themes = themes;
     m.sandbox = opts.sandbox.clone();
     if let Some(loaded) = &opts.resumed {
         history::show(&mut m, loaded);
@@ -121,10 +118,10 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.keys = keys;
     problems.extend(key_problems);
     for p in problems {
-        update::notice(&mut m, NoticeLevel::Warning, p);
+        m.notice(NoticeLevel::Warning, p);
     }
     for (level, text) in opts.notices {
-        update::notice(&mut m, level, text);
+        m.notice(level, text);
     }
     m
 }

@@ -14,32 +14,12 @@ use crate::tui::widgets::input::PromptInput;
 use crate::tui::widgets::permission_dialog::PermissionDialog;
 use crate::tui::widgets::transcript::Transcript;
 
+pub use crate::tui::widgets::status_bar::{Activity, UsageInfo};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Focus {
     Prompt,
     Transcript,
-}
-
-/// What the agent is doing, for the status line.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Activity {
-    Idle,
-    Thinking {
-        since: Instant,
-    },
-    Responding {
-        since: Instant,
-    },
-    RunningTool {
-        name: String,
-        since: Instant,
-    },
-    WaitingForPermission,
-    Retrying {
-        until: Instant,
-        attempt: u32,
-        max: u32,
-    },
 }
 
 /// Screens drawn over the transcript, topmost last; the topmost gets keys.
@@ -48,13 +28,6 @@ pub enum Activity {
 pub enum Overlay {
     Help { scroll: u16 },
     Panel(Box<crate::tui::panels::Panel>),
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct UsageInfo {
-    pub context_tokens: u64,
-    pub context_window: u64,
-    pub cost: Option<f64>,
 }
 
 pub struct Model {
@@ -89,16 +62,20 @@ pub struct Model {
     pub flash: Option<(String, Instant)>,
     /// The clock `update` reads; the runtime sets it before each message.
     pub now: Instant,
+    /// The wall clock in Unix milliseconds, set with `now` (session ages).
+    pub now_ms: i64,
     pub should_quit: bool,
-    /// The session's title, once it has one.
-    pub title: Option<String>,
-    /// Where user themes live.
-    pub theme_dir: Option<PathBuf>,
-    /// When Esc was last pressed while idle (Esc twice rewinds).
-    pub last_idle_esc: Option<Instant>,
+    /// The stored session being recorded, once there is one.
+    pub session: Option<crate::sessions::SessionId>,
     /// Why the session store refuses writes, while it does (shown until
     /// the waiting writes are saved).
     pub store_warning: Option<String>,
+    /// The session's title, once it has one.
+    pub title: Option<String>,
+    /// The themes to switch between by name.
+    pub themes: crate::tui::theme::Themes,
+    /// When Esc was last pressed while idle (Esc twice rewinds).
+    pub last_idle_esc: Option<Instant>,
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
     /// Servers' requests for input, answered in order.
@@ -136,15 +113,42 @@ impl Model {
             agent_gone: false,
             flash: None,
             now: Instant::now(),
+            now_ms: 0,
+            session: None,
+            store_warning: None,
             should_quit: false,
             title: None,
-            theme_dir: None,
+            themes: crate::tui::theme::Themes::default(),
             last_idle_esc: None,
-            store_warning: None,
             servers: None,
             forms: VecDeque::new(),
             sandbox: Default::default(),
         }
+    }
+
+    pub fn open_panel(&mut self, panel: crate::tui::panels::Panel) {
+        self.overlays.push(Overlay::Panel(Box::new(panel)));
+    }
+
+    pub fn top_is_panel(&self) -> bool {
+        matches!(self.overlays.last(), Some(Overlay::Panel(_)))
+    }
+
+    /// The open session browser, to feed it what the service answered.
+    pub fn browser_mut(&mut self) -> Option<&mut crate::tui::panels::SessionBrowser> {
+        self.overlays.iter_mut().rev().find_map(|o| match o {
+            Overlay::Panel(p) => match &mut **p {
+                crate::tui::panels::Panel::Sessions(b) => Some(&mut **b),
+                _ => None,
+            },
+            _ => None,
+        })
+    }
+
+    /// A notice in the transcript.
+    pub fn notice(&mut self, level: crate::agent::NoticeLevel, text: String) {
+        self.transcript
+            .push(crate::tui::widgets::cell::CellKind::Notice { level, text });
     }
 
     pub fn flash(&mut self, text: impl Into<String>) {

@@ -4,7 +4,8 @@ use std::time::Instant;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::agent::AgentEvent;
+use crate::agent::{AgentEvent, NoticeLevel};
+use crate::sessions::SessionReply;
 
 #[derive(Debug, Clone)]
 pub enum Msg {
@@ -22,6 +23,17 @@ pub enum Msg {
     EditorClosed(Result<String, String>),
     /// The agent's channel closed: nothing more will arrive.
     AgentGone,
-    /// A service answered.
-    Service(crate::tui::services::ServiceMsg),
+    /// The sessions service answered.
+    Session(SessionReply),
+    /// The project's files, for the `@` picker.
+    Files(Vec<String>),
+    /// A text to show in a panel (`/mcp`, `/permissions`).
+    Text {
+        title: String,
+        text: String,
+    },
+    /// Text to send as the person's prompt (an MCP prompt's result).
+    SubmitPrompt(String),
+    /// An effect finished or failed: a notice to show.
+    Notice(NoticeLevel, String),
 }

@@ -382,9 +382,11 @@ fn nearest_16(r: u8, g: u8, b: u8) -> Color {
 }
 
 mod parse;
+mod set;
 
 use parse::parse;
 pub use parse::parse_color;
+pub use set::Themes;
 
 #[cfg(test)]
 mod tests {

@@ -10,23 +10,25 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use crate::agent::NoticeLevel;
+use crate::config::Config;
 use crate::config::trust::Standing;
-use crate::startup::Startup;
+use crate::tui::keys::KeyMap;
+use crate::tui::panels::trust::{Answer, TrustDialog};
 use crate::tui::terminal;
 use crate::tui::theme::{Theme, detect_color_depth};
-use crate::tui::widgets::trust_dialog::{Answer, TrustDialog};
 
 /// Asks whether to trust the project's settings. `None`: the person quit.
-pub async fn ask(s: &Startup) -> anyhow::Result<Option<bool>> {
-    let mut dialog = TrustDialog::new(&s.config.project_path, s.config.held().to_vec());
-    let name = s.config.file.theme.clone().unwrap_or_else(|| "dark".into());
+pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
+    let mut dialog = TrustDialog::new(&config.project_path, config.held().to_vec());
+    let name = config.file.theme.clone().unwrap_or_else(|| "dark".into());
     let dir = crate::config::global_dir().map(|g| g.join("themes"));
     let theme = Theme::load(&name, dir.as_deref())
         .unwrap_or_default()
         .adapt(detect_color_depth());
     terminal::install_panic_hook();
     terminal::enter(false)?;
-    let answer = question(&mut dialog, &theme).await;
+    let (keys, _) = KeyMap::with_overrides(&config.file.keys);
+    let answer = question(&mut dialog, &theme, &keys).await;
     terminal::restore();
     Ok(match answer? {
         Answer::Trust => Some(true),
@@ -40,7 +42,11 @@ pub async fn ask(s: &Startup) -> anyhow::Result<Option<bool>> {
 /// the question appeared) must not answer with its first `t`.
 const SETTLE: Duration = Duration::from_millis(600);
 
-async fn question(dialog: &mut TrustDialog, theme: &Theme) -> anyhow::Result<Answer> {
+async fn question(
+    dialog: &mut TrustDialog,
+    theme: &Theme,
+    keys: &KeyMap,
+) -> anyhow::Result<Answer> {
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     term.clear()?;
     let mut input = EventStream::new();
@@ -58,7 +64,7 @@ async fn question(dialog: &mut TrustDialog, theme: &Theme) -> anyhow::Result<Ans
                 let now = Instant::now();
                 let settled = now.duration_since(shown) >= SETTLE;
                 last_input = Some(now);
-                match dialog.key(k) {
+                match dialog.key(k, keys) {
                     Some(Answer::Quit) => return Ok(Answer::Quit),
                     Some(_) if !settled => dialog.typed_ahead = true,
                     Some(a) => return Ok(a),
@@ -73,11 +79,15 @@ async fn question(dialog: &mut TrustDialog, theme: &Theme) -> anyhow::Result<Ans
 }
 
 /// What the interface says at start about the project's settings.
-pub fn notices(s: &Startup) -> Vec<(NoticeLevel, String)> {
+pub fn notices(
+    config: &Config,
+    trust: Standing,
+    problem: Option<&str>,
+) -> Vec<(NoticeLevel, String)> {
     let mut out = Vec::new();
-    let n = s.config.held().len();
-    let path = crate::config::project::printable(&s.config.project_path.display().to_string());
-    match s.trust {
+    let n = config.held().len();
+    let path = crate::config::project::printable(&config.project_path.display().to_string());
+    match trust {
         Standing::Refused | Standing::Undecided => out.push((
             NoticeLevel::Info,
             format!(
@@ -92,8 +102,8 @@ pub fn notices(s: &Startup) -> Vec<(NoticeLevel, String)> {
         )),
         Standing::Trusted | Standing::NothingToTrust => {}
     }
-    if let Some(p) = &s.trust_problem {
-        out.push((NoticeLevel::Warning, p.clone()));
+    if let Some(p) = problem {
+        out.push((NoticeLevel::Warning, p.to_string()));
     }
     out
 }

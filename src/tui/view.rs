@@ -1,14 +1,16 @@
 //! Draws the model. Fills layout caches; does no I/O.
 
 use ratatui::Frame;
+use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 
+use crate::text::fit as truncate;
 use crate::tools::state::TodoStatus;
 use crate::tui::model::{Focus, Model, Overlay};
 use crate::tui::widgets::cell::RenderCtx;
 use crate::tui::widgets::{help, status_bar};
-use crate::tui::wrap::{truncate, wrap_plain};
+use crate::tui::wrap::wrap_plain;
 
 const MAX_TODO_ROWS: usize = 6;
 const MAX_QUEUED_ROWS: usize = 2;
@@ -19,18 +21,7 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
         return;
     }
     let todos = todo_lines(model, area);
-    let queued: Vec<Line<'static>> = model
-        .queued
-        .iter()
-        .take(MAX_QUEUED_ROWS)
-        .map(|q| {
-            let first = q.lines().next().unwrap_or_default();
-            Line::from(Span::styled(
-                truncate(&format!("  queued: {first}"), area.width as usize),
-                model.styles.dim,
-            ))
-        })
-        .collect();
+    let queued = queued_lines(model, area);
     let input_h = model.input.height(area.width).min((area.height / 2).max(2));
     let [main, todo_area, queue_area, input_area, status_area] = Layout::vertical([
         Constraint::Min(1),
@@ -43,26 +34,7 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
 
     let buf = frame.buffer_mut();
     if model.transcript.is_empty() {
-        let text = model.first_run_help.clone().unwrap_or_else(|| {
-            "cairn — describe what you want done. F1 lists the keys.".to_string()
-        });
-        let style = if model.first_run_help.is_some() {
-            model.styles.text
-        } else {
-            model.styles.dim
-        };
-        let inner = Rect {
-            x: main.x + 2,
-            width: main.width.saturating_sub(2),
-            ..main
-        };
-        for (i, l) in wrap_plain(&text, inner.width.max(1), style)
-            .iter()
-            .take(inner.height as usize)
-            .enumerate()
-        {
-            buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
-        }
+        draw_welcome(model, main, buf);
     } else {
         let ctx = RenderCtx {
             theme: &model.theme,
@@ -77,6 +49,58 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     for (i, l) in queued.iter().enumerate() {
         buf.set_line(queue_area.x, queue_area.y + i as u16, l, queue_area.width);
     }
+    draw_input(model, input_area, buf);
+    draw_status(model, status_area, buf);
+    let dialog_area = if area.width < 60 || area.height < 20 {
+        area
+    } else {
+        main
+    };
+    draw_dialogs(model, area, dialog_area, buf);
+}
+
+/// Prompts waiting for the running turn, one line each.
+fn queued_lines(model: &Model, area: Rect) -> Vec<Line<'static>> {
+    model
+        .queued
+        .iter()
+        .take(MAX_QUEUED_ROWS)
+        .map(|q| {
+            let first = q.lines().next().unwrap_or_default();
+            Line::from(Span::styled(
+                truncate(&format!("  queued: {first}"), area.width as usize),
+                model.styles.dim,
+            ))
+        })
+        .collect()
+}
+
+/// The empty transcript: a line on what to do, or the set-up help.
+fn draw_welcome(model: &Model, main: Rect, buf: &mut Buffer) {
+    let text = model
+        .first_run_help
+        .clone()
+        .unwrap_or_else(|| "cairn — describe what you want done. F1 lists the keys.".to_string());
+    let style = if model.first_run_help.is_some() {
+        model.styles.text
+    } else {
+        model.styles.dim
+    };
+    let inner = Rect {
+        x: main.x + 2,
+        width: main.width.saturating_sub(2),
+        ..main
+    };
+    for (i, l) in wrap_plain(&text, inner.width.max(1), style)
+        .iter()
+        .take(inner.height as usize)
+        .enumerate()
+    {
+        buf.set_line(inner.x, inner.y + i as u16, l, inner.width);
+    }
+}
+
+fn draw_input(model: &mut Model, area: Rect, buf: &mut Buffer) {
     let title = match &model.flash {
         Some((text, _)) => Some(Line::from(Span::styled(
             format!(" {text} "),
@@ -92,16 +116,30 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
         && model.dialogs.is_empty()
         && model.forms.is_empty()
         && model.overlays.is_empty();
-    model
-        .input
-        .render(input_area, buf, &model.styles, title, focused);
-    status_bar::render(model, status_area, buf);
+    model.input.render(area, buf, &model.styles, title, focused);
+}
 
-    let dialog_area = if area.width < 60 || area.height < 20 {
-        area
-    } else {
-        main
+fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
+    let status = status_bar::StatusInfo {
+        styles: &model.styles,
+        provider: &model.provider,
+        model: &model.model,
+        mode: model.mode,
+        usage: &model.usage,
+        cwd: &model.cwd,
+        git_branch: model.git_branch.as_deref(),
+        activity: &model.activity,
+        now: model.now,
+        mouse_captured: model.mouse_captured,
+        store_warning: model.store_warning.as_deref(),
+        servers: model.servers,
+        sandbox: &model.sandbox,
     };
+    status_bar::render(&status, area, buf);
+}
+
+/// The first permission dialog, then the overlays, topmost last.
+fn draw_dialogs(model: &mut Model, area: Rect, dialog_area: Rect, buf: &mut Buffer) {
     let count = model.dialogs.len();
     if let Some(d) = model.dialogs.front_mut() {
         d.render(
@@ -119,9 +157,7 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     for o in model.overlays.iter_mut() {
         match o {
             Overlay::Help { scroll } => help::render(area, buf, &model.keys, &model.styles, scroll),
-            Overlay::Panel(p) => {
-                crate::tui::panels::render(p, area, buf, &model.styles, &model.theme)
-            }
+            Overlay::Panel(p) => p.render(area, buf, &model.styles, &model.theme),
         }
     }
 }

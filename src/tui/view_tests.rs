@@ -56,13 +56,13 @@ fn edit_request() -> PermissionRequest {
         tool: "edit".into(),
         summary: "edit src/lib.rs".into(),
         reasons: vec!["writes a file".into()],
-        preview: Some(Preview::Diff {
+        preview: Some(Preview::Diff(crate::diff::FileDiff {
             path: "src/lib.rs".into(),
             old: "fn add(a: i32, b: i32) -> i32 {\n    a - b\n}\n".into(),
             new: "fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n".into(),
             added: 1,
             removed: 1,
-        }),
+        })),
         rules: vec!["Edit(src/lib.rs)".into(), "Edit(src/**)".into()],
         sandbox: None,
     }
@@ -119,13 +119,13 @@ fn tool_cells_in_each_status() {
             prompt: "do things".into(),
         },
     );
-    let diff = ToolDisplay::Diff {
+    let diff = ToolDisplay::Diff(crate::diff::FileDiff {
         path: "src/lib.rs".into(),
         old: "a\nb\nc\n".into(),
         new: "a\nB\nc\nd\n".into(),
         added: 2,
         removed: 1,
-    };
+    });
     tool(&mut m, "1", "edit", "src/lib.rs");
     tool(&mut m, "2", "bash", "cargo test");
     tool(&mut m, "3", "grep", "\"fn main\" src/");

@@ -4,8 +4,8 @@
 use pulldown_cmark::Alignment;
 use ratatui::text::Span;
 
-use super::wrap::{spans_width, wrap_spans};
 use super::{Renderer, Table};
+use crate::tui::wrap::{spans_width, wrap_spans};
 
 /// Column widths that fit `room`: narrow columns keep their natural width,
 /// the widest are capped at a common level (found by binary search so huge

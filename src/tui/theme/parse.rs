@@ -128,65 +128,81 @@ pub(super) fn parse(text: &str, path: &str, name: &str) -> Result<Theme, ThemeEr
     theme.name = name.to_string();
     theme.color_depth = ColorDepth::TrueColor;
     for (key, value) in &table {
-        match key.as_str() {
-            "inherits" => {}
-            "name" => {
-                theme.name = value
-                    .as_str()
-                    .ok_or_else(|| key_err(key, "expected a string".into()))?
-                    .to_string();
-            }
-            "syntax_theme" => {
-                let v = value
-                    .as_str()
-                    .ok_or_else(|| key_err(key, "expected a string".into()))?;
-                if !SYNTAX_THEMES.contains(&v) {
-                    return Err(key_err(
-                        key,
-                        format!(
-                            "unknown syntax theme '{v}'; choose one of: {}",
-                            SYNTAX_THEMES.join(", ")
-                        ),
-                    ));
-                }
-                theme.syntax_theme = v.to_string();
-            }
-            "fg" | "bg" => {
-                let v = value
-                    .as_str()
-                    .ok_or_else(|| key_err(key, "expected a colour string".into()))?;
-                let c = parse_color(v).map_err(|m| key_err(key, m))?;
-                if key == "fg" {
-                    theme.fg = c;
-                } else {
-                    theme.bg = c;
-                }
-            }
-            "styles" => {
-                let styles = value
-                    .as_table()
-                    .ok_or_else(|| key_err(key, "expected a table of styles".into()))?;
-                for (role, v) in styles {
-                    let full = format!("styles.{role}");
-                    let idx = STYLE_KEYS.iter().position(|k| k == role).ok_or_else(|| {
-                        key_err(
-                            &full,
-                            format!("unknown style; known: {}", STYLE_KEYS.join(", ")),
-                        )
-                    })?;
-                    let style = parse_style(v).map_err(|m| key_err(&full, m))?;
-                    *theme.styles_mut()[idx] = style;
-                }
-            }
-            other => {
-                return Err(key_err(
-                    other,
-                    "unknown key; expected name, inherits, syntax_theme, fg, bg or [styles]".into(),
-                ));
-            }
-        }
+        set_key(&mut theme, key, value, path)?;
     }
     Ok(theme)
+}
+
+/// Applies one top-level key of a theme file.
+fn set_key(
+    theme: &mut Theme,
+    key: &str,
+    value: &toml::Value,
+    path: &str,
+) -> Result<(), ThemeError> {
+    let key_err = |key: &str, message: String| ThemeError::Key {
+        path: path.to_string(),
+        key: key.to_string(),
+        message,
+    };
+    match key {
+        "inherits" => {}
+        "name" => {
+            theme.name = value
+                .as_str()
+                .ok_or_else(|| key_err(key, "expected a string".into()))?
+                .to_string();
+        }
+        "syntax_theme" => {
+            let v = value
+                .as_str()
+                .ok_or_else(|| key_err(key, "expected a string".into()))?;
+            if !SYNTAX_THEMES.contains(&v) {
+                return Err(key_err(
+                    key,
+                    format!(
+                        "unknown syntax theme '{v}'; choose one of: {}",
+                        SYNTAX_THEMES.join(", ")
+                    ),
+                ));
+            }
+            theme.syntax_theme = v.to_string();
+        }
+        "fg" | "bg" => {
+            let v = value
+                .as_str()
+                .ok_or_else(|| key_err(key, "expected a colour string".into()))?;
+            let c = parse_color(v).map_err(|m| key_err(key, m))?;
+            if key == "fg" {
+                theme.fg = c;
+            } else {
+                theme.bg = c;
+            }
+        }
+        "styles" => {
+            let styles = value
+                .as_table()
+                .ok_or_else(|| key_err(key, "expected a table of styles".into()))?;
+            for (role, v) in styles {
+                let full = format!("styles.{role}");
+                let idx = STYLE_KEYS.iter().position(|k| k == role).ok_or_else(|| {
+                    key_err(
+                        &full,
+                        format!("unknown style; known: {}", STYLE_KEYS.join(", ")),
+                    )
+                })?;
+                let style = parse_style(v).map_err(|m| key_err(&full, m))?;
+                *theme.styles_mut()[idx] = style;
+            }
+        }
+        other => {
+            return Err(key_err(
+                other,
+                "unknown key; expected name, inherits, syntax_theme, fg, bg or [styles]".into(),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A style is either a colour string (the foreground) or a table with

@@ -12,9 +12,10 @@ use std::sync::{Mutex, MutexGuard};
 use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
+use crate::text::width as str_width;
 use crate::tui::highlight;
-use crate::tui::markdown::wrap::{pad_to, str_width, wrap_code};
 use crate::tui::theme::{ColorDepth, Theme};
+use crate::tui::wrap::{pad_to, wrap_code};
 
 mod layout;
 

@@ -5,9 +5,9 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
+use crate::text::fit as truncate;
 use crate::tui::keys::{Action, KeyMap, Scope};
 use crate::tui::styles::Styles;
-use crate::tui::wrap::truncate;
 
 pub fn lines(keys: &KeyMap, styles: &Styles) -> Vec<Line<'static>> {
     let mut out = Vec::new();

@@ -6,8 +6,6 @@ pub mod input_form;
 pub mod mcp_preview;
 pub mod permission_dialog;
 pub mod picker;
-pub mod session_browser;
 pub mod status_bar;
 pub mod tool_cell;
 pub mod transcript;
-pub mod trust_dialog;

@@ -8,12 +8,13 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
 use crate::permission::{Decision, PermissionRequest};
+use crate::text::fit as truncate;
 use crate::tools::Preview;
 use crate::tui::keys::{Action, KeyMap};
 use crate::tui::styles::Styles;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::diff_view::{DiffLayout, DiffOptions, DiffView};
-use crate::tui::wrap::{truncate, wrap_plain, wrap_prefixed};
+use crate::tui::wrap::{wrap_plain, wrap_prefixed};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
@@ -198,7 +199,7 @@ impl PermissionDialog {
             return Vec::new();
         };
         match preview {
-            Preview::Diff { path, old, new, .. } => {
+            Preview::Diff(crate::diff::FileDiff { path, old, new, .. }) => {
                 let layout = self.layout.unwrap_or_else(|| DiffLayout::for_width(width));
                 DiffView::new(path, old, new).lines(
                     width,

@@ -2,6 +2,8 @@
 //! the model and theme pickers.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::tui::keys::{Action, KeyMap};
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::style::Style;
@@ -113,54 +115,47 @@ impl Picker {
             .unwrap_or(PickerAction::None)
     }
 
-    pub fn handle_key(&mut self, key: KeyEvent) -> PickerAction {
+    pub fn handle_key(&mut self, key: KeyEvent, keys: &KeyMap) -> PickerAction {
         let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-        match key.code {
-            KeyCode::Esc => PickerAction::Cancel,
-            KeyCode::Char('c') if ctrl => PickerAction::Cancel,
-            KeyCode::Enter | KeyCode::Tab => self
+        if keys.is(Action::PickerCancel, &key) {
+            return PickerAction::Cancel;
+        }
+        if keys.is(Action::PickerChoose, &key) {
+            return self
                 .selected_value()
                 .map(|v| PickerAction::Choose(v.to_string()))
-                .unwrap_or(PickerAction::None),
-            KeyCode::Up => {
-                self.selected = self.selected.saturating_sub(1);
-                self.moved()
+                .unwrap_or(PickerAction::None);
+        }
+        if keys.is(Action::PickerPrev, &key) {
+            self.selected = self.selected.saturating_sub(1);
+            return self.moved();
+        }
+        if keys.is(Action::PickerNext, &key) {
+            if self.selected + 1 < self.hits.len() {
+                self.selected += 1;
             }
-            KeyCode::Char('p') if ctrl => {
-                self.selected = self.selected.saturating_sub(1);
-                self.moved()
-            }
-            KeyCode::Down => {
-                if self.selected + 1 < self.hits.len() {
-                    self.selected += 1;
-                }
-                self.moved()
-            }
-            KeyCode::Char('n') if ctrl => {
-                if self.selected + 1 < self.hits.len() {
-                    self.selected += 1;
-                }
-                self.moved()
-            }
-            KeyCode::PageUp => {
-                self.selected = self.selected.saturating_sub(10);
-                self.moved()
-            }
-            KeyCode::PageDown => {
-                self.selected = (self.selected + 10).min(self.hits.len().saturating_sub(1));
-                self.moved()
-            }
+            return self.moved();
+        }
+        if keys.is(Action::PickerPageUp, &key) {
+            self.selected = self.selected.saturating_sub(10);
+            return self.moved();
+        }
+        if keys.is(Action::PickerPageDown, &key) {
+            self.selected = (self.selected + 10).min(self.hits.len().saturating_sub(1));
+            return self.moved();
+        }
+        if keys.is(Action::PickerClear, &key) {
+            self.query.clear();
+            self.refilter();
+            return self.moved();
+        }
+        match key.code {
             KeyCode::Backspace => {
                 if self.query.pop().is_some() {
                     self.refilter();
                     return self.moved();
                 }
                 PickerAction::None
-            }
-            KeyCode::Char('u') if ctrl => {
-                self.query.clear();
-                self.refilter();
-                self.moved()
             }
             KeyCode::Char(c) if !ctrl => {
                 self.query.push(c);
@@ -240,29 +235,6 @@ impl Picker {
     }
 }
 
-/// Files under `root` for the `@` picker: gitignore-aware, relative paths,
-/// at most `cap`.
-pub fn workspace_files(root: &std::path::Path, cap: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    for entry in ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .build()
-        .flatten()
-    {
-        if out.len() >= cap {
-            break;
-        }
-        if entry.file_type().is_some_and(|t| t.is_file())
-            && let Ok(rel) = entry.path().strip_prefix(root)
-        {
-            out.push(rel.to_string_lossy().into_owned());
-        }
-    }
-    out.sort();
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,22 +265,25 @@ mod tests {
         );
         assert_eq!(p.visible_count(), 3);
         for c in "lib".chars() {
-            p.handle_key(key(KeyCode::Char(c)));
+            p.handle_key(key(KeyCode::Char(c)), &KeyMap::default());
         }
         assert_eq!(p.visible_count(), 1);
         assert_eq!(
-            p.handle_key(key(KeyCode::Enter)),
+            p.handle_key(key(KeyCode::Enter), &KeyMap::default()),
             PickerAction::Choose("src/lib.rs".into())
         );
-        p.handle_key(key(KeyCode::Backspace));
-        p.handle_key(key(KeyCode::Backspace));
-        p.handle_key(key(KeyCode::Backspace));
+        p.handle_key(key(KeyCode::Backspace), &KeyMap::default());
+        p.handle_key(key(KeyCode::Backspace), &KeyMap::default());
+        p.handle_key(key(KeyCode::Backspace), &KeyMap::default());
         assert_eq!(p.visible_count(), 3);
         assert_eq!(
-            p.handle_key(key(KeyCode::Down)),
+            p.handle_key(key(KeyCode::Down), &KeyMap::default()),
             PickerAction::Moved("src/lib.rs".into())
         );
-        assert_eq!(p.handle_key(key(KeyCode::Esc)), PickerAction::Cancel);
+        assert_eq!(
+            p.handle_key(key(KeyCode::Esc), &KeyMap::default()),
+            PickerAction::Cancel
+        );
     }
 
     #[test]
@@ -324,18 +299,5 @@ mod tests {
             .unwrap();
         let screen = format!("{:?}", t.backend().buffer());
         assert!(screen.contains("Commands") && screen.contains("model"));
-    }
-
-    #[test]
-    fn workspace_files_respect_gitignore() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".git")).unwrap();
-        std::fs::write(dir.path().join(".gitignore"), "target/\n").unwrap();
-        std::fs::create_dir_all(dir.path().join("target")).unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("target/x.o"), "").unwrap();
-        std::fs::write(dir.path().join("src/a.rs"), "").unwrap();
-        let files = workspace_files(dir.path(), 100);
-        assert_eq!(files, vec!["src/a.rs".to_string()]);
     }
 }

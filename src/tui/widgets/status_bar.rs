@@ -2,15 +2,66 @@
 //! Parts drop out by priority when the terminal is narrow.
 
 use std::path::Path;
-use std::time::Duration;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::tui::model::{Activity, Model};
+use crate::config::Mode;
+use crate::tui::styles::Styles;
 use crate::tui::widgets::tool_cell::{SPINNER, format_elapsed};
+
+/// What the agent is doing, for the status line.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Activity {
+    Idle,
+    Thinking {
+        since: Instant,
+    },
+    Responding {
+        since: Instant,
+    },
+    RunningTool {
+        name: String,
+        since: Instant,
+    },
+    WaitingForPermission,
+    Retrying {
+        until: Instant,
+        attempt: u32,
+        max: u32,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct UsageInfo {
+    pub context_tokens: u64,
+    pub context_window: u64,
+    pub cost: Option<f64>,
+}
+
+/// What the line shows, borrowed from the interface's model.
+pub struct StatusInfo<'a> {
+    pub styles: &'a Styles,
+    pub provider: &'a str,
+    pub model: &'a str,
+    pub mode: Mode,
+    pub usage: &'a UsageInfo,
+    pub cwd: &'a PathBuf,
+    pub git_branch: Option<&'a str>,
+    pub activity: &'a Activity,
+    pub now: Instant,
+    pub mouse_captured: bool,
+    /// Why the session store refuses writes, while it does.
+    pub store_warning: Option<&'a str>,
+    /// MCP servers up / starting / enabled, once any is configured.
+    pub servers: Option<crate::tools::SourceHealth>,
+    /// The sandbox commands run in.
+    pub sandbox: &'a crate::tui::sandbox_view::SandboxView,
+}
 
 /// One part of the line; lower `priority` is dropped first.
 struct Part {
@@ -19,13 +70,13 @@ struct Part {
     priority: u8,
 }
 
-pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
+pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
     if area.height == 0 || area.width == 0 {
         return;
     }
-    let s = &model.styles;
+    let s = model.styles;
     let mut parts = Vec::new();
-    if let Some(why) = &model.store_warning {
+    if let Some(why) = model.store_warning {
         parts.push(Part {
             text: format!("not saved: {}", crate::term_safe::escape(why)),
             style: s.error,
@@ -41,7 +92,7 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
     }
     parts.push(Part {
         text: if model.model.is_empty() {
-            model.provider.clone()
+            model.provider.to_string()
         } else {
             format!("{}/{}", model.provider, model.model)
         },
@@ -50,7 +101,7 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
     });
     parts.push(Part {
         text: model.mode.to_string(),
-        style: if model.mode == crate::permission::Mode::Auto {
+        style: if model.mode == Mode::Auto {
             s.warning
         } else {
             s.accent
@@ -64,7 +115,7 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
             priority: 5,
         });
     }
-    let u = &model.usage;
+    let u = model.usage;
     if let Some(pct) = (u.context_tokens * 100)
         .checked_div(u.context_window)
         .filter(|_| u.context_tokens > 0)
@@ -83,8 +134,8 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
             priority: 4,
         });
     }
-    let mut place = shorten_path(&model.cwd);
-    if let Some(b) = &model.git_branch {
+    let mut place = shorten_path(model.cwd);
+    if let Some(b) = model.git_branch {
         place.push_str(&format!(" ({b})"));
     }
     parts.push(Part {
@@ -125,9 +176,9 @@ pub fn render(model: &Model, area: Rect, buf: &mut Buffer) {
 }
 
 /// `mcp 2/3`, with `…` while one starts; a warning colour when one is down.
-fn servers(model: &Model) -> Option<Part> {
+fn servers(model: &StatusInfo) -> Option<Part> {
     let h = model.servers.filter(|h| h.total > 0)?;
-    let s = &model.styles;
+    let s = model.styles;
     let down = h.total - h.ready - h.starting;
     Some(Part {
         text: format!(
@@ -141,11 +192,11 @@ fn servers(model: &Model) -> Option<Part> {
     })
 }
 
-fn activity(model: &Model) -> Option<String> {
+fn activity(model: &StatusInfo) -> Option<String> {
     let now = model.now;
     let secs = |since| now.saturating_duration_since(since);
     let spin = |d: Duration| SPINNER[(d.as_millis() / 100) as usize % SPINNER.len()];
-    let text = match &model.activity {
+    let text = match model.activity {
         Activity::Idle => return None,
         Activity::Thinking { since } => {
             format!("{} thinking {}", spin(secs(*since)), whole(secs(*since)))

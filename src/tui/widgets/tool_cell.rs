@@ -6,11 +6,12 @@ use std::time::{Duration, Instant};
 use ratatui::text::{Line, Span};
 
 use crate::agent::ToolStatus;
+use crate::text::fit as truncate;
 use crate::tools::ToolDisplay;
 use crate::tui::styles::Styles;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::diff_view::{DiffLayout, DiffOptions, DiffView};
-use crate::tui::wrap::{truncate, wrap_prefixed};
+use crate::tui::wrap::wrap_prefixed;
 
 /// Output lines shown while folded.
 const PREVIEW_LINES: usize = 5;
@@ -80,7 +81,8 @@ impl ToolCell {
         } else {
             format!("{} {}", self.name, self.summary)
         };
-        if let Some(ToolDisplay::Diff { added, removed, .. }) = &self.display {
+        if let Some(ToolDisplay::Diff(crate::diff::FileDiff { added, removed, .. })) = &self.display
+        {
             t.push_str(&format!(" +{added} −{removed}"));
         }
         t
@@ -127,7 +129,8 @@ impl ToolCell {
                 )));
             }
         }
-        if let Some(ToolDisplay::Diff { path, old, new, .. }) = &self.display {
+        if let Some(ToolDisplay::Diff(crate::diff::FileDiff { path, old, new, .. })) = &self.display
+        {
             let diff = DiffView::new(path, old, new).lines(
                 width.saturating_sub(2).max(1),
                 DiffLayout::Unified,

@@ -4,8 +4,8 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::{DiffOptions, Kind, Row, Segments, row_cells, sign};
-use crate::tui::markdown::wrap::{pad_to, wrap_code};
 use crate::tui::theme::Theme;
+use crate::tui::wrap::{pad_to, wrap_code};
 
 pub(super) enum Item {
     Row(usize),

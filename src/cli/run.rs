@@ -1,0 +1,474 @@
+//! `cairn run`: one prompt, no interface. Another reader of `AgentEvent`.
+//!
+//! Plain output prints each answer once its response is complete, so an
+//! answer that restarts after a dropped connection is printed once; every
+//! piece of model, tool or file text is escaped before it reaches the
+//! terminal (see `term_safe`). JSON output streams every event.
+//!
+//! Exit codes: 0 the turn completed and the session is saved; 1 the turn
+//! failed, was cancelled or hit the turn limit; 2 bad usage; 3 the turn
+//! completed but the session could not be saved; 128 + the signal's number
+//! when SIGINT, SIGTERM or SIGHUP cancelled it.
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::signal::unix::{SignalKind, signal};
+use tokio::sync::mpsc;
+
+use crate::agent::store_sink::{RETRY_EVERY, StoreSink};
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
+use crate::cli::startup::{self, Overrides};
+use crate::term_safe::escape;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    Plain,
+    Json,
+}
+
+/// The exit code of a completed turn whose session could not be saved.
+pub const EXIT_NOT_SAVED: i32 = 3;
+/// How long the end of a run waits for another process's write lock.
+const STORE_PATIENCE: Duration = Duration::from_secs(60);
+
+/// Where a run's session goes.
+pub struct Recording {
+    pub sink: Option<Arc<StoreSink>>,
+    /// Why the store could not be opened at all.
+    pub error: Option<String>,
+}
+
+/// Sends the prompt, prints events until the turn ends, and returns the
+/// process exit code (see the module docs).
+pub async fn run(
+    prompt: String,
+    output: Output,
+    commands: mpsc::UnboundedSender<AgentCommand>,
+    mut events: mpsc::UnboundedReceiver<AgentEvent>,
+    recording: Recording,
+) -> i32 {
+    let mut printer = Printer::new(output);
+    if let Some(e) = &recording.error {
+        printer.warn(&format!("this session will not be saved: {e}"));
+    }
+    let Ok(mut signals) = Signals::new() else {
+        eprintln!("cairn: cannot listen for signals");
+        return 1;
+    };
+    if commands
+        .send(AgentCommand::Submit {
+            text: prompt,
+            images: vec![],
+        })
+        .is_err()
+    {
+        eprintln!("cairn: the agent stopped before it could start");
+        return 1;
+    }
+    let mut stopped_by: Option<i32> = None;
+    let outcome = loop {
+        let event = tokio::select! {
+            ev = events.recv() => ev,
+            sig = signals.next() => {
+                if stopped_by.is_some() {
+                    // A second signal: stop waiting for the turn to wind down.
+                    break None;
+                }
+                stopped_by = Some(sig);
+                let _ = commands.send(AgentCommand::Cancel);
+                continue;
+            }
+        };
+        let Some(event) = event else {
+            eprintln!("cairn: the agent stopped unexpectedly");
+            break None;
+        };
+        if let AgentEvent::TurnFinished { outcome, .. } = event {
+            break Some(outcome);
+        }
+        printer.event(&event);
+    };
+    let _ = commands.send(AgentCommand::Shutdown);
+    let saved = save(&recording, &mut printer, &mut events).await;
+    let code = match &outcome {
+        Some(o) => printer.finish(o),
+        None => 1,
+    };
+    match (stopped_by, code, saved) {
+        (Some(sig), _, _) => 128 + sig,
+        (None, 0, false) => EXIT_NOT_SAVED,
+        (None, code, _) => code,
+    }
+}
+
+/// Waits for the store to take every write, reporting as it goes (the
+/// store writer speaks on the agent's channel); false, with a message, when
+/// the session is not fully saved. A store another process keeps locked is
+/// waited for up to [`STORE_PATIENCE`]; a disk or file that refuses writes
+/// is tried once more.
+async fn save(
+    recording: &Recording,
+    printer: &mut Printer,
+    events: &mut mpsc::UnboundedReceiver<AgentEvent>,
+) -> bool {
+    let Some(sink) = recording.sink.clone() else {
+        return recording.error.is_none();
+    };
+    let deadline = Instant::now() + STORE_PATIENCE;
+    let status = loop {
+        let s = sink.clone();
+        let mut flush = tokio::task::spawn_blocking(move || s.flush_within(STORE_PATIENCE * 2));
+        let status = loop {
+            tokio::select! {
+                r = &mut flush => break r.unwrap_or_default(),
+                Some(ev) = events.recv() => printer.event(&ev),
+            }
+        };
+        if status.unsaved == 0 || !status.busy || Instant::now() >= deadline {
+            break status;
+        }
+        tokio::time::sleep(RETRY_EVERY).await;
+    };
+    while let Ok(ev) = events.try_recv() {
+        printer.event(&ev);
+    }
+    if let Some(id) = &status.session {
+        printer.session(id.as_str());
+    }
+    match (status.unsaved, status.error) {
+        (0, _) => true,
+        (n, why) => {
+            eprintln!(
+                "cairn: the session could not be saved ({n} writes lost): {}",
+                escape(why.as_deref().unwrap_or("the store did not answer"))
+            );
+            false
+        }
+    }
+}
+
+/// SIGINT, SIGTERM and SIGHUP (a closed terminal or SSH connection) all
+/// cancel the turn, so its tools' process groups are stopped and the
+/// cancellation is recorded before cairn exits.
+struct Signals {
+    int: tokio::signal::unix::Signal,
+    term: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        Ok(Signals {
+            int: signal(SignalKind::interrupt())?,
+            term: signal(SignalKind::terminate())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// The number of the next signal received.
+    async fn next(&mut self) -> i32 {
+        tokio::select! {
+            _ = self.int.recv() => libc::SIGINT,
+            _ = self.term.recv() => libc::SIGTERM,
+            _ = self.hup.recv() => libc::SIGHUP,
+        }
+    }
+}
+
+struct Printer {
+    output: Output,
+    /// The answer's text across responses, without restarted parts.
+    answer: String,
+    /// The current response's text, printed once the response is complete.
+    pending: String,
+    /// Where the current response began in `answer`.
+    response_start: usize,
+    /// Whether stdout's last byte was a newline, so tool lines start clean.
+    at_line_start: bool,
+    /// Summaries of calls that have not finished, by id.
+    calls: std::collections::HashMap<String, String>,
+    session_shown: Option<String>,
+    store_failing: bool,
+}
+
+fn out_line(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+    let _ = out.flush();
+}
+
+impl Printer {
+    fn new(output: Output) -> Self {
+        Printer {
+            output,
+            answer: String::new(),
+            pending: String::new(),
+            response_start: 0,
+            at_line_start: true,
+            calls: Default::default(),
+            session_shown: None,
+            store_failing: false,
+        }
+    }
+
+    fn json_line(&self, v: serde_json::Value) {
+        out_line(&format!("{v}\n"));
+    }
+
+    fn warn(&self, text: &str) {
+        match self.output {
+            Output::Json => {
+                self.json_line(json!({"type": "notice", "level": "warning", "text": text}))
+            }
+            Output::Plain => eprintln!("cairn: {}", escape(text)),
+        }
+    }
+
+    /// Says the session's id, once: on stderr, or as a `session` event.
+    fn session(&mut self, id: &str) {
+        if self.session_shown.as_deref() == Some(id) {
+            return;
+        }
+        self.session_shown = Some(id.to_string());
+        match self.output {
+            Output::Json => self.json_line(json!({"type": "session", "id": id})),
+            Output::Plain => eprintln!("cairn: session {id}"),
+        }
+    }
+
+    fn event(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::TextDelta(t) => {
+                self.answer.push_str(t);
+                self.pending.push_str(t);
+            }
+            AgentEvent::ResponseStarted => {
+                self.flush_text();
+                self.response_start = self.answer.len();
+            }
+            AgentEvent::ResponseReset => {
+                self.answer.truncate(self.response_start);
+                self.pending.clear();
+            }
+            AgentEvent::ToolCallStarted { .. } | AgentEvent::MessageAdded(_) => self.flush_text(),
+            AgentEvent::SessionRecorded { id } => return self.session(id.as_str()),
+            AgentEvent::StoreFailed { error, unsaved } => {
+                if !self.store_failing {
+                    self.warn(&format!(
+                        "not saved: {error} ({unsaved} writes waiting; they are kept and tried again)"
+                    ));
+                }
+                self.store_failing = true;
+                return;
+            }
+            AgentEvent::StoreRecovered => {
+                self.store_failing = false;
+                return self.warn("the session is saved again");
+            }
+            _ => {}
+        }
+        match self.output {
+            Output::Json => self.event_json(event),
+            Output::Plain => self.event_plain(event),
+        }
+    }
+
+    /// Prints the current response's text (plain output).
+    fn flush_text(&mut self) {
+        if self.output != Output::Plain || self.pending.is_empty() {
+            self.pending.clear();
+            return;
+        }
+        let text = std::mem::take(&mut self.pending);
+        out_line(&escape(&text));
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    fn new_line(&mut self) {
+        if !self.at_line_start {
+            out_line("\n");
+            self.at_line_start = true;
+        }
+    }
+
+    fn event_plain(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::ResponseStarted => self.new_line(),
+            AgentEvent::ResponseReset => {
+                eprintln!("[the answer restarted after a dropped connection]");
+            }
+            AgentEvent::ToolCallStarted {
+                call_id, summary, ..
+            } => {
+                self.calls.insert(call_id.clone(), summary.clone());
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                output,
+                ..
+            } => {
+                self.new_line();
+                let summary = escape(&self.calls.remove(call_id).unwrap_or_default());
+                let mark = match status {
+                    ToolStatus::Done => "✓",
+                    ToolStatus::Failed => "✗",
+                    ToolStatus::Denied => "denied",
+                    ToolStatus::Blocked => "blocked",
+                    ToolStatus::Cancelled => "cancelled",
+                };
+                let first = output.lines().next().unwrap_or("");
+                if *status == ToolStatus::Done {
+                    eprintln!("→ {summary} {mark}");
+                } else {
+                    eprintln!(
+                        "→ {summary} {mark} {}",
+                        escape(&crate::text::truncate_chars(first, 160))
+                    );
+                }
+            }
+            AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error,
+            } => eprintln!(
+                "[{}; retrying in {:.1}s ({attempt}/{max_attempts})]",
+                escape(error),
+                *delay_ms as f64 / 1000.0
+            ),
+            AgentEvent::Notice { level, text } => {
+                let tag = match level {
+                    NoticeLevel::Info => "note",
+                    NoticeLevel::Warning => "warning",
+                    NoticeLevel::Error => "error",
+                };
+                eprintln!("[{tag}] {}", escape(text));
+            }
+            _ => {}
+        }
+    }
+
+    fn event_json(&mut self, event: &AgentEvent) {
+        let v = match event {
+            AgentEvent::TextDelta(t) => json!({"type": "text", "text": t}),
+            AgentEvent::ReasoningDelta(t) => json!({"type": "reasoning", "text": t}),
+            AgentEvent::ResponseReset => json!({"type": "reset"}),
+            AgentEvent::ToolCallStarted {
+                call_id,
+                name,
+                input,
+                summary,
+            } => {
+                json!({"type": "tool_call", "id": call_id, "name": name, "input": input, "summary": summary})
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                output,
+                ..
+            } => json!({"type": "tool_result", "id": call_id, "status": status, "output": output}),
+            AgentEvent::Usage {
+                usage,
+                context_tokens,
+                context_window,
+                cost,
+            } => {
+                json!({"type": "usage", "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+                "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
+                "context_tokens": context_tokens, "context_window": context_window, "cost": cost})
+            }
+            AgentEvent::Retrying {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error,
+            } => {
+                json!({"type": "retry", "attempt": attempt, "max_attempts": max_attempts, "delay_ms": delay_ms, "error": error})
+            }
+            AgentEvent::Notice { level, text } => {
+                json!({"type": "notice", "level": level, "text": text})
+            }
+            AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                summary,
+            } => {
+                json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens, "summary": summary})
+            }
+            _ => return,
+        };
+        self.json_line(v);
+    }
+
+    fn finish(&mut self, outcome: &TurnOutcome) -> i32 {
+        self.flush_text();
+        let code = if matches!(outcome, TurnOutcome::Completed) {
+            0
+        } else {
+            1
+        };
+        match self.output {
+            Output::Json => {
+                self.json_line(json!({"type": "final", "outcome": outcome, "text": self.answer}))
+            }
+            Output::Plain => {
+                self.new_line();
+                match outcome {
+                    TurnOutcome::Completed => {}
+                    TurnOutcome::Cancelled => eprintln!("cairn: cancelled"),
+                    TurnOutcome::TurnLimit { limit } => eprintln!(
+                        "cairn: stopped after {limit} model calls in one turn (max_turns in the config)"
+                    ),
+                    TurnOutcome::Failed { error } => eprintln!("cairn: {}", escape(error)),
+                }
+            }
+        }
+        code
+    }
+}
+
+/// `cairn run PROMPT`: starts the agent without the interface (continuing
+/// a stored session when `resume` says so), prints its events, and returns
+/// the exit code.
+pub async fn main(
+    overrides: &Overrides,
+    prompt: String,
+    output: Output,
+    resume: crate::cli::resume::Resume,
+) -> anyhow::Result<u8> {
+    let s = startup::prepare(overrides).await?;
+    if let Some(note) = s.trust_note() {
+        eprintln!("{note}");
+    }
+    let Some(provider) = s.provider.clone() else {
+        eprintln!("{}", startup::setup_help());
+        return Ok(1);
+    };
+    let load = crate::cli::resume::prepare(&resume, &s.root)?;
+    let running = startup::start_agent(&s, &provider, false)?;
+    if let Some(command) = load {
+        let _ = running.commands.send(command);
+    }
+    // `/mcp__SERVER__PROMPT args` sends that MCP prompt's text.
+    let prompt = match crate::cli::mcp::expand_prompt(&running.mcp, prompt).await {
+        Ok(prompt) => prompt,
+        Err(why) => {
+            eprintln!("cairn: {}", escape(&why));
+            running.mcp.shutdown().await;
+            return Ok(1);
+        }
+    };
+    let recording = Recording {
+        sink: running.sink.clone(),
+        error: running.store_error.clone(),
+    };
+    let code = run(prompt, output, running.commands, running.events, recording).await;
+    // Stdio servers (and whatever they started) end with cairn.
+    running.mcp.shutdown().await;
+    Ok(code.clamp(0, 255) as u8)
+}

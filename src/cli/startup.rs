@@ -1,0 +1,306 @@
+//! Shared start-up of both front ends: configuration, provider, tools, gate
+//! and the agent task.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use tokio::sync::mpsc;
+
+use crate::agent::store_sink::{SessionInfo, StoreSink};
+use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
+use crate::config::trust::{Standing, TrustStore};
+use crate::config::{self, Config};
+use crate::llm::ResolvedProvider;
+use crate::mcp::McpManager;
+use crate::permission::Mode;
+use crate::permission::gate::Gate;
+use crate::permission::rules::Rules;
+use crate::tools::Registry;
+use crate::tools::env::SecretPolicy;
+
+/// What the command line may override.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub mode: Option<Mode>,
+    /// `--trust-project`: the project's settings apply for this run.
+    pub trust_project: bool,
+    /// `--no-sandbox`: commands run unconfined.
+    pub no_sandbox: bool,
+}
+
+pub struct Startup {
+    pub cwd: PathBuf,
+    pub root: PathBuf,
+    pub config: Config,
+    pub provider: Option<ResolvedProvider>,
+    pub mode: Mode,
+    /// Where the project's settings that need trust stand.
+    pub trust: Standing,
+    /// Why a trust answer could not be read or kept, when it could not.
+    pub trust_problem: Option<String>,
+    pub sandbox: crate::sandbox::Sandbox,
+}
+
+/// Reads the configuration and picks the provider. A broken config is an
+/// error here, before anything starts.
+pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
+    resolve(load(overrides)?, overrides).await
+}
+
+/// Reads the configuration and applies a stored trust answer (or
+/// `--trust-project`); nothing from the project has run yet.
+pub fn load(overrides: &Overrides) -> Result<Startup> {
+    let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    let root = instructions::project_root(&cwd);
+    let mut config = config::load(&root)?;
+    let store = TrustStore::default_location();
+    let (trust, trust_problem) =
+        match config.apply_trust(store.as_ref().ok(), &root, overrides.trust_project) {
+            Ok(t) => {
+                let problem = store.err().filter(|_| t == Standing::Undecided);
+                (t, problem.map(|e| e.to_string()))
+            }
+            Err(e) => (Standing::Undecided, Some(e.to_string())),
+        };
+    Ok(Startup {
+        cwd,
+        root,
+        mode: overrides.mode.unwrap_or_else(|| config.mode()),
+        provider: None,
+        trust,
+        trust_problem,
+        sandbox: crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox),
+        config,
+    })
+    .inspect(|s| crate::tools::env::install(SecretPolicy::for_run(&s.config, None)))
+}
+
+/// Picks the provider from the (trust-settled) configuration.
+pub async fn resolve(mut s: Startup, overrides: &Overrides) -> Result<Startup> {
+    crate::llm::ModelCatalog::install_overrides(s.config.file.models.clone());
+    let env = |k: &str| std::env::var(k).ok();
+    s.provider = crate::llm::resolve_provider(
+        &s.config,
+        overrides.provider.as_deref(),
+        overrides.model.as_deref(),
+        &env,
+    )
+    .await?;
+    s.mode = overrides.mode.unwrap_or_else(|| s.config.mode());
+    crate::tools::env::install(SecretPolicy::for_run(&s.config, s.provider.as_ref()));
+    Ok(s)
+}
+
+impl Startup {
+    /// Stores the person's answer to the trust question and applies it.
+    pub fn answer_trust(&mut self, trusted: bool) {
+        let result = TrustStore::default_location()
+            .and_then(|store| self.config.answer_trust(&store, &self.root, trusted));
+        match result {
+            Ok(t) => self.trust = t,
+            Err(e) => {
+                // The answer still holds for this run.
+                if trusted {
+                    self.config.trust_project();
+                    self.trust = Standing::TrustedThisRun;
+                } else {
+                    self.trust = Standing::Refused;
+                }
+                self.trust_problem = Some(format!("{e}; the answer holds for this run only"));
+            }
+        }
+    }
+
+    /// What a run without the interface says about ignored settings.
+    pub fn trust_note(&self) -> Option<String> {
+        let ignored = matches!(self.trust, Standing::Undecided | Standing::Refused);
+        let mut note = ignored.then(|| {
+            config::trust::ignored_message(
+                &self.config.project_path,
+                self.config.held(),
+                self.trust,
+            )
+        });
+        if let Some(p) = &self.trust_problem {
+            let text = format!("cairn: {p}");
+            note = Some(match note {
+                Some(n) => format!("{text}\n{n}"),
+                None => text,
+            });
+        }
+        note
+    }
+}
+
+/// How to set up a provider, for a first run.
+pub fn setup_help() -> String {
+    let cfg = config::global_dir()
+        .map(|d| d.join("config.toml").display().to_string())
+        .unwrap_or_else(|| "~/.config/cairn/config.toml".into());
+    format!(
+        "No model provider is configured.\n\n\
+         Set one up in any of these ways:\n\
+         • export ANTHROPIC_API_KEY=…   (Anthropic; ANTHROPIC_BASE_URL overrides the URL)\n\
+         • export OPENAI_API_KEY=…      (OpenAI; OPENAI_BASE_URL for any compatible server)\n\
+         • run a local server such as Ollama on 127.0.0.1:11434 (`ollama serve`)\n\
+         • or name a provider in {cfg}:\n\n\
+         \x20   provider = \"work\"\n\
+         \x20   [providers.work]\n\
+         \x20   kind = \"openai\"            # or \"anthropic\"\n\
+         \x20   base_url = \"https://…/v1\"\n\
+         \x20   api_key_env = \"WORK_API_KEY\"\n\
+         \x20   model = \"…\"\n\n\
+         Then start cairn again."
+    )
+}
+
+/// A running agent and what the front end needs of it.
+pub struct Running {
+    pub commands: mpsc::UnboundedSender<AgentCommand>,
+    pub events: mpsc::UnboundedReceiver<AgentEvent>,
+    /// The recorder, when the session store could be opened.
+    pub sink: Option<Arc<StoreSink>>,
+    /// The MCP servers (started in the background).
+    pub mcp: Arc<McpManager>,
+    /// Why sessions are not being recorded, when they are not.
+    pub store_error: Option<String>,
+    /// The agent's task; it ends after `Shutdown` once a running turn has
+    /// wound down (its cancelled calls answered and recorded).
+    pub task: tokio::task::JoinHandle<()>,
+}
+
+/// Opens the session store at its usual place.
+pub fn open_store() -> Result<crate::store::Store> {
+    crate::cli::sessions::open_store()
+}
+
+/// Builds the agent and starts it on its own task.
+pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) -> Result<Running> {
+    if interactive {
+        // The picker's list of served models, found in the background.
+        let settings = provider.settings.clone();
+        tokio::spawn(async move {
+            let cache = directories::BaseDirs::new().map(|d| d.cache_dir().join("cairn"));
+            let listed = crate::llm::model_list::cached_or_fetch(&settings, cache.as_deref()).await;
+            let served = crate::llm::model_list::served(settings.kind, &listed);
+            crate::llm::ModelCatalog::install_served(served);
+        });
+    }
+    let llm = crate::llm::build_provider(provider.settings.clone())
+        .map_err(|e| anyhow::anyhow!("cannot start provider `{}`: {e}", provider.settings.name))?;
+    let model_info = crate::llm::ModelCatalog::global().lookup(&provider.model);
+    let opts = AgentOptions {
+        workspace: s.root.clone(),
+        cwd: s.cwd.clone(),
+        provider_name: provider.settings.name.clone(),
+        model: provider.model.clone(),
+        model_info,
+        max_turns: s.config.max_turns(),
+        max_tokens: s.config.file.max_tokens,
+        reasoning: s.config.file.reasoning.unwrap_or(true),
+        interactive,
+        global_config_dir: config::global_dir(),
+        trust_store: TrustStore::default_location()
+            .ok()
+            .map(|t| t.path().to_path_buf()),
+        instructions_max_bytes: s.config.instructions_max_bytes(),
+        project_config: config::project_config_path(&s.root),
+        compact_threshold: s.config.compact_threshold(),
+        small_model: provider.small_model.clone(),
+        auto_title: true,
+        retry: retry_policy(&s.config),
+    };
+    let gate = build_gate(s)?;
+    let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
+    agent = agent.with_sandbox(s.sandbox.clone());
+    let (sink, store_error) = match open_store() {
+        Ok(store) => {
+            let sink = Arc::new(StoreSink::start(
+                store,
+                SessionInfo {
+                    cwd: s.cwd.clone(),
+                    project_root: s.root.clone(),
+                    provider: provider.settings.name.clone(),
+                    model: provider.model.clone(),
+                },
+                Some(agent.event_sender()),
+            ));
+            agent = agent.with_sink(sink.clone());
+            (Some(sink), None)
+        }
+        Err(e) => (None, Some(format!("{e:#}"))),
+    };
+    // What crashed runs left in temporary files, off the start-up path.
+    tokio::task::spawn_blocking(crate::tools::tempfiles::sweep_stale);
+    let mcp = McpManager::start_in(s.config.file.mcp.clone(), Some(s.root.clone()));
+    agent = agent.with_tool_source(mcp.clone());
+    let (commands, task) = agent.spawn();
+    Ok(Running {
+        commands,
+        events,
+        sink,
+        store_error,
+        mcp,
+        task,
+    })
+}
+
+fn retry_policy(config: &Config) -> crate::llm::retry::RetryPolicy {
+    let d = crate::llm::retry::RetryPolicy::default();
+    let r = &config.file.retry;
+    crate::llm::retry::RetryPolicy {
+        max_attempts: r.max_attempts.unwrap_or(d.max_attempts).max(1),
+        base_delay: r
+            .base_delay_ms
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(d.base_delay),
+        max_delay: r
+            .max_delay_ms
+            .map(std::time::Duration::from_millis)
+            .unwrap_or(d.max_delay),
+    }
+}
+
+fn build_gate(s: &Startup) -> Result<Gate> {
+    let perms = &s.config.file.permissions;
+    let rules = Rules::parse(&perms.allow, &perms.deny)
+        .map_err(|e| anyhow::anyhow!("{}", locate_rule_error(&s.config, &e.to_string())))?;
+    let trusted = s
+        .config
+        .file
+        .mcp
+        .iter()
+        .filter(|(_, m)| m.trusted)
+        .map(|(name, _)| crate::mcp::tool_name(name, ""))
+        .collect();
+    Ok(Gate::new(s.mode, rules, s.config.repeat_limit())
+        .with_trusted_tools(trusted)
+        .with_home(directories::BaseDirs::new().map(|b| b.home_dir().to_path_buf())))
+}
+
+/// Names the file and line of a bad permission rule.
+fn locate_rule_error(config: &Config, message: &str) -> String {
+    let files = config
+        .global_path
+        .iter()
+        .chain(std::iter::once(&config.project_path));
+    for path in files {
+        let Ok(text) = std::fs::read_to_string(path) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            let quoted: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+            if quoted.iter().any(|q| message.contains(q) && !q.is_empty()) {
+                return format!(
+                    "{}: line {}: [permissions] {message}",
+                    path.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+    format!("[permissions] {message}")
+}

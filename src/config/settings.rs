@@ -1,0 +1,79 @@
+//! Saving one setting into a config file, keeping everything else in it
+//! (comments, order, other tables) as it was.
+
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SaveError {
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{} is not valid TOML: {source}", path.display())]
+    Parse {
+        path: PathBuf,
+        source: toml_edit::TomlError,
+    },
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Sets a top-level string key in a TOML file, keeping the rest as it was.
+pub fn save_setting(path: &Path, key: &str, value: &str) -> Result<(), SaveError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => {
+            return Err(SaveError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|source| SaveError::Parse {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    doc[key] = toml_edit::value(value);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| SaveError::Write {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    std::fs::write(path, doc.to_string()).map_err(|source| SaveError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn save_setting_keeps_comments() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c/config.toml");
+        save_setting(&p, "theme", "light").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap().trim(),
+            "theme = \"light\""
+        );
+        std::fs::write(
+            &p,
+            "# mine\ntheme = \"light\"\n[permissions]\nmode = \"auto\"\n",
+        )
+        .unwrap();
+        save_setting(&p, "theme", "dark").unwrap();
+        let t = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            t.contains("# mine") && t.contains("theme = \"dark\"") && t.contains("mode = \"auto\""),
+            "{t}"
+        );
+    }
+}

@@ -1,0 +1,176 @@
+//! Changing stored sessions: continuing one from before a prompt (as a
+//! fork or in place), renaming, forking, exporting, deleting.
+
+use std::path::{Path, PathBuf};
+
+use super::load::{load, short_id};
+use super::{Later, Resumed, SessionError};
+use crate::conversation::{Part, Role};
+use crate::store::{SessionId, Store};
+use crate::tools::state::FileVersion;
+
+/// The prompts of a session, to pick one to rewind to: (message id, text).
+pub fn prompts(store: &Store, id: &SessionId) -> Result<Vec<(i64, String)>, SessionError> {
+    Ok(store
+        .load_messages(id)?
+        .into_iter()
+        .filter(|(_, m, _)| {
+            m.role == Role::User && m.parts.iter().any(|p| matches!(p, Part::Text { .. }))
+        })
+        .map(|(mid, m, _)| (mid.0, m.text()))
+        .collect())
+}
+
+/// How to continue a stored session from just before one of its prompts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RewindTo {
+    pub id: SessionId,
+    /// The prompt's message id.
+    pub message: i64,
+    /// Cut the session itself back instead of forking it.
+    pub in_place: bool,
+}
+
+/// Continues `to.id` from just before its prompt `to.message`: the prompt
+/// comes back as a draft, and what the later turns changed in the files is
+/// offered for restoring (planned against `workspace` as it is now).
+pub fn rewind(
+    store: &mut Store,
+    to: &RewindTo,
+    current: Option<&SessionId>,
+    workspace: &Path,
+) -> Result<Result<Resumed, String>, SessionError> {
+    if to.in_place && current == Some(&to.id) {
+        return Ok(Err(
+            "That is the session you are in: rewind it with Esc Esc.".into(),
+        ));
+    }
+    let sid = &to.id;
+    let stored = store.load_messages(sid)?;
+    let pos = stored
+        .iter()
+        .position(|(mid, _, _)| mid.0 == to.message)
+        .ok_or_else(|| SessionError::Gone("that message is no longer in the session".into()))?;
+    let draft = stored[pos].1.text();
+    let from = stored[pos].2.turn;
+    let last = stored.iter().map(|m| m.2.turn).max().unwrap_or(from);
+    let lost: Vec<(String, String)> = store
+        .lost_files(sid)?
+        .into_iter()
+        .filter(|l| l.turn >= from)
+        .map(|l| (l.path.display().to_string(), l.why))
+        .collect();
+    let mut versions = Vec::new();
+    for turn in from..=last {
+        for v in store.file_versions(sid, turn)? {
+            versions.push(FileVersion {
+                path: v.path,
+                before: v.content,
+                turn,
+            });
+        }
+    }
+    let Some(keep) = pos.checked_sub(1).map(|p| stored[p].0) else {
+        return Ok(Err(
+            "That is the session's first prompt: /new starts from nothing.".into(),
+        ));
+    };
+    let new = if to.in_place {
+        store.truncate_after(sid, keep)?;
+        sid.clone()
+    } else {
+        store.fork_session(sid, Some(keep))?
+    };
+    let loaded = load(store, &new)?;
+    let later = (!versions.is_empty() || !lost.is_empty())
+        .then(|| Later::plan(from, versions, lost, workspace))
+        .filter(|l| !l.plan.files.is_empty() || !l.plan.unrestorable.is_empty());
+    Ok(Ok(Resumed {
+        loaded,
+        draft: Some(draft),
+        later,
+    }))
+}
+
+/// Puts files back as they were before turn `from` (after a rewind); the
+/// notice says what was restored and what could not be.
+pub fn restore_files(versions: &[FileVersion], from: u64, workspace: &Path) -> String {
+    let to = versions.iter().map(|v| v.turn).max().unwrap_or(from);
+    let (done, failed) = crate::tools::restore::apply_range(versions, from, to, workspace);
+    let mut text = format!("Restored {} file(s): {}", done.len(), done.join(", "));
+    for (path, why) in failed {
+        text.push_str(&format!("\nCould not restore {path}: {why}"));
+    }
+    text
+}
+
+/// Writes `id` as Markdown or JSON into `dir`, named after the session;
+/// returns the file's path.
+pub fn export(
+    store: &Store,
+    id: &SessionId,
+    json: bool,
+    dir: &Path,
+) -> Result<PathBuf, SessionError> {
+    let (text, ext) = export_text(store, id, json)?;
+    let path = dir.join(format!("cairn-session-{}.{ext}", short_id(id)));
+    // Private (0600) and never through a planted link.
+    crate::config::project_file::write_no_follow(&path, text.as_bytes()).map_err(|source| {
+        SessionError::Write {
+            path: path.clone(),
+            source,
+        }
+    })?;
+    Ok(path)
+}
+
+/// A session as Markdown or pretty JSON, and the file extension for it.
+pub fn export_text(
+    store: &Store,
+    id: &SessionId,
+    json: bool,
+) -> Result<(String, &'static str), SessionError> {
+    Ok(if json {
+        let value = store.export_json(id)?;
+        (
+            serde_json::to_string_pretty(&value).map_err(SessionError::Json)?,
+            "json",
+        )
+    } else {
+        (store.export_markdown(id)?, "md")
+    })
+}
+
+/// Loads a session to continue it, as a `Resumed` with nothing else to do.
+pub fn resume(store: &Store, id: &SessionId) -> Result<Resumed, SessionError> {
+    Ok(Resumed {
+        loaded: load(store, id)?,
+        draft: None,
+        later: None,
+    })
+}
+
+impl Later {
+    /// What putting back the files of turns `from..` would do now.
+    pub fn plan(
+        from: u64,
+        versions: Vec<FileVersion>,
+        lost: Vec<(String, String)>,
+        workspace: &Path,
+    ) -> Later {
+        let to = versions.iter().map(|v| v.turn).max().unwrap_or(from);
+        let mut plan = crate::tools::restore::plan_range(&versions, from, to, workspace);
+        for (path, why) in lost {
+            let shown = Path::new(&path)
+                .strip_prefix(workspace)
+                .map(|p| p.display().to_string())
+                .unwrap_or(path);
+            plan.unrestorable.push((shown, why));
+        }
+        Later {
+            from,
+            versions,
+            plan,
+        }
+    }
+}

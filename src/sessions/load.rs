@@ -1,0 +1,301 @@
+//! A stored session rebuilt into what a front end and the agent need to
+//! continue it: its messages, the file versions undo works from, and how
+//! each tool call ended (status, diff, duration, one-line summary).
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::conversation::{Message, Part, ToolStatus, result_text};
+use crate::store::{
+    LostFile, MessageStatus, SessionId, SessionSummary, Store, StoreError, ToolRun,
+};
+use crate::tools::ToolDisplay;
+use crate::tools::state::FileVersion;
+
+/// How one stored tool call ended, ready to draw.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredCall {
+    /// One line, as the tool sums up its call: `grep "fn main" src/`.
+    pub summary: String,
+    pub status: ToolStatus,
+    /// What the model was told.
+    pub output: String,
+    pub display: Option<ToolDisplay>,
+    pub elapsed: Option<Duration>,
+}
+
+/// What the store kept beyond the messages, for drawing them as they were.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Runs {
+    /// How each tool call ended, by call id.
+    pub calls: HashMap<String, StoredCall>,
+    /// Turns that `/undo` took back, with the files it restored: a notice
+    /// follows each, as it did when the undo happened.
+    pub undone: Vec<(u64, Vec<String>)>,
+}
+
+/// A stored session ready to continue.
+#[derive(Debug, Clone)]
+pub struct LoadedSession {
+    pub summary: SessionSummary,
+    /// The messages, undone turns included (as the model saw them).
+    pub messages: Vec<Message>,
+    /// The file versions, so undo works after a resume.
+    pub versions: Vec<FileVersion>,
+    /// How each tool call ended, for the rebuilt transcript.
+    pub runs: Runs,
+    /// The session's cost so far; `None` when no price was ever known.
+    pub cost: Option<f64>,
+    /// Files its turns changed that cannot be restored (undone turns left
+    /// out, as their versions are).
+    pub lost: Vec<LostFile>,
+}
+
+impl LoadedSession {
+    pub fn id(&self) -> &SessionId {
+        &self.summary.id
+    }
+
+    /// "Resumed session 01a2b3c4 (12 messages)."
+    pub fn resumed_notice(&self) -> String {
+        format!(
+            "Resumed session {} ({} messages).",
+            short_id(self.id()),
+            self.messages.len()
+        )
+    }
+}
+
+/// The first eight characters of an id, as notices show it.
+pub fn short_id(id: &SessionId) -> &str {
+    let s = id.as_str();
+    s.get(..8).unwrap_or(s)
+}
+
+/// Loads `id` from the store, ready to continue.
+pub fn load(store: &Store, id: &SessionId) -> Result<LoadedSession, StoreError> {
+    let summary = store.session(id)?;
+    let stored = store.load_messages(id)?;
+    let undone_turns: BTreeSet<u64> = stored
+        .iter()
+        .filter(|m| m.2.status == MessageStatus::Undone)
+        .map(|m| m.2.turn)
+        .collect();
+    let root = summary.project_root.clone();
+    let shown = |p: &Path| {
+        root.as_deref()
+            .and_then(|r| p.strip_prefix(r).ok())
+            .unwrap_or(p)
+            .display()
+            .to_string()
+    };
+    let mut versions = Vec::new();
+    let mut undone = Vec::new();
+    let max_turn = stored.iter().map(|m| m.2.turn).max().unwrap_or(0);
+    for turn in 1..=max_turn {
+        let of_turn = store.file_versions(id, turn)?;
+        if undone_turns.contains(&turn) {
+            // Already put back: undo must not offer this turn again.
+            let mut files: Vec<String> = Vec::new();
+            for v in &of_turn {
+                let f = shown(&v.path);
+                if !files.contains(&f) {
+                    files.push(f);
+                }
+            }
+            undone.push((turn, files));
+            continue;
+        }
+        for v in of_turn {
+            versions.push(FileVersion {
+                path: v.path,
+                before: v.content,
+                turn,
+            });
+        }
+    }
+    let priced = stored.iter().any(|m| m.2.cost.is_some());
+    // Undone turns stay in the conversation, as they did when the undo
+    // happened: the model was told, and turn numbers keep their meaning.
+    let messages: Vec<Message> = stored.into_iter().map(|m| m.1).collect();
+    let runs = Runs {
+        calls: calls(&messages, store.tool_runs(id)?),
+        undone,
+    };
+    let lost = store
+        .lost_files(id)?
+        .into_iter()
+        .filter(|l| !undone_turns.contains(&l.turn))
+        .collect();
+    Ok(LoadedSession {
+        lost,
+        cost: priced.then_some(summary.cost),
+        summary,
+        messages,
+        versions,
+        runs,
+    })
+}
+
+/// Every tool call of `messages` with how it ended: the store's row where
+/// there is one (every call since schema v4), else what its result says.
+pub fn calls(messages: &[Message], rows: HashMap<String, ToolRun>) -> HashMap<String, StoredCall> {
+    let tools = crate::tools::Registry::builtin();
+    // Results arrive in the message after their calls.
+    let mut results: HashMap<&str, (String, bool)> = HashMap::new();
+    for p in messages.iter().flat_map(|m| &m.parts) {
+        if let Part::ToolResult {
+            call_id,
+            content,
+            is_error,
+        } = p
+        {
+            results.insert(call_id.as_str(), (result_text(content), *is_error));
+        }
+    }
+    let mut out = HashMap::new();
+    for p in messages.iter().flat_map(|m| &m.parts) {
+        let Part::ToolCall { id, name, input } = p else {
+            continue;
+        };
+        let (output, is_error) = results
+            .get(id.as_str())
+            .cloned()
+            .unwrap_or_else(|| ("(no result was recorded)".into(), true));
+        let row = rows.get(id);
+        let status = match row {
+            Some(r) => r.status,
+            None if is_error => ToolStatus::Failed,
+            None => ToolStatus::Done,
+        };
+        let display = row
+            .and_then(|r| r.display.clone())
+            .and_then(|d| serde_json::from_value(d).ok())
+            .or_else(|| {
+                (status == ToolStatus::Done)
+                    .then(|| display_of(name, input))
+                    .flatten()
+            });
+        let call = StoredCall {
+            summary: summary_of(&tools, name, input),
+            status,
+            output,
+            display,
+            elapsed: row.and_then(|r| r.elapsed_ms).map(Duration::from_millis),
+        };
+        out.insert(id.clone(), call);
+    }
+    out
+}
+
+/// A diff for edit-like calls recorded without one, from their arguments.
+fn display_of(name: &str, input: &serde_json::Value) -> Option<ToolDisplay> {
+    let path = input["file_path"].as_str()?.to_string();
+    let (old, new) = match name {
+        "edit" => (
+            input["old_string"].as_str()?.to_string(),
+            input["new_string"].as_str()?.to_string(),
+        ),
+        "write" => (String::new(), input["content"].as_str()?.to_string()),
+        _ => return None,
+    };
+    Some(ToolDisplay::Diff(crate::diff::FileDiff::new(
+        path, old, new,
+    )))
+}
+
+/// Summaries as the tools make them, when the registry knows the tool.
+pub(crate) fn summary_of(
+    tools: &crate::tools::Registry,
+    name: &str,
+    input: &serde_json::Value,
+) -> String {
+    match tools.get(name) {
+        Some(t) => t.summary(input),
+        None => name.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::ResultContent;
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, input: serde_json::Value) -> Message {
+        Message {
+            role: crate::conversation::Role::Assistant,
+            parts: vec![Part::ToolCall {
+                id: id.into(),
+                name: name.into(),
+                input,
+            }],
+        }
+    }
+
+    fn result(id: &str, text: &str, is_error: bool) -> Message {
+        Message {
+            role: crate::conversation::Role::User,
+            parts: vec![Part::ToolResult {
+                call_id: id.into(),
+                content: vec![ResultContent::text(text)],
+                is_error,
+            }],
+        }
+    }
+
+    #[test]
+    fn stored_rows_are_used_and_calls_without_one_read_their_result() {
+        let messages = vec![
+            call("a", "bash", json!({"command": "ls"})),
+            result("a", "The person denied this call.", true),
+            call("b", "bash", json!({"command": "false"})),
+            result("b", "exit 1", true),
+            call("c", "bash", json!({"command": "true"})),
+        ];
+        let rows = HashMap::from([(
+            "a".to_string(),
+            ToolRun {
+                call_id: "a".into(),
+                turn: 1,
+                status: ToolStatus::Denied,
+                display: Some(json!({"kind": "job", "job_id": "j1"})),
+                elapsed_ms: Some(2500),
+            },
+        )]);
+        let c = calls(&messages, rows);
+        assert_eq!(
+            c["a"],
+            StoredCall {
+                summary: "bash ls".into(),
+                status: ToolStatus::Denied,
+                output: "The person denied this call.".into(),
+                display: Some(ToolDisplay::Job {
+                    job_id: "j1".into()
+                }),
+                elapsed: Some(Duration::from_millis(2500)),
+            }
+        );
+        assert_eq!(c["b"].status, ToolStatus::Failed);
+        assert_eq!(c["c"].status, ToolStatus::Failed);
+        assert_eq!(c["c"].output, "(no result was recorded)");
+    }
+
+    #[test]
+    fn edits_get_their_diff_back() {
+        let d = display_of(
+            "edit",
+            &json!({"file_path": "a.rs", "old_string": "x\n", "new_string": "y\nz\n"}),
+        );
+        assert!(matches!(
+            d,
+            Some(ToolDisplay::Diff(crate::diff::FileDiff {
+                added: 2,
+                removed: 1,
+                ..
+            }))
+        ));
+        assert!(display_of("bash", &json!({"command": "ls"})).is_none());
+    }
+}

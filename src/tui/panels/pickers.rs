@@ -1,0 +1,266 @@
+//! The pickers: command palette, files (`@`), model, permission mode, theme,
+//! and the prompts to rewind to (this session's or a stored one's).
+
+use crossterm::event::{KeyCode, KeyEvent};
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+
+use super::{Outcome, Panel, PanelAction};
+use crate::agent::AgentCommand;
+use crate::config::Mode;
+use crate::sessions::SessionId;
+use crate::tui::keys::{Action, KeyMap};
+use crate::tui::styles::Styles;
+use crate::tui::widgets::picker::{Picker, PickerAction, PickerItem, PickerStyles};
+
+/// Slash commands whose argument is typed after choosing them.
+const TAKES_TEXT: [&str; 3] = ["rename", "compact", "export"];
+
+pub fn files_picker(files: Vec<String>) -> Panel {
+    let items = files
+        .into_iter()
+        .map(|f| PickerItem {
+            label: f.clone(),
+            detail: String::new(),
+            value: f,
+        })
+        .collect();
+    Panel::Files(Picker::new("Files (@)", items, true))
+}
+
+pub fn models_picker(current: &str) -> Panel {
+    let mut items: Vec<PickerItem> = crate::llm::ModelCatalog::global()
+        .pickable()
+        .iter()
+        .map(|m| PickerItem {
+            label: m.id.clone(),
+            detail: format!("{}k context", m.context_window / 1000),
+            value: m.id.clone(),
+        })
+        .collect();
+    if !items.iter().any(|i| i.value == current) {
+        items.insert(
+            0,
+            PickerItem {
+                label: current.to_string(),
+                detail: "current".into(),
+                value: current.to_string(),
+            },
+        );
+    }
+    let mut p = Picker::new("Model (type any id, Enter)", items, false);
+    p.select_value(current);
+    Panel::Models(p)
+}
+
+pub fn modes_picker(current: Mode) -> Panel {
+    let items = Mode::ALL
+        .iter()
+        .map(|m| PickerItem {
+            label: m.as_str().to_string(),
+            detail: match m {
+                Mode::Smart => "read-only tools run; writes and unsafe commands ask",
+                Mode::AlwaysAsk => "everything but reading asks",
+                Mode::Auto => "nothing asks but paths outside the project; deny rules hold",
+                Mode::Chat => "no tools",
+            }
+            .into(),
+            value: m.as_str().to_string(),
+        })
+        .collect();
+    let mut p = Picker::new("Permission mode", items, false);
+    p.select_value(current.as_str());
+    Panel::Modes(p)
+}
+
+/// The themes by name, `current` selected.
+pub fn themes_picker(names: &[String], current: &str) -> Panel {
+    let items = names
+        .iter()
+        .map(|n| PickerItem {
+            label: n.to_string(),
+            detail: String::new(),
+            value: n.to_string(),
+        })
+        .collect();
+    let mut picker = Picker::new("Theme (previews as you move)", items, false);
+    picker.select_value(current);
+    Panel::Themes {
+        picker,
+        original: current.to_string(),
+    }
+}
+
+/// The prompts of a stored session, newest first.
+pub fn stored_rewind_panel(session: SessionId, prompts: Vec<(i64, String)>) -> Panel {
+    let items = prompts
+        .iter()
+        .cloned()
+        .enumerate()
+        .rev()
+        .map(|(i, (mid, text))| PickerItem {
+            label: crate::text::one_line(&text),
+            detail: format!("turn {}", i + 1),
+            value: mid.to_string(),
+        })
+        .collect();
+    Panel::StoredRewind {
+        session,
+        picker: Picker::new("Continue from before which prompt?", items, false),
+        prompts,
+    }
+}
+
+/// The prompts of the transcript, newest first, for rewinding; `None`
+/// when there is none yet.
+pub fn rewind_picker(prompts: &[String]) -> Option<Panel> {
+    if prompts.is_empty() {
+        return None;
+    }
+    let items = prompts
+        .iter()
+        .enumerate()
+        .rev()
+        .map(|(i, p)| PickerItem {
+            label: crate::text::one_line(p),
+            detail: format!("turn {}", i + 1),
+            value: (i + 1).to_string(),
+        })
+        .collect();
+    Some(Panel::Rewind(Picker::new(
+        "Rewind to before which prompt?",
+        items,
+        false,
+    )))
+}
+
+/// Keys for the picker panels; `None` for the other panels.
+pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Option<Outcome> {
+    if matches!(panel, Panel::Rewind(_) | Panel::StoredRewind { .. }) {
+        return Some(rewind_key(panel, key, keys));
+    }
+    let out = match panel {
+        // An MCP prompt (`/mcp__SERVER__PROMPT args`) is not in the list.
+        Panel::Commands(p)
+            if keys.is(Action::PickerChoose, &key)
+                && p.query().trim_start().starts_with("mcp__") =>
+        {
+            Outcome::close_with(PanelAction::Command(p.query().trim().to_string()))
+        }
+        Panel::Commands(p) => match p.handle_key(key, keys) {
+            PickerAction::Cancel => Outcome::close(),
+            PickerAction::Choose(name) if TAKES_TEXT.contains(&name.as_str()) => {
+                Outcome::close_with(PanelAction::TypeCommand(name))
+            }
+            PickerAction::Choose(name) => Outcome::close_with(PanelAction::Command(name)),
+            _ => Outcome::keep(),
+        },
+        Panel::Files(p) => match p.handle_key(key, keys) {
+            PickerAction::Cancel => Outcome::close(),
+            PickerAction::Choose(path) => Outcome::close_with(PanelAction::InsertFile(path)),
+            _ => Outcome::keep(),
+        },
+        Panel::Models(p) => {
+            let typed = p.query().trim().to_string();
+            match p.handle_key(key, keys) {
+                PickerAction::Cancel => Outcome::close(),
+                PickerAction::Choose(id) => Outcome::close_with(PanelAction::Model(id)),
+                PickerAction::None if key.code == KeyCode::Enter && !typed.is_empty() => {
+                    Outcome::close_with(PanelAction::Model(typed))
+                }
+                _ => Outcome::keep(),
+            }
+        }
+        Panel::Modes(p) => match p.handle_key(key, keys) {
+            PickerAction::Cancel => Outcome::close(),
+            PickerAction::Choose(m) => match Mode::parse(&m) {
+                Some(mode) => Outcome::close_with(PanelAction::Mode(mode)),
+                None => Outcome::close(),
+            },
+            _ => Outcome::keep(),
+        },
+        Panel::Themes { picker, original } => match picker.handle_key(key, keys) {
+            PickerAction::Cancel => {
+                Outcome::close_with(PanelAction::PreviewTheme(original.clone()))
+            }
+            PickerAction::Moved(name) => Outcome {
+                keep: true,
+                action: PanelAction::PreviewTheme(name),
+            },
+            PickerAction::Choose(name) => Outcome::close_with(PanelAction::ChooseTheme(name)),
+            PickerAction::None => Outcome::keep(),
+        },
+        _ => return None,
+    };
+    Some(out)
+}
+
+/// Keys for the prompts to rewind to; choosing a stored session's prompt
+/// asks how to continue from it.
+fn rewind_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Outcome {
+    match panel {
+        Panel::Rewind(p) => match p.handle_key(key, keys) {
+            PickerAction::Cancel => Outcome::close(),
+            PickerAction::Choose(turn) => match turn.parse() {
+                Ok(turn) => {
+                    Outcome::close_with(PanelAction::Agent(AgentCommand::PrepareRewind { turn }))
+                }
+                Err(_) => Outcome::close(),
+            },
+            _ => Outcome::keep(),
+        },
+        Panel::StoredRewind {
+            session,
+            picker,
+            prompts,
+        } => match picker.handle_key(key, keys) {
+            PickerAction::Cancel => Outcome::close(),
+            PickerAction::Choose(message) => match message.parse::<i64>() {
+                Ok(message) => {
+                    let prompt = prompts
+                        .iter()
+                        .find(|(m, _)| *m == message)
+                        .map(|(_, p)| p.clone())
+                        .unwrap_or_default();
+                    *panel = Panel::ConfirmStoredRewind {
+                        session: session.clone(),
+                        message,
+                        prompt,
+                        fork: true,
+                    };
+                    Outcome::keep()
+                }
+                Err(_) => Outcome::close(),
+            },
+            _ => Outcome::keep(),
+        },
+        _ => Outcome::keep(),
+    }
+}
+
+fn picker_styles(s: &Styles) -> PickerStyles {
+    PickerStyles {
+        border: s.accent,
+        text: s.text,
+        detail: s.dim,
+        selected: s.focused_choice,
+        matched: s.accent.add_modifier(ratatui::style::Modifier::BOLD),
+    }
+}
+
+/// Draws a picker panel; false for the other panels.
+pub(super) fn render(panel: &mut Panel, area: Rect, buf: &mut Buffer, s: &Styles) -> bool {
+    match panel {
+        Panel::Commands(p)
+        | Panel::Files(p)
+        | Panel::Models(p)
+        | Panel::Modes(p)
+        | Panel::Rewind(p)
+        | Panel::StoredRewind { picker: p, .. }
+        | Panel::Themes { picker: p, .. } => {
+            p.render(area, buf, &picker_styles(s));
+            true
+        }
+        _ => false,
+    }
+}

@@ -1,0 +1,173 @@
+//! The services the runtime runs effects with, and the effects that answer
+//! later (off the interface thread, answered with a `Msg`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::agent::NoticeLevel;
+use crate::mcp::McpManager;
+use crate::sessions::{SessionReply, SessionRequest, Sessions};
+use crate::tui::msg::Msg;
+
+/// Handles to the services; all optional so the interface runs without them.
+#[derive(Clone, Default)]
+pub struct Handles {
+    pub sessions: Option<Sessions>,
+    pub mcp: Option<Arc<McpManager>>,
+    pub project_root: PathBuf,
+    pub project_config: PathBuf,
+    pub global_config: Option<PathBuf>,
+    /// Per-project prompt history (JSON lines).
+    pub history_file: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for Handles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handles")
+            .field("sessions", &self.sessions.is_some())
+            .field("mcp", &self.mcp.is_some())
+            .field("project_root", &self.project_root)
+            .finish()
+    }
+}
+
+impl Handles {
+    /// Asks the sessions service in the background.
+    pub fn session(&self, req: SessionRequest, tx: UnboundedSender<Msg>) {
+        let sessions = self.sessions.clone();
+        tokio::task::spawn_blocking(move || {
+            let reply = match sessions {
+                Some(s) => s.handle(req),
+                None => SessionReply::Failed(crate::sessions::SessionError::NoStore.to_string()),
+            };
+            let _ = tx.send(Msg::Session(reply));
+        });
+    }
+
+    /// The project's files and the MCP servers' resources, for `@`.
+    pub fn list_files(&self, tx: UnboundedSender<Msg>) {
+        let root = self.project_root.clone();
+        let mcp = self.mcp.clone();
+        tokio::spawn(async move {
+            let mut files = tokio::task::spawn_blocking(move || {
+                crate::tools::walk::workspace_files(&root, 20_000)
+            })
+            .await
+            .unwrap_or_default();
+            if let Some(m) = mcp {
+                files.extend(m.resource_refs().await);
+            }
+            let _ = tx.send(Msg::Files(files));
+        });
+    }
+
+    /// The servers' state and the prompts they offer.
+    pub fn mcp_status(&self, tx: UnboundedSender<Msg>) {
+        let mut text = match &self.mcp {
+            Some(m) => {
+                let s = m.statuses();
+                if s.is_empty() {
+                    format!(
+                        "No MCP servers are configured. Add one as [mcp.NAME] in {}.",
+                        self.project_config.display()
+                    )
+                } else {
+                    format!(
+                        "{}\nRestart one with /mcp restart <name>.",
+                        crate::mcp::format_status(&s)
+                    )
+                }
+            }
+            None => "MCP is not running.".into(),
+        };
+        let mcp = self.mcp.clone();
+        tokio::spawn(async move {
+            let prompts = match &mcp {
+                Some(m) => m.prompt_commands().await,
+                None => Vec::new(),
+            };
+            if !prompts.is_empty() {
+                text.push_str("\nPrompts (type one to send it):\n");
+                for p in prompts {
+                    text.push_str(&format!("  {p}\n"));
+                }
+            }
+            let _ = tx.send(Msg::Text {
+                title: "MCP servers".into(),
+                text,
+            });
+        });
+    }
+
+    /// Fetches an MCP prompt's text to send it as the prompt.
+    pub fn mcp_prompt(&self, command: String, tx: UnboundedSender<Msg>) {
+        let mcp = self.mcp.clone();
+        tokio::spawn(async move {
+            let msg = match mcp {
+                Some(m) => match m.expand_prompt(&command).await {
+                    Ok(text) => Msg::SubmitPrompt(text),
+                    Err(why) => Msg::Notice(NoticeLevel::Warning, why),
+                },
+                None => Msg::Notice(NoticeLevel::Warning, "MCP is not running.".into()),
+            };
+            let _ = tx.send(msg);
+        });
+    }
+
+    pub fn restart_mcp(&self, name: &str) -> Msg {
+        match self.mcp.as_ref().map(|m| m.restart(name)) {
+            Some(Ok(())) => Msg::Notice(
+                NoticeLevel::Info,
+                format!("Restarting MCP server `{name}`…"),
+            ),
+            Some(Err(e)) => Msg::Notice(NoticeLevel::Warning, e),
+            None => Msg::Notice(NoticeLevel::Warning, "MCP is not running.".into()),
+        }
+    }
+
+    pub fn permission_rules(&self, tx: UnboundedSender<Msg>) {
+        let files: Vec<PathBuf> = self
+            .global_config
+            .iter()
+            .chain(std::iter::once(&self.project_config))
+            .cloned()
+            .collect();
+        tokio::task::spawn_blocking(move || {
+            let msg =
+                match crate::permission::store::describe_rules(files.iter().map(|p| p.as_path())) {
+                    Ok(text) => Msg::Text {
+                        title: "Permission rules".into(),
+                        text,
+                    },
+                    Err(e) => Msg::Notice(NoticeLevel::Error, e.to_string()),
+                };
+            let _ = tx.send(msg);
+        });
+    }
+
+    pub fn save_setting(&self, key: &'static str, value: String, tx: UnboundedSender<Msg>) {
+        let Some(path) = self.global_config.clone() else {
+            let _ = tx.send(Msg::Notice(
+                NoticeLevel::Error,
+                "no config directory on this system".into(),
+            ));
+            return;
+        };
+        tokio::task::spawn_blocking(move || {
+            let msg = match crate::config::save_setting(&path, key, &value) {
+                Ok(()) if key == "theme" => Msg::Notice(
+                    NoticeLevel::Info,
+                    format!("Theme “{value}” saved in {}.", path.display()),
+                ),
+                Ok(()) => Msg::Notice(
+                    NoticeLevel::Info,
+                    format!("{key} “{value}” saved in {}.", path.display()),
+                ),
+                Err(e) => Msg::Notice(NoticeLevel::Error, e.to_string()),
+            };
+            let _ = tx.send(msg);
+        });
+    }
+}

@@ -1,0 +1,246 @@
+//! The event loop: terminal events, agent events, answers from effects and
+//! a timer in one `select!`; draws only when something changed, at most
+//! every ~8 ms. Every `Cmd` that `update` returns runs here, in `execute`.
+
+mod effects;
+
+use std::io::Write;
+use std::time::Duration;
+
+use crossterm::event::{Event, EventStream};
+use futures::StreamExt;
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
+use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
+
+use crate::agent::{AgentCommand, AgentEvent};
+use crate::tui::cmd::Cmd;
+use crate::tui::model::Model;
+use crate::tui::msg::Msg;
+use crate::tui::terminal;
+use crate::tui::update::update;
+use crate::tui::view::view;
+
+pub use effects::Handles;
+
+/// Frames after the person's input come at most this close together.
+const FRAME_GAP: Duration = Duration::from_millis(8);
+/// Frames that only show streamed output: 60 a second is smooth, and half
+/// the drawing of 120.
+const STREAM_FRAME_GAP: Duration = Duration::from_millis(16);
+const TICK: Duration = Duration::from_millis(100);
+
+pub async fn run_loop(
+    mut model: Model,
+    commands: UnboundedSender<AgentCommand>,
+    mut events: UnboundedReceiver<AgentEvent>,
+    handles: Handles,
+    startup: Vec<Cmd>,
+) -> anyhow::Result<()> {
+    terminal::install_panic_hook();
+    terminal::enter(model.mouse_captured)?;
+    let result = event_loop(&mut model, &commands, &mut events, handles, startup).await;
+    terminal::restore();
+    let _ = commands.send(AgentCommand::Shutdown);
+    result
+}
+
+/// Whether the loop goes on after an effect.
+enum Flow {
+    Continue,
+    Quit,
+}
+
+/// What effects run with: the terminal, the agent's channel, the services,
+/// and the channel their answers come back on.
+struct Runtime<'a> {
+    term: Terminal<CrosstermBackend<std::io::Stdout>>,
+    input: EventStream,
+    clipboard: Option<arboard::Clipboard>,
+    commands: &'a UnboundedSender<AgentCommand>,
+    replies: UnboundedSender<Msg>,
+    handles: Handles,
+}
+
+impl Runtime<'_> {
+    /// Runs one effect `update` asked for. Effects that answer later send
+    /// their `Msg` on `replies`.
+    fn execute(&mut self, cmd: Cmd, model: &Model) -> anyhow::Result<Flow> {
+        let tx = self.replies.clone();
+        match cmd {
+            Cmd::Quit => return Ok(Flow::Quit),
+            Cmd::Send(c) => {
+                let _ = self.commands.send(c);
+            }
+            Cmd::Session(req) => self.handles.session(req, tx),
+            Cmd::ListFiles => self.handles.list_files(tx),
+            Cmd::ShowMcpStatus => self.handles.mcp_status(tx),
+            Cmd::McpPrompt(command) => self.handles.mcp_prompt(command, tx),
+            Cmd::RestartMcp(name) => {
+                let _ = tx.send(self.handles.restart_mcp(&name));
+            }
+            Cmd::ShowPermissionRules => self.handles.permission_rules(tx),
+            Cmd::SaveSetting { key, value } => self.handles.save_setting(key, value, tx),
+            Cmd::CopyToClipboard(text) => terminal::copy_to_clipboard(&text, &mut self.clipboard),
+            Cmd::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
+            Cmd::AppendHistory(text) => {
+                if let Some(path) = &self.handles.history_file
+                    && let Err(e) = append_history(path, &text)
+                {
+                    tracing::warn!("cannot write prompt history {}: {e}", path.display());
+                }
+            }
+            Cmd::OpenEditor(text) => {
+                // The reader thread would steal the editor's keys.
+                drop(std::mem::replace(&mut self.input, EventStream::new()));
+                let edited = terminal::edit_in_editor(&text, model.mouse_captured);
+                self.term.clear()?;
+                let _ = tx.send(Msg::EditorClosed(edited));
+            }
+        }
+        Ok(Flow::Continue)
+    }
+
+    /// Runs every effect in order; stops at `Quit`.
+    fn execute_all(&mut self, cmds: Vec<Cmd>, model: &Model) -> anyhow::Result<Flow> {
+        for cmd in cmds {
+            if let Flow::Quit = self.execute(cmd, model)? {
+                return Ok(Flow::Quit);
+            }
+        }
+        Ok(Flow::Continue)
+    }
+}
+
+/// Sets the model's clock: `update` reads time only from the model.
+fn set_clock(model: &mut Model) {
+    model.now = std::time::Instant::now();
+    model.now_ms = chrono::Utc::now().timestamp_millis();
+}
+
+async fn event_loop(
+    model: &mut Model,
+    commands: &UnboundedSender<AgentCommand>,
+    events: &mut UnboundedReceiver<AgentEvent>,
+    handles: Handles,
+    startup: Vec<Cmd>,
+) -> anyhow::Result<()> {
+    let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
+    let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    term.clear()?;
+    let mut rt = Runtime {
+        term,
+        input: EventStream::new(),
+        clipboard: None,
+        commands,
+        replies,
+        handles,
+    };
+    if let Flow::Quit = rt.execute_all(startup, model)? {
+        return Ok(());
+    }
+    let mut tick = interval(TICK);
+    tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
+    let mut end_signals = super::suspend::EndSignals::new()?;
+    let mut agent_open = true;
+    let mut dirty = true;
+    // Something the person did is waiting to be drawn.
+    let mut urgent = true;
+    let mut last_draw = Instant::now() - STREAM_FRAME_GAP;
+
+    loop {
+        let gap = if urgent { FRAME_GAP } else { STREAM_FRAME_GAP };
+        if dirty && Instant::now() >= last_draw + gap {
+            set_clock(model);
+            rt.term.draw(|f| view(model, f))?;
+            last_draw = Instant::now();
+            dirty = false;
+            urgent = false;
+        }
+        let mut msgs = Vec::new();
+        tokio::select! {
+            ev = rt.input.next() => match ev {
+                Some(Ok(ev)) if super::suspend::is_suspend_key(&ev) => {
+                    super::suspend::suspend(model.mouse_captured)?;
+                    rt.term.clear()?;
+                    dirty = true;
+                }
+                Some(Ok(ev)) => msgs.extend(to_msg(ev)),
+                Some(Err(e)) => return Err(e.into()),
+                None => return Ok(()),
+            },
+            ev = events.recv(), if agent_open => match ev {
+                Some(ev) => {
+                    msgs.push(Msg::Agent(ev));
+                    // A burst of deltas costs one frame.
+                    while let Ok(ev) = events.try_recv() {
+                        msgs.push(Msg::Agent(ev));
+                    }
+                }
+                None => {
+                    agent_open = false;
+                    msgs.push(Msg::AgentGone);
+                }
+            },
+            Some(msg) = reply_rx.recv() => msgs.push(msg),
+            _ = tick.tick(), if model.needs_tick() => msgs.push(Msg::Tick(std::time::Instant::now())),
+            _ = sleep_until(last_draw + gap), if dirty => {}
+            _ = end_signals.recv() => return Ok(()),
+        }
+        for msg in msgs {
+            dirty = true;
+            urgent |= !matches!(msg, Msg::Agent(_) | Msg::Tick(_));
+            set_clock(model);
+            let cmds = update(model, msg);
+            if let Flow::Quit = rt.execute_all(cmds, model)? {
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn to_msg(ev: Event) -> Option<Msg> {
+    Some(match ev {
+        Event::Key(k) => Msg::Key(k),
+        Event::Paste(p) => Msg::Paste(p),
+        Event::Mouse(m) => Msg::Mouse(m),
+        Event::Resize(width, height) => Msg::Resize { width, height },
+        Event::FocusGained | Event::FocusLost => return None,
+    })
+}
+
+/// The per-project prompt history: one JSON string per line, oldest first.
+pub fn load_history(path: &std::path::Path) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<String>(l).ok())
+        .collect()
+}
+
+pub fn append_history(path: &std::path::Path, prompt: &str) -> std::io::Result<()> {
+    let mut f = crate::private::open_append(path)?;
+    let line = serde_json::to_string(prompt).map_err(std::io::Error::other)?;
+    writeln!(f, "{line}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_round_trips_multiline_prompts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("sub/history.jsonl");
+        append_history(&path, "first").ok();
+        append_history(&path, "two\nlines").ok();
+        assert_eq!(
+            load_history(&path),
+            vec!["first".to_string(), "two\nlines".to_string()]
+        );
+        std::fs::write(&path, "not json\n\"ok\"\n").ok();
+        assert_eq!(load_history(&path), vec!["ok".to_string()]);
+    }
+}

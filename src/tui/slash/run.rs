@@ -1,0 +1,205 @@
+//! Running a slash command: most change the model and return the effects
+//! for the runtime; some open a panel.
+
+use crate::agent::{AgentCommand, NoticeLevel};
+use crate::sessions::SessionRequest;
+use crate::tui::cmd::Cmd;
+use crate::tui::model::{Model, Overlay};
+use crate::tui::panels::{self, Panel, SessionBrowser};
+use crate::tui::styles::Styles;
+use crate::tui::widgets::cell::CellKind;
+use crate::tui::widgets::picker::{Picker, PickerItem};
+
+use super::{COMMANDS, ExportFormat, Slash};
+
+/// The command palette (Ctrl+P, or `/` in an empty prompt).
+pub fn palette(query: &str) -> Panel {
+    let items = COMMANDS
+        .iter()
+        .map(|c| PickerItem {
+            label: format!("/{}", c.name),
+            detail: if c.args.is_empty() {
+                c.description.to_string()
+            } else {
+                format!("{} — {}", c.args, c.description)
+            },
+            value: c.name.to_string(),
+        })
+        .collect();
+    Panel::Commands(Picker::new("Commands", items, false).with_query(query))
+}
+
+/// Runs a typed `/command`.
+pub fn run_slash(model: &mut Model, text: &str) -> Vec<Cmd> {
+    match super::parse(text) {
+        Ok(c) => run(model, c),
+        Err(e) => {
+            model.flash(e);
+            Vec::new()
+        }
+    }
+}
+
+fn busy(model: &mut Model, what: &str) -> bool {
+    if model.turn_running {
+        model.flash(format!(
+            "{what} waits until the agent is idle (Esc stops it)"
+        ));
+        return true;
+    }
+    false
+}
+
+pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
+    match cmd {
+        Slash::New => new_session(model),
+        Slash::Sessions => open_sessions(model),
+        Slash::Model(Some(id)) => vec![Cmd::Send(AgentCommand::SetModel {
+            provider: None,
+            model: id,
+        })],
+        Slash::Model(None) => {
+            model.open_panel(panels::models_picker(&model.model));
+            Vec::new()
+        }
+        Slash::Mode(Some(m)) => {
+            model.mode = m;
+            vec![Cmd::Send(AgentCommand::SetMode(m))]
+        }
+        Slash::Mode(None) => {
+            model.open_panel(panels::modes_picker(model.mode));
+            Vec::new()
+        }
+        Slash::Theme(Some(name)) => set_theme(model, &name, true),
+        Slash::Theme(None) => {
+            let p = panels::themes_picker(&model.themes.names(), &model.theme.name);
+            model.open_panel(p);
+            Vec::new()
+        }
+        Slash::Compact(focus) => {
+            if busy(model, "/compact") {
+                return Vec::new();
+            }
+            vec![Cmd::Send(AgentCommand::Compact { focus })]
+        }
+        Slash::Undo => {
+            if busy(model, "/undo") {
+                return Vec::new();
+            }
+            vec![Cmd::Send(AgentCommand::PrepareUndo)]
+        }
+        Slash::Rewind => open_rewind(model),
+        Slash::Rename(title) => rename(model, title),
+        Slash::Export(fmt) => export(model, fmt),
+        Slash::Mcp => vec![Cmd::ShowMcpStatus],
+        Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
+        Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
+        Slash::Permissions => vec![Cmd::ShowPermissionRules],
+        Slash::Sandbox => {
+            let text = model.sandbox.details();
+            model.notice(NoticeLevel::Info, text);
+            Vec::new()
+        }
+        Slash::Mouse => {
+            model.mouse_captured = !model.mouse_captured;
+            vec![Cmd::SetMouseCapture(model.mouse_captured)]
+        }
+        Slash::Help => {
+            model.overlays.push(Overlay::Help { scroll: 0 });
+            Vec::new()
+        }
+        Slash::Quit => vec![Cmd::Quit],
+    }
+}
+
+fn new_session(model: &mut Model) -> Vec<Cmd> {
+    if busy(model, "/new") {
+        return Vec::new();
+    }
+    model.transcript = crate::tui::widgets::transcript::Transcript::new();
+    model.title = None;
+    // The next session is recorded under a new id once it is written.
+    model.session = None;
+    model.usage.context_tokens = 0;
+    model.usage.cost = None;
+    model.todos.clear();
+    vec![Cmd::Send(AgentCommand::NewSession)]
+}
+
+fn rename(model: &mut Model, title: String) -> Vec<Cmd> {
+    model.title = Some(title.clone());
+    let mut cmds = vec![Cmd::Send(AgentCommand::SetTitle(title.clone()))];
+    match model.session.clone() {
+        Some(id) => cmds.push(Cmd::Session(SessionRequest::Rename { id, title })),
+        None => model.notice(
+            NoticeLevel::Error,
+            "This session has no messages yet; it is named when it starts.".into(),
+        ),
+    }
+    cmds
+}
+
+fn export(model: &mut Model, fmt: ExportFormat) -> Vec<Cmd> {
+    match model.session.clone() {
+        Some(id) => vec![Cmd::Session(SessionRequest::Export {
+            id,
+            json: fmt == ExportFormat::Json,
+        })],
+        None => {
+            model.notice(
+                NoticeLevel::Error,
+                "This session has no messages yet; there is nothing to export.".into(),
+            );
+            Vec::new()
+        }
+    }
+}
+
+pub fn open_sessions(model: &mut Model) -> Vec<Cmd> {
+    let (browser, first) = SessionBrowser::open(model.now_ms);
+    model.open_panel(Panel::Sessions(Box::new(browser)));
+    panels::sessions::commands(first, model.session.as_ref())
+}
+
+pub fn open_rewind(model: &mut Model) -> Vec<Cmd> {
+    if busy(model, "Rewind") {
+        return Vec::new();
+    }
+    let prompts: Vec<String> = model
+        .transcript
+        .cells()
+        .iter()
+        .filter_map(|c| match &c.kind {
+            CellKind::User(p) => Some(p.clone()),
+            _ => None,
+        })
+        .collect();
+    match panels::rewind_picker(&prompts) {
+        Some(p) => model.open_panel(p),
+        None => model.flash("Nothing to rewind to yet"),
+    }
+    Vec::new()
+}
+
+/// Switches to the theme called `name`; `save` remembers it in the config.
+pub fn set_theme(model: &mut Model, name: &str, save: bool) -> Vec<Cmd> {
+    match model.themes.get(name) {
+        Ok(t) => {
+            model.theme = t;
+            model.styles = Styles::from_theme(&model.theme);
+            model.transcript.invalidate();
+            if save {
+                vec![Cmd::SaveSetting {
+                    key: "theme",
+                    value: name.to_string(),
+                }]
+            } else {
+                Vec::new()
+            }
+        }
+        Err(e) => {
+            model.flash(format!("theme `{name}`: {e}"));
+            Vec::new()
+        }
+    }
+}

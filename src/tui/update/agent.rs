@@ -1,0 +1,303 @@
+//! How each `AgentEvent` changes the model.
+
+use std::time::Duration;
+
+use crate::agent::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
+use crate::tui::cmd::Cmd;
+use crate::tui::model::{Activity, Model, UsageInfo};
+use crate::tui::widgets::cell::{AssistantText, CellKind};
+use crate::tui::widgets::permission_dialog::PermissionDialog;
+use crate::tui::widgets::tool_cell::ToolCell;
+
+pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
+    let now = model.now;
+    match ev {
+        AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
+        AgentEvent::ResponseStarted => response_started(model),
+        AgentEvent::TextDelta(delta) => text_delta(model, delta),
+        AgentEvent::ReasoningDelta(delta) => reasoning_delta(model, delta),
+        AgentEvent::ResponseReset => response_reset(model),
+        AgentEvent::ToolCallStarted {
+            call_id,
+            name,
+            summary,
+            ..
+        } => tool_started(model, call_id, name, summary),
+        AgentEvent::ToolCallProgress { call_id, message } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.progress = Some(message);
+            }
+        }
+        AgentEvent::ToolCallFinished {
+            call_id,
+            status,
+            output,
+            display,
+        } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.finish(status, output, display, now);
+            }
+            settle_activity(model);
+        }
+        AgentEvent::PermissionRequested { id, request } => {
+            model.dialogs.push_back(PermissionDialog::new(id, request));
+            model.activity = Activity::WaitingForPermission;
+        }
+        AgentEvent::PermissionResolved { id } => {
+            model.dialogs.retain(|d| d.id != id);
+            settle_activity(model);
+        }
+        AgentEvent::Usage {
+            context_tokens,
+            context_window,
+            cost,
+            ..
+        } => {
+            model.usage = UsageInfo {
+                context_tokens,
+                context_window,
+                cost,
+            };
+        }
+        AgentEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error,
+        } => retrying(model, attempt, max_attempts, delay_ms, error),
+        AgentEvent::Notice { level, text } => model.notice(level, text),
+        AgentEvent::ServersChanged(health) => model.servers = Some(health),
+        AgentEvent::InputRequested { id, request } => model
+            .forms
+            .push_back(crate::tui::widgets::input_form::InputForm::new(id, request)),
+        AgentEvent::InputResolved { id } => model.forms.retain(|f| f.id != id),
+        AgentEvent::Todos(todos) => model.todos = todos,
+        AgentEvent::ModeChanged(mode) => model.mode = mode,
+        AgentEvent::ModelChanged {
+            provider,
+            model: name,
+        } => {
+            model.provider = provider;
+            model.model = name;
+        }
+        AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
+        other @ (AgentEvent::Compacted { .. }
+        | AgentEvent::TitleChanged(_)
+        | AgentEvent::TitleGenerated(_)
+        | AgentEvent::UndoPlanned(_)
+        | AgentEvent::UndoApplied { .. }
+        | AgentEvent::RewindPlanned { .. }
+        | AgentEvent::Rewound { .. }
+        | AgentEvent::SessionRecorded { .. }
+        | AgentEvent::StoreFailed { .. }
+        | AgentEvent::StoreRecovered) => {
+            return super::session::agent_event(model, other);
+        }
+        AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
+    }
+    Vec::new()
+}
+
+fn turn_started(model: &mut Model, prompt: String) {
+    let now = model.now;
+    finish_streaming(model);
+    match model.queued.iter().position(|q| *q == prompt) {
+        Some(i) => {
+            model.queued.remove(i);
+        }
+        None => {
+            model.queued.pop_front();
+        }
+    }
+    model.turn_running = true;
+    model.response_start = None;
+    model.transcript.push(CellKind::User(prompt));
+    model.activity = Activity::Thinking { since: now };
+}
+
+fn tool_started(model: &mut Model, call_id: String, name: String, summary: String) {
+    let now = model.now;
+    finish_streaming(model);
+    model.activity = Activity::RunningTool {
+        name: name.clone(),
+        since: now,
+    };
+    model.transcript.push(CellKind::Tool(Box::new(ToolCell::new(
+        call_id, name, summary, now,
+    ))));
+}
+
+fn retrying(model: &mut Model, attempt: u32, max_attempts: u32, delay_ms: u64, error: String) {
+    let now = model.now;
+    model.notice(
+        NoticeLevel::Warning,
+        format!("{error} — retrying ({attempt}/{max_attempts})"),
+    );
+    model.activity = Activity::Retrying {
+        until: now + Duration::from_millis(delay_ms),
+        attempt,
+        max: max_attempts,
+    };
+}
+
+fn response_started(model: &mut Model) {
+    finish_streaming(model);
+    model.response_start = Some(model.transcript.len());
+    if !matches!(model.activity, Activity::Thinking { .. }) {
+        model.activity = Activity::Thinking { since: model.now };
+    }
+}
+
+fn text_delta(model: &mut Model, delta: String) {
+    let now = model.now;
+    let streaming_answer = model
+        .transcript
+        .cells()
+        .last()
+        .is_some_and(|c| matches!(&c.kind, CellKind::Assistant(a) if a.streaming));
+    if streaming_answer {
+        if let Some(c) = model.transcript.last_mut()
+            && let CellKind::Assistant(a) = &mut c.kind
+        {
+            a.text.push_str(&delta);
+        }
+    } else {
+        finish_streaming(model);
+        model
+            .transcript
+            .push(CellKind::Assistant(AssistantText::streaming(delta)));
+    }
+    if !matches!(model.activity, Activity::Responding { .. }) {
+        model.activity = Activity::Responding { since: now };
+    }
+}
+
+fn reasoning_delta(model: &mut Model, delta: String) {
+    let streaming = model.transcript.cells().last().is_some_and(|c| {
+        matches!(
+            &c.kind,
+            CellKind::Reasoning {
+                streaming: true,
+                ..
+            }
+        )
+    });
+    if streaming {
+        if let Some(c) = model.transcript.last_mut()
+            && let CellKind::Reasoning { text, .. } = &mut c.kind
+        {
+            text.push_str(&delta);
+        }
+    } else {
+        finish_streaming(model);
+        model.transcript.push(CellKind::Reasoning {
+            text: delta,
+            streaming: true,
+        });
+    }
+}
+
+/// The stream restarted: the partial response goes.
+fn response_reset(model: &mut Model) {
+    let now = model.now;
+    if let Some(start) = model.response_start {
+        for i in (start..model.transcript.len()).rev() {
+            let partial = matches!(
+                model.transcript.cells()[i].kind,
+                CellKind::Assistant(_) | CellKind::Reasoning { .. }
+            );
+            if partial {
+                model.transcript.remove(i);
+            }
+        }
+    }
+    model.activity = Activity::Thinking { since: now };
+}
+
+fn turn_finished(model: &mut Model, outcome: TurnOutcome) {
+    finish_streaming(model);
+    model.turn_running = false;
+    model.activity = Activity::Idle;
+    model.response_start = None;
+    match outcome {
+        TurnOutcome::Completed => {}
+        TurnOutcome::Cancelled => {
+            cancel_running_tools(model);
+            model.transcript.push(CellKind::Marker("cancelled".into()));
+        }
+        TurnOutcome::TurnLimit { limit } => model.notice(
+            NoticeLevel::Warning,
+            format!("stopped after {limit} steps (the turn limit); send a prompt to continue"),
+        ),
+        TurnOutcome::Failed { error } => model.notice(NoticeLevel::Error, error),
+    }
+}
+
+/// Recomputes the status activity after a tool or a dialog finished.
+pub fn settle_activity(model: &mut Model) {
+    if !model.dialogs.is_empty() {
+        model.activity = Activity::WaitingForPermission;
+        return;
+    }
+    if !model.turn_running {
+        model.activity = Activity::Idle;
+        return;
+    }
+    let running = model
+        .transcript
+        .cells()
+        .iter()
+        .rev()
+        .take(64)
+        .find_map(|c| match &c.kind {
+            CellKind::Tool(t) if t.is_running() => Some((t.name.clone(), t.started)),
+            _ => None,
+        });
+    model.activity = match running {
+        Some((name, since)) => Activity::RunningTool { name, since },
+        None => Activity::Thinking { since: model.now },
+    };
+}
+
+fn tool_mut<'a>(model: &'a mut Model, call_id: &str) -> Option<&'a mut ToolCell> {
+    let i = model
+        .transcript
+        .cells()
+        .iter()
+        .rposition(|c| matches!(&c.kind, CellKind::Tool(t) if t.call_id == call_id))?;
+    match &mut model.transcript.get_mut(i)?.kind {
+        CellKind::Tool(t) => Some(t),
+        _ => None,
+    }
+}
+
+/// Streaming ended for whatever streamed: render it as final markdown.
+fn finish_streaming(model: &mut Model) {
+    let n = model.transcript.len();
+    for i in (n.saturating_sub(3)..n).rev() {
+        if model.transcript.cells()[i].is_streaming()
+            && let Some(c) = model.transcript.get_mut(i)
+        {
+            match &mut c.kind {
+                CellKind::Assistant(a) => a.streaming = false,
+                CellKind::Reasoning { streaming, .. } => *streaming = false,
+                _ => {}
+            }
+        }
+    }
+}
+
+fn cancel_running_tools(model: &mut Model) {
+    let now = model.now;
+    let n = model.transcript.len();
+    for i in n.saturating_sub(64)..n {
+        let running =
+            matches!(&model.transcript.cells()[i].kind, CellKind::Tool(t) if t.is_running());
+        if running
+            && let Some(c) = model.transcript.get_mut(i)
+            && let CellKind::Tool(t) = &mut c.kind
+        {
+            t.finish(ToolStatus::Cancelled, String::new(), None, now);
+        }
+    }
+}

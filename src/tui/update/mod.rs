@@ -1,0 +1,425 @@
+//! `update(&mut Model, Msg) -> Vec<Cmd>`: every state change, no I/O.
+
+use std::time::Duration;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
+
+use crate::agent::{AgentCommand, NoticeLevel};
+use crate::permission::Mode;
+use crate::tui::cmd::Cmd;
+use crate::tui::keys::{Action, KeyMap};
+use crate::tui::markdown;
+use crate::tui::model::{Focus, Model, Overlay};
+use crate::tui::msg::Msg;
+use crate::tui::slash;
+mod agent;
+mod panel;
+mod session;
+
+use crate::tui::widgets::cell::CellKind;
+use agent::agent_event;
+pub use agent::settle_activity;
+
+/// A second Ctrl+C within this long quits.
+pub const DOUBLE_INTERRUPT: Duration = Duration::from_millis(1500);
+const WHEEL_ROWS: i64 = 3;
+
+pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
+    match msg {
+        Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
+        Msg::Key(key) => on_key(model, key),
+        Msg::Paste(text) => {
+            if let Some(d) = model.dialogs.front_mut() {
+                if let Some(reason) = &mut d.deny_reason {
+                    reason.push_str(&text.replace(['\n', '\r'], " "));
+                }
+            } else if model.overlays.is_empty() {
+                model.focus = Focus::Prompt;
+                model.input.paste(&text);
+            }
+            Vec::new()
+        }
+        Msg::Mouse(m) => on_mouse(model, m),
+        Msg::Resize { .. } => Vec::new(),
+        Msg::Tick(now) => {
+            model.now = now;
+            if model.flash.as_ref().is_some_and(|f| f.1 <= now) {
+                model.flash = None;
+            }
+            let n = model.transcript.len();
+            // Only the current turn's cells can be animated.
+            for i in (n.saturating_sub(64)..n).rev() {
+                if model.transcript.cells()[i].is_animated() {
+                    model.transcript.refresh(i);
+                }
+            }
+            Vec::new()
+        }
+        Msg::EditorClosed(Ok(text)) => {
+            model.input.set_text(text.trim_end_matches('\n'));
+            Vec::new()
+        }
+        Msg::EditorClosed(Err(e)) => {
+            notice(model, NoticeLevel::Error, format!("editor: {e}"));
+            Vec::new()
+        }
+        Msg::Agent(ev) => agent_event(model, ev),
+        Msg::Session(reply) => session::session_reply(model, reply),
+        Msg::Files(files) => session::files(model, files),
+        Msg::Text { title, text } => session::text(model, title, text),
+        Msg::SubmitPrompt(text) => session::submit_prompt(model, text),
+        Msg::Notice(level, text) => {
+            notice(model, level, text);
+            Vec::new()
+        }
+        Msg::AgentGone => {
+            model.agent_gone = true;
+            model.turn_running = false;
+            model.activity = crate::tui::model::Activity::Idle;
+            notice(
+                model,
+                NoticeLevel::Error,
+                "The agent stopped; nothing more can be sent. Ctrl+C quits.".into(),
+            );
+            Vec::new()
+        }
+    }
+}
+
+/// `/name …` where `name` is a command; other text starting with `/` (a
+/// path, say) is an ordinary prompt.
+fn is_slash_command(text: &str) -> bool {
+    let t = text.trim_start();
+    let Some(rest) = t.strip_prefix('/') else {
+        return false;
+    };
+    let name = rest.split_whitespace().next().unwrap_or("");
+    crate::tui::slash::COMMANDS.iter().any(|c| c.name == name)
+        || matches!(name, "clear" | "resume" | "exit" | "q")
+        || name.starts_with("mcp__")
+}
+
+pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {
+    model.notice(level, text);
+}
+
+fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
+    let keys = model.keys.clone();
+    if keys.is(Action::Interrupt, &key) {
+        return interrupt(model);
+    }
+    if model.top_is_panel() {
+        return panel::on_key(model, key);
+    }
+    if !model.overlays.is_empty() {
+        panel::help_key(model, key);
+        return Vec::new();
+    }
+    if let Some(form) = model.forms.front_mut() {
+        let Some(answer) = form.key(key) else {
+            return Vec::new();
+        };
+        let id = form.id;
+        model.forms.pop_front();
+        return vec![Cmd::Send(AgentCommand::InputReply { id, answer })];
+    }
+    if let Some(dialog) = model.dialogs.front_mut() {
+        let Some(decision) = dialog.key(key, &keys) else {
+            return Vec::new();
+        };
+        let id = dialog.id;
+        model.dialogs.pop_front();
+        settle_activity(model);
+        return vec![Cmd::Send(AgentCommand::PermissionReply { id, decision })];
+    }
+    if let Some(cmds) = global_key(model, &keys, key) {
+        return cmds;
+    }
+    if keys.is(Action::Cancel, &key) {
+        return cancel(model);
+    }
+    match model.focus {
+        Focus::Transcript => transcript_key(model, key),
+        Focus::Prompt => prompt_key(model, key),
+    }
+}
+
+/// Keys that do the same wherever the focus is; `None` when `key` is not
+/// one of them.
+fn global_key(model: &mut Model, keys: &KeyMap, key: KeyEvent) -> Option<Vec<Cmd>> {
+    let is = |a| keys.is(a, &key);
+    let cmds = if is(Action::Help) {
+        model.overlays.push(Overlay::Help { scroll: 0 });
+        Vec::new()
+    } else if is(Action::ToggleMouse) {
+        model.mouse_captured = !model.mouse_captured;
+        vec![Cmd::SetMouseCapture(model.mouse_captured)]
+    } else if is(Action::CycleMode) {
+        let i = Mode::ALL.iter().position(|m| *m == model.mode).unwrap_or(0);
+        let next = Mode::ALL[(i + 1) % Mode::ALL.len()];
+        model.mode = next;
+        vec![Cmd::Send(AgentCommand::SetMode(next))]
+    } else if is(Action::ScrollUp) {
+        model.transcript.scroll_page(-1);
+        Vec::new()
+    } else if is(Action::ScrollDown) {
+        model.transcript.scroll_page(1);
+        Vec::new()
+    } else if is(Action::ScrollTop) {
+        model.transcript.to_top();
+        Vec::new()
+    } else if is(Action::ScrollBottom) {
+        model.transcript.to_bottom();
+        Vec::new()
+    } else if is(Action::FocusTranscript) {
+        let other = if model.focus == Focus::Prompt {
+            Focus::Transcript
+        } else {
+            Focus::Prompt
+        };
+        set_focus(model, other);
+        Vec::new()
+    } else if is(Action::Palette) {
+        model.open_panel(slash::palette(""));
+        Vec::new()
+    } else if is(Action::Sessions) {
+        slash::open_sessions(model)
+    } else {
+        return None;
+    };
+    Some(cmds)
+}
+
+/// Esc: stops the turn, leaves the transcript, or (twice on an idle,
+/// empty prompt) opens the rewind picker.
+fn cancel(model: &mut Model) -> Vec<Cmd> {
+    if model.turn_running {
+        return vec![Cmd::Send(AgentCommand::Cancel)];
+    }
+    if model.focus == Focus::Transcript {
+        set_focus(model, Focus::Prompt);
+        return Vec::new();
+    }
+    let now = model.now;
+    let twice = model
+        .last_idle_esc
+        .is_some_and(|t| now.saturating_duration_since(t) < DOUBLE_INTERRUPT);
+    if twice && model.input.is_empty() {
+        model.last_idle_esc = None;
+        return slash::open_rewind(model);
+    }
+    model.last_idle_esc = Some(now);
+    Vec::new()
+}
+
+fn set_focus(model: &mut Model, focus: Focus) {
+    model.focus = focus;
+    match focus {
+        Focus::Transcript => {
+            let last = model.transcript.len().checked_sub(1);
+            model.transcript.select(model.transcript.selected.or(last));
+        }
+        Focus::Prompt => model.transcript.select(None),
+    }
+}
+
+fn interrupt(model: &mut Model) -> Vec<Cmd> {
+    let now = model.now;
+    let again = model
+        .last_interrupt
+        .is_some_and(|t| now.saturating_duration_since(t) < DOUBLE_INTERRUPT);
+    if again || (!model.turn_running && model.input.is_empty() && model.dialogs.is_empty()) {
+        model.should_quit = true;
+        return vec![Cmd::Quit];
+    }
+    model.last_interrupt = Some(now);
+    model.overlays.clear();
+    model.flash("Ctrl+C again to quit");
+    if model.turn_running {
+        return vec![Cmd::Send(AgentCommand::Cancel)];
+    }
+    model.input.clear();
+    Vec::new()
+}
+
+fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
+    let keys = &model.keys;
+    if keys.is(Action::Submit, &key) {
+        return submit(model);
+    }
+    if keys.is(Action::Newline, &key) {
+        model.input.newline();
+        return Vec::new();
+    }
+    if keys.is(Action::OpenEditor, &key) {
+        return vec![Cmd::OpenEditor(model.input.text())];
+    }
+    if keys.is(Action::HistoryPrev, &key)
+        && model.input.cursor_on_first_line()
+        && model.input.history_prev()
+    {
+        return Vec::new();
+    }
+    if keys.is(Action::HistoryNext, &key)
+        && model.input.cursor_on_last_line()
+        && model.input.history_next()
+    {
+        return Vec::new();
+    }
+    if key.code == KeyCode::Char('/') && model.input.is_empty() && key.modifiers.is_empty() {
+        model.open_panel(slash::palette(""));
+        return Vec::new();
+    }
+    if key.code == KeyCode::Char('@') && !key.modifiers.contains(KeyModifiers::CONTROL) {
+        return vec![Cmd::ListFiles];
+    }
+    if key.code == KeyCode::Char('?') && model.input.is_empty() {
+        model.overlays.push(Overlay::Help { scroll: 0 });
+        return Vec::new();
+    }
+    model.input.key(key);
+    Vec::new()
+}
+
+fn submit(model: &mut Model) -> Vec<Cmd> {
+    if model.input.text().trim().is_empty() {
+        return Vec::new();
+    }
+    if model.agent_gone {
+        notice(
+            model,
+            NoticeLevel::Error,
+            "The agent stopped; the prompt was not sent.".into(),
+        );
+        return Vec::new();
+    }
+    let typed = model.input.text();
+    if is_slash_command(&typed) {
+        model.input.take();
+        return slash::run_slash(model, typed.trim());
+    }
+    let text = model.input.take();
+    model.transcript.to_bottom();
+    if model.turn_running {
+        model.queued.push_back(text.clone());
+    }
+    vec![
+        Cmd::Send(AgentCommand::Submit {
+            text: text.clone(),
+            images: Vec::new(),
+        }),
+        Cmd::AppendHistory(text),
+    ]
+}
+
+fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
+    let keys = model.keys.clone();
+    let n = model.transcript.len();
+    let sel = model.transcript.selected;
+    if keys.is(Action::SelectPrev, &key) {
+        model.transcript.select(Some(
+            sel.map_or(n.saturating_sub(1), |s| s.saturating_sub(1)),
+        ));
+    } else if keys.is(Action::SelectNext, &key) {
+        model
+            .transcript
+            .select(Some(sel.map_or(0, |s| (s + 1).min(n.saturating_sub(1)))));
+    } else if keys.is(Action::SelectFirst, &key) {
+        model.transcript.select(Some(0));
+    } else if keys.is(Action::SelectLast, &key) {
+        model.transcript.select(n.checked_sub(1));
+    } else if keys.is(Action::ToggleExpand, &key) {
+        if let Some(c) = sel.and_then(|s| model.transcript.get_mut(s)) {
+            c.expanded = !c.expanded;
+        }
+        model.transcript.select(sel);
+    } else if keys.is(Action::CopyMessage, &key) {
+        if let Some(text) = sel
+            .and_then(|s| model.transcript.cells().get(s))
+            .map(|c| c.copy_text())
+        {
+            model.flash(format!("copied {} characters", text.chars().count()));
+            return vec![Cmd::CopyToClipboard(text)];
+        }
+    } else if keys.is(Action::CopyCode, &key) {
+        return copy_code(model);
+    } else if keys.is(Action::ViewDiff, &key) {
+        let diff = sel
+            .and_then(|s| model.transcript.cells().get(s))
+            .and_then(|c| match &c.kind {
+                CellKind::Tool(t) => t.display.clone(),
+                _ => None,
+            });
+        match diff {
+            Some(crate::tools::ToolDisplay::Diff(crate::diff::FileDiff {
+                path, old, new, ..
+            })) => {
+                model.open_panel(crate::tui::panels::diff_panel(&path, &old, &new));
+            }
+            _ => model.flash("The selected cell has no diff"),
+        }
+    } else if let KeyCode::Char(_) = key.code {
+        // Typing goes to the prompt.
+        if !key
+            .modifiers
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            set_focus(model, Focus::Prompt);
+            return prompt_key(model, key);
+        }
+    }
+    Vec::new()
+}
+
+/// Copies the next code block of the selected answer (or the last answer).
+fn copy_code(model: &mut Model) -> Vec<Cmd> {
+    let cells = model.transcript.cells();
+    let is_answer = |i: &usize| matches!(cells[*i].kind, CellKind::Assistant(_));
+    let target = model
+        .transcript
+        .selected
+        .filter(|i| *i < cells.len() && is_answer(i))
+        .or_else(|| (0..cells.len()).rev().find(is_answer));
+    let Some(i) = target else {
+        model.flash("no answer with code to copy");
+        return Vec::new();
+    };
+    let CellKind::Assistant(a) = &cells[i].kind else {
+        return Vec::new();
+    };
+    let blocks = markdown::code_blocks(&a.text);
+    if blocks.is_empty() {
+        model.flash("that answer has no code block");
+        return Vec::new();
+    }
+    let next = if model.code_cursor.0 == i {
+        (model.code_cursor.1 + 1) % blocks.len()
+    } else {
+        0
+    };
+    model.code_cursor = (i, next);
+    let code = blocks[next].code.clone();
+    model.flash(format!(
+        "copied code block {} of {} ({} lines)",
+        next + 1,
+        blocks.len(),
+        code.lines().count()
+    ));
+    vec![Cmd::CopyToClipboard(code)]
+}
+
+fn on_mouse(model: &mut Model, m: MouseEvent) -> Vec<Cmd> {
+    let delta = match m.kind {
+        MouseEventKind::ScrollUp => -WHEEL_ROWS,
+        MouseEventKind::ScrollDown => WHEEL_ROWS,
+        _ => return Vec::new(),
+    };
+    if let Some(Overlay::Help { scroll }) = model.overlays.last_mut() {
+        *scroll = scroll.saturating_add_signed(delta as i16);
+    } else if let Some(d) = model.dialogs.front_mut() {
+        d.scroll = d.scroll.saturating_add_signed(delta as isize);
+    } else {
+        model.transcript.scroll(delta);
+    }
+    Vec::new()
+}

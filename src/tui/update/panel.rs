@@ -1,0 +1,89 @@
+//! Keys for the topmost panel, and carrying out what the panel asked for.
+
+use crossterm::event::KeyEvent;
+
+use crate::sessions::{RewindTo, SessionRequest};
+use crate::tui::cmd::Cmd;
+use crate::tui::model::{Model, Overlay};
+use crate::tui::panels::{self, BrowserAction, PanelAction};
+use crate::tui::slash::{self, Slash};
+
+/// The panel is taken off the stack while it handles the key (so what it
+/// asks for may change the model) and put back unless it closed.
+pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
+    let Some(Overlay::Panel(mut panel)) = model.overlays.pop() else {
+        return Vec::new();
+    };
+    let out = panel.handle_key(key, &model.keys);
+    let mut keep = out.keep;
+    let cmds = apply(model, out.action, &mut keep);
+    if keep {
+        model.overlays.push(Overlay::Panel(panel));
+    }
+    cmds
+}
+
+fn apply(model: &mut Model, action: PanelAction, keep: &mut bool) -> Vec<Cmd> {
+    match action {
+        PanelAction::None => Vec::new(),
+        PanelAction::Command(name) => slash::run_slash(model, &format!("/{name}")),
+        PanelAction::TypeCommand(name) => {
+            model.input.set_text(&format!("/{name} "));
+            Vec::new()
+        }
+        PanelAction::InsertFile(path) => {
+            let mut text = model.input.text();
+            if !(text.is_empty() || text.ends_with(char::is_whitespace)) {
+                text.push(' ');
+            }
+            text.push_str(&format!("@{path} "));
+            model.input.set_text(&text);
+            Vec::new()
+        }
+        PanelAction::Model(id) => slash::run(model, Slash::Model(Some(id))),
+        PanelAction::Mode(mode) => slash::run(model, Slash::Mode(Some(mode))),
+        PanelAction::PreviewTheme(name) => slash::set_theme(model, &name, false),
+        PanelAction::ChooseTheme(name) => slash::set_theme(model, &name, true),
+        PanelAction::Browser(action) => browser(model, action, keep),
+        PanelAction::Agent(cmd) => vec![Cmd::Send(cmd)],
+        PanelAction::RewindStored {
+            session,
+            message,
+            in_place,
+        } => vec![Cmd::Session(SessionRequest::Rewind {
+            to: RewindTo {
+                id: session,
+                message,
+                in_place,
+            },
+            current: model.session.clone(),
+            workspace: model.cwd.clone(),
+        })],
+        PanelAction::RestoreFiles { versions, from } => {
+            vec![Cmd::Session(SessionRequest::RestoreFiles {
+                versions,
+                from,
+            })]
+        }
+    }
+}
+
+/// Resuming or rewinding waits while a turn runs: the browser stays open.
+fn browser(model: &mut Model, action: BrowserAction, keep: &mut bool) -> Vec<Cmd> {
+    if matches!(action, BrowserAction::Resume(_) | BrowserAction::Rewind(_)) && model.turn_running {
+        model.flash("Resuming waits until the agent is idle (Esc stops it)");
+        *keep = true;
+        return Vec::new();
+    }
+    panels::sessions::commands(action, model.session.as_ref())
+}
+
+/// Keys for the help overlay; any key it does not scroll with closes it.
+pub fn help_key(model: &mut Model, key: KeyEvent) {
+    let keys = model.keys.clone();
+    if let Some(Overlay::Help { scroll }) = model.overlays.last_mut()
+        && !panels::help::handle_key(scroll, key, &keys)
+    {
+        model.overlays.pop();
+    }
+}

@@ -1,0 +1,237 @@
+//! Session events: compaction, titles, undo and rewind, and the answers
+//! effects send back (the sessions service, the file list, text panels).
+
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
+use crate::sessions::{Later, Resumed, SessionReply};
+use crate::tui::cmd::Cmd;
+use crate::tui::model::Model;
+use crate::tui::panels::{self, Panel};
+use crate::tui::widgets::cell::CellKind;
+
+pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
+    match ev {
+        AgentEvent::Compacted {
+            before_tokens,
+            after_tokens,
+            summary,
+        } => {
+            let how = if summary.is_some() {
+                "older turns summarised"
+            } else {
+                "old tool outputs elided"
+            };
+            model.transcript.push(CellKind::Marker(format!(
+                "context compacted: ~{}k → ~{}k tokens ({how}; the full history stays in the session)",
+                before_tokens / 1000,
+                after_tokens / 1000
+            )));
+        }
+        AgentEvent::SessionRecorded { id } => model.session = Some(id),
+        AgentEvent::StoreFailed { error, .. } => {
+            if model.store_warning.is_none() {
+                let text = format!(
+                    "Not saved: {error}. What is not saved is kept and written when the store accepts writes again."
+                );
+                model.notice(NoticeLevel::Warning, text);
+            }
+            model.store_warning = Some(error);
+        }
+        AgentEvent::StoreRecovered => {
+            model.store_warning = None;
+            model.notice(NoticeLevel::Info, "The session is saved again.".into());
+        }
+        AgentEvent::TitleChanged(title) => model.title = Some(title),
+        AgentEvent::TitleGenerated(title) if model.title.is_none() => model.title = Some(title),
+        AgentEvent::UndoPlanned(plan) => {
+            if plan.files.is_empty() && plan.unrestorable.is_empty() {
+                model.flash("Nothing to undo: the last turn's files are as they were");
+            } else {
+                model.open_panel(Panel::ConfirmUndo(plan));
+            }
+        }
+        AgentEvent::UndoApplied {
+            restored, failed, ..
+        } => {
+            if !restored.is_empty() {
+                model.notice(
+                    NoticeLevel::Info,
+                    format!("Undone: restored {}", restored.join(", ")),
+                );
+            }
+            for (path, why) in failed {
+                model.notice(
+                    NoticeLevel::Error,
+                    format!("Could not restore {path}: {why}"),
+                );
+            }
+        }
+        AgentEvent::RewindPlanned {
+            turn,
+            prompt,
+            files,
+        } => {
+            let restore = !files.files.is_empty();
+            model.open_panel(Panel::ConfirmRewind {
+                turn,
+                prompt,
+                files,
+                restore_files: restore,
+                fork: false,
+            });
+        }
+        AgentEvent::Rewound {
+            turn,
+            prompt,
+            fork,
+            restored,
+            failed,
+        } => rewound(model, turn, &prompt, fork, &restored, failed),
+        _ => {}
+    }
+    Vec::new()
+}
+
+/// The conversation went back to before `turn`: drop its cells and put the
+/// prompt back in the input.
+fn rewound(
+    model: &mut Model,
+    turn: u64,
+    prompt: &str,
+    fork: bool,
+    restored: &[String],
+    failed: Vec<(String, String)>,
+) {
+    // Drop the cells from that turn's prompt on.
+    let mut seen = 0u64;
+    let cut = model.transcript.cells().iter().position(|c| {
+        if matches!(c.kind, CellKind::User(_)) {
+            seen += 1;
+        }
+        seen == turn
+    });
+    if let Some(i) = cut {
+        model.transcript.truncate(i);
+    }
+    model.transcript.to_bottom();
+    model.input.set_text(prompt);
+    let mut text = format!(
+        "Rewound to before turn {turn}{}; the prompt is back in the input to edit and send.",
+        if fork { " as a fork" } else { "" }
+    );
+    if !restored.is_empty() {
+        text.push_str(&format!(" Restored: {}.", restored.join(", ")));
+    }
+    model.notice(NoticeLevel::Info, text);
+    for (path, why) in failed {
+        model.notice(
+            NoticeLevel::Error,
+            format!("Could not restore {path}: {why}"),
+        );
+    }
+}
+
+/// An MCP prompt's text arrived: it is sent as the person's prompt.
+pub fn submit_prompt(model: &mut Model, text: String) -> Vec<Cmd> {
+    model.transcript.to_bottom();
+    if model.turn_running {
+        model.queued.push_back(text.clone());
+    }
+    vec![Cmd::Send(AgentCommand::Submit {
+        text,
+        images: Vec::new(),
+    })]
+}
+
+/// The project's files arrived: open the `@` picker.
+pub fn files(model: &mut Model, files: Vec<String>) -> Vec<Cmd> {
+    if files.is_empty() {
+        model.flash("No files found in the project");
+    } else {
+        model.open_panel(panels::files_picker(files));
+    }
+    Vec::new()
+}
+
+/// A text for a panel arrived (`/mcp`, `/permissions`).
+pub fn text(model: &mut Model, title: String, text: String) -> Vec<Cmd> {
+    model.open_panel(Panel::Text {
+        title,
+        text,
+        scroll: 0,
+    });
+    Vec::new()
+}
+
+/// The sessions service answered.
+pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
+    match reply {
+        SessionReply::Sessions {
+            query,
+            entries,
+            offset,
+        } => {
+            let now = model.now_ms;
+            let follow = match model.browser_mut() {
+                Some(b) => b.set_entries(&query, entries, now, offset),
+                None => return Vec::new(),
+            };
+            panels::sessions::commands(follow, model.session.as_ref())
+        }
+        SessionReply::Preview { id, lines } => {
+            if let Some(b) = model.browser_mut() {
+                b.set_preview(&id, lines);
+            }
+            Vec::new()
+        }
+        SessionReply::Prompts { id, prompts } => {
+            if prompts.is_empty() {
+                model.flash("That session has no prompts");
+            } else {
+                model.open_panel(panels::stored_rewind_panel(id, prompts));
+            }
+            Vec::new()
+        }
+        SessionReply::Resumed(r) => {
+            let Resumed {
+                loaded,
+                draft,
+                later,
+            } = *r;
+            crate::tui::history::show(model, &loaded);
+            if let Some(d) = draft {
+                model.input.set_text(&d);
+            }
+            if let Some(Later {
+                from,
+                versions,
+                plan,
+            }) = later
+            {
+                // After a rewind from the browser: offer to put the files
+                // back as they were before the chosen prompt.
+                model.open_panel(Panel::RestoreFiles {
+                    from,
+                    versions,
+                    plan,
+                });
+            }
+            model.notice(NoticeLevel::Info, loaded.resumed_notice());
+            vec![Cmd::Send(AgentCommand::load(&loaded))]
+        }
+        SessionReply::Info(text) => {
+            model.notice(NoticeLevel::Info, text);
+            Vec::new()
+        }
+        SessionReply::Failed(text) => {
+            model.notice(NoticeLevel::Error, text);
+            Vec::new()
+        }
+        SessionReply::DeleteRefused(why) => {
+            model.flash(&why);
+            match model.browser_mut().map(|b| b.query_action()) {
+                Some(action) => panels::sessions::commands(action, model.session.as_ref()),
+                None => Vec::new(),
+            }
+        }
+    }
+}
