@@ -2,6 +2,8 @@
 //! binary, and `cairn run --mode auto` against wrapped `rm -rf ~`, with a
 //! fixture home outside the temporary directory (which stays writable).
 
+#[path = "support/fixture_base.rs"]
+mod fixture_base;
 #[path = "support/mock_model.rs"]
 mod mock_model;
 
@@ -19,7 +21,10 @@ struct Home {
 
 impl Home {
     fn new() -> Home {
-        let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        let dir = tempfile::tempdir_in(fixture_base::fixture_base(Path::new(env!(
+            "CARGO_TARGET_TMPDIR"
+        ))))
+        .unwrap();
         let home = std::fs::canonicalize(dir.path()).unwrap().join("home");
         let project = home.join("project");
         for d in [".ssh", ".cargo/bin", "project/.git", "documents"] {

@@ -36,6 +36,10 @@ pub mod readable;
 pub mod seatbelt;
 pub mod status;
 
+#[cfg(test)]
+#[path = "../../tests/support/fixture_base.rs"]
+pub(crate) mod fixture_base;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -214,8 +214,9 @@ mod tests {
     #[test]
     fn secrets_and_private_dirs_are_denied_and_extra_roots_writable() {
         // Not under the temporary directory, which is writable anyway.
-        let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sandbox-fixtures");
-        std::fs::create_dir_all(&base).unwrap();
+        let base = crate::sandbox::fixture_base::fixture_base(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sandbox-fixtures"),
+        );
         let home = tempfile::tempdir_in(base).unwrap();
         let h = std::fs::canonicalize(home.path()).unwrap();
         for d in [

@@ -12,8 +12,9 @@ pub(crate) struct Fixture {
 }
 
 pub(crate) fn fixture() -> Fixture {
-    let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sandbox-fixtures");
-    std::fs::create_dir_all(&base).unwrap();
+    let base = crate::sandbox::fixture_base::fixture_base(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("target/sandbox-fixtures"),
+    );
     let dir = tempfile::tempdir_in(&base).unwrap();
     let home = std::fs::canonicalize(dir.path()).unwrap().join("home");
     let ws = home.join("project");
