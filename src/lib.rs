@@ -13,6 +13,7 @@ pub mod conversation;
 pub mod diff;
 pub mod llm;
 pub mod mcp;
+pub mod paths;
 pub mod permission;
 pub mod private;
 pub mod sandbox;

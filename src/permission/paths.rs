@@ -35,11 +35,7 @@ pub const CRITICAL_DIRS: &[&str] = &[
     "/private",
 ];
 
-pub fn home_dir() -> Option<PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from)
-}
+pub use crate::paths::home_dir;
 
 /// Remove `.` and resolve `..` without consulting the file system.
 pub fn normalize(path: &Path) -> PathBuf {

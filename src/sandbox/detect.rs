@@ -127,7 +127,7 @@ pub fn detect(
             } else {
                 cwd.join(candidate)
             };
-            let path = crate::tools::normalize(&path);
+            let path = crate::paths::lexical(&path);
             let real = real_or_parent(&path);
             if policy.deny_read.iter().any(|d| real.starts_with(d)) {
                 return Some(Stop::Read { path });

@@ -107,7 +107,7 @@ impl Sandbox {
         Sandbox::with_dirs(
             config,
             no_sandbox_flag,
-            crate::permission::paths::home_dir(),
+            crate::paths::home_dir(),
             private_dirs,
         )
     }

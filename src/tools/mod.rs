@@ -104,21 +104,7 @@ impl ToolContext {
     }
 }
 
-/// Lexical normalisation: removes `.` and resolves `..`.
-pub fn normalize(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
-}
+pub use crate::paths::lexical as normalize;
 
 /// Extra facts about a finished call for the interface (not sent to the
 /// model): the diff an edit made, how many lines changed.
