@@ -213,7 +213,10 @@ impl McpTool {
         };
         live.progress.unregister(&token);
         match outcome {
-            Outcome::Answered(answer) => self.answer(*answer, ctx.supports_images).await,
+            Outcome::Answered(answer) => {
+                settle_list_changes(live).await;
+                self.answer(*answer, ctx.supports_images).await
+            }
             Outcome::TimedOut => {
                 self.send_cancel(live, id, "timed out").await;
                 self.error(format!(
@@ -227,6 +230,27 @@ impl McpTool {
                 ToolOutput::error("cancelled by the user")
             }
         }
+    }
+}
+
+/// How long after a call's answer a `tools/list_changed` the server sent
+/// before it may still be on its way through the client's handler.
+const LIST_CHANGE_SETTLE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// A server that can change its tools sends `tools/list_changed` before the
+/// answer of the call that changed them, but the client handles the two on
+/// different tasks: waiting a moment lets the notice mark the server as
+/// re-listing before the next model request checks, so that request offers
+/// the new tools (mid-turn included) instead of racing them.
+async fn settle_list_changes(live: &Live) {
+    let can_change = live.peer.peer_info().is_some_and(|i| {
+        i.capabilities
+            .tools
+            .as_ref()
+            .is_some_and(|t| t.list_changed == Some(true))
+    });
+    if can_change {
+        tokio::time::sleep(LIST_CHANGE_SETTLE).await;
     }
 }
 
