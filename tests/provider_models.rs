@@ -4,6 +4,10 @@
 mod mock_model;
 #[path = "support/provider_harness.rs"]
 mod provider_harness;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
 
 use cairn::llm::ProviderKind;
 use cairn::llm::model_list::{cached_or_fetch, fetch, served};
@@ -47,4 +51,41 @@ async fn the_list_is_cached_and_a_single_model_server_offers_only_its_model() {
     let again = cached_or_fetch(&s, Some(cache.path())).await;
     assert_eq!(again, first);
     assert_eq!(served(ProviderKind::Openai, &again), first);
+}
+
+/// Through the front door: `/model` in the interface lists what the
+/// provider's models endpoint serves, and nothing it does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_model_picker_lists_the_providers_own_models() {
+    let home = test_home::TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = pty::PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &home.vars(&mock.url()),
+        home.project.path(),
+        36,
+        120,
+    );
+    app.wait_for_text("Ask cairn");
+    // The list is fetched in the background at start-up.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !mock
+        .request_paths()
+        .iter()
+        .any(|p| p.starts_with("/v1/models"))
+    {
+        assert!(std::time::Instant::now() < deadline, "no models request");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    app.type_text("/model");
+    app.send(b"\r");
+    let screen = app.wait_for("the model picker", |s| s.contains("mock-small"));
+    assert!(screen.contains("mock-large"), "{screen}");
+    assert!(!screen.contains("claude-opus"), "{screen}");
+    app.send(b"\x1b");
+    app.send(b"\x03");
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    app.send(b"\x03");
+    assert!(app.wait_exit(std::time::Duration::from_secs(10)).is_some());
 }
