@@ -8,6 +8,7 @@ pub mod instructions;
 pub mod prompt;
 pub mod recording;
 mod rerun;
+mod side_model;
 mod sources;
 mod stop;
 pub mod store_sink;
@@ -58,7 +59,8 @@ pub struct AgentOptions {
     pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
-    /// A cheaper model for titles; the main model when `None`.
+    /// A cheaper model for titles and summaries; the main model when
+    /// `None` or when it is refused (`side_model`).
     pub small_model: Option<String>,
     /// Write a title after the first exchange.
     pub auto_title: bool,
@@ -315,10 +317,7 @@ impl Agent {
             .map(|m| m.text())
             .unwrap_or_default();
         let provider = self.provider.clone();
-        let mut models: Vec<String> = self.opts.small_model.iter().cloned().collect();
-        if !models.contains(&self.opts.model) {
-            models.push(self.opts.model.clone());
-        }
+        let models = side_model::candidates(&self.opts);
         let shared = self.shared.clone();
         tokio::spawn(async move {
             match title::generate_first(provider.as_ref(), &models, &prompt, &answer).await {
