@@ -306,8 +306,8 @@ impl Agent {
         }
     }
 
-    /// Titles the session in the background from its first exchange.
-    fn spawn_title(&self) {
+    /// Titles the session from its first exchange.
+    fn title_job(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let prompt = self.messages.first().map(|m| m.text()).unwrap_or_default();
         let answer = self
             .messages
@@ -319,7 +319,7 @@ impl Agent {
         let provider = self.provider.clone();
         let models = side_model::candidates(&self.opts);
         let shared = self.shared.clone();
-        tokio::spawn(async move {
+        async move {
             match title::generate_first(provider.as_ref(), &models, &prompt, &answer).await {
                 Ok(title) => shared.emit(AgentEvent::TitleGenerated(title)),
                 Err(why) => shared.emit(AgentEvent::Notice {
@@ -327,7 +327,7 @@ impl Agent {
                     text: format!("The session could not be given a title ({why})."),
                 }),
             }
-        });
+        }
     }
 
     fn reply(&self, id: u64, decision: Decision) {
@@ -420,7 +420,14 @@ impl Agent {
         }
         crate::conversation::repair_tool_pairs(&mut self.messages);
         if turn_no == 1 && self.opts.auto_title && matches!(outcome, TurnOutcome::Completed) {
-            self.spawn_title();
+            let job = self.title_job();
+            if self.opts.interactive {
+                tokio::spawn(job);
+            } else {
+                // `cairn run` ends after this turn: the title is written
+                // first, so the stored session has it.
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(30), job).await;
+            }
         }
         turn::store_new_versions(&self.shared, &self.session);
         self.shared.emit(AgentEvent::TurnFinished {
