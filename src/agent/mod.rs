@@ -425,8 +425,9 @@ impl Agent {
                 tokio::spawn(job);
             } else {
                 // `cairn run` ends after this turn: the title is written
-                // first, so the stored session has it.
-                let _ = tokio::time::timeout(std::time::Duration::from_secs(30), job).await;
+                // first, so the stored session has it, but a failing title
+                // request (retried) holds the run up for 5 s at most.
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), job).await;
             }
         }
         turn::store_new_versions(&self.shared, &self.session);
