@@ -325,3 +325,55 @@ async fn kill_9_mid_turn_keeps_every_finished_part() {
     assert!(msgs[2].contains("quick-result") && !msgs[2].contains("\"slow\""));
     store.integrity_check().unwrap();
 }
+
+/// Against a server that serves only the main model, the title request
+/// names the small model, is refused, and is asked again of the main one;
+/// the run still exits 0 and the stored session has its title.
+#[tokio::test]
+async fn the_title_falls_back_to_the_main_model_on_a_single_model_server() {
+    let env = Env::new();
+    let config_dir = env.0.home.path().join("config/cairn");
+    std::fs::create_dir_all(&config_dir).unwrap();
+    std::fs::write(
+        config_dir.join("config.toml"),
+        "[providers.anthropic]\nmodel = \"main-model\"\nsmall_model = \"tiny-model\"\n",
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Hello there."),
+            Reply::text("Greeting the user"),
+        ],
+    )
+    .await;
+    mock.only_model("main-model");
+    let out = env
+        .command(&mock)
+        .args(["run", "say hello"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "stdout: {stdout}\nstderr: {stderr}");
+    assert!(stdout.contains("Hello there."), "{stdout}");
+    let models: Vec<String> = mock
+        .requests()
+        .iter()
+        .map(|r| r["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(models, ["main-model", "tiny-model", "main-model"]);
+    assert!(
+        mock_model::system_text(&mock.requests()[2]).contains("title"),
+        "the last request is the title request"
+    );
+    assert_eq!(mock.pending(), 0, "both scripted replies were used");
+    let out = env
+        .command(&mock)
+        .args(["sessions", "list", "--json"])
+        .output()
+        .await
+        .unwrap();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list[0]["title"], "Greeting the user", "{list}");
+}

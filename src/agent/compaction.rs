@@ -7,7 +7,8 @@ use super::events::{AgentEvent, NoticeLevel};
 use super::turn::TurnContext;
 use crate::context::{self, Tracker};
 use crate::conversation::Message;
-use crate::llm::{Request, StreamEvent};
+use crate::llm::{Provider, Request, StreamEvent};
+use tokio_util::sync::CancellationToken;
 
 const SUMMARY_SYSTEM: &str =
     "You write faithful, compact summaries of coding sessions so the work can continue.";
@@ -65,40 +66,148 @@ fn emit_done(ctx: &TurnContext, before: u64, messages: &[Message], summary: Opti
     });
 }
 
+/// Asks for the summary with the side-request models in turn (the small
+/// one first, then the main one: a server that serves a single model
+/// refuses the small one), saying when one fails and another is asked.
 async fn summarise(
     ctx: &TurnContext,
     older: &[Message],
     focus: Option<&str>,
 ) -> Result<String, String> {
-    let request = Request {
-        model: ctx.opts.model.clone(),
-        system: SUMMARY_SYSTEM.to_string(),
+    let ask = SummaryAsk {
+        provider: ctx.provider.as_ref(),
         messages: context::summary_messages(older, focus),
-        tools: Vec::new(),
         max_tokens: (ctx.opts.model_info.max_output as u32).clamp(1024, 8192),
-        temperature: None,
-        reasoning: false,
+        cancel: &ctx.cancel,
     };
-    let mut stream = tokio::select! {
-        _ = ctx.cancel.cancelled() => return Err("cancelled".into()),
-        r = ctx.provider.stream(&request) => r.map_err(|e| format!("the summary request failed: {e}"))?,
-    };
-    let mut text = String::new();
-    loop {
-        let item = tokio::select! {
-            _ = ctx.cancel.cancelled() => return Err("cancelled".into()),
-            item = stream.next() => item,
-        };
-        match item {
-            None | Some(Ok(StreamEvent::Done(_))) => break,
-            Some(Ok(StreamEvent::TextDelta(t))) => text.push_str(&t),
-            Some(Ok(StreamEvent::Reset)) => text.clear(),
-            Some(Ok(_)) => {}
-            Some(Err(e)) => return Err(format!("the summary request failed: {e}")),
+    let models = super::side_model::candidates(&ctx.opts);
+    ask.first(&models, |text| {
+        ctx.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            text,
+        })
+    })
+    .await
+}
+
+/// One summary request, to be sent to one model after another.
+struct SummaryAsk<'a> {
+    provider: &'a dyn Provider,
+    messages: Vec<Message>,
+    max_tokens: u32,
+    cancel: &'a CancellationToken,
+}
+
+impl SummaryAsk<'_> {
+    /// The first summary a model in `models` writes; `notice` hears of
+    /// each model that failed before another is asked.
+    async fn first(&self, models: &[String], notice: impl Fn(String)) -> Result<String, String> {
+        let mut why = "no model to ask for a summary".to_string();
+        for (i, model) in models.iter().enumerate() {
+            match self.ask(model).await {
+                Ok(summary) => return Ok(summary),
+                Err(e) if self.cancel.is_cancelled() => return Err(e),
+                Err(e) => {
+                    tracing::warn!(model, error = %e, "no summary from this model");
+                    if let Some(next) = models.get(i + 1) {
+                        notice(format!(
+                            "`{model}` could not write the summary ({e}); asking `{next}`."
+                        ));
+                    }
+                    why = e;
+                }
+            }
         }
+        Err(why)
     }
-    if text.trim().is_empty() {
-        return Err("the model returned an empty summary".into());
+
+    async fn ask(&self, model: &str) -> Result<String, String> {
+        let request = Request {
+            model: model.to_string(),
+            system: SUMMARY_SYSTEM.to_string(),
+            messages: self.messages.clone(),
+            tools: Vec::new(),
+            max_tokens: self.max_tokens,
+            temperature: None,
+            reasoning: false,
+        };
+        let mut stream = tokio::select! {
+            biased;
+            _ = self.cancel.cancelled() => return Err("cancelled".into()),
+            r = self.provider.stream(&request) => r.map_err(|e| format!("the summary request failed: {e}"))?,
+        };
+        let mut text = String::new();
+        loop {
+            let item = tokio::select! {
+                biased;
+                _ = self.cancel.cancelled() => return Err("cancelled".into()),
+                item = stream.next() => item,
+            };
+            match item {
+                None | Some(Ok(StreamEvent::Done(_))) => break,
+                Some(Ok(StreamEvent::TextDelta(t))) => text.push_str(&t),
+                Some(Ok(StreamEvent::Reset)) => text.clear(),
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return Err(format!("the summary request failed: {e}")),
+            }
+        }
+        if text.trim().is_empty() {
+            return Err("the model returned an empty summary".into());
+        }
+        Ok(text)
     }
-    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::side_model::test_support::SingleModel;
+    use std::sync::Mutex;
+
+    #[tokio::test]
+    async fn a_refused_small_model_falls_back_to_the_main_one_and_says_so() {
+        let p = SingleModel::new("main", "They fixed the parser.");
+        let cancel = CancellationToken::new();
+        let ask = SummaryAsk {
+            provider: &p,
+            messages: vec![Message::user_text("fix the parser")],
+            max_tokens: 1024,
+            cancel: &cancel,
+        };
+        let notices = Mutex::new(Vec::new());
+        let models = ["small".to_string(), "main".to_string()];
+        let summary = ask
+            .first(&models, |n| notices.lock().unwrap().push(n))
+            .await;
+        assert_eq!(summary.as_deref(), Ok("They fixed the parser."));
+        assert_eq!(p.asked(), ["small", "main"]);
+        let notices = notices.into_inner().unwrap();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(
+            notices[0].contains("`small`")
+                && notices[0].contains("not found")
+                && notices[0].contains("`main`"),
+            "{notices:?}"
+        );
+    }
+
+    #[tokio::test]
+    async fn when_no_model_answers_the_error_says_why() {
+        let p = SingleModel::new("main", "unused");
+        let cancel = CancellationToken::new();
+        let ask = SummaryAsk {
+            provider: &p,
+            messages: vec![Message::user_text("fix the parser")],
+            max_tokens: 1024,
+            cancel: &cancel,
+        };
+        let err = ask.first(&["other".to_string()], |_| {}).await.unwrap_err();
+        assert!(err.contains("not found"), "{err}");
+        cancel.cancel();
+        let err = ask
+            .first(&["small".to_string(), "main".to_string()], |_| {})
+            .await;
+        assert_eq!(err, Err("cancelled".to_string()));
+        assert_eq!(p.asked(), ["other"], "nothing is asked once cancelled");
+    }
 }

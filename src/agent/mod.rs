@@ -8,6 +8,7 @@ pub mod instructions;
 pub mod prompt;
 pub mod recording;
 mod rerun;
+mod side_model;
 mod sources;
 mod stop;
 pub mod store_sink;
@@ -58,7 +59,8 @@ pub struct AgentOptions {
     pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
-    /// A cheaper model for titles; the main model when `None`.
+    /// A cheaper model for titles and summaries; the main model when
+    /// `None` or when it is refused (`side_model`).
     pub small_model: Option<String>,
     /// Write a title after the first exchange.
     pub auto_title: bool,
@@ -304,8 +306,8 @@ impl Agent {
         }
     }
 
-    /// Titles the session in the background from its first exchange.
-    fn spawn_title(&self) {
+    /// Titles the session from its first exchange.
+    fn title_job(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
         let prompt = self.messages.first().map(|m| m.text()).unwrap_or_default();
         let answer = self
             .messages
@@ -315,12 +317,9 @@ impl Agent {
             .map(|m| m.text())
             .unwrap_or_default();
         let provider = self.provider.clone();
-        let mut models: Vec<String> = self.opts.small_model.iter().cloned().collect();
-        if !models.contains(&self.opts.model) {
-            models.push(self.opts.model.clone());
-        }
+        let models = side_model::candidates(&self.opts);
         let shared = self.shared.clone();
-        tokio::spawn(async move {
+        async move {
             match title::generate_first(provider.as_ref(), &models, &prompt, &answer).await {
                 Ok(title) => shared.emit(AgentEvent::TitleGenerated(title)),
                 Err(why) => shared.emit(AgentEvent::Notice {
@@ -328,7 +327,7 @@ impl Agent {
                     text: format!("The session could not be given a title ({why})."),
                 }),
             }
-        });
+        }
     }
 
     fn reply(&self, id: u64, decision: Decision) {
@@ -421,7 +420,15 @@ impl Agent {
         }
         crate::conversation::repair_tool_pairs(&mut self.messages);
         if turn_no == 1 && self.opts.auto_title && matches!(outcome, TurnOutcome::Completed) {
-            self.spawn_title();
+            let job = self.title_job();
+            if self.opts.interactive {
+                tokio::spawn(job);
+            } else {
+                // `cairn run` ends after this turn: the title is written
+                // first, so the stored session has it, but a failing title
+                // request (retried) holds the run up for 5 s at most.
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), job).await;
+            }
         }
         turn::store_new_versions(&self.shared, &self.session);
         self.shared.emit(AgentEvent::TurnFinished {

@@ -242,7 +242,7 @@ fn harness_with_window(
     }
 }
 
-fn test_options(dir: &std::path::Path) -> AgentOptions {
+pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
     AgentOptions {
         workspace: dir.to_path_buf(),
         cwd: dir.to_path_buf(),

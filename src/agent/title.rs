@@ -99,46 +99,15 @@ mod tests {
 #[cfg(test)]
 mod fallback_tests {
     use super::*;
-    use crate::llm::{EventStream, LlmError, StopReason};
-    use async_trait::async_trait;
-    use std::sync::Mutex;
-
-    /// A server that serves one model and refuses every other.
-    struct SingleModel {
-        model: &'static str,
-        asked: Mutex<Vec<String>>,
-    }
-
-    #[async_trait]
-    impl Provider for SingleModel {
-        fn name(&self) -> &str {
-            "single"
-        }
-        async fn stream(&self, r: &Request) -> Result<EventStream, LlmError> {
-            self.asked.lock().unwrap().push(r.model.clone());
-            if r.model != self.model {
-                return Err(LlmError::BadRequest {
-                    status: 404,
-                    message: format!("model `{}` not found", r.model),
-                });
-            }
-            Ok(Box::pin(futures::stream::iter(vec![
-                Ok(StreamEvent::TextDelta("Fixing the parser".into())),
-                Ok(StreamEvent::Done(StopReason::EndTurn)),
-            ])))
-        }
-    }
+    use crate::agent::side_model::test_support::SingleModel;
 
     #[tokio::test]
     async fn a_refused_small_model_falls_back_to_the_main_one_and_a_failure_is_said() {
-        let p = SingleModel {
-            model: "main",
-            asked: Mutex::new(Vec::new()),
-        };
+        let p = SingleModel::new("main", "Fixing the parser");
         let models = ["small".to_string(), "main".to_string()];
         let title = generate_first(&p, &models, "fix it", "done").await;
         assert_eq!(title.as_deref(), Ok("Fixing the parser"));
-        assert_eq!(*p.asked.lock().unwrap(), ["small", "main"]);
+        assert_eq!(p.asked(), ["small", "main"]);
         let err = generate_first(&p, &["other".to_string()], "a", "b")
             .await
             .unwrap_err();

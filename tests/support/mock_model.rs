@@ -250,6 +250,7 @@ struct Shared {
     token_requests: Mutex<Vec<String>>,
     token_lifetime: Mutex<Option<u64>>,
     cache: Mutex<Option<super_cache::PromptCache>>,
+    only_model: Mutex<Option<String>>,
 }
 
 #[path = "mock_bedrock.rs"]
@@ -352,6 +353,13 @@ impl MockModel {
         self.shared.paths.lock().unwrap().clone()
     }
 
+    /// Serve `model` alone, as a server with a single model does: a
+    /// request whose body names any other gets a 404 "not found" (recorded, and
+    /// using no scripted reply).
+    pub fn only_model(&self, model: &str) {
+        *self.shared.only_model.lock().unwrap() = Some(model.to_string());
+    }
+
     /// Keep a prompt cache as Anthropic does: each request's usage is
     /// computed from its `cache_control` breakpoints and what earlier
     /// requests wrote.
@@ -377,10 +385,19 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         return token_endpoint(&mut sock, &s, &req.body).await;
     }
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let refused = s.only_model.lock().unwrap().clone().and_then(|only| {
+        let asked = body["model"].as_str()?;
+        (asked != only).then(|| asked.to_string())
+    });
     let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
     s.headers.lock().unwrap().push(req.headers);
     s.paths.lock().unwrap().push(req.target);
+    if let Some(asked) = refused {
+        let body = http::error_body(format, 404, &format!("model `{asked}` not found"));
+        let resp = http::response("404 Not Found", "application/json", "", &body);
+        return sock.write_all(resp.as_bytes()).await;
+    }
     let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
         if let Some((input, read, write)) = cached {
             r.usage.0 = input;
