@@ -169,7 +169,7 @@ impl ProviderKind {
 }
 
 /// Everything needed to talk to one provider.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ProviderSettings {
     pub name: String,
     pub kind: ProviderKind,
@@ -187,6 +187,30 @@ pub struct ProviderSettings {
     pub idle_timeout: Duration,
     /// What cloud kinds (Vertex, Bedrock) need besides a URL.
     pub cloud: CloudSettings,
+}
+
+/// Printed without the key and without header values, which may hold
+/// tokens: settings can end up in a log.
+impl std::fmt::Debug for ProviderSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, _)| (k.as_str(), "[redacted]"))
+            .collect();
+        f.debug_struct("ProviderSettings")
+            .field("name", &self.name)
+            .field("kind", &self.kind)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("headers", &headers)
+            .field("query", &self.query)
+            .field("azure", &self.azure)
+            .field("request_timeout", &self.request_timeout)
+            .field("idle_timeout", &self.idle_timeout)
+            .field("cloud", &self.cloud)
+            .finish()
+    }
 }
 
 /// Settings of the cloud kinds, resolved at start-up.
@@ -259,4 +283,32 @@ pub fn build_provider(settings: ProviderSettings) -> Result<Box<dyn Provider>, L
         ProviderKind::Vertex => Box::new(vertex::Vertex::new(settings)?),
         ProviderKind::Bedrock => Box::new(bedrock::Bedrock::new(settings)?),
     })
+}
+
+#[cfg(test)]
+mod settings_debug_tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_carries_no_key_and_no_header_value() {
+        let settings = ProviderSettings {
+            name: "work".into(),
+            kind: ProviderKind::Anthropic,
+            base_url: "http://127.0.0.1:1".into(),
+            api_key: Some("sk-secret-value-123".into()),
+            headers: vec![("Authorization".into(), "Bearer tok-secret-456".into())],
+            query: Vec::new(),
+            azure: false,
+            request_timeout: ProviderSettings::DEFAULT_REQUEST_TIMEOUT,
+            idle_timeout: ProviderSettings::DEFAULT_IDLE_TIMEOUT,
+            cloud: CloudSettings::default(),
+        };
+        let shown = format!("{settings:?}");
+        assert!(!shown.contains("sk-secret-value-123"), "{shown}");
+        assert!(!shown.contains("tok-secret-456"), "{shown}");
+        assert!(
+            shown.contains("Authorization") && shown.contains("work"),
+            "{shown}"
+        );
+    }
 }
