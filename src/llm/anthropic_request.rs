@@ -6,28 +6,35 @@ use super::Request;
 use super::anthropic::FORMAT;
 use crate::conversation::{Message, Part, ResultContent, Role};
 
-/// The JSON body of a request.
-pub fn request_body(request: &Request) -> Value {
-    let mut messages: Vec<Value> = Vec::new();
-    for m in &request.messages {
+/// The conversation as `{role, content}` messages whose roles alternate,
+/// as Anthropic's and Bedrock's APIs want: neighbours of one role are
+/// merged, and a message without blocks is left out.
+pub fn alternating(messages: &[Message], blocks_of: impl Fn(&Message) -> Vec<Value>) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for m in messages {
         let role = match m.role {
             Role::User => "user",
             Role::Assistant => "assistant",
         };
-        let blocks = content_blocks(m);
+        let blocks = blocks_of(m);
         if blocks.is_empty() {
             continue;
         }
-        // The API wants the roles to alternate: merge neighbours.
-        match messages.last_mut() {
+        match out.last_mut() {
             Some(last) if last["role"] == role => {
                 if let Some(arr) = last["content"].as_array_mut() {
                     arr.extend(blocks);
                 }
             }
-            _ => messages.push(json!({"role": role, "content": blocks})),
+            _ => out.push(json!({"role": role, "content": blocks})),
         }
     }
+    out
+}
+
+/// The JSON body of a request.
+pub fn request_body(request: &Request) -> Value {
+    let mut messages = alternating(&request.messages, content_blocks);
     mark_conversation_end(&mut messages);
     let mut body = json!({
         "model": request.model,

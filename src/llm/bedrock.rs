@@ -16,7 +16,7 @@ use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
     http_client,
 };
-use crate::conversation::{Message, Part, ResultContent, Role};
+use crate::conversation::{Message, Part, ResultContent};
 
 /// The name [`StreamEvent::ProviderData`] carries for this wire format.
 pub const FORMAT: &str = "bedrock";
@@ -131,25 +131,7 @@ impl Provider for Bedrock {
 
 /// The JSON body of a Converse request.
 pub fn request_body(request: &Request) -> Value {
-    let mut messages: Vec<Value> = Vec::new();
-    for m in &request.messages {
-        let role = match m.role {
-            Role::User => "user",
-            Role::Assistant => "assistant",
-        };
-        let blocks = content(m);
-        if blocks.is_empty() {
-            continue;
-        }
-        match messages.last_mut() {
-            Some(last) if last["role"] == role => {
-                if let Some(arr) = last["content"].as_array_mut() {
-                    arr.extend(blocks);
-                }
-            }
-            _ => messages.push(json!({"role": role, "content": blocks})),
-        }
-    }
+    let messages = super::anthropic_request::alternating(&request.messages, content);
     let mut body =
         json!({"messages": messages, "inferenceConfig": {"maxTokens": request.max_tokens}});
     if !request.system.is_empty() {

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::content::render;
 use super::manager::{Live, Slot};
-use crate::tools::snapshot::Snapshot;
+use crate::tools::snapshot::{Snapshot, record_changes};
 use crate::tools::walk::blocking;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 
@@ -162,25 +162,8 @@ impl Tool for McpTool {
         let root = ctx.workspace.clone();
         let before = blocking(move || Snapshot::take(&root)).await.ok();
         let output = self.call(&live, params, ctx).await;
-        record_changes(ctx, before).await;
+        record_changes(ctx, before, "changed by an MCP tool").await;
         output
-    }
-}
-
-/// Stores the content of every workspace file that changed since `before`.
-async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
-    let Some(before) = before else { return };
-    let root = ctx.workspace.clone();
-    if let Ok((changes, lost)) = blocking(move || before.changes_and_losses(&root)).await {
-        for (path, content) in changes {
-            ctx.session.record_version(&path, content);
-        }
-        for path in lost {
-            ctx.session.record_unrestorable(
-                &path,
-                "changed by an MCP tool, and too large to keep a copy of",
-            );
-        }
     }
 }
 

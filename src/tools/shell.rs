@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::interactive::{refusal, without_trailing_pager};
 use super::jobs::Process;
-use super::snapshot::Snapshot;
+use super::snapshot::{Snapshot, record_changes};
 use super::walk::blocking;
 use super::{
     Preview, Tool, ToolContext, ToolDisplay, ToolOutput, opt_bool_arg, opt_str_arg, opt_u64_arg,
@@ -103,22 +103,6 @@ fn start_dir(ctx: &ToolContext) -> PathBuf {
     } else {
         ctx.session.set_cwd(ctx.workspace.clone());
         ctx.workspace.clone()
-    }
-}
-
-async fn record_changes(ctx: &ToolContext, before: Option<Snapshot>) {
-    let Some(before) = before else { return };
-    let root = ctx.workspace.clone();
-    if let Ok((changes, lost)) = blocking(move || before.changes_and_losses(&root)).await {
-        for (path, content) in changes {
-            ctx.session.record_version(&path, content);
-        }
-        for path in lost {
-            ctx.session.record_unrestorable(
-                &path,
-                "changed by a command, and too large to keep a copy of",
-            );
-        }
     }
 }
 
@@ -235,7 +219,7 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
             ToolOutput::error(with_output("cancelled; the command was stopped. Output so far:".into(), &process.output()))
         }
     };
-    record_changes(ctx, snapshot).await;
+    record_changes(ctx, snapshot, "changed by a command").await;
     out
 }
 

@@ -137,6 +137,24 @@ impl Snapshot {
     }
 }
 
+/// Stores, for undo, the content of every workspace file that changed since
+/// `before`; a file too large to keep is named as lost, `why` saying what
+/// changed it ("changed by a command").
+pub async fn record_changes(ctx: &super::ToolContext, before: Option<Snapshot>, why: &str) {
+    let Some(before) = before else { return };
+    let root = ctx.workspace.clone();
+    let found = super::walk::blocking(move || before.changes_and_losses(&root)).await;
+    if let Ok((changes, lost)) = found {
+        for (path, content) in changes {
+            ctx.session.record_version(&path, content);
+        }
+        for path in lost {
+            ctx.session
+                .record_unrestorable(&path, &format!("{why}, and too large to keep a copy of"));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
