@@ -64,7 +64,7 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
-    /// MCP servers: list, add, remove, get.
+    /// MCP servers: list, add, remove, get, login, logout.
     Mcp {
         #[command(subcommand)]
         action: cairn::cli::mcp::McpAction,

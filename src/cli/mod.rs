@@ -5,6 +5,7 @@
 
 pub mod interactive;
 pub mod mcp;
+pub mod mcp_login;
 pub mod permissions;
 pub mod resume;
 pub mod run;

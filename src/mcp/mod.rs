@@ -17,6 +17,7 @@ mod elicit;
 mod errors;
 mod manager;
 mod notices;
+pub mod oauth;
 mod progress;
 mod prompts;
 mod ready;
@@ -25,6 +26,8 @@ mod sse;
 mod status;
 mod tool;
 mod transport;
+
+pub(crate) use transport::{expand_env, http_headers};
 
 pub use manager::McpManager;
 pub use status::format_status;
@@ -39,9 +42,27 @@ const SEPARATOR: &str = "__";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
     Starting,
-    Connected { tools: usize },
-    Failed { reason: String },
+    Connected {
+        tools: usize,
+    },
+    Failed {
+        reason: String,
+    },
+    /// It answered 401: the person must run `cairn mcp login NAME`.
+    NeedsLogin {
+        reason: String,
+    },
     Disabled,
+}
+
+impl ServerState {
+    /// Failed, or waiting for a login: either way, not working.
+    pub fn is_failed(&self) -> bool {
+        matches!(
+            self,
+            ServerState::Failed { .. } | ServerState::NeedsLogin { .. }
+        )
+    }
 }
 
 /// How cairn talks to a server.

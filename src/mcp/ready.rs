@@ -111,7 +111,7 @@ impl McpManager {
                 ServerState::Disabled => continue,
                 ServerState::Connected { .. } => health.ready += 1,
                 ServerState::Starting => health.starting += 1,
-                ServerState::Failed { .. } => {}
+                ServerState::Failed { .. } | ServerState::NeedsLogin { .. } => {}
             }
             health.total += 1;
         }
