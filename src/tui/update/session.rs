@@ -14,18 +14,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             before_tokens,
             after_tokens,
             summary,
-        } => {
-            let how = if summary.is_some() {
-                "older turns summarised"
-            } else {
-                "old tool outputs elided"
-            };
-            model.transcript.push(CellKind::Marker(format!(
-                "context compacted: ~{}k → ~{}k tokens ({how}; the full history stays in the session)",
-                before_tokens / 1000,
-                after_tokens / 1000
-            )));
-        }
+        } => compacted(model, before_tokens, after_tokens, summary),
         AgentEvent::SessionRecorded { id } => model.session = Some(id),
         AgentEvent::StoreFailed { error, .. } => {
             if model.store_warning.is_none() {
@@ -89,6 +78,25 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         _ => {}
     }
     Vec::new()
+}
+
+/// Its own marker (Enter shows the summary), and the context figure
+/// follows at once rather than after the next answer.
+fn compacted(model: &mut Model, before: u64, after: u64, summary: Option<String>) {
+    let how = if summary.is_some() {
+        "older turns summarised"
+    } else {
+        "old tool outputs elided"
+    };
+    model.transcript.push(CellKind::Compaction {
+        text: format!(
+            "context compacted: ~{}k → ~{}k tokens ({how}; the full history stays in the session)",
+            before / 1000,
+            after / 1000
+        ),
+        summary,
+    });
+    model.usage.context_tokens = after;
 }
 
 /// The conversation went back to before `turn`: drop its cells and put the
