@@ -271,6 +271,8 @@ impl Agent {
                     .max(count_prompts(&messages));
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
+                self.session
+                    .set_todos(crate::tools::todos::latest(&messages));
                 for v in versions {
                     self.session.set_turn(v.turn);
                     self.session.record_version(&v.path, v.before);

@@ -138,6 +138,28 @@ fn rewound(
     }
 }
 
+/// What the service did: said inside the browser when it is open (its
+/// list reloaded, so a fork, a new title or a deletion shows at once),
+/// otherwise in the transcript.
+fn told(model: &mut Model, text: String, error: bool) -> Vec<Cmd> {
+    let current = model.session.clone();
+    match model.browser_mut() {
+        Some(b) => {
+            b.tell(text, error);
+            panels::sessions::commands(b.query_action(), current.as_ref())
+        }
+        None => {
+            let level = if error {
+                NoticeLevel::Error
+            } else {
+                NoticeLevel::Info
+            };
+            model.notice(level, text);
+            Vec::new()
+        }
+    }
+}
+
 /// An MCP prompt's text arrived: it is sent as the person's prompt.
 pub fn submit_prompt(model: &mut Model, text: String) -> Vec<Cmd> {
     model.transcript.to_bottom();
@@ -179,8 +201,12 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             offset,
         } => {
             let now = model.now_ms;
+            let current = model.session.clone();
             let follow = match model.browser_mut() {
-                Some(b) => b.set_entries(&query, entries, now, offset),
+                Some(b) => {
+                    b.current = current;
+                    b.set_entries(&query, entries, now, offset)
+                }
                 None => return Vec::new(),
             };
             panels::sessions::commands(follow, model.session.as_ref())
@@ -226,20 +252,8 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             model.notice(NoticeLevel::Info, loaded.resumed_notice());
             vec![Cmd::Send(AgentCommand::load(&loaded))]
         }
-        SessionReply::Info(text) => {
-            model.notice(NoticeLevel::Info, text);
-            Vec::new()
-        }
-        SessionReply::Failed(text) => {
-            model.notice(NoticeLevel::Error, text);
-            Vec::new()
-        }
-        SessionReply::DeleteRefused(why) => {
-            model.flash(&why);
-            match model.browser_mut().map(|b| b.query_action()) {
-                Some(action) => panels::sessions::commands(action, model.session.as_ref()),
-                None => Vec::new(),
-            }
-        }
+        SessionReply::Info(text) => told(model, text, false),
+        SessionReply::Failed(text) => told(model, text, true),
+        SessionReply::DeleteRefused(why) => told(model, why, true),
     }
 }
