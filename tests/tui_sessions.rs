@@ -140,3 +140,89 @@ async fn a_resumed_transcript_keeps_timings_markers_errors_and_its_own_todos() {
     let screen = app.wait_for("A's todos to go", |s| !s.contains("write the parser"));
     assert!(screen.contains("Hello from B."), "{screen}");
 }
+
+/// A first cairn holding a session titled "Held session".
+fn holder(home: &TestHome, mock: &MockModel) -> PtyApp {
+    mock.push(Reply::text("First answer."));
+    mock.push(Reply::text("Held session"));
+    let mut first = start(home, mock, &[]);
+    ask(&mut first, "hello");
+    first.wait_for_text("First answer.");
+    drained(mock);
+    first
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resuming_from_the_browser_a_session_open_elsewhere_offers_fork_or_read_only() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let _first = holder(&home, &mock);
+
+    let mut second = start(&home, &mock, &[]);
+    second.send(b"\x13");
+    second.wait_for_text("Held session");
+    second.send(b"\r");
+    let dialog = second.wait_for_text("open it read-only");
+    assert!(dialog.contains("open in another cairn"), "{dialog}");
+    assert!(dialog.contains("fork it"), "{dialog}");
+
+    // Read-only: the transcript is shown and a prompt is refused, kept.
+    second.send(b"r");
+    second.wait_for_text("Read-only:");
+    second.wait_for_text("First answer.");
+    let asked = mock.requests().len();
+    ask(&mut second, "more please");
+    let screen = second.wait_for_text("Not sent:");
+    assert!(line_with(&screen, "more please").contains("more please"));
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(
+        mock.requests().len(),
+        asked,
+        "a read-only prompt reached the model"
+    );
+
+    // Fork: a new session, titled as a fork, that answers.
+    for _ in 0.."more please".len() {
+        second.send(b"\x7f");
+    }
+    second.send(b"\x13");
+    second.wait_for_text("search:");
+    std::thread::sleep(Duration::from_millis(300));
+    second.send(b"\r");
+    second.wait_for_text("open it read-only");
+    second.send(b"f");
+    second.wait_for_text("Resumed session");
+    mock.push(Reply::text("Fork answer."));
+    ask(&mut second, "go on");
+    second.wait_for_text("Fork answer.");
+    second.send(b"\x13");
+    let browser = second.wait_for_text("Held session (fork)");
+    assert!(
+        line_with(&browser, "Held session (fork)").contains("current"),
+        "{browser}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_opened_read_only_from_the_command_line_refuses_prompts() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let _first = holder(&home, &mock);
+    let mut second = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &["-c"],
+        &home.vars(&mock.url()),
+        home.project.path(),
+        36,
+        120,
+    );
+    second.wait_for_text("[r]ead-only");
+    second.send(b"r\r");
+    second.wait_for_text("Ask cairn");
+    let asked = mock.requests().len();
+    ask(&mut second, "are you there?");
+    let screen = second.wait_for_text("Not sent:");
+    assert!(screen.contains("read-only"), "{screen}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(mock.requests().len(), asked);
+}

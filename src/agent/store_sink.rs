@@ -118,8 +118,7 @@ impl StoreSink {
 
     /// From now on nothing is recorded (a session opened read-only).
     pub fn set_read_only(&self) {
-        self.read_only
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        SessionSink::read_only(self, true);
     }
 
     /// Waits (at most `timeout`) until the writer has tried everything sent
@@ -169,6 +168,10 @@ impl SessionSink for StoreSink {
     }
     fn new_session(&self) {
         self.send(Job::New);
+    }
+    fn read_only(&self, on: bool) {
+        self.read_only
+            .store(on, std::sync::atomic::Ordering::SeqCst);
     }
     fn rewind(&self, turn: u64, fork: bool) {
         self.send(Job::Rewind(turn, fork));

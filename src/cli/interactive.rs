@@ -48,11 +48,17 @@ pub async fn run(
     notices.extend(sandbox_notices(&s));
     let agent = start(&s, read_only, &mut notices)?;
     if let Some(r) = &resumed {
-        let _ = agent.commands.send(AgentCommand::load(r));
+        let load = if read_only {
+            AgentCommand::load_read_only(r)
+        } else {
+            AgentCommand::load(r)
+        };
+        let _ = agent.commands.send(load);
     }
     let resumed_id = resumed.as_ref().map(|r| r.summary.id.clone());
     let open_sessions = matches!(resume.as_deref(), Some(""));
-    let opts = tui_options(&s, store, resumed, notices, open_sessions, &agent);
+    let mut opts = tui_options(&s, store, resumed, notices, open_sessions, &agent);
+    opts.read_only = read_only;
     let Started {
         commands,
         events,
@@ -228,6 +234,7 @@ fn tui_options(
         notices,
         open_sessions,
         sandbox: sandbox_view(s),
+        read_only: false,
     }
 }
 

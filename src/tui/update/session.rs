@@ -138,6 +138,48 @@ fn rewound(
     }
 }
 
+/// A stored session arrived to continue (or, read-only, to look at).
+fn resumed(model: &mut Model, r: Resumed) -> Vec<Cmd> {
+    let Resumed {
+        loaded,
+        draft,
+        later,
+        read_only,
+    } = r;
+    crate::tui::history::show(model, &loaded);
+    if let Some(d) = draft {
+        model.input.set_text(&d);
+    }
+    if let Some(Later {
+        from,
+        versions,
+        plan,
+    }) = later
+    {
+        // After a rewind from the browser: offer to put the files
+        // back as they were before the chosen prompt.
+        model.open_panel(Panel::RestoreFiles {
+            from,
+            versions,
+            plan,
+        });
+    }
+    model.read_only = read_only;
+    if read_only {
+        model.notice(
+            NoticeLevel::Warning,
+            format!(
+                "Read-only: session {} is open in another cairn. Prompts are not sent here; \
+                 fork it from the browser (Ctrl+S) to continue it, or /new.",
+                crate::sessions::short_id(loaded.id())
+            ),
+        );
+        return vec![Cmd::Send(AgentCommand::load_read_only(&loaded))];
+    }
+    model.notice(NoticeLevel::Info, loaded.resumed_notice());
+    vec![Cmd::Send(AgentCommand::load(&loaded))]
+}
+
 /// What the service did: said inside the browser when it is open (its
 /// list reloaded, so a fork, a new title or a deletion shows at once),
 /// otherwise in the transcript.
@@ -225,32 +267,10 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             }
             Vec::new()
         }
-        SessionReply::Resumed(r) => {
-            let Resumed {
-                loaded,
-                draft,
-                later,
-            } = *r;
-            crate::tui::history::show(model, &loaded);
-            if let Some(d) = draft {
-                model.input.set_text(&d);
-            }
-            if let Some(Later {
-                from,
-                versions,
-                plan,
-            }) = later
-            {
-                // After a rewind from the browser: offer to put the files
-                // back as they were before the chosen prompt.
-                model.open_panel(Panel::RestoreFiles {
-                    from,
-                    versions,
-                    plan,
-                });
-            }
-            model.notice(NoticeLevel::Info, loaded.resumed_notice());
-            vec![Cmd::Send(AgentCommand::load(&loaded))]
+        SessionReply::Resumed(r) => resumed(model, *r),
+        SessionReply::OpenElsewhere { id, held } => {
+            model.open_panel(Panel::OpenElsewhere { id, held });
+            Vec::new()
         }
         SessionReply::Info(text) => told(model, text, false),
         SessionReply::Failed(text) => told(model, text, true),
