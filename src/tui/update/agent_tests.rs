@@ -76,4 +76,22 @@ fn compaction_has_its_own_marker_with_the_summary_and_updates_the_figure() {
     assert!(matches!(cell.kind, CellKind::Compaction { .. }));
     assert_eq!(cell.copy_text(), "We fixed the parser.");
     assert_eq!(m.usage.context_tokens, 12_000);
+    let screen = |m: &mut crate::tui::model::Model| {
+        let mut t = ratatui::Terminal::new(ratatui::backend::TestBackend::new(100, 12)).unwrap();
+        t.draw(|f| crate::tui::view::view(m, f)).unwrap();
+        t.backend().to_string()
+    };
+    let folded = screen(&mut m);
+    assert!(folded.contains("≡ context compacted"), "{folded}");
+    assert!(folded.contains("Enter shows the summary"), "{folded}");
+    assert!(!folded.contains("We fixed the parser."), "{folded}");
+    assert!(
+        folded.contains("context 12.0k"),
+        "labelled figure:\n{folded}"
+    );
+    // Tab focuses the transcript, Enter opens the marker.
+    crate::tui::update::update(&mut m, key(crossterm::event::KeyCode::Tab));
+    crate::tui::update::update(&mut m, key(crossterm::event::KeyCode::Enter));
+    let open = screen(&mut m);
+    assert!(open.contains("We fixed the parser."), "{open}");
 }
