@@ -191,6 +191,11 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     }
     let llm = crate::llm::build_provider(provider.settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot start provider `{}`: {e}", provider.settings.name))?;
+    let hints = crate::llm::explain::Hints {
+        key_source: crate::llm::resolve::key_env_of(&s.config, &provider.settings.name),
+    };
+    let llm: Box<dyn crate::llm::Provider> =
+        Box::new(crate::llm::explain::Explained::new(llm, hints));
     let model_info = crate::llm::ModelCatalog::global().lookup(&provider.model);
     let opts = AgentOptions {
         workspace: s.root.clone(),

@@ -58,6 +58,8 @@ pub struct TuiOptions {
     pub open_sessions: bool,
     /// The sandbox commands run in.
     pub sandbox: sandbox_view::SandboxView,
+    /// The resumed session is open in another cairn: prompts are refused.
+    pub read_only: bool,
 }
 
 /// Runs the full-screen interface until the person quits. The interface
@@ -108,6 +110,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.git_branch = opts.git_branch;
     m.usage.context_window = opts.context_window;
     m.first_run_help = opts.first_run_help;
+    m.read_only = opts.read_only;
     let history = opts
         .history_file
         .as_deref()

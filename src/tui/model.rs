@@ -72,6 +72,8 @@ pub struct Model {
     pub store_warning: Option<String>,
     /// The session's title, once it has one.
     pub title: Option<String>,
+    /// The session shown is open in another cairn: prompts are refused.
+    pub read_only: bool,
     /// The themes to switch between by name.
     pub themes: crate::tui::theme::Themes,
     /// When Esc was last pressed while idle (Esc twice rewinds).
@@ -118,6 +120,7 @@ impl Model {
             store_warning: None,
             should_quit: false,
             title: None,
+            read_only: false,
             themes: crate::tui::theme::Themes::default(),
             last_idle_esc: None,
             servers: None,

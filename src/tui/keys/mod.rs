@@ -79,6 +79,8 @@ pub enum Action {
     BrowserConfirmDelete,
     BrowserExportMarkdown,
     BrowserExportJson,
+    BrowserOpenFork,
+    BrowserOpenReadOnly,
     HelpDown,
     HelpUp,
     HelpPageDown,

@@ -298,6 +298,9 @@ fn submit(model: &mut Model) -> Vec<Cmd> {
         model.input.take();
         return slash::run_slash(model, typed.trim());
     }
+    if model.read_only {
+        return read_only_refusal(model);
+    }
     let text = model.input.take();
     model.transcript.to_bottom();
     if model.turn_running {
@@ -310,6 +313,20 @@ fn submit(model: &mut Model) -> Vec<Cmd> {
         }),
         Cmd::AppendHistory(text),
     ]
+}
+
+/// A read-only session sends nothing: the prompt stays in the input.
+fn read_only_refusal(model: &mut Model) -> Vec<Cmd> {
+    notice(
+        model,
+        NoticeLevel::Warning,
+        "Not sent: this session is open in another cairn, so here it is read-only. \
+         Fork it from the browser (Ctrl+S, then Enter and f) or start a new one with /new; \
+         the prompt stays in the input."
+            .into(),
+    );
+    model.transcript.to_bottom();
+    Vec::new()
 }
 
 fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {

@@ -122,7 +122,7 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
     {
         let style = if pct >= 80 { s.warning } else { s.status };
         parts.push(Part {
-            text: format!("{} ({pct}%)", tokens(u.context_tokens)),
+            text: format!("context {} ({pct}%)", tokens(u.context_tokens)),
             style,
             priority: 7,
         });
