@@ -33,6 +33,8 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     .areas(area);
 
     let buf = frame.buffer_mut();
+    // The theme's background behind every cell, not only behind glyphs.
+    buf.set_style(area, model.styles.text);
     if model.transcript.is_empty() {
         draw_welcome(model, main, buf);
     } else {

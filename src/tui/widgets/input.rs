@@ -208,7 +208,7 @@ impl PromptInput {
         focused: bool,
     ) {
         let border = if focused {
-            styles.accent
+            styles.border_focus
         } else {
             styles.border
         };

@@ -31,6 +31,8 @@ pub fn draw(buf: &mut Buffer, area: Rect, base: Style, draw: impl FnOnce(&mut Bu
                 if out.symbol() == UNTOUCHED {
                     out.set_symbol(" ");
                 }
+                // A cell the overlay cleared keeps the theme's colours.
+                crate::tui::styles::fill_reset(out, base);
             } else {
                 out.reset();
                 out.set_style(base);
