@@ -144,9 +144,7 @@ async fn escape_drops_a_fetch_blocked_on_a_silent_server_while_cairn_runs_on() {
         "cairn ended instead of going on after Esc"
     );
 
-    app.send(b"\x03");
-    std::thread::sleep(Duration::from_millis(100));
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     assert!(
         app.wait_exit(Duration::from_secs(10)).is_some(),
         "cairn did not quit"

@@ -130,6 +130,8 @@ async fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
     // Raw mode is back: a key goes to cairn, not to the shell's line editor.
     shell.type_text("typed after fg");
     shell.wait_for_text("typed after fg");
+    shell.send(b"\x03"); // clears the typed text
+    std::thread::sleep(Duration::from_millis(100));
     shell.send(b"\x03");
     std::thread::sleep(Duration::from_millis(100));
     shell.send(b"\x03");
@@ -139,9 +141,7 @@ async fn ctrl_z_suspends_to_the_shell_and_fg_redraws() {
 }
 
 fn quit(mut app: PtyApp) {
-    app.send(b"\x03");
-    std::thread::sleep(Duration::from_millis(100));
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     assert!(app.wait_exit(Duration::from_secs(10)).is_some());
 }
 
@@ -356,9 +356,7 @@ async fn quitting_while_writes_still_fail_says_so_and_exits_non_zero() {
     app.type_text("the second prompt");
     app.send(b"\r");
     app.wait_for_text("not saved");
-    app.send(b"\x03");
-    std::thread::sleep(Duration::from_millis(100));
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     let code = app
         .wait_exit(Duration::from_secs(40))
         .expect("cairn did not quit");

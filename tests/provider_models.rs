@@ -84,8 +84,6 @@ async fn the_model_picker_lists_the_providers_own_models() {
     assert!(screen.contains("mock-large"), "{screen}");
     assert!(!screen.contains("claude-opus"), "{screen}");
     app.send(b"\x1b");
-    app.send(b"\x03");
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     assert!(app.wait_exit(std::time::Duration::from_secs(10)).is_some());
 }

@@ -102,6 +102,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
     m.themes = themes;
     m.sandbox = opts.sandbox.clone();
+    m.mcp_servers = opts.handles.mcp_server_names();
     if let Some(loaded) = &opts.resumed {
         history::show(&mut m, loaded);
     }
@@ -129,6 +130,10 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m
 }
 
+#[cfg(test)]
+mod overlay_tests;
+#[cfg(test)]
+mod prompt_tests;
 #[cfg(test)]
 mod sandbox_tests;
 #[cfg(test)]

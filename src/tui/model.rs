@@ -26,7 +26,7 @@ pub enum Focus {
 /// The palette, slash commands and file picker go here.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Overlay {
-    Help { scroll: u16 },
+    Help(crate::tui::widgets::help::HelpState),
     Panel(Box<crate::tui::panels::Panel>),
 }
 
@@ -84,6 +84,10 @@ pub struct Model {
     pub forms: VecDeque<crate::tui::widgets::input_form::InputForm>,
     /// The sandbox commands run in, as the status line shows it.
     pub sandbox: crate::tui::sandbox_view::SandboxView,
+    /// Where the person is in the `/` completion menu.
+    pub slash_menu: crate::tui::slash::MenuState,
+    /// The configured MCP servers' names, for completing `/mcp restart`.
+    pub mcp_servers: Vec<String>,
 }
 
 impl Model {
@@ -126,6 +130,8 @@ impl Model {
             servers: None,
             forms: VecDeque::new(),
             sandbox: Default::default(),
+            slash_menu: Default::default(),
+            mcp_servers: Vec::new(),
         }
     }
 

@@ -16,6 +16,12 @@ pub struct Styles {
     pub status: Style,
     pub border: Style,
     pub focused_choice: Style,
+    /// The border of what has the keys (the prompt, a dialog).
+    pub border_focus: Style,
+    /// The whole status row: its background and default text.
+    pub status_bar: Style,
+    pub reasoning: Style,
+    pub tool_name: Style,
 }
 
 impl Default for Styles {
@@ -37,7 +43,24 @@ impl Default for Styles {
                 .fg(Color::Black)
                 .bg(Color::Cyan)
                 .add_modifier(Modifier::BOLD),
+            border_focus: Style::default().fg(Color::Cyan),
+            status_bar: Style::default(),
+            reasoning: Style::default()
+                .fg(Color::DarkGray)
+                .add_modifier(Modifier::ITALIC),
+            tool_name: Style::default().add_modifier(Modifier::BOLD),
         }
+    }
+}
+
+/// Gives a cell drawn with the terminal's own colours (`Reset`) the
+/// theme's instead, so a theme's background fills the screen.
+pub fn fill_reset(cell: &mut ratatui::buffer::Cell, base: Style) {
+    if cell.bg == Color::Reset {
+        cell.bg = base.bg.unwrap_or(Color::Reset);
+    }
+    if cell.fg == Color::Reset {
+        cell.fg = base.fg.unwrap_or(Color::Reset);
     }
 }
 
@@ -56,6 +79,10 @@ impl Styles {
             status: t.status_fg,
             border: t.border,
             focused_choice: t.selection_bg.add_modifier(Modifier::BOLD),
+            border_focus: t.border_focus,
+            status_bar: base.patch(t.status_bg).patch(t.status_fg),
+            reasoning: t.reasoning,
+            tool_name: t.tool_name,
         }
     }
 }

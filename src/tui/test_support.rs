@@ -49,3 +49,12 @@ pub fn type_text(m: &mut Model, text: &str) {
 pub fn agent(m: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
     update(m, Msg::Agent(ev))
 }
+
+/// The screen `view` draws at `w`×`h`, as text.
+pub fn draw_text(m: &mut Model, w: u16, h: u16) -> String {
+    let mut t =
+        ratatui::Terminal::new(ratatui::backend::TestBackend::new(w, h)).expect("a test terminal");
+    t.draw(|f| crate::tui::view::view(m, f))
+        .expect("drawing on a test terminal");
+    t.backend().to_string()
+}

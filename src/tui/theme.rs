@@ -83,16 +83,17 @@ pub struct Theme {
     pub color_depth: ColorDepth,
 }
 
-const BUILTIN: [(&str, &str); 3] = [
+const BUILTIN: [(&str, &str); 4] = [
     ("dark", include_str!("../../themes/dark.toml")),
     ("light", include_str!("../../themes/light.toml")),
     (
         "high-contrast",
         include_str!("../../themes/high-contrast.toml"),
     ),
+    ("colorblind", include_str!("../../themes/colorblind.toml")),
 ];
 
-const BUILTIN_NAMES: [&str; 3] = ["dark", "light", "high-contrast"];
+const BUILTIN_NAMES: [&str; 4] = ["dark", "light", "high-contrast", "colorblind"];
 
 /// Syntect's bundled themes; a theme file must name one of them.
 pub const SYNTAX_THEMES: [&str; 7] = [
@@ -388,6 +389,8 @@ use parse::parse;
 pub use parse::parse_color;
 pub use set::Themes;
 
+#[cfg(test)]
+mod usage_tests;
 #[cfg(test)]
 mod tests {
     use super::parse::STYLE_KEYS;

@@ -304,36 +304,66 @@ fn escape_cancels_a_running_turn() {
 }
 
 #[test]
-fn ctrl_c_cancels_then_quits() {
+fn ctrl_c_stops_a_turn_without_arming_quit() {
     let mut m = model();
     turn(&mut m, "go");
     assert_eq!(
         update(&mut m, ctrl('c')),
         vec![Cmd::Send(AgentCommand::Cancel)]
     );
+    m.now += Duration::from_millis(300);
+    assert_eq!(
+        update(&mut m, ctrl('c')),
+        vec![Cmd::Send(AgentCommand::Cancel)],
+        "a reflexive double press during a turn does not quit"
+    );
+}
+
+#[test]
+fn ctrl_c_on_an_empty_idle_prompt_arms_then_quits() {
+    let mut m = model();
+    assert!(update(&mut m, ctrl('c')).is_empty(), "the first press arms");
+    assert!(
+        m.flash
+            .as_ref()
+            .is_some_and(|f| f.0.contains("again to quit"))
+    );
     m.now += Duration::from_millis(500);
     assert_eq!(update(&mut m, ctrl('c')), vec![Cmd::Quit]);
 
     let mut m = model();
-    turn(&mut m, "go");
     update(&mut m, ctrl('c'));
     m.now += Duration::from_secs(3);
-    assert_eq!(
-        update(&mut m, ctrl('c')),
-        vec![Cmd::Send(AgentCommand::Cancel)],
-        "too late for a double press"
-    );
+    assert!(update(&mut m, ctrl('c')).is_empty(), "too late: arms again");
+}
 
+#[test]
+fn ctrl_c_clears_a_multi_line_prompt_without_arming_and_undo_restores_it() {
     let mut m = model();
-    assert_eq!(
-        update(&mut m, ctrl('c')),
-        vec![Cmd::Quit],
-        "idle with an empty prompt quits at once"
-    );
-    let mut m = model();
-    type_text(&mut m, "draft");
+    type_text(&mut m, "first line");
+    update(&mut m, ctrl('j'));
+    type_text(&mut m, "second");
     assert!(update(&mut m, ctrl('c')).is_empty());
-    assert!(m.input.is_empty(), "the first Ctrl+C clears the prompt");
+    assert!(m.input.is_empty(), "Ctrl+C clears the prompt");
+    assert!(m.last_interrupt.is_none(), "clearing does not arm quit");
+    update(&mut m, ctrl('_'));
+    assert_eq!(m.input.text(), "first line\nsecond");
+}
+
+#[test]
+fn readline_keys_edit_the_prompt() {
+    let mut m = model();
+    type_text(&mut m, "one two three");
+    update(&mut m, ctrl('w'));
+    assert_eq!(m.input.text(), "one two ");
+    update(&mut m, key(KeyCode::Left));
+    update(&mut m, key(KeyCode::Left));
+    update(&mut m, ctrl('k'));
+    assert_eq!(m.input.text(), "one tw");
+    update(&mut m, ctrl('u'));
+    assert!(m.input.is_empty());
+    update(&mut m, ctrl('_'));
+    assert_eq!(m.input.text(), "one tw");
 }
 
 #[test]
@@ -452,7 +482,7 @@ fn transcript_focus_selects_expands_and_copies() {
 fn help_opens_on_question_mark_and_closes() {
     let mut m = model();
     update(&mut m, key(KeyCode::Char('?')));
-    assert_eq!(m.overlays, vec![Overlay::Help { scroll: 0 }]);
+    assert_eq!(m.overlays, vec![Overlay::Help(Default::default())]);
     update(&mut m, key(KeyCode::Esc));
     assert!(m.overlays.is_empty());
     type_text(&mut m, "why?");

@@ -9,7 +9,7 @@ use crate::text::fit as truncate;
 use crate::tools::state::TodoStatus;
 use crate::tui::model::{Focus, Model, Overlay};
 use crate::tui::widgets::cell::RenderCtx;
-use crate::tui::widgets::{help, status_bar};
+use crate::tui::widgets::{help, overlay, slash_menu, status_bar};
 use crate::tui::wrap::wrap_plain;
 
 const MAX_TODO_ROWS: usize = 6;
@@ -33,6 +33,8 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     .areas(area);
 
     let buf = frame.buffer_mut();
+    // The theme's background behind every cell, not only behind glyphs.
+    buf.set_style(area, model.styles.text);
     if model.transcript.is_empty() {
         draw_welcome(model, main, buf);
     } else {
@@ -56,7 +58,26 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     } else {
         main
     };
+    draw_slash_menu(model, main, input_area, buf);
     draw_dialogs(model, area, dialog_area, buf);
+}
+
+/// The `/` menu, while the prompt has the keys and a `/…` offers any.
+fn draw_slash_menu(model: &Model, main: Rect, input_area: Rect, buf: &mut Buffer) {
+    if model.focus != Focus::Prompt
+        || !model.overlays.is_empty()
+        || !model.dialogs.is_empty()
+        || !model.forms.is_empty()
+    {
+        return;
+    }
+    let Some(menu) = crate::tui::slash::menu(model) else {
+        return;
+    };
+    let selected = model.slash_menu.selected;
+    overlay::draw(buf, main, model.styles.text, |b| {
+        slash_menu::render(&menu, selected, input_area, main, b, &model.styles);
+    });
 }
 
 /// Prompts waiting for the running turn, one line each.
@@ -140,25 +161,27 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
 
 /// The first permission dialog, then the overlays, topmost last.
 fn draw_dialogs(model: &mut Model, area: Rect, dialog_area: Rect, buf: &mut Buffer) {
+    // Each is drawn through `overlay::draw`, which clears the rows it
+    // covers and never leaves a wide character cut in half.
+    let base = model.styles.text;
     let count = model.dialogs.len();
     if let Some(d) = model.dialogs.front_mut() {
-        d.render(
-            dialog_area,
-            buf,
-            &model.styles,
-            &model.theme,
-            &model.keys,
-            Some((1, count)),
-        );
+        let (styles, theme, keys) = (&model.styles, &model.theme, &model.keys);
+        overlay::draw(buf, area, base, |b| {
+            d.render(dialog_area, b, styles, theme, keys, Some((1, count)));
+        });
     }
     if let Some(form) = model.forms.front() {
-        form.render(dialog_area, buf, &model.styles);
+        overlay::draw(buf, area, base, |b| {
+            form.render(dialog_area, b, &model.styles)
+        });
     }
     for o in model.overlays.iter_mut() {
-        match o {
-            Overlay::Help { scroll } => help::render(area, buf, &model.keys, &model.styles, scroll),
-            Overlay::Panel(p) => p.render(area, buf, &model.styles, &model.theme),
-        }
+        let (styles, theme, keys) = (&model.styles, &model.theme, &model.keys);
+        overlay::draw(buf, area, base, |b| match o {
+            Overlay::Help(state) => help::render(area, b, keys, styles, state),
+            Overlay::Panel(p) => p.render(area, b, styles, theme),
+        });
     }
 }
 

@@ -151,6 +151,22 @@ impl PtyApp {
             .set_size(rows, cols);
     }
 
+    /// Presses Ctrl+C until cairn quits, at most five times: the first
+    /// press may stop a turn, close a dialog or clear the prompt, and on an
+    /// empty prompt the first arms and the second quits.
+    pub fn ctrl_c_to_quit(&mut self) {
+        for _ in 0..5 {
+            self.send(b"\x03");
+            let deadline = Instant::now() + Duration::from_millis(250);
+            while Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+
     /// Waits for the program to exit; kills it after the timeout.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<u32> {
         let deadline = Instant::now() + timeout;

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 mod dialogs;
+mod fields;
 mod table;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -45,6 +46,14 @@ pub enum Action {
     Palette,
     Sessions,
     ViewDiff,
+    DeleteToStart,
+    DeleteToEnd,
+    DeleteWordBack,
+    Undo,
+    Complete,
+    MenuPrev,
+    MenuNext,
+    MenuClose,
     // The dialogs (`dialogs.rs`).
     PanelConfirm,
     PanelReject,
@@ -90,24 +99,101 @@ pub enum Action {
     TrustChoose,
     TrustSwitch,
     TrustQuit,
+    // Text fields, the permission dialog, input forms (`fields.rs`).
+    TextSubmit,
+    TextCancel,
+    TextDeleteBack,
+    DialogChoose,
+    DialogDismiss,
+    DialogPrevChoice,
+    DialogNextChoice,
+    RulePrev,
+    RuleNext,
+    DialogScrollDown,
+    DialogScrollUp,
+    DialogPageDown,
+    DialogPageUp,
+    FormSubmit,
+    FormDecline,
+    FormCancel,
+    FormNext,
+    FormPrev,
+    FormChoiceNext,
+    FormChoicePrev,
+    DialogKeys,
+    HelpSearch,
 }
 
-/// Where an action applies, for the help overlay.
+/// Where an action applies: the screens the help overlay lists.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
     Global,
     Prompt,
     Transcript,
+    /// The permission dialog.
     Dialog,
-    /// Dialogs over the transcript (pickers, confirmations, panels).
+    /// A line being typed inside a dialog.
+    TextField,
+    /// A server's request for input.
+    Form,
+    /// Every dialog over the transcript.
     Panel,
+    Picker,
+    Confirm,
+    TextPanel,
+    Diff,
+    Browser,
+    Help,
+    Trust,
+}
+
+impl Scope {
+    /// Every screen, in the order help lists them.
+    pub const ALL: [Scope; 14] = [
+        Scope::Global,
+        Scope::Prompt,
+        Scope::Transcript,
+        Scope::Dialog,
+        Scope::TextField,
+        Scope::Form,
+        Scope::Panel,
+        Scope::Picker,
+        Scope::Confirm,
+        Scope::TextPanel,
+        Scope::Diff,
+        Scope::Browser,
+        Scope::Help,
+        Scope::Trust,
+    ];
+
+    pub fn title(self) -> &'static str {
+        match self {
+            Scope::Global => "Anywhere",
+            Scope::Prompt => "Prompt",
+            Scope::Transcript => "Transcript (Tab to focus)",
+            Scope::Dialog => "Permission dialog",
+            Scope::TextField => "Typing in a dialog (deny reason, new title)",
+            Scope::Form => "A server's input form",
+            Scope::Panel => "Dialogs",
+            Scope::Picker => "Pickers (palette, files, model, mode, theme, rewind)",
+            Scope::Confirm => "Confirmations (undo, rewind, restoring files)",
+            Scope::TextPanel => "Text panels (/mcp, /permissions)",
+            Scope::Diff => "Full-screen diff",
+            Scope::Browser => "Session browser",
+            Scope::Help => "This help",
+            Scope::Trust => "Trust screen",
+        }
+    }
 }
 
 /// Name, default keys, where it applies, what it does.
 type Row = (Action, &'static str, &'static str, Scope, &'static str);
 
 fn rows() -> impl Iterator<Item = &'static Row> {
-    table::TABLE.iter().chain(dialogs::DIALOG_TABLE)
+    table::TABLE
+        .iter()
+        .chain(dialogs::DIALOG_TABLE)
+        .chain(fields::FIELD_TABLE)
 }
 
 impl Action {
@@ -328,7 +414,7 @@ mod tests {
         for a in Action::all() {
             assert_eq!(Action::parse(a.as_str()), Some(a));
         }
-        assert_eq!(rows().count(), Action::TrustQuit as usize + 1);
+        assert_eq!(rows().count(), Action::HelpSearch as usize + 1);
     }
 
     #[test]

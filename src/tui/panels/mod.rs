@@ -25,7 +25,7 @@ use crate::config::Mode;
 use crate::sessions::SessionId;
 use crate::tools::restore::UndoPlan;
 use crate::tools::state::FileVersion;
-use crate::tui::keys::KeyMap;
+use crate::tui::keys::{KeyMap, Scope};
 use crate::tui::styles::Styles;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::diff_view::DiffView;
@@ -196,6 +196,37 @@ impl Panel {
             Panel::Text { .. } => "text",
             Panel::Diff { .. } => "diff",
             Panel::OpenElsewhere { .. } => "open-elsewhere",
+        }
+    }
+
+    /// The screens whose keys help shows when asked from this panel.
+    pub fn help_scopes(&self) -> Vec<Scope> {
+        let own = match self {
+            Panel::Sessions(_) => vec![Scope::Browser, Scope::TextField],
+            Panel::Text { .. } => vec![Scope::TextPanel],
+            Panel::Diff { .. } => vec![Scope::Diff],
+            Panel::ConfirmUndo(_)
+            | Panel::ConfirmRewind { .. }
+            | Panel::ConfirmStoredRewind { .. }
+            | Panel::RestoreFiles { .. } => vec![Scope::Confirm],
+            _ => vec![Scope::Picker, Scope::TextField],
+        };
+        own.into_iter().chain([Scope::Panel]).collect()
+    }
+
+    /// Whether typed characters go to a field here, so `?` is typed and
+    /// only F1 shows the keys.
+    pub fn typing(&self) -> bool {
+        match self {
+            Panel::Commands(p)
+            | Panel::Files(p)
+            | Panel::Models(p)
+            | Panel::Modes(p)
+            | Panel::Rewind(p)
+            | Panel::StoredRewind { picker: p, .. }
+            | Panel::Themes { picker: p, .. } => !p.query().is_empty(),
+            Panel::Sessions(_) => true,
+            _ => false,
         }
     }
 

@@ -63,6 +63,14 @@ impl Handles {
         });
     }
 
+    /// The configured MCP servers' names.
+    pub fn mcp_server_names(&self) -> Vec<String> {
+        self.mcp
+            .as_ref()
+            .map(|m| m.statuses().into_iter().map(|s| s.name).collect())
+            .unwrap_or_default()
+    }
+
     /// The servers' state and the prompts they offer.
     pub fn mcp_status(&self, tx: UnboundedSender<Msg>) {
         let mut text = match &self.mcp {

@@ -1,8 +1,10 @@
 //! Slash commands: what `/` offers in the input and Ctrl+P in the palette,
 //! how a typed one is read, and (in `run`) what each one does.
 
+pub mod complete;
 mod run;
 
+pub use complete::MenuState;
 pub use run::{open_rewind, open_sessions, palette, run, run_slash, set_theme};
 
 use crate::config::Mode;
@@ -97,6 +99,27 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "Quit cairn",
     },
 ];
+
+/// The values `/` arguments complete from.
+pub fn arg_values(model: &crate::tui::model::Model) -> complete::ArgValues {
+    complete::ArgValues {
+        models: crate::llm::ModelCatalog::global()
+            .pickable()
+            .into_iter()
+            .map(|m| m.id)
+            .collect(),
+        themes: model.themes.names(),
+        servers: model.mcp_servers.clone(),
+    }
+}
+
+/// The `/` menu as it shows now, `None` when closed or empty.
+pub fn menu(model: &crate::tui::model::Model) -> Option<complete::Suggestions> {
+    if model.slash_menu.hidden || !model.input.text().starts_with('/') {
+        return None;
+    }
+    complete::suggest(&model.input.text(), &arg_values(model))
+}
 
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq)]

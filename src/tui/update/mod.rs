@@ -14,11 +14,14 @@ use crate::tui::msg::Msg;
 use crate::tui::slash;
 mod agent;
 mod panel;
+mod prompt;
 mod session;
 
 use crate::tui::widgets::cell::CellKind;
 use agent::agent_event;
 pub use agent::settle_activity;
+use panel::dialog_help;
+use prompt::{interrupt, prompt_key};
 
 /// A second Ctrl+C within this long quits.
 pub const DOUBLE_INTERRUPT: Duration = Duration::from_millis(1500);
@@ -86,19 +89,6 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
     }
 }
 
-/// `/name …` where `name` is a command; other text starting with `/` (a
-/// path, say) is an ordinary prompt.
-fn is_slash_command(text: &str) -> bool {
-    let t = text.trim_start();
-    let Some(rest) = t.strip_prefix('/') else {
-        return false;
-    };
-    let name = rest.split_whitespace().next().unwrap_or("");
-    crate::tui::slash::COMMANDS.iter().any(|c| c.name == name)
-        || matches!(name, "clear" | "resume" | "exit" | "q")
-        || name.starts_with("mcp__")
-}
-
 pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {
     model.notice(level, text);
 }
@@ -115,8 +105,14 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         panel::help_key(model, key);
         return Vec::new();
     }
+    if let Some(scopes) = dialog_help(model, &key) {
+        model.overlays.push(Overlay::Help(
+            crate::tui::widgets::help::HelpState::for_scopes(scopes),
+        ));
+        return Vec::new();
+    }
     if let Some(form) = model.forms.front_mut() {
-        let Some(answer) = form.key(key) else {
+        let Some(answer) = form.key(key, &keys) else {
             return Vec::new();
         };
         let id = form.id;
@@ -131,6 +127,11 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         model.dialogs.pop_front();
         settle_activity(model);
         return vec![Cmd::Send(AgentCommand::PermissionReply { id, decision })];
+    }
+    if model.focus == Focus::Prompt
+        && let Some(cmds) = prompt::menu_key(model, key)
+    {
+        return cmds;
     }
     if let Some(cmds) = global_key(model, &keys, key) {
         return cmds;
@@ -149,7 +150,7 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
 fn global_key(model: &mut Model, keys: &KeyMap, key: KeyEvent) -> Option<Vec<Cmd>> {
     let is = |a| keys.is(a, &key);
     let cmds = if is(Action::Help) {
-        model.overlays.push(Overlay::Help { scroll: 0 });
+        model.overlays.push(Overlay::Help(Default::default()));
         Vec::new()
     } else if is(Action::ToggleMouse) {
         model.mouse_captured = !model.mouse_captured;
@@ -221,112 +222,6 @@ fn set_focus(model: &mut Model, focus: Focus) {
         }
         Focus::Prompt => model.transcript.select(None),
     }
-}
-
-fn interrupt(model: &mut Model) -> Vec<Cmd> {
-    let now = model.now;
-    let again = model
-        .last_interrupt
-        .is_some_and(|t| now.saturating_duration_since(t) < DOUBLE_INTERRUPT);
-    if again || (!model.turn_running && model.input.is_empty() && model.dialogs.is_empty()) {
-        model.should_quit = true;
-        return vec![Cmd::Quit];
-    }
-    model.last_interrupt = Some(now);
-    model.overlays.clear();
-    model.flash("Ctrl+C again to quit");
-    if model.turn_running {
-        return vec![Cmd::Send(AgentCommand::Cancel)];
-    }
-    model.input.clear();
-    Vec::new()
-}
-
-fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
-    let keys = &model.keys;
-    if keys.is(Action::Submit, &key) {
-        return submit(model);
-    }
-    if keys.is(Action::Newline, &key) {
-        model.input.newline();
-        return Vec::new();
-    }
-    if keys.is(Action::OpenEditor, &key) {
-        return vec![Cmd::OpenEditor(model.input.text())];
-    }
-    if keys.is(Action::HistoryPrev, &key)
-        && model.input.cursor_on_first_line()
-        && model.input.history_prev()
-    {
-        return Vec::new();
-    }
-    if keys.is(Action::HistoryNext, &key)
-        && model.input.cursor_on_last_line()
-        && model.input.history_next()
-    {
-        return Vec::new();
-    }
-    if key.code == KeyCode::Char('/') && model.input.is_empty() && key.modifiers.is_empty() {
-        model.open_panel(slash::palette(""));
-        return Vec::new();
-    }
-    if key.code == KeyCode::Char('@') && !key.modifiers.contains(KeyModifiers::CONTROL) {
-        return vec![Cmd::ListFiles];
-    }
-    if key.code == KeyCode::Char('?') && model.input.is_empty() {
-        model.overlays.push(Overlay::Help { scroll: 0 });
-        return Vec::new();
-    }
-    model.input.key(key);
-    Vec::new()
-}
-
-fn submit(model: &mut Model) -> Vec<Cmd> {
-    if model.input.text().trim().is_empty() {
-        return Vec::new();
-    }
-    if model.agent_gone {
-        notice(
-            model,
-            NoticeLevel::Error,
-            "The agent stopped; the prompt was not sent.".into(),
-        );
-        return Vec::new();
-    }
-    let typed = model.input.text();
-    if is_slash_command(&typed) {
-        model.input.take();
-        return slash::run_slash(model, typed.trim());
-    }
-    if model.read_only {
-        return read_only_refusal(model);
-    }
-    let text = model.input.take();
-    model.transcript.to_bottom();
-    if model.turn_running {
-        model.queued.push_back(text.clone());
-    }
-    vec![
-        Cmd::Send(AgentCommand::Submit {
-            text: text.clone(),
-            images: Vec::new(),
-        }),
-        Cmd::AppendHistory(text),
-    ]
-}
-
-/// A read-only session sends nothing: the prompt stays in the input.
-fn read_only_refusal(model: &mut Model) -> Vec<Cmd> {
-    notice(
-        model,
-        NoticeLevel::Warning,
-        "Not sent: this session is open in another cairn, so here it is read-only. \
-         Fork it from the browser (Ctrl+S, then Enter and f) or start a new one with /new; \
-         the prompt stays in the input."
-            .into(),
-    );
-    model.transcript.to_bottom();
-    Vec::new()
 }
 
 fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
@@ -431,8 +326,8 @@ fn on_mouse(model: &mut Model, m: MouseEvent) -> Vec<Cmd> {
         MouseEventKind::ScrollDown => WHEEL_ROWS,
         _ => return Vec::new(),
     };
-    if let Some(Overlay::Help { scroll }) = model.overlays.last_mut() {
-        *scroll = scroll.saturating_add_signed(delta as i16);
+    if let Some(Overlay::Help(help)) = model.overlays.last_mut() {
+        help.scroll = help.scroll.saturating_add_signed(delta as i16);
     } else if let Some(d) = model.dialogs.front_mut() {
         d.scroll = d.scroll.saturating_add_signed(delta as isize);
     } else {

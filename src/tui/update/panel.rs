@@ -1,6 +1,9 @@
 //! Keys for the topmost panel, and carrying out what the panel asked for.
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyCode, KeyEvent};
+
+use crate::tui::keys::{Action, KeyMap, Scope};
+use crate::tui::widgets::help::HelpState;
 
 use crate::sessions::{RewindTo, SessionRequest};
 use crate::tui::cmd::Cmd;
@@ -14,6 +17,12 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     let Some(Overlay::Panel(mut panel)) = model.overlays.pop() else {
         return Vec::new();
     };
+    if asks_for_keys(&model.keys, &key, panel.typing()) {
+        let help = HelpState::for_scopes(panel.help_scopes());
+        model.overlays.push(Overlay::Panel(panel));
+        model.overlays.push(Overlay::Help(help));
+        return Vec::new();
+    }
     let out = panel.handle_key(key, &model.keys);
     let mut keep = out.keep;
     let cmds = apply(model, out.action, &mut keep);
@@ -21,6 +30,11 @@ pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         model.overlays.push(Overlay::Panel(panel));
     }
     cmds
+}
+
+/// `?` (unless it is being typed into a field) or F1: a dialog's keys.
+pub fn asks_for_keys(keys: &KeyMap, key: &KeyEvent, typing: bool) -> bool {
+    keys.is(Action::DialogKeys, key) && !(typing && matches!(key.code, KeyCode::Char(_)))
 }
 
 fn apply(model: &mut Model, action: PanelAction, keep: &mut bool) -> Vec<Cmd> {
@@ -79,12 +93,36 @@ fn browser(model: &mut Model, action: BrowserAction, keep: &mut bool) -> Vec<Cmd
     panels::sessions::commands(action, model.session.as_ref())
 }
 
+/// Closes every overlay (Ctrl+C); a theme being previewed goes back to
+/// the one in use before.
+pub fn close_all(model: &mut Model) -> Vec<Cmd> {
+    let mut cmds = Vec::new();
+    while let Some(overlay) = model.overlays.pop() {
+        if let Overlay::Panel(p) = overlay
+            && let panels::Panel::Themes { original, .. } = *p
+        {
+            cmds.extend(slash::set_theme(model, &original, false));
+        }
+    }
+    cmds
+}
+
 /// Keys for the help overlay; any key it does not scroll with closes it.
 pub fn help_key(model: &mut Model, key: KeyEvent) {
     let keys = model.keys.clone();
-    if let Some(Overlay::Help { scroll }) = model.overlays.last_mut()
-        && !panels::help::handle_key(scroll, key, &keys)
+    if let Some(Overlay::Help(state)) = model.overlays.last_mut()
+        && !panels::help::handle_key(state, key, &keys)
     {
         model.overlays.pop();
     }
+}
+
+/// The screens whose keys help shows for the form or permission dialog
+/// waiting, when `key` asks for them.
+pub fn dialog_help(model: &Model, key: &KeyEvent) -> Option<Vec<Scope>> {
+    if !model.forms.is_empty() {
+        return asks_for_keys(&model.keys, key, true).then(|| vec![Scope::Form, Scope::TextField]);
+    }
+    let typing = model.dialogs.front()?.deny_reason.is_some();
+    asks_for_keys(&model.keys, key, typing).then(|| vec![Scope::Dialog, Scope::TextField])
 }

@@ -326,11 +326,7 @@ fn render_simple(
         CellKind::Assistant(a) => markdown::render(&a.text, width, ctx.theme),
         CellKind::Reasoning { text, streaming } => {
             if expanded {
-                let mut l = wrap_plain(
-                    text.trim(),
-                    width,
-                    s.dim.add_modifier(ratatui::style::Modifier::ITALIC),
-                );
+                let mut l = wrap_plain(text.trim(), width, s.reasoning);
                 l.insert(0, Line::from(Span::styled("thinking (Enter folds)", s.dim)));
                 l
             } else if *streaming {

@@ -89,6 +89,32 @@ impl PromptInput {
         self.area.input(key);
     }
 
+    /// Empties the prompt as an edit, so undo brings the text back.
+    pub fn clear_undoable(&mut self) {
+        self.area.select_all();
+        self.area.cut();
+        self.history_pos = None;
+    }
+
+    /// Deletes from the cursor to the start of its line.
+    pub fn delete_to_start(&mut self) {
+        self.area.delete_line_by_head();
+    }
+
+    /// Deletes from the cursor to the end of its line.
+    pub fn delete_to_end(&mut self) {
+        self.area.delete_line_by_end();
+    }
+
+    /// Deletes the word before the cursor.
+    pub fn delete_word_back(&mut self) {
+        self.area.delete_word();
+    }
+
+    pub fn undo(&mut self) {
+        self.area.undo();
+    }
+
     pub fn newline(&mut self) {
         self.area.insert_newline();
     }
@@ -107,6 +133,12 @@ impl PromptInput {
         } else {
             self.area.insert_str(&text);
         }
+    }
+
+    /// The cursor's row and column (in characters).
+    pub fn cursor(&self) -> (usize, usize) {
+        let c = self.area.cursor();
+        (c.0, c.1)
     }
 
     pub fn cursor_on_first_line(&self) -> bool {
@@ -176,7 +208,7 @@ impl PromptInput {
         focused: bool,
     ) {
         let border = if focused {
-            styles.accent
+            styles.border_focus
         } else {
             styles.border
         };

@@ -11,6 +11,7 @@ use ratatui::widgets::{Block, Borders, Clear, Widget};
 use serde_json::Map;
 
 use crate::tools::input::{FieldKind, InputAnswer, InputRequest};
+use crate::tui::keys::{Action, KeyMap};
 use crate::tui::styles::Styles;
 use crate::tui::wrap::{wrap_plain, wrap_prefixed};
 
@@ -46,47 +47,58 @@ impl InputForm {
     }
 
     /// Handles a key; `Some` when the form is answered.
-    pub fn key(&mut self, key: KeyEvent) -> Option<InputAnswer> {
+    pub fn key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<InputAnswer> {
         let n = self.values.len();
-        match key.code {
-            KeyCode::Esc => return Some(InputAnswer::Decline),
-            KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => {
-                return Some(InputAnswer::Cancel);
-            }
-            KeyCode::Enter => return self.submit(),
-            KeyCode::Down | KeyCode::Tab if n > 0 => self.focus = (self.focus + 1) % n,
-            KeyCode::Up | KeyCode::BackTab if n > 0 => self.focus = (self.focus + n - 1) % n,
-            _ => self.edit(key),
+        let is = |a| keys.is(a, &key);
+        if is(Action::FormDecline) {
+            return Some(InputAnswer::Decline);
+        } else if is(Action::FormCancel) {
+            return Some(InputAnswer::Cancel);
+        } else if is(Action::FormSubmit) {
+            return self.submit();
+        } else if is(Action::FormNext) && n > 0 {
+            self.focus = (self.focus + 1) % n;
+        } else if is(Action::FormPrev) && n > 0 {
+            self.focus = (self.focus + n - 1) % n;
+        } else {
+            self.edit(key, keys);
         }
         None
     }
 
-    fn edit(&mut self, key: KeyEvent) {
+    fn edit(&mut self, key: KeyEvent, keys: &KeyMap) {
         let Some(field) = self.request.fields.get(self.focus) else {
             return;
         };
         let value = &mut self.values[self.focus];
-        match (&field.kind, key.code) {
-            (FieldKind::Boolean, KeyCode::Char(' ') | KeyCode::Left | KeyCode::Right) => {
+        let (next, prev) = (
+            keys.is(Action::FormChoiceNext, &key),
+            keys.is(Action::FormChoicePrev, &key),
+        );
+        match &field.kind {
+            FieldKind::Boolean if next || prev => {
                 *value = if value == "yes" { "no" } else { "yes" }.to_string();
             }
-            (FieldKind::Choice(options), KeyCode::Left | KeyCode::Right | KeyCode::Char(' ')) => {
+            FieldKind::Choice(options) if next || prev => {
                 let at = options.iter().position(|o| o == value);
-                let next = match (at, key.code) {
-                    (Some(i), KeyCode::Left) => (i + options.len() - 1) % options.len(),
-                    (Some(i), _) => (i + 1) % options.len(),
-                    (None, _) => 0,
+                let i = match at {
+                    Some(i) if prev => (i + options.len() - 1) % options.len(),
+                    Some(i) => (i + 1) % options.len(),
+                    None => 0,
                 };
-                *value = options.get(next).cloned().unwrap_or_default();
+                *value = options.get(i).cloned().unwrap_or_default();
             }
-            (FieldKind::Boolean | FieldKind::Choice(_), _) => {}
-            (_, KeyCode::Backspace) => {
+            FieldKind::Boolean | FieldKind::Choice(_) => {}
+            _ if keys.is(Action::TextDeleteBack, &key) => {
                 value.pop();
             }
-            (_, KeyCode::Char(c)) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                value.push(c)
+            _ => {
+                if let KeyCode::Char(c) = key.code
+                    && !key.modifiers.contains(KeyModifiers::CONTROL)
+                {
+                    value.push(c)
+                }
             }
-            _ => {}
         }
         self.error = None;
     }
@@ -215,7 +227,7 @@ mod tests {
     }
 
     fn press(form: &mut InputForm, code: KeyCode) -> Option<InputAnswer> {
-        form.key(KeyEvent::new(code, KeyModifiers::NONE))
+        form.key(KeyEvent::new(code, KeyModifiers::NONE), &KeyMap::default())
     }
 
     #[test]

@@ -95,21 +95,19 @@ impl PermissionDialog {
     /// Handles a key; returns the decision when the person made one.
     pub fn key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<Decision> {
         if let Some(reason) = &mut self.deny_reason {
-            match key.code {
-                KeyCode::Enter => {
-                    let r = reason.trim().to_string();
-                    return Some(Decision::Deny {
-                        reason: (!r.is_empty()).then_some(r),
-                    });
-                }
-                KeyCode::Esc => return Some(Decision::Deny { reason: None }),
-                KeyCode::Backspace => {
-                    reason.pop();
-                }
-                KeyCode::Char(c) if !key.modifiers.contains(KeyModifiers::CONTROL) => {
-                    reason.push(c)
-                }
-                _ => {}
+            if keys.is(Action::TextSubmit, &key) {
+                let r = reason.trim().to_string();
+                return Some(Decision::Deny {
+                    reason: (!r.is_empty()).then_some(r),
+                });
+            } else if keys.is(Action::TextCancel, &key) {
+                return Some(Decision::Deny { reason: None });
+            } else if keys.is(Action::TextDeleteBack, &key) {
+                reason.pop();
+            } else if let KeyCode::Char(c) = key.code
+                && !key.modifiers.contains(KeyModifiers::CONTROL)
+            {
+                reason.push(c)
             }
             return None;
         }
@@ -138,25 +136,31 @@ impl PermissionDialog {
             return None;
         }
         let page = usize::from(self.preview_rows.max(2) - 1);
-        match key.code {
-            KeyCode::Esc => return Some(Decision::Deny { reason: None }),
-            KeyCode::Enter => {
-                if self.choice == Choice::Deny {
-                    self.deny_reason = Some(String::new());
-                    return None;
-                }
-                return self.decide(self.choice);
+        let is = |a| keys.is(a, &key);
+        if is(Action::DialogDismiss) {
+            return Some(Decision::Deny { reason: None });
+        } else if is(Action::DialogChoose) {
+            if self.choice == Choice::Deny {
+                self.deny_reason = Some(String::new());
+                return None;
             }
-            KeyCode::Up => self.move_choice(-1),
-            KeyCode::Down => self.move_choice(1),
-            KeyCode::Left => self.cycle_rule(-1),
-            KeyCode::Right | KeyCode::Tab => self.cycle_rule(1),
-            KeyCode::BackTab => self.cycle_rule(-1),
-            KeyCode::Char('j') => self.scroll += 1,
-            KeyCode::Char('k') => self.scroll = self.scroll.saturating_sub(1),
-            KeyCode::PageDown => self.scroll += page,
-            KeyCode::PageUp => self.scroll = self.scroll.saturating_sub(page),
-            _ => {}
+            return self.decide(self.choice);
+        } else if is(Action::DialogPrevChoice) {
+            self.move_choice(-1)
+        } else if is(Action::DialogNextChoice) {
+            self.move_choice(1)
+        } else if is(Action::RulePrev) {
+            self.cycle_rule(-1)
+        } else if is(Action::RuleNext) {
+            self.cycle_rule(1)
+        } else if is(Action::DialogScrollDown) {
+            self.scroll += 1
+        } else if is(Action::DialogScrollUp) {
+            self.scroll = self.scroll.saturating_sub(1)
+        } else if is(Action::DialogPageDown) {
+            self.scroll += page
+        } else if is(Action::DialogPageUp) {
+            self.scroll = self.scroll.saturating_sub(page)
         }
         None
     }

@@ -105,6 +105,22 @@ impl Picker {
 
     fn refilter(&mut self) {
         self.hits = self.fuzzy.rank(&self.query, &self.labels, self.limit);
+        // The exact name, then names starting with what was typed, first:
+        // `mode` must pick the mode command, not `model`.
+        let typed = self.query.trim().trim_start_matches('/').to_lowercase();
+        if !typed.is_empty() {
+            let labels = &self.labels;
+            self.hits.sort_by_key(|h| {
+                let label = labels[h.index].trim_start_matches('/').to_lowercase();
+                if label == typed {
+                    0
+                } else if label.starts_with(&typed) {
+                    1
+                } else {
+                    2
+                }
+            });
+        }
         self.selected = 0;
         self.scroll = 0;
     }
@@ -150,7 +166,7 @@ impl Picker {
             return self.moved();
         }
         match key.code {
-            KeyCode::Backspace => {
+            _ if keys.is(Action::TextDeleteBack, &key) => {
                 if self.query.pop().is_some() {
                     self.refilter();
                     return self.moved();
@@ -284,6 +300,18 @@ mod tests {
             p.handle_key(key(KeyCode::Esc), &KeyMap::default()),
             PickerAction::Cancel
         );
+    }
+
+    #[test]
+    fn the_exact_then_prefix_match_ranks_first() {
+        let mut p = Picker::new("Commands", items(&["/model", "/mode", "/mouse"]), false);
+        for c in "mode".chars() {
+            p.handle_key(key(KeyCode::Char(c)), &KeyMap::default());
+        }
+        assert_eq!(p.selected_value(), Some("/mode"));
+        p.handle_key(key(KeyCode::Backspace), &KeyMap::default());
+        p.handle_key(key(KeyCode::Backspace), &KeyMap::default());
+        assert_eq!(p.selected_value(), Some("/model"));
     }
 
     #[test]

@@ -75,6 +75,24 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
         return;
     }
     let s = model.styles;
+    let mut parts = parts(model);
+    drop_to_fit(&mut parts, area.width as usize);
+    // The theme's status colours fill the whole row; each part's own
+    // colour (a warning, the mode) is drawn over them.
+    buf.set_style(area, s.status_bar);
+    let mut spans = Vec::new();
+    for (i, p) in parts.into_iter().enumerate() {
+        if i > 0 {
+            spans.push(Span::styled(" · ", s.status_bar.patch(s.dim)));
+        }
+        spans.push(Span::styled(p.text, s.status_bar.patch(p.style)));
+    }
+    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
+}
+
+/// Everything the line could show, most important first to keep.
+fn parts(model: &StatusInfo) -> Vec<Part> {
+    let s = model.styles;
     let mut parts = Vec::new();
     if let Some(why) = model.store_warning {
         parts.push(Part {
@@ -99,13 +117,14 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
         style: s.status,
         priority: 6,
     });
+    let mode_style = if model.mode == Mode::Auto {
+        s.warning
+    } else {
+        s.accent
+    };
     parts.push(Part {
         text: model.mode.to_string(),
-        style: if model.mode == Mode::Auto {
-            s.warning
-        } else {
-            s.accent
-        },
+        style: mode_style,
         priority: 8,
     });
     if !model.sandbox.label.is_empty() {
@@ -115,25 +134,7 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
             priority: 5,
         });
     }
-    let u = model.usage;
-    if let Some(pct) = (u.context_tokens * 100)
-        .checked_div(u.context_window)
-        .filter(|_| u.context_tokens > 0)
-    {
-        let style = if pct >= 80 { s.warning } else { s.status };
-        parts.push(Part {
-            text: format!("context {} ({pct}%)", tokens(u.context_tokens)),
-            style,
-            priority: 7,
-        });
-    }
-    if let Some(cost) = u.cost {
-        parts.push(Part {
-            text: format!("${cost:.2}"),
-            style: s.status,
-            priority: 4,
-        });
-    }
+    parts.extend(usage_parts(model));
     let mut place = shorten_path(model.cwd);
     if let Some(b) = model.git_branch {
         place.push_str(&format!(" ({b})"));
@@ -143,9 +144,7 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
         style: s.dim,
         priority: 3,
     });
-    if let Some(part) = servers(model) {
-        parts.push(part);
-    }
+    parts.extend(servers(model));
     if !model.mouse_captured {
         parts.push(Part {
             text: "mouse off (F2)".into(),
@@ -153,8 +152,35 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
             priority: 8,
         });
     }
-    let sep = " · ";
-    let width = area.width as usize;
+    parts
+}
+
+/// The context used and the cost so far.
+fn usage_parts(model: &StatusInfo) -> Vec<Part> {
+    let (s, u) = (model.styles, model.usage);
+    let mut out = Vec::new();
+    if let Some(pct) = (u.context_tokens * 100)
+        .checked_div(u.context_window)
+        .filter(|_| u.context_tokens > 0)
+    {
+        out.push(Part {
+            text: format!("context {} ({pct}%)", tokens(u.context_tokens)),
+            style: if pct >= 80 { s.warning } else { s.status },
+            priority: 7,
+        });
+    }
+    if let Some(cost) = u.cost {
+        out.push(Part {
+            text: format!("${cost:.2}"),
+            style: s.status,
+            priority: 4,
+        });
+    }
+    out
+}
+
+/// Drops the least important parts until the line fits `width`.
+fn drop_to_fit(parts: &mut Vec<Part>, width: usize) {
     loop {
         let total: usize = parts.iter().map(|p| p.text.chars().count()).sum::<usize>()
             + 3 * parts.len().saturating_sub(1);
@@ -165,14 +191,6 @@ pub fn render(model: &StatusInfo, area: Rect, buf: &mut Buffer) {
             parts.remove(i);
         }
     }
-    let mut spans = Vec::new();
-    for (i, p) in parts.into_iter().enumerate() {
-        if i > 0 {
-            spans.push(Span::styled(sep, s.dim));
-        }
-        spans.push(Span::styled(p.text, p.style));
-    }
-    buf.set_line(area.x, area.y, &Line::from(spans), area.width);
 }
 
 /// `mcp 2/3`, with `…` while one starts; a warning colour when one is down.

@@ -206,7 +206,7 @@ impl ToolCell {
         }
         let room = (width as usize).saturating_sub(tail.chars().count() + 2);
         Line::from(vec![
-            Span::styled(truncate(&self.title(), room), styles.user),
+            Span::styled(truncate(&self.title(), room), styles.tool_name),
             Span::raw("  "),
             Span::styled(tail, style),
         ])

@@ -324,7 +324,10 @@ impl Transcript {
                         }
                     } else if let Some(cells) = self.cells[ci].painted_row(row, width) {
                         let start = buf.index_of(area.x + GUTTER, y);
-                        buf.content[start..start + cells.len()].clone_from_slice(cells);
+                        let row = &mut buf.content[start..start + cells.len()];
+                        row.clone_from_slice(cells);
+                        row.iter_mut()
+                            .for_each(|c| crate::tui::styles::fill_reset(c, ctx.styles.text));
                     }
                 }
                 off += 1;

@@ -231,8 +231,8 @@ impl SessionBrowser {
             Prompt::None => return None,
             Prompt::Rename(title) => {
                 match key.code {
-                    KeyCode::Esc => self.prompt = Prompt::None,
-                    KeyCode::Enter => {
+                    _ if keys.is(Action::TextCancel, &key) => self.prompt = Prompt::None,
+                    _ if keys.is(Action::TextSubmit, &key) => {
                         let title = title.trim().to_string();
                         self.prompt = Prompt::None;
                         if let Some(id) = self.selected_id().cloned()
@@ -244,7 +244,7 @@ impl SessionBrowser {
                             return Some(BrowserAction::Rename { id, title });
                         }
                     }
-                    KeyCode::Backspace => {
+                    _ if keys.is(Action::TextDeleteBack, &key) => {
                         title.pop();
                     }
                     KeyCode::Char(c) if !ctrl => title.push(c),

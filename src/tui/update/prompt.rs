@@ -1,0 +1,225 @@
+//! Keys in the prompt: sending, `/` commands with their completion menu,
+//! readline editing, and Ctrl+C.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use crate::agent::{AgentCommand, NoticeLevel};
+use crate::tui::cmd::Cmd;
+use crate::tui::keys::Action;
+use crate::tui::model::{Model, Overlay};
+use crate::tui::slash::{self, MenuState, complete, menu};
+
+use super::{DOUBLE_INTERRUPT, notice};
+
+/// Keys the open `/` menu takes (arrows, Tab, Esc); `None` for the others.
+pub fn menu_key(model: &mut Model, key: KeyEvent) -> Option<Vec<Cmd>> {
+    let menu = menu(model)?;
+    let keys = &model.keys;
+    let n = menu.items.len();
+    let state = &mut model.slash_menu;
+    if keys.is(Action::MenuPrev, &key) {
+        state.selected = (state.selected + n - 1) % n;
+        state.moved = true;
+    } else if keys.is(Action::MenuNext, &key) {
+        state.selected = (state.selected + 1) % n;
+        state.moved = true;
+    } else if keys.is(Action::MenuClose, &key) {
+        state.hidden = true;
+    } else if keys.is(Action::Complete, &key) {
+        let pick = &menu.items[state.selected.min(n - 1)];
+        let text = complete::complete(&model.input.text(), &menu, pick);
+        model.input.set_text(&text);
+        model.slash_menu = MenuState::default();
+    } else {
+        return None;
+    }
+    Some(Vec::new())
+}
+
+pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
+    let keys = &model.keys;
+    if keys.is(Action::Submit, &key) {
+        return submit(model);
+    }
+    if keys.is(Action::Newline, &key) {
+        model.input.newline();
+        return Vec::new();
+    }
+    if keys.is(Action::OpenEditor, &key) {
+        return vec![Cmd::OpenEditor(model.input.text())];
+    }
+    if keys.is(Action::HistoryPrev, &key)
+        && model.input.cursor_on_first_line()
+        && model.input.history_prev()
+    {
+        return Vec::new();
+    }
+    if keys.is(Action::HistoryNext, &key)
+        && model.input.cursor_on_last_line()
+        && model.input.history_next()
+    {
+        return Vec::new();
+    }
+    if key.code == KeyCode::Char('@')
+        && !key.modifiers.contains(KeyModifiers::CONTROL)
+        && starts_word(model)
+    {
+        return vec![Cmd::ListFiles];
+    }
+    if key.code == KeyCode::Char('?') && model.input.is_empty() {
+        model.overlays.push(Overlay::Help(Default::default()));
+        return Vec::new();
+    }
+    let before = model.input.shown_text();
+    if !readline_key(model, key) {
+        model.input.key(key);
+    }
+    if model.input.shown_text() != before {
+        model.slash_menu = MenuState::default();
+    }
+    Vec::new()
+}
+
+/// An `@` typed here would start a word (not an address's `@`).
+fn starts_word(model: &Model) -> bool {
+    let text = model.input.shown_text();
+    let (row, col) = model.input.cursor();
+    let line = text.lines().nth(row).unwrap_or("");
+    line.chars()
+        .nth(col.wrapping_sub(1))
+        .is_none_or(char::is_whitespace)
+}
+
+/// The line-editing keys of the key table; false for other keys.
+fn readline_key(model: &mut Model, key: KeyEvent) -> bool {
+    let keys = &model.keys;
+    if keys.is(Action::DeleteToStart, &key) {
+        model.input.delete_to_start();
+    } else if keys.is(Action::DeleteToEnd, &key) {
+        model.input.delete_to_end();
+    } else if keys.is(Action::DeleteWordBack, &key) {
+        model.input.delete_word_back();
+    } else if keys.is(Action::Undo, &key) {
+        model.input.undo();
+    } else {
+        return false;
+    }
+    true
+}
+
+pub fn submit(model: &mut Model) -> Vec<Cmd> {
+    if model.input.text().trim().is_empty() {
+        return Vec::new();
+    }
+    if model.agent_gone {
+        notice(
+            model,
+            NoticeLevel::Error,
+            "The agent stopped; the prompt was not sent.".into(),
+        );
+        return Vec::new();
+    }
+    let typed = model.input.text();
+    let menu = menu(model);
+    let picked = menu.as_ref().and_then(|m| {
+        let bare = typed.trim() == "/";
+        (!bare || model.slash_menu.moved).then(|| m.items.get(model.slash_menu.selected))?
+    });
+    match complete::on_enter(&typed, menu.as_ref(), picked) {
+        complete::Enter::Run(line) => run_command(model, &line),
+        complete::Enter::Fill(text) => {
+            model.input.set_text(&text);
+            model.slash_menu = MenuState::default();
+            Vec::new()
+        }
+        complete::Enter::Prompt => send(model),
+    }
+}
+
+/// Runs a typed command line; one that does not parse stays in the
+/// prompt to fix, with the reason above it.
+fn run_command(model: &mut Model, line: &str) -> Vec<Cmd> {
+    match slash::parse(line) {
+        Ok(command) => {
+            model.input.take();
+            model.slash_menu = MenuState::default();
+            slash::run(model, command)
+        }
+        Err(why) => {
+            model.flash(why);
+            Vec::new()
+        }
+    }
+}
+
+fn send(model: &mut Model) -> Vec<Cmd> {
+    if model.read_only {
+        return read_only_refusal(model);
+    }
+    let text = model.input.take();
+    model.slash_menu = MenuState::default();
+    model.transcript.to_bottom();
+    if model.turn_running {
+        model.queued.push_back(text.clone());
+    }
+    vec![
+        Cmd::Send(AgentCommand::Submit {
+            text: text.clone(),
+            images: Vec::new(),
+        }),
+        Cmd::AppendHistory(text),
+    ]
+}
+
+/// A read-only session sends nothing: the prompt stays in the input.
+fn read_only_refusal(model: &mut Model) -> Vec<Cmd> {
+    notice(
+        model,
+        NoticeLevel::Warning,
+        "Not sent: this session is open in another cairn, so here it is read-only. \
+         Fork it from the browser (Ctrl+S, then Enter and f) or start a new one with /new; \
+         the prompt stays in the input."
+            .into(),
+    );
+    model.transcript.to_bottom();
+    Vec::new()
+}
+
+/// Ctrl+C: closes what is open, else stops the turn, else empties the
+/// prompt; only on an empty, idle prompt does it arm quitting, and a
+/// second press then quits.
+pub fn interrupt(model: &mut Model) -> Vec<Cmd> {
+    if model.agent_gone {
+        model.should_quit = true;
+        return vec![Cmd::Quit];
+    }
+    if !model.overlays.is_empty() {
+        model.last_interrupt = None;
+        return super::panel::close_all(model);
+    }
+    if model.turn_running {
+        model.last_interrupt = None;
+        model.flash("Stopping the turn");
+        return vec![Cmd::Send(AgentCommand::Cancel)];
+    }
+    if !model.input.is_empty() {
+        model.last_interrupt = None;
+        model.input.clear_undoable();
+        model.slash_menu = MenuState::default();
+        let undo = model.keys.keys_for(Action::Undo);
+        let undo = undo.split(" / ").next().unwrap_or("undo").to_string();
+        model.flash(format!("Prompt cleared ({undo} brings it back)"));
+        return Vec::new();
+    }
+    let now = model.now;
+    let armed = model
+        .last_interrupt
+        .is_some_and(|t| now.saturating_duration_since(t) < DOUBLE_INTERRUPT);
+    if armed {
+        model.should_quit = true;
+        return vec![Cmd::Quit];
+    }
+    model.last_interrupt = Some(now);
+    model.flash("Ctrl+C again to quit");
+    Vec::new()
+}

@@ -1,0 +1,123 @@
+//! The prompt line in the real binary: slash commands typed with their
+//! arguments, prompts that only look like commands, `@` mentions.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mock_model::{Format, MockModel, Reply};
+use pty::PtyApp;
+use test_home::TestHome;
+
+fn start(home: &TestHome, mock: &MockModel, rows: u16, cols: u16) -> PtyApp {
+    let app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &home.vars(&mock.url()),
+        home.project.path(),
+        rows,
+        cols,
+    );
+    app.wait_for_text("Ask cairn");
+    app
+}
+
+fn quit(mut app: PtyApp) {
+    app.ctrl_c_to_quit();
+    let screen = app.screen();
+    assert!(
+        app.wait_exit(Duration::from_secs(10)).is_some(),
+        "cairn did not quit:\n{screen}"
+    );
+}
+
+fn wait_requests(mock: &MockModel, n: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while mock.requests().len() < n {
+        assert!(
+            Instant::now() < deadline,
+            "the model got {:?}",
+            mock.requests()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rename_typed_with_its_title_renames_the_stored_session() {
+    let home = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Done adding."), Reply::text("Adding numbers")],
+    )
+    .await;
+    let mut app = start(&home, &mock, 24, 80);
+    app.type_text("add two numbers");
+    app.send(b"\r");
+    app.wait_for_text("Done adding.");
+    wait_requests(&mock, 2);
+    app.type_text("/rename Calculator fixes");
+    app.wait_for_text("/rename Calculator fixes");
+    app.send(b"\r");
+    app.wait_for("the prompt emptied", |s| !s.contains("/rename Calculator"));
+    app.send(b"\x13");
+    app.wait_for_text("Calculator fixes");
+    app.send(b"\x1b");
+    app.wait_for("the browser closed", |s| s.contains("Ask cairn"));
+    // Esc and Ctrl+C pressed within a few milliseconds read as Alt+Ctrl+C.
+    std::thread::sleep(Duration::from_millis(300));
+    quit(app);
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["sessions", "list", "--json"])
+        .env_clear()
+        .envs(home.vars(&mock.url()))
+        .current_dir(home.project.path())
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("\"Calculator fixes\""), "{listed}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_mode_opens_the_mode_picker() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = start(&home, &mock, 24, 80);
+    app.type_text("/mode");
+    app.wait_for("the menu offering /mode first", |s| {
+        s.contains("/mode [smart")
+    });
+    app.send(b"\r");
+    let screen = app.wait_for_text("Permission mode");
+    assert!(screen.contains("always-ask"), "{screen}");
+    assert!(!screen.contains("Model (type any id"), "{screen}");
+    app.type_text("auto");
+    app.send(b"\r");
+    app.wait_for("the status line in auto mode", |s| {
+        s.lines().last().is_some_and(|l| l.contains("auto"))
+    });
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_starting_with_a_path_is_sent_to_the_model() {
+    let home = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Install python3."), Reply::text("Python")],
+    )
+    .await;
+    let mut app = start(&home, &mock, 24, 80);
+    app.type_text("/usr/bin/python3 is missing, why?");
+    app.send(b"\r");
+    app.wait_for_text("Install python3.");
+    let sent = mock.requests()[0].to_string();
+    assert!(sent.contains("/usr/bin/python3 is missing, why?"), "{sent}");
+    quit(app);
+}
