@@ -170,15 +170,21 @@ fn a_servers_request_for_input_is_a_form() {
     app.send(b"\r");
     let form = app.wait_for("the form", |s| s.contains("Who is asking?"));
     assert!(form.contains("MCP server `test` asks"), "{form}");
+    // The fields in the order the server sent them.
+    let at = |label: &str| {
+        form.find(label)
+            .unwrap_or_else(|| panic!("{label}: {form}"))
+    };
     assert!(
-        form.contains("Your name*:") && form.contains("count:"),
+        at("Your name*:") < at("mood:") && at("mood:") < at("count:"),
         "{form}"
     );
     // Sending without the required name says so and keeps the form.
     app.send(b"\r");
     app.wait_for_text("Your name is required");
-    // The required name comes first.
     app.type_text("Ada");
+    app.send(b"\t");
+    app.type_text("calm");
     app.send(b"\t");
     app.type_text("3");
     app.send(b"\r");
@@ -187,6 +193,7 @@ fn a_servers_request_for_input_is_a_form() {
     assert!(
         result.contains("answer: Accept")
             && result.contains(r#"\"name\":\"Ada\""#)
+            && result.contains(r#"\"mood\":\"calm\""#)
             && result.contains(r#"\"count\":3"#),
         "{result}"
     );

@@ -34,7 +34,7 @@ pub(crate) async fn answer(
     let request = InputRequest {
         source: format!("MCP server `{server}`"),
         message,
-        fields: fields(&schema),
+        fields: fields(&schema, requested_schema.property_order.as_deref()),
     };
     match ask(request).await {
         Ok(InputAnswer::Accept(values)) => {
@@ -46,9 +46,10 @@ pub(crate) async fn answer(
 }
 
 /// The form's fields from the requested schema (a flat object of
-/// primitives): the required ones first, each group by name (the JSON
-/// object's own order is not kept).
-fn fields(schema: &Value) -> Vec<InputField> {
+/// primitives), in the order the server wrote them: `order` as rmcp keeps
+/// it beside the schema, else the JSON object's own order (serde_json's
+/// `preserve_order` keeps it through rmcp's decoding).
+fn fields(schema: &Value, order: Option<&[String]>) -> Vec<InputField> {
     let required: Vec<&str> = schema["required"]
         .as_array()
         .into_iter()
@@ -96,7 +97,10 @@ fn fields(schema: &Value) -> Vec<InputField> {
             }
         })
         .collect();
-    out.sort_by_key(|f| !f.required);
+    if let Some(order) = order {
+        let rank = |name: &str| order.iter().position(|o| o == name).unwrap_or(order.len());
+        out.sort_by_key(|f| rank(&f.name));
+    }
     out
 }
 
@@ -107,35 +111,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_schema_becomes_fields() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "title": "Your name", "description": "as you like it"},
-                "count": {"type": "integer", "default": 2},
-                "happy": {"type": "boolean"},
-                "colour": {"type": "string", "enum": ["red", "green"]},
-            },
-            "required": ["name"],
-        });
-        let f = fields(&schema);
+    fn a_schema_becomes_fields_in_the_servers_order() {
+        let wire = r#"{"type": "object", "properties": {
+            "name": {"type": "string", "title": "Your name", "description": "as you like it"},
+            "happy": {"type": "boolean"},
+            "count": {"type": "integer", "default": 2},
+            "colour": {"type": "string", "enum": ["red", "green"]}
+        }, "required": ["colour"]}"#;
+        let parsed: rmcp::model::ElicitationSchema = serde_json::from_str(wire).unwrap();
+        let schema = serde_json::to_value(&parsed).unwrap();
+        let f = fields(&schema, parsed.property_order.as_deref());
         let names: Vec<&str> = f.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["name", "happy", "count", "colour"]);
+        let name = &f[0];
+        assert_eq!((name.label.as_str(), name.required), ("Your name", false));
         assert_eq!(
-            names,
-            ["name", "colour", "count", "happy"],
-            "required first"
-        );
-        let name = f.iter().find(|f| f.name == "name").unwrap();
-        assert_eq!((name.label.as_str(), name.required), ("Your name", true));
-        let count = f.iter().find(|f| f.name == "count").unwrap();
-        assert_eq!(
-            (count.kind.clone(), count.default.as_deref()),
+            (f[2].kind.clone(), f[2].default.as_deref()),
             (FieldKind::Integer, Some("2"))
         );
-        let colour = f.iter().find(|f| f.name == "colour").unwrap();
+        assert!(f[3].required);
         assert_eq!(
-            colour.kind,
+            f[3].kind,
             FieldKind::Choice(vec!["red".into(), "green".into()])
         );
+        // Without rmcp's order, the object's own.
+        let names: Vec<String> = fields(&json!({"properties": {"b": {}, "a": {}}}), None)
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(names, ["b", "a"]);
+    }
+
+    /// The order survives rmcp's decoding of the whole JSON-RPC message,
+    /// which goes through `serde_json::Value` (hence serde_json's
+    /// `preserve_order` feature).
+    #[test]
+    fn the_order_survives_the_wire() {
+        let wire = r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{
+            "mode":"form","message":"m","requestedSchema":{"type":"object","properties":{
+            "name":{"type":"string"},"mood":{"type":"string"},"count":{"type":"integer"}}}}}"#;
+        let message: rmcp::model::ServerJsonRpcMessage = serde_json::from_str(wire).unwrap();
+        let value = serde_json::to_value(&message).unwrap();
+        let props = value["params"]["requestedSchema"]["properties"]
+            .as_object()
+            .unwrap();
+        let names: Vec<&str> = props.keys().map(String::as_str).collect();
+        assert_eq!(names, ["name", "mood", "count"]);
     }
 }
