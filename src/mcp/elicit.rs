@@ -1,5 +1,6 @@
-//! A server's request for input (elicitation, form mode) as a form the
-//! person fills in. Without anyone to ask (`cairn run`) it is declined.
+//! A server's request for input (elicitation) as a form the person fills
+//! in, or (URL mode) a web page the person may agree to open. Without
+//! anyone to ask (`cairn run`) it is declined.
 
 use std::sync::{Arc, Mutex};
 
@@ -17,28 +18,67 @@ pub(crate) async fn answer(
     asker: &SharedAsker,
     request: ElicitRequestParams,
 ) -> ElicitResult {
-    let ElicitRequestParams::FormElicitationParams {
-        message,
-        requested_schema,
-        ..
-    } = request
-    else {
-        // A URL to open elsewhere is not something cairn offers.
-        return ElicitResult::new(ElicitationAction::Decline);
-    };
     let Some(ask) = lock(asker).clone() else {
         tracing::info!(%server, "MCP input request declined: nobody to ask");
         return ElicitResult::new(ElicitationAction::Decline);
     };
-    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+    let source = format!("MCP server `{server}`");
+    match request {
+        ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } => {
+            let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            let request = InputRequest {
+                source,
+                message,
+                fields: fields(&schema, requested_schema.property_order.as_deref()),
+                url: None,
+            };
+            match ask(request).await {
+                Ok(InputAnswer::Accept(values)) => {
+                    ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+                }
+                Ok(InputAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
+                Ok(InputAnswer::Cancel) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),
+            }
+        }
+        ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+            open_url(server, source, message, &url, ask).await
+        }
+        // A mode of a later protocol revision.
+        _ => ElicitResult::new(ElicitationAction::Decline),
+    }
+}
+
+/// A server asks the person to open a web page (URL mode): shown whole
+/// with its host, opened in the browser only when the person accepts.
+/// Anything but an http(s) address is declined without asking.
+async fn open_url(
+    server: &str,
+    source: String,
+    message: String,
+    url: &str,
+    ask: crate::tools::input::Asker,
+) -> ElicitResult {
+    let Some(address) = super::browser::web_address(url) else {
+        tracing::warn!(%server, "MCP URL request declined: not a web address: {url:?}");
+        return ElicitResult::new(ElicitationAction::Decline);
+    };
     let request = InputRequest {
-        source: format!("MCP server `{server}`"),
+        source,
         message,
-        fields: fields(&schema, requested_schema.property_order.as_deref()),
+        fields: Vec::new(),
+        url: Some(address.clone()),
     };
     match ask(request).await {
-        Ok(InputAnswer::Accept(values)) => {
-            ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+        Ok(InputAnswer::Accept(_)) => {
+            match super::browser::open(&address) {
+                Ok(_) => {}
+                Err(why) => tracing::warn!(%server, "could not open {address}: {why}"),
+            }
+            ElicitResult::new(ElicitationAction::Accept)
         }
         Ok(InputAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
         Ok(InputAnswer::Cancel) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),

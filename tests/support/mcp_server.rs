@@ -91,7 +91,11 @@ impl TestServer {
             ),
             tool("image", "Returns a tiny image.", no_args()),
             tool("roots", "Tells the client's roots.", no_args()),
-            tool("ask", "Asks the person who they are.", no_args()),
+            tool(
+                "ask",
+                "Asks the person who they are; with `url`, asks them to open that page.",
+                json!({"type": "object", "properties": {"url": {"type": "string"}}}),
+            ),
             tool(
                 "slow",
                 "Answers after `secs` seconds.",
@@ -248,6 +252,20 @@ impl ServerHandler for TestServer {
                 Ok(text_result("added"))
             }
             "extra" => Ok(text_result("extra tool here")),
+            "ask" if args.get("url").is_some() => {
+                let params = ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: "Confirm your account on the web.".into(),
+                    url: args["url"].as_str().unwrap_or_default().to_string(),
+                    elicitation_id: "e-1".into(),
+                };
+                Ok(text_result(
+                    match context.peer.create_elicitation(params).await {
+                        Ok(r) => format!("answer: {:?}", r.action),
+                        Err(e) => format!("elicitation failed: {e}"),
+                    },
+                ))
+            }
             "ask" => {
                 // From text, so the fields keep this order on the wire
                 // (neither by name nor required-first).
