@@ -387,7 +387,8 @@ fn the_dialog_shows_the_whole_call_and_always_offers_the_tool() {
         Reply::tool(
             "c1",
             "mcp__test__echo",
-            json!({"text": body.join("\n"), "note": long}),
+            // Shown in the order the model wrote them.
+            json!({"note": long, "text": body.join("\n")}),
         ),
         Reply::text("Echoed it."),
     ]);
