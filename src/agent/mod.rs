@@ -389,7 +389,8 @@ impl Agent {
         }
         parts.push(Part::Text { text: text.clone() });
         if let Some(source) = &self.tool_source {
-            parts.extend(sources::attachments(source.as_ref(), &text, &self.shared).await);
+            let images = self.opts.model_info.supports_images;
+            parts.extend(sources::attachments(source.as_ref(), &text, images, &self.shared).await);
         }
         parts.extend(images.into_iter().map(|image| Part::Image { image }));
         let user = Message {

@@ -4,7 +4,6 @@
 //! only print it); the tokens land 0600 in cairn's data directory.
 
 use std::io::Write;
-use std::process::Stdio;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
@@ -12,9 +11,6 @@ use anyhow::{Result, anyhow, bail};
 use crate::mcp::oauth::{self, LoginTarget, TokenStore};
 use crate::mcp::{McpManager, ServerState};
 
-/// Environment variable: the command that opens the authorization page
-/// (the URL is added as its last argument), or `none`.
-pub const BROWSER_ENV: &str = "CAIRN_BROWSER";
 /// How long the person has to finish in the browser.
 const LOGIN_WAIT: Duration = Duration::from_secs(300);
 
@@ -62,38 +58,13 @@ pub async fn login(name: &str, overrides: &crate::cli::startup::Overrides) -> Re
 fn show(server: &str, address: &str) {
     println!("To log in to MCP server `{server}`, open this address in your browser:");
     println!("  {}", crate::term_safe::escape(address));
-    let opened = open_browser(address);
+    let opened = crate::mcp::browser::open(address);
     match opened {
         Ok(true) => println!("(Opened in your browser; waiting for it to come back…)"),
         Ok(false) => println!("(Waiting for the browser to come back…)"),
         Err(why) => println!("(Could not open a browser: {why}; open the address yourself.)"),
     }
     let _ = std::io::stdout().flush();
-}
-
-/// Opens `address` with `CAIRN_BROWSER`, or the system's browser. `false`
-/// when the person asked for none.
-fn open_browser(address: &str) -> Result<bool, String> {
-    match std::env::var(BROWSER_ENV) {
-        Ok(command) => {
-            let mut words = command.split_whitespace();
-            let Some(program) = words.next().filter(|p| *p != "none") else {
-                return Ok(false);
-            };
-            std::process::Command::new(program)
-                .args(words)
-                .arg(address)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .map(|_| true)
-                .map_err(|e| format!("`{program}` did not start ({e})"))
-        }
-        Err(_) => webbrowser::open(address)
-            .map(|_| true)
-            .map_err(|e| e.to_string()),
-    }
 }
 
 /// Connects with the new tokens and says what came of it.

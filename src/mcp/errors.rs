@@ -249,4 +249,21 @@ mod tests {
         assert!(why.ends_with("({\"error\":\"bad\"})"), "{why}");
         assert_eq!(quote(&"x".repeat(500)).chars().count(), BODY_QUOTE + 1);
     }
+
+    #[test]
+    fn a_401_says_what_to_do_for_what_was_sent() {
+        let url = "https://h/mcp";
+        let none = unauthorized("docs", url, Credentials::None);
+        assert!(none.needs_login && none.reason.starts_with("needs login"));
+        assert!(
+            none.reason.contains("run `cairn mcp login docs`"),
+            "{}",
+            none.reason
+        );
+        let login = unauthorized("docs", url, Credentials::Login);
+        assert!(login.needs_login && login.reason.contains("`cairn mcp login docs` again"));
+        let header = unauthorized("docs", url, Credentials::Header);
+        assert!(!header.needs_login && header.reason.contains("refused the Authorization header"));
+        assert_eq!(header.status, Some(401));
+    }
 }

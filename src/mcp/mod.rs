@@ -10,6 +10,7 @@
 //! stdio and streamable HTTP go through rmcp; the older HTTP+SSE transport,
 //! which rmcp 3.11 has no client for, is cairn's own (`sse.rs`).
 
+pub mod browser;
 mod client;
 pub mod config_file;
 mod content;

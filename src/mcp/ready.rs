@@ -149,7 +149,11 @@ impl ToolSource for McpManager {
         self.resource_refs().await
     }
 
-    async fn attach(&self, reference: &str) -> Result<String, String> {
-        self.read_ref(reference).await
+    async fn attach(
+        &self,
+        reference: &str,
+        images: bool,
+    ) -> Result<Vec<crate::conversation::ResultContent>, String> {
+        self.read_ref(reference, images).await
     }
 }

@@ -6,7 +6,10 @@
 use std::path::{Path, PathBuf};
 
 use async_trait::async_trait;
-use rmcp::transport::auth::{AuthError, CredentialStore, StoredCredentials};
+use nix::fcntl::{Flock, FlockArg};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::private;
@@ -55,8 +58,9 @@ impl TokenStore {
         matches!(self.read(), Ok(Some(c)) if c.token_response.is_some())
     }
 
-    /// Removes the file; `false` when there was none.
+    /// Removes the file (and its lock file); `false` when there was none.
     pub fn remove(&self) -> std::io::Result<bool> {
+        let _ = std::fs::remove_file(self.path.with_extension("json.lock"));
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(true),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
@@ -124,6 +128,26 @@ impl CredentialStore for TokenStore {
             .map(drop)
             .map_err(|e| AuthError::CredentialStoreError(e.to_string()))
     }
+
+    /// Two cairn processes (the interface and a `cairn run`) may refresh
+    /// at once; a server that rotates refresh tokens would take the second
+    /// for a replay. An exclusive lock on a file beside the tokens makes
+    /// the second wait and refresh from what the first stored.
+    async fn acquire_refresh_guard(&self) -> Result<Option<CredentialRefreshGuard>, AuthError> {
+        let path = self.path.with_extension("json.lock");
+        let fail = |e: String| AuthError::CredentialStoreError(e);
+        let lock = tokio::task::spawn_blocking(move || -> Result<Flock<std::fs::File>, String> {
+            if let Some(dir) = path.parent() {
+                private::create_dir(dir).map_err(|e| e.to_string())?;
+            }
+            let file = private::open_append(&path).map_err(|e| e.to_string())?;
+            Flock::lock(file, FlockArg::LockExclusive).map_err(|(_, e)| e.to_string())
+        })
+        .await
+        .map_err(|e| fail(e.to_string()))?
+        .map_err(fail)?;
+        Ok(Some(CredentialRefreshGuard::new(lock)))
+    }
 }
 
 #[cfg(test)]
@@ -166,5 +190,21 @@ mod tests {
         std::fs::write(store.path(), "{not json").unwrap();
         let err = store.load().await.unwrap_err().to_string();
         assert!(err.contains("log in again"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn a_refresh_waits_for_another_in_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TokenStore::new(dir.path(), "s", "http://h/mcp");
+        let first = store.acquire_refresh_guard().await.unwrap();
+        let other = store.clone();
+        let mut second = tokio::spawn(async move { other.acquire_refresh_guard().await });
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(200), &mut second).await;
+        assert!(waited.is_err(), "the second refresh waits");
+        drop(first);
+        let second = tokio::time::timeout(std::time::Duration::from_secs(5), second)
+            .await
+            .expect("the second refresh goes on once the first is done");
+        assert!(second.unwrap().unwrap().is_some());
     }
 }
