@@ -8,6 +8,7 @@
 //! project: only what tightens applies before that (`project.rs` lists every
 //! field and what a project may do with it; `trust.rs` keeps the answers).
 
+pub mod keys;
 mod mode;
 pub mod project;
 pub mod project_file;

@@ -9,6 +9,7 @@ pub mod msg;
 pub mod panels;
 pub mod runtime;
 pub mod sandbox_view;
+pub mod setup;
 pub mod slash;
 pub mod styles;
 pub mod suspend;
