@@ -254,6 +254,7 @@ fn tui_options(
         open_sessions,
         sandbox: sandbox_view(s),
         read_only: false,
+        notify: s.config.file.ui.notify.unwrap_or_default(),
     }
 }
 
