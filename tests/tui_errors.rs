@@ -159,3 +159,39 @@ async fn exit_prints_the_title_the_id_and_how_to_continue() {
     let listed = String::from_utf8_lossy(&listed.stdout);
     assert!(listed.contains(&id[..8]), "{id} not in:\n{listed}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unfocused_terminal_gets_a_notification_when_the_answer_is_ready() {
+    let home = TestHome::new();
+    config(&home, "[ui]\nnotify = \"osc9\"\n");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("First."),
+            Reply::text("Title"),
+            Reply::text("Second."),
+        ],
+    )
+    .await;
+    let mut app = start_at(&home, &mock.url(), &[]);
+    let raw = String::from_utf8_lossy(&app.raw_output()).into_owned();
+    assert!(raw.contains("\u{1b}[?1004h"), "focus reporting is on");
+    ask(&mut app, "one");
+    app.wait_for_text("First.");
+    std::thread::sleep(Duration::from_millis(300));
+    let osc = "\u{1b}]9;cairn: the answer is ready\u{7}";
+    let raw = String::from_utf8_lossy(&app.raw_output()).into_owned();
+    assert!(!raw.contains(osc), "focused: no notification");
+    // The terminal reports that focus went elsewhere.
+    app.send(b"\x1b[O");
+    ask(&mut app, "two");
+    app.wait_for_text("Second.");
+    std::thread::sleep(Duration::from_millis(300));
+    let raw = String::from_utf8_lossy(&app.raw_output()).into_owned();
+    assert!(raw.contains(osc), "no OSC 9 in the output");
+    app.send(b"\x03");
+    app.send(b"\x03");
+    app.wait_exit(Duration::from_secs(15));
+    let raw = String::from_utf8_lossy(&app.raw_output()).into_owned();
+    assert!(raw.contains("\u{1b}[?1004l"), "focus reporting restored");
+}

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
-use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, TurnOutcome};
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
 use crate::cli::startup::{self, Overrides, Startup};
 use crate::sessions::{LoadedSession, Sessions};
 use crate::store::{SessionId, Store};
@@ -21,13 +21,29 @@ pub async fn run(
     // A broken config stops here, before the screen changes.
     let mut s = startup::load(overrides)?;
     // Asked before anything the project names can run.
+    let mut trust_answer = None;
     if s.trust == crate::config::trust::Standing::Undecided {
         match crate::tui::trust::ask(&s.config).await? {
-            Some(answer) => s.answer_trust(answer),
+            Some(answer) => {
+                s.answer_trust(answer);
+                trust_answer = Some(answer);
+            }
             None => return Ok(()),
         }
     }
-    let s = startup::resolve(s, overrides).await?;
+    let mut s = startup::resolve(s, overrides).await?;
+    if s.provider.is_none() {
+        if !first_start_setup(&s).await? {
+            eprintln!("{}", startup::setup_help());
+            return Ok(());
+        }
+        // Read again: the set-up wrote the provider into the config.
+        let mut again = startup::load(overrides)?;
+        if let Some(answer) = trust_answer {
+            again.answer_trust(answer);
+        }
+        s = startup::resolve(again, overrides).await?;
+    }
     let mut notices = crate::tui::trust::notices(&s.config, s.trust, s.trust_problem.as_deref());
     let mut store = match startup::open_store() {
         Ok(st) => Some(st),
@@ -100,6 +116,20 @@ pub async fn run(
     result
 }
 
+/// With no provider: the set-up screen, until one works (`true`) or the
+/// person quits.
+async fn first_start_setup(s: &Startup) -> Result<bool> {
+    let (Some(config), Some(keys)) = (
+        crate::config::global_dir().map(|g| g.join("config.toml")),
+        crate::config::keys::keys_dir(),
+    ) else {
+        return Ok(false);
+    };
+    let theme = s.config.file.theme.clone().unwrap_or_else(|| "dark".into());
+    let setup = crate::tui::setup::Setup::new(crate::cli::setup::env_urls());
+    crate::tui::setup::run(&theme, setup, crate::cli::setup::check(config, keys)).await
+}
+
 /// The session `-c` or `--resume ID` names, and whether it opens read-only
 /// (another cairn has it); `None` when the person chose to quit instead.
 fn resumed_session(
@@ -149,14 +179,12 @@ fn resume_notices(
     out
 }
 
-/// The agent, or the stand-in that explains the set-up when no provider is
-/// configured.
+/// The running agent and what quitting waits for.
 struct Started {
     commands: mpsc::UnboundedSender<AgentCommand>,
     events: mpsc::UnboundedReceiver<AgentEvent>,
     sink: Option<std::sync::Arc<crate::agent::store_sink::StoreSink>>,
     mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
-    first_run_help: Option<String>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -166,15 +194,7 @@ fn start(
     notices: &mut Vec<(NoticeLevel, String)>,
 ) -> Result<Started> {
     let Some(p) = &s.provider else {
-        let (commands, events) = no_provider();
-        return Ok(Started {
-            commands,
-            events,
-            sink: None,
-            mcp: None,
-            first_run_help: Some(startup::setup_help()),
-            task: None,
-        });
+        anyhow::bail!("{}", startup::setup_help());
     };
     let running = startup::start_agent(s, p, true)?;
     if let (true, Some(sink)) = (read_only, &running.sink) {
@@ -191,7 +211,6 @@ fn start(
         events: running.events,
         sink: running.sink,
         mcp: Some(running.mcp),
-        first_run_help: None,
         task: Some(running.task),
     })
 }
@@ -219,7 +238,7 @@ fn tui_options(
         context_window: info.context_window,
         theme: s.config.file.theme.clone().unwrap_or_else(|| "dark".into()),
         theme_dir: global.as_ref().map(|g| g.join("themes")),
-        first_run_help: agent.first_run_help.clone(),
+        first_run_help: None,
         history_file: history_file(s),
         keys: s.config.file.keys.clone(),
         handles: Handles {
@@ -235,6 +254,7 @@ fn tui_options(
         open_sessions,
         sandbox: sandbox_view(s),
         read_only: false,
+        notify: s.config.file.ui.notify.unwrap_or_default(),
     }
 }
 
@@ -267,40 +287,6 @@ fn latest(store: &Store, s: &Startup) -> Result<Option<LoadedSession>> {
 
 fn load(store: &Store, id: &SessionId) -> Result<LoadedSession> {
     crate::sessions::load(store, id).with_context(|| format!("cannot load session {id}"))
-}
-
-/// With no provider the interface still runs: it explains the set-up and
-/// answers prompts with the same explanation.
-fn no_provider() -> (
-    mpsc::UnboundedSender<AgentCommand>,
-    mpsc::UnboundedReceiver<AgentEvent>,
-) {
-    let (ctx, mut crx) = mpsc::unbounded_channel::<AgentCommand>();
-    let (etx, erx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut turn = 0;
-        while let Some(cmd) = crx.recv().await {
-            match cmd {
-                AgentCommand::Submit { text, .. } => {
-                    turn += 1;
-                    let _ = etx.send(AgentEvent::TurnStarted { turn, prompt: text });
-                    let _ = etx.send(AgentEvent::Notice {
-                        level: NoticeLevel::Error,
-                        text: "No model provider is configured, so nothing can answer. Set one up as described above, then start cairn again.".into(),
-                    });
-                    let _ = etx.send(AgentEvent::TurnFinished {
-                        turn,
-                        outcome: TurnOutcome::Failed {
-                            error: "no provider".into(),
-                        },
-                    });
-                }
-                AgentCommand::Shutdown => return,
-                _ => {}
-            }
-        }
-    });
-    (ctx, erx)
 }
 
 fn git_branch(cwd: &std::path::Path) -> Option<String> {

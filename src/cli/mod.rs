@@ -11,5 +11,6 @@ pub mod resume;
 pub mod run;
 pub mod sandbox;
 pub mod sessions;
+pub mod setup;
 pub mod startup;
 pub mod trust;

@@ -9,6 +9,7 @@ pub mod msg;
 pub mod panels;
 pub mod runtime;
 pub mod sandbox_view;
+pub mod setup;
 pub mod slash;
 pub mod styles;
 pub mod suspend;
@@ -60,6 +61,8 @@ pub struct TuiOptions {
     pub sandbox: sandbox_view::SandboxView,
     /// The resumed session is open in another cairn: prompts are refused.
     pub read_only: bool,
+    /// `[ui] notify`: how to get attention while the terminal is unfocused.
+    pub notify: crate::config::ui::Notify,
 }
 
 /// Runs the full-screen interface until the person quits. The interface
@@ -112,6 +115,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.usage.context_window = opts.context_window;
     m.first_run_help = opts.first_run_help;
     m.read_only = opts.read_only;
+    m.notify = opts.notify;
     let history = opts
         .history_file
         .as_deref()

@@ -74,6 +74,10 @@ pub struct Model {
     pub title: Option<String>,
     /// The session shown is open in another cairn: prompts are refused.
     pub read_only: bool,
+    /// The terminal has focus (as far as it says: focus events).
+    pub focused: bool,
+    /// How to get attention when it has not (`[ui] notify`).
+    pub notify: crate::config::ui::Notify,
     /// The themes to switch between by name.
     pub themes: crate::tui::theme::Themes,
     /// When Esc was last pressed while idle (Esc twice rewinds).
@@ -125,6 +129,8 @@ impl Model {
             should_quit: false,
             title: None,
             read_only: false,
+            focused: true,
+            notify: Default::default(),
             themes: crate::tui::theme::Themes::default(),
             last_idle_esc: None,
             servers: None,

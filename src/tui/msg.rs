@@ -14,6 +14,8 @@ use crate::sessions::SessionReply;
 pub enum Msg {
     Key(KeyEvent),
     Paste(String),
+    /// The terminal gained (`true`) or lost focus.
+    Focus(bool),
     Mouse(MouseEvent),
     Resize {
         width: u16,

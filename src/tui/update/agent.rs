@@ -13,6 +13,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
     if ends_retry(&ev) {
         clear_retry(model);
     }
+    let mut cmds = notification(model, &ev);
     match ev {
         AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
         AgentEvent::ResponseStarted => response_started(model),
@@ -57,9 +58,28 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         }
         AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
         AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
-        other => return super::session::agent_event(model, other),
+        other => cmds.extend(super::session::agent_event(model, other)),
     }
-    Vec::new()
+    cmds
+}
+
+/// A turn finished or a dialog started waiting while the terminal is not
+/// focused: get the person's attention.
+fn notification(model: &Model, ev: &AgentEvent) -> Vec<Cmd> {
+    if model.focused || model.notify == crate::config::ui::Notify::Off {
+        return Vec::new();
+    }
+    let text = match ev {
+        AgentEvent::TurnFinished { outcome, .. } => match outcome {
+            TurnOutcome::Completed => "cairn: the answer is ready",
+            TurnOutcome::Cancelled => return Vec::new(),
+            _ => "cairn: the turn stopped",
+        },
+        AgentEvent::PermissionRequested { .. } => "cairn: waiting for your approval",
+        AgentEvent::InputRequested { .. } => "cairn: a server asks for your input",
+        _ => return Vec::new(),
+    };
+    vec![Cmd::Notify(text.into())]
 }
 
 /// Tool calls and the dialogs they open.

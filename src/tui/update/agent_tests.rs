@@ -95,3 +95,25 @@ fn compaction_has_its_own_marker_with_the_summary_and_updates_the_figure() {
     let open = screen(&mut m);
     assert!(open.contains("We fixed the parser."), "{open}");
 }
+
+#[test]
+fn an_unfocused_terminal_is_notified_when_a_turn_ends_or_a_dialog_waits() {
+    use crate::tui::cmd::Cmd;
+    use crate::tui::msg::Msg;
+    let finished = || AgentEvent::TurnFinished {
+        turn: 1,
+        outcome: TurnOutcome::Completed,
+    };
+    let mut m = model();
+    assert!(agent(&mut m, finished()).is_empty(), "focused: nothing");
+    crate::tui::update::update(&mut m, Msg::Focus(false));
+    assert_eq!(
+        agent(&mut m, finished()),
+        vec![Cmd::Notify("cairn: the answer is ready".into())]
+    );
+    m.notify = crate::config::ui::Notify::Off;
+    assert!(agent(&mut m, finished()).is_empty(), "notify = off");
+    m.notify = crate::config::ui::Notify::Bell;
+    crate::tui::update::update(&mut m, Msg::Focus(true));
+    assert!(agent(&mut m, finished()).is_empty(), "focus is back");
+}
