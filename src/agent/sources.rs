@@ -89,7 +89,10 @@ pub(crate) async fn attachments(source: &dyn ToolSource, text: &str, shared: &Sh
         seen.push(reference);
         match source.attach(reference).await {
             Ok(body) => parts.push(Part::Text {
-                text: format!("<attached resource=\"{reference}\">\n{body}\n</attached>"),
+                text: format!(
+                    "{}resource=\"{reference}\">\n{body}\n</attached>",
+                    crate::conversation::ATTACHED_TAG
+                ),
             }),
             Err(why) => shared.emit(AgentEvent::Notice {
                 level: NoticeLevel::Warning,

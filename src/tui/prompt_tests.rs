@@ -140,3 +140,33 @@ fn the_menu_is_drawn_over_the_transcript_above_the_prompt() {
     type_text(&mut m, "me@example.com");
     assert_eq!(m.input.text(), "me@example.com");
 }
+
+#[test]
+fn an_at_typed_fast_is_kept_and_the_picker_completes_the_word() {
+    let mut m = model();
+    type_text(&mut m, "explain ");
+    assert_eq!(
+        update(&mut m, key(KeyCode::Char('@'))),
+        vec![Cmd::ListFiles]
+    );
+    type_text(&mut m, "ma");
+    assert_eq!(m.input.text(), "explain @ma", "keys before the picker stay");
+    let files = vec!["src/main.rs".to_string(), "README.md".to_string()];
+    update(&mut m, crate::tui::msg::Msg::Files(files.clone()));
+    assert_eq!(top_panel(&m), Some("files"));
+    update(&mut m, key(KeyCode::Enter));
+    assert_eq!(m.input.text(), "explain @src/main.rs ");
+
+    // A word finished before the list arrived needs no picker.
+    let mut m = model();
+    type_text(&mut m, "@notes.md ");
+    update(&mut m, crate::tui::msg::Msg::Files(files.clone()));
+    assert_eq!(top_panel(&m), None);
+    // Esc in the picker keeps what was typed.
+    let mut m = model();
+    type_text(&mut m, "@");
+    update(&mut m, crate::tui::msg::Msg::Files(files));
+    type_text(&mut m, "zz");
+    update(&mut m, key(KeyCode::Esc));
+    assert_eq!(m.input.text(), "@zz");
+}

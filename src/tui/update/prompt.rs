@@ -64,6 +64,9 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         && !key.modifiers.contains(KeyModifiers::CONTROL)
         && starts_word(model)
     {
+        // The `@` is typed at once, so keys pressed before the picker
+        // opens are not lost; the picker then completes the word.
+        model.input.key(key);
         return vec![Cmd::ListFiles];
     }
     if key.code == KeyCode::Char('?') && model.input.is_empty() {

@@ -36,6 +36,8 @@ pub enum CellKind {
     Marker(String),
     /// First-run setup text, shown while the transcript is empty.
     Setup(String),
+    /// What an `@path` of the prompt attached.
+    Attachment(Box<super::attachment::Attachment>),
 }
 
 /// Markdown that may still be streaming. Finished blocks (up to a blank
@@ -225,6 +227,7 @@ impl Cell {
             CellKind::User(t) | CellKind::Marker(t) | CellKind::Setup(t) => t.clone(),
             CellKind::Assistant(a) => a.text.clone(),
             CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
+            CellKind::Attachment(a) => a.text.clone(),
             CellKind::Tool(t) => {
                 if t.output.is_empty() {
                     t.title()
@@ -250,6 +253,7 @@ impl Cell {
             },
             CellKind::Marker(_) => Span::styled("⊘", s.warning),
             CellKind::Setup(_) => Span::styled("?", s.accent),
+            CellKind::Attachment(_) => Span::styled(" ", s.dim),
         }
     }
 
@@ -337,6 +341,7 @@ fn render_simple(
         }
         CellKind::Marker(text) => wrap_plain(text, width, s.warning),
         CellKind::Setup(text) => wrap_plain(text, width, Style::default()),
+        CellKind::Attachment(a) => a.lines(width, expanded, s),
     }
 }
 
