@@ -86,6 +86,8 @@ pub struct Model {
     pub slash_menu: crate::tui::slash::MenuState,
     /// The configured MCP servers' names, for completing `/mcp restart`.
     pub mcp_servers: Vec<String>,
+    /// This project's recent sessions by title, for completing `/resume`.
+    pub session_titles: Vec<(crate::sessions::SessionId, String)>,
 }
 
 impl Model {
@@ -129,6 +131,7 @@ impl Model {
             sandbox: Default::default(),
             slash_menu: Default::default(),
             mcp_servers: Vec::new(),
+            session_titles: Vec::new(),
         }
     }
 

@@ -170,3 +170,41 @@ fn an_at_typed_fast_is_kept_and_the_picker_completes_the_word() {
     update(&mut m, key(KeyCode::Esc));
     assert_eq!(m.input.text(), "@zz");
 }
+
+#[test]
+fn resume_completes_session_titles_and_resumes_by_title() {
+    use crate::sessions::{SessionEntry, SessionId, SessionReply, SessionRequest};
+    let mut m = model();
+    type_text(&mut m, "/resume");
+    let asked = update(&mut m, key(KeyCode::Char(' ')));
+    assert!(matches!(
+        asked.as_slice(),
+        [Cmd::Session(SessionRequest::Query { .. })]
+    ));
+    let entry = |id: &str, title: &str| SessionEntry {
+        id: SessionId::from(id),
+        title: title.into(),
+        updated_at: 0,
+        message_count: 2,
+        first_prompt: "add two numbers".into(),
+        project: "/work/project".into(),
+        snippet: None,
+    };
+    let reply = SessionReply::Sessions {
+        query: String::new(),
+        entries: vec![entry("s1", "Calculator fixes"), entry("s2", "")],
+        offset: 0,
+    };
+    update(&mut m, crate::tui::msg::Msg::Session(reply));
+    type_text(&mut m, "cal");
+    update(&mut m, key(KeyCode::Tab));
+    assert_eq!(m.input.text(), "/resume Calculator fixes");
+    assert_eq!(
+        update(&mut m, key(KeyCode::Enter)),
+        vec![Cmd::Session(SessionRequest::Resume(SessionId::from("s1")))]
+    );
+    // An untitled session completes by its first prompt.
+    type_text(&mut m, "/resume add");
+    update(&mut m, key(KeyCode::Tab));
+    assert_eq!(m.input.text(), "/resume add two numbers");
+}

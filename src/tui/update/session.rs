@@ -175,6 +175,9 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             entries,
             offset,
         } => {
+            if query.is_empty() && offset == 0 {
+                super::prompt::remember_titles(model, &entries);
+            }
             let now = model.now_ms;
             let follow = match model.browser_mut() {
                 Some(b) => b.set_entries(&query, entries, now, offset),
