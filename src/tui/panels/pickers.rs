@@ -1,7 +1,7 @@
 //! The pickers: command palette, files (`@`), model, permission mode, theme,
 //! and the prompts to rewind to (this session's or a stored one's).
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -169,7 +169,7 @@ pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Opt
             match p.handle_key(key, keys) {
                 PickerAction::Cancel => Outcome::close(),
                 PickerAction::Choose(id) => Outcome::close_with(PanelAction::Model(id)),
-                PickerAction::None if key.code == KeyCode::Enter && !typed.is_empty() => {
+                PickerAction::None if keys.is(Action::PickerChoose, &key) && !typed.is_empty() => {
                     Outcome::close_with(PanelAction::Model(typed))
                 }
                 _ => Outcome::keep(),
