@@ -128,6 +128,10 @@ impl ToolStatus {
     }
 }
 
+/// How a part attached to a prompt (a file, a directory, a server's
+/// resource) begins: `<attached path="…">`.
+pub const ATTACHED_TAG: &str = "<attached ";
+
 impl Message {
     pub fn user_text(text: impl Into<String>) -> Self {
         Message {
@@ -143,11 +147,15 @@ impl Message {
         }
     }
 
-    /// All plain text of the message joined, for titles, search and copying.
+    /// The person's own words (or the model's), joined: for titles, the
+    /// first prompt, rewinding and copying. What `@` mentions attached is
+    /// left out.
     pub fn text(&self) -> String {
         let mut out = String::new();
         for p in &self.parts {
-            if let Part::Text { text } = p {
+            if let Part::Text { text } = p
+                && !text.starts_with(ATTACHED_TAG)
+            {
                 if !out.is_empty() {
                     out.push('\n');
                 }

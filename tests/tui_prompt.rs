@@ -121,3 +121,34 @@ async fn a_prompt_starting_with_a_path_is_sent_to_the_model() {
     assert!(sent.contains("/usr/bin/python3 is missing, why?"), "{sent}");
     quit(app);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_at_mention_attaches_the_file_and_shows_a_chip() {
+    let home = TestHome::new();
+    std::fs::write(home.path("notes.md"), "alpha beta gamma\nsecond line\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("The notes list three words."),
+            Reply::text("Notes"),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock, 24, 80);
+    app.type_text("summarise ");
+    app.type_text("@");
+    app.wait_for_text("Files (@)");
+    app.type_text("notes");
+    app.send(b"\r");
+    app.wait_for_text("summarise @notes.md");
+    app.send(b"\r");
+    let screen = app.wait_for_text("The notes list three words.");
+    assert!(
+        screen.contains("@notes.md") && screen.contains("2 lines"),
+        "{screen}"
+    );
+    let sent = mock.requests()[0].to_string();
+    assert!(sent.contains("alpha beta gamma\\nsecond line"), "{sent}");
+    assert!(sent.contains("summarise @notes.md"), "{sent}");
+    quit(app);
+}

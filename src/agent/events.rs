@@ -104,6 +104,14 @@ pub enum AgentEvent {
     ResponseStarted,
     TextDelta(String),
     ReasoningDelta(String),
+    /// An `@path` of the prompt was attached to it for the model.
+    Attached {
+        mention: String,
+        /// What was attached, in a few words ("120 lines").
+        summary: String,
+        /// The text the model reads.
+        text: String,
+    },
     /// The stream restarted and the partial response must be dropped.
     ResponseReset,
     /// The model asked for a tool.

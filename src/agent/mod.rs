@@ -5,6 +5,7 @@ mod calls;
 mod compaction;
 pub mod events;
 pub mod instructions;
+mod mentions;
 pub mod prompt;
 pub mod recording;
 mod rerun;
@@ -387,11 +388,15 @@ impl Agent {
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text { text: note });
         }
-        parts.push(Part::Text { text: text.clone() });
+        // What the prompt attaches comes before it, so its last text part
+        // stays the person's own words.
+        let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
+        parts.extend(mentions::attach(&text, cwd, workspace, &self.shared).await);
         if let Some(source) = &self.tool_source {
             let images = self.opts.model_info.supports_images;
             parts.extend(sources::attachments(source.as_ref(), &text, images, &self.shared).await);
         }
+        parts.push(Part::Text { text: text.clone() });
         parts.extend(images.into_iter().map(|image| Part::Image { image }));
         let user = Message {
             role: Role::User,

@@ -131,7 +131,10 @@ fn attached(reference: &str, content: Vec<ResultContent>) -> Vec<Part> {
     }
     let body = text.join("\n");
     let mut parts = vec![Part::Text {
-        text: format!("<attached resource=\"{reference}\">\n{body}\n</attached>"),
+        text: format!(
+            "{}resource=\"{reference}\">\n{body}\n</attached>",
+            crate::conversation::ATTACHED_TAG
+        ),
     }];
     parts.extend(pictures);
     parts

@@ -92,6 +92,8 @@ pub struct Model {
     pub slash_menu: crate::tui::slash::MenuState,
     /// The configured MCP servers' names, for completing `/mcp restart`.
     pub mcp_servers: Vec<String>,
+    /// This project's recent sessions by title, for completing `/resume`.
+    pub session_titles: Vec<(crate::sessions::SessionId, String)>,
 }
 
 impl Model {
@@ -138,6 +140,7 @@ impl Model {
             sandbox: Default::default(),
             slash_menu: Default::default(),
             mcp_servers: Vec::new(),
+            session_titles: Vec::new(),
         }
     }
 

@@ -140,3 +140,71 @@ fn the_menu_is_drawn_over_the_transcript_above_the_prompt() {
     type_text(&mut m, "me@example.com");
     assert_eq!(m.input.text(), "me@example.com");
 }
+
+#[test]
+fn an_at_typed_fast_is_kept_and_the_picker_completes_the_word() {
+    let mut m = model();
+    type_text(&mut m, "explain ");
+    assert_eq!(
+        update(&mut m, key(KeyCode::Char('@'))),
+        vec![Cmd::ListFiles]
+    );
+    type_text(&mut m, "ma");
+    assert_eq!(m.input.text(), "explain @ma", "keys before the picker stay");
+    let files = vec!["src/main.rs".to_string(), "README.md".to_string()];
+    update(&mut m, crate::tui::msg::Msg::Files(files.clone()));
+    assert_eq!(top_panel(&m), Some("files"));
+    update(&mut m, key(KeyCode::Enter));
+    assert_eq!(m.input.text(), "explain @src/main.rs ");
+
+    // A word finished before the list arrived needs no picker.
+    let mut m = model();
+    type_text(&mut m, "@notes.md ");
+    update(&mut m, crate::tui::msg::Msg::Files(files.clone()));
+    assert_eq!(top_panel(&m), None);
+    // Esc in the picker keeps what was typed.
+    let mut m = model();
+    type_text(&mut m, "@");
+    update(&mut m, crate::tui::msg::Msg::Files(files));
+    type_text(&mut m, "zz");
+    update(&mut m, key(KeyCode::Esc));
+    assert_eq!(m.input.text(), "@zz");
+}
+
+#[test]
+fn resume_completes_session_titles_and_resumes_by_title() {
+    use crate::sessions::{SessionEntry, SessionId, SessionReply, SessionRequest};
+    let mut m = model();
+    type_text(&mut m, "/resume");
+    let asked = update(&mut m, key(KeyCode::Char(' ')));
+    assert!(matches!(
+        asked.as_slice(),
+        [Cmd::Session(SessionRequest::Query { .. })]
+    ));
+    let entry = |id: &str, title: &str| SessionEntry {
+        id: SessionId::from(id),
+        title: title.into(),
+        updated_at: 0,
+        message_count: 2,
+        first_prompt: "add two numbers".into(),
+        project: "/work/project".into(),
+        snippet: None,
+    };
+    let reply = SessionReply::Sessions {
+        query: String::new(),
+        entries: vec![entry("s1", "Calculator fixes"), entry("s2", "")],
+        offset: 0,
+    };
+    update(&mut m, crate::tui::msg::Msg::Session(reply));
+    type_text(&mut m, "cal");
+    update(&mut m, key(KeyCode::Tab));
+    assert_eq!(m.input.text(), "/resume Calculator fixes");
+    assert_eq!(
+        update(&mut m, key(KeyCode::Enter)),
+        vec![Cmd::Session(SessionRequest::Resume(SessionId::from("s1")))]
+    );
+    // An untitled session completes by its first prompt.
+    type_text(&mut m, "/resume add");
+    update(&mut m, key(KeyCode::Tab));
+    assert_eq!(m.input.text(), "/resume add two numbers");
+}

@@ -115,8 +115,10 @@ pub enum PanelAction {
     Command(String),
     /// Put `/name ` in the prompt for the person to finish.
     TypeCommand(String),
-    /// Add `@path ` to the prompt.
+    /// Complete the `@…` being typed in the prompt to `@path `.
     InsertFile(String),
+    /// Leave the `@…` being typed as `@` and this.
+    TypedMention(String),
     Model(String),
     Mode(Mode),
     /// Show a theme while the picker moves (or put the first one back).

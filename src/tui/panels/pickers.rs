@@ -1,7 +1,7 @@
 //! The pickers: command palette, files (`@`), model, permission mode, theme,
 //! and the prompts to rewind to (this session's or a stored one's).
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
@@ -16,7 +16,8 @@ use crate::tui::widgets::picker::{Picker, PickerAction, PickerItem, PickerStyles
 /// Slash commands whose argument is typed after choosing them.
 const TAKES_TEXT: [&str; 3] = ["rename", "compact", "export"];
 
-pub fn files_picker(files: Vec<String>) -> Panel {
+/// The project's files (and servers' resources), `query` already typed.
+pub fn files_picker(files: Vec<String>, query: &str) -> Panel {
     let items = files
         .into_iter()
         .map(|f| PickerItem {
@@ -25,7 +26,7 @@ pub fn files_picker(files: Vec<String>) -> Panel {
             value: f,
         })
         .collect();
-    Panel::Files(Picker::new("Files (@)", items, true))
+    Panel::Files(Picker::new("Files (@)", items, true).with_query(query))
 }
 
 pub fn models_picker(current: &str) -> Panel {
@@ -156,7 +157,10 @@ pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Opt
             _ => Outcome::keep(),
         },
         Panel::Files(p) => match p.handle_key(key, keys) {
-            PickerAction::Cancel => Outcome::close(),
+            // What was typed after `@` stays in the prompt.
+            PickerAction::Cancel => {
+                Outcome::close_with(PanelAction::TypedMention(p.query().to_string()))
+            }
             PickerAction::Choose(path) => Outcome::close_with(PanelAction::InsertFile(path)),
             _ => Outcome::keep(),
         },
@@ -165,7 +169,7 @@ pub(super) fn handle_key(panel: &mut Panel, key: KeyEvent, keys: &KeyMap) -> Opt
             match p.handle_key(key, keys) {
                 PickerAction::Cancel => Outcome::close(),
                 PickerAction::Choose(id) => Outcome::close_with(PanelAction::Model(id)),
-                PickerAction::None if key.code == KeyCode::Enter && !typed.is_empty() => {
+                PickerAction::None if keys.is(Action::PickerChoose, &key) && !typed.is_empty() => {
                     Outcome::close_with(PanelAction::Model(typed))
                 }
                 _ => Outcome::keep(),

@@ -14,6 +14,7 @@ pub struct ArgValues {
     pub models: Vec<String>,
     pub themes: Vec<String>,
     pub servers: Vec<String>,
+    pub sessions: Vec<String>,
 }
 
 /// Where the person is in the completion menu.
@@ -148,6 +149,8 @@ fn arg_choices(
             .map(|m| (m.as_str().to_string(), String::new()))
             .collect(),
         "export" => plain(&["markdown".into(), "json".into()]),
+        // A title has spaces: the whole rest is the argument.
+        "sessions" | "resume" => return Some((0, plain(&values.sessions))),
         "mcp" => {
             if let Some(server) = rest.strip_prefix("restart ") {
                 let start = rest.len() - server.len();
@@ -207,6 +210,7 @@ mod tests {
             models: vec!["gpt-4.1".into(), "gpt-4.1-mini".into(), "o3".into()],
             themes: vec!["dark".into(), "light".into()],
             servers: vec!["demo".into(), "docs".into()],
+            sessions: vec!["Calculator fixes".into(), "Parser work".into()],
         }
     }
 
@@ -267,6 +271,11 @@ mod tests {
         );
         let menu = suggest("/mode a", &v).unwrap();
         assert_eq!(menu.items.len(), 2);
+        let menu = suggest("/resume calculator f", &v).unwrap();
+        assert_eq!(
+            complete("/resume calculator f", &menu, &menu.items[0]),
+            "/resume Calculator fixes"
+        );
         assert!(suggest("/rename x", &v).is_none());
         assert!(suggest("/usr/bin", &v).is_none());
         assert!(suggest("/model gpt\nmore", &v).is_none());

@@ -25,8 +25,8 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "sessions",
-        args: "",
-        description: "Browse, search and resume sessions",
+        args: "[title]",
+        description: "Browse, search and resume sessions; with a title, resume it",
     },
     SlashCommand {
         name: "model",
@@ -110,6 +110,11 @@ pub fn arg_values(model: &crate::tui::model::Model) -> complete::ArgValues {
             .collect(),
         themes: model.themes.names(),
         servers: model.mcp_servers.clone(),
+        sessions: model
+            .session_titles
+            .iter()
+            .map(|(_, t)| t.clone())
+            .collect(),
     }
 }
 
@@ -126,6 +131,8 @@ pub fn menu(model: &crate::tui::model::Model) -> Option<complete::Suggestions> {
 pub enum Slash {
     New,
     Sessions,
+    /// Resume the session of this project with this title.
+    Resume(String),
     Model(Option<String>),
     Mode(Option<Mode>),
     Theme(Option<String>),
@@ -161,7 +168,10 @@ pub fn parse(input: &str) -> Result<Slash, String> {
     let arg = (!rest.is_empty()).then(|| rest.to_string());
     Ok(match name {
         "new" | "clear" => Slash::New,
-        "sessions" | "resume" => Slash::Sessions,
+        "sessions" | "resume" => match arg {
+            Some(title) => Slash::Resume(title),
+            None => Slash::Sessions,
+        },
         "model" => Slash::Model(arg),
         "mode" => match arg {
             None => Slash::Mode(None),

@@ -54,6 +54,7 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
     match cmd {
         Slash::New => new_session(model),
         Slash::Sessions => open_sessions(model),
+        Slash::Resume(title) => resume_titled(model, &title),
         Slash::Model(Some(id)) => vec![Cmd::Send(AgentCommand::SetModel {
             provider: None,
             model: id,
@@ -152,6 +153,29 @@ fn export(model: &mut Model, fmt: ExportFormat) -> Vec<Cmd> {
                 "This session has no messages yet; there is nothing to export.".into(),
             );
             Vec::new()
+        }
+    }
+}
+
+/// Resumes the session titled `title` (any case), or opens the browser
+/// searching for it when no title matches.
+fn resume_titled(model: &mut Model, title: &str) -> Vec<Cmd> {
+    if busy(model, "Resuming") {
+        return Vec::new();
+    }
+    let wanted = title.to_lowercase();
+    let found = model
+        .session_titles
+        .iter()
+        .find(|(_, t)| t.to_lowercase() == wanted)
+        .map(|(id, _)| id.clone());
+    match found {
+        Some(id) => vec![Cmd::Session(SessionRequest::Resume(id))],
+        None => {
+            model.flash(format!(
+                "No session titled “{title}”; here are the sessions"
+            ));
+            open_sessions(model)
         }
     }
 }

@@ -57,6 +57,18 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.model = name;
         }
         AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
+        AgentEvent::Attached {
+            mention,
+            summary,
+            text,
+        } => {
+            let a = crate::tui::widgets::attachment::Attachment {
+                mention,
+                summary,
+                text,
+            };
+            model.transcript.push(CellKind::Attachment(Box::new(a)));
+        }
         AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
         other => cmds.extend(super::session::agent_event(model, other)),
     }

@@ -46,12 +46,11 @@ fn apply(model: &mut Model, action: PanelAction, keep: &mut bool) -> Vec<Cmd> {
             Vec::new()
         }
         PanelAction::InsertFile(path) => {
-            let mut text = model.input.text();
-            if !(text.is_empty() || text.ends_with(char::is_whitespace)) {
-                text.push(' ');
-            }
-            text.push_str(&format!("@{path} "));
-            model.input.set_text(&text);
+            replace_mention(model, &format!("@{path} "));
+            Vec::new()
+        }
+        PanelAction::TypedMention(query) => {
+            replace_mention(model, &format!("@{query}"));
             Vec::new()
         }
         PanelAction::Model(id) => slash::run(model, Slash::Model(Some(id))),
@@ -81,6 +80,29 @@ fn apply(model: &mut Model, action: PanelAction, keep: &mut bool) -> Vec<Cmd> {
             })]
         }
     }
+}
+
+/// The `@…` word the prompt ends with, without its `@`: what the file
+/// picker starts filtered by. `None` when the prompt does not end with one.
+pub fn typed_mention(text: &str) -> Option<&str> {
+    let word = text.rsplit(char::is_whitespace).next()?;
+    word.strip_prefix('@')
+}
+
+/// Puts `with` in place of the `@…` word the prompt ends with (or after
+/// the prompt when it ends with none).
+fn replace_mention(model: &mut Model, with: &str) {
+    let mut text = model.input.text();
+    match typed_mention(&text) {
+        Some(word) => {
+            let cut = text.len() - word.len() - 1;
+            text.truncate(cut);
+        }
+        None if !(text.is_empty() || text.ends_with(char::is_whitespace)) => text.push(' '),
+        None => {}
+    }
+    text.push_str(with);
+    model.input.set_text(&text);
 }
 
 /// Resuming or rewinding waits while a turn runs: the browser stays open.

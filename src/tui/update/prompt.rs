@@ -64,6 +64,9 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         && !key.modifiers.contains(KeyModifiers::CONTROL)
         && starts_word(model)
     {
+        // The `@` is typed at once, so keys pressed before the picker
+        // opens are not lost; the picker then completes the word.
+        model.input.key(key);
         return vec![Cmd::ListFiles];
     }
     if key.code == KeyCode::Char('?') && model.input.is_empty() {
@@ -76,8 +79,39 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     }
     if model.input.shown_text() != before {
         model.slash_menu = MenuState::default();
+        return titles_request(model);
     }
     Vec::new()
+}
+
+/// Asks for this project's sessions when the person starts typing a
+/// title after `/resume ` (or `/sessions `), to complete it.
+fn titles_request(model: &Model) -> Vec<Cmd> {
+    let text = model.input.text();
+    if text != "/resume " && text != "/sessions " {
+        return Vec::new();
+    }
+    vec![Cmd::Session(crate::sessions::SessionRequest::Query {
+        text: String::new(),
+        all_projects: false,
+        offset: 0,
+    })]
+}
+
+/// A page of the session list arrived: its titles complete `/resume`.
+pub fn remember_titles(model: &mut Model, entries: &[crate::sessions::SessionEntry]) {
+    model.session_titles = entries
+        .iter()
+        .map(|e| {
+            let label = if e.title.is_empty() {
+                &e.first_prompt
+            } else {
+                &e.title
+            };
+            (e.id.clone(), label.clone())
+        })
+        .filter(|(_, t)| !t.is_empty())
+        .collect();
 }
 
 /// An `@` typed here would start a word (not an address's `@`).

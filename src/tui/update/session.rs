@@ -214,12 +214,17 @@ pub fn submit_prompt(model: &mut Model, text: String) -> Vec<Cmd> {
     })]
 }
 
-/// The project's files arrived: open the `@` picker.
+/// The project's files arrived: open the `@` picker, filtered by what was
+/// typed after the `@` meanwhile (unless that word is finished).
 pub fn files(model: &mut Model, files: Vec<String>) -> Vec<Cmd> {
+    let text = model.input.text();
+    let Some(query) = super::panel::typed_mention(&text) else {
+        return Vec::new();
+    };
     if files.is_empty() {
         model.flash("No files found in the project");
     } else {
-        model.open_panel(panels::files_picker(files));
+        model.open_panel(panels::files_picker(files, query));
     }
     Vec::new()
 }
@@ -242,6 +247,9 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             entries,
             offset,
         } => {
+            if query.is_empty() && offset == 0 {
+                super::prompt::remember_titles(model, &entries);
+            }
             let now = model.now_ms;
             let current = model.session.clone();
             let follow = match model.browser_mut() {

@@ -44,6 +44,8 @@ pub enum CellKind {
     },
     /// First-run setup text, shown while the transcript is empty.
     Setup(String),
+    /// What an `@path` of the prompt attached.
+    Attachment(Box<super::attachment::Attachment>),
 }
 
 /// Markdown that may still be streaming. Finished blocks (up to a blank
@@ -236,6 +238,7 @@ impl Cell {
             CellKind::Compaction { text, summary } => summary.clone().unwrap_or(text.clone()),
             CellKind::Assistant(a) => a.text.clone(),
             CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
+            CellKind::Attachment(a) => a.text.clone(),
             CellKind::Tool(t) => {
                 if t.output.is_empty() {
                     t.title()
@@ -263,6 +266,7 @@ impl Cell {
             CellKind::Retry(_) => Span::styled("↻", s.warning),
             CellKind::Compaction { .. } => Span::styled("≡", s.accent),
             CellKind::Setup(_) => Span::styled("?", s.accent),
+            CellKind::Attachment(_) => Span::styled(" ", s.dim),
         }
     }
 
@@ -353,6 +357,7 @@ fn render_simple(
             compaction_lines(text, summary.as_deref(), expanded, width, ctx)
         }
         CellKind::Setup(text) => wrap_plain(text, width, Style::default()),
+        CellKind::Attachment(a) => a.lines(width, expanded, s),
     }
 }
 

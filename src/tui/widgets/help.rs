@@ -43,10 +43,13 @@ struct Entry {
 /// The sections help shows for `state`, filtered by its query.
 fn sections(keys: &KeyMap, state: &HelpState) -> Vec<(String, Vec<Entry>)> {
     let mut out = Vec::new();
-    for scope in Scope::ALL {
-        if !state.only.is_empty() && !state.only.contains(&scope) {
-            continue;
-        }
+    // A dialog's own keys first, in the order it asked for them.
+    let scopes = if state.only.is_empty() {
+        Scope::ALL.to_vec()
+    } else {
+        state.only.clone()
+    };
+    for scope in scopes {
         let entries: Vec<Entry> = Action::all()
             .filter(|a| a.scope() == scope)
             .map(|a| Entry {

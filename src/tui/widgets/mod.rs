@@ -1,3 +1,4 @@
+pub mod attachment;
 pub mod cell;
 pub mod diff_view;
 pub mod help;

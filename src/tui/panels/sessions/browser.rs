@@ -209,7 +209,7 @@ impl SessionBrowser {
             return self.query_action();
         }
         match key.code {
-            KeyCode::Backspace => {
+            _ if keys.is(Action::TextDeleteBack, &key) => {
                 if self.query.pop().is_some() {
                     return self.query_action();
                 }
