@@ -152,6 +152,7 @@ impl SessionSink for StoreSink {
                 | AgentEvent::TitleChanged(_)
                 | AgentEvent::TitleGenerated(_)
                 | AgentEvent::ToolCallStarted { .. }
+                | AgentEvent::ToolCallRunning { .. }
                 | AgentEvent::ToolCallFinished { .. }
         );
         if wanted {
@@ -495,7 +496,10 @@ impl Writer {
     fn event(&mut self, ev: AgentEvent, at: Instant) -> Result<(), StoreError> {
         match ev {
             AgentEvent::TurnStarted { turn, .. } => self.turn = turn,
-            AgentEvent::ToolCallStarted { call_id, .. } => {
+            // The recorded duration is the tool's own run time, without
+            // the time a dialog waited for the person.
+            AgentEvent::ToolCallStarted { call_id, .. }
+            | AgentEvent::ToolCallRunning { call_id } => {
                 self.started.insert(call_id, at);
             }
             AgentEvent::ToolCallFinished {

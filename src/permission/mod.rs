@@ -42,6 +42,12 @@ pub enum Decision {
     Deny {
         reason: Option<String>,
     },
+    /// Allow an edit with only some of its hunks: those numbered (from 0)
+    /// in `rejected` are left out, and the model is told why.
+    AllowHunks {
+        rejected: Vec<usize>,
+        reason: Option<String>,
+    },
 }
 
 /// What the dialog shows.

@@ -161,6 +161,14 @@ fn tool_calls_go_from_running_to_finished() {
         },
     );
     assert!(matches!(&m.activity, Activity::RunningTool { name, .. } if name == "bash"));
+    // The clock starts when the call runs, not when it was announced.
+    m.now += Duration::from_secs(5);
+    agent(
+        &mut m,
+        AgentEvent::ToolCallRunning {
+            call_id: "c1".into(),
+        },
+    );
     agent(
         &mut m,
         AgentEvent::ToolCallProgress {

@@ -21,11 +21,26 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             call_id,
             name,
             summary,
-            ..
-        } => tool_started(model, call_id, name, summary),
+            input,
+        } => tool_started(model, call_id, name, summary, &input),
         AgentEvent::ToolCallProgress { call_id, message } => {
             if let Some(t) = tool_mut(model, &call_id) {
                 t.progress = Some(message);
+            }
+        }
+        AgentEvent::ToolCallWaiting { call_id } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.wait_for_approval();
+            }
+        }
+        AgentEvent::ToolCallRunning { call_id } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.start_running(now);
+            }
+        }
+        AgentEvent::ToolCallOutput { call_id, chunk } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.push_output(&chunk);
             }
         }
         AgentEvent::ToolCallFinished {
@@ -115,16 +130,21 @@ fn turn_started(model: &mut Model, prompt: String) {
     model.activity = Activity::Thinking { since: now };
 }
 
-fn tool_started(model: &mut Model, call_id: String, name: String, summary: String) {
+fn tool_started(
+    model: &mut Model,
+    call_id: String,
+    name: String,
+    summary: String,
+    input: &serde_json::Value,
+) {
     let now = model.now;
     finish_streaming(model);
     model.activity = Activity::RunningTool {
         name: name.clone(),
         since: now,
     };
-    model.transcript.push(CellKind::Tool(Box::new(ToolCell::new(
-        call_id, name, summary, now,
-    ))));
+    let cell = ToolCell::announced(call_id, name, summary, now).with_input(input);
+    model.transcript.push(CellKind::Tool(Box::new(cell)));
 }
 
 fn retrying(model: &mut Model, attempt: u32, max_attempts: u32, delay_ms: u64, error: String) {
