@@ -371,7 +371,9 @@ impl Printer {
                 status,
                 output,
                 ..
-            } => json!({"type": "tool_result", "id": call_id, "status": status, "output": crate::ansi::strip(output)}),
+            } => {
+                json!({"type": "tool_result", "id": call_id, "status": status, "output": crate::ansi::strip(output)})
+            }
             AgentEvent::Usage {
                 usage,
                 context_tokens,

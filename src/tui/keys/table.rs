@@ -214,4 +214,25 @@ pub(super) const TABLE: &[Row] = &[
         Scope::Dialog,
         "unified / side-by-side diff",
     ),
+    (
+        Action::HunkNext,
+        "hunk_next",
+        "n",
+        Scope::Dialog,
+        "edit review: go to the next hunk",
+    ),
+    (
+        Action::HunkPrev,
+        "hunk_prev",
+        "p",
+        Scope::Dialog,
+        "edit review: go to the previous hunk",
+    ),
+    (
+        Action::HunkToggle,
+        "hunk_toggle",
+        "space",
+        Scope::Dialog,
+        "edit review: accept / reject the hunk (only accepted hunks are applied)",
+    ),
 ];
