@@ -493,6 +493,70 @@ impl Writer {
         Ok(())
     }
 
+    /// Records a finished call with its own run time.
+    fn tool_finished(
+        &mut self,
+        call_id: String,
+        status: crate::conversation::ToolStatus,
+        display: Option<&crate::tools::ToolDisplay>,
+        at: Instant,
+    ) -> Result<(), StoreError> {
+        let elapsed_ms = self
+            .started
+            .remove(&call_id)
+            .map(|t| at.saturating_duration_since(t).as_millis() as u64);
+        let id = self.ensure_session()?;
+        self.store.record_tool_run(
+            &id,
+            &ToolRun {
+                call_id,
+                turn: self.turn,
+                status,
+                display: stored_display(display),
+                elapsed_ms,
+            },
+        )
+    }
+
+    /// A complete message: the row its finished parts were kept in is
+    /// completed, or a new row is written.
+    fn message_added(&mut self, message: crate::conversation::Message) -> Result<(), StoreError> {
+        let id = self.ensure_session()?;
+        let mut meta = MessageMeta {
+            turn: self.turn,
+            ..MessageMeta::default()
+        };
+        if message.role == Role::Assistant {
+            meta.model = Some(self.info.model.clone());
+            if let Some((usage, cost)) = self.pending_usage {
+                meta.usage = Some(usage);
+                meta.cost = cost;
+            }
+        }
+        // State changes only once the write went in, so a refused
+        // write tried again later does the same thing.
+        match self.partial {
+            // Complete the row its finished parts were saved in.
+            Some((mid, role)) if role == message.role => {
+                self.store.update_message(mid, &message)?;
+                if let Some(usage) = &meta.usage {
+                    self.store.record_usage(mid, usage, meta.cost)?;
+                }
+            }
+            stale => {
+                self.drop_partial(stale)?;
+                self.partial = None;
+                let mid = self.store.append_message(&id, &message, &meta)?;
+                self.ids.push((mid, self.turn));
+            }
+        }
+        self.partial = None;
+        if message.role == Role::Assistant {
+            self.pending_usage = None;
+        }
+        Ok(())
+    }
+
     fn event(&mut self, ev: AgentEvent, at: Instant) -> Result<(), StoreError> {
         match ev {
             AgentEvent::TurnStarted { turn, .. } => self.turn = turn,
@@ -507,23 +571,7 @@ impl Writer {
                 status,
                 display,
                 ..
-            } => {
-                let elapsed_ms = self
-                    .started
-                    .remove(&call_id)
-                    .map(|t| at.saturating_duration_since(t).as_millis() as u64);
-                let id = self.ensure_session()?;
-                self.store.record_tool_run(
-                    &id,
-                    &ToolRun {
-                        call_id,
-                        turn: self.turn,
-                        status,
-                        display: stored_display(display.as_ref()),
-                        elapsed_ms,
-                    },
-                )?;
-            }
+            } => self.tool_finished(call_id, status, display.as_ref(), at)?,
             AgentEvent::ModelChanged { model, .. } => self.info.model = model,
             AgentEvent::Usage { usage, cost, .. } => {
                 let delta = cost.map(|c| {
@@ -548,41 +596,7 @@ impl Writer {
                     self.store.mark_turn_undone(&id, turn)?;
                 }
             }
-            AgentEvent::MessageAdded(message) => {
-                let id = self.ensure_session()?;
-                let mut meta = MessageMeta {
-                    turn: self.turn,
-                    ..MessageMeta::default()
-                };
-                if message.role == Role::Assistant {
-                    meta.model = Some(self.info.model.clone());
-                    if let Some((usage, cost)) = self.pending_usage {
-                        meta.usage = Some(usage);
-                        meta.cost = cost;
-                    }
-                }
-                // State changes only once the write went in, so a refused
-                // write tried again later does the same thing.
-                match self.partial {
-                    // Complete the row its finished parts were saved in.
-                    Some((mid, role)) if role == message.role => {
-                        self.store.update_message(mid, &message)?;
-                        if let Some(usage) = &meta.usage {
-                            self.store.record_usage(mid, usage, meta.cost)?;
-                        }
-                    }
-                    stale => {
-                        self.drop_partial(stale)?;
-                        self.partial = None;
-                        let mid = self.store.append_message(&id, &message, &meta)?;
-                        self.ids.push((mid, self.turn));
-                    }
-                }
-                self.partial = None;
-                if message.role == Role::Assistant {
-                    self.pending_usage = None;
-                }
-            }
+            AgentEvent::MessageAdded(message) => self.message_added(message)?,
             AgentEvent::PartialMessage(message) => {
                 let id = self.ensure_session()?;
                 match self.partial {

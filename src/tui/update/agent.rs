@@ -10,50 +10,18 @@ use crate::tui::widgets::permission_dialog::PermissionDialog;
 use crate::tui::widgets::tool_cell::ToolCell;
 
 pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
-    let now = model.now;
     match ev {
         AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
         AgentEvent::ResponseStarted => response_started(model),
         AgentEvent::TextDelta(delta) => text_delta(model, delta),
         AgentEvent::ReasoningDelta(delta) => reasoning_delta(model, delta),
         AgentEvent::ResponseReset => response_reset(model),
-        AgentEvent::ToolCallStarted {
-            call_id,
-            name,
-            summary,
-            input,
-        } => tool_started(model, call_id, name, summary, &input),
-        AgentEvent::ToolCallProgress { call_id, message } => {
-            if let Some(t) = tool_mut(model, &call_id) {
-                t.progress = Some(message);
-            }
-        }
-        AgentEvent::ToolCallWaiting { call_id } => {
-            if let Some(t) = tool_mut(model, &call_id) {
-                t.wait_for_approval();
-            }
-        }
-        AgentEvent::ToolCallRunning { call_id } => {
-            if let Some(t) = tool_mut(model, &call_id) {
-                t.start_running(now);
-            }
-        }
-        AgentEvent::ToolCallOutput { call_id, chunk } => {
-            if let Some(t) = tool_mut(model, &call_id) {
-                t.push_output(&chunk);
-            }
-        }
-        AgentEvent::ToolCallFinished {
-            call_id,
-            status,
-            output,
-            display,
-        } => {
-            if let Some(t) = tool_mut(model, &call_id) {
-                t.finish(status, output, display, now);
-            }
-            settle_activity(model);
-        }
+        ev @ (AgentEvent::ToolCallStarted { .. }
+        | AgentEvent::ToolCallProgress { .. }
+        | AgentEvent::ToolCallWaiting { .. }
+        | AgentEvent::ToolCallRunning { .. }
+        | AgentEvent::ToolCallOutput { .. }
+        | AgentEvent::ToolCallFinished { .. }) => tool_event(model, ev),
         AgentEvent::PermissionRequested { id, request } => {
             model.dialogs.push_back(PermissionDialog::new(id, request));
             model.activity = Activity::WaitingForPermission;
@@ -111,6 +79,52 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
     }
     Vec::new()
+}
+
+/// A tool call's progress through its pane: announced, waiting for the
+/// person, running (with output as it comes), finished.
+fn tool_event(model: &mut Model, ev: AgentEvent) {
+    let now = model.now;
+    match ev {
+        AgentEvent::ToolCallStarted {
+            call_id,
+            name,
+            summary,
+            input,
+        } => tool_started(model, call_id, name, summary, &input),
+        AgentEvent::ToolCallProgress { call_id, message } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.progress = Some(message);
+            }
+        }
+        AgentEvent::ToolCallWaiting { call_id } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.wait_for_approval();
+            }
+        }
+        AgentEvent::ToolCallRunning { call_id } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.start_running(now);
+            }
+        }
+        AgentEvent::ToolCallOutput { call_id, chunk } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.push_output(&chunk);
+            }
+        }
+        AgentEvent::ToolCallFinished {
+            call_id,
+            status,
+            output,
+            display,
+        } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.finish(status, output, display, now);
+            }
+            settle_activity(model);
+        }
+        _ => {}
+    }
 }
 
 fn turn_started(model: &mut Model, prompt: String) {
