@@ -17,9 +17,13 @@ use serde_json::json;
 use test_home::TestHome;
 
 fn start(home: &TestHome, mock: &MockModel, rows: u16, cols: u16) -> PtyApp {
+    start_with(home, mock, &[], rows, cols)
+}
+
+fn start_with(home: &TestHome, mock: &MockModel, args: &[&str], rows: u16, cols: u16) -> PtyApp {
     let app = PtyApp::spawn(
         Path::new(env!("CARGO_BIN_EXE_cairn")),
-        &[],
+        args,
         &home.vars(&mock.url()),
         home.project.path(),
         rows,
@@ -155,5 +159,50 @@ async fn a_rejected_hunk_is_left_out_and_the_model_is_told_why() {
     assert!(sent.contains("Rejected hunk 2 of 3"), "{sent}");
     assert!(sent.contains("+line twenty"), "{sent}");
     assert!(sent.contains("keep twenty as digits"), "{sent}");
+    quit(app);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn always_on_a_compound_command_stores_a_rule_for_each_part() {
+    let home = TestHome::new();
+    let command = "mkdir -p out && touch out/done";
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": command})),
+            Reply::text("Made it."),
+            Reply::text("Make"),
+            Reply::tool("b2", "bash", json!({"command": command})),
+            Reply::text("Made it again."),
+        ],
+    )
+    .await;
+    // Asking mode: in smart mode the sandbox lets these run unasked.
+    let mut app = start_with(&home, &mock, &["--mode", "always-ask"], 40, 120);
+    app.type_text("make out");
+    app.send(b"\r");
+    let dialog = app.wait_for("the dialog", |s| s.contains(" d  Deny"));
+    assert!(dialog.contains("store these 2 rules"), "{dialog}");
+    assert!(
+        dialog.contains("bash(mkdir*)") && dialog.contains("bash(touch*)"),
+        "each rule is listed:\n{dialog}"
+    );
+    app.send(b"s");
+    app.wait_for_text("Made it.");
+    assert!(home.path("out/done").exists());
+    std::fs::remove_file(home.path("out/done")).unwrap();
+    let stored = std::fs::read_to_string(home.path(".cairn/config.toml")).unwrap();
+    assert!(
+        stored.contains("bash(mkdir*)") && stored.contains("bash(touch*)"),
+        "{stored}"
+    );
+    app.type_text("again");
+    app.send(b"\r");
+    let screen = app.wait_for_text("Made it again.");
+    assert!(!screen.contains(" d  Deny"), "asked again:\n{screen}");
+    assert!(
+        home.path("out/done").exists(),
+        "the same command ran unasked"
+    );
     quit(app);
 }

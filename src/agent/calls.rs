@@ -306,23 +306,8 @@ fn approval(
             hunks: rejected,
             reason,
         })),
-        Some(Decision::AllowAlways { rule }) => {
-            // Only a rule the request offered may be stored: those are
-            // narrow and cover this call; anything else (a plain `bash`) is
-            // refused, and the call runs this once.
-            if offered.contains(&rule) {
-                store_rule(ctx, &rule);
-            } else {
-                ctx.shared.emit(AgentEvent::Notice {
-                    level: NoticeLevel::Warning,
-                    text: format!(
-                        "Not stored: `{rule}` was not among the rules offered for this call; \
-                         allowed once."
-                    ),
-                });
-            }
-            Ok(Approval::Sandboxed)
-        }
+        Some(Decision::AllowAlways { rule }) => Ok(allow_always(ctx, vec![rule], offered)),
+        Some(Decision::AllowAlwaysAll { rules }) => Ok(allow_always(ctx, rules, offered)),
         Some(Decision::Deny { reason }) => {
             let mut text = "The person denied this call; it was not run.".to_string();
             if let Some(r) = reason.filter(|r| !r.trim().is_empty()) {
@@ -333,6 +318,22 @@ fn approval(
             Err((ToolStatus::Denied, text))
         }
     }
+}
+
+/// Stores the chosen rules when the request offered each of them: those
+/// are narrow and cover this call; anything else (a plain `bash`) is
+/// refused, and the call runs this once.
+fn allow_always(ctx: &TurnContext, chosen: Vec<String>, offered: &[String]) -> Approval {
+    match chosen.iter().find(|r| !offered.contains(r)) {
+        None => chosen.iter().for_each(|rule| store_rule(ctx, rule)),
+        Some(rule) => ctx.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            text: format!(
+                "Not stored: `{rule}` was not among the rules offered for this call; allowed once."
+            ),
+        }),
+    }
+    Approval::Sandboxed
 }
 
 fn store_rule(ctx: &TurnContext, rule: &str) {

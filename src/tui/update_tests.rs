@@ -207,7 +207,17 @@ fn dialog_allow_once_and_always_with_the_chosen_rule() {
     assert_eq!(reply(&cmds), Some((7, Decision::AllowOnce)));
     assert!(m.dialogs.is_empty());
 
-    ask(&mut m, 8, &["Bash(cargo test:*)", "Bash(cargo:*)"]);
+    // A file's rules are alternatives (the file, its directory).
+    let mut alternatives = request(&["edit(src/lib.rs)", "edit(src/**)"]);
+    alternatives.tool = "edit".into();
+    alternatives.preview = None;
+    agent(
+        &mut m,
+        AgentEvent::PermissionRequested {
+            id: 8,
+            request: alternatives,
+        },
+    );
     update(&mut m, key(KeyCode::Right));
     let cmds = update(&mut m, key(KeyCode::Char('s')));
     assert_eq!(
@@ -215,7 +225,7 @@ fn dialog_allow_once_and_always_with_the_chosen_rule() {
         Some((
             8,
             Decision::AllowAlways {
-                rule: "Bash(cargo:*)".into()
+                rule: "edit(src/**)".into()
             }
         ))
     );

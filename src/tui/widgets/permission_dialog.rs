@@ -125,6 +125,11 @@ impl PermissionDialog {
         match choice {
             Choice::AllowOnce => self.allow_once(),
             Choice::AllowAlways if !self.can_always() => None,
+            Choice::AllowAlways if self.request.rules_together() => {
+                Some(Decision::AllowAlwaysAll {
+                    rules: self.request.rules.clone(),
+                })
+            }
             Choice::AllowAlways => self
                 .request
                 .rules
@@ -280,7 +285,7 @@ impl PermissionDialog {
 
     fn cycle_rule(&mut self, delta: i32) {
         let n = self.request.rules.len() as i32;
-        if n > 1 {
+        if n > 1 && !self.request.rules_together() {
             self.rule = (self.rule as i32 + delta).rem_euclid(n) as usize;
             self.choice = Choice::AllowAlways;
         }
@@ -336,8 +341,12 @@ impl PermissionDialog {
         if self.partial() {
             return "Allow always (accept every hunk first)".to_string();
         }
+        let n = self.request.rules.len();
+        if self.request.rules_together() {
+            return format!("Allow always: store these {n} rules, one for each part:");
+        }
         match self.request.rules.get(self.rule) {
-            Some(rule) if self.request.rules.len() > 1 => format!(
+            Some(rule) if n > 1 => format!(
                 "Allow always: {rule}  ◂ {}/{} ▸",
                 self.rule + 1,
                 self.request.rules.len()
@@ -374,6 +383,12 @@ impl PermissionDialog {
                 styles.text
             };
             out.push(Line::from(Span::styled(text, style)));
+            if c == Choice::AllowAlways && self.request.rules_together() && self.can_always() {
+                for rule in &self.request.rules {
+                    let text = truncate(&format!("      {rule}"), width as usize);
+                    out.push(Line::from(Span::styled(text, styles.accent)));
+                }
+            }
         }
         out
     }
@@ -392,6 +407,11 @@ impl PermissionDialog {
             + usize::from(self.request.sandbox.is_some())
             + self.preview(inner_w, theme, styles).len()
             + self.choices().len()
+            + if self.request.rules_together() {
+                self.request.rules.len()
+            } else {
+                0
+            }
             + 5;
         let h = (need.max(12) as u16).min(area.height.saturating_sub(2));
         Rect::new(

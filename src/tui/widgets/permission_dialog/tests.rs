@@ -126,3 +126,35 @@ fn the_full_screen_diff_reviews_hunks_too() {
     let text = screen(&mut m, 100, 40);
     assert!(text.contains("Allow once, 2 of 3 hunks accepted"), "{text}");
 }
+
+#[test]
+fn always_on_a_compound_command_offers_every_rule_together() {
+    let mut d = PermissionDialog::new(
+        1,
+        PermissionRequest {
+            tool: "bash".into(),
+            summary: "bash cargo test && touch SNEAKY".into(),
+            reasons: vec!["`touch` changes files".into()],
+            preview: Some(Preview::Command {
+                command: "cargo test && touch SNEAKY".into(),
+                cwd: ".".into(),
+                commands: vec![
+                    vec!["cargo".into(), "test".into()],
+                    vec!["touch".into(), "SNEAKY".into()],
+                ],
+                redirects: vec![],
+            }),
+            rules: vec!["bash(cargo test*)".into(), "bash(touch*)".into()],
+            sandbox: None,
+        },
+    );
+    // No cycling through parts: the set is one choice.
+    press(&mut d, KeyCode::Right);
+    assert_eq!(d.rule, 0);
+    assert_eq!(
+        press(&mut d, KeyCode::Char('s')),
+        Some(Decision::AllowAlwaysAll {
+            rules: vec!["bash(cargo test*)".into(), "bash(touch*)".into()]
+        })
+    );
+}
