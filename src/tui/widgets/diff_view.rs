@@ -498,9 +498,11 @@ fn row_cells(ctx: &layout::Ctx, row: &Row, text_w: usize) -> (Vec<Vec<Span<'stat
         Kind::Delete => (t.diff_del_fg, t.diff_del_bg, t.diff_del_word_bg),
         Kind::Insert => (t.diff_add_fg, t.diff_add_bg, t.diff_add_word_bg),
     };
-    // Without a row background (16 colours, no colour) the add/delete text
-    // colour is what marks the line, so syntax colours give way to it.
-    let marked_by_fg = row.kind != Kind::Equal && bg.bg.is_none();
+    // Without a row background (no colour), or on the basic colours of a
+    // 16-colour terminal, the diff text colour marks the line: syntax
+    // colours give way to it.
+    let marked_by_fg =
+        row.kind != Kind::Equal && (bg.bg.is_none() || t.color_depth == ColorDepth::Ansi16);
     let segs = if marked_by_fg { None } else { ctx.segs };
     let seg = segs.and_then(|(old, new)| match row.kind {
         Kind::Insert => new.and_then(|n| n.get(row.new_no? - 1)),
