@@ -143,7 +143,7 @@ async fn a_rejected_hunk_is_left_out_and_the_model_is_told_why() {
     app.send(b" ");
     app.wait_for_text("2 of 3 hunks accepted");
     app.send(b"a");
-    app.wait_for_text("why the rest were rejected");
+    app.wait_for_text("Why reject the rest");
     app.type_text("keep twenty as digits");
     app.send(b"\r");
     let screen = app.wait_for_text("Adjusted.");

@@ -324,34 +324,46 @@ fn approval(
 /// are narrow and cover this call; anything else (a plain `bash`) is
 /// refused, and the call runs this once.
 fn allow_always(ctx: &TurnContext, chosen: Vec<String>, offered: &[String]) -> Approval {
-    match chosen.iter().find(|r| !offered.contains(r)) {
-        None => chosen.iter().for_each(|rule| store_rule(ctx, rule)),
-        Some(rule) => ctx.shared.emit(AgentEvent::Notice {
+    if let Some(rule) = chosen.iter().find(|r| !offered.contains(r)) {
+        ctx.shared.emit(AgentEvent::Notice {
             level: NoticeLevel::Warning,
             text: format!(
                 "Not stored: `{rule}` was not among the rules offered for this call; allowed once."
             ),
-        }),
+        });
+        return Approval::Sandboxed;
+    }
+    let mut stored = Vec::new();
+    for rule in &chosen {
+        match store_rule(ctx, rule) {
+            Ok(()) => stored.push(format!("`{rule}`")),
+            Err(text) => ctx.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text,
+            }),
+        }
+    }
+    if !stored.is_empty() {
+        ctx.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Info,
+            text: format!(
+                "Allowed from now on: {} (stored in {}).",
+                stored.join(", "),
+                ctx.opts.project_config.display()
+            ),
+        });
     }
     Approval::Sandboxed
 }
 
-fn store_rule(ctx: &TurnContext, rule: &str) {
+/// Uses and stores one rule; `Err` says what went wrong.
+fn store_rule(ctx: &TurnContext, rule: &str) -> Result<(), String> {
     let added = lock(&ctx.shared.gate).add_allow_rule(rule);
-    let text = match added {
-        Err(e) => format!("Could not use the rule `{rule}`: {e}"),
-        Ok(()) => match store_and_keep_trust(ctx, rule) {
-            Ok(()) => format!(
-                "Allowed from now on: `{rule}` (stored in {}).",
-                ctx.opts.project_config.display()
-            ),
-            Err(e) => format!("Allowed `{rule}` for this session, but could not store it: {e}"),
-        },
-    };
-    ctx.shared.emit(AgentEvent::Notice {
-        level: NoticeLevel::Info,
-        text,
-    });
+    match added {
+        Err(e) => Err(format!("Could not use the rule `{rule}`: {e}")),
+        Ok(()) => store_and_keep_trust(ctx, rule)
+            .map_err(|e| format!("Allowed `{rule}` for this session, but could not store it: {e}")),
+    }
 }
 
 /// Stores the rule; a project that was the person's own stays trusted.

@@ -329,8 +329,9 @@ impl PermissionDialog {
     fn allow_label(&self) -> String {
         match (&self.review, &self.hunk_reason) {
             (Some(r), Some(reason)) => format!(
-                "Allow {}; why the rest were rejected: {reason}▏ (Enter sends, Esc back)",
-                r.tally()
+                "Allow {} of {} hunks. Why reject the rest (optional): {reason}▏ (Enter sends, Esc back)",
+                r.accepted.iter().filter(|a| **a).count(),
+                r.accepted.len()
             ),
             (Some(r), None) if self.partial() => format!("Allow once, {}", r.tally()),
             _ => "Allow once".to_string(),

@@ -221,6 +221,8 @@ fn a_coloured_output_pane_draws_colours_and_no_escape() {
     assert_eq!(fg(find("FAIL")), Color::Red);
     // Failed output is not recoloured as a whole: plain lines stay plain.
     assert_ne!(fg(find("one")), Color::Red);
+    // After a colour reset the text is the pane's own, like a plain line.
+    assert_eq!(fg(find("one")), fg(find("exit code 1")));
 }
 
 #[test]

@@ -91,11 +91,27 @@ pub fn styled(line: &str, base: Style) -> Vec<Span<'static>> {
         Some(l) => l
             .spans
             .into_iter()
-            .map(|s| Span::styled(clean(&s.content), base.patch(l.style).patch(s.style)))
+            .map(|s| {
+                Span::styled(
+                    clean(&s.content),
+                    base.patch(unreset(l.style)).patch(unreset(s.style)),
+                )
+            })
             .filter(|s| !s.content.is_empty())
             .collect(),
         None => vec![Span::styled(clean(&crate::ansi::strip(line)), base)],
     }
+}
+
+/// An SGR reset means "back to the pane's own style", not the terminal's.
+fn unreset(mut s: Style) -> Style {
+    if s.fg == Some(ratatui::style::Color::Reset) {
+        s.fg = None;
+    }
+    if s.bg == Some(ratatui::style::Color::Reset) {
+        s.bg = None;
+    }
+    s
 }
 
 fn clean(s: &str) -> String {
