@@ -106,6 +106,8 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
             if let Some(t) = tool_mut(model, &call_id) {
                 t.start_running(now);
             }
+            // The status line's clock is the run's too.
+            settle_activity(model);
         }
         AgentEvent::ToolCallOutput { call_id, chunk } => {
             if let Some(t) = tool_mut(model, &call_id) {
