@@ -43,6 +43,96 @@ pub fn line_counts(old: &str, new: &str) -> (usize, usize) {
     (added, removed)
 }
 
+/// One hunk of a change: a run of changed lines, with the unchanged lines
+/// between changes that lie close together (as a diff view groups them).
+/// Ranges are 0-based line indexes into the old and the new text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hunk {
+    pub old: std::ops::Range<usize>,
+    pub new: std::ops::Range<usize>,
+}
+
+/// Changes separated by at most this many unchanged lines are one hunk:
+/// three lines of context on each side, and a single line between them
+/// would be shown rather than folded.
+pub const HUNK_JOIN: usize = 7;
+
+/// The hunks of the change from `old` to `new`, in order.
+pub fn hunks(old: &str, new: &str) -> Vec<Hunk> {
+    let diff = TextDiff::configure()
+        .algorithm(similar::Algorithm::Patience)
+        .diff_lines(old, new);
+    let mut out: Vec<Hunk> = Vec::new();
+    let mut gap: Option<usize> = None;
+    for op in diff.ops() {
+        let (tag, o, n) = op.as_tag_tuple();
+        if tag == similar::DiffTag::Equal {
+            gap = Some(o.len());
+            continue;
+        }
+        match out.last_mut() {
+            Some(h) if gap.is_none_or(|g| g <= HUNK_JOIN) => {
+                h.old.end = o.end;
+                h.new.end = n.end;
+            }
+            _ => out.push(Hunk { old: o, new: n }),
+        }
+        gap = None;
+    }
+    out
+}
+
+fn lines_of(text: &str) -> Vec<&str> {
+    text.split_inclusive('\n').collect()
+}
+
+/// `old` with only the hunks whose `accepted` flag is set taken from `new`
+/// (a missing flag counts as accepted).
+pub fn apply_hunks(old: &str, new: &str, accepted: &[bool]) -> String {
+    let (a, b) = (lines_of(old), lines_of(new));
+    let mut out = String::with_capacity(new.len().max(old.len()));
+    let mut at = 0;
+    for (i, h) in hunks(old, new).iter().enumerate() {
+        a[at..h.old.start].iter().for_each(|l| out.push_str(l));
+        let taken = if accepted.get(i).copied().unwrap_or(true) {
+            &b[h.new.clone()]
+        } else {
+            &a[h.old.clone()]
+        };
+        taken.iter().for_each(|l| out.push_str(l));
+        at = h.old.end;
+    }
+    a[at..].iter().for_each(|l| out.push_str(l));
+    out
+}
+
+/// A hunk as unified-diff text (`@@ -3,2 +3,3 @@`, `-old`, `+new`), to
+/// tell the model exactly what was left out.
+pub fn hunk_text(old: &str, new: &str, h: &Hunk) -> String {
+    let (a, b) = (lines_of(old), lines_of(new));
+    let mut out = format!(
+        "@@ -{},{} +{},{} @@\n",
+        h.old.start + 1,
+        h.old.len(),
+        h.new.start + 1,
+        h.new.len()
+    );
+    let diff = TextDiff::configure()
+        .algorithm(similar::Algorithm::Patience)
+        .diff_slices(&a[h.old.clone()], &b[h.new.clone()]);
+    for change in diff.iter_all_changes() {
+        let sign = match change.tag() {
+            ChangeTag::Insert => '+',
+            ChangeTag::Delete => '-',
+            ChangeTag::Equal => ' ',
+        };
+        out.push(sign);
+        out.push_str(change.value().trim_end_matches(['\n', '\r']));
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -58,6 +148,36 @@ mod tests {
         assert_eq!(v["added"], 1);
         let back: crate::tools::ToolDisplay = serde_json::from_value(v).unwrap();
         assert_eq!(back, d);
+    }
+
+    #[test]
+    fn hunks_far_apart_are_separate_and_apply_one_by_one() {
+        let old: String = (0..40).map(|i| format!("line {i}\n")).collect();
+        let new = old
+            .replace("line 2\n", "line two\n")
+            .replace("line 20\n", "line twenty\nextra\n")
+            .replace("line 35\n", "");
+        let hs = hunks(&old, &new);
+        assert_eq!(hs.len(), 3, "{hs:?}");
+        assert_eq!(apply_hunks(&old, &new, &[true, true, true]), new);
+        assert_eq!(apply_hunks(&old, &new, &[false, false, false]), old);
+        let middle_out = apply_hunks(&old, &new, &[true, false, true]);
+        assert!(middle_out.contains("line two\n") && middle_out.contains("line 20\n"));
+        assert!(!middle_out.contains("extra") && !middle_out.contains("line 35\n"));
+        let text = hunk_text(&old, &new, &hs[1]);
+        assert!(text.starts_with("@@ -21,1 +21,2 @@"), "{text}");
+        assert!(text.contains("-line 20\n+line twenty\n+extra\n"), "{text}");
+    }
+
+    #[test]
+    fn close_changes_are_one_hunk_and_no_final_newline_survives() {
+        let old = "a\nb\nc\nd\ne";
+        let new = "A\nb\nc\nd\nE";
+        assert_eq!(hunks(old, new).len(), 1);
+        assert_eq!(apply_hunks(old, new, &[true]), new);
+        assert_eq!(apply_hunks(old, new, &[false]), old);
+        assert_eq!(hunks("", "x\n").len(), 1);
+        assert_eq!(apply_hunks("", "x\n", &[false]), "");
     }
 
     #[test]

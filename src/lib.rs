@@ -6,6 +6,7 @@
 //! ...); everything rests on the foundation (`conversation`, `config`, `shell`).
 
 pub mod agent;
+pub mod ansi;
 pub mod cli;
 pub mod config;
 pub mod context;

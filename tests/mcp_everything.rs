@@ -160,7 +160,9 @@ async fn exercise(manager: &McpManager, server: &str) {
     let mut lines = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
         while let Some(line) = rx.recv().await {
-            lines.push(line);
+            if let cairn::tools::Progress::Status(line) = line {
+                lines.push(line);
+            }
             if lines.len() == 2 {
                 break;
             }

@@ -297,7 +297,9 @@ async fn progress_reaches_the_tool_context() {
     let mut lines = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
         while let Some(line) = rx.recv().await {
-            lines.push(line);
+            if let cairn::tools::Progress::Status(line) = line {
+                lines.push(line);
+            }
             if lines.len() == 3 {
                 break;
             }
@@ -613,7 +615,9 @@ async fn streamable_http_with_headers() {
     let mut lines = Vec::new();
     let _ = tokio::time::timeout(Duration::from_secs(2), async {
         while let Some(line) = rx.recv().await {
-            lines.push(line);
+            if let cairn::tools::Progress::Status(line) = line {
+                lines.push(line);
+            }
             if lines.len() == 2 {
                 break;
             }

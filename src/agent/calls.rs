@@ -15,7 +15,7 @@ use crate::permission::{CallInfo, Decision, PermissionRequest, Verdict};
 use crate::sandbox::Grant;
 use crate::text::truncate_chars as truncate;
 use crate::tools::state::lock;
-use crate::tools::{Tool, ToolContext, ToolOutput};
+use crate::tools::{Progress, RejectedHunks, Tool, ToolContext, ToolOutput};
 
 /// How long a cancelled tool gets to stop by itself before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
@@ -26,8 +26,8 @@ enum Plan {
     Ask(Arc<dyn Tool>, Value, Vec<String>, Vec<String>, Grant),
 }
 
-pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Part> {
-    let tool_ctx = ToolContext {
+fn base_context(ctx: &TurnContext) -> ToolContext {
+    ToolContext {
         workspace: ctx.opts.workspace.clone(),
         session: ctx.session.clone(),
         cancel: ctx.cancel.child_token(),
@@ -35,66 +35,20 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
         progress: None,
         sandbox: ctx.shared.sandbox.clone(),
         grant: Grant::default(),
-    };
-
-    // Judge in order: the repetition inspector counts calls as they come.
-    let mut plans = Vec::with_capacity(calls.len());
-    for (call, parsed) in calls {
-        let tool = ctx.tools().get(&call.name);
-        let summary = match (&tool, &parsed) {
-            (Some(t), Ok(input)) => t.summary(input),
-            _ => call.name.clone(),
-        };
-        ctx.shared.emit(AgentEvent::ToolCallStarted {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            input: parsed.clone().unwrap_or(Value::Null),
-            summary,
-        });
-        let plan = match (tool, parsed) {
-            (None, _) => Plan::Answer(
-                ToolStatus::Failed,
-                format!(
-                    "There is no tool named `{}`. Available tools: {}.",
-                    call.name,
-                    ctx.tools().names().collect::<Vec<_>>().join(", ")
-                ),
-            ),
-            (Some(_), Err(why)) => Plan::Answer(
-                ToolStatus::Failed,
-                format!(
-                    "The call to `{}` could not be read: {why}. Send it again with a valid JSON object.",
-                    call.name
-                ),
-            ),
-            (Some(tool), Ok(input)) => {
-                let paths = tool.paths(&input, &tool_ctx);
-                let cwd = ctx.session.cwd();
-                let info = CallInfo {
-                    tool: tool.name(),
-                    input: &input,
-                    read_only: tool.read_only(),
-                    paths,
-                    workspace: &ctx.opts.workspace,
-                    cwd: &cwd,
-                };
-                let mut gate = lock(&ctx.shared.gate);
-                match gate.check(&info) {
-                    Verdict::Allow => {
-                        let grant = gate.grant_for(&info, false);
-                        Plan::Run(tool, input, grant)
-                    }
-                    Verdict::Deny { message } => Plan::Answer(ToolStatus::Denied, message),
-                    Verdict::Block { message } => Plan::Answer(ToolStatus::Blocked, message),
-                    Verdict::Ask { reasons, rules } => {
-                        let grant = gate.grant_for(&info, true);
-                        Plan::Ask(tool, input, reasons, rules, grant)
-                    }
-                }
-            }
-        };
-        plans.push((call, plan));
+        rejected: None,
     }
+}
+
+pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Part> {
+    let tool_ctx = base_context(ctx);
+    // Judge in order: the repetition inspector counts calls as they come.
+    let plans: Vec<(PendingCall, Plan)> = calls
+        .into_iter()
+        .map(|(call, parsed)| {
+            let plan = judge(ctx, &tool_ctx, &call, parsed);
+            (call, plan)
+        })
+        .collect();
 
     // Results as they finish, in call order, so each is stored at once
     // rather than when the slowest call of the batch ends.
@@ -104,23 +58,8 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     let futures = plans.into_iter().enumerate().map(|(slot, (call, plan))| {
         let tool_ctx = tool_ctx.clone();
         async move {
-            let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
-            // Known secrets never reach the model, the screen or the store.
-            crate::tools::env::redact_output(&mut output);
-            if call.name == "todos" && status == ToolStatus::Done {
-                ctx.shared.emit(AgentEvent::Todos(ctx.session.todos()));
-            }
-            ctx.shared.emit(AgentEvent::ToolCallFinished {
-                call_id: call.id.clone(),
-                status,
-                output: output.text_content(),
-                display: output.display.clone(),
-            });
-            let part = Part::ToolResult {
-                call_id: call.id,
-                content: output.content,
-                is_error: output.is_error,
-            };
+            let (status, output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            let part = answer(ctx, &call, status, output);
             let so_far = {
                 let mut done = lock(finished);
                 done[slot] = Some(part.clone());
@@ -140,15 +79,114 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     futures::future::join_all(futures).await
 }
 
+/// Announces a call and has the gate judge it.
+fn judge(
+    ctx: &TurnContext,
+    tool_ctx: &ToolContext,
+    call: &PendingCall,
+    parsed: Result<Value, String>,
+) -> Plan {
+    let tool = ctx.tools().get(&call.name);
+    let summary = match (&tool, &parsed) {
+        (Some(t), Ok(input)) => t.summary(input),
+        _ => call.name.clone(),
+    };
+    ctx.shared.emit(AgentEvent::ToolCallStarted {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        input: parsed.clone().unwrap_or(Value::Null),
+        summary,
+    });
+    let (tool, input) = match (tool, parsed) {
+        (None, _) => {
+            return Plan::Answer(
+                ToolStatus::Failed,
+                format!(
+                    "There is no tool named `{}`. Available tools: {}.",
+                    call.name,
+                    ctx.tools().names().collect::<Vec<_>>().join(", ")
+                ),
+            );
+        }
+        (Some(_), Err(why)) => {
+            return Plan::Answer(
+                ToolStatus::Failed,
+                format!(
+                    "The call to `{}` could not be read: {why}. Send it again with a valid JSON object.",
+                    call.name
+                ),
+            );
+        }
+        (Some(tool), Ok(input)) => (tool, input),
+    };
+    let paths = tool.paths(&input, tool_ctx);
+    let cwd = ctx.session.cwd();
+    let info = CallInfo {
+        tool: tool.name(),
+        input: &input,
+        read_only: tool.read_only(),
+        paths,
+        workspace: &ctx.opts.workspace,
+        cwd: &cwd,
+    };
+    let mut gate = lock(&ctx.shared.gate);
+    match gate.check(&info) {
+        Verdict::Allow => {
+            let grant = gate.grant_for(&info, false);
+            Plan::Run(tool, input, grant)
+        }
+        Verdict::Deny { message } => Plan::Answer(ToolStatus::Denied, message),
+        Verdict::Block { message } => Plan::Answer(ToolStatus::Blocked, message),
+        Verdict::Ask { reasons, rules } => {
+            let grant = gate.grant_for(&info, true);
+            Plan::Ask(tool, input, reasons, rules, grant)
+        }
+    }
+}
+
+/// Tells the interface how the call ended and makes its result part: the
+/// screen keeps the output's colours, the model gets it with no escape
+/// sequence at all, and neither sees a known secret.
+fn answer(
+    ctx: &TurnContext,
+    call: &PendingCall,
+    status: ToolStatus,
+    mut output: ToolOutput,
+) -> Part {
+    crate::tools::env::redact_output(&mut output);
+    let screen = crate::ansi::keep_colours(&output.text_content());
+    for c in &mut output.content {
+        if let ResultContent::Text { text } = c
+            && crate::ansi::needs_work(text)
+        {
+            *text = crate::ansi::strip(text);
+        }
+    }
+    if call.name == "todos" && status == ToolStatus::Done {
+        ctx.shared.emit(AgentEvent::Todos(ctx.session.todos()));
+    }
+    ctx.shared.emit(AgentEvent::ToolCallFinished {
+        call_id: call.id.clone(),
+        status,
+        output: screen,
+        display: output.display.clone(),
+    });
+    Part::ToolResult {
+        call_id: call.id.clone(),
+        content: output.content,
+        is_error: output.is_error,
+    }
+}
+
 async fn carry_out(
     ctx: &TurnContext,
     call: &PendingCall,
     plan: Plan,
-    tool_ctx: ToolContext,
+    mut tool_ctx: ToolContext,
 ) -> (ToolStatus, ToolOutput) {
-    let (tool, input, grant, unconfined) = match plan {
+    let (tool, input, grant) = match plan {
         Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
-        Plan::Run(tool, input, grant) => (tool, input, grant, false),
+        Plan::Run(tool, input, grant) => (tool, input, grant),
         Plan::Ask(tool, input, reasons, rules, grant) => {
             let sandbox = super::rerun::dialog_line(&tool_ctx, &tool, &grant);
             let question = Question {
@@ -157,17 +195,15 @@ async fn carry_out(
                 sandbox,
             };
             match ask(ctx, call, &tool, &input, question, &tool_ctx).await {
-                Ok(Approval::Sandboxed) => (tool, input, grant, false),
-                Ok(Approval::Unsandboxed) => (tool, input, grant, true),
+                Ok(Approval::Sandboxed) => {}
+                Ok(Approval::Unsandboxed) => tool_ctx.sandbox = crate::sandbox::Sandbox::off(),
+                Ok(Approval::Hunks(rejected)) => tool_ctx.rejected = Some(rejected),
                 Err(answer) => return answer,
             }
+            (tool, input, grant)
         }
     };
     let tool_name = tool.name().to_string();
-    let mut tool_ctx = tool_ctx;
-    if unconfined {
-        tool_ctx.sandbox = crate::sandbox::Sandbox::off();
-    }
     tool_ctx.grant = grant;
     let first = run_tool(ctx, call, tool.clone(), input.clone(), tool_ctx.clone()).await;
     let (status, output) = super::rerun::offer(ctx, call, &tool, &input, tool_ctx, first).await;
@@ -182,6 +218,8 @@ pub(super) enum Approval {
     Sandboxed,
     /// "Allow once without the sandbox".
     Unsandboxed,
+    /// An edit with some hunks left out.
+    Hunks(RejectedHunks),
 }
 
 /// What the dialog asks: why, the rules "Always" may store, and the
@@ -202,11 +240,6 @@ pub(super) async fn ask(
     question: Question,
     tool_ctx: &ToolContext,
 ) -> Result<Approval, (ToolStatus, ToolOutput)> {
-    let Question {
-        reasons,
-        rules,
-        sandbox,
-    } = question;
     let preview = match tool.preview(input, tool_ctx).await {
         Ok(p) => p,
         Err(msg) => return Err((ToolStatus::Failed, ToolOutput::error(msg))),
@@ -216,55 +249,65 @@ pub(super) async fn ask(
             ToolStatus::Denied,
             ToolOutput::error(format!(
                 "This call needs the person's approval ({}), and cairn is running non-interactively, so it was not run. Do without it, or explain what you would do and why.",
-                reasons.join("; ")
+                question.reasons.join("; ")
             )),
         ));
     }
-    let offered = rules.clone();
+    let offered = question.rules.clone();
+    let request = PermissionRequest {
+        tool: call.name.clone(),
+        summary: tool.summary(input),
+        reasons: question.reasons,
+        preview,
+        rules: question.rules,
+        sandbox: question.sandbox,
+    };
+    let decision = wait_for_decision(ctx, &call.id, request).await;
+    approval(ctx, decision, &offered).map_err(|(status, text)| (status, ToolOutput::error(text)))
+}
+
+/// Shows the request and waits for the person (or a cancel: `None`).
+async fn wait_for_decision(
+    ctx: &TurnContext,
+    call_id: &str,
+    request: PermissionRequest,
+) -> Option<Decision> {
     let id = ctx.shared.next_request.fetch_add(1, Ordering::Relaxed);
+    ctx.shared.emit(AgentEvent::ToolCallWaiting {
+        call_id: call_id.to_string(),
+    });
     let (tx, rx) = oneshot::channel();
     lock(&ctx.shared.pending).insert(id, tx);
-    ctx.shared.emit(AgentEvent::PermissionRequested {
-        id,
-        request: PermissionRequest {
-            tool: call.name.clone(),
-            summary: tool.summary(input),
-            reasons,
-            preview,
-            rules,
-            sandbox,
-        },
-    });
+    ctx.shared
+        .emit(AgentEvent::PermissionRequested { id, request });
     let decision = tokio::select! {
         d = rx => d.ok(),
         _ = ctx.cancel.cancelled() => None,
     };
     lock(&ctx.shared.pending).remove(&id);
     ctx.shared.emit(AgentEvent::PermissionResolved { id });
+    decision
+}
+
+/// What the person's decision means for the call.
+fn approval(
+    ctx: &TurnContext,
+    decision: Option<Decision>,
+    offered: &[String],
+) -> Result<Approval, (ToolStatus, String)> {
     match decision {
         None => Err((
             ToolStatus::Cancelled,
-            ToolOutput::error("The turn was cancelled before this call was approved."),
+            "The turn was cancelled before this call was approved.".into(),
         )),
         Some(Decision::AllowOnce) => Ok(Approval::Sandboxed),
         Some(Decision::AllowUnsandboxed) => Ok(Approval::Unsandboxed),
-        Some(Decision::AllowAlways { rule }) => {
-            // Only a rule the request offered may be stored: those are
-            // narrow and cover this call; anything else (a plain `bash`) is
-            // refused, and the call runs this once.
-            if offered.contains(&rule) {
-                store_rule(ctx, &rule);
-            } else {
-                ctx.shared.emit(AgentEvent::Notice {
-                    level: NoticeLevel::Warning,
-                    text: format!(
-                        "Not stored: `{rule}` was not among the rules offered for this call; \
-                         allowed once."
-                    ),
-                });
-            }
-            Ok(Approval::Sandboxed)
-        }
+        Some(Decision::AllowHunks { rejected, reason }) => Ok(Approval::Hunks(RejectedHunks {
+            hunks: rejected,
+            reason,
+        })),
+        Some(Decision::AllowAlways { rule }) => Ok(allow_always(ctx, vec![rule], offered)),
+        Some(Decision::AllowAlwaysAll { rules }) => Ok(allow_always(ctx, rules, offered)),
         Some(Decision::Deny { reason }) => {
             let mut text = "The person denied this call; it was not run.".to_string();
             if let Some(r) = reason.filter(|r| !r.trim().is_empty()) {
@@ -272,27 +315,55 @@ pub(super) async fn ask(
             } else {
                 text.push_str(" Do not retry it as is; ask or take another approach.");
             }
-            Err((ToolStatus::Denied, ToolOutput::error(text)))
+            Err((ToolStatus::Denied, text))
         }
     }
 }
 
-fn store_rule(ctx: &TurnContext, rule: &str) {
-    let added = lock(&ctx.shared.gate).add_allow_rule(rule);
-    let text = match added {
-        Err(e) => format!("Could not use the rule `{rule}`: {e}"),
-        Ok(()) => match store_and_keep_trust(ctx, rule) {
-            Ok(()) => format!(
-                "Allowed from now on: `{rule}` (stored in {}).",
+/// Stores the chosen rules when the request offered each of them: those
+/// are narrow and cover this call; anything else (a plain `bash`) is
+/// refused, and the call runs this once.
+fn allow_always(ctx: &TurnContext, chosen: Vec<String>, offered: &[String]) -> Approval {
+    if let Some(rule) = chosen.iter().find(|r| !offered.contains(r)) {
+        ctx.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            text: format!(
+                "Not stored: `{rule}` was not among the rules offered for this call; allowed once."
+            ),
+        });
+        return Approval::Sandboxed;
+    }
+    let mut stored = Vec::new();
+    for rule in &chosen {
+        match store_rule(ctx, rule) {
+            Ok(()) => stored.push(format!("`{rule}`")),
+            Err(text) => ctx.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text,
+            }),
+        }
+    }
+    if !stored.is_empty() {
+        ctx.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Info,
+            text: format!(
+                "Allowed from now on: {} (stored in {}).",
+                stored.join(", "),
                 ctx.opts.project_config.display()
             ),
-            Err(e) => format!("Allowed `{rule}` for this session, but could not store it: {e}"),
-        },
-    };
-    ctx.shared.emit(AgentEvent::Notice {
-        level: NoticeLevel::Info,
-        text,
-    });
+        });
+    }
+    Approval::Sandboxed
+}
+
+/// Uses and stores one rule; `Err` says what went wrong.
+fn store_rule(ctx: &TurnContext, rule: &str) -> Result<(), String> {
+    let added = lock(&ctx.shared.gate).add_allow_rule(rule);
+    match added {
+        Err(e) => Err(format!("Could not use the rule `{rule}`: {e}")),
+        Ok(()) => store_and_keep_trust(ctx, rule)
+            .map_err(|e| format!("Allowed `{rule}` for this session, but could not store it: {e}")),
+    }
 }
 
 /// Stores the rule; a project that was the person's own stays trusted.
@@ -321,6 +392,28 @@ fn store_and_keep_trust(
     Ok(())
 }
 
+/// Passes what a running tool reports on to the interface, without known
+/// secrets; output keeps its colours and loses every other escape.
+async fn forward_progress(
+    shared: Arc<super::Shared>,
+    call_id: String,
+    mut prx: tokio::sync::mpsc::UnboundedReceiver<Progress>,
+) {
+    while let Some(progress) = prx.recv().await {
+        let redact = |s: &str| crate::tools::env::current().redact(s);
+        shared.emit(match progress {
+            Progress::Status(message) => AgentEvent::ToolCallProgress {
+                call_id: call_id.clone(),
+                message: redact(&message),
+            },
+            Progress::Output(chunk) => AgentEvent::ToolCallOutput {
+                call_id: call_id.clone(),
+                chunk: crate::ansi::keep_colours(&redact(&chunk)),
+            },
+        });
+    }
+}
+
 pub(super) async fn run_tool(
     ctx: &TurnContext,
     call: &PendingCall,
@@ -334,18 +427,12 @@ pub(super) async fn run_tool(
             ToolOutput::error("The turn was cancelled before this call ran."),
         );
     }
-    let (ptx, mut prx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let (ptx, prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
     tool_ctx.progress = Some(ptx);
-    let shared = ctx.shared.clone();
-    let call_id = call.id.clone();
-    let forward = tokio::spawn(async move {
-        while let Some(message) = prx.recv().await {
-            shared.emit(AgentEvent::ToolCallProgress {
-                call_id: call_id.clone(),
-                message: crate::tools::env::current().redact(&message),
-            });
-        }
+    ctx.shared.emit(AgentEvent::ToolCallRunning {
+        call_id: call.id.clone(),
     });
+    let forward = tokio::spawn(forward_progress(ctx.shared.clone(), call.id.clone(), prx));
     let cancel = tool_ctx.cancel.clone();
     let mut fut = Box::pin(async { tool.run(input, &tool_ctx).await });
     let result = tokio::select! {

@@ -125,6 +125,22 @@ pub enum AgentEvent {
         call_id: String,
         message: String,
     },
+    /// A dialog asks the person about the call; no time counts until it
+    /// runs.
+    ToolCallWaiting {
+        call_id: String,
+    },
+    /// The call was approved (or needed no approval) and starts running
+    /// now: its duration counts from here, not from `ToolCallStarted`.
+    ToolCallRunning {
+        call_id: String,
+    },
+    /// More output of a running call (a command's stdout and stderr as they
+    /// arrive, whole lines, colour codes kept for the screen).
+    ToolCallOutput {
+        call_id: String,
+        chunk: String,
+    },
     ToolCallFinished {
         call_id: String,
         status: ToolStatus,

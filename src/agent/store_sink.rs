@@ -21,7 +21,7 @@ use super::events::AgentEvent;
 use super::recording::SessionSink;
 use crate::conversation::Role;
 use crate::llm::Usage;
-use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError, ToolRun};
+use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError};
 use crate::sync::lock;
 use crate::tools::ToolDisplay;
 use crate::tools::state::FileVersion;
@@ -151,6 +151,7 @@ impl SessionSink for StoreSink {
                 | AgentEvent::TitleChanged(_)
                 | AgentEvent::TitleGenerated(_)
                 | AgentEvent::ToolCallStarted { .. }
+                | AgentEvent::ToolCallRunning { .. }
                 | AgentEvent::ToolCallFinished { .. }
         );
         if wanted {
@@ -449,7 +450,10 @@ impl Writer {
     fn event(&mut self, ev: AgentEvent, at: Instant) -> Result<(), StoreError> {
         match ev {
             AgentEvent::TurnStarted { turn, .. } => self.turn = turn,
-            AgentEvent::ToolCallStarted { call_id, .. } => {
+            // The recorded duration is the tool's own run time, without
+            // the time a dialog waited for the person.
+            AgentEvent::ToolCallStarted { call_id, .. }
+            | AgentEvent::ToolCallRunning { call_id } => {
                 self.started.insert(call_id, at);
             }
             AgentEvent::ToolCallFinished {
@@ -457,23 +461,7 @@ impl Writer {
                 status,
                 display,
                 ..
-            } => {
-                let elapsed_ms = self
-                    .started
-                    .remove(&call_id)
-                    .map(|t| at.saturating_duration_since(t).as_millis() as u64);
-                let id = self.ensure_session()?;
-                self.store.record_tool_run(
-                    &id,
-                    &ToolRun {
-                        call_id,
-                        turn: self.turn,
-                        status,
-                        display: stored_display(display.as_ref()),
-                        elapsed_ms,
-                    },
-                )?;
-            }
+            } => self.tool_finished(call_id, status, display.as_ref(), at)?,
             AgentEvent::ModelChanged { model, .. } => self.info.model = model,
             AgentEvent::Usage { usage, cost, .. } => {
                 let delta = cost.map(|c| {
@@ -498,41 +486,7 @@ impl Writer {
                     self.store.mark_turn_undone(&id, turn)?;
                 }
             }
-            AgentEvent::MessageAdded(message) => {
-                let id = self.ensure_session()?;
-                let mut meta = MessageMeta {
-                    turn: self.turn,
-                    ..MessageMeta::default()
-                };
-                if message.role == Role::Assistant {
-                    meta.model = Some(self.info.model.clone());
-                    if let Some((usage, cost)) = self.pending_usage {
-                        meta.usage = Some(usage);
-                        meta.cost = cost;
-                    }
-                }
-                // State changes only once the write went in, so a refused
-                // write tried again later does the same thing.
-                match self.partial {
-                    // Complete the row its finished parts were saved in.
-                    Some((mid, role)) if role == message.role => {
-                        self.store.update_message(mid, &message)?;
-                        if let Some(usage) = &meta.usage {
-                            self.store.record_usage(mid, usage, meta.cost)?;
-                        }
-                    }
-                    stale => {
-                        self.drop_partial(stale)?;
-                        self.partial = None;
-                        let mid = self.store.append_message(&id, &message, &meta)?;
-                        self.ids.push((mid, self.turn));
-                    }
-                }
-                self.partial = None;
-                if message.role == Role::Assistant {
-                    self.pending_usage = None;
-                }
-            }
+            AgentEvent::MessageAdded(message) => self.message_added(message)?,
             AgentEvent::PartialMessage(message) => {
                 let id = self.ensure_session()?;
                 match self.partial {
@@ -573,6 +527,8 @@ impl Writer {
 
 #[path = "store_sink_locks.rs"]
 mod locks;
+#[path = "store_sink_writes.rs"]
+mod writes;
 
 #[cfg(test)]
 #[path = "store_sink_tests.rs"]

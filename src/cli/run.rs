@@ -320,6 +320,7 @@ impl Printer {
                     ToolStatus::Blocked => "blocked",
                     ToolStatus::Cancelled => "cancelled",
                 };
+                let output = crate::ansi::strip(output);
                 let first = output.lines().next().unwrap_or("");
                 if *status == ToolStatus::Done {
                     eprintln!("→ {summary} {mark}");
@@ -370,7 +371,9 @@ impl Printer {
                 status,
                 output,
                 ..
-            } => json!({"type": "tool_result", "id": call_id, "status": status, "output": output}),
+            } => {
+                json!({"type": "tool_result", "id": call_id, "status": status, "output": crate::ansi::strip(output)})
+            }
             AgentEvent::Usage {
                 usage,
                 context_tokens,

@@ -22,18 +22,22 @@ pub(crate) struct ProgressRouter {
 
 #[derive(Default)]
 struct Routes {
-    routes: HashMap<ProgressToken, UnboundedSender<String>>,
+    routes: HashMap<ProgressToken, UnboundedSender<crate::tools::Progress>>,
     unclaimed: VecDeque<ProgressNotificationParam>,
 }
 
 impl ProgressRouter {
     /// Sends progress for `token` to `sink` until [`Self::unregister`].
-    pub(crate) fn register(&self, token: ProgressToken, sink: UnboundedSender<String>) {
+    pub(crate) fn register(
+        &self,
+        token: ProgressToken,
+        sink: UnboundedSender<crate::tools::Progress>,
+    ) {
         let mut inner = lock(&self.inner);
         let mut kept = VecDeque::new();
         for early in std::mem::take(&mut inner.unclaimed) {
             if early.progress_token == token {
-                let _ = sink.send(progress_line(&early));
+                let _ = sink.send(crate::tools::Progress::Status(progress_line(&early)));
             } else {
                 kept.push_back(early);
             }
@@ -50,7 +54,7 @@ impl ProgressRouter {
         let mut inner = lock(&self.inner);
         match inner.routes.get(&params.progress_token) {
             Some(sink) => {
-                let _ = sink.send(progress_line(&params));
+                let _ = sink.send(crate::tools::Progress::Status(progress_line(&params)));
             }
             None => {
                 if inner.unclaimed.len() >= MAX_UNCLAIMED {
@@ -122,8 +126,9 @@ mod tests {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         router.register(token(1), tx);
         router.dispatch(note(1, 2.0, Some(2.0), Some("done")));
-        assert_eq!(rx.try_recv().ok().as_deref(), Some("1/2"));
-        assert_eq!(rx.try_recv().ok().as_deref(), Some("2/2 done"));
+        let status = |s: &str| Some(crate::tools::Progress::Status(s.into()));
+        assert_eq!(rx.try_recv().ok(), status("1/2"));
+        assert_eq!(rx.try_recv().ok(), status("2/2 done"));
         assert!(rx.try_recv().is_err());
         router.unregister(&token(1));
         router.dispatch(note(1, 3.0, None, None));

@@ -42,6 +42,16 @@ pub enum Decision {
     Deny {
         reason: Option<String>,
     },
+    /// Allow and store every rule of a request with `all_rules`.
+    AllowAlwaysAll {
+        rules: Vec<String>,
+    },
+    /// Allow an edit with only some of its hunks: those numbered (from 0)
+    /// in `rejected` are left out, and the model is told why.
+    AllowHunks {
+        rejected: Vec<usize>,
+        reason: Option<String>,
+    },
 }
 
 /// What the dialog shows.
@@ -60,6 +70,16 @@ pub struct PermissionRequest {
     /// network for this run"). `None` for calls that start no command.
     #[serde(default)]
     pub sandbox: Option<String>,
+}
+
+impl PermissionRequest {
+    /// Whether "Allow always" stores every rule together rather than one
+    /// of them: a command's rules are one for each of its parts (simple
+    /// commands, files it writes), so the same command runs unasked next
+    /// time only with all of them.
+    pub fn rules_together(&self) -> bool {
+        matches!(self.preview, Some(Preview::Command { .. })) && self.rules.len() > 1
+    }
 }
 
 /// The gate's answer for one call.

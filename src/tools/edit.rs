@@ -60,11 +60,9 @@ async fn run_edit(input: Value, ctx: &ToolContext, multi: bool) -> ToolOutput {
         Err(e) => return ToolOutput::error(e),
     };
     let c = ctx.clone();
-    let written = blocking(move || plan.write(&c).map(|_| plan)).await;
-    match written {
-        Ok(Ok(plan)) => plan.output("Edited"),
-        Ok(Err(e)) | Err(e) => ToolOutput::error(e),
-    }
+    blocking(move || super::hunks::write_reviewed(plan, &c, "Edited"))
+        .await
+        .unwrap_or_else(ToolOutput::error)
 }
 
 fn resolved(input: &Value, ctx: &ToolContext) -> Vec<PathBuf> {

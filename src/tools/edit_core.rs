@@ -192,6 +192,9 @@ pub struct Plan {
     pub after: Vec<u8>,
     pub old_text: String,
     pub new_text: String,
+    /// The byte-order mark and CRLF line ends `new_text` is written with
+    /// (edits keep the file's); `None` writes the text as it is.
+    pub form: Option<(bool, bool)>,
 }
 
 impl Plan {
@@ -320,6 +323,7 @@ pub fn plan_edits(ctx: &ToolContext, path: &Path, edits: &[EditSpec]) -> Result<
         path: path.to_path_buf(),
         after: file.encode(&text),
         before: Some(before),
+        form: Some((file.bom, file.crlf)),
         old_text: file.text,
         new_text: text,
     })

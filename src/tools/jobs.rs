@@ -125,6 +125,22 @@ impl Process {
         text
     }
 
+    /// The whole lines written after byte `from`, and the offset after
+    /// them; a partial line waits for its end unless it is already long.
+    pub fn lines_since(&self, from: usize) -> (String, usize) {
+        const LONG_LINE: usize = 4096;
+        let b = lock(&self.buffer);
+        let start = from.min(b.bytes.len());
+        let fresh = &b.bytes[start..];
+        let end = match fresh.iter().rposition(|&c| c == b'\n') {
+            Some(i) => i + 1,
+            None if fresh.len() >= LONG_LINE => fresh.len(),
+            None => 0,
+        };
+        let text = String::from_utf8_lossy(&fresh[..end]).into_owned();
+        (text, start + end)
+    }
+
     /// Output since the previous call.
     pub fn new_output(&self) -> String {
         let mut b = lock(&self.buffer);

@@ -9,6 +9,7 @@ pub mod fetch;
 pub mod git_safety;
 pub mod glob;
 pub mod grep;
+pub mod hunks;
 pub mod input;
 pub mod interactive;
 pub mod job_tools;
@@ -51,11 +52,21 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
     /// Whether the current model accepts images in tool results.
     pub supports_images: bool,
-    /// Where a tool may report progress lines while it runs.
-    pub progress: Option<tokio::sync::mpsc::UnboundedSender<String>>,
+    /// Where a tool may report progress while it runs.
+    pub progress: Option<tokio::sync::mpsc::UnboundedSender<Progress>>,
     /// What commands run under, and what the person granted this call.
     pub sandbox: crate::sandbox::Sandbox,
     pub grant: crate::sandbox::Grant,
+    /// Hunks of the previewed edit the person rejected in review.
+    pub rejected: Option<RejectedHunks>,
+}
+
+/// Hunks (numbered from 0, as `crate::diff::hunks` counts them) of an
+/// edit the person left out, and their reason if they gave one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RejectedHunks {
+    pub hunks: Vec<usize>,
+    pub reason: Option<String>,
 }
 
 impl ToolContext {
@@ -68,6 +79,7 @@ impl ToolContext {
             progress: None,
             sandbox: crate::sandbox::Sandbox::default_for_user(),
             grant: crate::sandbox::Grant::default(),
+            rejected: None,
         }
     }
 
@@ -106,6 +118,26 @@ impl ToolContext {
 
 pub use crate::paths::lexical as normalize;
 
+/// What a running tool reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// A status line ("3/10 indexing"), replacing the one before.
+    Status(String),
+    /// More of its output (whole lines), added to what came before.
+    Output(String),
+}
+
+impl ToolContext {
+    /// Reports output the call produced so far; nothing when no one listens.
+    pub fn report_output(&self, chunk: String) {
+        if let Some(p) = &self.progress
+            && !chunk.is_empty()
+        {
+            let _ = p.send(Progress::Output(chunk));
+        }
+    }
+}
+
 /// Extra facts about a finished call for the interface (not sent to the
 /// model): the diff an edit made, how many lines changed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -120,6 +152,11 @@ pub enum ToolDisplay {
     Command {
         sandbox: String,
         stopped: Option<crate::sandbox::Stop>,
+        /// Where it ran, when not the workspace (as the pane shows it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<Box<str>>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        exit_code: Option<i32>,
     },
 }
 

@@ -26,6 +26,8 @@ const MAX_TIMEOUT_MS: u64 = 600_000;
 const BACKGROUND_AFTER_MS: u64 = 60_000;
 pub const MAX_OUTPUT_CHARS: usize = 30_000;
 const SUMMARY_CHARS: usize = 80;
+/// How often a running command's new output goes to the screen.
+const LIVE_EVERY: Duration = Duration::from_millis(100);
 
 pub struct BashTool;
 
@@ -106,15 +108,23 @@ fn start_dir(ctx: &ToolContext) -> PathBuf {
     }
 }
 
+/// A command that ran to its end: what it was, how it ended, under what.
+struct Ran<'a> {
+    command: &'a str,
+    code: i32,
+    policy: Option<&'a Policy>,
+    cwd: &'a Path,
+}
+
 /// The answer for a command that ran to its end, saying plainly when the
 /// sandbox stopped it.
-fn finished(
-    command: &str,
-    code: i32,
-    output: &str,
-    policy: Option<&Policy>,
-    cwd: &Path,
-) -> ToolOutput {
+fn finished(ran: &Ran, output: &str, ctx: &ToolContext) -> ToolOutput {
+    let Ran {
+        command,
+        code,
+        policy,
+        cwd,
+    } = *ran;
     let stopped = policy
         .filter(|_| crate::sandbox::Support::detect().enforces_files())
         .and_then(|p| {
@@ -124,6 +134,8 @@ fn finished(
     let display = ToolDisplay::Command {
         sandbox: crate::sandbox::describe(policy),
         stopped: stopped.clone(),
+        cwd: (cwd != ctx.workspace).then(|| ctx.display_path(cwd).into()),
+        exit_code: Some(code),
     };
     let out = if code == 0 {
         let text = with_output(String::new(), output);
@@ -142,12 +154,42 @@ fn finished(
     out.with_display(display)
 }
 
-async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
+/// Streams whole lines of output to the pane while waiting for the exit.
+async fn wait_streaming(process: &Process, ctx: &ToolContext) -> i32 {
+    if ctx.progress.is_none() {
+        return process.wait().await;
+    }
+    let mut sent = 0;
+    let mut tick = tokio::time::interval(LIVE_EVERY);
+    let wait = process.wait();
+    tokio::pin!(wait);
+    loop {
+        tokio::select! {
+            code = &mut wait => return code,
+            _ = tick.tick() => {
+                let (chunk, next) = process.lines_since(sent);
+                sent = next;
+                ctx.report_output(chunk);
+            }
+        }
+    }
+}
+
+/// What a command needs before it starts: the shell script (with the cwd
+/// trailer and git's hook guard), where it runs, and the files to compare.
+struct Prepared {
+    script: String,
+    cwd: PathBuf,
+    cwd_file: tempfile::NamedTempFile,
+    snapshot: Option<Snapshot>,
+}
+
+async fn prepare(args: &Args, ctx: &ToolContext) -> Result<Prepared, ToolOutput> {
     // A pager at the end of a pipe is dropped: the model reads it all.
     let command = without_trailing_pager(&args.command).unwrap_or_else(|| args.command.clone());
     let analysis = parse(&command);
     if let Some(msg) = refusal(&analysis) {
-        return ToolOutput::error(msg);
+        return Err(ToolOutput::error(msg));
     }
     let cwd = start_dir(ctx);
     // A read-only git runs without the repository's command hooks.
@@ -157,13 +199,10 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
             .await
             .unwrap_or_default()
     };
-    let cwd_file = match tempfile::Builder::new()
+    let cwd_file = tempfile::Builder::new()
         .prefix(&super::tempfiles::cwd_prefix())
         .tempfile()
-    {
-        Ok(f) => f,
-        Err(e) => return ToolOutput::error(format!("cannot create a temporary file: {e}")),
-    };
+        .map_err(|e| ToolOutput::error(format!("cannot create a temporary file: {e}")))?;
     // A job started in the background changes files after this call has
     // answered, so there is nothing to compare against.
     let snapshot = if args.background {
@@ -172,9 +211,22 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         let root = ctx.workspace.clone();
         blocking(move || Snapshot::take(&root)).await.ok()
     };
-    let policy = ctx.sandbox_policy();
     let script = format!("{git_preamble}{}", script(&command, cwd_file.path()));
-    let process = match Process::spawn(&args.command, &script, &cwd, policy.as_ref()) {
+    Ok(Prepared {
+        script,
+        cwd,
+        cwd_file,
+        snapshot,
+    })
+}
+
+async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
+    let p = match prepare(&args, ctx).await {
+        Ok(p) => p,
+        Err(answer) => return answer,
+    };
+    let policy = ctx.sandbox_policy();
+    let process = match Process::spawn(&args.command, &p.script, &p.cwd, policy.as_ref()) {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
     };
@@ -188,14 +240,15 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
     let timeout = Duration::from_millis(args.timeout_ms);
     let to_background = background_after();
     let out = tokio::select! {
-        code = process.wait() => {
-            if let Ok(dir) = std::fs::read_to_string(cwd_file.path()) {
+        code = wait_streaming(&process, ctx) => {
+            if let Ok(dir) = std::fs::read_to_string(p.cwd_file.path()) {
                 let dir = PathBuf::from(dir.trim_end_matches('\n'));
                 if dir.is_dir() {
                     ctx.session.set_cwd(dir);
                 }
             }
-            finished(&args.command, code, &process.output(), policy.as_ref(), &cwd)
+            let ran = Ran { command: &args.command, code, policy: policy.as_ref(), cwd: &p.cwd };
+            finished(&ran, &process.output(), ctx)
         }
         _ = tokio::time::sleep(timeout) => {
             process.kill().await;
@@ -219,7 +272,7 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
             ToolOutput::error(with_output("cancelled; the command was stopped. Output so far:".into(), &process.output()))
         }
     };
-    record_changes(ctx, snapshot, "changed by a command").await;
+    record_changes(ctx, p.snapshot, "changed by a command").await;
     out
 }
 
@@ -261,12 +314,9 @@ impl Tool for BashTool {
     fn read_only(&self) -> bool {
         false
     }
+    /// The command itself, never only the model's description of it: a
+    /// label could hide what really runs.
     fn summary(&self, input: &Value) -> String {
-        if let Ok(Some(d)) = opt_str_arg(input, "description")
-            && !d.trim().is_empty()
-        {
-            return d.trim().to_string();
-        }
         format!(
             "bash {}",
             crate::text::first_line_marked(

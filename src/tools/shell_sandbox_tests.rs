@@ -36,7 +36,9 @@ async fn a_stopped_command_is_named_plainly_with_its_policy() {
     );
     assert!(!f.home.join("other/escaped.txt").exists());
     match out.display {
-        Some(ToolDisplay::Command { sandbox, stopped }) => {
+        Some(ToolDisplay::Command {
+            sandbox, stopped, ..
+        }) => {
             assert_eq!(sandbox, "sandbox: workspace-write, network off");
             assert_eq!(
                 stopped,

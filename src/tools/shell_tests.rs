@@ -277,3 +277,35 @@ fn truncation_says_how_much_was_cut() {
     assert!(cut.contains("80 characters cut"));
     assert_eq!(truncate_middle("short", 20), "short");
 }
+
+#[tokio::test]
+async fn output_streams_in_whole_lines_while_the_command_runs() {
+    let (_dir, mut ctx) = ctx();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    ctx.progress = Some(tx);
+    let run = bash(
+        &ctx,
+        json!({"command": "echo one; sleep 0.4; printf 'two\\nthr'; sleep 0.4; echo ee"}),
+    );
+    let watch = async {
+        // The first line arrives while the command still sleeps.
+        let first = rx.recv().await;
+        assert_eq!(first, Some(crate::tools::Progress::Output("one\n".into())));
+    };
+    let (out, ()) = tokio::join!(run, watch);
+    assert_eq!(out.text_content(), "one\ntwo\nthree");
+    let mut rest = String::new();
+    while let Ok(crate::tools::Progress::Output(chunk)) = rx.try_recv() {
+        rest.push_str(&chunk);
+    }
+    // Only whole lines were sent: `thr` waited for its end.
+    assert_eq!(rest, "two\n");
+}
+
+#[test]
+fn the_pane_header_is_the_command_not_the_description() {
+    let s = BashTool.summary(
+        &json!({"command": "cargo test && rm -f README.md", "description": "run the tests"}),
+    );
+    assert_eq!(s, "bash cargo test && rm -f README.md");
+}

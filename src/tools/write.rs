@@ -49,6 +49,7 @@ fn plan_write(ctx: &ToolContext, path: &Path, content: String) -> Result<Plan, S
         after: content.clone().into_bytes(),
         old_text,
         new_text: content,
+        form: None,
     })
 }
 
@@ -109,10 +110,9 @@ impl Tool for WriteTool {
             "Created"
         };
         let c = ctx.clone();
-        match blocking(move || plan.write(&c).map(|_| plan)).await {
-            Ok(Ok(plan)) => plan.output(verb),
-            Ok(Err(e)) | Err(e) => ToolOutput::error(e),
-        }
+        blocking(move || super::hunks::write_reviewed(plan, &c, verb))
+            .await
+            .unwrap_or_else(ToolOutput::error)
     }
 }
 

@@ -28,9 +28,12 @@ struct Assets {
 static ASSETS: OnceLock<Assets> = OnceLock::new();
 static WARMING: AtomicBool = AtomicBool::new(false);
 
+/// syntect's own grammars lack much of what developers open every day
+/// (TOML, TypeScript and TSX, Dockerfile, Nix, Zig, Kotlin, Swift…);
+/// `two-face` ships bat's extended set, built for this syntect.
 fn load() -> Assets {
     Assets {
-        syntaxes: SyntaxSet::load_defaults_newlines(),
+        syntaxes: two_face::syntax::extra_newlines(),
         themes: ThemeSet::load_defaults(),
     }
 }
@@ -64,11 +67,12 @@ pub fn ensure_loaded() {
     ASSETS.get_or_init(load);
 }
 
-/// Maps a fence token or a file path to a token syntect knows. syntect's
-/// bundled grammars lack some languages; the nearest relative stands in.
+/// Maps a fence token or a file extension to one the syntax set knows.
 fn alias(token: &str) -> &str {
     match token {
-        "ts" | "tsx" | "typescript" | "jsx" | "mjs" | "cjs" | "javascriptreact" => "js",
+        "typescript" | "mts" | "cts" => "ts",
+        "typescriptreact" => "tsx",
+        "mjs" | "cjs" | "javascriptreact" => "js",
         "shell" | "zsh" | "console" | "shellsession" | "fish" | "ksh" => "sh",
         "golang" => "go",
         "c++" | "hpp" | "cc" | "hh" | "cxx" => "cpp",
@@ -76,7 +80,8 @@ fn alias(token: &str) -> &str {
         "yml" => "yaml",
         "jsonc" | "json5" => "json",
         "rs" => "rs",
-        "kt" | "kotlin" => "java",
+        "kotlin" | "kts" => "kt",
+        "docker" | "containerfile" => "dockerfile",
         other => other,
     }
 }
@@ -100,6 +105,8 @@ fn find_syntax<'a>(set: &'a SyntaxSet, lang_or_path: &str) -> Option<&'a SyntaxR
     let file = path.file_name().and_then(|f| f.to_str()).unwrap_or(raw);
     match file {
         "Makefile" | "makefile" | "GNUmakefile" => set.find_syntax_by_token("make"),
+        "Containerfile" => set.find_syntax_by_token("dockerfile"),
+        f if f.starts_with("Dockerfile") => set.find_syntax_by_token("dockerfile"),
         ".bashrc" | ".zshrc" | ".profile" | ".bash_profile" => set.find_syntax_by_token("sh"),
         _ => None,
     }
@@ -244,6 +251,41 @@ pub fn highlight(code: &str, lang_or_path: &str, theme: &Theme) -> Vec<Line<'sta
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_languages_of_every_day_have_their_own_grammar() {
+        ensure_loaded();
+        let set = &ASSETS.get().unwrap().syntaxes;
+        for (token, name) in [
+            ("toml", "TOML"),
+            ("Cargo.toml", "TOML"),
+            ("ts", "TypeScript"),
+            ("src/app.ts", "TypeScript"),
+            ("tsx", "TypeScriptReact"),
+            ("src/App.tsx", "TypeScriptReact"),
+            ("Dockerfile", "Dockerfile"),
+            ("docker/Dockerfile.dev", "Dockerfile"),
+            ("nix", "Nix"),
+            ("flake.nix", "Nix"),
+            ("zig", "Zig"),
+            ("build.zig", "Zig"),
+            ("kotlin", "Kotlin"),
+            ("Main.kt", "Kotlin"),
+            ("swift", "Swift"),
+            ("App.swift", "Swift"),
+        ] {
+            let found = find_syntax(set, token).map(|s| s.name.as_str());
+            assert_eq!(found, Some(name), "{token}");
+        }
+        // And they colour code, rather than leaving it plain.
+        let theme = Theme::dark();
+        let lines = highlight("[package]\nname = \"x\"\n", "toml", &theme);
+        let colours: std::collections::HashSet<_> = lines
+            .iter()
+            .flat_map(|l| l.spans.iter().map(|s| s.style.fg))
+            .collect();
+        assert!(colours.len() > 1, "{colours:?}");
+    }
 
     #[test]
     fn highlights_by_token_and_path() {

@@ -57,11 +57,14 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
                             a.streaming = false;
                             model.transcript.push(CellKind::Assistant(a));
                         }
-                        Part::ToolCall { id, name, .. } => {
+                        Part::ToolCall {
+                            id, name, input, ..
+                        } => {
                             let stored = runs.calls.get(id.as_str());
                             let summary =
                                 stored.map_or_else(|| name.clone(), |c| c.summary.clone());
-                            let mut cell = ToolCell::new(id.clone(), name.clone(), summary, now);
+                            let mut cell = ToolCell::new(id.clone(), name.clone(), summary, now)
+                                .with_input(input);
                             match stored {
                                 Some(c) => {
                                     cell.finish(c.status, c.output.clone(), c.display.clone(), now);

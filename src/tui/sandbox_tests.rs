@@ -109,6 +109,8 @@ fn the_tool_pane_shows_the_policy_and_what_the_sandbox_stopped() {
             display: Some(ToolDisplay::Command {
                 sandbox: "sandbox: workspace-write, network off".into(),
                 stopped: Some(Stop::Network),
+                cwd: None,
+                exit_code: Some(1),
             }),
         },
     );

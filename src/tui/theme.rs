@@ -184,6 +184,7 @@ impl Theme {
     /// Maps every colour to what `depth` can show. With `NoColor` all colours
     /// go and the background-only roles gain a modifier instead.
     pub fn adapt(mut self, depth: ColorDepth) -> Theme {
+        let declared = depth::Declared::of(&self);
         self.color_depth = depth;
         if depth == ColorDepth::TrueColor {
             return self;
@@ -202,6 +203,7 @@ impl Theme {
             self.diff_add_word_bg = Style::default().add_modifier(Modifier::REVERSED);
             self.diff_del_word_bg = Style::default().add_modifier(Modifier::REVERSED);
         }
+        depth::derive(&mut self, &declared, depth);
         if depth == ColorDepth::NoColor {
             let keep = |s: &mut Style, m: Modifier| *s = s.add_modifier(m);
             keep(&mut self.selection_bg, Modifier::REVERSED);
@@ -382,6 +384,7 @@ fn nearest_16(r: u8, g: u8, b: u8) -> Color {
         .map_or(Color::Reset, |(c, _)| *c)
 }
 
+mod depth;
 mod parse;
 mod set;
 

@@ -161,6 +161,14 @@ fn tool_calls_go_from_running_to_finished() {
         },
     );
     assert!(matches!(&m.activity, Activity::RunningTool { name, .. } if name == "bash"));
+    // The clock starts when the call runs, not when it was announced.
+    m.now += Duration::from_secs(5);
+    agent(
+        &mut m,
+        AgentEvent::ToolCallRunning {
+            call_id: "c1".into(),
+        },
+    );
     agent(
         &mut m,
         AgentEvent::ToolCallProgress {
@@ -199,7 +207,17 @@ fn dialog_allow_once_and_always_with_the_chosen_rule() {
     assert_eq!(reply(&cmds), Some((7, Decision::AllowOnce)));
     assert!(m.dialogs.is_empty());
 
-    ask(&mut m, 8, &["Bash(cargo test:*)", "Bash(cargo:*)"]);
+    // A file's rules are alternatives (the file, its directory).
+    let mut alternatives = request(&["edit(src/lib.rs)", "edit(src/**)"]);
+    alternatives.tool = "edit".into();
+    alternatives.preview = None;
+    agent(
+        &mut m,
+        AgentEvent::PermissionRequested {
+            id: 8,
+            request: alternatives,
+        },
+    );
     update(&mut m, key(KeyCode::Right));
     let cmds = update(&mut m, key(KeyCode::Char('s')));
     assert_eq!(
@@ -207,7 +225,7 @@ fn dialog_allow_once_and_always_with_the_chosen_rule() {
         Some((
             8,
             Decision::AllowAlways {
-                rule: "Bash(cargo:*)".into()
+                rule: "edit(src/**)".into()
             }
         ))
     );

@@ -37,6 +37,7 @@ fn tool(m: &mut Model, id: &str, name: &str, summary: &str) {
             summary: summary.into(),
         },
     );
+    agent(m, AgentEvent::ToolCallRunning { call_id: id.into() });
 }
 
 fn finish(m: &mut Model, id: &str, status: ToolStatus, output: &str, display: Option<ToolDisplay>) {

@@ -102,6 +102,29 @@ impl PtyApp {
         self.parser.lock().unwrap().screen().contents()
     }
 
+    /// The foreground colour of the first character of `needle` where it
+    /// first appears on screen.
+    pub fn fg_of(&self, needle: &str) -> Option<vt100::Color> {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        for row in 0..rows {
+            let line: String = (0..cols)
+                .map(|c| {
+                    screen
+                        .cell(row, c)
+                        .map_or(" ".to_string(), |x| x.contents().to_string())
+                })
+                .map(|s| if s.is_empty() { " ".to_string() } else { s })
+                .collect();
+            if let Some(at) = line.find(needle) {
+                let col = line[..at].chars().count() as u16;
+                return screen.cell(row, col).map(|c| c.fgcolor());
+            }
+        }
+        None
+    }
+
     pub fn pid(&self) -> Option<u32> {
         self.child.process_id()
     }

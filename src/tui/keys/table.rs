@@ -270,4 +270,25 @@ pub(super) const TABLE: &[Row] = &[
         Scope::Prompt,
         "/ menu: close it, keeping the text",
     ),
+    (
+        Action::HunkNext,
+        "hunk_next",
+        "n",
+        Scope::Dialog,
+        "edit review: go to the next hunk",
+    ),
+    (
+        Action::HunkPrev,
+        "hunk_prev",
+        "p",
+        Scope::Dialog,
+        "edit review: go to the previous hunk",
+    ),
+    (
+        Action::HunkToggle,
+        "hunk_toggle",
+        "space",
+        Scope::Dialog,
+        "edit review: accept / reject the hunk (only accepted hunks are applied)",
+    ),
 ];

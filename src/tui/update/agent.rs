@@ -22,6 +22,9 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         AgentEvent::ResponseReset => response_reset(model),
         ev @ (AgentEvent::ToolCallStarted { .. }
         | AgentEvent::ToolCallProgress { .. }
+        | AgentEvent::ToolCallWaiting { .. }
+        | AgentEvent::ToolCallRunning { .. }
+        | AgentEvent::ToolCallOutput { .. }
         | AgentEvent::ToolCallFinished { .. }
         | AgentEvent::PermissionRequested { .. }
         | AgentEvent::PermissionResolved { .. }
@@ -94,7 +97,9 @@ fn notification(model: &Model, ev: &AgentEvent) -> Vec<Cmd> {
     vec![Cmd::Notify(text.into())]
 }
 
-/// Tool calls and the dialogs they open.
+/// A tool call's progress through its pane (announced, waiting for the
+/// person, running with output as it comes, finished) and the dialogs it
+/// opens.
 fn tool_event(model: &mut Model, ev: AgentEvent) {
     let now = model.now;
     match ev {
@@ -102,11 +107,28 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
             call_id,
             name,
             summary,
-            ..
-        } => tool_started(model, call_id, name, summary),
+            input,
+        } => tool_started(model, call_id, name, summary, &input),
         AgentEvent::ToolCallProgress { call_id, message } => {
             if let Some(t) = tool_mut(model, &call_id) {
                 t.progress = Some(message);
+            }
+        }
+        AgentEvent::ToolCallWaiting { call_id } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.wait_for_approval();
+            }
+        }
+        AgentEvent::ToolCallRunning { call_id } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.start_running(now);
+            }
+            // The status line's clock is the run's too.
+            settle_activity(model);
+        }
+        AgentEvent::ToolCallOutput { call_id, chunk } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.push_output(&chunk);
             }
         }
         AgentEvent::ToolCallFinished {
@@ -182,16 +204,21 @@ fn turn_started(model: &mut Model, prompt: String) {
     model.activity = Activity::Thinking { since: now };
 }
 
-fn tool_started(model: &mut Model, call_id: String, name: String, summary: String) {
+fn tool_started(
+    model: &mut Model,
+    call_id: String,
+    name: String,
+    summary: String,
+    input: &serde_json::Value,
+) {
     let now = model.now;
     finish_streaming(model);
     model.activity = Activity::RunningTool {
         name: name.clone(),
         since: now,
     };
-    model.transcript.push(CellKind::Tool(Box::new(ToolCell::new(
-        call_id, name, summary, now,
-    ))));
+    let cell = ToolCell::announced(call_id, name, summary, now).with_input(input);
+    model.transcript.push(CellKind::Tool(Box::new(cell)));
 }
 
 fn retrying(model: &mut Model, attempt: u32, max_attempts: u32, delay_ms: u64, error: String) {

@@ -219,7 +219,7 @@ impl Cell {
 
     /// Running tools and streaming thoughts show a clock; they change with time.
     pub fn is_animated(&self) -> bool {
-        matches!(&self.kind, CellKind::Tool(t) if t.is_running())
+        matches!(&self.kind, CellKind::Tool(t) if t.is_ticking())
             || matches!(
                 &self.kind,
                 CellKind::Reasoning {
@@ -239,13 +239,7 @@ impl Cell {
             CellKind::Assistant(a) => a.text.clone(),
             CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
             CellKind::Attachment(a) => a.text.clone(),
-            CellKind::Tool(t) => {
-                if t.output.is_empty() {
-                    t.title()
-                } else {
-                    format!("{}\n{}", t.title(), t.output)
-                }
-            }
+            CellKind::Tool(t) => t.copy_text(),
         }
     }
 

@@ -18,6 +18,9 @@ use crate::tui::theme::{ColorDepth, Theme};
 use crate::tui::wrap::{pad_to, wrap_code};
 
 mod layout;
+mod review;
+
+pub use review::Review;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffLayout {
@@ -85,6 +88,8 @@ struct Row {
     words: Vec<Range<usize>>,
     /// The file ends here without a newline.
     no_newline: bool,
+    /// The reviewable hunk (`crate::diff::hunks`) a changed row belongs to.
+    hunk: Option<usize>,
 }
 
 type Segments = Vec<Vec<(Style, String)>>;
@@ -102,6 +107,7 @@ pub struct DiffView {
     removed: usize,
     old_text: String,
     new_text: String,
+    hunks: usize,
     cache: Mutex<Option<HighlightCache>>,
 }
 
@@ -114,6 +120,7 @@ impl Clone for DiffView {
             removed: self.removed,
             old_text: self.old_text.clone(),
             new_text: self.new_text.clone(),
+            hunks: self.hunks,
             cache: Mutex::new(None),
         }
     }
@@ -226,6 +233,7 @@ impl DiffView {
                         text: line(&old_lines, i),
                         words: Vec::new(),
                         no_newline: false,
+                        hunk: None,
                     });
                 }
                 continue;
@@ -239,6 +247,7 @@ impl DiffView {
                     text: line(&old_lines, i),
                     words: Vec::new(),
                     no_newline: false,
+                    hunk: None,
                 });
             }
             let first_ins = rows.len();
@@ -250,6 +259,7 @@ impl DiffView {
                     text: line(&new_lines, j),
                     words: Vec::new(),
                     no_newline: false,
+                    hunk: None,
                 });
             }
             let pairs = o.len().min(n.len());
@@ -264,6 +274,8 @@ impl DiffView {
             let new_last = row.kind != Kind::Delete && row.new_no == Some(new_lines.len());
             row.no_newline = (old_last && old_no_nl) || (new_last && new_no_nl);
         }
+        let hunks = crate::diff::hunks(old, new);
+        review::assign_hunks(&mut rows, &hunks);
         let added = rows.iter().filter(|r| r.kind == Kind::Insert).count();
         let removed = rows.iter().filter(|r| r.kind == Kind::Delete).count();
         DiffView {
@@ -273,8 +285,14 @@ impl DiffView {
             removed,
             old_text,
             new_text,
+            hunks: hunks.len(),
             cache: Mutex::new(None),
         }
+    }
+
+    /// How many hunks a review can accept or reject one by one.
+    pub fn hunk_count(&self) -> usize {
+        self.hunks
     }
 
     pub fn path(&self) -> &str {
@@ -302,8 +320,24 @@ impl DiffView {
         theme: &Theme,
         opts: DiffOptions,
     ) -> Vec<Line<'static>> {
+        self.lines_reviewed(width, layout, theme, opts, None).0
+    }
+
+    /// The diff with each hunk marked accepted or rejected (rejected rows
+    /// struck through), and the line where each hunk's mark is.
+    pub fn lines_reviewed(
+        &self,
+        width: u16,
+        layout: DiffLayout,
+        theme: &Theme,
+        opts: DiffOptions,
+        review: Option<Review>,
+    ) -> (Vec<Line<'static>>, Vec<usize>) {
         let width = usize::from(width.max(1));
-        let items = self.items(opts);
+        let mut items = self.items(opts);
+        if review.is_some() {
+            review::mark_items(&self.rows, &mut items);
+        }
         let guard = if opts.highlight {
             self.highlighted(theme)
         } else {
@@ -317,12 +351,17 @@ impl DiffView {
                 .as_ref()
                 .and_then(|g| g.as_ref())
                 .map(|c| (c.old.as_ref(), c.new.as_ref())),
+            review,
+            hunks: self.hunks,
         };
-        match layout {
-            DiffLayout::Unified => layout::unified(&ctx, &items, width),
-            DiffLayout::SideBySide if width >= 20 => layout::side_by_side(&ctx, &items, width),
-            DiffLayout::SideBySide => layout::unified(&ctx, &items, width),
-        }
+        let mut marks = vec![0; if review.is_some() { self.hunks } else { 0 }];
+        let lines = match layout {
+            DiffLayout::SideBySide if width >= 20 => {
+                layout::side_by_side(&ctx, &items, width, &mut marks)
+            }
+            _ => layout::unified(&ctx, &items, width, &mut marks),
+        };
+        (lines, marks)
     }
 
     /// The syntax colours of both sides for this theme, computed on first
@@ -459,15 +498,22 @@ fn row_cells(ctx: &layout::Ctx, row: &Row, text_w: usize) -> (Vec<Vec<Span<'stat
         Kind::Delete => (t.diff_del_fg, t.diff_del_bg, t.diff_del_word_bg),
         Kind::Insert => (t.diff_add_fg, t.diff_add_bg, t.diff_add_word_bg),
     };
-    // Without a row background (16 colours, no colour) the add/delete text
-    // colour is what marks the line, so syntax colours give way to it.
-    let marked_by_fg = row.kind != Kind::Equal && bg.bg.is_none();
+    // Without a row background (no colour), or on the basic colours of a
+    // 16-colour terminal, the diff text colour marks the line: syntax
+    // colours give way to it.
+    let marked_by_fg =
+        row.kind != Kind::Equal && (bg.bg.is_none() || t.color_depth == ColorDepth::Ansi16);
     let segs = if marked_by_fg { None } else { ctx.segs };
     let seg = segs.and_then(|(old, new)| match row.kind {
         Kind::Insert => new.and_then(|n| n.get(row.new_no? - 1)),
         _ => old.and_then(|o| o.get(row.old_no? - 1)),
     });
-    let spans = styled_text(seg, &row.text, &row.words, fg, bg, word_bg);
+    let mut spans = styled_text(seg, &row.text, &row.words, fg, bg, word_bg);
+    if review::rejected(ctx, row) {
+        for s in &mut spans {
+            s.style = s.style.add_modifier(Modifier::CROSSED_OUT | Modifier::DIM);
+        }
+    }
     let mut rows = wrap_code(spans, text_w, None);
     for r in &mut rows {
         pad_to(r, text_w, bg);

@@ -13,8 +13,13 @@ use crate::tools::Preview;
 use crate::tui::keys::{Action, KeyMap};
 use crate::tui::styles::Styles;
 use crate::tui::theme::Theme;
-use crate::tui::widgets::diff_view::{DiffLayout, DiffOptions, DiffView};
+use crate::tui::widgets::diff_view::{DiffLayout, DiffView};
 use crate::tui::wrap::{wrap_plain, wrap_prefixed};
+
+mod preview;
+mod review;
+
+pub use review::HunkReview;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Choice {
@@ -24,6 +29,14 @@ pub enum Choice {
     AllowUnsandboxed,
     Deny,
 }
+
+/// The preview as last laid out: for (width, layout, full screen, review
+/// revision), its lines and where each hunk's mark is.
+type PreviewCache = (
+    (u16, Option<DiffLayout>, bool, u64),
+    Vec<Line<'static>>,
+    Vec<usize>,
+);
 
 #[derive(Debug, Clone)]
 pub struct PermissionDialog {
@@ -36,15 +49,31 @@ pub struct PermissionDialog {
     pub scroll: usize,
     /// `Some` while typing the reason for a denial.
     pub deny_reason: Option<String>,
+    /// An edit's hunks, each accepted or rejected by the person.
+    pub review: Option<HunkReview>,
+    /// The edit's diff over the whole screen (`v`).
+    pub full: bool,
+    /// `Some` while typing why the rejected hunks were left out.
+    pub hunk_reason: Option<String>,
+    /// The edit's diff, computed once (highlighting is kept with it).
+    diff: Option<Box<DiffView>>,
+    /// Bumped whenever the review changes, to redraw the preview.
+    review_rev: u64,
     /// Rows of preview at the last frame (for paging).
     preview_rows: u16,
-    /// The preview wrapped for (width, layout): diffing and highlighting
-    /// are too slow to redo on every frame.
-    preview_cache: Option<(u16, Option<DiffLayout>, Vec<Line<'static>>)>,
+    /// Diffing and highlighting are too slow to redo on every frame.
+    preview_cache: Option<PreviewCache>,
 }
 
 impl PermissionDialog {
     pub fn new(id: u64, request: PermissionRequest) -> Self {
+        let diff = match &request.preview {
+            Some(Preview::Diff(crate::diff::FileDiff { path, old, new, .. })) => {
+                Some(Box::new(DiffView::new(path, old, new)))
+            }
+            _ => None,
+        };
+        let review = diff.as_ref().and_then(|d| HunkReview::new(d.hunk_count()));
         PermissionDialog {
             id,
             request,
@@ -53,13 +82,26 @@ impl PermissionDialog {
             layout: None,
             scroll: 0,
             deny_reason: None,
+            review,
+            full: false,
+            hunk_reason: None,
+            diff,
+            review_rev: 0,
             preview_rows: 10,
             preview_cache: None,
         }
     }
 
+    /// Some hunks are rejected (but not all).
+    fn partial(&self) -> bool {
+        self.review
+            .as_ref()
+            .is_some_and(|r| !r.rejected().is_empty())
+    }
+
+    /// A rule is only stored for the whole change as shown.
     fn can_always(&self) -> bool {
-        !self.request.rules.is_empty()
+        !self.request.rules.is_empty() && !self.partial()
     }
 
     /// A command that would run in an enforced sandbox may be let out.
@@ -79,9 +121,15 @@ impl PermissionDialog {
         c
     }
 
-    fn decide(&self, choice: Choice) -> Option<Decision> {
+    fn decide(&mut self, choice: Choice) -> Option<Decision> {
         match choice {
-            Choice::AllowOnce => Some(Decision::AllowOnce),
+            Choice::AllowOnce => self.allow_once(),
+            Choice::AllowAlways if !self.can_always() => None,
+            Choice::AllowAlways if self.request.rules_together() => {
+                Some(Decision::AllowAlwaysAll {
+                    rules: self.request.rules.clone(),
+                })
+            }
             Choice::AllowAlways => self
                 .request
                 .rules
@@ -92,24 +140,81 @@ impl PermissionDialog {
         }
     }
 
+    /// Allowing an edit with rejected hunks first asks why (optional);
+    /// rejecting every hunk is a denial.
+    fn allow_once(&mut self) -> Option<Decision> {
+        match &self.review {
+            Some(r) if r.all_rejected() => {
+                self.choice = Choice::Deny;
+                self.deny_reason = Some(String::new());
+                None
+            }
+            Some(r) if !r.rejected().is_empty() => {
+                self.choice = Choice::AllowOnce;
+                self.hunk_reason = Some(String::new());
+                None
+            }
+            _ => Some(Decision::AllowOnce),
+        }
+    }
+
+    /// Typing a reason; `Some` when it was sent.
+    fn type_reason(reason: &mut String, key: &KeyEvent, keys: &KeyMap) -> Option<Option<String>> {
+        if keys.is(Action::TextSubmit, key) {
+            let r = reason.trim().to_string();
+            return Some((!r.is_empty()).then_some(r));
+        } else if keys.is(Action::TextDeleteBack, key) {
+            reason.pop();
+        } else if let KeyCode::Char(c) = key.code
+            && !key.modifiers.contains(KeyModifiers::CONTROL)
+        {
+            reason.push(c)
+        }
+        None
+    }
+
+    /// Handles a key while a reason is being typed.
+    fn reason_key(&mut self, key: &KeyEvent, keys: &KeyMap) -> Option<Decision> {
+        if let Some(reason) = &mut self.deny_reason {
+            if keys.is(Action::TextCancel, key) {
+                return Some(Decision::Deny { reason: None });
+            }
+            return Self::type_reason(reason, key, keys).map(|reason| Decision::Deny { reason });
+        }
+        let reason = self.hunk_reason.as_mut()?;
+        if keys.is(Action::TextCancel, key) {
+            // Back to the review.
+            self.hunk_reason = None;
+            return None;
+        }
+        let reason = Self::type_reason(reason, key, keys)?;
+        let rejected = self
+            .review
+            .as_ref()
+            .map(|r| r.rejected())
+            .unwrap_or_default();
+        Some(Decision::AllowHunks { rejected, reason })
+    }
+
     /// Handles a key; returns the decision when the person made one.
     pub fn key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<Decision> {
-        if let Some(reason) = &mut self.deny_reason {
-            if keys.is(Action::TextSubmit, &key) {
-                let r = reason.trim().to_string();
-                return Some(Decision::Deny {
-                    reason: (!r.is_empty()).then_some(r),
-                });
-            } else if keys.is(Action::TextCancel, &key) {
-                return Some(Decision::Deny { reason: None });
-            } else if keys.is(Action::TextDeleteBack, &key) {
-                reason.pop();
-            } else if let KeyCode::Char(c) = key.code
-                && !key.modifiers.contains(KeyModifiers::CONTROL)
-            {
-                reason.push(c)
+        if self.deny_reason.is_some() || self.hunk_reason.is_some() {
+            return self.reason_key(&key, keys);
+        }
+        if let Some(review) = &mut self.review {
+            if review.key(&key, keys) {
+                self.review_rev += 1;
+                return None;
             }
-            return None;
+            if keys.is(Action::ViewDiff, &key) {
+                self.full = !self.full;
+                self.scroll = 0;
+                return None;
+            }
+            if self.full && keys.is(Action::DialogDismiss, &key) {
+                self.full = false;
+                return None;
+            }
         }
         if keys.is(Action::AllowOnce, &key) {
             return self.decide(Choice::AllowOnce);
@@ -135,6 +240,11 @@ impl PermissionDialog {
             });
             return None;
         }
+        self.move_key(key, keys)
+    }
+
+    /// Enter, Esc, and moving between choices, rules and preview rows.
+    fn move_key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<Decision> {
         let page = usize::from(self.preview_rows.max(2) - 1);
         let is = |a| keys.is(a, &key);
         if is(Action::DialogDismiss) {
@@ -180,110 +290,75 @@ impl PermissionDialog {
 
     fn cycle_rule(&mut self, delta: i32) {
         let n = self.request.rules.len() as i32;
-        if n > 1 {
+        if n > 1 && !self.request.rules_together() {
             self.rule = (self.rule as i32 + delta).rem_euclid(n) as usize;
             self.choice = Choice::AllowAlways;
         }
     }
 
+    /// The preview laid out for `width`, from the cache when nothing
+    /// changed; reveals the focused hunk when it moved.
     fn preview(&mut self, width: u16, theme: &Theme, styles: &Styles) -> &[Line<'static>] {
-        let fresh = self
-            .preview_cache
-            .as_ref()
-            .is_some_and(|(w, l, _)| *w == width && *l == self.layout);
-        if !fresh {
-            let lines = self.preview_lines(width, theme, styles);
-            self.preview_cache = Some((width, self.layout, lines));
+        let key = (width, self.layout, self.full, self.review_rev);
+        if self.preview_cache.as_ref().is_none_or(|c| c.0 != key) {
+            let (lines, marks) = match &self.request.preview {
+                Some(p) => preview::lines(
+                    p,
+                    self.diff.as_deref(),
+                    &preview::Shape {
+                        width,
+                        layout: self.layout,
+                        full: self.full,
+                        review: self.review.as_ref().map(HunkReview::as_review),
+                    },
+                    theme,
+                    styles,
+                ),
+                None => (Vec::new(), Vec::new()),
+            };
+            self.preview_cache = Some((key, lines, marks));
         }
-        self.preview_cache.as_ref().map_or(&[], |c| c.2.as_slice())
+        if let Some(review) = &mut self.review
+            && std::mem::take(&mut review.reveal)
+            && let Some(mark) = self
+                .preview_cache
+                .as_ref()
+                .and_then(|c| c.2.get(review.focus))
+        {
+            // The mark and a line of context above it at the top.
+            self.scroll = mark.saturating_sub(1);
+        }
+        self.preview_cache.as_ref().map_or(&[], |c| c.1.as_slice())
     }
 
-    fn preview_lines(&self, width: u16, theme: &Theme, styles: &Styles) -> Vec<Line<'static>> {
-        let Some(preview) = &self.request.preview else {
-            return Vec::new();
-        };
-        match preview {
-            Preview::Diff(crate::diff::FileDiff { path, old, new, .. }) => {
-                let layout = self.layout.unwrap_or_else(|| DiffLayout::for_width(width));
-                DiffView::new(path, old, new).lines(
-                    width,
-                    layout,
-                    theme,
-                    DiffOptions {
-                        context: 3,
-                        fold: true,
-                        line_numbers: true,
-                        highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
-                    },
-                )
-            }
-            Preview::Command {
-                command,
-                cwd,
-                commands,
-                redirects,
-            } => {
-                // What runs comes first, one parsed simple command a line,
-                // so nothing in the raw text can push it below the fold.
-                let mut out = Vec::new();
-                for c in commands {
-                    out.extend(wrap_prefixed(
-                        &c.join(" "),
-                        width,
-                        Span::styled("▸ ", styles.accent),
-                        Span::raw("  "),
-                        styles.user,
-                    ));
-                }
-                for r in redirects {
-                    out.extend(wrap_prefixed(
-                        r,
-                        width,
-                        Span::styled("↳ ", styles.warning),
-                        Span::raw("  "),
-                        styles.warning,
-                    ));
-                }
-                out.extend(wrap_prefixed(
-                    cwd,
-                    width,
-                    Span::styled("in ", styles.dim),
-                    Span::raw("   "),
-                    styles.dim,
-                ));
-                out.push(Line::default());
-                out.extend(wrap_prefixed(
-                    &collapse_blank_runs(command),
-                    width,
-                    Span::styled("$ ", styles.dim),
-                    Span::raw("  "),
-                    styles.text,
-                ));
-                out
-            }
-            Preview::Url { url } => wrap_plain(url, width, styles.accent),
-            Preview::Input { input } => {
-                let pretty =
-                    serde_json::to_string_pretty(input).unwrap_or_else(|_| input.to_string());
-                wrap_plain(&pretty, width, styles.text)
-            }
-            Preview::Mcp {
-                server,
-                tool,
-                description,
-                hints,
-                input,
-            } => super::mcp_preview::lines(
-                &super::mcp_preview::McpCall {
-                    server,
-                    tool,
-                    description,
-                    hints,
-                    input,
-                },
-                width,
-                styles,
+    fn allow_label(&self) -> String {
+        match (&self.review, &self.hunk_reason) {
+            (Some(r), Some(reason)) => format!(
+                "Allow {} of {} hunks. Why reject the rest (optional): {reason}▏ (Enter sends, Esc back)",
+                r.accepted.iter().filter(|a| **a).count(),
+                r.accepted.len()
             ),
+            (Some(r), None) if self.partial() => format!("Allow once, {}", r.tally()),
+            _ => "Allow once".to_string(),
+        }
+    }
+
+    fn always_label(&self) -> String {
+        if self.partial() {
+            return "Allow always (accept every hunk first)".to_string();
+        }
+        let n = self.request.rules.len();
+        if self.request.rules_together() {
+            return format!("Allow always: store these {n} rules, one for each part:");
+        }
+        match self.request.rules.get(self.rule) {
+            Some(rule) if n > 1 => format!(
+                "Allow always: {rule}  ◂ {}/{} ▸",
+                self.rule + 1,
+                self.request.rules.len()
+            ),
+            Some(rule) => format!("Allow always: {rule}"),
+            None => "Allow always (not offered here)".to_string(),
         }
     }
 
@@ -291,23 +366,12 @@ impl PermissionDialog {
         let mut out = Vec::new();
         for c in self.choices() {
             let (action, label) = match c {
-                Choice::AllowOnce => (Action::AllowOnce, "Allow once".to_string()),
+                Choice::AllowOnce => (Action::AllowOnce, self.allow_label()),
                 Choice::AllowUnsandboxed => (
                     Action::AllowUnsandboxed,
                     "Allow once without the sandbox".to_string(),
                 ),
-                Choice::AllowAlways => {
-                    let label = match self.request.rules.get(self.rule) {
-                        Some(rule) if self.request.rules.len() > 1 => format!(
-                            "Allow always: {rule}  ◂ {}/{} ▸",
-                            self.rule + 1,
-                            self.request.rules.len()
-                        ),
-                        Some(rule) => format!("Allow always: {rule}"),
-                        None => "Allow always (not offered here)".to_string(),
-                    };
-                    (Action::AllowAlways, label)
-                }
+                Choice::AllowAlways => (Action::AllowAlways, self.always_label()),
                 Choice::Deny => match &self.deny_reason {
                     Some(r) => (Action::Deny, format!("Deny, reason: {r}▏ (Enter sends)")),
                     None => (Action::Deny, "Deny".to_string()),
@@ -325,56 +389,66 @@ impl PermissionDialog {
                 styles.text
             };
             out.push(Line::from(Span::styled(text, style)));
+            if c == Choice::AllowAlways && self.request.rules_together() && self.can_always() {
+                for rule in &self.request.rules {
+                    let text = truncate(&format!("      {rule}"), width as usize);
+                    out.push(Line::from(Span::styled(text, styles.accent)));
+                }
+            }
         }
         out
     }
 
-    /// Draws over `area`; `position` is "1 of 3" when requests queue.
-    pub fn render(
-        &mut self,
-        area: Rect,
-        buf: &mut Buffer,
-        styles: &Styles,
-        theme: &Theme,
-        keys: &KeyMap,
-        position: Option<(usize, usize)>,
-    ) {
+    /// The dialog's box: the whole area on a small screen or in full
+    /// screen, else as tall as the content needs.
+    fn frame_rect(&mut self, area: Rect, styles: &Styles, theme: &Theme) -> Rect {
         let small = area.width < 60 || area.height < 20;
-        let rect = if small {
-            area
+        if small || self.full {
+            return area;
+        }
+        let w = area.width.saturating_sub(4).min(140);
+        let inner_w = w.saturating_sub(2);
+        let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
+            + self.request.reasons.len()
+            + usize::from(self.request.sandbox.is_some())
+            + self.preview(inner_w, theme, styles).len()
+            + self.choices().len()
+            + if self.request.rules_together() {
+                self.request.rules.len()
+            } else {
+                0
+            }
+            + 5;
+        let h = (need.max(12) as u16).min(area.height.saturating_sub(2));
+        Rect::new(
+            area.x + (area.width - w) / 2,
+            area.y + (area.height - h) / 2,
+            w,
+            h,
+        )
+    }
+
+    fn hint(&self, keys: &KeyMap) -> String {
+        let mut hint = String::new();
+        if self.review.is_some() {
+            hint.push_str(&HunkReview::hint(keys));
+            hint.push_str(" · ");
+        }
+        if self.full {
+            hint.push_str(&format!(
+                "{} allow · {} deny · t layout · j/k scroll · Esc back",
+                keys.keys_for(Action::AllowOnce),
+                keys.keys_for(Action::Deny)
+            ));
         } else {
-            let w = area.width.saturating_sub(4).min(140);
-            // As tall as the content needs, at most the area.
-            let inner_w = w.saturating_sub(2);
-            let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
-                + self.request.reasons.len()
-                + usize::from(self.request.sandbox.is_some())
-                + self.preview(inner_w, theme, styles).len()
-                + self.choices().len()
-                + 5;
-            let h = (need.max(12) as u16).min(area.height.saturating_sub(2));
-            Rect::new(
-                area.x + (area.width - w) / 2,
-                area.y + (area.height - h) / 2,
-                w,
-                h,
-            )
-        };
-        Clear.render(rect, buf);
-        let mut title = format!(" {} wants to run ", self.request.tool);
-        if let Some((i, n)) = position.filter(|p| p.1 > 1) {
-            title.push_str(&format!("({i} of {n}) "));
+            hint.push_str(
+                "↑↓ choose · Enter · ←→ rule · t layout · j/k PgUp/PgDn scroll · Esc deny",
+            );
         }
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(styles.accent)
-            .title(Span::styled(title, styles.accent));
-        let inner = block.inner(rect);
-        block.render(rect, buf);
-        if inner.width < 4 || inner.height < 4 {
-            return;
-        }
-        let w = inner.width;
+        hint
+    }
+
+    fn head_lines(&self, w: u16, styles: &Styles) -> Vec<Line<'static>> {
         let mut head = wrap_plain(&self.request.summary, w, styles.user);
         for r in &self.request.reasons {
             head.extend(wrap_prefixed(
@@ -388,41 +462,88 @@ impl PermissionDialog {
         if let Some(line) = &self.request.sandbox {
             head.extend(wrap_plain(line, w, styles.dim));
         }
-        let choices = self.choice_lines(w, styles, keys);
-        let hint = Line::from(Span::styled(
-            truncate(
-                "↑↓ choose · Enter · ←→ rule · t layout · j/k PgUp/PgDn scroll · Esc deny",
-                w as usize,
-            ),
-            styles.dim,
-        ));
+        head
+    }
+
+    /// Draws over `area`; `position` is "1 of 3" when requests queue.
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        styles: &Styles,
+        theme: &Theme,
+        keys: &KeyMap,
+        position: Option<(usize, usize)>,
+    ) {
+        let rect = self.frame_rect(area, styles, theme);
+        Clear.render(rect, buf);
+        let mut title = format!(" {} wants to run ", self.request.tool);
+        if let Some((i, n)) = position.filter(|p| p.1 > 1) {
+            title.push_str(&format!("({i} of {n}) "));
+        }
+        if let Some(r) = &self.review {
+            title.push_str(&format!("· {} ", r.tally()));
+        }
+        let block = Block::default()
+            .borders(Borders::ALL)
+            .border_style(styles.accent)
+            .title(Span::styled(title, styles.accent));
+        let inner = block.inner(rect);
+        block.render(rect, buf);
+        if inner.width < 4 || inner.height < 4 {
+            return;
+        }
+        let head = if self.full {
+            Vec::new()
+        } else {
+            self.head_lines(inner.width, styles)
+        };
+        let choices = if self.full && self.hunk_reason.is_none() && self.deny_reason.is_none() {
+            Vec::new()
+        } else {
+            self.choice_lines(inner.width, styles, keys)
+        };
+        self.draw_body(inner, buf, &head, &choices, (styles, theme, keys));
+    }
+
+    /// Head, preview (scrolled), the "more" rule, the choices and the hint.
+    fn draw_body(
+        &mut self,
+        inner: Rect,
+        buf: &mut Buffer,
+        head: &[Line<'static>],
+        choices: &[Line<'static>],
+        (styles, theme, keys): (&Styles, &Theme, &KeyMap),
+    ) {
+        let w = inner.width;
         // Small screens give the hint's row to the preview.
         let show_hint = inner.height >= 12;
         let fixed = choices.len() + 1 + usize::from(show_hint);
         let head_rows = head
             .len()
             .min((inner.height as usize).saturating_sub(fixed + 1) / 2);
-        let preview_rows = (inner.height as usize).saturating_sub(fixed + head_rows + 1);
+        let sep_rows = usize::from(head_rows > 0 || !self.full);
+        let preview_rows = (inner.height as usize).saturating_sub(fixed + head_rows + sep_rows);
         self.preview_rows = preview_rows as u16;
         let total = self.preview(w, theme, styles).len();
         self.scroll = self.scroll.min(total.saturating_sub(preview_rows));
         let scroll = self.scroll;
-        let visible: Vec<Line<'static>> = self
-            .preview(w, theme, styles)
-            .iter()
-            .skip(scroll)
-            .take(preview_rows)
-            .cloned()
-            .collect();
         let mut y = inner.y;
         for l in head.iter().take(head_rows) {
             buf.set_line(inner.x, y, l, w);
             y += 1;
         }
-        let sep = Line::from(Span::styled("─".repeat(w as usize), styles.border));
-        buf.set_line(inner.x, y, &sep, w);
-        y += 1;
-        for l in &visible {
+        if sep_rows > 0 {
+            let sep = Line::from(Span::styled("─".repeat(w as usize), styles.border));
+            buf.set_line(inner.x, y, &sep, w);
+            y += 1;
+        }
+        for l in self
+            .preview(w, theme, styles)
+            .iter()
+            .skip(scroll)
+            .take(preview_rows)
+        {
             buf.set_line(inner.x, y, l, w);
             y += 1;
         }
@@ -439,50 +560,20 @@ impl PermissionDialog {
         ));
         buf.set_line(inner.x, y, &sep, w);
         y += 1;
-        for l in &choices {
+        for l in choices {
             buf.set_line(inner.x, y, l, w);
             y += 1;
         }
         if show_hint {
+            let hint = Line::from(Span::styled(
+                truncate(&self.hint(keys), w as usize),
+                styles.dim,
+            ));
             buf.set_line(inner.x, y, &hint, w);
         }
     }
 }
 
-/// The raw command with every run of blank (or whitespace-only) lines
-/// shown as one line saying how many there were.
-fn collapse_blank_runs(command: &str) -> String {
-    let mut out: Vec<String> = Vec::new();
-    let mut blanks = 0;
-    let flush = |blanks: usize, out: &mut Vec<String>| match blanks {
-        0 => {}
-        1 => out.push(String::new()),
-        n => out.push(format!("⋯ {n} blank lines ⋯")),
-    };
-    for line in command.trim_end().lines() {
-        if line.trim().is_empty() {
-            blanks += 1;
-            continue;
-        }
-        flush(blanks, &mut out);
-        blanks = 0;
-        out.push(line.to_string());
-    }
-    flush(blanks, &mut out);
-    out.join("\n")
-}
-
 #[cfg(test)]
-mod tests {
-    use super::collapse_blank_runs;
-
-    #[test]
-    fn runs_of_blank_lines_are_collapsed() {
-        assert_eq!(collapse_blank_runs("a\n\nb"), "a\n\nb");
-        assert_eq!(
-            collapse_blank_runs("echo hi\n\n\n  \n\t\nrm -rf x\n\n\n"),
-            "echo hi\n⋯ 4 blank lines ⋯\nrm -rf x"
-        );
-        assert_eq!(collapse_blank_runs("ls"), "ls");
-    }
-}
+#[path = "permission_dialog/tests.rs"]
+mod tests;

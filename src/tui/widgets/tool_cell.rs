@@ -1,9 +1,11 @@
-//! One tool call in the transcript: a summary line with status and time, a
-//! short output preview (all of it when expanded), an edit's diff inline.
+//! One tool call in the transcript: a header with status and the tool's own
+//! run time, what a command is and where it ran, its output as it arrives
+//! (colours kept), an edit's diff inline.
 
 use std::time::{Duration, Instant};
 
 use ratatui::text::{Line, Span};
+use serde_json::Value;
 
 use crate::agent::ToolStatus;
 use crate::text::fit as truncate;
@@ -11,17 +13,26 @@ use crate::tools::ToolDisplay;
 use crate::tui::styles::Styles;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::diff_view::{DiffLayout, DiffOptions, DiffView};
-use crate::tui::wrap::wrap_prefixed;
 
-/// Output lines shown while folded.
-const PREVIEW_LINES: usize = 5;
+mod command;
+mod output;
+
+pub use output::End;
+
 /// Diff lines shown while folded.
 const DIFF_PREVIEW_LINES: usize = 16;
+/// Output kept while a command runs; older output is dropped from the
+/// screen (the model gets the whole answer at the end).
+const LIVE_MAX_BYTES: usize = 256 * 1024;
 
 pub const SPINNER: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CallState {
+    /// Announced by the model, not yet judged or started.
+    Pending,
+    /// A dialog asks the person; no time counts.
+    Waiting,
     Running,
     Finished(ToolStatus),
 }
@@ -33,10 +44,18 @@ pub struct ToolCell {
     pub summary: String,
     pub state: CallState,
     pub progress: Option<String>,
+    /// When the call was announced, then when it started running.
     pub started: Instant,
+    /// Whether it ever ran (a denied call has no run time).
+    ran: bool,
     pub elapsed: Option<Duration>,
     pub output: String,
+    /// Output streamed while running (colour codes kept).
+    pub live: String,
     pub display: Option<ToolDisplay>,
+    /// A `bash` call's command and the model's description of it.
+    pub command: Option<String>,
+    pub description: Option<String>,
 }
 
 impl ToolCell {
@@ -48,9 +67,70 @@ impl ToolCell {
             state: CallState::Running,
             progress: None,
             started: now,
+            ran: true,
             elapsed: None,
             output: String::new(),
+            live: String::new(),
             display: None,
+            command: None,
+            description: None,
+        }
+    }
+
+    /// A call the agent just announced: it waits to be judged, and its
+    /// time starts when it runs.
+    pub fn announced(call_id: String, name: String, summary: String, now: Instant) -> Self {
+        ToolCell {
+            state: CallState::Pending,
+            ran: false,
+            ..ToolCell::new(call_id, name, summary, now)
+        }
+    }
+
+    /// Takes what the pane shows from the call's input (a command and its
+    /// description).
+    pub fn with_input(mut self, input: &Value) -> Self {
+        if self.name == "bash" {
+            let text = |k: &str| {
+                input
+                    .get(k)
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from)
+            };
+            self.command = text("command");
+            self.description = text("description");
+        }
+        self
+    }
+
+    pub fn wait_for_approval(&mut self) {
+        if !self.is_finished() {
+            self.state = CallState::Waiting;
+        }
+    }
+
+    /// The call starts running now: the clock starts.
+    pub fn start_running(&mut self, now: Instant) {
+        if !self.is_finished() {
+            self.state = CallState::Running;
+            self.started = now;
+            self.ran = true;
+            self.live.clear();
+        }
+    }
+
+    /// Appends streamed output, keeping at most the newest `LIVE_MAX_BYTES`.
+    pub fn push_output(&mut self, chunk: &str) {
+        self.live.push_str(chunk);
+        if self.live.len() > LIVE_MAX_BYTES {
+            let mut cut = self.live.len() - LIVE_MAX_BYTES;
+            while !self.live.is_char_boundary(cut) {
+                cut += 1;
+            }
+            let cut = self.live[cut..].find('\n').map_or(cut, |i| cut + i + 1);
+            self.live.drain(..cut);
         }
     }
 
@@ -64,16 +144,32 @@ impl ToolCell {
         self.state = CallState::Finished(status);
         self.output = output;
         self.display = display;
-        self.elapsed = Some(now.saturating_duration_since(self.started));
+        self.elapsed = self
+            .ran
+            .then(|| now.saturating_duration_since(self.started));
         self.progress = None;
+        self.live = String::new();
     }
 
+    /// Not finished: pending, waiting for the person, or running.
     pub fn is_running(&self) -> bool {
-        self.state == CallState::Running
+        !self.is_finished()
     }
 
-    /// `bash cargo test`, `edit src/main.rs +3 −1`.
+    fn is_finished(&self) -> bool {
+        matches!(self.state, CallState::Finished(_))
+    }
+
+    /// Whether the pane changes with time (a spinner, a clock).
+    pub fn is_ticking(&self) -> bool {
+        matches!(self.state, CallState::Pending | CallState::Running)
+    }
+
+    /// `$ cargo test`, `edit src/main.rs +3 −1`.
     pub fn title(&self) -> String {
+        if let Some(cmd) = &self.command {
+            return format!("$ {}", crate::text::first_line_marked(cmd, 400));
+        }
         let mut t = if self.summary.is_empty() {
             self.name.clone()
         } else if self.summary.starts_with(&self.name) {
@@ -88,14 +184,34 @@ impl ToolCell {
         t
     }
 
+    /// What `y` copies: the whole command (or the title) and the output.
+    pub fn copy_text(&self) -> String {
+        let head = match &self.command {
+            Some(cmd) => format!("$ {cmd}"),
+            None => self.title(),
+        };
+        let out = if self.is_finished() {
+            self.output.clone()
+        } else {
+            crate::ansi::strip(&self.live)
+        };
+        let out = crate::ansi::strip(out.trim_end_matches('\n'));
+        if out.is_empty() {
+            head
+        } else {
+            format!("{head}\n{out}")
+        }
+    }
+
     /// The status glyph for the gutter.
     pub fn glyph(&self, styles: &Styles, now: Instant) -> Span<'static> {
         match self.state {
-            CallState::Running => {
+            CallState::Pending | CallState::Running => {
                 let frame =
                     (now.saturating_duration_since(self.started).as_millis() / 100) as usize;
                 Span::styled(SPINNER[frame % SPINNER.len()], styles.accent)
             }
+            CallState::Waiting => Span::styled("?", styles.warning),
             CallState::Finished(ToolStatus::Done) => Span::styled("✓", styles.success),
             CallState::Finished(ToolStatus::Failed) => Span::styled("✗", styles.error),
             CallState::Finished(_) => Span::styled("⊘", styles.warning),
@@ -112,87 +228,68 @@ impl ToolCell {
     ) -> Vec<Line<'static>> {
         let mut out = vec![self.header(width, styles, now)];
         if let Some(p) = &self.progress {
-            out.push(Line::from(Span::styled(
-                truncate(&format!("  {p}"), width as usize),
-                styles.dim,
-            )));
+            out.push(dim_line(&format!("  {p}"), width, styles));
         }
-        if let Some(ToolDisplay::Command { sandbox, stopped }) = &self.display {
-            out.push(Line::from(Span::styled(
-                truncate(&format!("  {sandbox}"), width as usize),
-                styles.dim,
-            )));
-            if let Some(stop) = stopped {
-                out.push(Line::from(Span::styled(
-                    truncate(&format!("  {}", stop.summary()), width as usize),
-                    styles.warning,
-                )));
-            }
-        }
-        if let Some(ToolDisplay::Diff(crate::diff::FileDiff { path, old, new, .. })) = &self.display
+        command::details(self, width, expanded, styles, &mut out);
+        if self.diff_lines(width, expanded, styles, theme, &mut out)
+            && self.state == CallState::Finished(ToolStatus::Done)
         {
-            let diff = DiffView::new(path, old, new).lines(
-                width.saturating_sub(2).max(1),
-                DiffLayout::Unified,
-                theme,
-                DiffOptions {
-                    context: 3,
-                    fold: !expanded,
-                    line_numbers: true,
-                    highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
-                },
-            );
-            let shown = if expanded {
-                diff.len()
-            } else {
-                diff.len().min(DIFF_PREVIEW_LINES)
-            };
-            let hidden = diff.len() - shown;
-            for mut l in diff.into_iter().take(shown) {
-                l.spans.insert(0, Span::raw("  "));
-                out.push(l);
-            }
-            if hidden > 0 {
-                out.push(more_line(hidden, styles));
-            }
-            if self.state == CallState::Finished(ToolStatus::Done) {
-                return out;
-            }
-        }
-        let text = self.output.trim_end_matches('\n');
-        if text.is_empty() {
             return out;
         }
-        let all: Vec<&str> = text.split('\n').collect();
-        let skip = if expanded {
-            0
+        let (text, end) = if self.is_finished() {
+            (self.output.as_str(), End::for_tool(&self.name))
         } else {
-            all.len().saturating_sub(PREVIEW_LINES)
+            (self.live.as_str(), End::Tail)
         };
-        if skip > 0 {
-            out.push(more_line(skip, styles));
-        }
-        let style = if self.state == CallState::Finished(ToolStatus::Failed) {
-            styles.error
-        } else {
-            styles.dim
-        };
-        let body = all[skip..].join("\n");
-        out.extend(wrap_prefixed(
-            &body,
-            width,
-            Span::styled("│ ", styles.border),
-            Span::styled("│ ", styles.border),
-            style,
-        ));
+        out.extend(output::lines(text, end, expanded, width, styles));
         out
     }
 
+    /// An edit's diff, folded to a preview unless expanded; whether there
+    /// was one.
+    fn diff_lines(
+        &self,
+        width: u16,
+        expanded: bool,
+        styles: &Styles,
+        theme: &Theme,
+        out: &mut Vec<Line<'static>>,
+    ) -> bool {
+        let Some(ToolDisplay::Diff(crate::diff::FileDiff { path, old, new, .. })) = &self.display
+        else {
+            return false;
+        };
+        let diff = DiffView::new(path, old, new).lines(
+            width.saturating_sub(2).max(1),
+            DiffLayout::Unified,
+            theme,
+            DiffOptions {
+                context: 3,
+                fold: !expanded,
+                line_numbers: true,
+                highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
+            },
+        );
+        let shown = if expanded {
+            diff.len()
+        } else {
+            diff.len().min(DIFF_PREVIEW_LINES)
+        };
+        let hidden = diff.len() - shown;
+        for mut l in diff.into_iter().take(shown) {
+            l.spans.insert(0, Span::raw("  "));
+            out.push(l);
+        }
+        if hidden > 0 {
+            out.push(output::more_line(hidden, styles));
+        }
+        true
+    }
+
     fn header(&self, width: u16, styles: &Styles, now: Instant) -> Line<'static> {
-        let elapsed = self
-            .elapsed
-            .unwrap_or_else(|| now.saturating_duration_since(self.started));
         let (label, style) = match self.state {
+            CallState::Pending => ("", styles.accent),
+            CallState::Waiting => ("waiting for approval", styles.warning),
             CallState::Running => ("running", styles.accent),
             CallState::Finished(ToolStatus::Done) => ("", styles.success),
             CallState::Finished(ToolStatus::Failed) => ("failed", styles.error),
@@ -200,22 +297,39 @@ impl ToolCell {
             CallState::Finished(ToolStatus::Blocked) => ("blocked", styles.error),
             CallState::Finished(ToolStatus::Cancelled) => ("cancelled", styles.warning),
         };
-        let mut tail = format_elapsed(elapsed);
-        if !label.is_empty() {
-            tail = format!("{label} {tail}");
-        }
+        let time = match self.state {
+            CallState::Running => Some(now.saturating_duration_since(self.started)),
+            CallState::Finished(_) => self.elapsed,
+            CallState::Pending | CallState::Waiting => None,
+        };
+        let tail = [
+            label.to_string(),
+            time.map(format_elapsed).unwrap_or_default(),
+        ]
+        .into_iter()
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
         let room = (width as usize).saturating_sub(tail.chars().count() + 2);
         Line::from(vec![
-            Span::styled(truncate(&self.title(), room), styles.tool_name),
+            Span::styled(truncate(&clean(&self.title()), room), styles.tool_name),
             Span::raw("  "),
             Span::styled(tail, style),
         ])
     }
 }
 
-fn more_line(n: usize, styles: &Styles) -> Line<'static> {
+/// One line of text with control characters removed.
+fn clean(s: &str) -> String {
+    s.chars()
+        .map(|c| if c == '\t' { ' ' } else { c })
+        .filter(|c| !c.is_control())
+        .collect()
+}
+
+fn dim_line(text: &str, width: u16, styles: &Styles) -> Line<'static> {
     Line::from(Span::styled(
-        format!("  … {n} more lines (Tab, Enter to expand)"),
+        truncate(&clean(text), width as usize),
         styles.dim,
     ))
 }
@@ -230,3 +344,7 @@ pub fn format_elapsed(d: Duration) -> String {
         format!("{}m{:02}s", s / 60, s % 60)
     }
 }
+
+#[cfg(test)]
+#[path = "tool_cell_tests.rs"]
+mod tests;

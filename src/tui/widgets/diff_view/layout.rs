@@ -12,6 +12,8 @@ pub(super) enum Item {
     /// This many unchanged lines, folded away.
     Fold(usize),
     Hunk(String),
+    /// Where reviewable hunk `n` starts: its accepted / rejected mark.
+    Review(usize),
 }
 
 pub(super) struct Ctx<'a> {
@@ -19,6 +21,8 @@ pub(super) struct Ctx<'a> {
     pub theme: &'a Theme,
     pub opts: DiffOptions,
     pub segs: Option<(Option<&'a Segments>, Option<&'a Segments>)>,
+    pub review: Option<super::Review<'a>>,
+    pub hunks: usize,
 }
 
 fn digits(n: usize) -> usize {
@@ -26,7 +30,7 @@ fn digits(n: usize) -> usize {
 }
 
 /// `text` on one line, cut to `width`.
-fn fit_line(text: &str, width: usize, style: Style) -> Line<'static> {
+pub(super) fn fit_line(text: &str, width: usize, style: Style) -> Line<'static> {
     let mut rows = wrap_code(vec![Span::styled(text.to_string(), style)], width, None);
     Line::from(rows.swap_remove(0))
 }
@@ -62,7 +66,12 @@ fn opt_num(n: Option<usize>, w: usize) -> String {
     }
 }
 
-pub(super) fn unified(ctx: &Ctx, items: &[Item], width: usize) -> Vec<Line<'static>> {
+pub(super) fn unified(
+    ctx: &Ctx,
+    items: &[Item],
+    width: usize,
+    marks: &mut [usize],
+) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let ow = digits(ctx.rows.iter().filter_map(|r| r.old_no).max().unwrap_or(0));
     let nw = digits(ctx.rows.iter().filter_map(|r| r.new_no).max().unwrap_or(0));
@@ -72,6 +81,7 @@ pub(super) fn unified(ctx: &Ctx, items: &[Item], width: usize) -> Vec<Line<'stat
         match item {
             Item::Fold(n) => out.push(fit_line(&fold_text(*n), width, t.dim)),
             Item::Hunk(h) => out.push(fit_line(h, width, t.diff_hunk)),
+            Item::Review(n) => super::review::push_mark(ctx, *n, width, marks, &mut out),
             Item::Row(i) => {
                 let Some(row) = ctx.rows.get(*i) else {
                     continue;
@@ -157,7 +167,12 @@ fn side_lines(
     out
 }
 
-pub(super) fn side_by_side(ctx: &Ctx, items: &[Item], width: usize) -> Vec<Line<'static>> {
+pub(super) fn side_by_side(
+    ctx: &Ctx,
+    items: &[Item],
+    width: usize,
+    marks: &mut [usize],
+) -> Vec<Line<'static>> {
     let t = ctx.theme;
     let left_w = (width - 1) / 2;
     let right_w = width - 1 - left_w;
@@ -182,6 +197,7 @@ pub(super) fn side_by_side(ctx: &Ctx, items: &[Item], width: usize) -> Vec<Line<
         match &items[i] {
             Item::Fold(n) => out.push(fit_line(&fold_text(*n), width, t.dim)),
             Item::Hunk(h) => out.push(fit_line(h, width, t.diff_hunk)),
+            Item::Review(n) => super::review::push_mark(ctx, *n, width, marks, &mut out),
             Item::Row(r) => {
                 let row = &ctx.rows[*r];
                 if row.kind == Kind::Equal {

@@ -1,0 +1,160 @@
+//! Hunk-by-hunk review of an edit in the dialog and in full screen.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+
+use super::*;
+use crate::agent::AgentEvent;
+use crate::tui::model::Model;
+use crate::tui::test_support::{agent, key, model};
+use crate::tui::update::update;
+use crate::tui::view::view;
+
+/// Three changes far apart: three hunks.
+fn three_hunks() -> (String, String) {
+    let old: String = (1..=40).map(|i| format!("line {i}\n")).collect();
+    let new = old
+        .replace("line 3\n", "line three\n")
+        .replace("line 20\n", "line twenty\n")
+        .replace("line 37\n", "line thirty-seven\n");
+    (old, new)
+}
+
+fn request() -> PermissionRequest {
+    let (old, new) = three_hunks();
+    PermissionRequest {
+        tool: "edit".into(),
+        summary: "edit notes.txt".into(),
+        reasons: vec!["writes a file".into()],
+        preview: Some(Preview::Diff(crate::diff::FileDiff::new(
+            "notes.txt".into(),
+            old,
+            new,
+        ))),
+        rules: vec!["Edit(notes.txt)".into()],
+        sandbox: None,
+    }
+}
+
+fn press(d: &mut PermissionDialog, code: KeyCode) -> Option<Decision> {
+    d.key(KeyEvent::new(code, KeyModifiers::NONE), &KeyMap::default())
+}
+
+fn asked() -> Model {
+    let mut m = model();
+    agent(
+        &mut m,
+        AgentEvent::PermissionRequested {
+            id: 1,
+            request: request(),
+        },
+    );
+    m
+}
+
+fn screen(m: &mut Model, w: u16, h: u16) -> String {
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| view(m, f)).unwrap();
+    t.backend().to_string()
+}
+
+#[test]
+fn the_dialog_with_one_hunk_rejected() {
+    let mut m = asked();
+    update(&mut m, key(KeyCode::Char('n')));
+    update(&mut m, key(KeyCode::Char(' ')));
+    insta::assert_snapshot!(screen(&mut m, 100, 40));
+}
+
+#[test]
+fn allowing_with_a_rejected_hunk_sends_which_and_why() {
+    let mut d = PermissionDialog::new(1, request());
+    assert_eq!(d.review.as_ref().map(|r| r.accepted.len()), Some(3));
+    assert_eq!(press(&mut d, KeyCode::Char('p')), None);
+    assert_eq!(press(&mut d, KeyCode::Char(' ')), None);
+    // "Always" stores a rule for the whole change only.
+    assert_eq!(press(&mut d, KeyCode::Char('s')), None);
+    assert_eq!(press(&mut d, KeyCode::Char('a')), None, "asks why first");
+    for c in "too far".chars() {
+        press(&mut d, KeyCode::Char(c));
+    }
+    assert_eq!(
+        press(&mut d, KeyCode::Enter),
+        Some(Decision::AllowHunks {
+            rejected: vec![2],
+            reason: Some("too far".into())
+        })
+    );
+}
+
+#[test]
+fn rejecting_every_hunk_is_a_denial() {
+    let mut d = PermissionDialog::new(1, request());
+    for _ in 0..3 {
+        press(&mut d, KeyCode::Char(' '));
+        press(&mut d, KeyCode::Char('n'));
+    }
+    assert_eq!(press(&mut d, KeyCode::Char('a')), None);
+    assert_eq!(
+        press(&mut d, KeyCode::Enter),
+        Some(Decision::Deny { reason: None })
+    );
+}
+
+#[test]
+fn the_full_screen_diff_reviews_hunks_too() {
+    let mut m = asked();
+    update(&mut m, key(KeyCode::Char('v')));
+    let text = screen(&mut m, 100, 30);
+    assert!(text.contains("▶ hunk 1/3 ✓ accepted"), "{text}");
+    assert!(
+        text.contains("line 1 "),
+        "the whole file from its top: {text}"
+    );
+    update(&mut m, key(KeyCode::Char('n')));
+    update(&mut m, key(KeyCode::Char(' ')));
+    let text = screen(&mut m, 100, 30);
+    assert!(
+        text.contains("▶ hunk 2/3 ✗ rejected"),
+        "scrolled to the focused hunk: {text}"
+    );
+    assert!(text.contains("2 of 3 hunks accepted"), "{text}");
+    // Esc leaves the full screen and keeps the dialog and the review.
+    update(&mut m, key(KeyCode::Esc));
+    assert_eq!(m.dialogs.len(), 1);
+    let text = screen(&mut m, 100, 40);
+    assert!(text.contains("Allow once, 2 of 3 hunks accepted"), "{text}");
+}
+
+#[test]
+fn always_on_a_compound_command_offers_every_rule_together() {
+    let mut d = PermissionDialog::new(
+        1,
+        PermissionRequest {
+            tool: "bash".into(),
+            summary: "bash cargo test && touch SNEAKY".into(),
+            reasons: vec!["`touch` changes files".into()],
+            preview: Some(Preview::Command {
+                command: "cargo test && touch SNEAKY".into(),
+                cwd: ".".into(),
+                commands: vec![
+                    vec!["cargo".into(), "test".into()],
+                    vec!["touch".into(), "SNEAKY".into()],
+                ],
+                redirects: vec![],
+            }),
+            rules: vec!["bash(cargo test*)".into(), "bash(touch*)".into()],
+            sandbox: None,
+        },
+    );
+    // No cycling through parts: the set is one choice.
+    press(&mut d, KeyCode::Right);
+    assert_eq!(d.rule, 0);
+    assert_eq!(
+        press(&mut d, KeyCode::Char('s')),
+        Some(Decision::AllowAlwaysAll {
+            rules: vec!["bash(cargo test*)".into(), "bash(touch*)".into()]
+        })
+    );
+}

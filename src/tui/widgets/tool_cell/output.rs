@@ -1,0 +1,127 @@
+//! A tool's output in its pane: the head or the tail as the tool calls for
+//! (a file or listing starts at its top, a command's news is at its end),
+//! all of it when expanded, colour codes drawn as colours.
+
+use ansi_to_tui::IntoText;
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+
+use crate::tui::styles::Styles;
+use crate::tui::wrap::wrap_spans;
+
+/// Output lines shown while folded.
+pub const PREVIEW_LINES: usize = 5;
+
+/// Which end of the output a folded pane shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum End {
+    Head,
+    Tail,
+}
+
+impl End {
+    /// Files, listings and search results read from the top; a command's
+    /// (or a job's) last lines say how it went.
+    pub fn for_tool(name: &str) -> End {
+        match name {
+            "bash" | "job_output" => End::Tail,
+            _ => End::Head,
+        }
+    }
+}
+
+pub fn more_line(n: usize, styles: &Styles) -> Line<'static> {
+    Line::from(Span::styled(
+        format!("  … {n} more lines (Tab, Enter to expand)"),
+        styles.dim,
+    ))
+}
+
+pub fn lines(
+    text: &str,
+    end: End,
+    expanded: bool,
+    width: u16,
+    styles: &Styles,
+) -> Vec<Line<'static>> {
+    let text = text.trim_end_matches('\n');
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let all: Vec<&str> = text.split('\n').collect();
+    let hidden = if expanded {
+        0
+    } else {
+        all.len().saturating_sub(PREVIEW_LINES)
+    };
+    let shown = match end {
+        End::Head => &all[..all.len() - hidden],
+        End::Tail => &all[hidden..],
+    };
+    let mut out = Vec::new();
+    if hidden > 0 && end == End::Tail {
+        out.push(more_line(hidden, styles));
+    }
+    let text_w = usize::from(width.saturating_sub(2)).max(1);
+    for line in shown {
+        for row in wrap_spans(styled(line, styles.dim), text_w) {
+            let mut spans = vec![Span::styled("│ ", styles.border)];
+            spans.extend(row);
+            out.push(Line::from(spans));
+        }
+    }
+    if hidden > 0 && end == End::Head {
+        out.push(more_line(hidden, styles));
+    }
+    out
+}
+
+/// One output line as spans: its colour codes applied over `base`, and
+/// no control character left.
+pub fn styled(line: &str, base: Style) -> Vec<Span<'static>> {
+    let line = line.trim_end_matches('\r');
+    if !line.contains('\x1b') {
+        return vec![Span::styled(clean(line), base)];
+    }
+    let parsed = crate::ansi::keep_colours(line)
+        .into_text()
+        .ok()
+        .and_then(|t| t.lines.into_iter().next());
+    match parsed {
+        Some(l) => l
+            .spans
+            .into_iter()
+            .map(|s| {
+                Span::styled(
+                    clean(&s.content),
+                    base.patch(unreset(l.style)).patch(unreset(s.style)),
+                )
+            })
+            .filter(|s| !s.content.is_empty())
+            .collect(),
+        None => vec![Span::styled(clean(&crate::ansi::strip(line)), base)],
+    }
+}
+
+/// An SGR reset means "back to the pane's own style", not the terminal's.
+fn unreset(mut s: Style) -> Style {
+    if s.fg == Some(ratatui::style::Color::Reset) {
+        s.fg = None;
+    }
+    if s.bg == Some(ratatui::style::Color::Reset) {
+        s.bg = None;
+    }
+    s
+}
+
+fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '\t' => out.push_str("    "),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
