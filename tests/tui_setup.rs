@@ -92,6 +92,13 @@ async fn first_start_sets_up_a_provider_with_a_checked_key() {
     let config =
         std::fs::read_to_string(home.home.path().join("config/cairn/config.toml")).unwrap();
     assert!(config.contains("provider = \"anthropic\""), "{config}");
+    // The turn is over (its title asked for) before quitting: a Ctrl+C
+    // during a turn only stops the turn.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while mock.pending() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(500));
     app.send(b"\x03");
     app.send(b"\x03");
     assert!(app.wait_exit(Duration::from_secs(15)).is_some());

@@ -18,32 +18,9 @@ pub async fn run(
     continue_latest: bool,
     resume: Option<String>,
 ) -> Result<()> {
-    // A broken config stops here, before the screen changes.
-    let mut s = startup::load(overrides)?;
-    // Asked before anything the project names can run.
-    let mut trust_answer = None;
-    if s.trust == crate::config::trust::Standing::Undecided {
-        match crate::tui::trust::ask(&s.config).await? {
-            Some(answer) => {
-                s.answer_trust(answer);
-                trust_answer = Some(answer);
-            }
-            None => return Ok(()),
-        }
-    }
-    let mut s = startup::resolve(s, overrides).await?;
-    if s.provider.is_none() {
-        if !first_start_setup(&s).await? {
-            eprintln!("{}", startup::setup_help());
-            return Ok(());
-        }
-        // Read again: the set-up wrote the provider into the config.
-        let mut again = startup::load(overrides)?;
-        if let Some(answer) = trust_answer {
-            again.answer_trust(answer);
-        }
-        s = startup::resolve(again, overrides).await?;
-    }
+    let Some(s) = configured(overrides).await? else {
+        return Ok(());
+    };
     let mut notices = crate::tui::trust::notices(&s.config, s.trust, s.trust_problem.as_deref());
     let mut store = match startup::open_store() {
         Ok(st) => Some(st),
@@ -84,6 +61,51 @@ pub async fn run(
         ..
     } = agent;
     let result = crate::tui::run(opts, commands, events).await;
+    finish(result, task, sink, mcp, resumed_id).await
+}
+
+/// The configuration with a provider: asks whether to trust the project
+/// when that is undecided, and runs the first-start set-up when no
+/// provider is configured. `None` when the person quit instead.
+async fn configured(overrides: &Overrides) -> Result<Option<Startup>> {
+    // A broken config stops here, before the screen changes.
+    let mut s = startup::load(overrides)?;
+    // Asked before anything the project names can run.
+    let mut trust_answer = None;
+    if s.trust == crate::config::trust::Standing::Undecided {
+        match crate::tui::trust::ask(&s.config).await? {
+            Some(answer) => {
+                s.answer_trust(answer);
+                trust_answer = Some(answer);
+            }
+            None => return Ok(None),
+        }
+    }
+    let s = startup::resolve(s, overrides).await?;
+    if s.provider.is_some() {
+        return Ok(Some(s));
+    }
+    if !first_start_setup(&s).await? {
+        eprintln!("{}", startup::setup_help());
+        return Ok(None);
+    }
+    // Read again: the set-up wrote the provider into the config.
+    let mut again = startup::load(overrides)?;
+    if let Some(answer) = trust_answer {
+        again.answer_trust(answer);
+    }
+    Ok(Some(startup::resolve(again, overrides).await?))
+}
+
+/// After the screen: the agent winds down, the store takes what it still
+/// holds, MCP servers stop, and the way back to the session is printed.
+async fn finish(
+    result: Result<()>,
+    task: Option<tokio::task::JoinHandle<()>>,
+    sink: Option<std::sync::Arc<crate::agent::store_sink::StoreSink>>,
+    mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    resumed_id: Option<SessionId>,
+) -> Result<()> {
     // Quitting mid-turn cancels it; let the agent answer the cancelled calls
     // and hand the last messages and file versions to the store first.
     if let Some(task) = task {

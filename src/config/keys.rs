@@ -75,6 +75,11 @@ pub fn save_provider(path: &Path, name: &str, fields: &[(&str, String)]) -> Resu
             t.set_implicit(true);
             doc["providers"] = toml_edit::Item::Table(t);
         }
+        if let Some(providers) = doc["providers"].as_table_mut()
+            && !providers.contains_key(name)
+        {
+            providers.insert(name, toml_edit::Item::Table(toml_edit::Table::new()));
+        }
         for (k, v) in fields {
             doc["providers"][name][k] = toml_edit::value(v.as_str());
         }

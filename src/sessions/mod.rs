@@ -238,7 +238,7 @@ impl Sessions {
             SessionRequest::Fork(id) => {
                 let new = store.fork_session(&id, None)?;
                 SessionReply::Info(format!(
-                    "Forked into a new session {}; find it in the browser (Ctrl+S).",
+                    "Forked into a new session {} (listed in the browser, Ctrl+S).",
                     short_id(&new)
                 ))
             }

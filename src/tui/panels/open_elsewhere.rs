@@ -54,6 +54,6 @@ pub(super) fn render(panel: &Panel, area: Rect, buf: &mut Buffer, s: &Styles) ->
         Line::styled("  r          open it read-only: look, send nothing", s.text),
         Line::styled("  Esc        cancel", s.text),
     ];
-    boxed(" Open elsewhere ", lines, area, buf, s);
+    boxed(" Open in another cairn ", lines, area, buf, s);
     true
 }

@@ -18,7 +18,10 @@ impl Setup {
             Step::Details => self.detail_lines(&s),
         };
         let w = area.width.saturating_sub(4).clamp(20, 100);
-        let h = (lines.len() as u16 + 2).min(area.height);
+        // Rows once wrapped, so the keys on the last line are never cut.
+        let inner = usize::from(w.saturating_sub(2).max(1));
+        let rows: usize = lines.iter().map(|l| l.width().max(1).div_ceil(inner)).sum();
+        let h = (rows as u16 + 2).min(area.height);
         let rect = Rect {
             x: area.x + area.width.saturating_sub(w) / 2,
             y: area.y + area.height.saturating_sub(h) / 3,
@@ -61,10 +64,10 @@ impl Setup {
     fn detail_lines(&self, s: &Styles) -> Vec<Line<'static>> {
         let c = self.choice();
         let mut lines = vec![Line::styled(c.label.to_string(), s.accent), Line::raw("")];
-        let field = |label: &str, value: String, on: bool| {
+        let field = |value: String, on: bool| {
             let style = if on { s.focused_choice } else { s.text };
             Line::from(vec![
-                Span::styled(format!("{label:<10}"), s.dim),
+                Span::styled(if on { "› " } else { "  " }, s.accent),
                 Span::styled(value, style),
                 Span::styled(if on { "▏" } else { "" }, s.dim),
             ])
@@ -75,15 +78,14 @@ impl Setup {
             "API key"
         };
         lines.push(Line::styled(key_label.to_string(), s.dim));
-        lines.push(field("", masked(&self.key), self.field == Field::Key));
+        lines.push(field(masked(&self.key), self.field == Field::Key));
         lines.push(Line::styled(
-            "  paste it (stored 0600 in cairn's data directory), or type $NAME to read it \
-             from that environment variable",
+            "  paste it (stored 0600 in cairn's data directory) or type $NAME to read a variable",
             s.dim,
         ));
         lines.push(Line::raw(""));
         lines.push(Line::styled("Base URL".to_string(), s.dim));
-        lines.push(field("", self.url.clone(), self.field == Field::Url));
+        lines.push(field(self.url.clone(), self.field == Field::Url));
         lines.push(Line::raw(""));
         if self.checking {
             lines.push(Line::styled(
