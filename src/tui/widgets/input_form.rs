@@ -128,7 +128,7 @@ impl InputForm {
         Some(InputAnswer::Accept(out))
     }
 
-    fn lines(&self, width: u16, styles: &Styles) -> Vec<Line<'static>> {
+    fn lines(&self, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
         let mut out = wrap_plain(&self.request.message, width, styles.user);
         out.push(Line::default());
         for (i, (field, value)) in self.request.fields.iter().zip(&self.values).enumerate() {
@@ -171,20 +171,24 @@ impl InputForm {
             out.extend(wrap_plain(e, width, styles.error));
         }
         out.push(Line::default());
-        out.push(Line::from(Span::styled(
-            "↑↓ Tab field · Enter send · Esc decline · Ctrl+C cancel",
-            styles.dim,
-        )));
+        let hint = format!(
+            "{} field · {} send · {} decline · {} cancel · F1 keys",
+            keys.keys_for(Action::FormNext),
+            keys.keys_for(Action::FormSubmit),
+            keys.keys_for(Action::FormDecline),
+            keys.keys_for(Action::FormCancel),
+        );
+        out.extend(wrap_plain(&hint, width, styles.dim));
         out
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, styles: &Styles) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, styles: &Styles, keys: &KeyMap) {
         let w = area
             .width
             .saturating_sub(4)
             .min(100)
             .max(20.min(area.width));
-        let lines = self.lines(w.saturating_sub(2), styles);
+        let lines = self.lines(w.saturating_sub(2), styles, keys);
         let h = (lines.len() as u16 + 2).min(area.height);
         let rect = Rect::new(
             area.x + (area.width - w) / 2,
