@@ -206,7 +206,6 @@ pub fn result_text(content: &[ResultContent]) -> String {
 /// Missing results are filled with a "cancelled" error; orphan results are
 /// dropped. Returns how many repairs were made.
 pub fn repair_tool_pairs(messages: &mut Vec<Message>) -> usize {
-    use std::collections::HashSet;
     let mut repairs = 0;
     let mut i = 0;
     while i < messages.len() {
@@ -233,47 +232,7 @@ pub fn repair_tool_pairs(messages: &mut Vec<Message>) -> usize {
                         },
                     );
                 }
-                let next = &mut messages[i + 1];
-                let call_set: HashSet<&String> = calls.iter().collect();
-                let before = next.parts.len();
-                let mut seen = HashSet::new();
-                next.parts.retain(|p| match p {
-                    Part::ToolResult { call_id, .. } => {
-                        call_set.contains(call_id) && seen.insert(call_id.clone())
-                    }
-                    _ => true,
-                });
-                repairs += before - next.parts.len();
-                // Results first, in call order, then any other user content.
-                let mut results = Vec::new();
-                let mut others = Vec::new();
-                for p in next.parts.drain(..) {
-                    match p {
-                        Part::ToolResult { .. } => results.push(p),
-                        other => others.push(other),
-                    }
-                }
-                let mut ordered = Vec::new();
-                for id in &calls {
-                    let pos = results.iter().position(
-                        |p| matches!(p, Part::ToolResult { call_id, .. } if call_id == id),
-                    );
-                    match pos {
-                        Some(pos) => ordered.push(results.remove(pos)),
-                        None => {
-                            repairs += 1;
-                            ordered.push(Part::ToolResult {
-                                call_id: id.clone(),
-                                content: vec![ResultContent::text(
-                                    "The tool call was cancelled before it produced a result.",
-                                )],
-                                is_error: true,
-                            });
-                        }
-                    }
-                }
-                ordered.extend(others);
-                next.parts = ordered;
+                repairs += pair_results(&calls, &mut messages[i + 1]);
                 i += 2;
             }
             Role::User => {
@@ -292,6 +251,54 @@ pub fn repair_tool_pairs(messages: &mut Vec<Message>) -> usize {
             }
         }
     }
+    repairs
+}
+
+/// Makes `next` hold exactly one result for each of `calls`, in call order,
+/// ahead of any other content. Returns how many repairs were made.
+fn pair_results(calls: &[String], next: &mut Message) -> usize {
+    use std::collections::HashSet;
+    let mut repairs = 0;
+    let call_set: HashSet<&String> = calls.iter().collect();
+    let before = next.parts.len();
+    let mut seen = HashSet::new();
+    next.parts.retain(|p| match p {
+        Part::ToolResult { call_id, .. } => {
+            call_set.contains(call_id) && seen.insert(call_id.clone())
+        }
+        _ => true,
+    });
+    repairs += before - next.parts.len();
+    // Results first, in call order, then any other user content.
+    let mut results = Vec::new();
+    let mut others = Vec::new();
+    for p in next.parts.drain(..) {
+        match p {
+            Part::ToolResult { .. } => results.push(p),
+            other => others.push(other),
+        }
+    }
+    let mut ordered = Vec::new();
+    for id in calls {
+        let pos = results
+            .iter()
+            .position(|p| matches!(p, Part::ToolResult { call_id, .. } if call_id == id));
+        match pos {
+            Some(pos) => ordered.push(results.remove(pos)),
+            None => {
+                repairs += 1;
+                ordered.push(Part::ToolResult {
+                    call_id: id.clone(),
+                    content: vec![ResultContent::text(
+                        "The tool call was cancelled before it produced a result.",
+                    )],
+                    is_error: true,
+                });
+            }
+        }
+    }
+    ordered.extend(others);
+    next.parts = ordered;
     repairs
 }
 

@@ -64,7 +64,7 @@ enum Command {
         #[arg(long, global = true)]
         json: bool,
     },
-    /// MCP servers: list, add, remove, get.
+    /// MCP servers: list, add, remove, get, login, logout.
     Mcp {
         #[command(subcommand)]
         action: cairn::cli::mcp::McpAction,
@@ -207,66 +207,11 @@ async fn async_main(cli: Cli) -> u8 {
             session,
             prompt,
         }) => {
-            let prompt = if prompt.is_empty() {
-                let mut s = String::new();
-                if let Err(e) = std::io::stdin().read_to_string(&mut s) {
-                    eprintln!("cairn: cannot read the prompt from standard input: {e}");
-                    return 2;
-                }
-                s
-            } else {
-                prompt.join(" ")
-            };
-            if prompt.trim().is_empty() {
-                eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
-                return 2;
-            }
+            let output = if json { Output::Json } else { Output::Plain };
             let resume = cairn::cli::resume::Resume::from_flags(continue_latest, session);
-            match cairn::cli::run::main(
-                &overrides,
-                prompt,
-                if json { Output::Json } else { Output::Plain },
-                resume,
-            )
-            .await
-            {
-                Ok(code) => code,
-                Err(e) => {
-                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                    1
-                }
-            }
+            run_command(&overrides, prompt, output, resume).await
         }
-        Some(Command::Sessions { action, json }) => {
-            cairn::term_safe::quiet_broken_pipe();
-            use cairn::cli::sessions::Action;
-            let action = match action {
-                SessionsAction::List { all, limit } => Action::List { all, limit },
-                SessionsAction::Show { id } => Action::Show { id },
-                SessionsAction::Search { query, all, limit } => Action::Search {
-                    query: query.join(" "),
-                    all,
-                    limit,
-                },
-                SessionsAction::Export { id, json, output } => Action::Export { id, json, output },
-                SessionsAction::Delete { id, yes } => Action::Delete { id, yes },
-            };
-            let root = match std::env::current_dir() {
-                Ok(cwd) => cairn::agent::instructions::project_root(&cwd),
-                Err(e) => {
-                    eprintln!("cairn: cannot read the current directory: {e}");
-                    return 1;
-                }
-            };
-            let mut out = std::io::stdout().lock();
-            match cairn::cli::sessions::run(action, json, &root, &mut out) {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                    1
-                }
-            }
-        }
+        Some(Command::Sessions { action, json }) => sessions_command(action, json),
         Some(Command::Trust { action }) => {
             let action = match action {
                 TrustAction::List => cairn::cli::trust::Action::List,
@@ -275,43 +220,83 @@ async fn async_main(cli: Cli) -> u8 {
             let run = std::env::current_dir()
                 .map_err(anyhow::Error::from)
                 .and_then(|cwd| cairn::cli::trust::run(action, &cwd, &mut std::io::stdout()));
-            match run {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                    1
-                }
-            }
+            report(run.map(|()| 0))
         }
-        Some(Command::Mcp { action }) => match cairn::cli::mcp::run(action, &overrides).await {
-            Ok(code) => code,
-            Err(e) => {
-                eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                1
-            }
-        },
+        Some(Command::Mcp { action }) => report(cairn::cli::mcp::run(action, &overrides).await),
         Some(Command::Sandbox { status, command }) => {
             cairn::cli::sandbox::run(status, &command, cli.no_sandbox)
         }
         Some(Command::Permissions { action }) => {
-            match cairn::cli::permissions::run(action.into()) {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                    1
-                }
-            }
+            report(cairn::cli::permissions::run(action.into()).map(|()| 0))
         }
-        None => {
-            match cairn::cli::interactive::run(&overrides, cli.continue_latest, cli.resume).await {
-                Ok(()) => 0,
-                Err(e) => {
-                    eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
-                    1
-                }
-            }
+        None => report(
+            cairn::cli::interactive::run(&overrides, cli.continue_latest, cli.resume)
+                .await
+                .map(|()| 0),
+        ),
+    }
+}
+
+/// The exit code of a command's result; an error is printed, escaped, as
+/// one `cairn:` line.
+fn report(result: anyhow::Result<u8>) -> u8 {
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("cairn: {}", cairn::term_safe::escape(&format!("{e:#}")));
+            1
         }
     }
+}
+
+/// `cairn run`: the prompt from the arguments or standard input.
+async fn run_command(
+    overrides: &Overrides,
+    prompt: Vec<String>,
+    output: Output,
+    resume: cairn::cli::resume::Resume,
+) -> u8 {
+    let prompt = if prompt.is_empty() {
+        let mut s = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
+            eprintln!("cairn: cannot read the prompt from standard input: {e}");
+            return 2;
+        }
+        s
+    } else {
+        prompt.join(" ")
+    };
+    if prompt.trim().is_empty() {
+        eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
+        return 2;
+    }
+    report(cairn::cli::run::main(overrides, prompt, output, resume).await)
+}
+
+/// `cairn sessions …`, for the project of the current directory.
+fn sessions_command(action: SessionsAction, json: bool) -> u8 {
+    cairn::term_safe::quiet_broken_pipe();
+    use cairn::cli::sessions::Action;
+    let action = match action {
+        SessionsAction::List { all, limit } => Action::List { all, limit },
+        SessionsAction::Show { id } => Action::Show { id },
+        SessionsAction::Search { query, all, limit } => Action::Search {
+            query: query.join(" "),
+            all,
+            limit,
+        },
+        SessionsAction::Export { id, json, output } => Action::Export { id, json, output },
+        SessionsAction::Delete { id, yes } => Action::Delete { id, yes },
+    };
+    let root = match std::env::current_dir() {
+        Ok(cwd) => cairn::agent::instructions::project_root(&cwd),
+        Err(e) => {
+            eprintln!("cairn: cannot read the current directory: {e}");
+            return 1;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    report(cairn::cli::sessions::run(action, json, &root, &mut out).map(|()| 0))
 }
 
 /// Logs go to a file under the state directory, never to the terminal.

@@ -44,6 +44,7 @@ fn main() {
         enabled_and_disabled_tools_filter_what_is_offered,
         read_only_hints_count_only_when_the_config_says_so,
         the_model_lists_and_reads_resources,
+        an_attached_image_is_an_image_or_a_note,
         a_prompt_command_sends_the_servers_prompt,
         run_declines_a_servers_request_for_input,
         mcp_list_is_bounded_and_fails_when_a_server_does,
@@ -364,6 +365,38 @@ async fn the_model_lists_and_reads_resources() {
         missing.contains("could not read `cairn-test://none`"),
         "{missing}"
     );
+}
+
+/// `@mcp:SERVER:URI` naming an image: an image block for a model that sees
+/// images, a note with its type and size for one that does not.
+async fn an_attached_image_is_an_image_or_a_note() {
+    let prompt = format!("what is in @mcp:test:{}", mcp_server::PIXEL_URI);
+    let no_images = "[models.\"claude-sonnet-4-5\"]\nimages = false\n";
+    for (extra, sees) in [("", true), (no_images, false)] {
+        let env = Env::new(&format!("{extra}{}", test_server("test", "")));
+        let mock = MockModel::start(Format::Anthropic, vec![Reply::text("A pixel.")]).await;
+        let (code, stdout, stderr) = env.cairn(&mock.url(), &["run", &prompt]).await;
+        assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+        let first = &mock.requests()[0]["messages"][0]["content"];
+        let blocks = first.as_array().expect("content blocks");
+        let image = blocks.iter().find(|b| b["type"] == "image");
+        let text = first.to_string();
+        assert!(
+            text.contains("<attached resource=\\\"mcp:test:cairn-test://pixel\\\">"),
+            "{text}"
+        );
+        if sees {
+            let image = image.unwrap_or_else(|| panic!("no image block: {text}"));
+            assert_eq!(image["source"]["media_type"], "image/png");
+            assert_eq!(image["source"]["data"], mcp_server::PNG);
+        } else {
+            assert!(image.is_none(), "{text}");
+            assert!(
+                text.contains("(image/png), 70 bytes: an image, which this model cannot see"),
+                "{text}"
+            );
+        }
+    }
 }
 
 async fn a_prompt_command_sends_the_servers_prompt() {

@@ -15,6 +15,7 @@ mod pty;
 #[path = "support/test_home.rs"]
 mod test_home;
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -43,6 +44,10 @@ fn main() {
         (
             "a_servers_request_for_input_is_a_form",
             a_servers_request_for_input_is_a_form,
+        ),
+        (
+            "a_servers_request_to_open_a_page_shows_it_and_opens_it",
+            a_servers_request_to_open_a_page_shows_it_and_opens_it,
         ),
         ("a_prompt_is_a_slash_command", a_prompt_is_a_slash_command),
         (
@@ -103,14 +108,26 @@ fn model(replies: Vec<Reply>) -> (tokio::runtime::Runtime, MockModel) {
 }
 
 fn start(config: &str, mock: &MockModel, rows: u16, cols: u16) -> (TestHome, PtyApp) {
+    start_with(config, mock, rows, cols, &[])
+}
+
+fn start_with(
+    config: &str,
+    mock: &MockModel,
+    rows: u16,
+    cols: u16,
+    extra: &[(String, String)],
+) -> (TestHome, PtyApp) {
     let home = TestHome::new();
     let dir = home.home.path().join("config").join("cairn");
     std::fs::create_dir_all(&dir).expect("config dir");
     std::fs::write(dir.join("config.toml"), config).expect("config");
+    let mut vars = home.vars(&mock.url());
+    vars.extend_from_slice(extra);
     let app = PtyApp::spawn(
         Path::new(env!("CARGO_BIN_EXE_cairn")),
         &[],
-        &home.vars(&mock.url()),
+        &vars,
         home.project.path(),
         rows,
         cols,
@@ -168,15 +185,21 @@ fn a_servers_request_for_input_is_a_form() {
     app.send(b"\r");
     let form = app.wait_for("the form", |s| s.contains("Who is asking?"));
     assert!(form.contains("MCP server `test` asks"), "{form}");
+    // The fields in the order the server sent them.
+    let at = |label: &str| {
+        form.find(label)
+            .unwrap_or_else(|| panic!("{label}: {form}"))
+    };
     assert!(
-        form.contains("Your name*:") && form.contains("count:"),
+        at("Your name*:") < at("mood:") && at("mood:") < at("count:"),
         "{form}"
     );
     // Sending without the required name says so and keeps the form.
     app.send(b"\r");
     app.wait_for_text("Your name is required");
-    // The required name comes first.
     app.type_text("Ada");
+    app.send(b"\t");
+    app.type_text("calm");
     app.send(b"\t");
     app.type_text("3");
     app.send(b"\r");
@@ -185,9 +208,48 @@ fn a_servers_request_for_input_is_a_form() {
     assert!(
         result.contains("answer: Accept")
             && result.contains(r#"\"name\":\"Ada\""#)
+            && result.contains(r#"\"mood\":\"calm\""#)
             && result.contains(r#"\"count\":3"#),
         "{result}"
     );
+    quit(app);
+}
+
+fn a_servers_request_to_open_a_page_shows_it_and_opens_it() {
+    let page = "https://example.com/verify?id=7";
+    let (_rt, mock) = model(vec![
+        Reply::tool("u1", "mcp__test__ask", json!({"url": page})),
+        Reply::text("Opened."),
+        Reply::text("Page"),
+    ]);
+    let scratch = tempfile::tempdir().expect("tempdir");
+    let opened = scratch.path().join("opened");
+    let browser = scratch.path().join("browser.sh");
+    let script = format!(
+        "#!/bin/sh\nprintf '%s\\n' \"$1\" > '{}'\n",
+        opened.display()
+    );
+    std::fs::write(&browser, script).expect("script");
+    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let extra = [("CAIRN_BROWSER".to_string(), browser.display().to_string())];
+    let config = test_server("test", "trusted = true");
+    let (_home, mut app) = start_with(&config, &mock, 30, 110, &extra);
+    app.type_text("open it");
+    app.send(b"\r");
+    let dialog = app.wait_for("the page dialog", |s| s.contains("open a web page"));
+    assert!(
+        dialog.contains("Confirm your account on the web."),
+        "{dialog}"
+    );
+    assert!(dialog.contains(&format!("address: {page}")), "{dialog}");
+    assert!(dialog.contains("site:    example.com"), "{dialog}");
+    assert!(!opened.exists(), "nothing opens before the person agrees");
+    app.send(b"\r");
+    app.wait_for_text("Opened.");
+    let result = mock.requests()[1]["messages"].to_string();
+    assert!(result.contains("answer: Accept"), "{result}");
+    let got = std::fs::read_to_string(&opened).expect("the browser was asked");
+    assert_eq!(got.trim(), page);
     quit(app);
 }
 
@@ -323,7 +385,8 @@ fn the_dialog_shows_the_whole_call_and_always_offers_the_tool() {
         Reply::tool(
             "c1",
             "mcp__test__echo",
-            json!({"text": body.join("\n"), "note": long}),
+            // Shown in the order the model wrote them.
+            json!({"note": long, "text": body.join("\n")}),
         ),
         Reply::text("Echoed it."),
     ]);

@@ -68,6 +68,8 @@ pub enum AgentCommand {
         cost: Option<f64>,
         /// Files changed in the session that cannot be restored.
         lost: Vec<crate::store::LostFile>,
+        /// Another cairn records the session: show it, record nothing.
+        read_only: bool,
     },
     Shutdown,
 }
@@ -244,6 +246,29 @@ impl AgentCommand {
             session_id: Some(loaded.id().clone()),
             cost: loaded.cost,
             lost: loaded.lost.clone(),
+            read_only: false,
+        }
+    }
+
+    /// The same, for a session another cairn records: nothing is recorded.
+    pub fn load_read_only(loaded: &crate::sessions::LoadedSession) -> AgentCommand {
+        match Self::load(loaded) {
+            AgentCommand::LoadHistory {
+                messages,
+                versions,
+                session_id,
+                cost,
+                lost,
+                ..
+            } => AgentCommand::LoadHistory {
+                messages,
+                versions,
+                session_id,
+                cost,
+                lost,
+                read_only: true,
+            },
+            other => other,
         }
     }
 }

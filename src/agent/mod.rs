@@ -242,6 +242,7 @@ impl Agent {
             AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
             AgentCommand::NewSession => {
                 if let Some(sink) = &self.shared.sink {
+                    sink.read_only(false);
                     sink.new_session();
                 }
                 self.messages.clear();
@@ -262,6 +263,7 @@ impl Agent {
                 session_id,
                 cost,
                 lost,
+                read_only,
             } => {
                 crate::conversation::repair_tool_pairs(&mut messages);
                 self.turn = versions
@@ -272,6 +274,8 @@ impl Agent {
                     .max(count_prompts(&messages));
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
+                self.session
+                    .set_todos(crate::tools::todos::latest(&messages));
                 for v in versions {
                     self.session.set_turn(v.turn);
                     self.session.record_version(&v.path, v.before);
@@ -283,8 +287,11 @@ impl Agent {
                 // These came from the store; they are not new.
                 self.session.take_unsent();
                 self.session.take_unsent_lost();
-                if let (Some(sink), Some(id)) = (&self.shared.sink, &session_id) {
-                    sink.resume(id);
+                if let Some(sink) = &self.shared.sink {
+                    sink.read_only(read_only);
+                    if let (false, Some(id)) = (read_only, &session_id) {
+                        sink.resume(id);
+                    }
                 }
                 // Session totals continue from what the session cost.
                 self.cost = cost;
@@ -386,7 +393,8 @@ impl Agent {
         let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
         parts.extend(mentions::attach(&text, cwd, workspace, &self.shared).await);
         if let Some(source) = &self.tool_source {
-            parts.extend(sources::attachments(source.as_ref(), &text, &self.shared).await);
+            let images = self.opts.model_info.supports_images;
+            parts.extend(sources::attachments(source.as_ref(), &text, images, &self.shared).await);
         }
         parts.push(Part::Text { text: text.clone() });
         parts.extend(images.into_iter().map(|image| Part::Image { image }));

@@ -19,6 +19,8 @@ pub trait SessionSink: Send + Sync {
     fn resume(&self, session_id: &crate::store::SessionId);
     /// The next message starts a new session.
     fn new_session(&self);
+    /// While on, nothing is recorded (a session another cairn records).
+    fn read_only(&self, _on: bool) {}
     /// The conversation returned to before `turn`: drop the later messages
     /// (in place) or continue in a copy of the history before it (fork).
     fn rewind(&self, turn: u64, fork: bool);

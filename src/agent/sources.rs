@@ -10,7 +10,7 @@ use tokio::sync::oneshot;
 
 use super::Shared;
 use super::events::{AgentEvent, NoticeLevel};
-use crate::conversation::Part;
+use crate::conversation::{Part, ResultContent};
 use crate::tools::ToolSource;
 use crate::tools::input::InputAnswer;
 use crate::tools::state::lock;
@@ -74,11 +74,29 @@ pub(crate) fn answer(shared: &Shared, id: u64, answer: InputAnswer) {
     shared.emit(AgentEvent::InputResolved { id });
 }
 
-/// The text of each `@mcp:SERVER:URI` the prompt mentions, as parts of the
-/// user's message; one that cannot be read is a notice.
-pub(crate) async fn attachments(source: &dyn ToolSource, text: &str, shared: &Shared) -> Vec<Part> {
+/// The contents of each `@mcp:SERVER:URI` the prompt mentions, as parts of
+/// the user's message: text inside an `<attached>` element, an image (when
+/// the model sees images) right after the element naming it; one that
+/// cannot be read is a notice.
+pub(crate) async fn attachments(
+    source: &dyn ToolSource,
+    text: &str,
+    images: bool,
+    shared: &Shared,
+) -> Vec<Part> {
     let mut parts = Vec::new();
     let mut seen = Vec::new();
+    if text.split_whitespace().any(|w| w.starts_with("@mcp:")) {
+        // A server still starting (the first prompt of `cairn run`) has
+        // nothing to read yet.
+        let waiting = |note: String| {
+            shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: note,
+            })
+        };
+        source.ready(&waiting).await;
+    }
     for word in text.split_whitespace() {
         let Some(reference) = word.strip_prefix('@').filter(|r| r.starts_with("mcp:")) else {
             continue;
@@ -87,18 +105,37 @@ pub(crate) async fn attachments(source: &dyn ToolSource, text: &str, shared: &Sh
             continue;
         }
         seen.push(reference);
-        match source.attach(reference).await {
-            Ok(body) => parts.push(Part::Text {
-                text: format!(
-                    "{}resource=\"{reference}\">\n{body}\n</attached>",
-                    crate::conversation::ATTACHED_TAG
-                ),
-            }),
+        match source.attach(reference, images).await {
+            Ok(content) => parts.extend(attached(reference, content)),
             Err(why) => shared.emit(AgentEvent::Notice {
                 level: NoticeLevel::Warning,
                 text: format!("@{reference} was not attached: {why}"),
             }),
         }
     }
+    parts
+}
+
+/// One attached resource as message parts.
+fn attached(reference: &str, content: Vec<ResultContent>) -> Vec<Part> {
+    let mut text = Vec::new();
+    let mut pictures = Vec::new();
+    for piece in content {
+        match piece {
+            ResultContent::Text { text: t } => text.push(t),
+            ResultContent::Image { image } => {
+                text.push(format!("(an image, {}, follows)", image.media_type));
+                pictures.push(Part::Image { image });
+            }
+        }
+    }
+    let body = text.join("\n");
+    let mut parts = vec![Part::Text {
+        text: format!(
+            "{}resource=\"{reference}\">\n{body}\n</attached>",
+            crate::conversation::ATTACHED_TAG
+        ),
+    }];
+    parts.extend(pictures);
     parts
 }

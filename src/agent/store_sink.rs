@@ -118,8 +118,7 @@ impl StoreSink {
 
     /// From now on nothing is recorded (a session opened read-only).
     pub fn set_read_only(&self) {
-        self.read_only
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        SessionSink::read_only(self, true);
     }
 
     /// Waits (at most `timeout`) until the writer has tried everything sent
@@ -169,6 +168,10 @@ impl SessionSink for StoreSink {
     }
     fn new_session(&self) {
         self.send(Job::New);
+    }
+    fn read_only(&self, on: bool) {
+        self.read_only
+            .store(on, std::sync::atomic::Ordering::SeqCst);
     }
     fn rewind(&self, turn: u64, fork: bool) {
         self.send(Job::Rewind(turn, fork));
@@ -333,55 +336,6 @@ impl Writer {
         }
         self.take_lock(id.as_ref());
         lock(&self.state).session = id;
-    }
-
-    /// `id`, or a fork of it when another cairn records it: two writers
-    /// would interleave their turns into one history. The front ends ask
-    /// before resuming; this catches the other ways in (the session
-    /// browser, two resumes racing).
-    fn unless_open_elsewhere(&mut self, id: SessionId) -> Result<SessionId, StoreError> {
-        let held = match self.store.path() {
-            Some(db) if self.lock.as_ref().map(|l| &l.0) != Some(&id) => {
-                crate::store::SessionLock::holder(db, &id).ok().flatten()
-            }
-            _ => None,
-        };
-        let Some(held) = held else {
-            return Ok(id);
-        };
-        let fork = self.store.fork_session(&id, None)?;
-        self.tell(AgentEvent::Notice {
-            level: super::NoticeLevel::Warning,
-            text: format!(
-                "Session {id}: {held}, so this conversation continues in a copy of it \
-                 (session {fork})."
-            ),
-        });
-        Ok(fork)
-    }
-
-    /// Holds the lock of the session being recorded (and only of it). The
-    /// front ends check before resuming; a session locked anyway (two
-    /// resumes racing) is reported, not silently interleaved.
-    fn take_lock(&mut self, id: Option<&SessionId>) {
-        if self.lock.as_ref().map(|l| &l.0) == id {
-            return;
-        }
-        self.lock = None;
-        let (Some(id), Some(db)) = (id, self.store.path()) else {
-            return;
-        };
-        match crate::store::SessionLock::acquire(db, id) {
-            Ok(Ok(l)) => self.lock = Some((id.clone(), l)),
-            Ok(Err(held)) => self.tell(AgentEvent::Notice {
-                level: super::NoticeLevel::Warning,
-                text: format!(
-                    "Session {id}: {held}; turns from both will be recorded into it. \
-                     Fork it (/rewind or `cairn -c` again) to keep them apart."
-                ),
-            }),
-            Err(e) => tracing::warn!("cannot lock session {id}: {e}"),
-        }
     }
 
     fn ensure_session(&mut self) -> Result<SessionId, StoreError> {
@@ -599,17 +553,26 @@ impl Writer {
                     }
                 }
             }
-            AgentEvent::ResponseReset | AgentEvent::TurnFinished { .. } => {
-                // A response that restarted or never completed: what was
-                // kept of it is not part of the conversation.
+            AgentEvent::ResponseReset => {
+                // A response that restarted: what was kept of it is not
+                // part of the conversation.
                 let stale = self.partial.take();
                 self.drop_partial(stale)?;
+            }
+            AgentEvent::TurnFinished { turn, outcome } => {
+                // Nor is one that never completed.
+                let stale = self.partial.take();
+                self.drop_partial(stale)?;
+                self.turn_end(turn, &outcome)?;
             }
             _ => {}
         }
         Ok(())
     }
 }
+
+#[path = "store_sink_locks.rs"]
+mod locks;
 
 #[cfg(test)]
 #[path = "store_sink_tests.rs"]

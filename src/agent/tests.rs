@@ -1041,6 +1041,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
         session_id: Some(id.clone()),
         cost: Some(0.5),
         lost: vec![],
+        read_only: false,
     })
     .unwrap();
     tx.send(AgentCommand::Submit {
@@ -1312,6 +1313,7 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
         session_id: None,
         cost: None,
         lost,
+        read_only: false,
     })
     .unwrap();
     tx.send(AgentCommand::PrepareUndo).unwrap();

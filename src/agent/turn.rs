@@ -97,6 +97,16 @@ pub(crate) struct Totals<'a> {
     pub tracker: &'a mut Tracker,
 }
 
+/// What the turn does after a response's stream ended.
+enum AfterStream {
+    /// Go on with the response's calls.
+    Proceed,
+    /// Compacted after a context-length error: ask again.
+    Retry,
+    /// The turn is over.
+    End(TurnOutcome),
+}
+
 pub(crate) async fn run(
     ctx: &TurnContext,
     messages: &mut Vec<Message>,
@@ -108,112 +118,41 @@ pub(crate) async fn run(
         tracker,
     } = totals;
     let system = build_system_prompt(ctx);
-    let window = ctx.opts.model_info.context_window;
     let mut retried_for_context = false;
     let mut warned_full = false;
     let mut calls_made = 0;
     while calls_made < ctx.opts.max_turns.max(1) {
         calls_made += 1;
-        let estimate = tracker.estimate(&system, messages);
-        if estimate as f64 > ctx.opts.compact_threshold * window as f64
-            && let Err(e) = compaction::compact(ctx, messages, None, false, tracker).await
+        if !compact_if_full(ctx, &system, messages, tracker, &mut warned_full).await
+            || !ctx.refresh_tools().await
         {
-            if ctx.cancel.is_cancelled() {
-                return TurnOutcome::Cancelled;
-            }
-            if !warned_full {
-                warned_full = true;
-                ctx.shared.emit(AgentEvent::Notice {
-                    level: NoticeLevel::Warning,
-                    text: format!("The context is nearly full and could not be compacted: {e}"),
-                });
-            }
-        }
-        if !ctx.refresh_tools().await {
             return TurnOutcome::Cancelled;
         }
-        let mode = lock(&ctx.shared.gate).mode();
-        let mut history = messages.clone();
-        repair_tool_pairs(&mut history);
-        let request = Request {
-            model: ctx.opts.model.clone(),
-            system: system.clone(),
-            messages: history,
-            tools: if mode == Mode::Chat {
-                Vec::new()
-            } else {
-                ctx.tools().specs()
-            },
-            max_tokens: ctx
-                .opts
-                .max_tokens
-                .unwrap_or(ctx.opts.model_info.max_output as u32),
-            temperature: None,
-            reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
-        };
+        let request = build_request(ctx, &system, messages);
         ctx.shared.emit(AgentEvent::ResponseStarted);
         let mut response = Response::default();
         let end = stream_response(ctx, &request, &mut response).await;
-
         let response_usage = response.usage;
         if let Some(usage) = response.usage {
-            total_usage.add(&usage);
-            if let Some(c) = ctx.opts.model_info.cost(&usage) {
-                *total_cost = Some(total_cost.unwrap_or(0.0) + c);
-            }
-            ctx.shared.emit(AgentEvent::Usage {
-                usage,
-                context_tokens: usage.context_tokens(),
-                context_window: ctx.opts.model_info.context_window,
-                cost: *total_cost,
-            });
+            add_usage(ctx, usage, total_usage, total_cost);
         }
-
-        match end {
-            StreamEnd::Cancelled => {
-                // Keep what was said; calls that were still streaming are
-                // dropped, so no call lacks its result.
-                if !response.text.is_empty() || !response.reasoning.is_empty() {
-                    response.calls.clear();
-                    let msg = assistant_message(response).0;
-                    ctx.shared.emit(AgentEvent::MessageAdded(msg.clone()));
-                    messages.push(msg);
-                }
-                return TurnOutcome::Cancelled;
-            }
-            StreamEnd::Failed(LlmError::ContextLength { message }) if !retried_for_context => {
-                // Too long after all: compact hard and try once more.
-                retried_for_context = true;
-                if !response.text.is_empty() {
-                    ctx.shared.emit(AgentEvent::ResponseReset);
-                }
-                ctx.shared.emit(AgentEvent::Notice {
-                    level: NoticeLevel::Warning,
-                    text: format!(
-                        "The model's context window is full ({message}); compacting and retrying."
-                    ),
-                });
-                if let Err(e) = compaction::compact(ctx, messages, None, true, tracker).await {
-                    if ctx.cancel.is_cancelled() {
-                        return TurnOutcome::Cancelled;
-                    }
-                    return TurnOutcome::Failed {
-                        error: format!(
-                            "the conversation is too long for the model and could not be compacted: {e}"
-                        ),
-                    };
-                }
+        let after = after_stream(
+            ctx,
+            end,
+            &mut response,
+            messages,
+            tracker,
+            &mut retried_for_context,
+        )
+        .await;
+        match after {
+            AfterStream::End(outcome) => return outcome,
+            AfterStream::Retry => {
                 calls_made -= 1;
                 continue;
             }
-            StreamEnd::Failed(e) => {
-                return TurnOutcome::Failed {
-                    error: e.to_string(),
-                };
-            }
-            StreamEnd::Done => {}
+            AfterStream::Proceed => {}
         }
-
         let stop = response.stop.clone();
         let (msg, mut calls) = assistant_message(response);
         super::stop::surface(ctx, stop.as_ref(), &mut calls, request.max_tokens);
@@ -229,25 +168,156 @@ pub(crate) async fn run(
         if calls.is_empty() {
             return TurnOutcome::Completed;
         }
-
-        let results = super::calls::execute(ctx, calls).await;
-        // Files the calls changed are recorded now, not at the end of the
-        // turn, so a crash mid-turn cannot lose what undo needs.
-        store_new_versions(&ctx.shared, &ctx.session);
-        let result_msg = Message {
-            role: Role::User,
-            parts: results,
-        };
-        ctx.shared
-            .emit(AgentEvent::MessageAdded(result_msg.clone()));
-        messages.push(result_msg);
-        if ctx.cancel.is_cancelled() {
-            return TurnOutcome::Cancelled;
+        if let Some(outcome) = run_calls(ctx, calls, messages).await {
+            return outcome;
         }
     }
     TurnOutcome::TurnLimit {
         limit: ctx.opts.max_turns,
     }
+}
+
+/// Compacts before a request when the context is nearly full. False when
+/// the turn was cancelled meanwhile; a failure is a warning, given once.
+async fn compact_if_full(
+    ctx: &TurnContext,
+    system: &str,
+    messages: &mut Vec<Message>,
+    tracker: &mut Tracker,
+    warned_full: &mut bool,
+) -> bool {
+    let window = ctx.opts.model_info.context_window;
+    let estimate = tracker.estimate(system, messages);
+    if estimate as f64 <= ctx.opts.compact_threshold * window as f64 {
+        return true;
+    }
+    let Err(e) = compaction::compact(ctx, messages, None, false, tracker).await else {
+        return true;
+    };
+    if ctx.cancel.is_cancelled() {
+        return false;
+    }
+    if !*warned_full {
+        *warned_full = true;
+        ctx.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            text: format!("The context is nearly full and could not be compacted: {e}"),
+        });
+    }
+    true
+}
+
+/// The request for the conversation so far.
+fn build_request(ctx: &TurnContext, system: &str, messages: &[Message]) -> Request {
+    let mode = lock(&ctx.shared.gate).mode();
+    let mut history = messages.to_vec();
+    repair_tool_pairs(&mut history);
+    Request {
+        model: ctx.opts.model.clone(),
+        system: system.to_string(),
+        messages: history,
+        tools: if mode == Mode::Chat {
+            Vec::new()
+        } else {
+            ctx.tools().specs()
+        },
+        max_tokens: ctx
+            .opts
+            .max_tokens
+            .unwrap_or(ctx.opts.model_info.max_output as u32),
+        temperature: None,
+        reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
+    }
+}
+
+/// Adds a response's usage to the totals and reports them.
+fn add_usage(
+    ctx: &TurnContext,
+    usage: Usage,
+    total_usage: &mut Usage,
+    total_cost: &mut Option<f64>,
+) {
+    total_usage.add(&usage);
+    if let Some(c) = ctx.opts.model_info.cost(&usage) {
+        *total_cost = Some(total_cost.unwrap_or(0.0) + c);
+    }
+    ctx.shared.emit(AgentEvent::Usage {
+        usage,
+        context_tokens: usage.context_tokens(),
+        context_window: ctx.opts.model_info.context_window,
+        cost: *total_cost,
+    });
+}
+
+/// Decides what follows a stream's end: a cancel keeps what was said, a
+/// context-length error compacts hard once and asks again.
+async fn after_stream(
+    ctx: &TurnContext,
+    end: StreamEnd,
+    response: &mut Response,
+    messages: &mut Vec<Message>,
+    tracker: &mut Tracker,
+    retried_for_context: &mut bool,
+) -> AfterStream {
+    match end {
+        StreamEnd::Done => AfterStream::Proceed,
+        StreamEnd::Cancelled => {
+            // Keep what was said; calls that were still streaming are
+            // dropped, so no call lacks its result.
+            if !response.text.is_empty() || !response.reasoning.is_empty() {
+                response.calls.clear();
+                let msg = assistant_message(std::mem::take(response)).0;
+                ctx.shared.emit(AgentEvent::MessageAdded(msg.clone()));
+                messages.push(msg);
+            }
+            AfterStream::End(TurnOutcome::Cancelled)
+        }
+        StreamEnd::Failed(LlmError::ContextLength { message }) if !*retried_for_context => {
+            *retried_for_context = true;
+            if !response.text.is_empty() {
+                ctx.shared.emit(AgentEvent::ResponseReset);
+            }
+            ctx.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!(
+                    "The model's context window is full ({message}); compacting and retrying."
+                ),
+            });
+            match compaction::compact(ctx, messages, None, true, tracker).await {
+                Ok(_) => AfterStream::Retry,
+                Err(_) if ctx.cancel.is_cancelled() => AfterStream::End(TurnOutcome::Cancelled),
+                Err(e) => AfterStream::End(TurnOutcome::Failed {
+                    error: format!(
+                        "the conversation is too long for the model and could not be compacted: {e}"
+                    ),
+                }),
+            }
+        }
+        StreamEnd::Failed(e) => AfterStream::End(TurnOutcome::Failed {
+            error: e.to_string(),
+        }),
+    }
+}
+
+/// Runs a response's calls and adds their results; the outcome when the
+/// turn was cancelled meanwhile.
+async fn run_calls(
+    ctx: &TurnContext,
+    calls: Vec<ParsedCall>,
+    messages: &mut Vec<Message>,
+) -> Option<TurnOutcome> {
+    let results = super::calls::execute(ctx, calls).await;
+    // Files the calls changed are recorded now, not at the end of the
+    // turn, so a crash mid-turn cannot lose what undo needs.
+    store_new_versions(&ctx.shared, &ctx.session);
+    let result_msg = Message {
+        role: Role::User,
+        parts: results,
+    };
+    ctx.shared
+        .emit(AgentEvent::MessageAdded(result_msg.clone()));
+    messages.push(result_msg);
+    ctx.cancel.is_cancelled().then_some(TurnOutcome::Cancelled)
 }
 
 /// Hands the file versions recorded since the last call to the store.

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
-use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, TurnOutcome};
+use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
 use crate::cli::startup::{self, Overrides, Startup};
 use crate::sessions::{LoadedSession, Sessions};
 use crate::store::{SessionId, Store};
@@ -21,16 +21,31 @@ pub async fn run(
     // A broken config stops here, before the screen changes.
     let mut s = startup::load(overrides)?;
     // Asked before anything the project names can run.
+    let mut trust_answer = None;
     if s.trust == crate::config::trust::Standing::Undecided {
         match crate::tui::trust::ask(&s.config).await? {
-            Some(answer) => s.answer_trust(answer),
+            Some(answer) => {
+                s.answer_trust(answer);
+                trust_answer = Some(answer);
+            }
             None => return Ok(()),
         }
     }
-    let s = startup::resolve(s, overrides).await?;
-    let ui_store = startup::open_store();
+    let mut s = startup::resolve(s, overrides).await?;
+    if s.provider.is_none() {
+        if !first_start_setup(&s).await? {
+            eprintln!("{}", startup::setup_help());
+            return Ok(());
+        }
+        // Read again: the set-up wrote the provider into the config.
+        let mut again = startup::load(overrides)?;
+        if let Some(answer) = trust_answer {
+            again.answer_trust(answer);
+        }
+        s = startup::resolve(again, overrides).await?;
+    }
     let mut notices = crate::tui::trust::notices(&s.config, s.trust, s.trust_problem.as_deref());
-    let mut store = match ui_store {
+    let mut store = match startup::open_store() {
         Ok(st) => Some(st),
         Err(e) => {
             notices.push((
@@ -40,106 +55,34 @@ pub async fn run(
             None
         }
     };
-    let resumed = match (&store, continue_latest, resume.as_deref()) {
-        (Some(st), true, _) => latest(st, &s)?,
-        (Some(st), false, Some(id)) if !id.is_empty() => Some(load(st, &st.resolve_id(id)?)?),
-        (None, true, _) | (None, false, Some(_)) => {
-            anyhow::bail!("cannot resume: the session store could not be opened")
-        }
-        _ => None,
+    let Some((resumed, read_only)) =
+        resumed_session(store.as_mut(), &s, continue_latest, resume.as_deref())?
+    else {
+        return Ok(());
     };
-    let mut read_only = false;
-    let resumed = match (resumed, store.as_mut()) {
-        (Some(r), Some(st)) => match crate::cli::resume::offer(st, r)? {
-            Some((r, ro)) => {
-                read_only = ro;
-                Some(r)
-            }
-            None => return Ok(()),
-        },
-        (r, _) => r,
-    };
-    if let (true, Some(r)) = (read_only, &resumed) {
-        notices.push((
-            NoticeLevel::Warning,
-            format!(
-                "Read-only: session {} is open in another cairn, so nothing you do here is saved.",
-                r.summary.id
-            ),
-        ));
-    }
-    if continue_latest && resumed.is_none() {
-        notices.push((
-            NoticeLevel::Info,
-            "No earlier session in this project to continue; this is a new one.".into(),
-        ));
-    }
-    if let Some(r) = &resumed {
-        notices.push((NoticeLevel::Info, r.resumed_notice()));
-    }
-    let open_sessions = matches!(resume.as_deref(), Some(""));
+    notices.extend(resume_notices(resumed.as_ref(), read_only, continue_latest));
     notices.extend(sandbox_notices(&s));
-
-    let (commands, events, sink, mcp, first_run_help, task) = match &s.provider {
-        Some(p) => {
-            let running = startup::start_agent(&s, p, true)?;
-            if let (true, Some(sink)) = (read_only, &running.sink) {
-                sink.set_read_only();
-            }
-            if let Some(e) = running.store_error {
-                notices.push((
-                    NoticeLevel::Warning,
-                    format!("This session will not be saved: {e}"),
-                ));
-            }
-            (
-                running.commands,
-                running.events,
-                running.sink,
-                Some(running.mcp),
-                None,
-                Some(running.task),
-            )
-        }
-        None => {
-            let (c, e) = no_provider();
-            (c, e, None, None, Some(startup::setup_help()), None)
-        }
-    };
+    let agent = start(&s, read_only, &mut notices)?;
     if let Some(r) = &resumed {
-        let _ = commands.send(AgentCommand::load(r));
+        let load = if read_only {
+            AgentCommand::load_read_only(r)
+        } else {
+            AgentCommand::load(r)
+        };
+        let _ = agent.commands.send(load);
     }
-    let provider = s.provider.as_ref();
-    let model_id = provider.map(|p| p.model.clone()).unwrap_or_default();
-    let info = crate::llm::ModelCatalog::global().lookup(&model_id);
-    let global = crate::config::global_dir();
-    let opts = TuiOptions {
-        provider: provider
-            .map(|p| p.settings.name.clone())
-            .unwrap_or_else(|| "no provider".into()),
-        model: model_id,
-        mode: s.mode,
-        cwd: s.cwd.clone(),
-        git_branch: git_branch(&s.cwd),
-        context_window: info.context_window,
-        theme: s.config.file.theme.clone().unwrap_or_else(|| "dark".into()),
-        theme_dir: global.as_ref().map(|g| g.join("themes")),
-        first_run_help,
-        history_file: history_file(&s),
-        keys: s.config.file.keys.clone(),
-        handles: Handles {
-            sessions: store.map(|st| Sessions::new(st, s.root.clone())),
-            mcp: mcp.clone(),
-            project_root: s.root.clone(),
-            project_config: crate::config::project_config_path(&s.root),
-            global_config: global.map(|g| g.join("config.toml")),
-            history_file: None,
-        },
-        resumed,
-        notices,
-        open_sessions,
-        sandbox: sandbox_view(&s),
-    };
+    let resumed_id = resumed.as_ref().map(|r| r.summary.id.clone());
+    let open_sessions = matches!(resume.as_deref(), Some(""));
+    let mut opts = tui_options(&s, store, resumed, notices, open_sessions, &agent);
+    opts.read_only = read_only;
+    let Started {
+        commands,
+        events,
+        sink,
+        mcp,
+        task,
+        ..
+    } = agent;
     let result = crate::tui::run(opts, commands, events).await;
     // Quitting mid-turn cancels it; let the agent answer the cancelled calls
     // and hand the last messages and file versions to the store first.
@@ -149,6 +92,13 @@ pub async fn run(
     let unsaved = sink.as_ref().map(|k| k.flush_within(UNSAVED_PATIENCE));
     if let Some(m) = &mcp {
         m.shutdown().await;
+    }
+    let session = unsaved
+        .as_ref()
+        .and_then(|u| u.session.clone())
+        .or(resumed_id);
+    if let (Ok(()), Some(id)) = (&result, &session) {
+        print_exit(id);
     }
     // The screen is gone: what could not be saved is said on stderr, and
     // the exit status is not 0.
@@ -166,6 +116,168 @@ pub async fn run(
     result
 }
 
+/// With no provider: the set-up screen, until one works (`true`) or the
+/// person quits.
+async fn first_start_setup(s: &Startup) -> Result<bool> {
+    let (Some(config), Some(keys)) = (
+        crate::config::global_dir().map(|g| g.join("config.toml")),
+        crate::config::keys::keys_dir(),
+    ) else {
+        return Ok(false);
+    };
+    let theme = s.config.file.theme.clone().unwrap_or_else(|| "dark".into());
+    let setup = crate::tui::setup::Setup::new(crate::cli::setup::env_urls());
+    crate::tui::setup::run(&theme, setup, crate::cli::setup::check(config, keys)).await
+}
+
+/// The session `-c` or `--resume ID` names, and whether it opens read-only
+/// (another cairn has it); `None` when the person chose to quit instead.
+fn resumed_session(
+    store: Option<&mut Store>,
+    s: &Startup,
+    continue_latest: bool,
+    resume: Option<&str>,
+) -> Result<Option<(Option<LoadedSession>, bool)>> {
+    let resumed = match (&store, continue_latest, resume) {
+        (Some(st), true, _) => latest(st, s)?,
+        (Some(st), false, Some(id)) if !id.is_empty() => Some(load(st, &st.resolve_id(id)?)?),
+        (None, true, _) | (None, false, Some(_)) => {
+            anyhow::bail!("cannot resume: the session store could not be opened")
+        }
+        _ => None,
+    };
+    match (resumed, store) {
+        (Some(r), Some(st)) => Ok(crate::cli::resume::offer(st, r)?.map(|(r, ro)| (Some(r), ro))),
+        (r, _) => Ok(Some((r, false))),
+    }
+}
+
+fn resume_notices(
+    resumed: Option<&LoadedSession>,
+    read_only: bool,
+    continue_latest: bool,
+) -> Vec<(NoticeLevel, String)> {
+    let mut out = Vec::new();
+    if let (true, Some(r)) = (read_only, resumed) {
+        out.push((
+            NoticeLevel::Warning,
+            format!(
+                "Read-only: session {} is open in another cairn, so nothing you do here is saved.",
+                r.summary.id
+            ),
+        ));
+    }
+    if continue_latest && resumed.is_none() {
+        out.push((
+            NoticeLevel::Info,
+            "No earlier session in this project to continue; this is a new one.".into(),
+        ));
+    }
+    if let Some(r) = resumed {
+        out.push((NoticeLevel::Info, r.resumed_notice()));
+    }
+    out
+}
+
+/// The running agent and what quitting waits for.
+struct Started {
+    commands: mpsc::UnboundedSender<AgentCommand>,
+    events: mpsc::UnboundedReceiver<AgentEvent>,
+    sink: Option<std::sync::Arc<crate::agent::store_sink::StoreSink>>,
+    mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+fn start(
+    s: &Startup,
+    read_only: bool,
+    notices: &mut Vec<(NoticeLevel, String)>,
+) -> Result<Started> {
+    let Some(p) = &s.provider else {
+        anyhow::bail!("{}", startup::setup_help());
+    };
+    let running = startup::start_agent(s, p, true)?;
+    if let (true, Some(sink)) = (read_only, &running.sink) {
+        sink.set_read_only();
+    }
+    if let Some(e) = running.store_error {
+        notices.push((
+            NoticeLevel::Warning,
+            format!("This session will not be saved: {e}"),
+        ));
+    }
+    Ok(Started {
+        commands: running.commands,
+        events: running.events,
+        sink: running.sink,
+        mcp: Some(running.mcp),
+        task: Some(running.task),
+    })
+}
+
+fn tui_options(
+    s: &Startup,
+    store: Option<Store>,
+    resumed: Option<LoadedSession>,
+    notices: Vec<(NoticeLevel, String)>,
+    open_sessions: bool,
+    agent: &Started,
+) -> TuiOptions {
+    let provider = s.provider.as_ref();
+    let model_id = provider.map(|p| p.model.clone()).unwrap_or_default();
+    let info = crate::llm::ModelCatalog::global().lookup(&model_id);
+    let global = crate::config::global_dir();
+    TuiOptions {
+        provider: provider
+            .map(|p| p.settings.name.clone())
+            .unwrap_or_else(|| "no provider".into()),
+        model: model_id,
+        mode: s.mode,
+        cwd: s.cwd.clone(),
+        git_branch: git_branch(&s.cwd),
+        context_window: info.context_window,
+        theme: s.config.file.theme.clone().unwrap_or_else(|| "dark".into()),
+        theme_dir: global.as_ref().map(|g| g.join("themes")),
+        first_run_help: None,
+        history_file: history_file(s),
+        keys: s.config.file.keys.clone(),
+        handles: Handles {
+            sessions: store.map(|st| Sessions::new(st, s.root.clone())),
+            mcp: agent.mcp.clone(),
+            project_root: s.root.clone(),
+            project_config: crate::config::project_config_path(&s.root),
+            global_config: global.map(|g| g.join("config.toml")),
+            history_file: None,
+        },
+        resumed,
+        notices,
+        open_sessions,
+        sandbox: sandbox_view(s),
+        read_only: false,
+        notify: s.config.file.ui.notify.unwrap_or_default(),
+    }
+}
+
+/// Said on the restored terminal: which session this was and how to come
+/// back to it. Nothing when nothing was recorded.
+fn print_exit(id: &SessionId) {
+    let Ok(store) = startup::open_store() else {
+        return;
+    };
+    let Ok(summary) = store.session(id) else {
+        return;
+    };
+    println!("{}", exit_message(id, summary.title.as_deref()));
+}
+
+fn exit_message(id: &SessionId, title: Option<&str>) -> String {
+    let title = title
+        .map(|t| crate::term_safe::escape(crate::text::first_line(t)))
+        .filter(|t| !t.trim().is_empty())
+        .unwrap_or_else(|| "(untitled)".into());
+    format!("Session: {title}  ({id})\nContinue it with: cairn --resume {id}")
+}
+
 fn latest(store: &Store, s: &Startup) -> Result<Option<LoadedSession>> {
     match store.latest_session(&s.root)? {
         Some(summary) => Ok(Some(load(store, &summary.id)?)),
@@ -175,40 +287,6 @@ fn latest(store: &Store, s: &Startup) -> Result<Option<LoadedSession>> {
 
 fn load(store: &Store, id: &SessionId) -> Result<LoadedSession> {
     crate::sessions::load(store, id).with_context(|| format!("cannot load session {id}"))
-}
-
-/// With no provider the interface still runs: it explains the set-up and
-/// answers prompts with the same explanation.
-fn no_provider() -> (
-    mpsc::UnboundedSender<AgentCommand>,
-    mpsc::UnboundedReceiver<AgentEvent>,
-) {
-    let (ctx, mut crx) = mpsc::unbounded_channel::<AgentCommand>();
-    let (etx, erx) = mpsc::unbounded_channel();
-    tokio::spawn(async move {
-        let mut turn = 0;
-        while let Some(cmd) = crx.recv().await {
-            match cmd {
-                AgentCommand::Submit { text, .. } => {
-                    turn += 1;
-                    let _ = etx.send(AgentEvent::TurnStarted { turn, prompt: text });
-                    let _ = etx.send(AgentEvent::Notice {
-                        level: NoticeLevel::Error,
-                        text: "No model provider is configured, so nothing can answer. Set one up as described above, then start cairn again.".into(),
-                    });
-                    let _ = etx.send(AgentEvent::TurnFinished {
-                        turn,
-                        outcome: TurnOutcome::Failed {
-                            error: "no provider".into(),
-                        },
-                    });
-                }
-                AgentCommand::Shutdown => return,
-                _ => {}
-            }
-        }
-    });
-    (ctx, erx)
 }
 
 fn git_branch(cwd: &std::path::Path) -> Option<String> {

@@ -39,6 +39,12 @@ pub enum McpAction {
     Remove { name: String },
     /// Show one server: its configuration and, once started, its state and tools.
     Get { name: String },
+    /// Log in to a remote server that asks for OAuth authorization: opens
+    /// its authorization page in the browser ($CAIRN_BROWSER, or `none` to
+    /// only print the address) and keeps the tokens in cairn's data directory.
+    Login { name: String },
+    /// Forget the tokens `cairn mcp login` stored for a server.
+    Logout { name: String },
 }
 
 /// Runs the action; the exit code is 0 on success.
@@ -95,6 +101,8 @@ pub async fn run(action: McpAction, overrides: &crate::cli::startup::Overrides) 
             }
         }
         McpAction::Get { name } => get(&name, overrides).await,
+        McpAction::Login { name } => super::mcp_login::login(&name, overrides).await,
+        McpAction::Logout { name } => super::mcp_login::logout(&name, overrides).await,
     }
 }
 
@@ -120,7 +128,7 @@ fn user_config() -> Result<PathBuf> {
 /// The configuration as a run would see it: a project's servers only once
 /// the person trusts the project (or `--trust-project`), with a note on
 /// stderr naming what was held back.
-fn load(overrides: &crate::cli::startup::Overrides) -> Result<crate::config::Config> {
+pub(super) fn load(overrides: &crate::cli::startup::Overrides) -> Result<crate::config::Config> {
     let s = crate::cli::startup::load(overrides)?;
     if let Some(note) = s.trust_note() {
         eprintln!("{note}");
@@ -155,7 +163,7 @@ async fn list(overrides: &crate::cli::startup::Overrides) -> Result<u8> {
     manager.shutdown().await;
     let failed: Vec<&str> = statuses
         .iter()
-        .filter(|s| matches!(s.state, ServerState::Failed { .. } | ServerState::Starting))
+        .filter(|s| s.state.is_failed() || s.state == ServerState::Starting)
         .map(|s| s.name.as_str())
         .collect();
     if failed.is_empty() {
@@ -166,19 +174,27 @@ async fn list(overrides: &crate::cli::startup::Overrides) -> Result<u8> {
     }
 }
 
-async fn get(name: &str, overrides: &crate::cli::startup::Overrides) -> Result<u8> {
-    let config = load(overrides)?;
-    let Some(server) = config.file.mcp.get(name) else {
+/// The server `name` of `config`, or an error naming the configured ones.
+pub(super) fn find<'a>(
+    config: &'a crate::config::Config,
+    name: &str,
+) -> Result<&'a crate::config::McpServerConfig> {
+    config.file.mcp.get(name).ok_or_else(|| {
         let known: Vec<&str> = config.file.mcp.keys().map(String::as_str).collect();
-        bail!(
+        anyhow!(
             "there is no MCP server named `{name}` (configured: {})",
             if known.is_empty() {
                 "none".to_string()
             } else {
                 known.join(", ")
             }
-        );
-    };
+        )
+    })
+}
+
+async fn get(name: &str, overrides: &crate::cli::startup::Overrides) -> Result<u8> {
+    let config = load(overrides)?;
+    let server = find(&config, name)?;
     match config_file::server_text(&user_config()?, name)? {
         Some(text) => print!("{}", crate::term_safe::escape(&text)),
         None => println!("(configured in the project's config file)"),

@@ -5,10 +5,12 @@
 
 pub mod interactive;
 pub mod mcp;
+pub mod mcp_login;
 pub mod permissions;
 pub mod resume;
 pub mod run;
 pub mod sandbox;
 pub mod sessions;
+pub mod setup;
 pub mod startup;
 pub mod trust;

@@ -81,7 +81,13 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
 /// Picks the provider from the (trust-settled) configuration.
 pub async fn resolve(mut s: Startup, overrides: &Overrides) -> Result<Startup> {
     crate::llm::ModelCatalog::install_overrides(s.config.file.models.clone());
-    let env = |k: &str| std::env::var(k).ok();
+    // A key pasted at first start stands in for its unset variable.
+    let env = |k: &str| {
+        std::env::var(k)
+            .ok()
+            .filter(|v| !v.trim().is_empty())
+            .or_else(|| config::keys::stored_key(k))
+    };
     s.provider = crate::llm::resolve_provider(
         &s.config,
         overrides.provider.as_deref(),
@@ -132,6 +138,19 @@ impl Startup {
             });
         }
         note
+    }
+}
+
+/// Where the provider's key comes from, for error messages: its variable,
+/// or the file the first-start set-up stored it in.
+fn key_source(config: &config::Config, name: &str) -> Option<String> {
+    let var = crate::llm::resolve::key_env_of(config, name)?;
+    if std::env::var(&var).is_ok_and(|v| !v.trim().is_empty()) {
+        return Some(var);
+    }
+    match config::keys::keys_dir().map(|d| d.join(&var)) {
+        Some(file) if file.exists() => Some(format!("{} (stored at set-up)", file.display())),
+        _ => Some(var),
     }
 }
 
@@ -191,6 +210,11 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     }
     let llm = crate::llm::build_provider(provider.settings.clone())
         .map_err(|e| anyhow::anyhow!("cannot start provider `{}`: {e}", provider.settings.name))?;
+    let hints = crate::llm::explain::Hints {
+        key_source: key_source(&s.config, &provider.settings.name),
+    };
+    let llm: Box<dyn crate::llm::Provider> =
+        Box::new(crate::llm::explain::Explained::new(llm, hints));
     let model_info = crate::llm::ModelCatalog::global().lookup(&provider.model);
     let opts = AgentOptions {
         workspace: s.root.clone(),

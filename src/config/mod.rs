@@ -8,6 +8,7 @@
 //! project: only what tightens applies before that (`project.rs` lists every
 //! field and what a project may do with it; `trust.rs` keeps the answers).
 
+pub mod keys;
 mod mode;
 pub mod project;
 pub mod project_file;
@@ -15,6 +16,7 @@ mod sandbox;
 pub mod secrets;
 mod settings;
 pub mod trust;
+pub mod ui;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -178,6 +180,9 @@ pub struct ConfigFile {
     /// built-in catalogue.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    /// `[ui]`: notifications.
+    #[serde(default)]
+    pub ui: ui::UiConfig,
 }
 
 /// One `[models."ID"]` entry. Prices in US dollars per million tokens.
@@ -378,6 +383,7 @@ impl ConfigFile {
         set(&mut self.max_turns, other.max_turns);
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
+        set(&mut self.ui.notify, other.ui.notify);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);

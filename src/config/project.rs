@@ -140,6 +140,7 @@ fn split_top(s: &mut Sorter, p: &ConfigFile) {
     s.same("provider", &p.provider, &base.provider);
     s.same("model", &p.model, &base.model);
     s.same("theme", &p.theme, &base.theme);
+    s.same("ui.notify", &p.ui.notify, &base.ui.notify);
     let turns = Some(s.current.max_turns());
     s.out.max_turns = s.lower("max_turns", p.max_turns, turns);
     s.out.max_tokens = s.lower("max_tokens", p.max_tokens, base.max_tokens);

@@ -7,9 +7,9 @@ use serde_json::Value;
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum LlmError {
-    #[error(
-        "authentication failed ({status}): {message}. Check the API key in the environment variable your provider uses."
-    )]
+    /// The provider refused the key. `message` ends with where the key
+    /// came from once the agent knows it (`llm::explain`).
+    #[error("the API key was refused ({status}): {message}")]
     Auth { status: u16, message: String },
     #[error(
         "the account has no quota left: {message}. Check the plan and billing of this provider's account."
@@ -39,6 +39,16 @@ pub enum LlmError {
 }
 
 impl LlmError {
+    /// A few words for a retry notice: `server error 529`, `rate limited`.
+    pub fn brief(&self) -> String {
+        match self {
+            LlmError::RateLimited { .. } => "rate limited".into(),
+            LlmError::Server { status, .. } => format!("server error {status}"),
+            LlmError::Network(cause) | LlmError::Unreachable(cause) => one_line(cause),
+            other => one_line(&other.to_string()),
+        }
+    }
+
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
@@ -217,14 +227,16 @@ fn parse_retry_after_at(headers: &reqwest::header::HeaderMap, now: SystemTime) -
 }
 
 /// Turns a transport error into a classified one: what cannot succeed on
-/// another attempt is said plainly and not retried.
+/// another attempt is said plainly and not retried. Each message keeps one
+/// line of cause (the innermost error), not reqwest's whole chain.
 pub fn from_transport(e: &reqwest::Error) -> LlmError {
     let chain = describe(e);
     let lower = chain.to_ascii_lowercase();
+    let cause = root_cause(e);
     let url = e.url().map(|u| u.to_string()).unwrap_or_default();
     if e.is_builder() || lower.contains("relative url") || lower.contains("invalid url") {
         return LlmError::Unreachable(format!(
-            "the base_url is not a valid URL ({chain}); check `base_url` in the provider's config"
+            "the base_url is not a valid URL ({cause}); check `base_url` in the provider's config"
         ));
     }
     if lower.contains("dns error")
@@ -233,7 +245,7 @@ pub fn from_transport(e: &reqwest::Error) -> LlmError {
         || lower.contains("no such host")
     {
         return LlmError::Unreachable(format!(
-            "the host name of {url} could not be resolved ({chain}); check `base_url` and the network"
+            "the host name of {url} could not be resolved ({cause}); check `base_url` and the network"
         ));
     }
     if lower.contains("invalidcontenttype")
@@ -243,18 +255,55 @@ pub fn from_transport(e: &reqwest::Error) -> LlmError {
         || lower.contains("invalid tls")
     {
         return LlmError::Unreachable(format!(
-            "{url} does not speak TLS ({chain}); the server is probably plain HTTP: use http:// in `base_url`"
+            "{url} does not speak TLS ({cause}); the server is probably plain HTTP: use http:// in `base_url`"
         ));
     }
     if lower.contains("certificate") {
         return LlmError::Unreachable(format!(
-            "the TLS certificate of {url} was not accepted ({chain})"
+            "the TLS certificate of {url} was not accepted ({cause})"
         ));
     }
-    LlmError::Network(chain)
+    if lower.contains("connection refused") {
+        return LlmError::Network(format!(
+            "nothing answers at {} (connection refused); is the server running?",
+            origin(&url)
+        ));
+    }
+    if e.is_timeout() {
+        return LlmError::Network(format!("{} did not answer in time", origin(&url)));
+    }
+    LlmError::Network(cause)
 }
 
-/// A transport error's whole chain, which says more than its top line.
+/// `scheme://host:port` of a URL, or the URL as given.
+fn origin(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => u.origin().ascii_serialization(),
+        Err(_) => url.to_string(),
+    }
+}
+
+/// The innermost error of a chain: what actually went wrong.
+fn root_cause(e: &reqwest::Error) -> String {
+    let mut last = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(inner) = src {
+        let text = inner.to_string();
+        if !text.trim().is_empty() {
+            last = text;
+        }
+        src = inner.source();
+    }
+    one_line(&last)
+}
+
+/// The first line of `s`, trimmed.
+fn one_line(s: &str) -> String {
+    s.lines().next().unwrap_or("").trim().to_string()
+}
+
+/// A transport error's whole chain, which says more than its top line
+/// (kept for the log).
 pub fn describe(e: &reqwest::Error) -> String {
     let mut s = e.to_string();
     let mut src = std::error::Error::source(e);

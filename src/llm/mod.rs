@@ -7,6 +7,7 @@ mod anthropic_request;
 pub mod aws;
 pub mod bedrock;
 pub mod error;
+pub mod explain;
 pub mod gemini;
 pub mod google_auth;
 pub mod model_list;

@@ -122,6 +122,16 @@ fn preset_tuple(name: &str) -> Option<PresetTuple> {
     })
 }
 
+/// The environment variable provider `name` reads its key from, if any.
+pub fn key_env_of(config: &Config, name: &str) -> Option<String> {
+    config
+        .file
+        .providers
+        .get(name)
+        .and_then(|p| p.api_key_env.clone())
+        .or_else(|| preset(name).and_then(|p| p.key_env).map(str::to_string))
+}
+
 /// Resolves which provider and model to use. `Ok(None)` means nothing is
 /// configured at all: the caller explains how to set one up.
 pub async fn resolve_provider(

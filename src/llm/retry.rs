@@ -126,6 +126,23 @@ struct Shown {
     other: bool,
 }
 
+/// How far an attempt has repeated what earlier attempts showed.
+#[derive(Default)]
+struct Progress {
+    text_pos: usize,
+    reasoning_pos: usize,
+    /// An earlier attempt showed something.
+    resuming: bool,
+    /// This attempt said something else: it is forwarded as is.
+    diverged: bool,
+}
+
+#[derive(Clone, Copy)]
+enum Channel {
+    Text,
+    Reasoning,
+}
+
 enum Outcome {
     Finished,
     /// Failed with a retryable error.
@@ -163,7 +180,7 @@ impl Driver {
                     attempt,
                     max_attempts: self.policy.max_attempts,
                     delay,
-                    error: err.to_string(),
+                    error: err.brief(),
                 });
             }
             tracing::warn!(attempt, ?delay, error = %err, "retrying the model request");
@@ -178,16 +195,15 @@ impl Driver {
     /// Forwards one attempt's events, swallowing what was already shown.
     /// `None` when the consumer went away.
     async fn pump(&self, mut stream: EventStream, shown: &mut Shown) -> Option<Outcome> {
-        // How much of the earlier text/reasoning this attempt has repeated.
-        let mut text_pos = 0;
-        let mut reasoning_pos = 0;
-        let resuming = !shown.text.is_empty() || !shown.reasoning.is_empty() || shown.other;
-        let mut diverged = false;
+        let mut at = Progress {
+            resuming: !shown.text.is_empty() || !shown.reasoning.is_empty() || shown.other,
+            ..Progress::default()
+        };
         if shown.other {
             // Tool calls cannot be matched up: start the response over.
             *shown = Shown::default();
             self.send(Ok(StreamEvent::Reset)).await?;
-            diverged = true;
+            at.diverged = true;
         }
         while let Some(item) = stream.next().await {
             let ev = match item {
@@ -198,65 +214,7 @@ impl Driver {
                     return Some(Outcome::Finished);
                 }
             };
-            let out = match ev {
-                StreamEvent::TextDelta(t) if resuming && !diverged => {
-                    match replay(&shown.text, &mut text_pos, &t) {
-                        Replay::Swallowed => None,
-                        Replay::Beyond(rest) => {
-                            shown.text.push_str(&rest);
-                            text_pos = shown.text.len();
-                            Some(StreamEvent::TextDelta(rest))
-                        }
-                        Replay::Diverged => {
-                            diverged = true;
-                            *shown = Shown::default();
-                            self.send(Ok(StreamEvent::Reset)).await?;
-                            shown.text.push_str(&t);
-                            Some(StreamEvent::TextDelta(t))
-                        }
-                    }
-                }
-                StreamEvent::ReasoningDelta(t) if resuming && !diverged => {
-                    match replay(&shown.reasoning, &mut reasoning_pos, &t) {
-                        Replay::Swallowed => None,
-                        Replay::Beyond(rest) => {
-                            shown.reasoning.push_str(&rest);
-                            reasoning_pos = shown.reasoning.len();
-                            Some(StreamEvent::ReasoningDelta(rest))
-                        }
-                        Replay::Diverged => {
-                            diverged = true;
-                            *shown = Shown::default();
-                            self.send(Ok(StreamEvent::Reset)).await?;
-                            shown.reasoning.push_str(&t);
-                            Some(StreamEvent::ReasoningDelta(t))
-                        }
-                    }
-                }
-                StreamEvent::TextDelta(t) => {
-                    shown.text.push_str(&t);
-                    Some(StreamEvent::TextDelta(t))
-                }
-                StreamEvent::ReasoningDelta(t) => {
-                    shown.reasoning.push_str(&t);
-                    Some(StreamEvent::ReasoningDelta(t))
-                }
-                ev @ (StreamEvent::ToolCallStart { .. }
-                | StreamEvent::ToolCallDelta { .. }
-                | StreamEvent::ReasoningSignature(_)) => {
-                    if resuming && !diverged && text_pos < shown.text.len() {
-                        // The new attempt moved on to calls before repeating
-                        // all the text: it said something else.
-                        diverged = true;
-                        *shown = Shown::default();
-                        self.send(Ok(StreamEvent::Reset)).await?;
-                    }
-                    shown.other = true;
-                    Some(ev)
-                }
-                other => Some(other),
-            };
-            if let Some(ev) = out {
+            if let Some(ev) = self.filter(ev, shown, &mut at).await? {
                 let done = matches!(ev, StreamEvent::Done(_));
                 self.send(Ok(ev)).await?;
                 if done {
@@ -268,6 +226,83 @@ impl Driver {
         Some(Outcome::Retry(LlmError::Network(
             "the response stream ended early".into(),
         )))
+    }
+
+    /// What of `ev` the consumer has not seen yet: `Some(None)` when all of
+    /// it was shown by an earlier attempt, `None` when the consumer left.
+    async fn filter(
+        &self,
+        ev: StreamEvent,
+        shown: &mut Shown,
+        at: &mut Progress,
+    ) -> Option<Option<StreamEvent>> {
+        let replaying = at.resuming && !at.diverged;
+        Some(match ev {
+            StreamEvent::TextDelta(t) if replaying => {
+                self.replayed(t, shown, at, Channel::Text).await?
+            }
+            StreamEvent::ReasoningDelta(t) if replaying => {
+                self.replayed(t, shown, at, Channel::Reasoning).await?
+            }
+            StreamEvent::TextDelta(t) => {
+                shown.text.push_str(&t);
+                Some(StreamEvent::TextDelta(t))
+            }
+            StreamEvent::ReasoningDelta(t) => {
+                shown.reasoning.push_str(&t);
+                Some(StreamEvent::ReasoningDelta(t))
+            }
+            ev @ (StreamEvent::ToolCallStart { .. }
+            | StreamEvent::ToolCallDelta { .. }
+            | StreamEvent::ReasoningSignature(_)) => {
+                if replaying && at.text_pos < shown.text.len() {
+                    // The new attempt moved on to calls before repeating
+                    // all the text: it said something else.
+                    at.diverged = true;
+                    *shown = Shown::default();
+                    self.send(Ok(StreamEvent::Reset)).await?;
+                }
+                shown.other = true;
+                Some(ev)
+            }
+            other => Some(other),
+        })
+    }
+
+    /// A text or reasoning delta of an attempt that repeats an earlier one.
+    async fn replayed(
+        &self,
+        delta: String,
+        shown: &mut Shown,
+        at: &mut Progress,
+        channel: Channel,
+    ) -> Option<Option<StreamEvent>> {
+        let wrap = |t: String| match channel {
+            Channel::Text => StreamEvent::TextDelta(t),
+            Channel::Reasoning => StreamEvent::ReasoningDelta(t),
+        };
+        let (seen, pos) = match channel {
+            Channel::Text => (&mut shown.text, &mut at.text_pos),
+            Channel::Reasoning => (&mut shown.reasoning, &mut at.reasoning_pos),
+        };
+        Some(match replay(seen, pos, &delta) {
+            Replay::Swallowed => None,
+            Replay::Beyond(rest) => {
+                seen.push_str(&rest);
+                *pos = seen.len();
+                Some(wrap(rest))
+            }
+            Replay::Diverged => {
+                at.diverged = true;
+                *shown = Shown::default();
+                self.send(Ok(StreamEvent::Reset)).await?;
+                match channel {
+                    Channel::Text => shown.text.push_str(&delta),
+                    Channel::Reasoning => shown.reasoning.push_str(&delta),
+                }
+                Some(wrap(delta))
+            }
+        })
     }
 
     async fn send(&self, item: Result<StreamEvent, LlmError>) -> Option<()> {

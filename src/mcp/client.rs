@@ -104,9 +104,9 @@ impl ClientHandler for CairnClient {
 
     fn get_info(&self) -> ClientConfig {
         // Roots only when there is a workspace to offer.
-        // Forms are offered always: with nobody to ask (`cairn run`) they
-        // are declined.
-        let mut capabilities = serde_json::json!({"elicitation": {"form": {}}});
+        // Forms and URL requests are offered always: with nobody to ask
+        // (`cairn run`) they are declined.
+        let mut capabilities = serde_json::json!({"elicitation": {"form": {}, "url": {}}});
         if self.root.is_some() {
             capabilities["roots"] = serde_json::json!({"listChanged": false});
         }

@@ -1,5 +1,6 @@
-//! A server's request for input (elicitation, form mode) as a form the
-//! person fills in. Without anyone to ask (`cairn run`) it is declined.
+//! A server's request for input (elicitation) as a form the person fills
+//! in, or (URL mode) a web page the person may agree to open. Without
+//! anyone to ask (`cairn run`) it is declined.
 
 use std::sync::{Arc, Mutex};
 
@@ -17,28 +18,67 @@ pub(crate) async fn answer(
     asker: &SharedAsker,
     request: ElicitRequestParams,
 ) -> ElicitResult {
-    let ElicitRequestParams::FormElicitationParams {
-        message,
-        requested_schema,
-        ..
-    } = request
-    else {
-        // A URL to open elsewhere is not something cairn offers.
-        return ElicitResult::new(ElicitationAction::Decline);
-    };
     let Some(ask) = lock(asker).clone() else {
         tracing::info!(%server, "MCP input request declined: nobody to ask");
         return ElicitResult::new(ElicitationAction::Decline);
     };
-    let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+    let source = format!("MCP server `{server}`");
+    match request {
+        ElicitRequestParams::FormElicitationParams {
+            message,
+            requested_schema,
+            ..
+        } => {
+            let schema = serde_json::to_value(&requested_schema).unwrap_or_default();
+            let request = InputRequest {
+                source,
+                message,
+                fields: fields(&schema, requested_schema.property_order.as_deref()),
+                url: None,
+            };
+            match ask(request).await {
+                Ok(InputAnswer::Accept(values)) => {
+                    ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+                }
+                Ok(InputAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
+                Ok(InputAnswer::Cancel) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),
+            }
+        }
+        ElicitRequestParams::UrlElicitationParams { message, url, .. } => {
+            open_url(server, source, message, &url, ask).await
+        }
+        // A mode of a later protocol revision.
+        _ => ElicitResult::new(ElicitationAction::Decline),
+    }
+}
+
+/// A server asks the person to open a web page (URL mode): shown whole
+/// with its host, opened in the browser only when the person accepts.
+/// Anything but an http(s) address is declined without asking.
+async fn open_url(
+    server: &str,
+    source: String,
+    message: String,
+    url: &str,
+    ask: crate::tools::input::Asker,
+) -> ElicitResult {
+    let Some(address) = super::browser::web_address(url) else {
+        tracing::warn!(%server, "MCP URL request declined: not a web address: {url:?}");
+        return ElicitResult::new(ElicitationAction::Decline);
+    };
     let request = InputRequest {
-        source: format!("MCP server `{server}`"),
+        source,
         message,
-        fields: fields(&schema),
+        fields: Vec::new(),
+        url: Some(address.clone()),
     };
     match ask(request).await {
-        Ok(InputAnswer::Accept(values)) => {
-            ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
+        Ok(InputAnswer::Accept(_)) => {
+            match super::browser::open(&address) {
+                Ok(_) => {}
+                Err(why) => tracing::warn!(%server, "could not open {address}: {why}"),
+            }
+            ElicitResult::new(ElicitationAction::Accept)
         }
         Ok(InputAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
         Ok(InputAnswer::Cancel) | Err(_) => ElicitResult::new(ElicitationAction::Cancel),
@@ -46,9 +86,10 @@ pub(crate) async fn answer(
 }
 
 /// The form's fields from the requested schema (a flat object of
-/// primitives): the required ones first, each group by name (the JSON
-/// object's own order is not kept).
-fn fields(schema: &Value) -> Vec<InputField> {
+/// primitives), in the order the server wrote them: `order` as rmcp keeps
+/// it beside the schema, else the JSON object's own order (serde_json's
+/// `preserve_order` keeps it through rmcp's decoding).
+fn fields(schema: &Value, order: Option<&[String]>) -> Vec<InputField> {
     let required: Vec<&str> = schema["required"]
         .as_array()
         .into_iter()
@@ -96,7 +137,10 @@ fn fields(schema: &Value) -> Vec<InputField> {
             }
         })
         .collect();
-    out.sort_by_key(|f| !f.required);
+    if let Some(order) = order {
+        let rank = |name: &str| order.iter().position(|o| o == name).unwrap_or(order.len());
+        out.sort_by_key(|f| rank(&f.name));
+    }
     out
 }
 
@@ -107,35 +151,51 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_schema_becomes_fields() {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "title": "Your name", "description": "as you like it"},
-                "count": {"type": "integer", "default": 2},
-                "happy": {"type": "boolean"},
-                "colour": {"type": "string", "enum": ["red", "green"]},
-            },
-            "required": ["name"],
-        });
-        let f = fields(&schema);
+    fn a_schema_becomes_fields_in_the_servers_order() {
+        let wire = r#"{"type": "object", "properties": {
+            "name": {"type": "string", "title": "Your name", "description": "as you like it"},
+            "happy": {"type": "boolean"},
+            "count": {"type": "integer", "default": 2},
+            "colour": {"type": "string", "enum": ["red", "green"]}
+        }, "required": ["colour"]}"#;
+        let parsed: rmcp::model::ElicitationSchema = serde_json::from_str(wire).unwrap();
+        let schema = serde_json::to_value(&parsed).unwrap();
+        let f = fields(&schema, parsed.property_order.as_deref());
         let names: Vec<&str> = f.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["name", "happy", "count", "colour"]);
+        let name = &f[0];
+        assert_eq!((name.label.as_str(), name.required), ("Your name", false));
         assert_eq!(
-            names,
-            ["name", "colour", "count", "happy"],
-            "required first"
-        );
-        let name = f.iter().find(|f| f.name == "name").unwrap();
-        assert_eq!((name.label.as_str(), name.required), ("Your name", true));
-        let count = f.iter().find(|f| f.name == "count").unwrap();
-        assert_eq!(
-            (count.kind.clone(), count.default.as_deref()),
+            (f[2].kind.clone(), f[2].default.as_deref()),
             (FieldKind::Integer, Some("2"))
         );
-        let colour = f.iter().find(|f| f.name == "colour").unwrap();
+        assert!(f[3].required);
         assert_eq!(
-            colour.kind,
+            f[3].kind,
             FieldKind::Choice(vec!["red".into(), "green".into()])
         );
+        // Without rmcp's order, the object's own.
+        let names: Vec<String> = fields(&json!({"properties": {"b": {}, "a": {}}}), None)
+            .into_iter()
+            .map(|f| f.name)
+            .collect();
+        assert_eq!(names, ["b", "a"]);
+    }
+
+    /// The order survives rmcp's decoding of the whole JSON-RPC message,
+    /// which goes through `serde_json::Value` (hence serde_json's
+    /// `preserve_order` feature).
+    #[test]
+    fn the_order_survives_the_wire() {
+        let wire = r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{
+            "mode":"form","message":"m","requestedSchema":{"type":"object","properties":{
+            "name":{"type":"string"},"mood":{"type":"string"},"count":{"type":"integer"}}}}}"#;
+        let message: rmcp::model::ServerJsonRpcMessage = serde_json::from_str(wire).unwrap();
+        let value = serde_json::to_value(&message).unwrap();
+        let props = value["params"]["requestedSchema"]["properties"]
+            .as_object()
+            .unwrap();
+        let names: Vec<&str> = props.keys().map(String::as_str).collect();
+        assert_eq!(names, ["name", "mood", "count"]);
     }
 }

@@ -10,64 +10,85 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 /// Longest piece of a server's error body quoted back.
 const BODY_QUOTE: usize = 200;
 
-/// Why connecting to an HTTP server at `url` failed, and the HTTP status
-/// when the server answered with one.
+/// What a request to an HTTP server carried to prove who is asking, which
+/// decides what its 401 means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Credentials {
+    /// Nothing: the server wants a login.
+    None,
+    /// An `Authorization` header from the configuration: it was refused.
+    Header,
+    /// Tokens from `cairn mcp login`, refused even after a refresh.
+    Login,
+}
+
+/// Why connecting to an HTTP server failed.
+pub(crate) struct Failure {
+    pub(crate) reason: String,
+    /// The HTTP status, when the server answered with one.
+    pub(crate) status: Option<u16>,
+    /// The person must log in (again) before the server will talk.
+    pub(crate) needs_login: bool,
+}
+
+impl Failure {
+    fn plain(reason: String, status: Option<u16>) -> Failure {
+        Failure {
+            reason,
+            status,
+            needs_login: false,
+        }
+    }
+}
+
+/// Why connecting to the HTTP server `server` at `url` failed.
 pub(crate) fn connect_failure(
     server: &str,
     url: &str,
+    credentials: Credentials,
     e: &ClientInitializeError,
-) -> (String, Option<u16>) {
-    match e {
+) -> Failure {
+    let reason = match e {
         ClientInitializeError::TransportError { error, .. } => {
-            transport_failure(server, url, error)
+            return transport_failure(server, url, credentials, error);
         }
-        ClientInitializeError::JsonRpcError(data) => (
-            format!(
-                "the server at {url} refused to start a session: {}",
-                data.message
-            ),
-            None,
+        ClientInitializeError::JsonRpcError(data) => format!(
+            "the server at {url} refused to start a session: {}",
+            data.message
         ),
-        ClientInitializeError::ConnectionClosed(_) => (
-            format!("the server at {url} closed the connection while starting"),
-            None,
-        ),
-        other => (
-            format!("the server at {url} did not start an MCP session properly ({other})"),
-            None,
-        ),
-    }
+        ClientInitializeError::ConnectionClosed(_) => {
+            format!("the server at {url} closed the connection while starting")
+        }
+        other => format!("the server at {url} did not start an MCP session properly ({other})"),
+    };
+    Failure::plain(reason, None)
 }
 
 fn transport_failure(
     server: &str,
     url: &str,
+    credentials: Credentials,
     error: &DynamicTransportError,
-) -> (String, Option<u16>) {
+) -> Failure {
     let Some(http) = error
         .error
         .downcast_ref::<StreamableHttpError<reqwest::Error>>()
     else {
-        return (
+        return Failure::plain(
             format!("the connection to {url} failed: {}", error.error),
             None,
         );
     };
-    match http {
-        StreamableHttpError::Client(e) if e.is_connect() => (
-            format!("nothing answers at {url}; is the server running, and is the address right?"),
-            None,
-        ),
-        StreamableHttpError::Client(e) if e.is_timeout() => {
-            (format!("{url} did not answer in time"), None)
+    let (reason, status) = match http {
+        StreamableHttpError::Client(e) => (request_failure(url, e), None),
+        StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_) => {
+            return unauthorized(server, url, credentials);
         }
-        StreamableHttpError::Client(e) => (format!("the request to {url} failed: {e}"), None),
-        StreamableHttpError::AuthRequired(_) | StreamableHttpError::InsufficientScope(_) => (
+        StreamableHttpError::Auth(e) => (
             format!(
-                "the server at {url} requires authorization (HTTP 401); give it a token with \
-                 `headers = {{ Authorization = \"Bearer ${{TOKEN}}\" }}` under [mcp.{server}]"
+                "its stored login could not be used ({e}); run `cairn mcp login {server}` again"
             ),
-            Some(401),
+            None,
         ),
         StreamableHttpError::HttpStatus(s) => (
             format!("the server at {url} answered HTTP {}", s.status),
@@ -78,7 +99,69 @@ fn transport_failure(
             format!("the server at {url} answered in a way cairn cannot use: {other}"),
             None,
         ),
+    };
+    Failure::plain(reason, status)
+}
+
+/// What a 401 means, given what the request carried.
+pub(crate) fn unauthorized(server: &str, url: &str, credentials: Credentials) -> Failure {
+    let (reason, needs_login) = match credentials {
+        Credentials::None => (
+            format!(
+                "needs login: the server at {url} asks for authorization; run `cairn mcp login \
+                 {server}` (or give it a token with `headers = {{ Authorization = \"Bearer \
+                 ${{TOKEN}}\" }}` under [mcp.{server}])"
+            ),
+            true,
+        ),
+        Credentials::Login => (
+            format!(
+                "needs login: the server at {url} refused cairn's stored login and it could not \
+                 be refreshed; run `cairn mcp login {server}` again"
+            ),
+            true,
+        ),
+        Credentials::Header => (
+            format!(
+                "the server at {url} refused the Authorization header set under [mcp.{server}] \
+                 (HTTP 401); check the token it sends"
+            ),
+            false,
+        ),
+    };
+    Failure {
+        reason,
+        status: Some(401),
+        needs_login,
     }
+}
+
+/// A request that got no HTTP answer, in plain words.
+fn request_failure(url: &str, e: &reqwest::Error) -> String {
+    if e.is_connect() {
+        format!("nothing answers at {url}; is the server running, and is the address right?")
+    } else if e.is_timeout() {
+        format!("{url} did not answer in time")
+    } else {
+        format!("the request to {url} failed: {}", reqwest_reason(e))
+    }
+}
+
+/// A reqwest error as one line: its own words and its causes', without
+/// type names.
+pub(crate) fn reqwest_reason(e: &reqwest::Error) -> String {
+    if e.is_connect() {
+        return "nothing answers there; is the server running, and is the address right?"
+            .to_string();
+    }
+    let mut out = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        out.push_str(": ");
+        out.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    out
 }
 
 /// rmcp words an HTTP error as `HTTP 404 Not Found: <body>`.
@@ -165,5 +248,22 @@ mod tests {
         assert_eq!(status, Some(400));
         assert!(why.ends_with("({\"error\":\"bad\"})"), "{why}");
         assert_eq!(quote(&"x".repeat(500)).chars().count(), BODY_QUOTE + 1);
+    }
+
+    #[test]
+    fn a_401_says_what_to_do_for_what_was_sent() {
+        let url = "https://h/mcp";
+        let none = unauthorized("docs", url, Credentials::None);
+        assert!(none.needs_login && none.reason.starts_with("needs login"));
+        assert!(
+            none.reason.contains("run `cairn mcp login docs`"),
+            "{}",
+            none.reason
+        );
+        let login = unauthorized("docs", url, Credentials::Login);
+        assert!(login.needs_login && login.reason.contains("`cairn mcp login docs` again"));
+        let header = unauthorized("docs", url, Credentials::Header);
+        assert!(!header.needs_login && header.reason.contains("refused the Authorization header"));
+        assert_eq!(header.status, Some(401));
     }
 }

@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use super::client::CairnClient;
 use super::notices::{Hub, transition_notice};
 use super::progress::ProgressRouter;
-use super::transport::{self, Connection};
+use super::transport::{self, ConnectError, Connection};
 use super::{ServerState, ServerStatus, TransportKind, server_key};
 use crate::config::McpServerConfig;
 use crate::sync::lock;
@@ -322,7 +322,7 @@ impl Slot {
     pub(crate) fn failure(&self) -> Option<String> {
         let inner = lock(&self.inner);
         match &inner.state {
-            ServerState::Failed { .. } => Some(self.not_connected(&inner.state)),
+            state if state.is_failed() => Some(self.not_connected(state)),
             _ => None,
         }
     }
@@ -330,7 +330,7 @@ impl Slot {
     fn not_connected(&self, state: &ServerState) -> String {
         let why = match state {
             ServerState::Starting => "it is still starting".to_string(),
-            ServerState::Failed { reason } => reason.clone(),
+            ServerState::Failed { reason } | ServerState::NeedsLogin { reason } => reason.clone(),
             ServerState::Disabled => "it is disabled in the configuration".to_string(),
             ServerState::Connected { .. } => "the connection is being replaced".to_string(),
         };
@@ -378,7 +378,7 @@ impl Slot {
             let before = inner.state.clone();
             f(&mut inner);
             let notice = transition_notice(&self.name, &before, &inner.state, inner.failed_before);
-            if matches!(inner.state, ServerState::Failed { .. }) {
+            if inner.state.is_failed() {
                 inner.failed_before = true;
             }
             notice
@@ -391,10 +391,15 @@ impl Slot {
     }
 
     fn fail(&self, generation: u64, reason: String, hub: &Hub) {
-        tracing::warn!(server = %self.name, "MCP server failed: {reason}");
+        self.fail_as(generation, ServerState::Failed { reason }, hub);
+    }
+
+    /// Marks the server failed (`state` says how) and forgets its session.
+    fn fail_as(&self, generation: u64, state: ServerState, hub: &Hub) {
+        tracing::warn!(server = %self.name, "MCP server not working: {state:?}");
         self.relisting.store(false, Ordering::SeqCst);
         self.update(generation, hub, |inner| {
-            inner.state = ServerState::Failed { reason };
+            inner.state = state;
             inner.live = None;
             inner.tools.clear();
         });
@@ -470,13 +475,17 @@ async fn start(
     let connected = tokio::select! {
         _ = stop.cancelled() => return None,
         r = tokio::time::timeout_at(deadline, transport::connect(&slot.name, &slot.config, client)) => {
-            r.unwrap_or_else(|_| Err(late()))
+            r.unwrap_or_else(|_| Err(late().into()))
         }
     };
     let Connection { session, mut child } = match connected {
         Ok(c) => c,
-        Err(reason) => {
+        Err(ConnectError::Failed(reason)) => {
             slot.fail(generation, reason, hub);
+            return None;
+        }
+        Err(ConnectError::NeedsLogin(reason)) => {
+            slot.fail_as(generation, ServerState::NeedsLogin { reason }, hub);
             return None;
         }
     };

@@ -10,6 +10,7 @@
 //! stdio and streamable HTTP go through rmcp; the older HTTP+SSE transport,
 //! which rmcp 3.11 has no client for, is cairn's own (`sse.rs`).
 
+pub mod browser;
 mod client;
 pub mod config_file;
 mod content;
@@ -17,6 +18,7 @@ mod elicit;
 mod errors;
 mod manager;
 mod notices;
+pub mod oauth;
 mod progress;
 mod prompts;
 mod ready;
@@ -25,6 +27,8 @@ mod sse;
 mod status;
 mod tool;
 mod transport;
+
+pub(crate) use transport::{expand_env, http_headers};
 
 pub use manager::McpManager;
 pub use status::format_status;
@@ -39,9 +43,27 @@ const SEPARATOR: &str = "__";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ServerState {
     Starting,
-    Connected { tools: usize },
-    Failed { reason: String },
+    Connected {
+        tools: usize,
+    },
+    Failed {
+        reason: String,
+    },
+    /// It answered 401: the person must run `cairn mcp login NAME`.
+    NeedsLogin {
+        reason: String,
+    },
     Disabled,
+}
+
+impl ServerState {
+    /// Failed, or waiting for a login: either way, not working.
+    pub fn is_failed(&self) -> bool {
+        matches!(
+            self,
+            ServerState::Failed { .. } | ServerState::NeedsLogin { .. }
+        )
+    }
 }
 
 /// How cairn talks to a server.

@@ -60,6 +60,17 @@ pub(crate) fn transition_notice(
                 "MCP server `{server}` stopped: {reason}. Its tools are unavailable; {restart}."
             ),
         ),
+        (before, ServerState::NeedsLogin { .. })
+            if !matches!(before, ServerState::NeedsLogin { .. }) =>
+        {
+            (
+                true,
+                format!(
+                    "MCP server `{server}` needs a login: run `cairn mcp login {server}` in a shell, \
+                 then /mcp restart {server}. Its tools are unavailable until then."
+                ),
+            )
+        }
         (ServerState::Starting, ServerState::Connected { tools }) if failed_before => (
             false,
             format!(
@@ -90,5 +101,14 @@ mod tests {
         assert_eq!(n.text, "MCP server `gh` is back, with 1 tool.");
         assert!(transition_notice("gh", &ServerState::Starting, &up, false).is_none());
         assert!(transition_notice("gh", &up, &up, true).is_none());
+        let login = ServerState::NeedsLogin {
+            reason: "needs login".into(),
+        };
+        let n = transition_notice("gh", &ServerState::Starting, &login, false).unwrap();
+        assert!(
+            n.problem && n.text.contains("run `cairn mcp login gh`"),
+            "{}",
+            n.text
+        );
     }
 }

@@ -4,7 +4,9 @@
 
 use std::time::Duration;
 
-use rmcp::model::GetPromptRequestParams;
+use rmcp::RoleClient;
+use rmcp::model::{GetPromptRequestParams, Prompt};
+use rmcp::service::Peer;
 use serde_json::{Map, Value};
 
 use super::manager::McpManager;
@@ -64,40 +66,7 @@ impl McpManager {
             .find(server)
             .ok_or_else(|| format!("there is no MCP server `{server}` (see /mcp)"))?;
         let live = slot.live()?;
-        let prompts = match tokio::time::timeout(LIMIT, live.peer.list_all_prompts()).await {
-            Ok(Ok(p)) => p,
-            Ok(Err(e)) => {
-                return Err(format!(
-                    "MCP server `{}` could not list its prompts: {}",
-                    slot.name,
-                    super::errors::service_failure(&e)
-                ));
-            }
-            Err(_) => {
-                return Err(format!(
-                    "MCP server `{}` did not list its prompts in time",
-                    slot.name
-                ));
-            }
-        };
-        // Names in the command are sanitised like tool names.
-        let prompt = prompts
-            .iter()
-            .find(|p| {
-                tool_name(&slot.name, &p.name) == tool_name(server, wanted) || p.name == wanted
-            })
-            .ok_or_else(|| {
-                let names: Vec<String> = prompts.iter().map(|p| p.name.clone()).collect();
-                format!(
-                    "MCP server `{}` has no prompt `{wanted}` (it has: {})",
-                    slot.name,
-                    if names.is_empty() {
-                        "none".into()
-                    } else {
-                        names.join(", ")
-                    }
-                )
-            })?;
+        let prompt = find_prompt(&slot.name, &live.peer, server, wanted).await?;
         let params: Vec<(String, bool)> = prompt
             .arguments
             .iter()
@@ -140,6 +109,44 @@ impl McpManager {
         }
         Ok(text)
     }
+}
+
+/// The prompt `wanted` of the server `name` (its key in the command is
+/// `server`); prompt names in a command are sanitised like tool names.
+async fn find_prompt(
+    name: &str,
+    peer: &Peer<RoleClient>,
+    server: &str,
+    wanted: &str,
+) -> Result<Prompt, String> {
+    let prompts = match tokio::time::timeout(LIMIT, peer.list_all_prompts()).await {
+        Ok(Ok(p)) => p,
+        Ok(Err(e)) => {
+            return Err(format!(
+                "MCP server `{name}` could not list its prompts: {}",
+                super::errors::service_failure(&e)
+            ));
+        }
+        Err(_) => {
+            return Err(format!(
+                "MCP server `{name}` did not list its prompts in time"
+            ));
+        }
+    };
+    let names: Vec<String> = prompts.iter().map(|p| p.name.clone()).collect();
+    prompts
+        .into_iter()
+        .find(|p| tool_name(name, &p.name) == tool_name(server, wanted) || p.name == wanted)
+        .ok_or_else(|| {
+            format!(
+                "MCP server `{name}` has no prompt `{wanted}` (it has: {})",
+                if names.is_empty() {
+                    "none".into()
+                } else {
+                    names.join(", ")
+                }
+            )
+        })
 }
 
 /// `key=value` words, or words in the order of the prompt's arguments (the

@@ -111,7 +111,7 @@ impl McpManager {
                 ServerState::Disabled => continue,
                 ServerState::Connected { .. } => health.ready += 1,
                 ServerState::Starting => health.starting += 1,
-                ServerState::Failed { .. } => {}
+                ServerState::Failed { .. } | ServerState::NeedsLogin { .. } => {}
             }
             health.total += 1;
         }
@@ -149,7 +149,11 @@ impl ToolSource for McpManager {
         self.resource_refs().await
     }
 
-    async fn attach(&self, reference: &str) -> Result<String, String> {
-        self.read_ref(reference).await
+    async fn attach(
+        &self,
+        reference: &str,
+        images: bool,
+    ) -> Result<Vec<crate::conversation::ResultContent>, String> {
+        self.read_ref(reference, images).await
     }
 }

@@ -226,15 +226,7 @@ fn contents(items: &Value, ctx: &ToolContext) -> ToolOutput {
                     },
                 });
             } else {
-                out.push(ResultContent::text(format!(
-                    "[resource {uri} ({}), {} bytes of binary data]",
-                    if mime.is_empty() {
-                        "unknown type"
-                    } else {
-                        mime
-                    },
-                    decoded_len(blob)
-                )));
+                out.push(ResultContent::text(blob_note(uri, mime, blob)));
             }
         }
     }
@@ -245,6 +237,22 @@ fn contents(items: &Value, ctx: &ToolContext) -> ToolOutput {
         content: out,
         is_error: false,
         display: None,
+    }
+}
+
+/// What stands for binary contents the model is not given: what it is and
+/// how big.
+fn blob_note(uri: &str, mime: &str, blob: &str) -> String {
+    let kind = if mime.is_empty() {
+        "unknown type"
+    } else {
+        mime
+    };
+    let bytes = decoded_len(blob);
+    if mime.starts_with("image/") {
+        format!("[resource {uri} ({kind}), {bytes} bytes: an image, which this model cannot see]")
+    } else {
+        format!("[resource {uri} ({kind}), {bytes} bytes of binary data, not shown to the model]")
     }
 }
 
@@ -275,8 +283,13 @@ impl super::manager::McpManager {
         out
     }
 
-    /// The text of `mcp:SERVER:URI`, for a prompt it is attached to.
-    pub async fn read_ref(&self, reference: &str) -> Result<String, String> {
+    /// The contents of `mcp:SERVER:URI`, for a prompt it is attached to:
+    /// images as images when `images` says the model sees them.
+    pub async fn read_ref(
+        &self,
+        reference: &str,
+        images: bool,
+    ) -> Result<Vec<ResultContent>, String> {
         let rest = reference
             .strip_prefix(ATTACH_PREFIX)
             .ok_or_else(|| format!("`{reference}` is not an MCP resource"))?;
@@ -300,7 +313,8 @@ impl super::manager::McpManager {
             Err(_) => return Err(format!("MCP server `{}` did not answer in time", slot.name)),
         };
         let items = serde_json::to_value(&result.contents).unwrap_or_default();
-        let ctx = ToolContext::new(std::path::PathBuf::new());
-        Ok(contents(&items, &ctx).text_content())
+        let mut ctx = ToolContext::new(std::path::PathBuf::new());
+        ctx.supports_images = images;
+        Ok(contents(&items, &ctx).content)
     }
 }

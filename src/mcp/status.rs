@@ -19,6 +19,7 @@ pub fn format_status(statuses: &[ServerStatus]) -> String {
                     if *tools == 1 { "" } else { "s" }
                 ),
                 ServerState::Failed { .. } => "failed".to_string(),
+                ServerState::NeedsLogin { .. } => "needs login".to_string(),
                 ServerState::Disabled => "disabled".to_string(),
             };
             let trust = if s.trusted { "trusted" } else { "asks" }.to_string();
@@ -37,7 +38,9 @@ pub fn format_status(statuses: &[ServerStatus]) -> String {
     for (row, status) in rows.iter().zip(statuses) {
         push_row(&mut out, &widths, row, &status.target);
         match &status.state {
-            ServerState::Failed { reason } => out.push_str(&format!("    reason: {reason}\n")),
+            ServerState::Failed { reason } | ServerState::NeedsLogin { reason } => {
+                out.push_str(&format!("    reason: {reason}\n"))
+            }
             ServerState::Connected { .. } if !status.tools.is_empty() => {
                 out.push_str(&format!("    tools: {}\n", status.tools.join(", ")))
             }

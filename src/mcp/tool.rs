@@ -348,7 +348,8 @@ mod tests {
     fn short_args_fit_one_line() {
         assert_eq!(
             short_args(&json!({"owner": "me", "count": 3})),
-            "count=3 owner=me"
+            "owner=me count=3",
+            "in the order the model wrote them"
         );
         let long = short_args(&json!({"body": "x".repeat(200)}));
         assert_eq!(long.chars().count(), SUMMARY_ARGS + 1);

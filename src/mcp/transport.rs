@@ -7,7 +7,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reqwest::header::{HeaderName, HeaderValue};
+use reqwest::header::{AUTHORIZATION, HeaderName, HeaderValue};
 use rmcp::RoleClient;
 use rmcp::ServiceExt;
 use rmcp::service::RunningService;
@@ -18,6 +18,7 @@ use tokio::process::{Child, ChildStderr, Command};
 use tokio::task::JoinHandle;
 
 use super::client::CairnClient;
+use super::errors::Credentials;
 use crate::config::McpServerConfig;
 use crate::sync::lock;
 
@@ -32,28 +33,43 @@ pub(crate) struct Connection {
     pub(crate) child: Option<ServerProcess>,
 }
 
-/// Connects to the server `config` describes. The error is the reason shown
-/// in `/mcp`.
+/// Why a connection did not open: the reason shown in `/mcp`.
+#[derive(Debug)]
+pub(crate) enum ConnectError {
+    Failed(String),
+    /// The server wants the person to log in (`cairn mcp login`).
+    NeedsLogin(String),
+}
+
+impl From<String> for ConnectError {
+    fn from(reason: String) -> Self {
+        ConnectError::Failed(reason)
+    }
+}
+
+/// Connects to the server `config` describes.
 pub(crate) async fn connect(
     name: &str,
     config: &McpServerConfig,
     client: CairnClient,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     if let Some(command) = &config.command {
-        connect_stdio(name, command, config, client).await
+        Ok(connect_stdio(name, command, config, client).await?)
     } else if let Some(url) = &config.url {
         let url = expand_env(url)?;
         let headers = http_headers(&config.headers)?;
         match config.transport.as_deref() {
             None | Some("http") => connect_http(name, &url, headers, client).await,
-            Some("sse") => connect_sse(&url, headers, client).await,
-            Some(other) => Err(format!(
+            Some("sse") => Ok(connect_sse(&url, headers, client).await?),
+            Some(other) => Err(ConnectError::Failed(format!(
                 "`transport = \"{other}\"` is not a transport; use `http` (streamable HTTP, the \
                  default) or `sse` (the older HTTP+SSE)"
-            )),
+            ))),
         }
     } else {
-        Err("neither `command` nor `url` is set".to_string())
+        Err(ConnectError::Failed(
+            "neither `command` nor `url` is set".to_string(),
+        ))
     }
 }
 
@@ -115,38 +131,57 @@ async fn connect_stdio(
     }
 }
 
-/// Streamable HTTP; a server that answers its POST with a 4xx other than
-/// 401/403 is tried with the older HTTP+SSE transport instead, as the
-/// specification's backwards-compatibility section describes.
+/// Streamable HTTP, with the stored login when there is one; a server that
+/// answers its POST with a 4xx other than 401/403 is tried with the older
+/// HTTP+SSE transport instead, as the specification's
+/// backwards-compatibility section describes.
 async fn connect_http(
     name: &str,
     url: &str,
     headers: HashMap<HeaderName, HeaderValue>,
     client: CairnClient,
-) -> Result<Connection, String> {
+) -> Result<Connection, ConnectError> {
     // The client handler is used up by a failed attempt; keep a twin for
     // the fallback.
     let twin = client.twin();
-    let transport = StreamableHttpClientTransport::from_config(
-        StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone()),
-    );
-    match client.serve(transport).await {
-        Ok(session) => Ok(Connection {
-            session,
-            child: None,
-        }),
-        Err(e) => {
-            let (why, status) = super::errors::connect_failure(name, url, &e);
-            match status {
-                Some(code) if (400..500).contains(&code) && code != 401 && code != 403 => {
-                    tracing::info!(server = %name, "streamable HTTP answered {code}; trying HTTP+SSE");
-                    connect_sse(url, headers, twin)
-                        .await
-                        .map_err(|sse_why| format!("{why}; as an HTTP+SSE server: {sse_why}"))
-                }
-                _ => Err(why),
+    let config = StreamableHttpClientTransportConfig::with_uri(url).custom_headers(headers.clone());
+    let (credentials, served) = if headers.contains_key(&AUTHORIZATION) {
+        let transport = StreamableHttpClientTransport::from_config(config);
+        (Credentials::Header, client.serve(transport).await)
+    } else {
+        match super::oauth::stored_login(name, url).await? {
+            Some(auth) => {
+                let transport = StreamableHttpClientTransport::with_client(auth, config);
+                (Credentials::Login, client.serve(transport).await)
+            }
+            None => {
+                let transport = StreamableHttpClientTransport::from_config(config);
+                (Credentials::None, client.serve(transport).await)
             }
         }
+    };
+    let e = match served {
+        Ok(session) => {
+            return Ok(Connection {
+                session,
+                child: None,
+            });
+        }
+        Err(e) => e,
+    };
+    let failure = super::errors::connect_failure(name, url, credentials, &e);
+    if failure.needs_login {
+        return Err(ConnectError::NeedsLogin(failure.reason));
+    }
+    match failure.status {
+        Some(code) if (400..500).contains(&code) && code != 401 && code != 403 => {
+            tracing::info!(server = %name, "streamable HTTP answered {code}; trying HTTP+SSE");
+            let why = failure.reason;
+            connect_sse(url, headers, twin)
+                .await
+                .map_err(|sse_why| format!("{why}; as an HTTP+SSE server: {sse_why}").into())
+        }
+        _ => Err(ConnectError::Failed(failure.reason)),
     }
 }
 
@@ -170,7 +205,7 @@ async fn connect_sse(
     })
 }
 
-fn http_headers(
+pub(crate) fn http_headers(
     headers: &BTreeMap<String, String>,
 ) -> Result<HashMap<HeaderName, HeaderValue>, String> {
     let mut out = HashMap::new();

@@ -333,131 +333,14 @@ impl Gate {
 
     /// Paths outside the workspace a shell command names, and `cd` out of it.
     fn shell_outside(&self, a: &ShellAnalysis, call: &CallInfo) -> Vec<String> {
-        let mut reasons = Vec::new();
-        let home = self.home.as_deref();
-        if !paths::is_within(call.cwd, call.workspace) {
-            reasons.push(format!(
-                "the shell is in `{}`, outside the workspace",
-                call.cwd.display()
-            ));
-        }
-        let dirs = paths::command_dirs(a, call.cwd, home);
-        let real_workspace = std::fs::canonicalize(call.workspace).ok();
-        let outside = |path: &Path, reasons: &mut Vec<String>| {
-            if !paths::is_within(path, call.workspace) && !paths::is_harmless_device(path) {
-                reasons.push(format!("outside the workspace: {}", path.display()));
-            }
-        };
-        // A word that names a path: resolved and judged, or, when it is only
-        // known at run time, asked about.
-        let judge_path = |word: &str, literal: bool, cwd: &Path, reasons: &mut Vec<String>| {
-            match paths::resolve_word(word, literal, cwd, home) {
-                Some(path) => outside(&path, reasons),
-                None if word.replace('"', "").starts_with('~') => {
-                    reasons.push(format!("outside the workspace: {word}"))
-                }
-                None => reasons.push(format!(
-                    "`{word}` is a path only known when it runs, possibly outside the workspace"
-                )),
-            }
-        };
-        for (cmd, cwd) in a.commands.iter().zip(&dirs) {
-            if cmd.name() == Some("cd") {
-                match cmd.words.get(1).map(String::as_str) {
-                    None => {
-                        if let Some(home) = home {
-                            outside(home, &mut reasons);
-                        }
-                    }
-                    Some("-") => reasons
-                        .push("`cd -` goes to a directory only known when it runs".to_string()),
-                    Some(_) => {}
-                }
-            }
-            // `echo $HOME` prints a path and reads nothing.
-            let printing = matches!(cmd.name(), Some("echo" | "printf"));
-            for (i, (word, literal)) in cmd.words.iter().zip(&cmd.literal).enumerate().skip(1) {
-                if printing && !word.contains(['*', '?', '[']) {
-                    continue;
-                }
-                if cmd.name() == Some("cd") && i == 1 {
-                    match paths::resolve_word(word, *literal, cwd, home) {
-                        Some(path) => outside(&path, &mut reasons),
-                        None => reasons.push(format!(
-                            "`cd {word}` goes to a directory only known when it runs"
-                        )),
-                    }
-                    continue;
-                }
-                let candidates = path_candidates(word, *literal, true);
-                for candidate in &candidates {
-                    judge_path(candidate, *literal, cwd, &mut reasons);
-                }
-                // A relative word may still lead out through a symbolic link.
-                // So may a glob or an `--opt=value` path.
-                if candidates.is_empty()
-                    && *literal
-                    && let Some(real_workspace) = &real_workspace
-                    && paths::is_within(cwd, call.workspace)
-                    && let Some(real) = runtime_paths::link_escape(word, cwd, real_workspace)
-                {
-                    reasons.push(format!("outside the workspace: {}", real.display()));
-                }
-            }
-            for assignment in &cmd.assignments {
-                let Some((name, value)) = assignment.split_once('=') else {
-                    continue;
-                };
-                // `$NAME` of an upper-case variable is judged where it is used.
-                if !name.chars().any(|c| c.is_ascii_lowercase()) {
-                    continue;
-                }
-                let literal = !value.contains(['$', '`', '~']);
-                let value = value.replace(['"', '\''], "");
-                for piece in value.split(':') {
-                    for candidate in path_candidates(piece, literal, false) {
-                        judge_path(candidate, literal, cwd, &mut reasons);
-                    }
-                }
-            }
-        }
-        for (word, literal) in &a.loose_words {
-            for candidate in path_candidates(word, *literal, true) {
-                judge_path(candidate, *literal, call.cwd, &mut reasons);
-            }
-        }
-        for redirect in &a.redirects {
-            if redirect.operator == "<<" || redirect.operator == "<<<" {
-                continue;
-            }
-            let fd_dup = redirect.operator.ends_with('&') && !redirect.writes_file;
-            if fd_dup {
-                continue;
-            }
-            let cwd = redirect
-                .command
-                .and_then(|i| dirs.get(i))
-                .map_or(call.cwd, |d| d.as_path());
-            match paths::resolve_word(&redirect.target, redirect.target_literal, cwd, home) {
-                Some(path) => outside(&path, &mut reasons),
-                None if redirect.writes_file => reasons.push(format!(
-                    "writes to `{}`, a path only known when it runs",
-                    redirect.target
-                )),
-                None if unresolved_path_like(&redirect.target, true) => reasons.push(format!(
-                    "reads `{}`, a path only known when it runs",
-                    redirect.target
-                )),
-                None => {}
-            }
-        }
-        dedup(reasons)
+        let judge = super::outside::Outside::new(call.workspace, self.home.as_deref());
+        dedup(judge.shell(a, call.cwd))
     }
 }
 
 /// Words worth resolving as paths: absolute ones whose first directory
 /// exists, home-relative ones, and relative ones climbing with `..`.
-fn path_like(word: &str, literal: bool) -> bool {
+pub(super) fn path_like(word: &str, literal: bool) -> bool {
     if !literal {
         return unresolved_path_like(word, true);
     }
@@ -470,7 +353,7 @@ fn path_like(word: &str, literal: bool) -> bool {
 
 /// Whether a word with expansions may name a path: it holds a `/`, `..` or
 /// `~`, or (`env_vars`) an upper-case variable such as `$PWD` or `$TMPDIR`.
-fn unresolved_path_like(word: &str, env_vars: bool) -> bool {
+pub(super) fn unresolved_path_like(word: &str, env_vars: bool) -> bool {
     let text = word.replace('"', "");
     if text.contains('/') || text.contains("..") || text.starts_with('~') {
         return true;
@@ -486,7 +369,7 @@ fn unresolved_path_like(word: &str, env_vars: bool) -> bool {
 /// value of `--opt=VALUE` and `key=VALUE` (`of=/dev/sda`), and a path glued
 /// to a short option (`-f/etc/x`, `-I../inc`). `env_vars`: see
 /// [`unresolved_path_like`].
-fn path_candidates(word: &str, literal: bool, env_vars: bool) -> Vec<&str> {
+pub(super) fn path_candidates(word: &str, literal: bool, env_vars: bool) -> Vec<&str> {
     let mut parts = vec![word];
     if let Some((key, value)) = word.split_once('=')
         && !key.is_empty()

@@ -101,6 +101,7 @@ pub mod git_hooks;
 pub mod needs;
 mod nested;
 mod nested_code;
+mod outside;
 pub mod paths;
 mod preview;
 pub mod readonly;

@@ -141,7 +141,21 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         }
         return check_words(inner, &literal[offset..], depth + 1);
     }
-    let checked: Option<ArgCheck> = match name.as_str() {
+    let checked = arg_checker(name);
+    let Some(checked) = checked else {
+        return Err(format!("`{name}` is not on the read-only list"));
+    };
+    if !args_literal {
+        return Err(format!(
+            "`{name}` has arguments only known when it runs, which could be options that write"
+        ));
+    }
+    checked(args)
+}
+
+/// The argument check of a command that is read-only with some options.
+fn arg_checker(name: &str) -> Option<ArgCheck> {
+    match name {
         "find" => Some(readonly_tools::check_find),
         "sed" => Some(readonly_tools::check_sed),
         "sort" => Some(readonly_tools::check_sort),
@@ -158,16 +172,7 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         "command" => Some(check_command_lookup),
         "git" => Some(super::readonly_git::check_git),
         _ => None,
-    };
-    let Some(checked) = checked else {
-        return Err(format!("`{name}` is not on the read-only list"));
-    };
-    if !args_literal {
-        return Err(format!(
-            "`{name}` has arguments only known when it runs, which could be options that write"
-        ));
     }
-    checked(args)
 }
 
 /// `sh -c 'script'` is read-only when everything in the script is: every

@@ -255,37 +255,7 @@ fn inspect_command(
         };
         let args = &layer[1..];
         let args_literal = &literal[1..];
-        if PRIVILEGE.contains(&name) {
-            findings.block(format!(
-                "blocked: `{name}` runs commands with other privileges; cairn never escalates. \
-                 If it is really needed, tell the user the command so they can run it themselves."
-            ));
-        }
-        if POWER.contains(&name)
-            || (name == "systemctl"
-                && args.iter().any(|a| {
-                    [
-                        "poweroff",
-                        "reboot",
-                        "halt",
-                        "suspend",
-                        "hibernate",
-                        "kexec",
-                    ]
-                    .contains(&a.as_str())
-                }))
-            || ((name == "init" || name == "telinit") && args.iter().any(|a| a == "0" || a == "6"))
-        {
-            findings.block(format!(
-                "blocked: `{}` would shut down or restart the machine.",
-                layer.join(" ")
-            ));
-        }
-        if name.starts_with("mkfs") || DISK_TOOLS.contains(&name) {
-            findings.block(format!(
-                "blocked: `{name}` formats or repartitions disks and can destroy their data."
-            ));
-        }
+        inspect_machine_wide(name, layer, findings);
         super::catastrophes::inspect(name, args, findings);
         match name {
             "rm" => super::security_rm::inspect_rm(args, args_literal, cwd, home, findings),
@@ -300,26 +270,7 @@ fn inspect_command(
                 }
             }
             "chmod" | "chown" | "chgrp" => {
-                let recursive = args.iter().any(|a| is_recursive_flag(a, false));
-                for (arg, lit) in args.iter().zip(args_literal) {
-                    if recursive && let Some(what) = sweeping_target(arg, *lit) {
-                        findings.block(format!(
-                            "blocked: `{name} -R {arg}` would change permissions of {what}."
-                        ));
-                    }
-                }
-                for path in operands(args, args_literal, cwd, home) {
-                    if (recursive && is_critical(&path, home)) || path == Path::new("/") {
-                        findings.block(format!(
-                            "blocked: `{name}` on `{}` would change permissions of the whole \
-                             system or home directory.",
-                            path.display()
-                        ));
-                    } else if let Some(message) = system_write(&path, &format!("`{name}` changes"))
-                    {
-                        findings.block(message);
-                    }
-                }
+                inspect_permission_change(name, args, args_literal, cwd, home, findings)
             }
             "find" if find_destroys(args) => {
                 for path in operands(args, args_literal, cwd, home).into_iter().take(1) {
@@ -355,6 +306,72 @@ fn inspect_command(
             nesting,
             findings,
         );
+    }
+}
+
+/// Commands that act on the whole machine: privilege, power, disks.
+fn inspect_machine_wide(name: &str, layer: &[String], findings: &mut Findings) {
+    let args = &layer[1..];
+    if PRIVILEGE.contains(&name) {
+        findings.block(format!(
+            "blocked: `{name}` runs commands with other privileges; cairn never escalates. \
+             If it is really needed, tell the user the command so they can run it themselves."
+        ));
+    }
+    if POWER.contains(&name)
+        || (name == "systemctl"
+            && args.iter().any(|a| {
+                [
+                    "poweroff",
+                    "reboot",
+                    "halt",
+                    "suspend",
+                    "hibernate",
+                    "kexec",
+                ]
+                .contains(&a.as_str())
+            }))
+        || ((name == "init" || name == "telinit") && args.iter().any(|a| a == "0" || a == "6"))
+    {
+        findings.block(format!(
+            "blocked: `{}` would shut down or restart the machine.",
+            layer.join(" ")
+        ));
+    }
+    if name.starts_with("mkfs") || DISK_TOOLS.contains(&name) {
+        findings.block(format!(
+            "blocked: `{name}` formats or repartitions disks and can destroy their data."
+        ));
+    }
+}
+
+/// `chmod`, `chown` and `chgrp`: sweeping or system-wide changes are refused.
+fn inspect_permission_change(
+    name: &str,
+    args: &[String],
+    args_literal: &[bool],
+    cwd: &Path,
+    home: Option<&Path>,
+    findings: &mut Findings,
+) {
+    let recursive = args.iter().any(|a| is_recursive_flag(a, false));
+    for (arg, lit) in args.iter().zip(args_literal) {
+        if recursive && let Some(what) = sweeping_target(arg, *lit) {
+            findings.block(format!(
+                "blocked: `{name} -R {arg}` would change permissions of {what}."
+            ));
+        }
+    }
+    for path in operands(args, args_literal, cwd, home) {
+        if (recursive && is_critical(&path, home)) || path == Path::new("/") {
+            findings.block(format!(
+                "blocked: `{name}` on `{}` would change permissions of the whole \
+                 system or home directory.",
+                path.display()
+            ));
+        } else if let Some(message) = system_write(&path, &format!("`{name}` changes")) {
+            findings.block(message);
+        }
     }
 }
 

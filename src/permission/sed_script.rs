@@ -43,47 +43,7 @@ pub fn check(script: &str) -> Result<(), String> {
         if command == '{' {
             continue;
         }
-        match command {
-            'p' | 'P' | 'd' | 'D' | 'q' | 'Q' | '=' | 'l' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H'
-            | 'x' | 'z' | 'F' | '}' => {
-                while chars
-                    .get(i)
-                    .is_some_and(|c| c.is_ascii_digit() || *c == ' ')
-                {
-                    i += 1;
-                }
-            }
-            ':' | 'b' | 't' | 'T' | 'a' | 'i' | 'c' => skip_to_command_end(&chars, &mut i),
-            's' => {
-                let Some(&delim) = chars.get(i) else {
-                    return unsafe_script("has an unfinished `s` command");
-                };
-                i += 1;
-                if !delimited(&chars, &mut i, delim) || !delimited(&chars, &mut i, delim) {
-                    return unsafe_script("has an unfinished `s` command");
-                }
-                while let Some(&flag) = chars.get(i) {
-                    match flag {
-                        'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => i += 1,
-                        'w' | 'W' => return unsafe_script("writes a file (`s///w`)"),
-                        'e' => return unsafe_script("runs a command (`s///e`)"),
-                        _ => break,
-                    }
-                }
-            }
-            'y' => {
-                let Some(&delim) = chars.get(i) else {
-                    return unsafe_script("has an unfinished `y` command");
-                };
-                i += 1;
-                if !delimited(&chars, &mut i, delim) || !delimited(&chars, &mut i, delim) {
-                    return unsafe_script("has an unfinished `y` command");
-                }
-            }
-            'w' | 'W' => return unsafe_script("writes a file (`w`)"),
-            'e' => return unsafe_script("runs a command (`e`)"),
-            other => return unsafe_script(&format!("uses `{other}`, which is not understood")),
-        }
+        one_command(command, &chars, &mut i)?;
         skip_blank(&chars, &mut i, false);
         match chars.get(i) {
             None => return Ok(()),
@@ -92,6 +52,53 @@ pub fn check(script: &str) -> Result<(), String> {
             Some(_) => return unsafe_script("has text that cannot be read"),
         }
     }
+}
+
+/// One command after its address: Ok when it neither writes nor runs.
+fn one_command(command: char, chars: &[char], i: &mut usize) -> Result<(), String> {
+    let unsafe_script = |what: &str| Err(format!("the sed script {what}"));
+    match command {
+        'p' | 'P' | 'd' | 'D' | 'q' | 'Q' | '=' | 'l' | 'n' | 'N' | 'g' | 'G' | 'h' | 'H' | 'x'
+        | 'z' | 'F' | '}' => {
+            while chars
+                .get(*i)
+                .is_some_and(|c| c.is_ascii_digit() || *c == ' ')
+            {
+                *i += 1;
+            }
+        }
+        ':' | 'b' | 't' | 'T' | 'a' | 'i' | 'c' => skip_to_command_end(chars, i),
+        's' => {
+            let Some(&delim) = chars.get(*i) else {
+                return unsafe_script("has an unfinished `s` command");
+            };
+            *i += 1;
+            if !delimited(chars, i, delim) || !delimited(chars, i, delim) {
+                return unsafe_script("has an unfinished `s` command");
+            }
+            while let Some(&flag) = chars.get(*i) {
+                match flag {
+                    'g' | 'p' | 'i' | 'I' | 'm' | 'M' | '0'..='9' => *i += 1,
+                    'w' | 'W' => return unsafe_script("writes a file (`s///w`)"),
+                    'e' => return unsafe_script("runs a command (`s///e`)"),
+                    _ => break,
+                }
+            }
+        }
+        'y' => {
+            let Some(&delim) = chars.get(*i) else {
+                return unsafe_script("has an unfinished `y` command");
+            };
+            *i += 1;
+            if !delimited(chars, i, delim) || !delimited(chars, i, delim) {
+                return unsafe_script("has an unfinished `y` command");
+            }
+        }
+        'w' | 'W' => return unsafe_script("writes a file (`w`)"),
+        'e' => return unsafe_script("runs a command (`e`)"),
+        other => return unsafe_script(&format!("uses `{other}`, which is not understood")),
+    }
+    Ok(())
 }
 
 fn skip_blank(chars: &[char], i: &mut usize, newlines: bool) {

@@ -23,6 +23,11 @@ pub enum StoreError {
         key: String,
         expected: &'static str,
     },
+    #[error(
+        "{path} leads outside the project through a symbolic link; cairn does not \
+         write rules there (add the rule by hand if you meant it)"
+    )]
+    OutsideProject { path: PathBuf },
     #[error(transparent)]
     Rule(#[from] RuleError),
 }
@@ -117,12 +122,35 @@ fn save(config: &Path, doc: &DocumentMut) -> Result<(), StoreError> {
         source,
     };
     if let Some(dir) = config.parent().filter(|d| !d.as_os_str().is_empty()) {
+        refuse_links_out(config, dir)?;
         std::fs::create_dir_all(dir).map_err(io)?;
     }
     // Write beside and rename, so a crash never leaves half a config.
     let tmp = config.with_extension("toml.tmp");
     std::fs::write(&tmp, doc.to_string()).map_err(io)?;
     std::fs::rename(&tmp, config).map_err(io)
+}
+
+/// A project's `.cairn` directory (or its config file) that is a link to
+/// somewhere outside the project must not receive rules: a cloned
+/// repository could point it at any directory the person can write.
+fn refuse_links_out(config: &Path, dir: &Path) -> Result<(), StoreError> {
+    let Some(project) = dir.parent().filter(|p| !p.as_os_str().is_empty()) else {
+        return Ok(());
+    };
+    let Ok(project) = std::fs::canonicalize(project) else {
+        return Ok(());
+    };
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let escapes = |p: &Path| {
+        is_link(p) && std::fs::canonicalize(p).map_or(true, |real| !real.starts_with(&project))
+    };
+    if escapes(dir) || escapes(config) {
+        return Err(StoreError::OutsideProject {
+            path: config.to_path_buf(),
+        });
+    }
+    Ok(())
 }
 
 fn list_mut<'a>(
@@ -203,6 +231,26 @@ mod tests {
         let text = std::fs::read_to_string(&config)?;
         assert!(text.contains("# my settings") && text.contains("theme = \"dark\""));
         assert_eq!(list_rules(&config)?.allow, vec!["bash(cargo test*)"]);
+        Ok(())
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_cairn_directory_linked_outside_the_project_is_not_written()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let outside = tempfile::tempdir()?;
+        let project = tempfile::tempdir()?;
+        std::os::unix::fs::symlink(outside.path(), project.path().join(".cairn"))?;
+        let config = project.path().join(".cairn/config.toml");
+        let err = store_rule(&config, "bash(ls*)").expect_err("a link out must be refused");
+        assert!(matches!(err, StoreError::OutsideProject { .. }), "{err}");
+        assert!(!outside.path().join("config.toml").exists());
+        // A link that stays inside the project is fine.
+        std::fs::remove_file(project.path().join(".cairn"))?;
+        std::fs::create_dir(project.path().join("real"))?;
+        std::os::unix::fs::symlink(project.path().join("real"), project.path().join(".cairn"))?;
+        store_rule(&config, "bash(ls*)")?;
+        assert!(project.path().join("real/config.toml").exists());
         Ok(())
     }
 

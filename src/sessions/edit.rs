@@ -89,6 +89,7 @@ pub fn rewind(
         loaded,
         draft: Some(draft),
         later,
+        read_only: false,
     }))
 }
 
@@ -147,7 +148,39 @@ pub fn resume(store: &Store, id: &SessionId) -> Result<Resumed, SessionError> {
         loaded: load(store, id)?,
         draft: None,
         later: None,
+        read_only: false,
     })
+}
+
+/// Another cairn (not this process) records `id`: who.
+pub fn open_elsewhere(store: &Store, id: &SessionId) -> Option<crate::store::HeldElsewhere> {
+    let db = store.path()?;
+    crate::store::SessionLock::holder(db, id)
+        .ok()
+        .flatten()
+        .filter(|h| h.pid != Some(std::process::id()))
+}
+
+/// Opens a session another cairn records, as the person chose: a fork of
+/// it to continue, or the session itself, read-only.
+pub fn open_as(store: &mut Store, id: &SessionId, how: OpenAs) -> Result<Resumed, SessionError> {
+    match how {
+        OpenAs::Fork => {
+            let fork = store.fork_session(id, None)?;
+            resume(store, &fork)
+        }
+        OpenAs::ReadOnly => Ok(Resumed {
+            read_only: true,
+            ..resume(store, id)?
+        }),
+    }
+}
+
+/// How to open a session that is open in another cairn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenAs {
+    Fork,
+    ReadOnly,
 }
 
 impl Later {

@@ -33,6 +33,8 @@ pub struct Runs {
     /// Turns that `/undo` took back, with the files it restored: a notice
     /// follows each, as it did when the undo happened.
     pub undone: Vec<(u64, Vec<String>)>,
+    /// Turns that did not complete: cancelled, failed, stopped at the limit.
+    pub ends: Vec<crate::store::TurnEnd>,
 }
 
 /// A stored session ready to continue.
@@ -122,6 +124,7 @@ pub fn load(store: &Store, id: &SessionId) -> Result<LoadedSession, StoreError> 
     let runs = Runs {
         calls: calls(&messages, store.tool_runs(id)?),
         undone,
+        ends: store.turn_ends(id)?,
     };
     let lost = store
         .lost_files(id)?

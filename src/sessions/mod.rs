@@ -12,7 +12,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 pub use browse::{PAGE, SessionEntry, age, list, preview_lines, query, search};
-pub use edit::{RewindTo, export, export_text, prompts, restore_files, resume, rewind};
+pub use edit::{
+    OpenAs, RewindTo, export, export_text, open_as, open_elsewhere, prompts, restore_files, resume,
+    rewind,
+};
 pub use load::{LoadedSession, Runs, StoredCall, load, short_id};
 
 pub use crate::store::SessionId;
@@ -46,6 +49,8 @@ pub struct Resumed {
     pub draft: Option<String>,
     /// After a rewind: what the original's later turns changed.
     pub later: Option<Later>,
+    /// Another cairn records it: shown, but nothing is sent or recorded.
+    pub read_only: bool,
 }
 
 /// The files the turns after a rewind point changed in the original.
@@ -70,8 +75,11 @@ pub enum SessionRequest {
         offset: usize,
     },
     Preview(SessionId),
-    /// Load a stored session to continue it.
+    /// Load a stored session to continue it (or hear that another cairn
+    /// has it open).
     Resume(SessionId),
+    /// Open a session another cairn has open: as a fork, or read-only.
+    OpenAs(SessionId, OpenAs),
     /// The prompts of a session, to pick one to rewind to.
     Prompts(SessionId),
     /// Continue a stored session from just before one of its prompts; the
@@ -120,6 +128,12 @@ pub enum SessionReply {
     Prompts {
         id: SessionId,
         prompts: Vec<(i64, String)>,
+    },
+    /// The session to resume is open in another cairn: ask how to open it.
+    OpenElsewhere {
+        id: SessionId,
+        /// Who has it ("it is open in another cairn (process 123)").
+        held: String,
     },
     /// A delete that was not done, and why; the list should be reloaded.
     DeleteRefused(String),
@@ -183,7 +197,16 @@ impl Sessions {
                     id,
                 }
             }
-            SessionRequest::Resume(id) => SessionReply::Resumed(Box::new(resume(&store, &id)?)),
+            SessionRequest::Resume(id) => match open_elsewhere(&store, &id) {
+                Some(held) => SessionReply::OpenElsewhere {
+                    id,
+                    held: held.to_string(),
+                },
+                None => SessionReply::Resumed(Box::new(resume(&store, &id)?)),
+            },
+            SessionRequest::OpenAs(id, how) => {
+                SessionReply::Resumed(Box::new(open_as(&mut store, &id, how)?))
+            }
             SessionRequest::Prompts(id) => SessionReply::Prompts {
                 prompts: prompts(&store, &id)?,
                 id,

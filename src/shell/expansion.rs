@@ -106,92 +106,7 @@ impl Walker {
                 .push("a command substitution inside a parameter expansion".into());
         }
         use ParameterExpr as P;
-        let (parameter, indirect) = match expr {
-            P::Parameter {
-                parameter,
-                indirect,
-            }
-            | P::UseDefaultValues {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::AssignDefaultValues {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::IndicateErrorIfNullOrUnset {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::UseAlternativeValue {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::ParameterLength {
-                parameter,
-                indirect,
-            }
-            | P::RemoveSmallestSuffixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::RemoveLargestSuffixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::RemoveSmallestPrefixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::RemoveLargestPrefixPattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::Substring {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::Transform {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::UppercaseFirstChar {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::UppercasePattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::LowercaseFirstChar {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::LowercasePattern {
-                parameter,
-                indirect,
-                ..
-            }
-            | P::ReplaceSubstring {
-                parameter,
-                indirect,
-                ..
-            } => (Some(parameter), *indirect),
-            P::VariableNames { .. } | P::MemberKeys { .. } => (None, false),
-        };
+        let (parameter, indirect) = parameter_of(expr);
         if indirect {
             self.out
                 .evaluated
@@ -220,6 +135,39 @@ impl Walker {
         }
         Ok(())
     }
+}
+
+/// The parameter an expansion reads, and whether it is read indirectly
+/// (`${!name}`).
+fn parameter_of(expr: &ParameterExpr) -> (Option<&Parameter>, bool) {
+    // Every form but two names one parameter, in the same two fields.
+    macro_rules! named {
+        ($($form:ident),* $(,)?) => {
+            match expr {
+                $(ParameterExpr::$form { parameter, indirect, .. } => (Some(parameter), *indirect),)*
+                ParameterExpr::VariableNames { .. } | ParameterExpr::MemberKeys { .. } => (None, false),
+            }
+        };
+    }
+    named!(
+        Parameter,
+        UseDefaultValues,
+        AssignDefaultValues,
+        IndicateErrorIfNullOrUnset,
+        UseAlternativeValue,
+        ParameterLength,
+        RemoveSmallestSuffixPattern,
+        RemoveLargestSuffixPattern,
+        RemoveSmallestPrefixPattern,
+        RemoveLargestPrefixPattern,
+        Substring,
+        Transform,
+        UppercaseFirstChar,
+        UppercasePattern,
+        LowercaseFirstChar,
+        LowercasePattern,
+        ReplaceSubstring,
+    )
 }
 
 /// The variable names arithmetic text refers to (`x`, `$x`, `${x}`).

@@ -20,6 +20,7 @@ mod schema;
 mod search;
 mod sessions;
 mod tool_runs;
+mod turn_outcomes;
 
 use std::path::{Path, PathBuf};
 
@@ -33,6 +34,7 @@ pub(crate) use schema::BUSY_TIMEOUT;
 pub use schema::{SCHEMA_VERSION, V1_SQL};
 pub use search::{MATCH_END, MATCH_START, SearchHit, build_match_query, message_search_text};
 pub use tool_runs::{LostFile, ToolRun};
+pub use turn_outcomes::TurnEnd;
 
 use crate::conversation::Usage;
 

@@ -22,6 +22,7 @@ const MIGRATIONS: &[Migration] = &[
     v2_search_and_status,
     v3_tool_runs,
     v4_tool_run_status_backfill,
+    v5_turn_outcomes,
 ];
 
 pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -180,6 +181,21 @@ fn v4_tool_run_status_backfill(tx: &Transaction<'_>) -> rusqlite::Result<()> {
         }
     }
     Ok(())
+}
+
+/// How each turn that did not complete ended (cancelled, failed with
+/// its error, stopped at the turn limit), so a resumed transcript shows
+/// the same markers and error lines as the live one.
+fn v5_turn_outcomes(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE turn_outcomes (
+             session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+             turn INTEGER NOT NULL,
+             outcome TEXT NOT NULL,
+             detail TEXT NOT NULL DEFAULT '',
+             PRIMARY KEY (session_id, turn)
+         ) WITHOUT ROWID;",
+    )
 }
 
 /// How a result recorded before v3 ended, from the words the agent used

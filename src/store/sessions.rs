@@ -250,17 +250,44 @@ impl Store {
                 )?;
             }
             recount(tx, &new_id)?;
+            let base: Option<String> = tx.query_row(
+                "SELECT coalesce(title, substr(first_prompt, 1, 60)) FROM sessions WHERE id = ?1",
+                [&id.0],
+                |r| r.get(0),
+            )?;
+            tx.execute(
+                "UPDATE sessions SET title = ?2 WHERE id = ?1",
+                params![new_id.0, fork_title(base.as_deref())],
+            )?;
             Ok(())
         })?;
         Ok(new_id)
     }
 }
 
+/// A fork's title says it is one: `Fix the parser (fork)`, then `(fork 2)`
+/// for a fork of that, so no two read the same.
+pub fn fork_title(base: Option<&str>) -> String {
+    let base = crate::text::first_line(base.unwrap_or("")).trim();
+    let base = if base.is_empty() { "untitled" } else { base };
+    if let Some(stem) = base.strip_suffix(" (fork)") {
+        return format!("{stem} (fork 2)");
+    }
+    if let Some((stem, n)) = base
+        .strip_suffix(')')
+        .and_then(|b| b.rsplit_once(" (fork "))
+        && let Ok(n) = n.parse::<u32>()
+    {
+        return format!("{stem} (fork {})", n.saturating_add(1));
+    }
+    format!("{base} (fork)")
+}
+
 /// Tables whose rows belong to one turn of a session: name, columns besides
 /// `session_id`, and the order rows were written in. A fork copies the kept
 /// turns' rows in that order (undo restores the earliest version of a
 /// file); a rewind in place drops the rest.
-pub(crate) const PER_TURN_TABLES: [(&str, &str, &str); 3] = [
+pub(crate) const PER_TURN_TABLES: [(&str, &str, &str); 4] = [
     ("file_versions", "turn, path, content, created_at", "id"),
     (
         "tool_runs",
@@ -268,6 +295,7 @@ pub(crate) const PER_TURN_TABLES: [(&str, &str, &str); 3] = [
         "call_id",
     ),
     ("lost_files", "turn, path, why", "id"),
+    ("turn_outcomes", "turn, outcome, detail", "turn"),
 ];
 
 /// `NoSession` unless `session` exists, checked inside a write transaction.

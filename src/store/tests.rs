@@ -258,7 +258,7 @@ fn fork_copies_history_up_to_a_message() {
     assert!(copied.iter().all(|m| m.0 != first && m.0 != second));
     let s = store.session(&fork).unwrap();
     assert_eq!(s.parent_id.as_ref(), Some(&id));
-    assert_eq!(s.title.as_deref(), Some("original"));
+    assert_eq!(s.title.as_deref(), Some("original (fork)"));
     assert_eq!(
         (s.message_count, s.input_tokens, s.output_tokens),
         (2, 4, 3)

@@ -14,6 +14,10 @@ pub struct InputRequest {
     pub source: String,
     pub message: String,
     pub fields: Vec<InputField>,
+    /// A web page the person is asked to open instead of filling in
+    /// fields (URL-mode elicitation); accepting opens it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -221,8 +221,11 @@ pub trait ToolSource: Send + Sync {
     async fn attachables(&self) -> Vec<String> {
         Vec::new()
     }
-    /// The text of an attached reference; `Err` says why it cannot be had.
-    async fn attach(&self, reference: &str) -> Result<String, String> {
+    /// The content of an attached reference: text, and images when
+    /// `images` says the model sees them (otherwise a note says what the
+    /// image is); `Err` says why it cannot be had.
+    async fn attach(&self, reference: &str, images: bool) -> Result<Vec<ResultContent>, String> {
+        let _ = images;
         Err(format!("`{reference}` cannot be attached"))
     }
 }

@@ -27,6 +27,22 @@ fn parse(input: &Value) -> Result<Vec<Todo>, String> {
         .collect()
 }
 
+/// The checklist a conversation left: the last `todos` call that parses
+/// (each call replaces the whole list). Empty when there was none.
+pub fn latest(messages: &[crate::conversation::Message]) -> Vec<Todo> {
+    messages
+        .iter()
+        .rev()
+        .flat_map(|m| m.parts.iter().rev())
+        .find_map(|p| match p {
+            crate::conversation::Part::ToolCall { name, input, .. } if name == "todos" => {
+                parse(input).ok()
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
 /// The list as the model and the transcript see it.
 pub fn render(todos: &[Todo]) -> String {
     if todos.is_empty() {

@@ -33,5 +33,7 @@ pub enum Cmd {
     AppendHistory(String),
     /// Turn the terminal's mouse reporting on or off.
     SetMouseCapture(bool),
+    /// Get the person's attention (bell or OSC 9/777 with this text).
+    Notify(String),
     Quit,
 }

@@ -14,6 +14,8 @@ use crate::tui::widgets::tool_cell::ToolCell;
 pub fn show(model: &mut Model, loaded: &LoadedSession) {
     rebuild(model, &loaded.messages, &loaded.runs);
     model.title = loaded.summary.title.clone();
+    // The checklist is the resumed session's, not the one left on screen.
+    model.todos = crate::tools::todos::latest(&loaded.messages);
     model.usage.context_tokens = crate::context::estimate_messages(&loaded.messages);
     model.usage.cost = loaded.cost;
 }
@@ -22,21 +24,11 @@ pub fn show(model: &mut Model, loaded: &LoadedSession) {
 pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
     model.transcript = crate::tui::widgets::transcript::Transcript::new();
     let now = model.now;
-    let undone_notice = |model: &mut Model, turn: u64| {
-        if let Some((_, files)) = runs.undone.iter().find(|(t, _)| *t == turn) {
-            let text = if files.is_empty() {
-                format!("Undone: turn {turn}")
-            } else {
-                format!("Undone: restored {}", files.join(", "))
-            };
-            model.notice(crate::agent::NoticeLevel::Info, text);
-        }
-    };
     let starts = crate::context::turn_starts(messages);
     let mut turn = 0u64;
     for (i, m) in messages.iter().enumerate() {
         if starts.binary_search(&i).is_ok() {
-            undone_notice(model, turn);
+            turn_closed(model, runs, turn);
             turn += 1;
         }
         match m.role {
@@ -92,6 +84,39 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
             }
         }
     }
-    undone_notice(model, turn);
+    turn_closed(model, runs, turn);
     model.transcript.to_bottom();
+}
+
+/// What followed turn `turn` live: the notice of its undo, its cancel
+/// marker or its error line.
+fn turn_closed(model: &mut Model, runs: &Runs, turn: u64) {
+    use crate::agent::NoticeLevel;
+    if let Some((_, files)) = runs.undone.iter().find(|(t, _)| *t == turn) {
+        let text = if files.is_empty() {
+            format!("Undone: turn {turn}")
+        } else {
+            format!("Undone: restored {}", files.join(", "))
+        };
+        model.notice(NoticeLevel::Info, text);
+    }
+    let Some(end) = runs.ends.iter().find(|e| e.turn == turn) else {
+        return;
+    };
+    match end.outcome.as_str() {
+        "cancelled" => {
+            model.transcript.push(CellKind::Marker("cancelled".into()));
+        }
+        "turn_limit" => model.notice(
+            NoticeLevel::Warning,
+            format!(
+                "stopped after {} steps (the turn limit); send a prompt to continue",
+                end.detail
+            ),
+        ),
+        _ => {
+            let line = end.detail.lines().next().unwrap_or_default().trim();
+            model.notice(NoticeLevel::Error, line.to_string());
+        }
+    }
 }

@@ -9,6 +9,7 @@ pub mod msg;
 pub mod panels;
 pub mod runtime;
 pub mod sandbox_view;
+pub mod setup;
 pub mod slash;
 pub mod styles;
 pub mod suspend;
@@ -58,6 +59,10 @@ pub struct TuiOptions {
     pub open_sessions: bool,
     /// The sandbox commands run in.
     pub sandbox: sandbox_view::SandboxView,
+    /// The resumed session is open in another cairn: prompts are refused.
+    pub read_only: bool,
+    /// `[ui] notify`: how to get attention while the terminal is unfocused.
+    pub notify: crate::config::ui::Notify,
 }
 
 /// Runs the full-screen interface until the person quits. The interface
@@ -109,6 +114,8 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.git_branch = opts.git_branch;
     m.usage.context_window = opts.context_window;
     m.first_run_help = opts.first_run_help;
+    m.read_only = opts.read_only;
+    m.notify = opts.notify;
     let history = opts
         .history_file
         .as_deref()

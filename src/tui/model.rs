@@ -72,6 +72,12 @@ pub struct Model {
     pub store_warning: Option<String>,
     /// The session's title, once it has one.
     pub title: Option<String>,
+    /// The session shown is open in another cairn: prompts are refused.
+    pub read_only: bool,
+    /// The terminal has focus (as far as it says: focus events).
+    pub focused: bool,
+    /// How to get attention when it has not (`[ui] notify`).
+    pub notify: crate::config::ui::Notify,
     /// The themes to switch between by name.
     pub themes: crate::tui::theme::Themes,
     /// When Esc was last pressed while idle (Esc twice rewinds).
@@ -124,6 +130,9 @@ impl Model {
             store_warning: None,
             should_quit: false,
             title: None,
+            read_only: false,
+            focused: true,
+            notify: Default::default(),
             themes: crate::tui::theme::Themes::default(),
             last_idle_esc: None,
             servers: None,

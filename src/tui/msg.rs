@@ -7,10 +7,15 @@ use crossterm::event::{KeyEvent, MouseEvent};
 use crate::agent::{AgentEvent, NoticeLevel};
 use crate::sessions::SessionReply;
 
+// An agent event is large (JSON values keep their key order, see
+// Cargo.toml) and moved once per input: boxing it buys nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Msg {
     Key(KeyEvent),
     Paste(String),
+    /// The terminal gained (`true`) or lost focus.
+    Focus(bool),
     Mouse(MouseEvent),
     Resize {
         width: u16,

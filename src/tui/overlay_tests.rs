@@ -113,6 +113,7 @@ fn input_form() {
             required: true,
             default: None,
         }],
+        url: None,
     };
     agent(&mut m, AgentEvent::InputRequested { id: 1, request });
     check("input_form", &mut m);

@@ -217,6 +217,7 @@ fn ctrl_c_cancels_a_servers_question_before_anything_else() {
         source: "MCP server `demo`".into(),
         message: "Which?".into(),
         fields: Vec::new(),
+        url: None,
     };
     agent(
         &mut m,

@@ -26,6 +26,7 @@ pub fn enter(mouse: bool) -> io::Result<()> {
         out,
         EnterAlternateScreen,
         EnableBracketedPaste,
+        crossterm::event::EnableFocusChange,
         cursor::Hide
     )?;
     if mouse {
@@ -56,10 +57,20 @@ pub fn restore() {
         out,
         DisableMouseCapture,
         DisableBracketedPaste,
+        crossterm::event::DisableFocusChange,
         LeaveAlternateScreen,
         cursor::Show
     );
     let _ = disable_raw_mode();
+}
+
+/// Sends a notification the way the config says (`[ui] notify`).
+pub fn notify(how: crate::config::ui::Notify, text: &str) {
+    if let Some(seq) = how.sequence(text) {
+        let mut out = io::stdout();
+        let _ = out.write_all(seq.as_bytes());
+        let _ = out.flush();
+    }
 }
 
 /// Restores the terminal before the panic message prints, so it is readable.

@@ -34,6 +34,8 @@ pub const PIDFILE_ENV: &str = "CAIRN_TEST_MCP_PIDFILE";
 /// The one resource the server offers, and its text.
 pub const RESOURCE_URI: &str = "cairn-test://notes";
 pub const RESOURCE_TEXT: &str = "The notes say: resources work.";
+/// A second resource: the 1×1 PNG, as a blob.
+pub const PIXEL_URI: &str = "cairn-test://pixel";
 
 pub struct TestServer {
     extra_tool: Mutex<bool>,
@@ -89,7 +91,11 @@ impl TestServer {
             ),
             tool("image", "Returns a tiny image.", no_args()),
             tool("roots", "Tells the client's roots.", no_args()),
-            tool("ask", "Asks the person who they are.", no_args()),
+            tool(
+                "ask",
+                "Asks the person who they are; with `url`, asks them to open that page.",
+                json!({"type": "object", "properties": {"url": {"type": "string"}}}),
+            ),
             tool(
                 "slow",
                 "Answers after `secs` seconds.",
@@ -183,7 +189,13 @@ impl ServerHandler for TestServer {
             "description": "The test server's notes.",
         }))
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(ListResourcesResult::with_all_items(vec![notes]))
+        let pixel = serde_json::from_value(json!({
+            "uri": PIXEL_URI,
+            "name": "pixel",
+            "mimeType": "image/png",
+        }))
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(ListResourcesResult::with_all_items(vec![notes, pixel]))
     }
 
     async fn read_resource(
@@ -191,6 +203,10 @@ impl ServerHandler for TestServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        if request.uri == PIXEL_URI {
+            let blob = ResourceContents::blob(PNG, PIXEL_URI).with_mime_type("image/png");
+            return Ok(ReadResourceResult::new(vec![blob]).into());
+        }
         if request.uri != RESOURCE_URI {
             return Err(ErrorData::resource_not_found(
                 format!("no resource {}", request.uri),
@@ -236,15 +252,30 @@ impl ServerHandler for TestServer {
                 Ok(text_result("added"))
             }
             "extra" => Ok(text_result("extra tool here")),
-            "ask" => {
-                let schema = serde_json::from_value(json!({
-                    "type": "object",
-                    "properties": {
-                        "name": {"type": "string", "title": "Your name"},
-                        "count": {"type": "integer", "description": "How many?"},
+            "ask" if args.get("url").is_some() => {
+                let params = ElicitRequestParams::UrlElicitationParams {
+                    meta: None,
+                    message: "Confirm your account on the web.".into(),
+                    url: args["url"].as_str().unwrap_or_default().to_string(),
+                    elicitation_id: "e-1".into(),
+                };
+                Ok(text_result(
+                    match context.peer.create_elicitation(params).await {
+                        Ok(r) => format!("answer: {:?}", r.action),
+                        Err(e) => format!("elicitation failed: {e}"),
                     },
-                    "required": ["name"],
-                }))
+                ))
+            }
+            "ask" => {
+                // From text, so the fields keep this order on the wire
+                // (neither by name nor required-first).
+                let schema = serde_json::from_str(
+                    r#"{"type": "object", "properties": {
+                        "name": {"type": "string", "title": "Your name"},
+                        "mood": {"type": "string"},
+                        "count": {"type": "integer", "description": "How many?"}
+                    }, "required": ["name"]}"#,
+                )
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
                 let params = ElicitRequestParams::FormElicitationParams {
                     meta: None,

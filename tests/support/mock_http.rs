@@ -76,6 +76,16 @@ pub fn side_endpoint(format: Format, req: &HttpRequest, s: &Shared) -> Option<St
     let path = req.target.split('?').next().unwrap_or("");
     let body = if req.head.starts_with("GET ") && path.ends_with("/models") {
         s.paths.lock().unwrap().push(req.target.clone());
+        if let Some(key) = s.required_key.lock().unwrap().clone() {
+            let given = req.headers.iter().any(|(k, v)| {
+                (k == "x-api-key" && *v == key)
+                    || (k == "authorization" && *v == format!("Bearer {key}"))
+            });
+            if !given {
+                let body = error_body(format, 401, "invalid x-api-key");
+                return Some(response("401 Unauthorized", "application/json", "", &body));
+            }
+        }
         if format == Format::Gemini {
             json!({"models": [{"name": "models/gemini-mock", "supportedGenerationMethods": ["generateContent"]}]})
         } else {

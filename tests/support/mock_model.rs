@@ -251,6 +251,8 @@ struct Shared {
     token_lifetime: Mutex<Option<u64>>,
     cache: Mutex<Option<super_cache::PromptCache>>,
     only_model: Mutex<Option<String>>,
+    /// The models list answers 401 unless the request carries this key.
+    required_key: Mutex<Option<String>>,
 }
 
 #[path = "mock_bedrock.rs"]
@@ -358,6 +360,12 @@ impl MockModel {
     /// using no scripted reply).
     pub fn only_model(&self, model: &str) {
         *self.shared.only_model.lock().unwrap() = Some(model.to_string());
+    }
+
+    /// Have the models list refuse (401) any key but `key`, as a real
+    /// provider refuses a wrong one.
+    pub fn require_key(&self, key: &str) {
+        *self.shared.required_key.lock().unwrap() = Some(key.to_string());
     }
 
     /// Keep a prompt cache as Anthropic does: each request's usage is

@@ -238,6 +238,20 @@ pub(super) const DIALOG_TABLE: &[Row] = &[
         "export as JSON",
     ),
     (
+        Action::BrowserOpenFork,
+        "browser_open_fork",
+        "f, enter",
+        Scope::Panel,
+        "sessions: a session open in another cairn: continue in a fork",
+    ),
+    (
+        Action::BrowserOpenReadOnly,
+        "browser_open_read_only",
+        "r",
+        Scope::Panel,
+        "sessions: a session open in another cairn: open it read-only",
+    ),
+    (
         Action::HelpDown,
         "help_down",
         "j, down",

@@ -88,6 +88,8 @@ pub enum Action {
     BrowserConfirmDelete,
     BrowserExportMarkdown,
     BrowserExportJson,
+    BrowserOpenFork,
+    BrowserOpenReadOnly,
     HelpDown,
     HelpUp,
     HelpPageDown,

@@ -8,6 +8,7 @@
 mod confirm;
 mod diff;
 pub mod help;
+mod open_elsewhere;
 pub mod pickers;
 pub mod sessions;
 mod text;
@@ -80,6 +81,11 @@ pub enum Panel {
         text: String,
         scroll: u16,
     },
+    /// Resuming a session another cairn has open: fork, read-only, cancel.
+    OpenElsewhere {
+        id: SessionId,
+        held: String,
+    },
     /// A diff full-screen: scrollable, unified or side by side.
     Diff {
         view: Box<DiffView>,
@@ -132,6 +138,8 @@ pub enum PanelAction {
         versions: Vec<FileVersion>,
         from: u64,
     },
+    /// Ask the sessions service.
+    Session(crate::sessions::SessionRequest),
 }
 
 /// Whether the panel stays open after a key, and what the key asked for.
@@ -189,6 +197,7 @@ impl Panel {
             Panel::ConfirmRewind { .. } => "rewind-confirm",
             Panel::Text { .. } => "text",
             Panel::Diff { .. } => "diff",
+            Panel::OpenElsewhere { .. } => "open-elsewhere",
         }
     }
 
@@ -231,6 +240,9 @@ impl Panel {
         if let Some(out) = confirm::handle_key(self, key, keys) {
             return out;
         }
+        if let Some(out) = open_elsewhere::handle_key(self, key, keys) {
+            return out;
+        }
         match self {
             Panel::Sessions(b) => sessions::handle_key(b, key, keys),
             Panel::Diff {
@@ -244,7 +256,10 @@ impl Panel {
     }
 
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, s: &Styles, theme: &Theme) {
-        if pickers::render(self, area, buf, s) || confirm::render(self, area, buf, s) {
+        if pickers::render(self, area, buf, s)
+            || confirm::render(self, area, buf, s)
+            || open_elsewhere::render(self, area, buf, s)
+        {
             return;
         }
         match self {

@@ -84,6 +84,7 @@ impl Runtime<'_> {
             Cmd::SaveSetting { key, value } => self.handles.save_setting(key, value, tx),
             Cmd::CopyToClipboard(text) => terminal::copy_to_clipboard(&text, &mut self.clipboard),
             Cmd::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
+            Cmd::Notify(text) => terminal::notify(model.notify, &text),
             Cmd::AppendHistory(text) => {
                 if let Some(path) = &self.handles.history_file
                     && let Err(e) = append_history(path, &text)
@@ -206,7 +207,8 @@ fn to_msg(ev: Event) -> Option<Msg> {
         Event::Paste(p) => Msg::Paste(p),
         Event::Mouse(m) => Msg::Mouse(m),
         Event::Resize(width, height) => Msg::Resize { width, height },
-        Event::FocusGained | Event::FocusLost => return None,
+        Event::FocusGained => Msg::Focus(true),
+        Event::FocusLost => Msg::Focus(false),
     })
 }
 

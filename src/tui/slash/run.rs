@@ -124,6 +124,7 @@ fn new_session(model: &mut Model) -> Vec<Cmd> {
     model.usage.context_tokens = 0;
     model.usage.cost = None;
     model.todos.clear();
+    model.read_only = false;
     vec![Cmd::Send(AgentCommand::NewSession)]
 }
 

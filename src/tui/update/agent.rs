@@ -10,13 +10,94 @@ use crate::tui::widgets::permission_dialog::PermissionDialog;
 use crate::tui::widgets::tool_cell::ToolCell;
 
 pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
-    let now = model.now;
+    if ends_retry(&ev) {
+        clear_retry(model);
+    }
+    let mut cmds = notification(model, &ev);
     match ev {
         AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
         AgentEvent::ResponseStarted => response_started(model),
         AgentEvent::TextDelta(delta) => text_delta(model, delta),
         AgentEvent::ReasoningDelta(delta) => reasoning_delta(model, delta),
         AgentEvent::ResponseReset => response_reset(model),
+        ev @ (AgentEvent::ToolCallStarted { .. }
+        | AgentEvent::ToolCallProgress { .. }
+        | AgentEvent::ToolCallFinished { .. }
+        | AgentEvent::PermissionRequested { .. }
+        | AgentEvent::PermissionResolved { .. }
+        | AgentEvent::InputRequested { .. }
+        | AgentEvent::InputResolved { .. }) => tool_event(model, ev),
+        AgentEvent::Usage {
+            context_tokens,
+            context_window,
+            cost,
+            ..
+        } => {
+            model.usage = UsageInfo {
+                context_tokens,
+                context_window,
+                cost,
+            };
+        }
+        AgentEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error,
+        } => retrying(model, attempt, max_attempts, delay_ms, error),
+        AgentEvent::Notice { level, text } => model.notice(level, text),
+        AgentEvent::ServersChanged(health) => model.servers = Some(health),
+        AgentEvent::Todos(todos) => model.todos = todos,
+        AgentEvent::ModeChanged(mode) => model.mode = mode,
+        AgentEvent::ModelChanged {
+            provider,
+            model: name,
+        } => {
+            model.provider = provider;
+            model.model = name;
+        }
+        AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
+        AgentEvent::Attached {
+            mention,
+            summary,
+            text,
+        } => {
+            let a = crate::tui::widgets::attachment::Attachment {
+                mention,
+                summary,
+                text,
+            };
+            model.transcript.push(CellKind::Attachment(Box::new(a)));
+        }
+        AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
+        other => cmds.extend(super::session::agent_event(model, other)),
+    }
+    cmds
+}
+
+/// A turn finished or a dialog started waiting while the terminal is not
+/// focused: get the person's attention.
+fn notification(model: &Model, ev: &AgentEvent) -> Vec<Cmd> {
+    if model.focused || model.notify == crate::config::ui::Notify::Off {
+        return Vec::new();
+    }
+    let text = match ev {
+        AgentEvent::TurnFinished { outcome, .. } => match outcome {
+            TurnOutcome::Completed => "cairn: the answer is ready",
+            TurnOutcome::Cancelled => return Vec::new(),
+            _ => "cairn: the turn stopped",
+        },
+        AgentEvent::PermissionRequested { .. } => "cairn: waiting for your approval",
+        AgentEvent::InputRequested { .. } => "cairn: a server asks for your input",
+        _ => return Vec::new(),
+    };
+    vec![Cmd::Notify(text.into())]
+}
+
+/// Tool calls and the dialogs they open.
+fn tool_event(model: &mut Model, ev: AgentEvent) {
+    let now = model.now;
+    match ev {
         AgentEvent::ToolCallStarted {
             call_id,
             name,
@@ -47,67 +128,41 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.dialogs.retain(|d| d.id != id);
             settle_activity(model);
         }
-        AgentEvent::Usage {
-            context_tokens,
-            context_window,
-            cost,
-            ..
-        } => {
-            model.usage = UsageInfo {
-                context_tokens,
-                context_window,
-                cost,
-            };
-        }
-        AgentEvent::Retrying {
-            attempt,
-            max_attempts,
-            delay_ms,
-            error,
-        } => retrying(model, attempt, max_attempts, delay_ms, error),
-        AgentEvent::Notice { level, text } => model.notice(level, text),
-        AgentEvent::ServersChanged(health) => model.servers = Some(health),
         AgentEvent::InputRequested { id, request } => model
             .forms
             .push_back(crate::tui::widgets::input_form::InputForm::new(id, request)),
         AgentEvent::InputResolved { id } => model.forms.retain(|f| f.id != id),
-        AgentEvent::Todos(todos) => model.todos = todos,
-        AgentEvent::ModeChanged(mode) => model.mode = mode,
-        AgentEvent::ModelChanged {
-            provider,
-            model: name,
-        } => {
-            model.provider = provider;
-            model.model = name;
-        }
-        AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
-        AgentEvent::Attached {
-            mention,
-            summary,
-            text,
-        } => {
-            let a = crate::tui::widgets::attachment::Attachment {
-                mention,
-                summary,
-                text,
-            };
-            model.transcript.push(CellKind::Attachment(Box::new(a)));
-        }
-        other @ (AgentEvent::Compacted { .. }
-        | AgentEvent::TitleChanged(_)
-        | AgentEvent::TitleGenerated(_)
-        | AgentEvent::UndoPlanned(_)
-        | AgentEvent::UndoApplied { .. }
-        | AgentEvent::RewindPlanned { .. }
-        | AgentEvent::Rewound { .. }
-        | AgentEvent::SessionRecorded { .. }
-        | AgentEvent::StoreFailed { .. }
-        | AgentEvent::StoreRecovered) => {
-            return super::session::agent_event(model, other);
-        }
-        AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
+        _ => {}
     }
-    Vec::new()
+}
+
+/// Whether `ev` shows the request got through (or the turn ended): the
+/// retry line goes.
+fn ends_retry(ev: &AgentEvent) -> bool {
+    matches!(
+        ev,
+        AgentEvent::TextDelta(_)
+            | AgentEvent::ReasoningDelta(_)
+            | AgentEvent::ResponseReset
+            | AgentEvent::ToolCallStarted { .. }
+            | AgentEvent::Usage { .. }
+            | AgentEvent::MessageAdded(_)
+            | AgentEvent::TurnFinished { .. }
+    )
+}
+
+/// The retry line of this turn, if one is showing.
+fn retry_cell(model: &Model) -> Option<usize> {
+    let n = model.transcript.len();
+    (n.saturating_sub(8)..n)
+        .rev()
+        .find(|&i| matches!(model.transcript.cells()[i].kind, CellKind::Retry(_)))
+}
+
+fn clear_retry(model: &mut Model) {
+    if let Some(i) = retry_cell(model) {
+        model.transcript.remove(i);
+    }
 }
 
 fn turn_started(model: &mut Model, prompt: String) {
@@ -141,15 +196,34 @@ fn tool_started(model: &mut Model, call_id: String, name: String, summary: Strin
 
 fn retrying(model: &mut Model, attempt: u32, max_attempts: u32, delay_ms: u64, error: String) {
     let now = model.now;
-    model.notice(
-        NoticeLevel::Warning,
-        format!("{error} — retrying ({attempt}/{max_attempts})"),
+    let text = format!(
+        "retrying {attempt}/{max_attempts} in {}: {error}",
+        seconds(delay_ms)
     );
+    match retry_cell(model) {
+        Some(i) => {
+            if let Some(c) = model.transcript.get_mut(i) {
+                c.kind = CellKind::Retry(text);
+            }
+        }
+        None => {
+            model.transcript.push(CellKind::Retry(text));
+        }
+    }
     model.activity = Activity::Retrying {
         until: now + Duration::from_millis(delay_ms),
         attempt,
         max: max_attempts,
     };
+}
+
+/// `3s`, `1.5s`, `0.2s`.
+fn seconds(ms: u64) -> String {
+    if ms >= 10_000 || ms.is_multiple_of(1000) {
+        format!("{}s", (ms + 500) / 1000)
+    } else {
+        format!("{:.1}s", ms as f64 / 1000.0)
+    }
 }
 
 fn response_started(model: &mut Model) {
@@ -241,7 +315,11 @@ fn turn_finished(model: &mut Model, outcome: TurnOutcome) {
             NoticeLevel::Warning,
             format!("stopped after {limit} steps (the turn limit); send a prompt to continue"),
         ),
-        TurnOutcome::Failed { error } => model.notice(NoticeLevel::Error, error),
+        // One line of cause; the log keeps the rest.
+        TurnOutcome::Failed { error } => {
+            let line = error.lines().next().unwrap_or_default().trim().to_string();
+            model.notice(NoticeLevel::Error, line)
+        }
     }
 }
 
@@ -313,3 +391,7 @@ fn cancel_running_tools(model: &mut Model) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "agent_tests.rs"]
+mod tests;

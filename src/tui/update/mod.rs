@@ -44,6 +44,10 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
         }
         Msg::Mouse(m) => on_mouse(model, m),
         Msg::Resize { .. } => Vec::new(),
+        Msg::Focus(on) => {
+            model.focused = on;
+            Vec::new()
+        }
         Msg::Tick(now) => {
             model.now = now;
             if model.flash.as_ref().is_some_and(|f| f.1 <= now) {

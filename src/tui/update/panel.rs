@@ -59,6 +59,7 @@ fn apply(model: &mut Model, action: PanelAction, keep: &mut bool) -> Vec<Cmd> {
         PanelAction::ChooseTheme(name) => slash::set_theme(model, &name, true),
         PanelAction::Browser(action) => browser(model, action, keep),
         PanelAction::Agent(cmd) => vec![Cmd::Send(cmd)],
+        PanelAction::Session(req) => vec![Cmd::Session(req)],
         PanelAction::RewindStored {
             session,
             message,

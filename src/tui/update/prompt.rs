@@ -187,6 +187,9 @@ fn run_command(model: &mut Model, line: &str) -> Vec<Cmd> {
 }
 
 fn send(model: &mut Model) -> Vec<Cmd> {
+    if model.read_only {
+        return read_only_refusal(model);
+    }
     let text = model.input.take();
     model.slash_menu = MenuState::default();
     model.transcript.to_bottom();
@@ -200,6 +203,20 @@ fn send(model: &mut Model) -> Vec<Cmd> {
         }),
         Cmd::AppendHistory(text),
     ]
+}
+
+/// A read-only session sends nothing: the prompt stays in the input.
+fn read_only_refusal(model: &mut Model) -> Vec<Cmd> {
+    notice(
+        model,
+        NoticeLevel::Warning,
+        "Not sent: this session is open in another cairn, so here it is read-only. \
+         Fork it from the browser (Ctrl+S, then Enter and f) or start a new one with /new; \
+         the prompt stays in the input."
+            .into(),
+    );
+    model.transcript.to_bottom();
+    Vec::new()
 }
 
 /// Ctrl+C: closes what is open, else stops the turn, else empties the

@@ -14,18 +14,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             before_tokens,
             after_tokens,
             summary,
-        } => {
-            let how = if summary.is_some() {
-                "older turns summarised"
-            } else {
-                "old tool outputs elided"
-            };
-            model.transcript.push(CellKind::Marker(format!(
-                "context compacted: ~{}k → ~{}k tokens ({how}; the full history stays in the session)",
-                before_tokens / 1000,
-                after_tokens / 1000
-            )));
-        }
+        } => compacted(model, before_tokens, after_tokens, summary),
         AgentEvent::SessionRecorded { id } => model.session = Some(id),
         AgentEvent::StoreFailed { error, .. } => {
             if model.store_warning.is_none() {
@@ -91,6 +80,25 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
     Vec::new()
 }
 
+/// Its own marker (Enter shows the summary), and the context figure
+/// follows at once rather than after the next answer.
+fn compacted(model: &mut Model, before: u64, after: u64, summary: Option<String>) {
+    let how = if summary.is_some() {
+        "older turns summarised"
+    } else {
+        "old tool outputs elided"
+    };
+    model.transcript.push(CellKind::Compaction {
+        text: format!(
+            "context compacted: ~{}k → ~{}k tokens ({how}; the full history stays in the session)",
+            before / 1000,
+            after / 1000
+        ),
+        summary,
+    });
+    model.usage.context_tokens = after;
+}
+
 /// The conversation went back to before `turn`: drop its cells and put the
 /// prompt back in the input.
 fn rewound(
@@ -127,6 +135,70 @@ fn rewound(
             NoticeLevel::Error,
             format!("Could not restore {path}: {why}"),
         );
+    }
+}
+
+/// A stored session arrived to continue (or, read-only, to look at).
+fn resumed(model: &mut Model, r: Resumed) -> Vec<Cmd> {
+    let Resumed {
+        loaded,
+        draft,
+        later,
+        read_only,
+    } = r;
+    crate::tui::history::show(model, &loaded);
+    if let Some(d) = draft {
+        model.input.set_text(&d);
+    }
+    if let Some(Later {
+        from,
+        versions,
+        plan,
+    }) = later
+    {
+        // After a rewind from the browser: offer to put the files
+        // back as they were before the chosen prompt.
+        model.open_panel(Panel::RestoreFiles {
+            from,
+            versions,
+            plan,
+        });
+    }
+    model.read_only = read_only;
+    if read_only {
+        model.notice(
+            NoticeLevel::Warning,
+            format!(
+                "Read-only: session {} is open in another cairn. Prompts are not sent here; \
+                 fork it from the browser (Ctrl+S) to continue it, or /new.",
+                crate::sessions::short_id(loaded.id())
+            ),
+        );
+        return vec![Cmd::Send(AgentCommand::load_read_only(&loaded))];
+    }
+    model.notice(NoticeLevel::Info, loaded.resumed_notice());
+    vec![Cmd::Send(AgentCommand::load(&loaded))]
+}
+
+/// What the service did: said inside the browser when it is open (its
+/// list reloaded, so a fork, a new title or a deletion shows at once),
+/// otherwise in the transcript.
+fn told(model: &mut Model, text: String, error: bool) -> Vec<Cmd> {
+    let current = model.session.clone();
+    match model.browser_mut() {
+        Some(b) => {
+            b.tell(text, error);
+            panels::sessions::commands(b.query_action(), current.as_ref())
+        }
+        None => {
+            let level = if error {
+                NoticeLevel::Error
+            } else {
+                NoticeLevel::Info
+            };
+            model.notice(level, text);
+            Vec::new()
+        }
     }
 }
 
@@ -179,8 +251,12 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
                 super::prompt::remember_titles(model, &entries);
             }
             let now = model.now_ms;
+            let current = model.session.clone();
             let follow = match model.browser_mut() {
-                Some(b) => b.set_entries(&query, entries, now, offset),
+                Some(b) => {
+                    b.current = current;
+                    b.set_entries(&query, entries, now, offset)
+                }
                 None => return Vec::new(),
             };
             panels::sessions::commands(follow, model.session.as_ref())
@@ -199,47 +275,13 @@ pub fn session_reply(model: &mut Model, reply: SessionReply) -> Vec<Cmd> {
             }
             Vec::new()
         }
-        SessionReply::Resumed(r) => {
-            let Resumed {
-                loaded,
-                draft,
-                later,
-            } = *r;
-            crate::tui::history::show(model, &loaded);
-            if let Some(d) = draft {
-                model.input.set_text(&d);
-            }
-            if let Some(Later {
-                from,
-                versions,
-                plan,
-            }) = later
-            {
-                // After a rewind from the browser: offer to put the files
-                // back as they were before the chosen prompt.
-                model.open_panel(Panel::RestoreFiles {
-                    from,
-                    versions,
-                    plan,
-                });
-            }
-            model.notice(NoticeLevel::Info, loaded.resumed_notice());
-            vec![Cmd::Send(AgentCommand::load(&loaded))]
-        }
-        SessionReply::Info(text) => {
-            model.notice(NoticeLevel::Info, text);
+        SessionReply::Resumed(r) => resumed(model, *r),
+        SessionReply::OpenElsewhere { id, held } => {
+            model.open_panel(Panel::OpenElsewhere { id, held });
             Vec::new()
         }
-        SessionReply::Failed(text) => {
-            model.notice(NoticeLevel::Error, text);
-            Vec::new()
-        }
-        SessionReply::DeleteRefused(why) => {
-            model.flash(&why);
-            match model.browser_mut().map(|b| b.query_action()) {
-                Some(action) => panels::sessions::commands(action, model.session.as_ref()),
-                None => Vec::new(),
-            }
-        }
+        SessionReply::Info(text) => told(model, text, false),
+        SessionReply::Failed(text) => told(model, text, true),
+        SessionReply::DeleteRefused(why) => told(model, why, true),
     }
 }

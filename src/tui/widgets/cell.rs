@@ -34,6 +34,14 @@ pub enum CellKind {
     },
     /// A short marker line ("cancelled").
     Marker(String),
+    /// A retry under way: one line, updated in place, gone once the retry
+    /// succeeds.
+    Retry(String),
+    /// The conversation was compacted; Enter shows the summary.
+    Compaction {
+        text: String,
+        summary: Option<String>,
+    },
     /// First-run setup text, shown while the transcript is empty.
     Setup(String),
     /// What an `@path` of the prompt attached.
@@ -224,7 +232,10 @@ impl Cell {
     /// The text `y` copies.
     pub fn copy_text(&self) -> String {
         match &self.kind {
-            CellKind::User(t) | CellKind::Marker(t) | CellKind::Setup(t) => t.clone(),
+            CellKind::User(t) | CellKind::Marker(t) | CellKind::Setup(t) | CellKind::Retry(t) => {
+                t.clone()
+            }
+            CellKind::Compaction { text, summary } => summary.clone().unwrap_or(text.clone()),
             CellKind::Assistant(a) => a.text.clone(),
             CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
             CellKind::Attachment(a) => a.text.clone(),
@@ -252,6 +263,8 @@ impl Cell {
                 NoticeLevel::Error => Span::styled("✗", s.error),
             },
             CellKind::Marker(_) => Span::styled("⊘", s.warning),
+            CellKind::Retry(_) => Span::styled("↻", s.warning),
+            CellKind::Compaction { .. } => Span::styled("≡", s.accent),
             CellKind::Setup(_) => Span::styled("?", s.accent),
             CellKind::Attachment(_) => Span::styled(" ", s.dim),
         }
@@ -339,10 +352,33 @@ fn render_simple(
             };
             wrap_plain(text, width, style)
         }
-        CellKind::Marker(text) => wrap_plain(text, width, s.warning),
+        CellKind::Marker(text) | CellKind::Retry(text) => wrap_plain(text, width, s.warning),
+        CellKind::Compaction { text, summary } => {
+            compaction_lines(text, summary.as_deref(), expanded, width, ctx)
+        }
         CellKind::Setup(text) => wrap_plain(text, width, Style::default()),
         CellKind::Attachment(a) => a.lines(width, expanded, s),
     }
+}
+
+/// A compaction marker; expanded, the summary that replaced older turns.
+fn compaction_lines(
+    text: &str,
+    summary: Option<&str>,
+    expanded: bool,
+    width: u16,
+    ctx: &RenderCtx,
+) -> Vec<Line<'static>> {
+    let s = ctx.styles;
+    let Some(summary) = summary else {
+        return wrap_plain(text, width, s.dim);
+    };
+    if !expanded {
+        return wrap_plain(&format!("{text} · Enter shows the summary"), width, s.dim);
+    }
+    let mut lines = wrap_plain(&format!("{text} · Enter folds"), width, s.dim);
+    lines.extend(markdown::render(summary.trim(), width, ctx.theme));
+    lines
 }
 
 #[cfg(test)]

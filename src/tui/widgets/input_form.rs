@@ -1,7 +1,8 @@
 //! The form a server's request for input (MCP elicitation) is shown as:
 //! its message, one line per field, and Enter to send, Esc to decline.
 //! ↑↓/Tab move between fields; Space toggles a yes/no field and ←→ cycle a
-//! choice; other keys type.
+//! choice; other keys type. A request to open a web page shows the whole
+//! address and its host instead of fields: Enter opens it, Esc declines.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::buffer::Buffer;
@@ -131,6 +132,10 @@ impl InputForm {
     fn lines(&self, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
         let mut out = wrap_plain(&self.request.message, width, styles.user);
         out.push(Line::default());
+        if let Some(url) = &self.request.url {
+            out.extend(url_lines(url, width, styles, keys));
+            return out;
+        }
         for (i, (field, value)) in self.request.fields.iter().zip(&self.values).enumerate() {
             let focused = i == self.focus;
             let marker = if focused { "› " } else { "  " };
@@ -182,6 +187,15 @@ impl InputForm {
         out
     }
 
+    /// The dialog's title.
+    fn title(&self) -> String {
+        if self.request.url.is_some() {
+            format!(" {} asks you to open a web page ", self.request.source)
+        } else {
+            format!(" {} asks ", self.request.source)
+        }
+    }
+
     pub fn render(&self, area: Rect, buf: &mut Buffer, styles: &Styles, keys: &KeyMap) {
         let w = area
             .width
@@ -200,16 +214,45 @@ impl InputForm {
         let block = Block::default()
             .borders(Borders::ALL)
             .border_style(styles.accent)
-            .title(Span::styled(
-                format!(" {} asks ", self.request.source),
-                styles.accent,
-            ));
+            .title(Span::styled(self.title(), styles.accent));
         let inner = block.inner(rect);
         block.render(rect, buf);
         for (row, line) in lines.into_iter().take(inner.height as usize).enumerate() {
             buf.set_line(inner.x, inner.y + row as u16, &line, inner.width);
         }
     }
+}
+
+/// The address in full, its host on a line of its own (the part that says
+/// whose page it is), and what the keys do.
+fn url_lines(url: &str, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
+    let host = reqwest::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let mut out = wrap_prefixed(
+        url,
+        width,
+        Span::styled("address: ", styles.accent),
+        Span::raw("         "),
+        styles.text,
+    );
+    out.extend(wrap_prefixed(
+        &host,
+        width,
+        Span::styled("site:    ", styles.accent),
+        Span::raw("         "),
+        styles.warning,
+    ));
+    out.push(Line::default());
+    let hint = format!(
+        "{} open in your browser · {} decline · {} cancel",
+        keys.keys_for(Action::FormSubmit),
+        keys.keys_for(Action::FormDecline),
+        keys.keys_for(Action::FormCancel),
+    );
+    out.extend(wrap_plain(&hint, width, styles.dim));
+    out
 }
 
 #[cfg(test)]
@@ -244,6 +287,7 @@ mod tests {
                 field("age", FieldKind::Integer, false),
                 field("happy", FieldKind::Boolean, false),
             ],
+            url: None,
         };
         let mut form = InputForm::new(1, request);
         assert_eq!(press(&mut form, KeyCode::Enter), None, "name is required");
@@ -273,6 +317,38 @@ mod tests {
             serde_json::Value::Object(values),
             json!({"name": "Ada", "age": 7, "happy": true})
         );
+        assert_eq!(press(&mut form, KeyCode::Esc), Some(InputAnswer::Decline));
+    }
+
+    #[test]
+    fn a_web_page_request_shows_the_address_and_opens_on_enter() {
+        let request = InputRequest {
+            source: "MCP server `t`".into(),
+            message: "Sign the form".into(),
+            fields: Vec::new(),
+            url: Some("https://example.com/verify?id=7".into()),
+        };
+        let mut form = InputForm::new(2, request.clone());
+        let styles = Styles::default();
+        let text: Vec<String> = form
+            .lines(60, &styles, &KeyMap::default())
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect();
+        let text = text.join("\n");
+        assert!(
+            text.contains("address: https://example.com/verify?id=7"),
+            "{text}"
+        );
+        assert!(text.contains("site:    example.com"), "{text}");
+        assert!(text.contains("Enter open in your browser"), "{text}");
+        assert!(form.title().contains("asks you to open a web page"));
+        press(&mut form, KeyCode::Char('x'));
+        assert_eq!(
+            press(&mut form, KeyCode::Enter),
+            Some(InputAnswer::Accept(Map::new()))
+        );
+        let mut form = InputForm::new(3, request);
         assert_eq!(press(&mut form, KeyCode::Esc), Some(InputAnswer::Decline));
     }
 }

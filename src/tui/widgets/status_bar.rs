@@ -164,7 +164,7 @@ fn usage_parts(model: &StatusInfo) -> Vec<Part> {
         .filter(|_| u.context_tokens > 0)
     {
         out.push(Part {
-            text: format!("{} ({pct}%)", tokens(u.context_tokens)),
+            text: format!("context {} ({pct}%)", tokens(u.context_tokens)),
             style: if pct >= 80 { s.warning } else { s.status },
             priority: 7,
         });

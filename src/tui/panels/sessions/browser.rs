@@ -4,16 +4,11 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::tui::keys::{Action, KeyMap};
-use ratatui::buffer::Buffer;
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::style::{Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::style::Style;
 
 /// One row of the list.
 pub use crate::sessions::SessionEntry as BrowserEntry;
 use crate::sessions::SessionId;
-use crate::sessions::age;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum BrowserAction {
@@ -63,32 +58,6 @@ pub struct BrowserStyles {
     pub warning: Style,
 }
 
-/// The keys, most useful first, as many as fit in `width`; "Esc close"
-/// always ends the line.
-fn key_help(width: usize) -> String {
-    const KEYS: &[&str] = &[
-        "Enter resume",
-        "↑↓ move",
-        "Ctrl+R rename",
-        "Ctrl+D delete",
-        "Ctrl+F fork",
-        "Ctrl+W rewind",
-        "Ctrl+E export",
-    ];
-    const LAST: &str = "Esc close";
-    let mut out = String::new();
-    for k in KEYS {
-        let len = out.chars().count() + k.chars().count() + 3 + LAST.chars().count();
-        if len > width {
-            break;
-        }
-        out.push_str(k);
-        out.push_str(" · ");
-    }
-    out.push_str(LAST);
-    out
-}
-
 #[derive(Debug, Clone)]
 pub struct SessionBrowser {
     query: String,
@@ -103,6 +72,11 @@ pub struct SessionBrowser {
     more: bool,
     /// The next page has been asked for.
     loading_more: bool,
+    /// The session this cairn records, marked in the list.
+    pub current: Option<SessionId>,
+    /// What the last action did (renamed, forked, failed), shown inside
+    /// the browser until the next key.
+    message: Option<(String, bool)>,
 }
 
 /// Sessions listed per page; the next page loads as the selection nears
@@ -123,6 +97,8 @@ impl SessionBrowser {
             now_ms,
             more: false,
             loading_more: false,
+            current: None,
+            message: None,
         };
         let q = b.query_action();
         (b, q)
@@ -159,9 +135,15 @@ impl SessionBrowser {
             return BrowserAction::None;
         }
         self.loading_more = false;
+        // A reload (after a rename, a fork, a delete) keeps the selection.
+        let kept = self
+            .selected_id()
+            .and_then(|id| entries.iter().position(|e| &e.id == id));
         self.entries = entries;
-        self.selected = 0;
-        self.scroll = 0;
+        self.selected = kept.unwrap_or(0);
+        if kept.is_none() {
+            self.scroll = 0;
+        }
         self.preview_action()
     }
 
@@ -190,7 +172,13 @@ impl SessionBrowser {
         }
     }
 
+    /// Says `text` inside the browser (an error when `error`).
+    pub fn tell(&mut self, text: String, error: bool) {
+        self.message = Some((text, error));
+    }
+
     pub fn handle_key(&mut self, key: KeyEvent, keys: &KeyMap) -> BrowserAction {
+        self.message = None;
         let action = self.handle_key_inner(key, keys);
         let near_end = self.selected + 20 >= self.entries.len();
         if near_end && self.more && !self.loading_more && matches!(self.prompt, Prompt::None) {
@@ -360,187 +348,10 @@ impl SessionBrowser {
             .map(make)
             .unwrap_or(BrowserAction::None)
     }
-
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
-        Clear.render(area, buf);
-        let scope = if self.all_projects {
-            "all projects"
-        } else {
-            "this project"
-        };
-        let block = Block::default()
-            .borders(Borders::ALL)
-            .border_style(st.border)
-            .title(format!(" Sessions — {scope} (Tab: toggle) "));
-        let inner = block.inner(area);
-        block.render(area, buf);
-        if inner.height < 3 || inner.width < 10 {
-            return;
-        }
-        let [search, body, help] = Layout::vertical([
-            Constraint::Length(1),
-            Constraint::Min(1),
-            Constraint::Length(1),
-        ])
-        .areas(inner);
-        let search_line = match &self.prompt {
-            Prompt::Rename(t) => Line::from(vec![
-                Span::styled("rename: ", st.warning),
-                Span::styled(t.clone(), st.text),
-                Span::styled("▏", st.dim),
-            ]),
-            Prompt::ConfirmDelete => Line::styled(
-                "Delete this session and its history? y to confirm, any other key to keep it",
-                st.warning,
-            ),
-            Prompt::ExportFormat => Line::styled(
-                "Export as m markdown (Enter) or j JSON? Any other key cancels",
-                st.warning,
-            ),
-            Prompt::None => Line::from(vec![
-                Span::styled("search: ", st.dim),
-                Span::styled(self.query.clone(), st.text),
-                Span::styled("▏", st.dim),
-                Span::styled(format!("  {} sessions", self.entries.len()), st.dim),
-            ]),
-        };
-        Paragraph::new(search_line).render(search, buf);
-
-        Paragraph::new(Line::styled(key_help(help.width as usize), st.dim)).render(help, buf);
-        let (list_area, preview_area) = if body.width >= 90 {
-            let [l, p] =
-                Layout::horizontal([Constraint::Percentage(50), Constraint::Percentage(50)])
-                    .areas(body);
-            (l, Some(p))
-        } else {
-            (body, None)
-        };
-        self.render_list(list_area, buf, st);
-        if let Some(p) = preview_area {
-            self.render_preview(p, buf, st);
-        }
-    }
-
-    fn render_list(&mut self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
-        let per_entry = 3usize;
-        let rows = (area.height as usize / per_entry).max(1);
-        if self.selected < self.scroll {
-            self.scroll = self.selected;
-        } else if self.selected >= self.scroll + rows {
-            self.scroll = self.selected + 1 - rows;
-        }
-        let mut lines = Vec::new();
-        if self.entries.is_empty() {
-            let msg = if self.query.is_empty() {
-                "No sessions yet."
-            } else {
-                "Nothing matches."
-            };
-            lines.push(Line::styled(msg, st.dim));
-        }
-        let width = area.width as usize;
-        for (i, e) in self.entries.iter().enumerate().skip(self.scroll).take(rows) {
-            let sel = i == self.selected;
-            let base = if sel { st.selected } else { st.text };
-            let marker = if sel { "▌ " } else { "  " };
-            let title = if e.title.trim().is_empty() {
-                "(untitled)"
-            } else {
-                e.title.as_str()
-            };
-            let meta = format!(
-                "  {} · {} msgs",
-                age(self.now_ms, e.updated_at),
-                e.message_count
-            );
-            lines.push(Line::from(vec![
-                Span::styled(marker, base),
-                Span::styled(
-                    crate::text::clip(title, width.saturating_sub(meta.len() + 2)),
-                    base.add_modifier(Modifier::BOLD),
-                ),
-                Span::styled(meta, st.dim),
-            ]));
-            let second = match &e.snippet {
-                Some(snip) => highlight_snippet(snip, width.saturating_sub(4), st),
-                None => {
-                    let mut l = Line::styled(
-                        crate::text::clip(
-                            &crate::text::one_line(&e.first_prompt),
-                            width.saturating_sub(4),
-                        ),
-                        st.dim,
-                    );
-                    if self.all_projects {
-                        l.spans
-                            .push(Span::styled(format!("  [{}]", e.project), st.dim));
-                    }
-                    l
-                }
-            };
-            let mut second = second;
-            second.spans.insert(0, Span::raw("    "));
-            lines.push(second);
-            lines.push(Line::raw(""));
-        }
-        Paragraph::new(lines).render(area, buf);
-    }
-
-    fn render_preview(&self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
-        let block = Block::default()
-            .borders(Borders::LEFT)
-            .border_style(st.border);
-        let inner = block.inner(area);
-        block.render(area, buf);
-        let lines: Vec<Line> = match &self.preview {
-            Some((_, text)) => text
-                .iter()
-                .map(|l| Line::styled(l.clone(), st.text))
-                .collect(),
-            None if self.entries.is_empty() => Vec::new(),
-            None => vec![Line::styled("loading…", st.dim)],
-        };
-        Paragraph::new(lines)
-            .wrap(Wrap { trim: false })
-            .render(inner, buf);
-    }
 }
 
-/// A snippet with its matched words highlighted.
-fn highlight_snippet(snippet: &str, max: usize, st: &BrowserStyles) -> Line<'static> {
-    let flat = crate::text::one_line(snippet);
-    let mut spans = Vec::new();
-    let mut used = 0;
-    let mut matched = false;
-    let mut cur = String::new();
-    let flush = |cur: &mut String, matched: bool, spans: &mut Vec<Span<'static>>| {
-        if !cur.is_empty() {
-            let style = if matched { st.matched } else { st.dim };
-            spans.push(Span::styled(std::mem::take(cur), style));
-        }
-    };
-    for ch in flat.chars() {
-        match ch {
-            '\u{1}' => {
-                flush(&mut cur, matched, &mut spans);
-                matched = true;
-            }
-            '\u{2}' => {
-                flush(&mut cur, matched, &mut spans);
-                matched = false;
-            }
-            c => {
-                if used >= max {
-                    break;
-                }
-                used += 1;
-                cur.push(c);
-            }
-        }
-    }
-    flush(&mut cur, matched, &mut spans);
-    Line::from(spans)
-}
+#[path = "browser_view.rs"]
+mod view;
 
 #[cfg(test)]
 #[path = "browser_tests.rs"]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::sessions::age;
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
@@ -313,4 +314,61 @@ fn ages_read_naturally() {
     assert_eq!(age(10_000, 9_000), "just now");
     assert_eq!(age(4_000_000, 0), "1h ago");
     assert_eq!(age(90_000_000_000, 0), "34mo ago");
+}
+
+/// The whole screen with the browser open over it, the current session
+/// marked and a message from the last action inside the browser.
+fn browser_screen(w: u16, h: u16) -> String {
+    let mut m = crate::tui::test_support::model();
+    m.session = Some("b".into());
+    let (mut b, _) = SessionBrowser::open(1_000_000);
+    b.current = m.session.clone();
+    b.set_entries("", three_sessions(), 1_000_000, 0);
+    b.set_preview(
+        &"a".into(),
+        vec![
+            "› the build fails".into(),
+            "Fixed: the build passes.".into(),
+        ],
+    );
+    b.tell("Forked into a new session 0a1b2c3d.".into(), false);
+    m.open_panel(crate::tui::panels::Panel::Sessions(Box::new(b)));
+    let mut t = Terminal::new(TestBackend::new(w, h)).unwrap();
+    t.draw(|f| crate::tui::view::view(&mut m, f)).unwrap();
+    let buf = t.backend().buffer().clone();
+    let mut out = String::new();
+    for y in 0..h {
+        for x in 0..w {
+            out.push_str(buf[(x, y)].symbol());
+        }
+        out.push('\n');
+    }
+    out
+}
+
+#[test]
+fn snapshot_at_80_columns_keeps_the_list_and_every_key() {
+    let s = browser_screen(80, 24);
+    for key in [
+        "resume",
+        "rename",
+        "delete",
+        "fork",
+        "rewind",
+        "export",
+        "Esc close",
+    ] {
+        assert!(s.contains(key), "{key} missing:\n{s}");
+    }
+    assert!(s.contains("● Speed up the parser"), "{s}");
+    assert!(s.contains("Forked into a new session"), "{s}");
+    insta::assert_snapshot!(s);
+}
+
+#[test]
+fn snapshot_at_120_columns_with_the_preview_beside() {
+    let s = browser_screen(120, 40);
+    assert!(s.contains("Fixed: the build passes."), "{s}");
+    assert!(s.contains("· current"), "{s}");
+    insta::assert_snapshot!(s);
 }

@@ -1,0 +1,174 @@
+//! Which paths outside the workspace a shell command names: words,
+//! assignments, redirections and `cd`, resolved against each command's own
+//! working directory.
+
+use std::path::{Path, PathBuf};
+
+use super::gate::{path_candidates, unresolved_path_like};
+use super::paths;
+use super::runtime_paths;
+use crate::shell::{ShellAnalysis, SimpleCommand};
+
+/// Judges the paths of one shell command against the workspace.
+pub(super) struct Outside<'a> {
+    workspace: &'a Path,
+    home: Option<&'a Path>,
+    real_workspace: Option<PathBuf>,
+    reasons: Vec<String>,
+}
+
+impl<'a> Outside<'a> {
+    pub fn new(workspace: &'a Path, home: Option<&'a Path>) -> Self {
+        Self {
+            workspace,
+            home,
+            real_workspace: std::fs::canonicalize(workspace).ok(),
+            reasons: Default::default(),
+        }
+    }
+
+    /// Every reason the command reaches outside the workspace, with `cwd`
+    /// the shell's working directory.
+    pub fn shell(mut self, a: &ShellAnalysis, cwd: &Path) -> Vec<String> {
+        if !paths::is_within(cwd, self.workspace) {
+            self.push(format!(
+                "the shell is in `{}`, outside the workspace",
+                cwd.display()
+            ));
+        }
+        let dirs = paths::command_dirs(a, cwd, self.home);
+        for (cmd, dir) in a.commands.iter().zip(&dirs) {
+            self.command(cmd, dir);
+            self.assignments(cmd, dir);
+        }
+        for (word, literal) in &a.loose_words {
+            for candidate in path_candidates(word, *literal, true) {
+                self.judge_word(candidate, *literal, cwd);
+            }
+        }
+        self.redirects(a, &dirs, cwd);
+        self.reasons
+    }
+
+    fn push(&mut self, reason: String) {
+        self.reasons.push(reason);
+    }
+
+    fn outside(&mut self, path: &Path) {
+        if !paths::is_within(path, self.workspace) && !paths::is_harmless_device(path) {
+            self.push(format!("outside the workspace: {}", path.display()));
+        }
+    }
+
+    /// A word that names a path: resolved and judged, or, when it is only
+    /// known at run time, asked about.
+    fn judge_word(&mut self, word: &str, literal: bool, cwd: &Path) {
+        match paths::resolve_word(word, literal, cwd, self.home) {
+            Some(path) => self.outside(&path),
+            None if word.replace('"', "").starts_with('~') => {
+                self.push(format!("outside the workspace: {word}"))
+            }
+            None => self.push(format!(
+                "`{word}` is a path only known when it runs, possibly outside the workspace"
+            )),
+        }
+    }
+
+    fn command(&mut self, cmd: &SimpleCommand, cwd: &Path) {
+        let is_cd = cmd.name() == Some("cd");
+        if is_cd {
+            match cmd.words.get(1).map(String::as_str) {
+                None => {
+                    if let Some(home) = self.home {
+                        self.outside(home);
+                    }
+                }
+                Some("-") => {
+                    self.push("`cd -` goes to a directory only known when it runs".to_string())
+                }
+                Some(_) => {}
+            }
+        }
+        // `echo $HOME` prints a path and reads nothing.
+        let printing = matches!(cmd.name(), Some("echo" | "printf"));
+        for (i, (word, literal)) in cmd.words.iter().zip(&cmd.literal).enumerate().skip(1) {
+            if printing && !word.contains(['*', '?', '[']) {
+                continue;
+            }
+            if is_cd && i == 1 {
+                match paths::resolve_word(word, *literal, cwd, self.home) {
+                    Some(path) => self.outside(&path),
+                    None => self.push(format!(
+                        "`cd {word}` goes to a directory only known when it runs"
+                    )),
+                }
+                continue;
+            }
+            self.word(word, *literal, cwd);
+        }
+    }
+
+    /// An argument: its path candidates, or a relative word that may still
+    /// lead out through a symbolic link (so may a glob or `--opt=value`).
+    fn word(&mut self, word: &str, literal: bool, cwd: &Path) {
+        let candidates = path_candidates(word, literal, true);
+        for candidate in &candidates {
+            self.judge_word(candidate, literal, cwd);
+        }
+        if candidates.is_empty()
+            && literal
+            && let Some(real_workspace) = &self.real_workspace
+            && paths::is_within(cwd, self.workspace)
+            && let Some(real) = runtime_paths::link_escape(word, cwd, real_workspace)
+        {
+            self.push(format!("outside the workspace: {}", real.display()));
+        }
+    }
+
+    fn assignments(&mut self, cmd: &SimpleCommand, cwd: &Path) {
+        for assignment in &cmd.assignments {
+            let Some((name, value)) = assignment.split_once('=') else {
+                continue;
+            };
+            // `$NAME` of an upper-case variable is judged where it is used.
+            if !name.chars().any(|c| c.is_ascii_lowercase()) {
+                continue;
+            }
+            let literal = !value.contains(['$', '`', '~']);
+            let value = value.replace(['"', '\''], "");
+            for piece in value.split(':') {
+                for candidate in path_candidates(piece, literal, false) {
+                    self.judge_word(candidate, literal, cwd);
+                }
+            }
+        }
+    }
+
+    fn redirects(&mut self, a: &ShellAnalysis, dirs: &[PathBuf], shell_cwd: &Path) {
+        for redirect in &a.redirects {
+            if redirect.operator == "<<" || redirect.operator == "<<<" {
+                continue;
+            }
+            let fd_dup = redirect.operator.ends_with('&') && !redirect.writes_file;
+            if fd_dup {
+                continue;
+            }
+            let cwd = redirect
+                .command
+                .and_then(|i| dirs.get(i))
+                .map_or(shell_cwd, |d| d.as_path());
+            match paths::resolve_word(&redirect.target, redirect.target_literal, cwd, self.home) {
+                Some(path) => self.outside(&path),
+                None if redirect.writes_file => self.push(format!(
+                    "writes to `{}`, a path only known when it runs",
+                    redirect.target
+                )),
+                None if unresolved_path_like(&redirect.target, true) => self.push(format!(
+                    "reads `{}`, a path only known when it runs",
+                    redirect.target
+                )),
+                None => {}
+            }
+        }
+    }
+}
