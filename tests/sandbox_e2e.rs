@@ -100,7 +100,10 @@ async fn a_command_the_sandbox_stops_is_offered_a_rerun_with_the_network() {
     app.send(b"\r");
     // Smart mode ran it without a dialog; the sandbox stopped it; now the
     // person is offered the re-run.
-    let offer = app.wait_for_text("run it again with the network?");
+    // The whole dialog, not a frame caught half-written.
+    let offer = app.wait_for("the re-run offer", |s| {
+        s.contains("run it again with the network?") && s.contains("Allow once")
+    });
     assert!(
         offer.contains("the sandbox stopped it: the network is off"),
         "{offer}"

@@ -152,3 +152,28 @@ async fn an_at_mention_attaches_the_file_and_shows_a_chip() {
     assert!(sent.contains("summarise @notes.md"), "{sent}");
     quit(app);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_c_clears_the_prompt_then_arms_then_quits() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = start(&home, &mock, 24, 80);
+    app.type_text("a draft\x0aon two lines");
+    app.wait_for_text("on two lines");
+    app.send(b"\x03");
+    app.wait_for("the prompt cleared", |s| {
+        s.contains("Ask cairn") && !s.contains("a draft")
+    });
+    app.send(b"\x1f");
+    app.wait_for_text("on two lines");
+    app.send(b"\x03");
+    app.wait_for("the prompt cleared again", |s| !s.contains("a draft"));
+    std::thread::sleep(Duration::from_millis(1600));
+    app.send(b"\x03");
+    app.wait_for_text("Ctrl+C again to quit");
+    app.send(b"\x03");
+    assert!(
+        app.wait_exit(Duration::from_secs(10)).is_some(),
+        "the second press quits"
+    );
+}

@@ -208,3 +208,27 @@ fn resume_completes_session_titles_and_resumes_by_title() {
     update(&mut m, key(KeyCode::Tab));
     assert_eq!(m.input.text(), "/resume add two numbers");
 }
+
+#[test]
+fn ctrl_c_cancels_a_servers_question_before_anything_else() {
+    use crate::tools::input::{InputAnswer, InputRequest};
+    let mut m = model();
+    let request = InputRequest {
+        source: "MCP server `demo`".into(),
+        message: "Which?".into(),
+        fields: Vec::new(),
+        url: None,
+    };
+    agent(
+        &mut m,
+        crate::agent::AgentEvent::InputRequested { id: 7, request },
+    );
+    assert_eq!(
+        update(&mut m, ctrl('c')),
+        vec![Cmd::Send(AgentCommand::InputReply {
+            id: 7,
+            answer: InputAnswer::Cancel
+        })]
+    );
+    assert!(m.forms.is_empty() && m.last_interrupt.is_none());
+}

@@ -173,7 +173,7 @@ fn draw_dialogs(model: &mut Model, area: Rect, dialog_area: Rect, buf: &mut Buff
     }
     if let Some(form) = model.forms.front() {
         overlay::draw(buf, area, base, |b| {
-            form.render(dialog_area, b, &model.styles)
+            form.render(dialog_area, b, &model.styles, &model.keys)
         });
     }
     for o in model.overlays.iter_mut() {

@@ -231,6 +231,12 @@ pub fn interrupt(model: &mut Model) -> Vec<Cmd> {
         model.last_interrupt = None;
         return super::panel::close_all(model);
     }
+    // A server's question waiting: Ctrl+C cancels it, as the form says.
+    if let Some(form) = model.forms.pop_front() {
+        let answer = crate::tools::input::InputAnswer::Cancel;
+        let id = form.id;
+        return vec![Cmd::Send(AgentCommand::InputReply { id, answer })];
+    }
     if model.turn_running {
         model.last_interrupt = None;
         model.flash("Stopping the turn");

@@ -129,11 +129,11 @@ impl InputForm {
         Some(InputAnswer::Accept(out))
     }
 
-    fn lines(&self, width: u16, styles: &Styles) -> Vec<Line<'static>> {
+    fn lines(&self, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
         let mut out = wrap_plain(&self.request.message, width, styles.user);
         out.push(Line::default());
         if let Some(url) = &self.request.url {
-            out.extend(url_lines(url, width, styles));
+            out.extend(url_lines(url, width, styles, keys));
             return out;
         }
         for (i, (field, value)) in self.request.fields.iter().zip(&self.values).enumerate() {
@@ -176,10 +176,14 @@ impl InputForm {
             out.extend(wrap_plain(e, width, styles.error));
         }
         out.push(Line::default());
-        out.push(Line::from(Span::styled(
-            "↑↓ Tab field · Enter send · Esc decline · Ctrl+C cancel",
-            styles.dim,
-        )));
+        let hint = format!(
+            "{} field · {} send · {} decline · {} cancel · F1 keys",
+            keys.keys_for(Action::FormNext),
+            keys.keys_for(Action::FormSubmit),
+            keys.keys_for(Action::FormDecline),
+            keys.keys_for(Action::FormCancel),
+        );
+        out.extend(wrap_plain(&hint, width, styles.dim));
         out
     }
 
@@ -192,13 +196,13 @@ impl InputForm {
         }
     }
 
-    pub fn render(&self, area: Rect, buf: &mut Buffer, styles: &Styles) {
+    pub fn render(&self, area: Rect, buf: &mut Buffer, styles: &Styles, keys: &KeyMap) {
         let w = area
             .width
             .saturating_sub(4)
             .min(100)
             .max(20.min(area.width));
-        let lines = self.lines(w.saturating_sub(2), styles);
+        let lines = self.lines(w.saturating_sub(2), styles, keys);
         let h = (lines.len() as u16 + 2).min(area.height);
         let rect = Rect::new(
             area.x + (area.width - w) / 2,
@@ -221,7 +225,7 @@ impl InputForm {
 
 /// The address in full, its host on a line of its own (the part that says
 /// whose page it is), and what the keys do.
-fn url_lines(url: &str, width: u16, styles: &Styles) -> Vec<Line<'static>> {
+fn url_lines(url: &str, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
     let host = reqwest::Url::parse(url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))
@@ -241,10 +245,13 @@ fn url_lines(url: &str, width: u16, styles: &Styles) -> Vec<Line<'static>> {
         styles.warning,
     ));
     out.push(Line::default());
-    out.push(Line::from(Span::styled(
-        "Enter open in your browser · Esc decline · Ctrl+C cancel",
-        styles.dim,
-    )));
+    let hint = format!(
+        "{} open in your browser · {} decline · {} cancel",
+        keys.keys_for(Action::FormSubmit),
+        keys.keys_for(Action::FormDecline),
+        keys.keys_for(Action::FormCancel),
+    );
+    out.extend(wrap_plain(&hint, width, styles.dim));
     out
 }
 
@@ -324,7 +331,7 @@ mod tests {
         let mut form = InputForm::new(2, request.clone());
         let styles = Styles::default();
         let text: Vec<String> = form
-            .lines(60, &styles)
+            .lines(60, &styles, &KeyMap::default())
             .iter()
             .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
             .collect();
