@@ -134,6 +134,7 @@ pub async fn run(
             project_config: crate::config::project_config_path(&s.root),
             global_config: global.map(|g| g.join("config.toml")),
             history_file: None,
+            scroll_regions: s.config.file.ui.scroll_regions(),
         },
         resumed,
         notices,

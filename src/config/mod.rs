@@ -15,6 +15,7 @@ mod sandbox;
 pub mod secrets;
 mod settings;
 pub mod trust;
+mod ui;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use serde::Deserialize;
 pub use mode::Mode;
 pub use sandbox::{SandboxConfig, SandboxMode};
 pub use settings::{SaveError, save_setting};
+pub use ui::UiConfig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -174,6 +176,8 @@ pub struct ConfigFile {
     pub shell: ShellConfig,
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    #[serde(default)]
+    pub ui: UiConfig,
     /// `[models."ID"]`: what cairn should know of a model, over the
     /// built-in catalogue.
     #[serde(default)]
@@ -378,6 +382,7 @@ impl ConfigFile {
         set(&mut self.max_turns, other.max_turns);
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
+        set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);

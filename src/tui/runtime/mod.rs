@@ -10,12 +10,12 @@ use std::time::Duration;
 use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 
 use crate::agent::{AgentCommand, AgentEvent};
 use crate::tui::cmd::Cmd;
+use crate::tui::flush::{self, FlushBackend, FlushOptions};
 use crate::tui::model::Model;
 use crate::tui::msg::Msg;
 use crate::tui::terminal;
@@ -55,7 +55,7 @@ enum Flow {
 /// What effects run with: the terminal, the agent's channel, the services,
 /// and the channel their answers come back on.
 struct Runtime<'a> {
-    term: Terminal<CrosstermBackend<std::io::Stdout>>,
+    term: Terminal<FlushBackend<std::io::Stdout>>,
     input: EventStream,
     clipboard: Option<arboard::Clipboard>,
     commands: &'a UnboundedSender<AgentCommand>,
@@ -127,7 +127,11 @@ async fn event_loop(
     startup: Vec<Cmd>,
 ) -> anyhow::Result<()> {
     let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
-    let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let options = FlushOptions {
+        scroll_regions: handles.scroll_regions,
+        synchronized: terminal::synchronized_output(),
+    };
+    let mut term = Terminal::new(FlushBackend::new(std::io::stdout(), options)?)?;
     term.clear()?;
     let mut rt = Runtime {
         term,
@@ -153,7 +157,7 @@ async fn event_loop(
         let gap = if urgent { FRAME_GAP } else { STREAM_FRAME_GAP };
         if dirty && Instant::now() >= last_draw + gap {
             set_clock(model);
-            rt.term.draw(|f| view(model, f))?;
+            flush::draw(&mut rt.term, |f| view(model, f))?;
             last_draw = Instant::now();
             dirty = false;
             urgent = false;
