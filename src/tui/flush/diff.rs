@@ -10,10 +10,27 @@
 
 use ratatui::buffer::{Buffer, Cell, CellDiffOption, CellWidth};
 
-use super::encode::Encoder;
+use ratatui::style::Color;
+
+use super::encode::{Encoder, is_blank};
 
 /// A gap this wide or narrower costs fewer bytes written than jumped.
 const FILL_GAP: u16 = 3;
+/// Blank runs to the end of a row this long are erased (`CSI K`), and
+/// runs this long elsewhere (`CSI n X`), instead of written as spaces.
+const ERASE_TO_END: u16 = 4;
+const ERASE_CHARS: u16 = 10;
+
+/// How many cells from `(x, y)` on are blanks with the default
+/// background, which an erase leaves exactly as wanted on any terminal.
+fn erasable_run(want: &Buffer, x: u16, y: u16) -> u16 {
+    (x..want.area.width)
+        .take_while(|&p| {
+            let c = &want[(p, y)];
+            !is_skip(c) && is_blank(c) && c.bg == Color::Reset
+        })
+        .count() as u16
+}
 
 fn width(cell: &Cell) -> u16 {
     cell.cell_width()
@@ -40,7 +57,14 @@ pub fn write_changes(e: &mut Encoder, shown: &Buffer, want: &Buffer) {
                 x += span;
                 continue;
             }
-            // Everything a shown wide character under this cell covers
+            let erased = erasable_run(want, x, y);
+            let to_end = x + erased == area.width;
+            let span = if (to_end && erased >= ERASE_TO_END) || erased >= ERASE_CHARS {
+                erased
+            } else {
+                span
+            };
+            // Everything a shown wide character under these cells covers
             // gets blanked by the terminal: rewrite it.
             for p in x..(x + span).min(area.width) {
                 let under = width(&shown[(p, y)]);
@@ -48,8 +72,12 @@ pub fn write_changes(e: &mut Encoder, shown: &Buffer, want: &Buffer) {
                     forced_until = forced_until.max(p + under);
                 }
             }
-            fill_gap(e, want, x, y);
-            e.cell(x, y, cell);
+            if span == erased && erased > 1 {
+                e.erase(x, y, erased, cell, to_end);
+            } else {
+                fill_gap(e, want, x, y);
+                e.cell(x, y, cell);
+            }
             x += span;
         }
     }
@@ -93,7 +121,7 @@ mod tests {
         shown.set_string(0, 0, "ab字", dim);
         let mut want = Buffer::empty(area);
         want.set_string(0, 0, "abc", dim);
-        assert_eq!(written(&shown, &want), "\x1b[1;3H\x1b[2mc\x1b[22m ");
+        assert_eq!(written(&shown, &want), "\x1b[1;3H\x1b[2mc ");
     }
 
     #[test]

@@ -110,12 +110,38 @@ impl Encoder {
         };
     }
 
-    /// Whether `cell` is drawn with the pen as it is.
+    /// The pen `cell` needs. A blank shows only its background (and the
+    /// few attributes visible on a blank), so for it the rest of the pen is
+    /// left as it is rather than changed for nothing.
+    fn target(&self, cell: &Cell) -> (Color, Color, Color, Modifier) {
+        if is_blank(cell) {
+            (
+                self.fg,
+                cell.bg,
+                self.underline,
+                self.modifier - VISIBLE_ON_BLANK,
+            )
+        } else {
+            (cell.fg, cell.bg, underline_color(cell), cell.modifier)
+        }
+    }
+
+    /// Blanks `n` cells from `(x, y)` in the pen of `blank` (a cell with
+    /// the default background): to the end of the row when `to_end`. The
+    /// cursor stays where it is.
+    pub fn erase(&mut self, x: u16, y: u16, n: u16, blank: &Cell, to_end: bool) {
+        self.move_to(x, y);
+        self.pen(blank);
+        if to_end {
+            self.raw("\x1b[K");
+        } else {
+            let _ = write!(self.bytes, "\x1b[{n}X");
+        }
+    }
+
+    /// Whether `cell` is drawn right with the pen as it is.
     pub fn pen_matches(&self, cell: &Cell) -> bool {
-        cell.fg == self.fg
-            && cell.bg == self.bg
-            && underline_color(cell) == self.underline
-            && cell.modifier == self.modifier
+        self.target(cell) == (self.fg, self.bg, self.underline, self.modifier)
     }
 
     /// Sets the pen for `cell` in one SGR sequence, naming only what changed.
@@ -123,17 +149,17 @@ impl Encoder {
         if self.pen_matches(cell) {
             return;
         }
-        let underline = underline_color(cell);
+        let (fg, bg, underline, modifier) = self.target(cell);
         let mut params: Vec<String> = Vec::new();
-        let removed = self.modifier - cell.modifier;
-        let mut added = cell.modifier - self.modifier;
+        let removed = self.modifier - modifier;
+        let mut added = modifier - self.modifier;
         if removed.intersects(Modifier::BOLD | Modifier::DIM) {
             params.push("22".into());
-            added |= cell.modifier & (Modifier::BOLD | Modifier::DIM);
+            added |= modifier & (Modifier::BOLD | Modifier::DIM);
         }
         if removed.intersects(Modifier::SLOW_BLINK | Modifier::RAPID_BLINK) {
             params.push("25".into());
-            added |= cell.modifier & (Modifier::SLOW_BLINK | Modifier::RAPID_BLINK);
+            added |= modifier & (Modifier::SLOW_BLINK | Modifier::RAPID_BLINK);
         }
         for (m, off) in [
             (Modifier::ITALIC, "23"),
@@ -161,21 +187,33 @@ impl Encoder {
                 params.push(on.into());
             }
         }
-        if cell.fg != self.fg {
-            params.push(color_param(cell.fg, Layer::Fg));
+        if fg != self.fg {
+            params.push(color_param(fg, Layer::Fg));
         }
-        if cell.bg != self.bg {
-            params.push(color_param(cell.bg, Layer::Bg));
+        if bg != self.bg {
+            params.push(color_param(bg, Layer::Bg));
         }
         if underline != self.underline {
             params.push(color_param(underline, Layer::Underline));
         }
         let _ = write!(self.bytes, "\x1b[{}m", params.join(";"));
-        self.fg = cell.fg;
-        self.bg = cell.bg;
+        self.fg = fg;
+        self.bg = bg;
         self.underline = underline;
-        self.modifier = cell.modifier;
+        self.modifier = modifier;
     }
+}
+
+/// Attributes a terminal shows on a blank cell.
+pub const VISIBLE_ON_BLANK: Modifier = Modifier::UNDERLINED
+    .union(Modifier::REVERSED)
+    .union(Modifier::CROSSED_OUT)
+    .union(Modifier::SLOW_BLINK)
+    .union(Modifier::RAPID_BLINK);
+
+/// A space whose look is its background alone.
+pub fn is_blank(cell: &Cell) -> bool {
+    cell.symbol() == " " && !cell.modifier.intersects(VISIBLE_ON_BLANK)
 }
 
 fn underline_color(cell: &Cell) -> Color {

@@ -173,6 +173,7 @@ impl<W: Write> FlushBackend<W> {
         }
         let blank = scroll::blank_row_hash(self.want.area.width);
         if let Some(s) = scroll::find(&self.shown_rows, &self.want_rows, blank) {
+            let s = scroll::extend_bottom(s, &self.shown, &self.want);
             e.reset_pen();
             e.raw(&s.sequence());
             e.forget_cursor();

@@ -174,13 +174,23 @@ pub(super) fn first_difference(want: &Buffer, screen: &vt100::Screen) -> Option<
                 got.contents()
             };
             let m = cell.modifier;
-            let same = text == cell.symbol()
-                && got.fgcolor() == vt_color(cell.fg)
-                && got.bgcolor() == vt_color(cell.bg)
-                && intensity_matches(got, m)
-                && got.italic() == m.contains(Modifier::ITALIC)
-                && got.underline() == m.contains(Modifier::UNDERLINED)
-                && got.inverse() == m.contains(Modifier::REVERSED);
+            // A blank shows its background only: the pen's other colours
+            // and attributes on it are not seen.
+            let blank = super::encode::is_blank(cell);
+            let same = if blank {
+                text == " "
+                    && got.bgcolor() == vt_color(cell.bg)
+                    && !got.underline()
+                    && !got.inverse()
+            } else {
+                text == cell.symbol()
+                    && got.fgcolor() == vt_color(cell.fg)
+                    && got.bgcolor() == vt_color(cell.bg)
+                    && intensity_matches(got, m)
+                    && got.italic() == m.contains(Modifier::ITALIC)
+                    && got.underline() == m.contains(Modifier::UNDERLINED)
+                    && got.inverse() == m.contains(Modifier::REVERSED)
+            };
             if !same {
                 return Some(format!(
                     "at {x},{y}: want {cell:?}, the emulator has {got:?}"

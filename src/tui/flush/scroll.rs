@@ -186,6 +186,51 @@ pub fn find(s: &[u64], w: &[u64], blank: u64) -> Option<Scroll> {
     best.map(|(_, s)| s)
 }
 
+/// Row `y` of `buf`.
+fn row(buf: &Buffer, y: usize) -> &[Cell] {
+    let width = buf.area.width as usize;
+    &buf.content[y * width..(y + 1) * width]
+}
+
+fn cells_differing(a: &[Cell], b: &[Cell]) -> usize {
+    a.iter().zip(b).filter(|(x, y)| x != y).count()
+}
+
+/// The rows just below an upward scroll region may hold a line that
+/// changed only at its end (the line being streamed, now one row higher
+/// and a few characters longer): moving it with the rest costs its new
+/// tail instead of the whole line. Grows the region down while that
+/// writes fewer cells.
+pub fn extend_bottom(scroll: Scroll, shown: &Buffer, want: &Buffer) -> Scroll {
+    let h = want.area.height as usize;
+    let (k, bottom) = (scroll.lines as usize, scroll.bottom as usize);
+    if !scroll.up || k > 8 {
+        return scroll;
+    }
+    let last_match = bottom - k;
+    let max_bottom = (bottom + k).min(h - 1);
+    let blank = vec![Cell::EMPTY; want.area.width as usize];
+    let cost = |region_bottom: usize| -> usize {
+        (last_match + 1..=max_bottom)
+            .map(|d| {
+                let now = row(want, d);
+                if d + k <= region_bottom {
+                    cells_differing(now, row(shown, d + k))
+                } else if d <= region_bottom {
+                    cells_differing(now, &blank)
+                } else {
+                    cells_differing(now, row(shown, d))
+                }
+            })
+            .sum()
+    };
+    let best = (bottom..=max_bottom).min_by_key(|&b| (cost(b), b));
+    Scroll {
+        bottom: best.unwrap_or(bottom) as u16,
+        ..scroll
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
