@@ -68,14 +68,14 @@ fn cells(formatted: &[u8], rows: u16, cols: u16) -> Vec<String> {
                 .filter_map(|x| screen.cell(y, x))
                 .map(|c| {
                     let text = if c.contents().is_empty() {
-                        // A blank shows its background only.
-                        if text == " " && !c.underline() && !c.inverse() {
-                            return format!(" {:?}", c.bgcolor());
-                        }
                         " "
                     } else {
                         c.contents()
                     };
+                    // A blank shows its background only.
+                    if text == " " && !c.underline() && !c.inverse() {
+                        return format!(" {:?}", c.bgcolor());
+                    }
                     format!(
                         "{text}{:?}{:?}{}{}{}{}{}",
                         c.fgcolor(),
