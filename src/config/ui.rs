@@ -16,3 +16,17 @@ impl UiConfig {
         self.scroll_regions.unwrap_or(true)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scroll_regions_are_on_unless_turned_off() {
+        let unset: UiConfig = toml::from_str("").unwrap();
+        assert!(unset.scroll_regions());
+        let off: UiConfig = toml::from_str("scroll_regions = false").unwrap();
+        assert!(!off.scroll_regions());
+        assert!(toml::from_str::<UiConfig>("scroll_region = false").is_err());
+    }
+}
