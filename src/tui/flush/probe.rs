@@ -6,7 +6,9 @@
 //! wait at once, whether or not mode 2026 was reported. A terminal that
 //! answers nothing costs the timeout, never a hang. The answers are read
 //! here, before the input reader starts, so none of them reaches the input
-//! as keys.
+//! as keys. When keys are already waiting (typed ahead), nothing is asked,
+//! so they are left for the interface; a key typed during the round trip
+//! itself (a few milliseconds on a local terminal) is read here and lost.
 
 use std::fs::File;
 use std::io::{Read, Write};
@@ -68,6 +70,11 @@ pub fn synchronized_output_supported(timeout: Duration) -> bool {
     let Ok(mut tty) = File::options().read(true).write(true).open("/dev/tty") else {
         return false;
     };
+    // Keys typed ahead are the person's: asking now would mean reading
+    // them here, where they would be lost. Without an answer, no sync.
+    if input_pending(&tty) {
+        return false;
+    }
     if tty.write_all(QUERY).and_then(|_| tty.flush()).is_err() {
         return false;
     }
@@ -96,6 +103,11 @@ pub fn synchronized_output_supported(timeout: Duration) -> bool {
             return answers.sync == Some(true);
         }
     }
+}
+
+fn input_pending(tty: &File) -> bool {
+    let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
+    !matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
 }
 
 #[cfg(test)]
