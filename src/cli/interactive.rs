@@ -270,6 +270,7 @@ fn tui_options(
             project_config: crate::config::project_config_path(&s.root),
             global_config: global.map(|g| g.join("config.toml")),
             history_file: None,
+            scroll_regions: s.config.file.ui.scroll_regions(),
         },
         resumed,
         notices,

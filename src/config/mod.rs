@@ -26,6 +26,7 @@ use serde::Deserialize;
 pub use mode::Mode;
 pub use sandbox::{SandboxConfig, SandboxMode};
 pub use settings::{SaveError, save_setting};
+pub use ui::UiConfig;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -176,13 +177,13 @@ pub struct ConfigFile {
     pub shell: ShellConfig,
     #[serde(default)]
     pub sandbox: SandboxConfig,
+    /// `[ui]`: notifications and drawing.
+    #[serde(default)]
+    pub ui: UiConfig,
     /// `[models."ID"]`: what cairn should know of a model, over the
     /// built-in catalogue.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
-    /// `[ui]`: notifications.
-    #[serde(default)]
-    pub ui: ui::UiConfig,
 }
 
 /// One `[models."ID"]` entry. Prices in US dollars per million tokens.
@@ -384,6 +385,7 @@ impl ConfigFile {
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
         set(&mut self.ui.notify, other.ui.notify);
+        set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);

@@ -1,5 +1,6 @@
-//! `[ui]`: how cairn gets the person's attention when a turn finishes or a
-//! dialog starts waiting while the terminal is not focused.
+//! `[ui]`: how the interface talks to the terminal, and how cairn gets the
+//! person's attention when a turn finishes or a dialog starts waiting while
+//! the terminal is not focused.
 
 use serde::Deserialize;
 
@@ -21,6 +22,16 @@ pub enum Notify {
 #[serde(deny_unknown_fields)]
 pub struct UiConfig {
     pub notify: Option<Notify>,
+    /// Let the terminal scroll the transcript itself (a scroll region and
+    /// `CSI n S`) instead of redrawing every row. On unless set to false,
+    /// for terminals or multiplexers where scroll regions misbehave.
+    pub scroll_regions: Option<bool>,
+}
+
+impl UiConfig {
+    pub fn scroll_regions(&self) -> bool {
+        self.scroll_regions.unwrap_or(true)
+    }
 }
 
 impl Notify {
@@ -54,5 +65,14 @@ mod tests {
         assert_eq!(Notify::Off.sequence("x"), None);
         let c: UiConfig = toml::from_str("notify = \"osc777\"").unwrap();
         assert_eq!(c.notify, Some(Notify::Osc777));
+    }
+
+    #[test]
+    fn scroll_regions_are_on_unless_turned_off() {
+        let unset: UiConfig = toml::from_str("").unwrap();
+        assert!(unset.scroll_regions());
+        let off: UiConfig = toml::from_str("scroll_regions = false").unwrap();
+        assert!(!off.scroll_regions());
+        assert!(toml::from_str::<UiConfig>("scroll_region = false").is_err());
     }
 }

@@ -1,4 +1,5 @@
 pub mod cmd;
+pub mod flush;
 pub mod fuzzy;
 pub mod highlight;
 pub mod history;

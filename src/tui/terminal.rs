@@ -2,6 +2,7 @@
 //! and on SIGTERM — and the effects that talk to it directly.
 
 use std::io::{self, Write};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use base64::Engine;
@@ -15,12 +16,24 @@ use crossterm::terminal::{
 };
 use crossterm::{cursor, execute};
 
+use super::flush;
+
 /// Whether the screen is currently set up, so restoring twice is harmless.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
+/// The terminal's answer about synchronized output, asked once.
+static SYNC_OUTPUT: OnceLock<bool> = OnceLock::new();
+
+/// Whether the terminal said it supports synchronized output (DEC 2026).
+pub fn synchronized_output() -> bool {
+    SYNC_OUTPUT.get().copied().unwrap_or(false)
+}
 
 pub fn enter(mouse: bool) -> io::Result<()> {
     enable_raw_mode()?;
+    // Asked before anything reads input, and only the first time: later
+    // the input reader is running and would take the answers.
+    SYNC_OUTPUT.get_or_init(|| flush::synchronized_output_supported(flush::PROBE_TIMEOUT));
     let mut out = io::stdout();
     execute!(
         out,
@@ -50,6 +63,9 @@ pub fn restore() {
         return;
     }
     let mut out = io::stdout();
+    // No frame leaves a scroll region or a synchronized update open, but a
+    // panic may come between the two halves of one.
+    let _ = out.write_all(flush::RESET.as_bytes());
     if ENHANCED_KEYS.swap(false, Ordering::SeqCst) {
         let _ = execute!(out, PopKeyboardEnhancementFlags);
     }

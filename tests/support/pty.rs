@@ -125,6 +125,11 @@ impl PtyApp {
         None
     }
 
+    /// The screen with its colours and attributes, as escape sequences.
+    pub fn formatted(&self) -> Vec<u8> {
+        self.parser.lock().unwrap().screen().contents_formatted()
+    }
+
     pub fn pid(&self) -> Option<u32> {
         self.child.process_id()
     }
@@ -206,8 +211,9 @@ impl PtyApp {
     }
 }
 
-/// Answers what a real terminal answers: the cursor position (DSR) and the
-/// device attributes (DA1), which crossterm asks for at start-up.
+/// Answers what a real terminal answers: the cursor position (DSR), the
+/// device attributes (DA1), which crossterm asks for at start-up, and
+/// whether synchronized output (DEC mode 2026) is supported (DECRQM).
 fn answer_queries(
     chunk: &[u8],
     parser: &Arc<Mutex<vt100::Parser>>,
@@ -218,6 +224,9 @@ fn answer_queries(
     if find(b"\x1b[6n") {
         let (row, col) = parser.lock().unwrap().screen().cursor_position();
         reply.extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());
+    }
+    if find(b"\x1b[?2026$p") {
+        reply.extend_from_slice(b"\x1b[?2026;2$y");
     }
     if find(b"\x1b[c") || find(b"\x1b[0c") {
         reply.extend_from_slice(b"\x1b[?62;22c");

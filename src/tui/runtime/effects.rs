@@ -21,6 +21,8 @@ pub struct Handles {
     pub global_config: Option<PathBuf>,
     /// Per-project prompt history (JSON lines).
     pub history_file: Option<PathBuf>,
+    /// `[ui] scroll_regions`: let the terminal scroll the transcript.
+    pub scroll_regions: bool,
 }
 
 impl std::fmt::Debug for Handles {

@@ -10,12 +10,12 @@ use std::time::Duration;
 use crossterm::event::{Event, EventStream};
 use futures::StreamExt;
 use ratatui::Terminal;
-use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 
 use crate::agent::{AgentCommand, AgentEvent};
 use crate::tui::cmd::Cmd;
+use crate::tui::flush::{self, FlushBackend, FlushOptions};
 use crate::tui::model::Model;
 use crate::tui::msg::Msg;
 use crate::tui::terminal;
@@ -26,9 +26,10 @@ pub use effects::Handles;
 
 /// Frames after the person's input come at most this close together.
 const FRAME_GAP: Duration = Duration::from_millis(8);
-/// Frames that only show streamed output: 60 a second is smooth, and half
-/// the drawing of 120.
-const STREAM_FRAME_GAP: Duration = Duration::from_millis(16);
+/// Frames that only show streamed output: 30 a second still reads as
+/// smooth text, and each frame costs bytes on the wire (the line being
+/// streamed and the status line are rewritten every frame).
+const STREAM_FRAME_GAP: Duration = Duration::from_millis(33);
 const TICK: Duration = Duration::from_millis(100);
 
 pub async fn run_loop(
@@ -55,7 +56,7 @@ enum Flow {
 /// What effects run with: the terminal, the agent's channel, the services,
 /// and the channel their answers come back on.
 struct Runtime<'a> {
-    term: Terminal<CrosstermBackend<std::io::Stdout>>,
+    term: Terminal<FlushBackend<std::io::Stdout>>,
     input: EventStream,
     clipboard: Option<arboard::Clipboard>,
     commands: &'a UnboundedSender<AgentCommand>,
@@ -128,7 +129,11 @@ async fn event_loop(
     startup: Vec<Cmd>,
 ) -> anyhow::Result<()> {
     let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
-    let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    let options = FlushOptions {
+        scroll_regions: handles.scroll_regions,
+        synchronized: terminal::synchronized_output(),
+    };
+    let mut term = Terminal::new(FlushBackend::new(std::io::stdout(), options)?)?;
     term.clear()?;
     let mut rt = Runtime {
         term,
@@ -154,7 +159,7 @@ async fn event_loop(
         let gap = if urgent { FRAME_GAP } else { STREAM_FRAME_GAP };
         if dirty && Instant::now() >= last_draw + gap {
             set_clock(model);
-            rt.term.draw(|f| view(model, f))?;
+            flush::draw(&mut rt.term, |f| view(model, f))?;
             last_draw = Instant::now();
             dirty = false;
             urgent = false;
