@@ -10,5 +10,6 @@ pub mod permission_dialog;
 pub mod picker;
 pub mod slash_menu;
 pub mod status_bar;
+pub mod text_field;
 pub mod tool_cell;
 pub mod transcript;

@@ -1,7 +1,7 @@
 //! The modal that asks before a risky tool call: what, why, a preview, and
 //! Allow once / Allow always (with the exact rule) / Deny (with a reason).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -163,13 +163,8 @@ impl PermissionDialog {
         if keys.is(Action::TextSubmit, key) {
             let r = reason.trim().to_string();
             return Some((!r.is_empty()).then_some(r));
-        } else if keys.is(Action::TextDeleteBack, key) {
-            reason.pop();
-        } else if let KeyCode::Char(c) = key.code
-            && !key.modifiers.contains(KeyModifiers::CONTROL)
-        {
-            reason.push(c)
         }
+        crate::tui::widgets::text_field::edit(reason, key, keys);
         None
     }
 
