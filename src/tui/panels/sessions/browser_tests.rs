@@ -213,7 +213,12 @@ fn ctrl_u_clears_the_new_title_and_ctrl_w_deletes_a_word() {
     for c in "New".chars() {
         b.handle_key(key(KeyCode::Char(c)), &keys);
     }
-    assert!(screen(&mut b, 100, 8).contains("rename: New"));
+    let shown = screen(&mut b, 100, 8);
+    assert!(shown.contains("rename: New"), "{shown}");
+    // While a title is typed, Enter saves it: the line of keys says so
+    // (it said "Enter resume").
+    assert!(shown.contains("Enter save the title"), "{shown}");
+    assert!(!shown.contains("resume"), "{shown}");
     assert_eq!(
         b.handle_key(key(KeyCode::Enter), &keys),
         BrowserAction::Rename {
