@@ -2,6 +2,7 @@ pub mod attachment;
 pub mod cell;
 pub mod diff_view;
 pub mod help;
+pub mod hint;
 pub mod input;
 pub mod input_form;
 pub mod mcp_preview;

@@ -423,24 +423,32 @@ impl PermissionDialog {
         )
     }
 
-    fn hint(&self, keys: &KeyMap) -> String {
-        let mut hint = String::new();
+    /// The keys shown under the answers, fitted to `width`: the review's
+    /// first, then moving and scrolling; leaving and `?` (every key) stay.
+    fn hint(&self, keys: &KeyMap, width: usize) -> String {
+        let mut parts: Vec<String> = Vec::new();
         if self.review.is_some() {
-            hint.push_str(&HunkReview::hint(keys));
-            hint.push_str(" · ");
+            parts.extend(HunkReview::hint(keys).split(" · ").map(String::from));
         }
-        if self.full {
-            hint.push_str(&format!(
-                "{} allow · {} deny · t layout · j/k scroll · Esc back",
-                keys.keys_for(Action::AllowOnce),
-                keys.keys_for(Action::Deny)
-            ));
+        let (more, leave) = if self.full {
+            parts.push(format!("{} allow", keys.keys_for(Action::AllowOnce)));
+            parts.push(format!("{} deny", keys.keys_for(Action::Deny)));
+            (["t layout", "j/k scroll"].as_slice(), "Esc back")
         } else {
-            hint.push_str(
-                "↑↓ choose · Enter · ←→ rule · t layout · j/k PgUp/PgDn scroll · Esc deny",
-            );
-        }
-        hint
+            (
+                [
+                    "↑↓ choose · Enter",
+                    "←→ rule",
+                    "t layout",
+                    "j/k PgUp/PgDn scroll",
+                ]
+                .as_slice(),
+                "Esc deny",
+            )
+        };
+        parts.extend(more.iter().map(|p| p.to_string()));
+        let help = format!("{} keys", keys.keys_for(Action::DialogKeys));
+        crate::tui::widgets::hint::fit(&parts, &[leave.to_string(), help], width)
     }
 
     fn head_lines(&self, w: u16, styles: &Styles) -> Vec<Line<'static>> {
@@ -561,7 +569,7 @@ impl PermissionDialog {
         }
         if show_hint {
             let hint = Line::from(Span::styled(
-                truncate(&self.hint(keys), w as usize),
+                truncate(&self.hint(keys, w as usize), w as usize),
                 styles.dim,
             ));
             buf.set_line(inner.x, y, &hint, w);
