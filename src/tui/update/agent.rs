@@ -143,7 +143,9 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
             settle_activity(model);
         }
         AgentEvent::PermissionRequested { id, request } => {
-            model.dialogs.push_back(PermissionDialog::new(id, request));
+            let mut dialog = PermissionDialog::new(id, request);
+            dialog.typed_over = super::type_ahead::typing_since(model);
+            model.dialogs.push_back(dialog);
             model.activity = Activity::WaitingForPermission;
         }
         AgentEvent::PermissionResolved { id } => {

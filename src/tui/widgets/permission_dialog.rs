@@ -63,6 +63,8 @@ pub struct PermissionDialog {
     preview_rows: u16,
     /// Diffing and highlighting are too slow to redo on every frame.
     preview_cache: Option<PreviewCache>,
+    /// When it opened, if the person was typing a prompt then.
+    pub typed_over: Option<std::time::Instant>,
 }
 
 impl PermissionDialog {
@@ -89,6 +91,7 @@ impl PermissionDialog {
             review_rev: 0,
             preview_rows: 10,
             preview_cache: None,
+            typed_over: None,
         }
     }
 
