@@ -1,8 +1,9 @@
 //! Keys typed just as a permission dialog appears were meant for the
 //! prompt: a person writing "do a dance" while the model works must not
 //! answer a dialog that popped up under their fingers ("a" is Allow once).
-//! For a moment after a dialog opens over a prompt being typed, letters go
-//! on into the prompt and other keys are ignored.
+//! While the person goes on typing over a dialog that opened as they typed
+//! (until they pause), letters go on into the prompt and other keys are
+//! ignored.
 
 use std::time::{Duration, Instant};
 
@@ -27,10 +28,13 @@ pub(super) fn too_soon(model: &mut Model, key: KeyEvent) -> Option<Vec<Cmd>> {
     if !model.forms.is_empty() {
         return None;
     }
-    let opened = model.dialogs.front()?.typed_over?;
-    if model.now.saturating_duration_since(opened) >= GRACE {
+    let now = model.now;
+    let dialog = model.dialogs.front_mut()?;
+    if now.saturating_duration_since(dialog.typed_over?) >= GRACE {
         return None;
     }
+    // Typing on keeps the dialog waiting: it answers after a pause.
+    dialog.typed_over = Some(now);
     let plain = !key
         .modifiers
         .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
@@ -76,13 +80,16 @@ mod tests {
         m.now += GRACE / 4;
         assert!(!answered(&update(&mut m, key(KeyCode::Char('a')))));
         assert!(!answered(&update(&mut m, key(KeyCode::Enter))));
+        // Still typing, later than GRACE after the dialog opened.
+        m.now += GRACE * 3 / 4;
+        type_text(&mut m, " dance");
         assert_eq!(m.dialogs.len(), 1);
-        assert_eq!(m.input.text(), "so as i said do a");
+        assert_eq!(m.input.text(), "so as i said do a dance");
         // Once the person has had time to see it, the dialog answers.
         m.now += GRACE;
         assert!(answered(&update(&mut m, key(KeyCode::Char('a')))));
         assert!(m.dialogs.is_empty());
-        assert_eq!(m.input.text(), "so as i said do a");
+        assert_eq!(m.input.text(), "so as i said do a dance");
     }
 
     #[test]
