@@ -15,7 +15,7 @@ use crate::tui::model::{Focus, Model};
 
 /// How long a dialog that opened while the person was typing takes no
 /// answers: enough to notice it, too short to be in the way.
-pub(super) const GRACE: Duration = Duration::from_millis(700);
+pub(super) const GRACE: Duration = Duration::from_millis(1500);
 
 /// When a dialog opens now: the time, if the person is typing a prompt.
 pub(super) fn typing_since(model: &Model) -> Option<Instant> {
