@@ -431,7 +431,11 @@ impl PermissionDialog {
     fn hint(&self, keys: &KeyMap, width: usize) -> String {
         let mut parts: Vec<String> = Vec::new();
         if self.review.is_some() {
-            parts.extend(HunkReview::hint(keys).split(" · ").map(String::from));
+            parts.extend(
+                HunkReview::hint(keys, self.full)
+                    .split(" · ")
+                    .map(String::from),
+            );
         }
         let (more, leave) = if self.full {
             parts.push(format!("{} allow", keys.keys_for(Action::AllowOnce)));
