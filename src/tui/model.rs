@@ -175,6 +175,10 @@ impl Model {
 
     /// Something on screen moves with time (spinner, timer, countdown).
     pub fn needs_tick(&self) -> bool {
-        self.activity != Activity::Idle || self.turn_running || self.flash.is_some()
+        self.activity != Activity::Idle
+            || self.turn_running
+            || self.flash.is_some()
+            // A background job's pane keeps its clock between turns.
+            || self.transcript.cells().iter().rev().take(64).any(|c| c.is_animated())
     }
 }
