@@ -72,7 +72,11 @@ pub async fn login(
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| OAuthError::Registration(e.to_string()))?;
-    show(session.get_authorization_url());
+    // The address comes from the server's metadata: only a web page is
+    // printed and handed to the browser (never `file:` or `javascript:`).
+    let address = crate::mcp::browser::web_address(session.get_authorization_url())
+        .ok_or(OAuthError::NotWebPage)?;
+    show(&address);
 
     let callback = tokio::time::timeout(target.wait, loopback.wait())
         .await
