@@ -63,7 +63,14 @@ pub struct PermissionDialog {
     preview_rows: u16,
     /// Diffing and highlighting are too slow to redo on every frame.
     preview_cache: Option<PreviewCache>,
+    /// Some choice rows (the rules "Always" stores) did not fit the last
+    /// frame: rules the person has not seen are not stored.
+    choices_cut: bool,
 }
+
+/// Most rules stored together for one command: more cannot all be read
+/// in the dialog, and a model could hide one among them.
+const MAX_RULES_TOGETHER: usize = 8;
 
 impl PermissionDialog {
     pub fn new(id: u64, request: PermissionRequest) -> Self {
@@ -89,6 +96,7 @@ impl PermissionDialog {
             review_rev: 0,
             preview_rows: 10,
             preview_cache: None,
+            choices_cut: false,
         }
     }
 
@@ -99,9 +107,22 @@ impl PermissionDialog {
             .is_some_and(|r| !r.rejected().is_empty())
     }
 
-    /// A rule is only stored for the whole change as shown.
+    /// A rule is only stored for the whole change as shown, and rules
+    /// stored together only when every one of them was on screen.
     fn can_always(&self) -> bool {
-        !self.request.rules.is_empty() && !self.partial()
+        !self.request.rules.is_empty()
+            && !self.partial()
+            && !self.too_many_rules()
+            && (!self.request.rules_together() || !self.choices_cut)
+    }
+
+    fn too_many_rules(&self) -> bool {
+        self.request.rules_together() && self.request.rules.len() > MAX_RULES_TOGETHER
+    }
+
+    /// The rules are listed under "Allow always", one row each.
+    fn lists_rules(&self) -> bool {
+        self.request.rules_together() && !self.partial() && !self.too_many_rules()
     }
 
     /// A command that would run in an enforced sandbox may be let out.
@@ -348,6 +369,9 @@ impl PermissionDialog {
             return "Allow always (accept every hunk first)".to_string();
         }
         let n = self.request.rules.len();
+        if self.too_many_rules() {
+            return format!("Allow always (not offered: {n} parts are too many rules to review)");
+        }
         if self.request.rules_together() {
             return format!("Allow always: store these {n} rules, one for each part:");
         }
@@ -389,7 +413,7 @@ impl PermissionDialog {
                 styles.text
             };
             out.push(Line::from(Span::styled(text, style)));
-            if c == Choice::AllowAlways && self.request.rules_together() && self.can_always() {
+            if c == Choice::AllowAlways && self.lists_rules() {
                 for rule in &self.request.rules {
                     let text = truncate(&format!("      {rule}"), width as usize);
                     out.push(Line::from(Span::styled(text, styles.accent)));
@@ -413,7 +437,7 @@ impl PermissionDialog {
             + usize::from(self.request.sandbox.is_some())
             + self.preview(inner_w, theme, styles).len()
             + self.choices().len()
-            + if self.request.rules_together() {
+            + if self.lists_rules() {
                 self.request.rules.len()
             } else {
                 0
@@ -548,7 +572,7 @@ impl PermissionDialog {
             y += 1;
         }
         let below = total.saturating_sub(scroll + preview_rows);
-        let mut y = inner.bottom() - fixed as u16;
+        let mut y = inner.bottom().saturating_sub(fixed as u16).max(inner.y);
         let more = if below > 0 {
             format!("── {below} more (j/PgDn) ")
         } else {
@@ -558,13 +582,20 @@ impl PermissionDialog {
             truncate(&format!("{more}{}", "─".repeat(w as usize)), w as usize),
             styles.border,
         ));
-        buf.set_line(inner.x, y, &sep, w);
-        y += 1;
+        if y < inner.bottom() {
+            buf.set_line(inner.x, y, &sep, w);
+            y += 1;
+        }
+        self.choices_cut = false;
         for l in choices {
+            if y >= inner.bottom() {
+                self.choices_cut = true;
+                break;
+            }
             buf.set_line(inner.x, y, l, w);
             y += 1;
         }
-        if show_hint {
+        if show_hint && y < inner.bottom() {
             let hint = Line::from(Span::styled(
                 truncate(&self.hint(keys), w as usize),
                 styles.dim,
