@@ -52,10 +52,12 @@ pub struct Hunk {
     pub new: std::ops::Range<usize>,
 }
 
-/// Changes separated by at most this many unchanged lines are one hunk:
-/// three lines of context on each side, and a single line between them
-/// would be shown rather than folded.
-pub const HUNK_JOIN: usize = 7;
+/// Changes separated by at most this many unchanged lines are one hunk
+/// (a blank line or a brace between two changed lines); changes further
+/// apart, such as the edits of a multiedit a few lines from each other,
+/// are reviewed one by one. How the diff is drawn (its context and folds)
+/// does not depend on this.
+pub const HUNK_JOIN: usize = 1;
 
 /// The hunks of the change from `old` to `new`, in order.
 pub fn hunks(old: &str, new: &str) -> Vec<Hunk> {
@@ -170,9 +172,26 @@ mod tests {
     }
 
     #[test]
+    fn edits_a_few_lines_apart_are_separate_hunks() {
+        // A multiedit whose edits are 3 to 5 lines apart: each edit can be
+        // accepted or rejected on its own.
+        let old: String = (1..=20).map(|i| format!("row {i}\n")).collect();
+        let new = old
+            .replace("row 5\n", "ROW 5\n")
+            .replace("row 9\n", "ROW 9\n")
+            .replace("row 12\n", "ROW 12\n");
+        assert_eq!(hunks(&old, &new).len(), 3);
+        let only_middle = apply_hunks(&old, &new, &[false, true, false]);
+        assert!(only_middle.contains("row 5\nrow 6\nrow 7\nrow 8\nROW 9\n"));
+        assert!(only_middle.contains("row 12\n"));
+    }
+
+    #[test]
     fn close_changes_are_one_hunk_and_no_final_newline_survives() {
-        let old = "a\nb\nc\nd\ne";
-        let new = "A\nb\nc\nd\nE";
+        // One unchanged line (a blank line, a brace) between changes keeps
+        // them together.
+        let old = "a\nb\nc";
+        let new = "A\nb\nC";
         assert_eq!(hunks(old, new).len(), 1);
         assert_eq!(apply_hunks(old, new, &[true]), new);
         assert_eq!(apply_hunks(old, new, &[false]), old);

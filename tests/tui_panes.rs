@@ -147,8 +147,13 @@ async fn a_rejected_hunk_is_left_out_and_the_model_is_told_why() {
     app.type_text("keep twenty as digits");
     app.send(b"\r");
     let screen = app.wait_for_text("Adjusted.");
-    // The pane's diff is what was applied: two hunks, not three.
+    // The pane's diff is what was applied: two hunks, not three; and the
+    // pane says the third was left out, and why.
     assert!(screen.contains("+2 −2"), "{screen}");
+    assert!(
+        screen.contains("1 of 3 hunks rejected by you, not applied: keep twenty as digits"),
+        "{screen}"
+    );
     let now = std::fs::read_to_string(home.path("notes.txt")).unwrap();
     assert_eq!(
         now,

@@ -95,6 +95,9 @@ impl Shared {
 pub struct Agent {
     opts: AgentOptions,
     provider: Arc<dyn Provider>,
+    /// The same model, retried without notices: for requests in the
+    /// background (the title), whose retries are not the turn's.
+    quiet_provider: Arc<dyn Provider>,
     registry: Registry,
     tool_source: Option<Arc<dyn ToolSource>>,
     shared: Arc<Shared>,
@@ -121,6 +124,10 @@ impl Agent {
         let session = Arc::new(SessionState::new(&opts.workspace));
         session.set_cwd(opts.cwd.clone());
         let retry_events = tx.clone();
+        let quiet_provider: Arc<dyn Provider> = Arc::new(crate::llm::retry::Retrying::new(
+            provider.clone(),
+            opts.retry,
+        ));
         let provider: Arc<dyn Provider> = Arc::new(
             crate::llm::retry::Retrying::new(provider, opts.retry).with_listener(Arc::new(
                 move |n: crate::llm::retry::RetryNotice| {
@@ -145,6 +152,7 @@ impl Agent {
             }),
             opts,
             provider,
+            quiet_provider,
             registry,
             tool_source: None,
             session,
@@ -324,7 +332,7 @@ impl Agent {
             .find(|m| m.role == Role::Assistant && !m.text().is_empty())
             .map(|m| m.text())
             .unwrap_or_default();
-        let provider = self.provider.clone();
+        let provider = self.quiet_provider.clone();
         let models = side_model::candidates(&self.opts);
         let shared = self.shared.clone();
         async move {

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::load::{load, short_id};
+use super::load::load;
 use super::{Later, Resumed, SessionError};
 use crate::conversation::{Part, Role};
 use crate::store::{SessionId, Store};
@@ -114,7 +114,8 @@ pub fn export(
     dir: &Path,
 ) -> Result<PathBuf, SessionError> {
     let (text, ext) = export_text(store, id, json)?;
-    let path = dir.join(format!("cairn-session-{}.{ext}", short_id(id)));
+    // The whole id: v7 ids made the same minute share their short form.
+    let path = dir.join(format!("cairn-session-{}.{ext}", id.as_str()));
     // Private (0600) and never through a planted link.
     crate::config::project_file::write_no_follow(&path, text.as_bytes()).map_err(|source| {
         SessionError::Write {

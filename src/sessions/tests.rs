@@ -197,12 +197,33 @@ fn export_writes_next_to_the_project_and_names_the_file() {
         id: id.clone(),
         json: false,
     });
-    let path = dir
-        .path()
-        .join(format!("cairn-session-{}.md", short_id(&id)));
+    let path = dir.path().join(format!("cairn-session-{}.md", id.as_str()));
     assert!(
         matches!(&reply, SessionReply::Info(t) if t.contains(&path.display().to_string())),
         "{reply:?}"
     );
     assert!(std::fs::read_to_string(&path).unwrap().contains("alpha"));
+}
+
+#[test]
+fn exports_of_sessions_made_the_same_minute_do_not_overwrite_each_other() {
+    // Ids are time-ordered (v7): a session and its fork share their first
+    // eight characters, so a file named after those was overwritten.
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("s.db")).unwrap();
+    let first = store.create_session(&NewSession::default()).unwrap();
+    let second = store.create_session(&NewSession::default()).unwrap();
+    alpha_beta(&mut store, &first);
+    store
+        .append_message(
+            &second,
+            &Message::user_text("gamma"),
+            &MessageMeta::default(),
+        )
+        .unwrap();
+    let a = export(&store, &first, false, dir.path()).unwrap();
+    let b = export(&store, &second, false, dir.path()).unwrap();
+    assert_ne!(a, b);
+    assert!(std::fs::read_to_string(&a).unwrap().contains("alpha"));
+    assert!(std::fs::read_to_string(&b).unwrap().contains("gamma"));
 }

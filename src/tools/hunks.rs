@@ -6,6 +6,22 @@ use super::RejectedHunks;
 use super::edit_core::{FileText, Plan};
 use crate::diff::{apply_hunks, hunk_text, hunks};
 
+/// How the note to the model begins; the tool's pane reads it back.
+const NOTE_START: &str = "The person reviewed the change hunk by hunk and rejected ";
+const REASON: &str = "Their reason: ";
+
+/// From an edit's output: how many hunks the person rejected, of how many,
+/// and their reason if they gave one.
+pub fn rejected_tally(output: &str) -> Option<(usize, usize, Option<&str>)> {
+    let rest = &output[output.find(NOTE_START)? + NOTE_START.len()..];
+    let (counts, _) = rest.split_once(';')?;
+    let (out, all) = counts.split_once(" of ")?;
+    let reason = rest
+        .find(REASON)
+        .map(|i| rest[i + REASON.len()..].lines().next().unwrap_or("").trim());
+    Some((out.trim().parse().ok()?, all.trim().parse().ok()?, reason))
+}
+
 impl Plan {
     /// Leaves out the rejected hunks; returns the note for the model. An
     /// `Err` is the answer when nothing would be left.
@@ -21,7 +37,7 @@ impl Plan {
             return Ok(String::new());
         }
         let mut note = format!(
-            "The person reviewed the change hunk by hunk and rejected {} of {}; {} not applied:",
+            "{NOTE_START}{} of {}; {} not applied:",
             out.len(),
             all.len(),
             if out.len() == 1 {
@@ -39,7 +55,7 @@ impl Plan {
             ));
         }
         match rejected.reason.as_deref().map(str::trim) {
-            Some(r) if !r.is_empty() => note.push_str(&format!("\n\nTheir reason: {r}")),
+            Some(r) if !r.is_empty() => note.push_str(&format!("\n\n{REASON}{r}")),
             _ => note.push_str("\n\nDo not apply the rejected hunks again as they were."),
         }
         if out.len() == all.len() {
@@ -84,4 +100,21 @@ pub fn write_reviewed(mut plan: Plan, ctx: &super::ToolContext, verb: &str) -> s
         text.push_str(&note);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rejected_tally;
+
+    #[test]
+    fn the_tally_is_read_back_from_the_note() {
+        let out = format!(
+            "Edited a.txt (+1 -1 lines)\n\n{}1 of 3; it was not applied:\n\n\
+             Rejected hunk 2 of 3:\n@@ -9,1 +9,1 @@\n-row 9\n+ROW 9\n\n{}no caps",
+            super::NOTE_START,
+            super::REASON
+        );
+        assert_eq!(rejected_tally(&out), Some((1, 3, Some("no caps"))));
+        assert_eq!(rejected_tally("Edited a.txt (+1 -1 lines)"), None);
+    }
 }

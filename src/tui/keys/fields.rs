@@ -27,6 +27,20 @@ pub(super) const FIELD_TABLE: &[Row] = &[
         "delete the character before the cursor",
     ),
     (
+        Action::TextClear,
+        "text_clear",
+        "ctrl+u",
+        Scope::TextField,
+        "clear what was typed",
+    ),
+    (
+        Action::TextDeleteWord,
+        "text_delete_word",
+        "ctrl+w",
+        Scope::TextField,
+        "delete the word before the cursor",
+    ),
+    (
         Action::DialogChoose,
         "dialog_choose",
         "enter",

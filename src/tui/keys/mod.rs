@@ -106,6 +106,8 @@ pub enum Action {
     TextSubmit,
     TextCancel,
     TextDeleteBack,
+    TextClear,
+    TextDeleteWord,
     DialogChoose,
     DialogDismiss,
     DialogPrevChoice,

@@ -222,6 +222,10 @@ impl Setup {
             KeyCode::Char(c) if !ctrl => field.push(c),
             _ => {}
         }
+        // What was wrong was said of what has just been changed.
+        if matches!(key.code, KeyCode::Backspace | KeyCode::Char(_)) {
+            self.error = None;
+        }
         None
     }
 
@@ -239,6 +243,7 @@ impl Setup {
             Field::Key => self.key.push_str(line),
             Field::Url => self.url.push_str(line),
         }
+        self.error = None;
     }
 
     /// The filled-in form, or why it cannot be checked yet.

@@ -63,3 +63,20 @@ fn a_variable_name_or_a_local_server() {
     assert_eq!(s.key(key(KeyCode::Esc)), None);
     assert_eq!(s.key(key(KeyCode::Esc)), Some(SetupEvent::Quit));
 }
+
+#[test]
+fn typing_after_an_error_clears_it() {
+    // "✗ Paste the API key" stayed under a key already typed, until Enter.
+    let mut s = Setup::new(vec![]);
+    s.key(key(KeyCode::Enter));
+    s.key(key(KeyCode::Enter));
+    assert!(s.error.is_some());
+    typed(&mut s, "sk");
+    assert_eq!(s.error, None);
+    s.key(key(KeyCode::Backspace));
+    s.key(key(KeyCode::Backspace));
+    s.key(key(KeyCode::Enter));
+    assert!(s.error.is_some());
+    s.paste("sk-test");
+    assert_eq!(s.error, None);
+}

@@ -1,7 +1,7 @@
 //! The modal that asks before a risky tool call: what, why, a preview, and
 //! Allow once / Allow always (with the exact rule) / Deny (with a reason).
 
-use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -184,13 +184,8 @@ impl PermissionDialog {
         if keys.is(Action::TextSubmit, key) {
             let r = reason.trim().to_string();
             return Some((!r.is_empty()).then_some(r));
-        } else if keys.is(Action::TextDeleteBack, key) {
-            reason.pop();
-        } else if let KeyCode::Char(c) = key.code
-            && !key.modifiers.contains(KeyModifiers::CONTROL)
-        {
-            reason.push(c)
         }
+        crate::tui::widgets::text_field::edit(reason, key, keys);
         None
     }
 
@@ -452,24 +447,32 @@ impl PermissionDialog {
         )
     }
 
-    fn hint(&self, keys: &KeyMap) -> String {
-        let mut hint = String::new();
+    /// The keys shown under the answers, fitted to `width`: the review's
+    /// first, then moving and scrolling; leaving and `?` (every key) stay.
+    fn hint(&self, keys: &KeyMap, width: usize) -> String {
+        let mut parts: Vec<String> = Vec::new();
         if self.review.is_some() {
-            hint.push_str(&HunkReview::hint(keys));
-            hint.push_str(" · ");
+            parts.extend(HunkReview::hint(keys).split(" · ").map(String::from));
         }
-        if self.full {
-            hint.push_str(&format!(
-                "{} allow · {} deny · t layout · j/k scroll · Esc back",
-                keys.keys_for(Action::AllowOnce),
-                keys.keys_for(Action::Deny)
-            ));
+        let (more, leave) = if self.full {
+            parts.push(format!("{} allow", keys.keys_for(Action::AllowOnce)));
+            parts.push(format!("{} deny", keys.keys_for(Action::Deny)));
+            (["t layout", "j/k scroll"].as_slice(), "Esc back")
         } else {
-            hint.push_str(
-                "↑↓ choose · Enter · ←→ rule · t layout · j/k PgUp/PgDn scroll · Esc deny",
-            );
-        }
-        hint
+            (
+                [
+                    "↑↓ choose · Enter",
+                    "←→ rule",
+                    "t layout",
+                    "j/k PgUp/PgDn scroll",
+                ]
+                .as_slice(),
+                "Esc deny",
+            )
+        };
+        parts.extend(more.iter().map(|p| p.to_string()));
+        let help = format!("{} keys", keys.keys_for(Action::DialogKeys));
+        crate::tui::widgets::hint::fit(&parts, &[leave.to_string(), help], width)
     }
 
     fn head_lines(&self, w: u16, styles: &Styles) -> Vec<Line<'static>> {
@@ -597,7 +600,7 @@ impl PermissionDialog {
         }
         if show_hint && y < inner.bottom() {
             let hint = Line::from(Span::styled(
-                truncate(&self.hint(keys), w as usize),
+                truncate(&self.hint(keys, w as usize), w as usize),
                 styles.dim,
             ));
             buf.set_line(inner.x, y, &hint, w);

@@ -185,7 +185,11 @@ impl Picker {
     /// Draws the picker centred in `area`.
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, styles: &PickerStyles) {
         let width = area.width.saturating_sub(4).clamp(10, 90);
-        let height = area.height.saturating_sub(2).clamp(4, 20);
+        // As tall as the whole list (the query line, the items, the
+        // border), at most 20 rows: a short list leaves what is behind it
+        // (the transcript a theme previews on) in sight.
+        let rows = (self.items.len() as u16).max(1).saturating_add(3);
+        let height = area.height.saturating_sub(2).min(rows).clamp(4, 20);
         let popup = Rect {
             x: area.x + area.width.saturating_sub(width) / 2,
             y: area.y + area.height.saturating_sub(height) / 3,
@@ -327,5 +331,32 @@ mod tests {
             .unwrap();
         let screen = format!("{:?}", t.backend().buffer());
         assert!(screen.contains("Commands") && screen.contains("model"));
+    }
+
+    #[test]
+    fn a_short_list_gets_a_short_box() {
+        // The theme picker "previews as you move", but its 4 themes sat in
+        // a box of 20 rows that hid the transcript being previewed.
+        let mut p = Picker::new(
+            "Theme",
+            items(&["dark", "light", "high-contrast", "blind"]),
+            false,
+        );
+        let mut t = Terminal::new(TestBackend::new(100, 40)).unwrap();
+        t.draw(|f| p.render(f.area(), f.buffer_mut(), &PickerStyles::default()))
+            .unwrap();
+        let rows = t.backend().to_string();
+        let boxed = rows.lines().filter(|l| l.contains('│')).count();
+        assert_eq!(boxed, 5, "the query line and four items:\n{rows}");
+        // A long list still gets at most 20 rows, and a list cut short by
+        // typing keeps its box (it does not jump as the person types).
+        let names: Vec<String> = (0..50).map(|i| format!("item {i}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut p = Picker::new("Files", items(&names), false);
+        p.handle_key(key(KeyCode::Char('7')), &KeyMap::default());
+        t.draw(|f| p.render(f.area(), f.buffer_mut(), &PickerStyles::default()))
+            .unwrap();
+        let rows = t.backend().to_string();
+        assert_eq!(rows.lines().filter(|l| l.contains('│')).count(), 18);
     }
 }

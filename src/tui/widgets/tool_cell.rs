@@ -265,6 +265,9 @@ impl ToolCell {
         if self.diff_lines(width, expanded, styles, theme, &mut out)
             && self.state == CallState::Finished(ToolStatus::Done)
         {
+            if let Some(line) = self.rejected_line(width, styles) {
+                out.push(line);
+            }
             return out;
         }
         let (text, end) = if let Some(job) = &self.job {
@@ -296,6 +299,19 @@ impl ToolCell {
             }
             None => &self.output,
         }
+    }
+
+    /// "1 of 3 hunks rejected by you, not applied: why", under an edit's
+    /// diff (which shows only what was applied).
+    fn rejected_line(&self, width: u16, styles: &Styles) -> Option<Line<'static>> {
+        let (out, all, why) = crate::tools::hunks::rejected_tally(&self.output)?;
+        let mut text = format!("  {out} of {all} hunks rejected by you, not applied");
+        if let Some(why) = why.filter(|w| !w.is_empty()) {
+            text.push_str(": ");
+            text.push_str(why);
+        }
+        let text = truncate(&text, width as usize);
+        Some(Line::from(Span::styled(text, styles.warning)))
     }
 
     /// An edit's diff, folded to a preview unless expanded; whether there

@@ -226,7 +226,6 @@ impl SessionBrowser {
     /// A key while a question is open (the new title, delete?, which
     /// format); `None` when there is none.
     fn prompt_key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<BrowserAction> {
-        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
         let action = match &mut self.prompt {
             Prompt::None => return None,
             Prompt::Rename(title) => {
@@ -244,11 +243,9 @@ impl SessionBrowser {
                             return Some(BrowserAction::Rename { id, title });
                         }
                     }
-                    _ if keys.is(Action::TextDeleteBack, &key) => {
-                        title.pop();
+                    _ => {
+                        crate::tui::widgets::text_field::edit(title, &key, keys);
                     }
-                    KeyCode::Char(c) if !ctrl => title.push(c),
-                    _ => {}
                 }
                 BrowserAction::None
             }

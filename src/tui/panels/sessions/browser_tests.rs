@@ -198,6 +198,37 @@ fn rename_and_confirmed_delete() {
 }
 
 #[test]
+fn ctrl_u_clears_the_new_title_and_ctrl_w_deletes_a_word() {
+    // As at the prompt line: before, both were ignored, and a title typed
+    // after Ctrl+U was appended to the old one ("OldNew").
+    let (mut b, _) = SessionBrowser::open(1_000_000);
+    b.set_entries("", vec![entry("a", "Old title", None)], 1_000_000, 0);
+    let keys = KeyMap::default();
+    b.handle_key(ctrl('r'), &keys);
+    b.handle_key(ctrl('w'), &keys);
+    for c in "name".chars() {
+        b.handle_key(key(KeyCode::Char(c)), &keys);
+    }
+    b.handle_key(ctrl('u'), &keys);
+    for c in "New".chars() {
+        b.handle_key(key(KeyCode::Char(c)), &keys);
+    }
+    let shown = screen(&mut b, 100, 8);
+    assert!(shown.contains("rename: New"), "{shown}");
+    // While a title is typed, Enter saves it: the line of keys says so
+    // (it said "Enter resume").
+    assert!(shown.contains("Enter save the title"), "{shown}");
+    assert!(!shown.contains("resume"), "{shown}");
+    assert_eq!(
+        b.handle_key(key(KeyCode::Enter), &keys),
+        BrowserAction::Rename {
+            id: "a".into(),
+            title: "New".into()
+        }
+    );
+}
+
+#[test]
 fn renders_list_snippet_and_preview() {
     let (mut b, _) = SessionBrowser::open(1_000_000);
     b.set_entries("cargo", vec![], 1_000_000, 0);

@@ -57,7 +57,11 @@ impl SessionBrowser {
         };
         Paragraph::new(search_line).render(search, buf);
 
-        Paragraph::new(Line::styled(key_help(help.width as usize), st.dim)).render(help, buf);
+        let keys = match self.prompt {
+            Prompt::Rename(_) => RENAME_KEYS.to_string(),
+            _ => key_help(help.width as usize),
+        };
+        Paragraph::new(Line::styled(keys, st.dim)).render(help, buf);
         let body = self.render_message(body, buf, st);
         let (list_area, preview_area) = split(body);
         self.render_list(list_area, buf, st);
@@ -187,6 +191,9 @@ fn split(body: Rect) -> (Rect, Option<Rect>) {
         (body, None)
     }
 }
+
+/// The keys while a new title is typed.
+const RENAME_KEYS: &str = "Enter save the title · Esc keep the old one · Ctrl+U clear";
 
 /// The keys, most useful first, as many as fit in `width`: written out
 /// when there is room, abbreviated (`^R rename`) at 80 columns; "Esc

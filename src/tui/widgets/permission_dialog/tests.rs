@@ -226,3 +226,21 @@ fn more_rules_than_rows_neither_crash_nor_store_rules_never_shown() {
     );
     assert_eq!(press(&mut d, KeyCode::Char('s')), None);
 }
+
+#[test]
+fn at_80_columns_the_hint_keeps_esc_and_the_keys_help() {
+    // The hint was cut at the right edge ("… ←→ r…"): at 80 columns, and
+    // at 120 in a review, "Esc deny" was lost, and no width ever said that
+    // ? lists every key of the dialog.
+    for w in [80, 120] {
+        let mut m = asked();
+        let shown = screen(&mut m, w, 30);
+        let hint = shown
+            .lines()
+            .find(|l| l.contains("n/p hunk"))
+            .unwrap_or_else(|| panic!("{shown}"));
+        assert!(hint.contains("Esc deny"), "{hint}");
+        assert!(hint.contains("? / F1 keys"), "{hint}");
+        assert!(!hint.contains('…'), "{hint}");
+    }
+}
