@@ -66,6 +66,30 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     f.sync_all()
 }
 
+/// Replaces `path` with a new 0600 file holding `bytes`, for secrets (keys,
+/// tokens): written beside it and renamed over it, so a link at `path`
+/// (symbolic or hard) is replaced, never written through, and a crash
+/// leaves the old file or the new one whole.
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = std::path::PathBuf::from(partial);
+    match std::fs::remove_file(&partial) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .custom_flags(libc::O_NOFOLLOW)
+        .mode(FILE_MODE)
+        .open(&partial)?;
+    f.set_permissions(Permissions::from_mode(FILE_MODE))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&partial, path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

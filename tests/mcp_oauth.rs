@@ -204,6 +204,22 @@ async fn a_server_that_asks_for_authorization_says_to_log_in() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_authorization_page_that_is_not_a_web_address_is_never_opened() {
+    let env = Env::new().await;
+    env.server.set_authorization_endpoint("file:///etc/passwd");
+    let (code, stdout, stderr) = env
+        .cairn("http://127.0.0.1:9", &["mcp", "login", "docs"])
+        .await;
+    assert_ne!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(
+        stderr.contains("not a web address"),
+        "stdout: {stdout}\nstderr: {stderr}"
+    );
+    assert!(!env.opened.exists(), "the browser was asked to open it");
+    assert!(!stdout.contains("file:///etc/passwd"), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_then_run_uses_refreshes_and_logout_forgets_the_token() {
     let env = Env::new().await;
     // Tokens that live one second, so the run below finds them expired.

@@ -15,10 +15,12 @@ use crate::permission::{CallInfo, Decision, PermissionRequest, Verdict};
 use crate::sandbox::Grant;
 use crate::text::truncate_chars as truncate;
 use crate::tools::state::lock;
-use crate::tools::{Progress, RejectedHunks, Tool, ToolContext, ToolOutput};
+use crate::tools::{Progress, RejectedHunks, Tool, ToolContext, ToolDisplay, ToolOutput};
 
 /// How long a cancelled tool gets to stop by itself before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
+/// How often a background job's new output goes to the screen.
+const JOB_LIVE_EVERY: Duration = Duration::from_millis(100);
 
 enum Plan {
     Answer(ToolStatus, String),
@@ -171,6 +173,9 @@ fn answer(
         output: screen,
         display: output.display.clone(),
     });
+    if let (ToolStatus::Done, Some(ToolDisplay::Job { job_id })) = (status, &output.display) {
+        follow_job(ctx, &call.id, job_id);
+    }
     Part::ToolResult {
         call_id: call.id.clone(),
         content: output.content,
@@ -392,6 +397,35 @@ fn store_and_keep_trust(
     Ok(())
 }
 
+/// Output as the screen gets it: no known secret, colours kept and every
+/// other escape sequence removed.
+fn for_screen(chunk: &str) -> String {
+    crate::ansi::keep_colours(&crate::tools::env::current().redact(chunk))
+}
+
+/// Streams a background job's output into the pane of the call that
+/// started it, and then how it ended, however long that takes: the task
+/// outlives the turn, and ends with the job (which a new session, a
+/// resume or quitting kills).
+fn follow_job(ctx: &TurnContext, call_id: &str, job_id: &str) {
+    let Some(process) = ctx.session.jobs.get(job_id) else {
+        return;
+    };
+    let shared = ctx.shared.clone();
+    let call_id = call_id.to_string();
+    tokio::spawn(async move {
+        let end = process
+            .follow(JOB_LIVE_EVERY, |chunk| {
+                shared.emit(AgentEvent::JobOutput {
+                    call_id: call_id.clone(),
+                    chunk: for_screen(&chunk),
+                })
+            })
+            .await;
+        shared.emit(AgentEvent::JobFinished { call_id, end });
+    });
+}
+
 /// Passes what a running tool reports on to the interface, without known
 /// secrets; output keeps its colours and loses every other escape.
 async fn forward_progress(
@@ -408,7 +442,7 @@ async fn forward_progress(
             },
             Progress::Output(chunk) => AgentEvent::ToolCallOutput {
                 call_id: call_id.clone(),
-                chunk: crate::ansi::keep_colours(&redact(&chunk)),
+                chunk: for_screen(&chunk),
             },
         });
     }

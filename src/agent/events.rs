@@ -147,6 +147,18 @@ pub enum AgentEvent {
         output: String,
         display: Option<ToolDisplay>,
     },
+    /// More output of the background job a `bash` call started (keyed by
+    /// that call), whole lines, colour codes kept for the screen; it comes
+    /// after the call finished, also between turns.
+    JobOutput {
+        call_id: String,
+        chunk: String,
+    },
+    /// The background job a `bash` call started ended or was stopped.
+    JobFinished {
+        call_id: String,
+        end: crate::tools::jobs::JobEnd,
+    },
     PermissionRequested {
         id: u64,
         request: PermissionRequest,

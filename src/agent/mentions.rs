@@ -3,6 +3,8 @@
 //! inside the workspace are attached; anything else is for the model to
 //! read with its tools, through the permission gate.
 
+use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::Shared;
@@ -14,6 +16,8 @@ pub const MAX_LINES: usize = 2000;
 pub const MAX_BYTES: usize = 100 * 1024;
 /// The most entries of a directory listed.
 pub const MAX_ENTRIES: usize = 300;
+/// How far past what is attached lines are still counted.
+const MAX_COUNTED: u64 = 64 * 1024 * 1024;
 
 /// One `@path` read for the model.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,8 +57,9 @@ pub fn mentioned(prompt: &str) -> Vec<String> {
 }
 
 /// Reads every `@path` of `prompt`, resolved against `cwd`, that lies in
-/// `workspace`.
-pub fn read(prompt: &str, cwd: &Path, workspace: &Path) -> Mentions {
+/// `workspace` and not under one of `unreadable` (the secrets the sandbox
+/// keeps from commands: `~/.ssh`, cairn's keys, `deny_read`).
+pub fn read(prompt: &str, cwd: &Path, workspace: &Path, unreadable: &[PathBuf]) -> Mentions {
     let mut out = Mentions::default();
     let root = workspace
         .canonicalize()
@@ -75,6 +80,12 @@ pub fn read(prompt: &str, cwd: &Path, workspace: &Path) -> Mentions {
             out.problems.push(format!(
                 "@{mention} was not attached: it is outside the project ({})",
                 root.display()
+            ));
+            continue;
+        }
+        if unreadable.iter().any(|d| real.starts_with(d)) {
+            out.problems.push(format!(
+                "@{mention} was not attached: it holds secrets kept from the model"
             ));
             continue;
         }
@@ -106,9 +117,11 @@ pub(crate) async fn attach(
         return Vec::new();
     }
     let prompt = prompt.to_string();
-    let found = tokio::task::spawn_blocking(move || read(&prompt, &cwd, &workspace))
+    let unreadable = shared.sandbox.unreadable(&workspace);
+    let found = tokio::task::spawn_blocking(move || read(&prompt, &cwd, &workspace, &unreadable))
         .await
         .unwrap_or_default();
+    let secrets = crate::tools::env::current();
     for text in found.problems {
         shared.emit(AgentEvent::Notice {
             level: NoticeLevel::Warning,
@@ -116,7 +129,9 @@ pub(crate) async fn attach(
         });
     }
     let mut parts = Vec::new();
-    for a in found.attached {
+    for mut a in found.attached {
+        // Redacted as tool output is: a `.env` may hold the provider's key.
+        a.text = secrets.redact(&a.text);
         parts.push(Part::Text {
             text: a.text.clone(),
         });
@@ -138,13 +153,60 @@ fn wrap(mention: &str, kind: &str, note: &str, body: &str) -> String {
     format!("{ATTACHED_TAG}{kind}=\"{mention}\">\n{body}{note}\n</attached>")
 }
 
-fn read_file(path: &PathBuf, mention: &str) -> Result<Attachment, String> {
-    let bytes = std::fs::read(path).map_err(|e| e.to_string())?;
+/// Opens `path` only when it is a regular file: a pipe would block the
+/// read forever, a device (`/dev/zero`) never ends.
+fn open_regular(path: &Path) -> Result<(File, u64), String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| e.to_string())?;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("it is not a regular file (a pipe, socket or device)".into());
+    }
+    Ok((file, meta.len()))
+}
+
+/// How many lines `head` and the rest of `file` hold, counting no further
+/// than [`MAX_COUNTED`]; `None` past that.
+fn count_lines(head: &[u8], file: File) -> Option<usize> {
+    let mut total = bytecount(head);
+    let mut last = head.last().copied();
+    let mut rest = file.take(MAX_COUNTED + 1);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut seen = head.len() as u64;
+    loop {
+        let n = rest.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        seen += n as u64;
+        if seen > MAX_COUNTED {
+            return None;
+        }
+        total += bytecount(&buf[..n]);
+        last = Some(buf[n - 1]);
+    }
+    Some(total + usize::from(last.is_some_and(|b| b != b'\n')))
+}
+
+fn bytecount(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|b| **b == b'\n').count()
+}
+
+fn read_file(path: &Path, mention: &str) -> Result<Attachment, String> {
+    let (mut file, size) = open_regular(path)?;
+    let mut bytes = Vec::new();
+    (&mut file)
+        .take(MAX_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
     if bytes.iter().take(8192).any(|b| *b == 0) {
-        return Err(format!("it is a binary file ({} bytes)", bytes.len()));
+        return Err(format!("it is a binary file ({size} bytes)"));
     }
     let text = String::from_utf8_lossy(&bytes);
-    let total = text.lines().count();
     let mut kept = String::new();
     let mut lines = 0;
     for line in text.lines() {
@@ -155,7 +217,24 @@ fn read_file(path: &PathBuf, mention: &str) -> Result<Attachment, String> {
         kept.push('\n');
         lines += 1;
     }
-    let (summary, note) = if lines < total {
+    let total = count_lines(&bytes, file);
+    let (summary, note) = match total {
+        Some(total) => described(lines, total),
+        None => (
+            format!("first {lines} lines of {size} bytes"),
+            "cut: the rest of this large file is not shown; read it with the view tool".into(),
+        ),
+    };
+    Ok(Attachment {
+        mention: mention.to_string(),
+        text: wrap(mention, "path", &note, kept.trim_end_matches('\n')),
+        summary,
+    })
+}
+
+/// The summary and the note of a file of `total` lines, `lines` attached.
+fn described(lines: usize, total: usize) -> (String, String) {
+    if lines < total {
         (
             format!("first {lines} of {total} lines"),
             format!(
@@ -166,12 +245,7 @@ fn read_file(path: &PathBuf, mention: &str) -> Result<Attachment, String> {
     } else {
         let unit = if total == 1 { "line" } else { "lines" };
         (format!("{total} {unit}"), String::new())
-    };
-    Ok(Attachment {
-        mention: mention.to_string(),
-        text: wrap(mention, "path", &note, kept.trim_end_matches('\n')),
-        summary,
-    })
+    }
 }
 
 fn list_dir(path: &Path, mention: &str) -> Result<Attachment, String> {
@@ -250,6 +324,7 @@ mod tests {
             "see @small.txt @big.txt @sub @bin @missing.txt @alice @../outside.txt",
             root,
             root,
+            &[],
         );
         assert_eq!(m.attached.len(), 3, "{:?}", m.problems);
         assert_eq!(m.attached[0].summary, "2 lines");
@@ -278,5 +353,32 @@ mod tests {
             problems.contains("@../outside.txt was not attached: it is outside the project"),
             "{problems}"
         );
+    }
+
+    #[test]
+    fn secrets_the_sandbox_keeps_from_commands_are_not_attached_even_through_a_link() {
+        let home = tempfile::tempdir().unwrap();
+        let home = &home.path().canonicalize().unwrap();
+        std::fs::create_dir(home.join(".ssh")).unwrap();
+        std::fs::write(home.join(".ssh/id_ed25519"), "PRIVATE").unwrap();
+        std::fs::create_dir(home.join("project")).unwrap();
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("project/keys")).unwrap();
+        let sandbox = crate::sandbox::Sandbox::with_dirs(
+            &Default::default(),
+            true,
+            Some(home.clone()),
+            Vec::new(),
+        );
+        // cairn started in the home directory: `~/.ssh` is in the workspace.
+        let unreadable = sandbox.unreadable(home);
+        let m = read(
+            "@.ssh/id_ed25519 @project/keys/id_ed25519 @.ssh",
+            home,
+            home,
+            &unreadable,
+        );
+        assert!(m.attached.is_empty(), "{:?}", m.attached);
+        assert_eq!(m.problems.len(), 3, "{:?}", m.problems);
+        assert!(m.problems[0].contains("holds secrets kept from the model"));
     }
 }

@@ -392,24 +392,7 @@ impl Agent {
             turn: turn_no,
             prompt: text.clone(),
         });
-        let mut parts = Vec::new();
-        if let Some(note) = self.pending_note.take() {
-            parts.push(Part::Text { text: note });
-        }
-        // What the prompt attaches comes before it, so its last text part
-        // stays the person's own words.
-        let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
-        parts.extend(mentions::attach(&text, cwd, workspace, &self.shared).await);
-        if let Some(source) = &self.tool_source {
-            let images = self.opts.model_info.supports_images;
-            parts.extend(sources::attachments(source.as_ref(), &text, images, &self.shared).await);
-        }
-        parts.push(Part::Text { text: text.clone() });
-        parts.extend(images.into_iter().map(|image| Part::Image { image }));
-        let user = Message {
-            role: Role::User,
-            parts,
-        };
+        let user = self.user_message(&text, images).await;
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
 
@@ -441,15 +424,7 @@ impl Agent {
         }
         crate::conversation::repair_tool_pairs(&mut self.messages);
         if turn_no == 1 && self.opts.auto_title && matches!(outcome, TurnOutcome::Completed) {
-            let job = self.title_job();
-            if self.opts.interactive {
-                tokio::spawn(job);
-            } else {
-                // `cairn run` ends after this turn: the title is written
-                // first, so the stored session has it, but a failing title
-                // request (retried) holds the run up for 5 s at most.
-                let _ = tokio::time::timeout(std::time::Duration::from_secs(5), job).await;
-            }
+            self.write_title().await;
         }
         turn::store_new_versions(&self.shared, &self.session);
         self.shared.emit(AgentEvent::TurnFinished {
@@ -457,6 +432,43 @@ impl Agent {
             outcome,
         });
         keep_running
+    }
+
+    /// The person's message: a pending note, what the prompt attaches
+    /// (before it, so its last text part stays the person's own words), the
+    /// prompt, and its images.
+    async fn user_message(&mut self, text: &str, images: Vec<ImageData>) -> Message {
+        let mut parts = Vec::new();
+        if let Some(note) = self.pending_note.take() {
+            parts.push(Part::Text { text: note });
+        }
+        let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
+        parts.extend(mentions::attach(text, cwd, workspace, &self.shared).await);
+        if let Some(source) = &self.tool_source {
+            let images = self.opts.model_info.supports_images;
+            parts.extend(sources::attachments(source.as_ref(), text, images, &self.shared).await);
+        }
+        parts.push(Part::Text {
+            text: text.to_string(),
+        });
+        parts.extend(images.into_iter().map(|image| Part::Image { image }));
+        Message {
+            role: Role::User,
+            parts,
+        }
+    }
+
+    /// Titles the session after its first turn: in the background in the
+    /// interface; `cairn run` ends after this turn, so there the title is
+    /// written first (so the stored session has it), but a failing title
+    /// request (retried) holds the run up for 5 s at most.
+    async fn write_title(&self) {
+        let job = self.title_job();
+        if self.opts.interactive {
+            tokio::spawn(job);
+        } else {
+            let _ = tokio::time::timeout(std::time::Duration::from_secs(5), job).await;
+        }
     }
 }
 

@@ -47,7 +47,7 @@ pub fn store_key_in(dir: &Path, var: &str, key: &str) -> io::Result<PathBuf> {
     }
     crate::private::create_dir(dir)?;
     let path = dir.join(var);
-    crate::private::write(&path, key.trim().as_bytes())?;
+    crate::private::replace(&path, key.trim().as_bytes())?;
     Ok(path)
 }
 
@@ -114,6 +114,29 @@ mod tests {
         );
         assert!(store_key_in(&keys, "../etc", "x").is_err());
         assert_eq!(stored_key_in(&keys, "../ANTHROPIC_API_KEY"), None);
+    }
+
+    #[test]
+    fn a_key_is_never_written_through_a_link_or_into_a_shared_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let keys = dir.path().join("keys");
+        crate::private::create_dir(&keys).unwrap();
+        let victim = dir.path().join("bashrc");
+        std::fs::write(&victim, "export PATH\n").unwrap();
+        std::os::unix::fs::symlink(&victim, keys.join("OPENAI_API_KEY")).unwrap();
+        let shared = dir.path().join("shared");
+        std::fs::write(&shared, "other\n").unwrap();
+        std::fs::hard_link(&shared, keys.join("ANTHROPIC_API_KEY")).unwrap();
+        store_key_in(&keys, "OPENAI_API_KEY", "sk-new").unwrap();
+        store_key_in(&keys, "ANTHROPIC_API_KEY", "sk-ant-new").unwrap();
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "export PATH\n");
+        assert_eq!(std::fs::read_to_string(&shared).unwrap(), "other\n");
+        let link = std::fs::symlink_metadata(keys.join("OPENAI_API_KEY")).unwrap();
+        assert!(link.is_file() && link.permissions().mode() & 0o777 == 0o600);
+        assert_eq!(
+            stored_key_in(&keys, "OPENAI_API_KEY").as_deref(),
+            Some("sk-new")
+        );
     }
 
     #[test]

@@ -170,6 +170,20 @@ impl Sandbox {
         ))
     }
 
+    /// What commands may not read in `workspace` (the home's secrets,
+    /// cairn's own directories, `deny_read`), whatever the mode: cairn
+    /// itself keeps these from the model too (`@path` mentions).
+    pub fn unreadable(&self, workspace: &Path) -> Vec<PathBuf> {
+        Policy::build(
+            SandboxMode::WorkspaceWrite,
+            &self.inner.config,
+            workspace,
+            self.inner.home.as_deref(),
+            &self.inner.private_dirs,
+        )
+        .deny_read
+    }
+
     pub fn facts(&self) -> Facts {
         if self.mode() == SandboxMode::Off || !Support::detect().enforces_files() {
             return Facts::NONE;

@@ -8,9 +8,9 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 use std::process::Stdio;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -26,6 +26,10 @@ const MAX_BUFFER: usize = 8 * 1024 * 1024;
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long output still in the pipe is read after the shell exits.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(500);
+/// How much earlier output a follower starts with (see [`Process::follow`]).
+const FOLLOW_CATCH_UP: usize = 64 * 1024;
+/// A partial line this long is passed on without waiting for its end.
+const LONG_LINE: usize = 4096;
 
 pub const SHELL_ENV: &[(&str, &str)] = &[
     ("GIT_PAGER", "cat"),
@@ -46,14 +50,34 @@ struct Buffer {
     read: usize,
 }
 
+/// How a shell ended and how long it ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Exit {
+    code: i32,
+    ran: Duration,
+}
+
+/// How a followed background job ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobEnd {
+    /// It ended by itself with this exit code.
+    Exited { code: i32, ran: Duration },
+    /// `job_kill`, a new session or quitting stopped it.
+    Killed { ran: Duration },
+}
+
 /// A running (or finished) shell process. Dropping the last handle of a
 /// process that is still running kills its group, so nothing is orphaned.
 pub struct Process {
     pub command: String,
     pgid: i32,
     buffer: Arc<Mutex<Buffer>>,
-    /// `Some(code)` once the shell exited; -1 when killed by a signal.
-    exit: watch::Receiver<Option<i32>>,
+    /// Set once the shell exited; code -1 when it could not be waited for.
+    exit: watch::Receiver<Option<Exit>>,
+    /// Changes whenever output arrives.
+    grown: watch::Receiver<()>,
+    /// Whether cairn stopped it (rather than it ending by itself).
+    killed: AtomicBool,
 }
 
 impl Process {
@@ -81,18 +105,26 @@ impl Process {
             .ok_or_else(|| io::Error::other("the shell exited before it could be tracked"))?;
         let buffer = Arc::new(Mutex::new(Buffer::default()));
         let (tx, rx) = watch::channel(None);
+        let (grown_tx, grown) = watch::channel(());
         let receiver = tokio::net::unix::pipe::Receiver::from_owned_fd(OwnedFd::from(reader))?;
-        tokio::spawn(supervise(child, receiver, buffer.clone(), tx, pgid));
+        let pipes = Pipes {
+            pipe: receiver,
+            buffer: buffer.clone(),
+            grown: grown_tx,
+        };
+        tokio::spawn(supervise(child, pipes, tx, pgid));
         Ok(Process {
             command: command.to_string(),
             pgid,
             buffer,
             exit: rx,
+            grown,
+            killed: AtomicBool::new(false),
         })
     }
 
     pub fn exit_code(&self) -> Option<i32> {
-        *self.exit.borrow()
+        self.exit.borrow().map(|e| e.code)
     }
 
     pub fn running(&self) -> bool {
@@ -103,8 +135,8 @@ impl Process {
     pub async fn wait(&self) -> i32 {
         let mut rx = self.exit.clone();
         loop {
-            if let Some(code) = *rx.borrow_and_update() {
-                return code;
+            if let Some(exit) = *rx.borrow_and_update() {
+                return exit.code;
             }
             if rx.changed().await.is_err() {
                 return self.exit_code().unwrap_or(-1);
@@ -128,7 +160,6 @@ impl Process {
     /// The whole lines written after byte `from`, and the offset after
     /// them; a partial line waits for its end unless it is already long.
     pub fn lines_since(&self, from: usize) -> (String, usize) {
-        const LONG_LINE: usize = 4096;
         let b = lock(&self.buffer);
         let start = from.min(b.bytes.len());
         let fresh = &b.bytes[start..];
@@ -139,6 +170,68 @@ impl Process {
         };
         let text = String::from_utf8_lossy(&fresh[..end]).into_owned();
         (text, start + end)
+    }
+
+    /// Everything written after byte `from`, with a note of what did not
+    /// fit in memory, and the offset after it.
+    fn rest_since(&self, from: usize) -> (String, usize) {
+        let b = lock(&self.buffer);
+        let start = from.min(b.bytes.len());
+        let mut text = String::from_utf8_lossy(&b.bytes[start..]).into_owned();
+        if b.dropped > 0 {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!(
+                "[{} more bytes of output were not kept]\n",
+                b.dropped
+            ));
+        }
+        (text, b.bytes.len())
+    }
+
+    /// Where a follower starts: at most the last `FOLLOW_CATCH_UP` bytes
+    /// of what was written so far, from a line's start.
+    fn catch_up_start(&self) -> usize {
+        let b = lock(&self.buffer);
+        let Some(from) = b.bytes.len().checked_sub(FOLLOW_CATCH_UP) else {
+            return 0;
+        };
+        let skip = b.bytes[from..].iter().position(|&c| c == b'\n');
+        skip.map_or(from, |i| from + i + 1)
+    }
+
+    /// Follows the output as it arrives until the shell exits: `send` gets
+    /// the new whole lines at most once per `every` (first the last part
+    /// of what came before), then the rest. Returns how it ended.
+    pub async fn follow(&self, every: Duration, mut send: impl FnMut(String)) -> JobEnd {
+        let mut sent = self.catch_up_start();
+        let mut grown = self.grown.clone();
+        loop {
+            // The status first: output read after it is complete once it
+            // says the shell exited.
+            let exit = *self.exit.borrow();
+            let (chunk, next) = match exit {
+                Some(_) => self.rest_since(sent),
+                None => self.lines_since(sent),
+            };
+            sent = next;
+            if !chunk.is_empty() {
+                send(chunk);
+            }
+            if let Some(Exit { code, ran }) = exit {
+                return if self.killed.load(Ordering::Relaxed) {
+                    JobEnd::Killed { ran }
+                } else {
+                    JobEnd::Exited { code, ran }
+                };
+            }
+            tokio::select! {
+                _ = grown.changed() => {}
+                _ = self.wait() => {}
+            }
+            tokio::time::sleep(every).await;
+        }
     }
 
     /// Output since the previous call.
@@ -163,6 +256,7 @@ impl Process {
             // `supervise` already stopped what the shell left behind.
             return;
         }
+        self.killed.store(true, Ordering::Relaxed);
         let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGTERM);
         if tokio::time::timeout(KILL_GRACE, self.wait()).await.is_err() {
             let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
@@ -203,38 +297,51 @@ fn start(
     cmd.spawn()
 }
 
-fn append(buffer: &Mutex<Buffer>, chunk: &[u8]) {
-    let mut b = lock(buffer);
-    let room = MAX_BUFFER.saturating_sub(b.bytes.len());
-    let take = room.min(chunk.len());
-    b.bytes.extend_from_slice(&chunk[..take]);
-    b.dropped += chunk.len() - take;
+/// Where a shell's output goes: read from its pipe into the buffer, with
+/// word to whoever follows it.
+struct Pipes {
+    pipe: tokio::net::unix::pipe::Receiver,
+    buffer: Arc<Mutex<Buffer>>,
+    grown: watch::Sender<()>,
+}
+
+impl Pipes {
+    fn append(&self, chunk: &[u8]) {
+        let mut b = lock(&self.buffer);
+        let room = MAX_BUFFER.saturating_sub(b.bytes.len());
+        let take = room.min(chunk.len());
+        b.bytes.extend_from_slice(&chunk[..take]);
+        b.dropped += chunk.len() - take;
+        drop(b);
+        self.grown.send_replace(());
+    }
 }
 
 /// Reads output until the shell exits, drains what is left briefly, then
 /// stops whatever the shell left behind in its group.
 async fn supervise(
     mut child: tokio::process::Child,
-    mut pipe: tokio::net::unix::pipe::Receiver,
-    buffer: Arc<Mutex<Buffer>>,
-    exit: watch::Sender<Option<i32>>,
+    mut p: Pipes,
+    exit: watch::Sender<Option<Exit>>,
     pgid: i32,
 ) {
+    let started = Instant::now();
     let mut chunk = vec![0u8; 16 * 1024];
     let mut eof = false;
     let status = loop {
         tokio::select! {
-            n = pipe.read(&mut chunk), if !eof => match n {
+            n = p.pipe.read(&mut chunk), if !eof => match n {
                 Ok(0) | Err(_) => eof = true,
-                Ok(n) => append(&buffer, &chunk[..n]),
+                Ok(n) => p.append(&chunk[..n]),
             },
             status = child.wait() => break status,
         }
     };
+    let ran = started.elapsed();
     let deadline = tokio::time::Instant::now() + DRAIN_AFTER_EXIT;
     while !eof {
-        match tokio::time::timeout_at(deadline, pipe.read(&mut chunk)).await {
-            Ok(Ok(n)) if n > 0 => append(&buffer, &chunk[..n]),
+        match tokio::time::timeout_at(deadline, p.pipe.read(&mut chunk)).await {
+            Ok(Ok(n)) if n > 0 => p.append(&chunk[..n]),
             _ => eof = true,
         }
     }
@@ -246,7 +353,7 @@ async fn supervise(
         }),
         Err(_) => -1,
     };
-    let _ = exit.send(Some(code));
+    let _ = exit.send(Some(Exit { code, ran }));
 }
 
 /// The session's background jobs, by id. Dropping the table kills them.
@@ -284,6 +391,7 @@ impl JobTable {
     pub fn kill_all(&self) {
         for p in lock(&self.jobs).values() {
             if p.running() {
+                p.killed.store(true, Ordering::Relaxed);
                 let _ = killpg(Pid::from_raw(p.pgid), Signal::SIGKILL);
             }
         }
@@ -295,3 +403,7 @@ impl Drop for JobTable {
         self.kill_all();
     }
 }
+
+#[cfg(test)]
+#[path = "jobs_tests.rs"]
+mod tests;

@@ -81,10 +81,14 @@ fn background_after() -> Duration {
 }
 
 /// The command followed by a trailer that saves the final directory, so a
-/// `cd` carries over to the next call; the command's status is kept.
+/// `cd` carries over to the next call; the command's status is kept. The
+/// trailer is silent even when its file is gone (a job that outlived its
+/// call): a failed redirection reports to the braces' stderr.
 fn script(command: &str, cwd_file: &Path) -> String {
     let quoted = cwd_file.display().to_string().replace('\'', r"'\''");
-    format!("{command}\n__cairn_status=$?\npwd > '{quoted}' 2>/dev/null\nexit $__cairn_status\n")
+    format!(
+        "{command}\n__cairn_status=$?\n{{ pwd > '{quoted}'; }} 2>/dev/null\nexit $__cairn_status\n"
+    )
 }
 
 fn with_output(mut text: String, output: &str) -> String {

@@ -309,3 +309,17 @@ fn the_pane_header_is_the_command_not_the_description() {
     );
     assert_eq!(s, "bash cargo test && rm -f README.md");
 }
+
+#[test]
+fn the_directory_trailer_is_silent_when_its_file_is_gone() {
+    // A background job outlives its call, and the file with it.
+    let s = script("echo out; exit 3", Path::new("/nonexistent-cairn-dir/cwd"));
+    let run = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&s)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "out\n");
+    assert_eq!(String::from_utf8_lossy(&run.stderr), "");
+    assert_eq!(run.status.code(), Some(3));
+}

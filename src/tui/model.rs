@@ -89,7 +89,7 @@ pub struct Model {
     /// The sandbox commands run in, as the status line shows it.
     pub sandbox: crate::tui::sandbox_view::SandboxView,
     /// Where the person is in the `/` completion menu.
-    pub slash_menu: crate::tui::slash::MenuState,
+    pub slash_menu: crate::tui::commands::MenuState,
     /// The configured MCP servers' names, for completing `/mcp restart`.
     pub mcp_servers: Vec<String>,
     /// This project's recent sessions by title, for completing `/resume`.
@@ -175,6 +175,10 @@ impl Model {
 
     /// Something on screen moves with time (spinner, timer, countdown).
     pub fn needs_tick(&self) -> bool {
-        self.activity != Activity::Idle || self.turn_running || self.flash.is_some()
+        self.activity != Activity::Idle
+            || self.turn_running
+            || self.flash.is_some()
+            // A background job's pane keeps its clock between turns.
+            || self.transcript.cells().iter().rev().take(64).any(|c| c.is_animated())
     }
 }

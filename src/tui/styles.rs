@@ -55,6 +55,12 @@ impl Default for Styles {
 
 /// Gives a cell drawn with the terminal's own colours (`Reset`) the
 /// theme's instead, so a theme's background fills the screen.
+/// Whether a base style leaves the terminal's own colours: then there is
+/// nothing to fill.
+pub fn is_terminal_default(base: Style) -> bool {
+    base.fg.is_none_or(|c| c == Color::Reset) && base.bg.is_none_or(|c| c == Color::Reset)
+}
+
 pub fn fill_reset(cell: &mut ratatui::buffer::Cell, base: Style) {
     if cell.bg == Color::Reset {
         cell.bg = base.bg.unwrap_or(Color::Reset);

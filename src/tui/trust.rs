@@ -14,7 +14,7 @@ use crate::config::Config;
 use crate::config::trust::Standing;
 use crate::tui::keys::KeyMap;
 use crate::tui::panels::trust::{Answer, TrustDialog};
-use crate::tui::terminal;
+use crate::tui::render::terminal;
 use crate::tui::theme::{Theme, detect_color_depth};
 
 /// Asks whether to trust the project's settings. `None`: the person quit.

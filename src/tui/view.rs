@@ -33,8 +33,11 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     .areas(area);
 
     let buf = frame.buffer_mut();
-    // The theme's background behind every cell, not only behind glyphs.
-    buf.set_style(area, model.styles.text);
+    // The theme's background behind every cell, not only behind glyphs
+    // (nothing to do for a theme that keeps the terminal's own colours).
+    if !crate::tui::styles::is_terminal_default(model.styles.text) {
+        buf.set_style(area, model.styles.text);
+    }
     if model.transcript.is_empty() {
         draw_welcome(model, main, buf);
     } else {

@@ -56,6 +56,8 @@ struct State {
     access: HashMap<String, Instant>,
     refresh: HashMap<String, String>,
     expires_in: u64,
+    /// Metadata naming this as the authorization page (a hostile server).
+    authorization_endpoint: Option<String>,
     serial: u64,
     counts: Counts,
 }
@@ -88,6 +90,12 @@ impl OAuthServer {
     /// Lifetime of the access tokens issued from now on.
     pub fn set_expires_in(&self, secs: u64) {
         self.lock().expires_in = secs;
+    }
+
+    /// Names `url` as the authorization page in the metadata, as a hostile
+    /// server could (`file:`, `javascript:`).
+    pub fn set_authorization_endpoint(&self, url: &str) {
+        self.lock().authorization_endpoint = Some(url.to_string());
     }
 
     /// Forgets every access token, as a server that revoked them would.
@@ -190,9 +198,10 @@ impl OAuthServer {
 
     fn server_metadata(&self) -> Value {
         let b = &self.base;
+        let authorize = self.lock().authorization_endpoint.clone();
         json!({
             "issuer": b,
-            "authorization_endpoint": format!("{b}/authorize"),
+            "authorization_endpoint": authorize.unwrap_or_else(|| format!("{b}/authorize")),
             "token_endpoint": format!("{b}/token"),
             "registration_endpoint": format!("{b}/register"),
             "response_types_supported": ["code"],

@@ -38,9 +38,12 @@ impl Loopback {
         format!("http://127.0.0.1:{}{PATH}", self.port)
     }
 
-    /// Waits for the browser to come back to the redirect URI. Other
-    /// requests (a favicon, a stray probe) get a 404 and are ignored.
-    pub async fn wait(&self) -> std::io::Result<Callback> {
+    /// Waits for the browser to come back to the redirect URI with this
+    /// login's `state`. Other requests (a favicon, a stray probe, a
+    /// callback forged by another page or process, which could otherwise
+    /// end the login with an error of its choosing) are answered and
+    /// ignored.
+    pub async fn wait(&self, state: &str) -> std::io::Result<Callback> {
         loop {
             let (mut stream, _) = self.listener.accept().await?;
             let target = match tokio::time::timeout(READ_LIMIT, read_target(&mut stream)).await {
@@ -48,7 +51,7 @@ impl Loopback {
                 _ => continue,
             };
             let path = target.split('?').next().unwrap_or_default();
-            if path == PATH {
+            if path == PATH && state_of(&target).as_deref() == Some(state) {
                 return Ok(Callback {
                     url: format!("http://127.0.0.1:{}{target}", self.port),
                     stream,
@@ -69,6 +72,15 @@ impl Callback {
         };
         let _ = respond(&mut self.stream, status, title, message).await;
     }
+}
+
+/// The `state` parameter of a request target or an address.
+pub fn state_of(target: &str) -> Option<String> {
+    let query = target.split_once('?')?.1;
+    let url = reqwest::Url::parse(&format!("http://127.0.0.1/?{query}")).ok()?;
+    url.query_pairs()
+        .find(|(k, _)| k == "state")
+        .map(|(_, v)| v.into_owned())
 }
 
 /// The request target of a `GET` request, once its head has arrived.
@@ -140,10 +152,14 @@ mod tests {
         );
         let browser = tokio::spawn(async move {
             let stray = get(port, "/favicon.ico").await;
+            let forged = get(port, "/callback?error=access_denied&error_description=x").await;
+            let other = get(port, "/callback?code=c0&state=s0").await;
             let page = get(port, "/callback?code=c1&state=s1").await;
+            assert!(forged.starts_with("HTTP/1.1 404"), "{forged}");
+            assert!(other.starts_with("HTTP/1.1 404"), "{other}");
             (stray, page)
         });
-        let cb = lb.wait().await.unwrap();
+        let cb = lb.wait("s1").await.unwrap();
         assert_eq!(
             cb.url,
             format!("http://127.0.0.1:{port}/callback?code=c1&state=s1")

@@ -72,9 +72,14 @@ pub async fn login(
     let session = AuthorizationSession::new(manager, request)
         .await
         .map_err(|(_, e)| OAuthError::Registration(e.to_string()))?;
-    show(session.get_authorization_url());
+    // The address comes from the server's metadata: only a web page is
+    // printed and handed to the browser (never `file:` or `javascript:`).
+    let address = crate::mcp::browser::web_address(session.get_authorization_url())
+        .ok_or(OAuthError::NotWebPage)?;
+    let state = super::callback::state_of(&address).unwrap_or_default();
+    show(&address);
 
-    let callback = tokio::time::timeout(target.wait, loopback.wait())
+    let callback = tokio::time::timeout(target.wait, loopback.wait(&state))
         .await
         .map_err(|_| OAuthError::TimedOut(target.wait.as_secs()))?
         .map_err(OAuthError::Listener)?;

@@ -29,6 +29,11 @@ pub enum OAuthError {
     Discovery(String),
     #[error("the authorization server did not register cairn as a client: {0}")]
     Registration(String),
+    #[error(
+        "the server's metadata names an authorization page that is not a web address \
+         (http or https); it was not opened"
+    )]
+    NotWebPage,
     #[error("cannot listen on 127.0.0.1 for the browser's return: {0}")]
     Listener(std::io::Error),
     #[error("the browser did not come back within {0} s; run the command again")]

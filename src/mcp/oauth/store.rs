@@ -69,6 +69,14 @@ impl TokenStore {
     }
 
     fn read(&self) -> Result<Option<StoredCredentials>, String> {
+        // Tokens come only from a file of cairn's own, not through a link
+        // (whose target `restrict` below would also change).
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(format!(
+                "{} is a link, not cairn's own token file; log in again to replace it",
+                self.path.display()
+            ));
+        }
         let text = match std::fs::read_to_string(&self.path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -96,9 +104,7 @@ impl TokenStore {
         if let Some(dir) = self.path.parent() {
             private::create_dir(dir).map_err(fail)?;
         }
-        let partial = self.path.with_extension("json.partial");
-        private::write(&partial, &json).map_err(fail)?;
-        std::fs::rename(&partial, &self.path).map_err(fail)
+        private::replace(&self.path, &json).map_err(fail)
     }
 }
 
@@ -190,6 +196,31 @@ mod tests {
         std::fs::write(store.path(), "{not json").unwrap();
         let err = store.load().await.unwrap_err().to_string();
         assert!(err.contains("log in again"), "{err}");
+    }
+
+    #[tokio::test]
+    async fn tokens_are_never_read_or_written_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = TokenStore::new(dir.path(), "s", "http://h/mcp");
+        let elsewhere = dir.path().join("elsewhere.json");
+        TokenStore::new(dir.path(), "t", "http://h/mcp")
+            .save(creds("planted"))
+            .await
+            .unwrap();
+        std::fs::rename(dir.path().join("mcp-auth/t.json"), &elsewhere).unwrap();
+        std::fs::set_permissions(&elsewhere, std::fs::Permissions::from_mode(0o644)).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, store.path()).unwrap();
+        let err = store.load().await.unwrap_err().to_string();
+        assert!(err.contains("is a link"), "{err}");
+        let mode = std::fs::metadata(&elsewhere).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o644, "the link's target was left alone");
+        store.save(creds("mine")).await.unwrap();
+        assert!(
+            std::fs::read_to_string(&elsewhere)
+                .unwrap()
+                .contains("planted")
+        );
+        assert_eq!(store.load().await.unwrap().unwrap().client_id, "mine");
     }
 
     #[tokio::test]

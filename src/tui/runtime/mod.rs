@@ -15,10 +15,10 @@ use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 
 use crate::agent::{AgentCommand, AgentEvent};
 use crate::tui::cmd::Cmd;
-use crate::tui::flush::{self, FlushBackend, FlushOptions};
 use crate::tui::model::Model;
 use crate::tui::msg::Msg;
-use crate::tui::terminal;
+use crate::tui::render::flush::{self, FlushBackend, FlushOptions};
+use crate::tui::render::terminal;
 use crate::tui::update::update;
 use crate::tui::view::view;
 
@@ -129,14 +129,8 @@ async fn event_loop(
     startup: Vec<Cmd>,
 ) -> anyhow::Result<()> {
     let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
-    let options = FlushOptions {
-        scroll_regions: handles.scroll_regions,
-        synchronized: terminal::synchronized_output(),
-    };
-    let mut term = Terminal::new(FlushBackend::new(std::io::stdout(), options)?)?;
-    term.clear()?;
     let mut rt = Runtime {
-        term,
+        term: flush_terminal(handles.scroll_regions)?,
         input: EventStream::new(),
         clipboard: None,
         commands,
@@ -148,7 +142,7 @@ async fn event_loop(
     }
     let mut tick = interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
-    let mut end_signals = super::suspend::EndSignals::new()?;
+    let mut end_signals = super::render::suspend::EndSignals::new()?;
     let mut agent_open = true;
     let mut dirty = true;
     // Something the person did is waiting to be drawn.
@@ -167,8 +161,8 @@ async fn event_loop(
         let mut msgs = Vec::new();
         tokio::select! {
             ev = rt.input.next() => match ev {
-                Some(Ok(ev)) if super::suspend::is_suspend_key(&ev) => {
-                    super::suspend::suspend(model.mouse_captured)?;
+                Some(Ok(ev)) if super::render::suspend::is_suspend_key(&ev) => {
+                    super::render::suspend::suspend(model.mouse_captured)?;
                     rt.term.clear()?;
                     dirty = true;
                 }
@@ -204,6 +198,17 @@ async fn event_loop(
             }
         }
     }
+}
+
+/// The terminal drawn through cairn's own flush, cleared.
+fn flush_terminal(scroll_regions: bool) -> anyhow::Result<Terminal<FlushBackend<std::io::Stdout>>> {
+    let options = FlushOptions {
+        scroll_regions,
+        synchronized: terminal::synchronized_output(),
+    };
+    let mut term = Terminal::new(FlushBackend::new(std::io::stdout(), options)?)?;
+    term.clear()?;
+    Ok(term)
 }
 
 fn to_msg(ev: Event) -> Option<Msg> {

@@ -13,7 +13,7 @@ use futures::future::BoxFuture;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use crate::tui::terminal;
+use crate::tui::render::terminal;
 use crate::tui::theme::{Theme, detect_color_depth};
 
 /// One provider the set-up offers.

@@ -26,6 +26,8 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         | AgentEvent::ToolCallRunning { .. }
         | AgentEvent::ToolCallOutput { .. }
         | AgentEvent::ToolCallFinished { .. }
+        | AgentEvent::JobOutput { .. }
+        | AgentEvent::JobFinished { .. }
         | AgentEvent::PermissionRequested { .. }
         | AgentEvent::PermissionResolved { .. }
         | AgentEvent::InputRequested { .. }
@@ -139,8 +141,19 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
         } => {
             if let Some(t) = tool_mut(model, &call_id) {
                 t.finish(status, output, display, now);
+                t.follow_job();
             }
             settle_activity(model);
+        }
+        AgentEvent::JobOutput { call_id, chunk } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.push_job_output(&chunk);
+            }
+        }
+        AgentEvent::JobFinished { call_id, end } => {
+            if let Some(t) = tool_mut(model, &call_id) {
+                t.end_job(end);
+            }
         }
         AgentEvent::PermissionRequested { id, request } => {
             let mut dialog = PermissionDialog::new(id, request);

@@ -5,9 +5,10 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::agent::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
+use crate::tui::commands::{MenuState, complete};
 use crate::tui::keys::Action;
 use crate::tui::model::{Model, Overlay};
-use crate::tui::slash::{self, MenuState, complete, menu};
+use crate::tui::slash::{self, menu};
 
 use super::{DOUBLE_INTERRUPT, notice};
 

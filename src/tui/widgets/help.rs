@@ -8,8 +8,8 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 use unicode_width::UnicodeWidthStr;
 
+use crate::tui::commands::COMMANDS;
 use crate::tui::keys::{Action, KeyMap, Scope};
-use crate::tui::slash::COMMANDS;
 use crate::tui::styles::Styles;
 
 /// Where help is scrolled to, what it is filtered by, and whether it shows

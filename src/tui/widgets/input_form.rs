@@ -130,12 +130,11 @@ impl InputForm {
     }
 
     fn lines(&self, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
+        if let Some(url) = &self.request.url {
+            return url_lines(url, &self.request.message, width, styles, keys);
+        }
         let mut out = wrap_plain(&self.request.message, width, styles.user);
         out.push(Line::default());
-        if let Some(url) = &self.request.url {
-            out.extend(url_lines(url, width, styles, keys));
-            return out;
-        }
         for (i, (field, value)) in self.request.fields.iter().zip(&self.values).enumerate() {
             let focused = i == self.focus;
             let marker = if focused { "› " } else { "  " };
@@ -223,27 +222,45 @@ impl InputForm {
     }
 }
 
-/// The address in full, its host on a line of its own (the part that says
-/// whose page it is), and what the keys do.
-fn url_lines(url: &str, width: u16, styles: &Styles, keys: &KeyMap) -> Vec<Line<'static>> {
+/// Most rows of the address shown: a long one (a userinfo padded to look
+/// like another site) must not push the site off the dialog.
+const MAX_ADDRESS_ROWS: usize = 3;
+
+/// The site first (the part that says whose page it is, which no message
+/// or address length can push out of the dialog), the address, the
+/// server's message, and what the keys do.
+fn url_lines(
+    url: &str,
+    message: &str,
+    width: u16,
+    styles: &Styles,
+    keys: &KeyMap,
+) -> Vec<Line<'static>> {
     let host = reqwest::Url::parse(url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_string))
         .unwrap_or_default();
     let mut out = wrap_prefixed(
+        &host,
+        width,
+        Span::styled("site:    ", styles.accent),
+        Span::raw("         "),
+        styles.warning,
+    );
+    let mut address = wrap_prefixed(
         url,
         width,
         Span::styled("address: ", styles.accent),
         Span::raw("         "),
         styles.text,
     );
-    out.extend(wrap_prefixed(
-        &host,
-        width,
-        Span::styled("site:    ", styles.accent),
-        Span::raw("         "),
-        styles.warning,
-    ));
+    if address.len() > MAX_ADDRESS_ROWS {
+        address.truncate(MAX_ADDRESS_ROWS);
+        address.push(Line::styled("         … (longer)", styles.dim));
+    }
+    out.extend(address);
+    out.push(Line::default());
+    out.extend(wrap_plain(message, width, styles.user));
     out.push(Line::default());
     let hint = format!(
         "{} open in your browser · {} decline · {} cancel",
@@ -350,5 +367,30 @@ mod tests {
         );
         let mut form = InputForm::new(3, request);
         assert_eq!(press(&mut form, KeyCode::Esc), Some(InputAnswer::Decline));
+    }
+
+    #[test]
+    fn no_long_address_or_message_hides_the_site() {
+        let padding = "%2Flogin%3Fcontinue%3D".repeat(200);
+        let request = InputRequest {
+            source: "MCP server `t`".into(),
+            message: "Sign in to your account.\n".repeat(40),
+            fields: Vec::new(),
+            url: Some(format!(
+                "https://accounts.example.com{padding}@evil.example/"
+            )),
+        };
+        let form = InputForm::new(2, request);
+        let area = Rect::new(0, 0, 80, 24);
+        let mut buf = Buffer::empty(area);
+        form.render(area, &mut buf, &Styles::default(), &KeyMap::default());
+        let screen: String = (0..24)
+            .map(|y| (0..80).map(|x| buf[(x, y)].symbol()).collect::<String>() + "\n")
+            .collect();
+        assert!(screen.contains("site:    evil.example"), "{screen}");
+        assert!(
+            screen.contains("address: https://accounts.example.com"),
+            "{screen}"
+        );
     }
 }

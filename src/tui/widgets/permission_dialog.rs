@@ -1,7 +1,6 @@
 //! The modal that asks before a risky tool call: what, why, a preview, and
 //! Allow once / Allow always (with the exact rule) / Deny (with a reason).
 
-use crossterm::event::KeyEvent;
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
@@ -16,6 +15,7 @@ use crate::tui::theme::Theme;
 use crate::tui::widgets::diff_view::{DiffLayout, DiffView};
 use crate::tui::wrap::{wrap_plain, wrap_prefixed};
 
+mod keys;
 mod preview;
 mod review;
 
@@ -63,9 +63,16 @@ pub struct PermissionDialog {
     preview_rows: u16,
     /// Diffing and highlighting are too slow to redo on every frame.
     preview_cache: Option<PreviewCache>,
+    /// Some choice rows (the rules "Always" stores) did not fit the last
+    /// frame: rules the person has not seen are not stored.
+    choices_cut: bool,
     /// When it opened, if the person was typing a prompt then.
     pub typed_over: Option<std::time::Instant>,
 }
+
+/// Most rules stored together for one command: more cannot all be read
+/// in the dialog, and a model could hide one among them.
+const MAX_RULES_TOGETHER: usize = 8;
 
 impl PermissionDialog {
     pub fn new(id: u64, request: PermissionRequest) -> Self {
@@ -91,6 +98,7 @@ impl PermissionDialog {
             review_rev: 0,
             preview_rows: 10,
             preview_cache: None,
+            choices_cut: false,
             typed_over: None,
         }
     }
@@ -102,9 +110,22 @@ impl PermissionDialog {
             .is_some_and(|r| !r.rejected().is_empty())
     }
 
-    /// A rule is only stored for the whole change as shown.
+    /// A rule is only stored for the whole change as shown, and rules
+    /// stored together only when every one of them was on screen.
     fn can_always(&self) -> bool {
-        !self.request.rules.is_empty() && !self.partial()
+        !self.request.rules.is_empty()
+            && !self.partial()
+            && !self.too_many_rules()
+            && (!self.request.rules_together() || !self.choices_cut)
+    }
+
+    fn too_many_rules(&self) -> bool {
+        self.request.rules_together() && self.request.rules.len() > MAX_RULES_TOGETHER
+    }
+
+    /// The rules are listed under "Allow always", one row each.
+    fn lists_rules(&self) -> bool {
+        self.request.rules_together() && !self.partial() && !self.too_many_rules()
     }
 
     /// A command that would run in an enforced sandbox may be let out.
@@ -161,139 +182,6 @@ impl PermissionDialog {
         }
     }
 
-    /// Typing a reason; `Some` when it was sent.
-    fn type_reason(reason: &mut String, key: &KeyEvent, keys: &KeyMap) -> Option<Option<String>> {
-        if keys.is(Action::TextSubmit, key) {
-            let r = reason.trim().to_string();
-            return Some((!r.is_empty()).then_some(r));
-        }
-        crate::tui::widgets::text_field::edit(reason, key, keys);
-        None
-    }
-
-    /// Handles a key while a reason is being typed.
-    fn reason_key(&mut self, key: &KeyEvent, keys: &KeyMap) -> Option<Decision> {
-        if let Some(reason) = &mut self.deny_reason {
-            if keys.is(Action::TextCancel, key) {
-                return Some(Decision::Deny { reason: None });
-            }
-            return Self::type_reason(reason, key, keys).map(|reason| Decision::Deny { reason });
-        }
-        let reason = self.hunk_reason.as_mut()?;
-        if keys.is(Action::TextCancel, key) {
-            // Back to the review.
-            self.hunk_reason = None;
-            return None;
-        }
-        let reason = Self::type_reason(reason, key, keys)?;
-        let rejected = self
-            .review
-            .as_ref()
-            .map(|r| r.rejected())
-            .unwrap_or_default();
-        Some(Decision::AllowHunks { rejected, reason })
-    }
-
-    /// Handles a key; returns the decision when the person made one.
-    pub fn key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<Decision> {
-        if self.deny_reason.is_some() || self.hunk_reason.is_some() {
-            return self.reason_key(&key, keys);
-        }
-        if let Some(review) = &mut self.review {
-            if review.key(&key, keys) {
-                self.review_rev += 1;
-                return None;
-            }
-            if keys.is(Action::ViewDiff, &key) {
-                self.full = !self.full;
-                self.scroll = 0;
-                return None;
-            }
-            if self.full && keys.is(Action::DialogDismiss, &key) {
-                self.full = false;
-                return None;
-            }
-        }
-        if keys.is(Action::AllowOnce, &key) {
-            return self.decide(Choice::AllowOnce);
-        }
-        if keys.is(Action::AllowAlways, &key) {
-            if self.can_always() {
-                self.choice = Choice::AllowAlways;
-            }
-            return self.decide(Choice::AllowAlways);
-        }
-        if keys.is(Action::AllowUnsandboxed, &key) && self.can_unsandbox() {
-            return self.decide(Choice::AllowUnsandboxed);
-        }
-        if keys.is(Action::Deny, &key) {
-            self.choice = Choice::Deny;
-            self.deny_reason = Some(String::new());
-            return None;
-        }
-        if keys.is(Action::ToggleDiffLayout, &key) {
-            self.layout = Some(match self.layout {
-                Some(DiffLayout::SideBySide) => DiffLayout::Unified,
-                _ => DiffLayout::SideBySide,
-            });
-            return None;
-        }
-        self.move_key(key, keys)
-    }
-
-    /// Enter, Esc, and moving between choices, rules and preview rows.
-    fn move_key(&mut self, key: KeyEvent, keys: &KeyMap) -> Option<Decision> {
-        let page = usize::from(self.preview_rows.max(2) - 1);
-        let is = |a| keys.is(a, &key);
-        if is(Action::DialogDismiss) {
-            return Some(Decision::Deny { reason: None });
-        } else if is(Action::DialogChoose) {
-            if self.choice == Choice::Deny {
-                self.deny_reason = Some(String::new());
-                return None;
-            }
-            return self.decide(self.choice);
-        } else if is(Action::DialogPrevChoice) {
-            self.move_choice(-1)
-        } else if is(Action::DialogNextChoice) {
-            self.move_choice(1)
-        } else if is(Action::RulePrev) {
-            self.cycle_rule(-1)
-        } else if is(Action::RuleNext) {
-            self.cycle_rule(1)
-        } else if is(Action::DialogScrollDown) {
-            self.scroll += 1
-        } else if is(Action::DialogScrollUp) {
-            self.scroll = self.scroll.saturating_sub(1)
-        } else if is(Action::DialogPageDown) {
-            self.scroll += page
-        } else if is(Action::DialogPageUp) {
-            self.scroll = self.scroll.saturating_sub(page)
-        }
-        None
-    }
-
-    fn move_choice(&mut self, delta: i32) {
-        let choices = self.choices();
-        let n = choices.len() as i32;
-        let mut i = choices.iter().position(|c| *c == self.choice).unwrap_or(0) as i32;
-        loop {
-            i = (i + delta).rem_euclid(n);
-            if choices[i as usize] != Choice::AllowAlways || self.can_always() {
-                break;
-            }
-        }
-        self.choice = choices[i as usize];
-    }
-
-    fn cycle_rule(&mut self, delta: i32) {
-        let n = self.request.rules.len() as i32;
-        if n > 1 && !self.request.rules_together() {
-            self.rule = (self.rule as i32 + delta).rem_euclid(n) as usize;
-            self.choice = Choice::AllowAlways;
-        }
-    }
-
     /// The preview laid out for `width`, from the cache when nothing
     /// changed; reveals the focused hunk when it moved.
     fn preview(&mut self, width: u16, theme: &Theme, styles: &Styles) -> &[Line<'static>] {
@@ -346,6 +234,9 @@ impl PermissionDialog {
             return "Allow always (accept every hunk first)".to_string();
         }
         let n = self.request.rules.len();
+        if self.too_many_rules() {
+            return format!("Allow always (not offered: {n} parts are too many rules to review)");
+        }
         if self.request.rules_together() {
             return format!("Allow always: store these {n} rules, one for each part:");
         }
@@ -387,7 +278,7 @@ impl PermissionDialog {
                 styles.text
             };
             out.push(Line::from(Span::styled(text, style)));
-            if c == Choice::AllowAlways && self.request.rules_together() && self.can_always() {
+            if c == Choice::AllowAlways && self.lists_rules() {
                 for rule in &self.request.rules {
                     let text = truncate(&format!("      {rule}"), width as usize);
                     out.push(Line::from(Span::styled(text, styles.accent)));
@@ -411,7 +302,7 @@ impl PermissionDialog {
             + usize::from(self.request.sandbox.is_some())
             + self.preview(inner_w, theme, styles).len()
             + self.choices().len()
-            + if self.request.rules_together() {
+            + if self.lists_rules() {
                 self.request.rules.len()
             } else {
                 0
@@ -558,7 +449,7 @@ impl PermissionDialog {
             y += 1;
         }
         let below = total.saturating_sub(scroll + preview_rows);
-        let mut y = inner.bottom() - fixed as u16;
+        let mut y = inner.bottom().saturating_sub(fixed as u16).max(inner.y);
         let more = if below > 0 {
             format!("── {below} more (j/PgDn) ")
         } else {
@@ -568,13 +459,20 @@ impl PermissionDialog {
             truncate(&format!("{more}{}", "─".repeat(w as usize)), w as usize),
             styles.border,
         ));
-        buf.set_line(inner.x, y, &sep, w);
-        y += 1;
+        if y < inner.bottom() {
+            buf.set_line(inner.x, y, &sep, w);
+            y += 1;
+        }
+        self.choices_cut = false;
         for l in choices {
+            if y >= inner.bottom() {
+                self.choices_cut = true;
+                break;
+            }
             buf.set_line(inner.x, y, l, w);
             y += 1;
         }
-        if show_hint {
+        if show_hint && y < inner.bottom() {
             let hint = Line::from(Span::styled(
                 truncate(&self.hint(keys, w as usize), w as usize),
                 styles.dim,

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use crate::text::fit;
-use crate::tui::slash::complete::Suggestions;
+use crate::tui::commands::complete::Suggestions;
 use crate::tui::styles::Styles;
 
 /// The most suggestions shown at once.

@@ -15,8 +15,10 @@ use crate::tui::theme::Theme;
 use crate::tui::widgets::diff_view::{DiffLayout, DiffOptions, DiffView};
 
 mod command;
+mod job;
 mod output;
 
+pub use job::JobPane;
 pub use output::End;
 
 /// Diff lines shown while folded.
@@ -56,6 +58,8 @@ pub struct ToolCell {
     /// A `bash` call's command and the model's description of it.
     pub command: Option<String>,
     pub description: Option<String>,
+    /// The background job the call started, followed live.
+    pub job: Option<Box<JobPane>>,
 }
 
 impl ToolCell {
@@ -74,6 +78,7 @@ impl ToolCell {
             display: None,
             command: None,
             description: None,
+            job: None,
         }
     }
 
@@ -123,15 +128,35 @@ impl ToolCell {
 
     /// Appends streamed output, keeping at most the newest `LIVE_MAX_BYTES`.
     pub fn push_output(&mut self, chunk: &str) {
-        self.live.push_str(chunk);
-        if self.live.len() > LIVE_MAX_BYTES {
-            let mut cut = self.live.len() - LIVE_MAX_BYTES;
-            while !self.live.is_char_boundary(cut) {
-                cut += 1;
-            }
-            let cut = self.live[cut..].find('\n').map_or(cut, |i| cut + i + 1);
-            self.live.drain(..cut);
+        output::push_capped(&mut self.live, chunk, LIVE_MAX_BYTES);
+    }
+
+    /// The call finished by leaving a job running in the background: the
+    /// pane follows it from now on (see `AgentEvent::JobOutput`).
+    pub fn follow_job(&mut self) {
+        if let (CallState::Finished(ToolStatus::Done), Some(ToolDisplay::Job { job_id })) =
+            (self.state, &self.display)
+        {
+            self.job = Some(Box::new(JobPane::new(job_id.clone())));
         }
+    }
+
+    /// More output of the job this call started.
+    pub fn push_job_output(&mut self, chunk: &str) {
+        if let Some(job) = self.job.as_mut().filter(|j| j.running()) {
+            job.push(chunk);
+        }
+    }
+
+    /// The job this call started ended.
+    pub fn end_job(&mut self, end: crate::tools::jobs::JobEnd) {
+        if let Some(job) = &mut self.job {
+            job.end = Some(end);
+        }
+    }
+
+    fn job_running(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| j.running())
     }
 
     pub fn finish(
@@ -160,9 +185,10 @@ impl ToolCell {
         matches!(self.state, CallState::Finished(_))
     }
 
-    /// Whether the pane changes with time (a spinner, a clock).
+    /// Whether the pane changes with time (a spinner, a clock), its
+    /// background job's included.
     pub fn is_ticking(&self) -> bool {
-        matches!(self.state, CallState::Pending | CallState::Running)
+        matches!(self.state, CallState::Pending | CallState::Running) || self.job_running()
     }
 
     /// `$ cargo test`, `edit src/main.rs +3 −1`.
@@ -190,7 +216,9 @@ impl ToolCell {
             Some(cmd) => format!("$ {cmd}"),
             None => self.title(),
         };
-        let out = if self.is_finished() {
+        let out = if let Some(job) = &self.job {
+            job.output.clone()
+        } else if self.is_finished() {
             self.output.clone()
         } else {
             crate::ansi::strip(&self.live)
@@ -205,6 +233,9 @@ impl ToolCell {
 
     /// The status glyph for the gutter.
     pub fn glyph(&self, styles: &Styles, now: Instant) -> Span<'static> {
+        if let Some(job) = &self.job {
+            return job.glyph(now.saturating_duration_since(self.started), styles);
+        }
         match self.state {
             CallState::Pending | CallState::Running => {
                 let frame =
@@ -239,13 +270,35 @@ impl ToolCell {
             }
             return out;
         }
-        let (text, end) = if self.is_finished() {
-            (self.output.as_str(), End::for_tool(&self.name))
+        let (text, end) = if let Some(job) = &self.job {
+            // What the model was told ("started as job-1") is in the header.
+            (job.output.as_str(), End::Tail)
+        } else if self.is_finished() {
+            (
+                self.poll_output(width, styles, &mut out),
+                End::for_tool(&self.name),
+            )
         } else {
             (self.live.as_str(), End::Tail)
         };
         out.extend(output::lines(text, end, expanded, width, styles));
         out
+    }
+
+    /// A finished call's output; a `job_output` poll's status line ("job-1
+    /// (…): still running") goes above it as a subtitle, so the folded
+    /// tail of what the poll returned never hides it.
+    fn poll_output(&self, width: u16, styles: &Styles, out: &mut Vec<Line<'static>>) -> &str {
+        if self.name != "job_output" {
+            return &self.output;
+        }
+        match self.output.split_once('\n') {
+            Some((status, rest)) => {
+                out.push(dim_line(&format!("  {status}"), width, styles));
+                rest
+            }
+            None => &self.output,
+        }
     }
 
     /// "1 of 3 hunks rejected by you, not applied: why", under an edit's
@@ -303,6 +356,20 @@ impl ToolCell {
     }
 
     fn header(&self, width: u16, styles: &Styles, now: Instant) -> Line<'static> {
+        let (tail, style) = match &self.job {
+            Some(job) => job.status(self.started, now, styles),
+            None => self.status(styles, now),
+        };
+        let room = (width as usize).saturating_sub(tail.chars().count() + 2);
+        Line::from(vec![
+            Span::styled(truncate(&clean(&self.title()), room), styles.tool_name),
+            Span::raw("  "),
+            Span::styled(tail, style),
+        ])
+    }
+
+    /// The header's tail: the state and the run time.
+    fn status(&self, styles: &Styles, now: Instant) -> (String, ratatui::style::Style) {
         let (label, style) = match self.state {
             CallState::Pending => ("", styles.accent),
             CallState::Waiting => ("waiting for approval", styles.warning),
@@ -326,12 +393,7 @@ impl ToolCell {
         .filter(|s| !s.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-        let room = (width as usize).saturating_sub(tail.chars().count() + 2);
-        Line::from(vec![
-            Span::styled(truncate(&clean(&self.title()), room), styles.tool_name),
-            Span::raw("  "),
-            Span::styled(tail, style),
-        ])
+        (tail, style)
     }
 }
 
@@ -364,3 +426,7 @@ pub fn format_elapsed(d: Duration) -> String {
 #[cfg(test)]
 #[path = "tool_cell_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "tool_cell_job_tests.rs"]
+mod job_tests;

@@ -326,8 +326,10 @@ impl Transcript {
                         let start = buf.index_of(area.x + GUTTER, y);
                         let row = &mut buf.content[start..start + cells.len()];
                         row.clone_from_slice(cells);
-                        row.iter_mut()
-                            .for_each(|c| crate::tui::styles::fill_reset(c, ctx.styles.text));
+                        if !crate::tui::styles::is_terminal_default(ctx.styles.text) {
+                            row.iter_mut()
+                                .for_each(|c| crate::tui::styles::fill_reset(c, ctx.styles.text));
+                        }
                     }
                 }
                 off += 1;

@@ -159,6 +159,74 @@ fn always_on_a_compound_command_offers_every_rule_together() {
     );
 }
 
+/// A command of many parts, each with its own rule, as a model may send.
+fn many_parts(n: usize) -> PermissionRequest {
+    let parts: Vec<String> = (0..n).map(|i| format!("touch f{i}")).collect();
+    let command = parts.join("; ");
+    PermissionRequest {
+        tool: "bash".into(),
+        summary: format!("bash {command}"),
+        reasons: vec!["`touch` changes files".into()],
+        preview: Some(Preview::Command {
+            command: command.clone(),
+            cwd: ".".into(),
+            commands: parts
+                .iter()
+                .map(|p| p.split(' ').map(str::to_string).collect())
+                .collect(),
+            redirects: vec![],
+        }),
+        rules: (0..n).map(|i| format!("bash(touch f{i})")).collect(),
+        sandbox: None,
+    }
+}
+
+#[test]
+fn more_rules_than_rows_neither_crash_nor_store_rules_never_shown() {
+    for (w, h) in [(120, 40), (80, 24), (50, 15)] {
+        let mut m = model();
+        agent(
+            &mut m,
+            AgentEvent::PermissionRequested {
+                id: 1,
+                request: many_parts(60),
+            },
+        );
+        let text = screen(&mut m, w, h);
+        assert!(text.contains("Allow always"), "{w}x{h}:\n{text}");
+    }
+    let mut d = PermissionDialog::new(1, many_parts(60));
+    assert!(d.always_label().contains("not offered"));
+    assert_eq!(press(&mut d, KeyCode::Char('s')), None);
+    assert_eq!(press(&mut d, KeyCode::Char('s')), None);
+
+    // Rules listed whole are stored; on a screen too short to list them
+    // all, "Always" stores nothing.
+    let (area, styles, theme, keys) = (
+        Rect::new(0, 0, 120, 40),
+        Styles::default(),
+        Theme::default(),
+        KeyMap::default(),
+    );
+    let mut d = PermissionDialog::new(1, many_parts(6));
+    d.render(area, &mut Buffer::empty(area), &styles, &theme, &keys, None);
+    assert!(matches!(
+        press(&mut d, KeyCode::Char('s')),
+        Some(Decision::AllowAlwaysAll { rules }) if rules.len() == 6
+    ));
+    let small = Rect::new(0, 0, 50, 10);
+    let mut d = PermissionDialog::new(1, many_parts(6));
+    d.render(
+        small,
+        &mut Buffer::empty(small),
+        &styles,
+        &theme,
+        &keys,
+        None,
+    );
+    assert_eq!(press(&mut d, KeyCode::Char('s')), None);
+}
+
 #[test]
 fn at_80_columns_the_hint_keeps_esc_and_the_keys_help() {
     // The hint was cut at the right edge ("… ←→ r…"): at 80 columns, and

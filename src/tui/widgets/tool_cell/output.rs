@@ -30,6 +30,19 @@ impl End {
     }
 }
 
+/// Appends `chunk`, then drops the oldest whole lines beyond `max` bytes.
+pub fn push_capped(buf: &mut String, chunk: &str, max: usize) {
+    buf.push_str(chunk);
+    if buf.len() > max {
+        let mut cut = buf.len() - max;
+        while !buf.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let cut = buf[cut..].find('\n').map_or(cut, |i| cut + i + 1);
+        buf.drain(..cut);
+    }
+}
+
 pub fn more_line(n: usize, styles: &Styles) -> Line<'static> {
     Line::from(Span::styled(
         format!("  … {n} more lines (Tab, Enter to expand)"),

@@ -1,0 +1,228 @@
+//! The slash commands as data: the catalogue `/` and the palette offer,
+//! how a typed line is read (`parse`), and how the `/` menu completes names
+//! and arguments (`complete`). Running them is `super::slash`'s.
+
+pub mod complete;
+
+pub use complete::MenuState;
+
+use crate::config::Mode;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlashCommand {
+    pub name: &'static str,
+    /// Argument hint shown after the name, empty when it takes none.
+    pub args: &'static str,
+    pub description: &'static str,
+}
+
+pub const COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        name: "new",
+        args: "",
+        description: "Start a new session",
+    },
+    SlashCommand {
+        name: "sessions",
+        args: "[title]",
+        description: "Browse, search and resume sessions; with a title, resume it",
+    },
+    SlashCommand {
+        name: "model",
+        args: "[id]",
+        description: "Show or switch the model",
+    },
+    SlashCommand {
+        name: "mode",
+        args: "[smart|always-ask|auto|chat]",
+        description: "Show or switch the permission mode",
+    },
+    SlashCommand {
+        name: "theme",
+        args: "[name]",
+        description: "Pick a colour theme (live preview)",
+    },
+    SlashCommand {
+        name: "compact",
+        args: "[focus]",
+        description: "Summarise older turns to free context",
+    },
+    SlashCommand {
+        name: "undo",
+        args: "",
+        description: "Restore the files the last turn changed",
+    },
+    SlashCommand {
+        name: "rewind",
+        args: "",
+        description: "Return the conversation to an earlier prompt",
+    },
+    SlashCommand {
+        name: "rename",
+        args: "<title>",
+        description: "Rename this session",
+    },
+    SlashCommand {
+        name: "export",
+        args: "[markdown|json]",
+        description: "Export this session to a file",
+    },
+    SlashCommand {
+        name: "mcp",
+        args: "[restart <server>]",
+        description: "MCP servers: state and tools",
+    },
+    SlashCommand {
+        name: "permissions",
+        args: "",
+        description: "List the stored permission rules",
+    },
+    SlashCommand {
+        name: "sandbox",
+        args: "",
+        description: "What commands may do: writes, secrets, network",
+    },
+    SlashCommand {
+        name: "mouse",
+        args: "",
+        description: "Toggle mouse capture (off = terminal selection)",
+    },
+    SlashCommand {
+        name: "help",
+        args: "",
+        description: "Show every key and command",
+    },
+    SlashCommand {
+        name: "quit",
+        args: "",
+        description: "Quit cairn",
+    },
+];
+
+/// A parsed slash command.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Slash {
+    New,
+    Sessions,
+    /// Resume the session of this project with this title.
+    Resume(String),
+    Model(Option<String>),
+    Mode(Option<Mode>),
+    Theme(Option<String>),
+    Compact(Option<String>),
+    Undo,
+    Rewind,
+    Rename(String),
+    Export(ExportFormat),
+    Mcp,
+    McpRestart(String),
+    /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
+    McpPrompt(String),
+    Permissions,
+    Mouse,
+    Sandbox,
+    Help,
+    Quit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+/// Parses `/name args`. `Err` is a message for the person.
+pub fn parse(input: &str) -> Result<Slash, String> {
+    let body = input.trim().strip_prefix('/').ok_or("not a command")?;
+    let (name, rest) = match body.split_once(char::is_whitespace) {
+        Some((n, r)) => (n, r.trim()),
+        None => (body, ""),
+    };
+    let arg = (!rest.is_empty()).then(|| rest.to_string());
+    Ok(match name {
+        "new" | "clear" => Slash::New,
+        "sessions" | "resume" => match arg {
+            Some(title) => Slash::Resume(title),
+            None => Slash::Sessions,
+        },
+        "model" => Slash::Model(arg),
+        "mode" => match arg {
+            None => Slash::Mode(None),
+            Some(m) => Slash::Mode(Some(Mode::parse(&m).ok_or_else(|| {
+                format!("`{m}` is not a mode; use smart, always-ask, auto or chat")
+            })?)),
+        },
+        "theme" => Slash::Theme(arg),
+        "compact" => Slash::Compact(arg),
+        "undo" => Slash::Undo,
+        "rewind" => Slash::Rewind,
+        "rename" => Slash::Rename(arg.ok_or("/rename needs a title: /rename fix the parser")?),
+        "export" => Slash::Export(match arg.as_deref() {
+            None | Some("markdown") | Some("md") => ExportFormat::Markdown,
+            Some("json") => ExportFormat::Json,
+            Some(other) => return Err(format!("cannot export as `{other}`; use markdown or json")),
+        }),
+        "mcp" => match rest.split_once(char::is_whitespace) {
+            Some(("restart", server)) if !server.trim().is_empty() => {
+                Slash::McpRestart(server.trim().to_string())
+            }
+            _ if rest.is_empty() => Slash::Mcp,
+            _ => return Err("usage: /mcp or /mcp restart <server>".into()),
+        },
+        "permissions" => Slash::Permissions,
+        "mouse" => Slash::Mouse,
+        "sandbox" => Slash::Sandbox,
+        "help" | "?" => Slash::Help,
+        "quit" | "exit" | "q" => Slash::Quit,
+        other if other.starts_with("mcp__") => Slash::McpPrompt(body.trim().to_string()),
+        other => {
+            return Err(format!(
+                "unknown command /{other}; type / to see the commands"
+            ));
+        }
+    })
+}
+
+/// Commands whose name starts with what was typed after `/`.
+pub fn completions(typed: &str) -> Vec<&'static SlashCommand> {
+    let t = typed.trim_start_matches('/');
+    COMMANDS.iter().filter(|c| c.name.starts_with(t)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_commands_and_arguments() {
+        assert_eq!(parse("/new"), Ok(Slash::New));
+        assert_eq!(parse("  /mode auto "), Ok(Slash::Mode(Some(Mode::Auto))));
+        assert_eq!(
+            parse("/model gpt-4.1"),
+            Ok(Slash::Model(Some("gpt-4.1".into())))
+        );
+        assert_eq!(
+            parse("/compact the parser work"),
+            Ok(Slash::Compact(Some("the parser work".into())))
+        );
+        assert_eq!(parse("/export json"), Ok(Slash::Export(ExportFormat::Json)));
+        assert_eq!(
+            parse("/mcp restart github"),
+            Ok(Slash::McpRestart("github".into()))
+        );
+        assert!(parse("/mode yolo").unwrap_err().contains("not a mode"));
+        assert!(parse("/rename").is_err());
+        assert!(
+            parse("/frobnicate")
+                .unwrap_err()
+                .contains("unknown command")
+        );
+    }
+
+    #[test]
+    fn completes_by_prefix() {
+        let names: Vec<_> = completions("/m").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["model", "mode", "mcp", "mouse"]);
+        assert_eq!(completions("").len(), COMMANDS.len());
+    }
+}

@@ -1,0 +1,100 @@
+//! A background job through the front door: the real binary in a pty
+//! against the scripted model. The job's lines keep arriving in the pane of
+//! the call that started it after the turn ended, then its exit.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
+
+use std::path::Path;
+use std::time::Duration;
+
+use mock_model::{Format, MockModel, Reply};
+use pty::PtyApp;
+use serde_json::json;
+use test_home::TestHome;
+
+/// The job's loop, after a line holding a secret the job assembles (the
+/// child never inherits the variable; its output must not show it).
+const COMMAND: &str = "printf 'tok %s%s\\n' jobsecret- 0123456789abcdef; \
+                       for i in 1 2 3 4; do echo tick$i; sleep 0.5; done";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_keeps_streaming_into_its_pane_after_the_turn() {
+    let home = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": COMMAND, "run_in_background": true}),
+            ),
+            Reply::text("Started it."),
+            Reply::text("Ticks"),
+        ],
+    )
+    .await;
+    let mut env = home.vars(&mock.url());
+    env.push((
+        "CAIRN_JOB_TOKEN".into(),
+        "jobsecret-0123456789abcdef".into(),
+    ));
+    let mut app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &env,
+        home.project.path(),
+        30,
+        110,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("start the ticker");
+    app.send(b"\r");
+    // The turn is over while the job still runs and its lines come in.
+    let mid = app.wait_for("the answer, with the job running", |s| {
+        s.contains("Started it.") && s.contains("│ tick") && s.contains("running")
+    });
+    assert!(mid.contains("background job-1"), "{mid}");
+    assert!(!mid.contains("exit 0"), "{mid}");
+    let ticks = |s: &str| {
+        (1..=4)
+            .filter(|i| s.contains(&format!("│ tick{i}")))
+            .count()
+    };
+    let seen = ticks(&mid);
+    if seen < 4 {
+        app.wait_for("more lines of the job", |s| ticks(s) > seen);
+    }
+    let done = app.wait_for("the job's end", |s| s.contains("exit 0"));
+    // Its own run time: four half-second sleeps.
+    let ran = done
+        .split("background job-1 · exit 0 · ")
+        .nth(1)
+        .and_then(|rest| rest.split('s').next())
+        .and_then(|secs| secs.trim().parse::<u64>().ok());
+    assert!(ran.is_some_and(|s| (2..10).contains(&s)), "{done}");
+    let pane: Vec<&str> = done.lines().filter(|l| l.contains("│ ")).collect();
+    for i in 1..=4 {
+        assert!(
+            pane.iter().any(|l| l.contains(&format!("tick{i}"))),
+            "tick{i} in the pane:\n{done}"
+        );
+    }
+    assert!(done.contains("[redacted: CAIRN_JOB_TOKEN]"), "{done}");
+    assert!(!done.contains("tok jobsecret-0123"), "{done}");
+    quit(app);
+}
+
+fn quit(mut app: PtyApp) {
+    app.send(b"\x03");
+    std::thread::sleep(Duration::from_millis(100));
+    app.send(b"\x03");
+    assert!(
+        app.wait_exit(Duration::from_secs(10)).is_some(),
+        "cairn did not quit"
+    );
+}
