@@ -156,7 +156,9 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
             }
         }
         AgentEvent::PermissionRequested { id, request } => {
-            model.dialogs.push_back(PermissionDialog::new(id, request));
+            let mut dialog = PermissionDialog::new(id, request);
+            dialog.typed_over = super::type_ahead::typing_since(model);
+            model.dialogs.push_back(dialog);
             model.activity = Activity::WaitingForPermission;
         }
         AgentEvent::PermissionResolved { id } => {

@@ -16,6 +16,7 @@ mod agent;
 mod panel;
 mod prompt;
 mod session;
+mod type_ahead;
 
 use crate::tui::widgets::cell::CellKind;
 use agent::agent_event;
@@ -108,6 +109,9 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     if !model.overlays.is_empty() {
         panel::help_key(model, key);
         return Vec::new();
+    }
+    if let Some(cmds) = type_ahead::too_soon(model, key) {
+        return cmds;
     }
     if let Some(scopes) = dialog_help(model, &key) {
         model.overlays.push(Overlay::Help(

@@ -66,6 +66,8 @@ pub struct PermissionDialog {
     /// Some choice rows (the rules "Always" stores) did not fit the last
     /// frame: rules the person has not seen are not stored.
     choices_cut: bool,
+    /// When it opened, if the person was typing a prompt then.
+    pub typed_over: Option<std::time::Instant>,
 }
 
 /// Most rules stored together for one command: more cannot all be read
@@ -97,6 +99,7 @@ impl PermissionDialog {
             preview_rows: 10,
             preview_cache: None,
             choices_cut: false,
+            typed_over: None,
         }
     }
 
@@ -319,7 +322,11 @@ impl PermissionDialog {
     fn hint(&self, keys: &KeyMap, width: usize) -> String {
         let mut parts: Vec<String> = Vec::new();
         if self.review.is_some() {
-            parts.extend(HunkReview::hint(keys).split(" · ").map(String::from));
+            parts.extend(
+                HunkReview::hint(keys, self.full)
+                    .split(" · ")
+                    .map(String::from),
+            );
         }
         let (more, leave) = if self.full {
             parts.push(format!("{} allow", keys.keys_for(Action::AllowOnce)));

@@ -64,14 +64,20 @@ impl HunkReview {
         format!("{kept} of {} hunks accepted", self.accepted.len())
     }
 
-    /// The hint for the review keys, from the key table.
-    pub fn hint(keys: &KeyMap) -> String {
+    /// The hint for the review keys, from the key table; `full` when the
+    /// diff is over the whole screen (the same key goes back).
+    pub fn hint(keys: &KeyMap, full: bool) -> String {
         format!(
-            "{}/{} hunk · {} accept/reject · {} full screen",
+            "{}/{} hunk · {} accept/reject · {} {}",
             keys.keys_for(Action::HunkNext),
             keys.keys_for(Action::HunkPrev),
             keys.keys_for(Action::HunkToggle),
             keys.keys_for(Action::ViewDiff),
+            if full {
+                "back to the dialog"
+            } else {
+                "full screen"
+            },
         )
     }
 }

@@ -244,3 +244,17 @@ fn at_80_columns_the_hint_keeps_esc_and_the_keys_help() {
         assert!(!hint.contains('…'), "{hint}");
     }
 }
+
+#[test]
+fn in_full_screen_the_hint_says_v_goes_back() {
+    // It said "v full screen" while already in full screen.
+    let mut m = asked();
+    update(&mut m, key(KeyCode::Char('v')));
+    let shown = screen(&mut m, 100, 30);
+    let hint = shown
+        .lines()
+        .find(|l| l.contains("n/p hunk"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(hint.contains("v back to the dialog"), "{hint}");
+    assert!(!hint.contains("full screen"), "{hint}");
+}
