@@ -177,3 +177,47 @@ async fn ctrl_c_clears_the_prompt_then_arms_then_quits() {
         "the second press quits"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_next_prompt_typed_as_a_dialog_appears_does_not_answer_it() {
+    // Send a prompt, and at once start the next one: the dialog that
+    // appears between two keystrokes must not take the `s` (Allow always).
+    let home = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::default().tool_call("c1", "bash", serde_json::json!({"command": "echo hi"})),
+            Reply::text("Ran it."),
+            Reply::text("A title"),
+        ],
+    )
+    .await;
+    let mut vars = home.vars(&mock.url());
+    vars.push(("CAIRN_DIALOG_PAUSE_MS".into(), "600".into()));
+    let mut app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &["--mode", "always-ask"],
+        &vars,
+        home.project.path(),
+        30,
+        100,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("run it");
+    app.send(b"\r");
+    app.wait_for_text("Allow once");
+    app.type_text("so next");
+    app.wait_for_text("so next");
+    let screen = app.screen();
+    assert!(screen.contains("Allow once"), "the dialog went:\n{screen}");
+    assert!(
+        !home.project.path().join(".cairn/config.toml").exists(),
+        "a rule was stored:\n{screen}"
+    );
+    // Once the person has paused, the dialog answers.
+    std::thread::sleep(Duration::from_millis(1700));
+    app.send(b"a");
+    app.wait_for_text("Ran it.");
+    assert!(!home.project.path().join(".cairn/config.toml").exists());
+    quit(app);
+}

@@ -250,6 +250,7 @@ fn tui_options(
     let info = crate::llm::ModelCatalog::global().lookup(&model_id);
     let global = crate::config::global_dir();
     TuiOptions {
+        dialog_pause: dialog_pause(),
         provider: provider
             .map(|p| p.settings.name.clone())
             .unwrap_or_else(|| "no provider".into()),
@@ -367,4 +368,14 @@ fn sandbox_notices(s: &Startup) -> Vec<(NoticeLevel, String)> {
         ));
     }
     out
+}
+
+/// `CAIRN_DIALOG_PAUSE_MS`: how long a permission dialog that appears just
+/// after a key press takes no answer (600 ms unless set).
+fn dialog_pause() -> std::time::Duration {
+    let ms = std::env::var("CAIRN_DIALOG_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .unwrap_or(600);
+    std::time::Duration::from_millis(ms.min(5000))
 }

@@ -33,6 +33,9 @@ pub use keys::KeyConfig;
 /// What the interface starts with.
 #[derive(Debug, Clone, Default)]
 pub struct TuiOptions {
+    /// How long a permission dialog that appears just after a key press
+    /// takes no answer (letters typed then go into the prompt).
+    pub dialog_pause: std::time::Duration,
     pub provider: String,
     pub model: String,
     pub mode: Mode,
@@ -104,6 +107,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
     m.themes = themes;
+    m.dialog_pause = opts.dialog_pause;
     m.sandbox = opts.sandbox.clone();
     m.mcp_servers = opts.handles.mcp_server_names();
     if let Some(loaded) = &opts.resumed {

@@ -52,6 +52,11 @@ pub struct Model {
     pub todos: Vec<Todo>,
     pub mouse_captured: bool,
     pub last_interrupt: Option<Instant>,
+    /// When the person last pressed a key (a dialog opening right after
+    /// one takes no answer at once).
+    pub last_key: Option<Instant>,
+    /// How long such a dialog takes no answer.
+    pub dialog_pause: std::time::Duration,
     /// Where the current response's cells begin (for `ResponseReset`).
     pub response_start: Option<usize>,
     /// Next code block `c` copies, per selected cell.
@@ -119,6 +124,8 @@ impl Model {
             todos: Vec::new(),
             mouse_captured: true,
             last_interrupt: None,
+            last_key: None,
+            dialog_pause: std::time::Duration::from_millis(600),
             response_start: None,
             code_cursor: (usize::MAX, 0),
             first_run_help: None,

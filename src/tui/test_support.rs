@@ -25,6 +25,8 @@ pub fn model() -> Model {
     m.git_branch = Some("main".into());
     m.usage.context_window = 200_000;
     m.now = Instant::now();
+    // Tests answer a dialog the moment it opens (the pause has its own test).
+    m.dialog_pause = std::time::Duration::ZERO;
     m
 }
 

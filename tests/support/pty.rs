@@ -47,6 +47,9 @@ impl PtyApp {
             }
         }
         cmd.env("TERM", "xterm-256color");
+        // Tests answer a dialog the moment it shows; the pause a person
+        // gets is tested on its own (tui_prompt).
+        cmd.env("CAIRN_DIALOG_PAUSE_MS", "0");
         for (k, v) in env {
             cmd.env(k, v);
         }

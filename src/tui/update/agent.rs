@@ -158,6 +158,7 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
         AgentEvent::PermissionRequested { id, request } => {
             let mut dialog = PermissionDialog::new(id, request);
             dialog.typed_over = super::type_ahead::typing_since(model);
+            dialog.opened = super::type_ahead::fresh_since(model);
             model.dialogs.push_back(dialog);
             model.activity = Activity::WaitingForPermission;
         }

@@ -99,6 +99,7 @@ pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {
 }
 
 fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
+    model.last_key = Some(model.now);
     let keys = model.keys.clone();
     if keys.is(Action::Interrupt, &key) {
         return interrupt(model);

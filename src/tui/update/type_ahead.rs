@@ -3,7 +3,9 @@
 //! answer a dialog that popped up under their fingers ("a" is Allow once).
 //! While the person goes on typing over a dialog that opened as they typed
 //! (until they pause), letters go on into the prompt and other keys are
-//! ignored.
+//! ignored. The same holds for the first moments of a dialog that appeared
+//! just after a key press: someone who sent a prompt and at once starts the
+//! next one must not answer it ("s" is Allow always).
 
 use std::time::{Duration, Instant};
 
@@ -17,6 +19,18 @@ use crate::tui::model::{Focus, Model};
 /// answers: enough to notice it, too short to be in the way.
 pub(super) const GRACE: Duration = Duration::from_millis(1500);
 
+/// A key pressed this recently before a dialog opens means the person is
+/// at the keyboard.
+const RECENT_KEY: Duration = Duration::from_millis(1500);
+
+/// When a dialog opens now: the time, if a key was pressed just before.
+pub(super) fn fresh_since(model: &Model) -> Option<Instant> {
+    model
+        .last_key
+        .is_some_and(|k| model.now.saturating_duration_since(k) < RECENT_KEY)
+        .then_some(model.now)
+}
+
 /// When a dialog opens now: the time, if the person is typing a prompt.
 pub(super) fn typing_since(model: &Model) -> Option<Instant> {
     (model.focus == Focus::Prompt && !model.input.is_empty()).then_some(model.now)
@@ -28,9 +42,12 @@ pub(super) fn too_soon(model: &mut Model, key: KeyEvent) -> Option<Vec<Cmd>> {
     if !model.forms.is_empty() {
         return None;
     }
-    let now = model.now;
+    let (now, pause) = (model.now, model.dialog_pause);
     let dialog = model.dialogs.front_mut()?;
-    if now.saturating_duration_since(dialog.typed_over?) >= GRACE {
+    let since = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));
+    let fresh = since(dialog.opened).is_some_and(|d| d < pause);
+    let typing = since(dialog.typed_over).is_some_and(|d| d < GRACE);
+    if !fresh && !typing {
         return None;
     }
     // Typing on keeps the dialog waiting: it answers after a pause.
@@ -90,6 +107,28 @@ mod tests {
         assert!(answered(&update(&mut m, key(KeyCode::Char('a')))));
         assert!(m.dialogs.is_empty());
         assert_eq!(m.input.text(), "so as i said do a dance");
+    }
+
+    #[test]
+    fn the_next_prompt_typed_as_a_dialog_appears_does_not_answer_it() {
+        // Sent a prompt, the dialog appeared, the person starts typing the
+        // next one: "s" (Allow always) must not store rules unseen.
+        let mut m = model();
+        let pause = std::time::Duration::from_millis(600);
+        m.dialog_pause = pause;
+        type_text(&mut m, "start a job");
+        update(&mut m, key(KeyCode::Enter));
+        m.now += pause / 2;
+        ask(&mut m);
+        m.now += pause / 3;
+        assert!(!answered(&update(&mut m, key(KeyCode::Char('s')))));
+        m.now += pause / 3;
+        type_text(&mut m, "o next");
+        assert_eq!(m.input.text(), "so next");
+        assert_eq!(m.dialogs.len(), 1);
+        // Typing on keeps it waiting; after a pause it answers.
+        m.now += GRACE;
+        assert!(answered(&update(&mut m, key(KeyCode::Char('a')))));
     }
 
     #[test]

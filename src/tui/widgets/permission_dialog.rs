@@ -68,6 +68,8 @@ pub struct PermissionDialog {
     choices_cut: bool,
     /// When it opened, if the person was typing a prompt then.
     pub typed_over: Option<std::time::Instant>,
+    /// When it appeared just after a key press (it takes no answer at once).
+    pub opened: Option<std::time::Instant>,
 }
 
 /// Most rules stored together for one command: more cannot all be read
@@ -100,6 +102,7 @@ impl PermissionDialog {
             preview_cache: None,
             choices_cut: false,
             typed_over: None,
+            opened: None,
         }
     }
 
