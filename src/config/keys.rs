@@ -54,22 +54,11 @@ pub fn store_key_in(dir: &Path, var: &str, key: &str) -> io::Result<PathBuf> {
 /// Writes `provider = name` and `[providers.name]` with `fields` into the
 /// config at `path`, keeping everything else in it as it was.
 pub fn save_provider(path: &Path, name: &str, fields: &[(&str, String)]) -> Result<(), SaveError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(t) => t,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(SaveError::Read {
-                path: path.to_path_buf(),
-                source,
-            });
+    super::settings::edit_toml(path, |doc| {
+        doc["provider"] = toml_edit::value(name);
+        if fields.is_empty() {
+            return;
         }
-    };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|source| SaveError::Parse {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    doc["provider"] = toml_edit::value(name);
-    if !fields.is_empty() {
         if !doc.contains_table("providers") {
             let mut t = toml_edit::Table::new();
             t.set_implicit(true);
@@ -83,15 +72,7 @@ pub fn save_provider(path: &Path, name: &str, fields: &[(&str, String)]) -> Resu
         for (k, v) in fields {
             doc["providers"][name][k] = toml_edit::value(v.as_str());
         }
-    }
-    let write = |p: &Path, e| SaveError::Write {
-        path: p.to_path_buf(),
-        source: e,
-    };
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| write(dir, e))?;
-    }
-    std::fs::write(path, doc.to_string()).map_err(|e| write(path, e))
+    })
 }
 
 #[cfg(test)]

@@ -24,6 +24,16 @@ pub enum SaveError {
 
 /// Sets a top-level string key in a TOML file, keeping the rest as it was.
 pub fn save_setting(path: &Path, key: &str, value: &str) -> Result<(), SaveError> {
+    edit_toml(path, |doc| doc[key] = toml_edit::value(value))
+}
+
+/// Reads the TOML file at `path` (empty when missing), lets `change` edit
+/// it with comments and layout kept, and writes it back beside-and-renamed
+/// so a crash never leaves half a config.
+pub fn edit_toml(
+    path: &Path,
+    change: impl FnOnce(&mut toml_edit::DocumentMut),
+) -> Result<(), SaveError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -38,14 +48,14 @@ pub fn save_setting(path: &Path, key: &str, value: &str) -> Result<(), SaveError
         path: path.to_path_buf(),
         source,
     })?;
-    doc[key] = toml_edit::value(value);
-    if let Some(dir) = path.parent() {
+    change(&mut doc);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| SaveError::Write {
             path: dir.to_path_buf(),
             source,
         })?;
     }
-    std::fs::write(path, doc.to_string()).map_err(|source| SaveError::Write {
+    crate::private::replace(path, doc.to_string().as_bytes()).map_err(|source| SaveError::Write {
         path: path.to_path_buf(),
         source,
     })

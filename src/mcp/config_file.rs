@@ -175,10 +175,8 @@ fn save(path: &Path, doc: &DocumentMut) -> Result<(), ConfigFileError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    // Write beside and rename, so a crash never leaves half a config.
-    let tmp = path.with_extension("toml.tmp");
-    std::fs::write(&tmp, doc.to_string()).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    // Written beside and renamed, so a crash never leaves half a config.
+    crate::private::replace(path, doc.to_string().as_bytes()).map_err(io)
 }
 
 #[cfg(test)]

@@ -125,10 +125,8 @@ fn save(config: &Path, doc: &DocumentMut) -> Result<(), StoreError> {
         refuse_links_out(config, dir)?;
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    // Write beside and rename, so a crash never leaves half a config.
-    let tmp = config.with_extension("toml.tmp");
-    std::fs::write(&tmp, doc.to_string()).map_err(io)?;
-    std::fs::rename(&tmp, config).map_err(io)
+    // Written beside and renamed, so a crash never leaves half a config.
+    crate::private::replace(config, doc.to_string().as_bytes()).map_err(io)
 }
 
 /// A project's `.cairn` directory (or its config file) that is a link to
