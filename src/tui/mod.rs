@@ -25,8 +25,8 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
 use crate::permission::Mode;
+use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel};
 
 pub use keys::KeyConfig;
 
@@ -55,7 +55,7 @@ pub struct TuiOptions {
     /// The sessions service, MCP and config paths effects run with.
     pub handles: runtime::Handles,
     /// A resumed session, drawn as the starting transcript.
-    pub resumed: Option<crate::sessions::LoadedSession>,
+    pub resumed: Option<crate::protocol::LoadedSession>,
     /// Shown as notices at start (e.g. the store could not be opened).
     pub notices: Vec<(NoticeLevel, String)>,
     /// Open the session browser at start (`cairn --resume` without an id).

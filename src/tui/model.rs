@@ -171,7 +171,7 @@ impl Model {
     }
 
     /// A notice in the transcript.
-    pub fn notice(&mut self, level: crate::agent::NoticeLevel, text: String) {
+    pub fn notice(&mut self, level: crate::protocol::NoticeLevel, text: String) {
         self.transcript
             .push(crate::tui::widgets::cell::CellKind::Notice { level, text });
     }

@@ -7,8 +7,8 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::json;
 
-use crate::agent::{AgentCommand, AgentEvent, ToolStatus};
-use crate::permission::{Decision, PermissionRequest};
+use crate::protocol::{AgentCommand, AgentEvent, ToolStatus};
+use crate::protocol::{Decision, PermissionRequest};
 use crate::sandbox::Stop;
 use crate::tools::{Preview, ToolDisplay};
 use crate::tui::cmd::Cmd;

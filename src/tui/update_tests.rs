@@ -5,8 +5,9 @@ use std::time::Duration;
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use crate::agent::{AgentCommand, AgentEvent, ToolStatus, TurnOutcome};
-use crate::permission::{Decision, Mode, PermissionRequest};
+use crate::permission::Mode;
+use crate::protocol::{AgentCommand, AgentEvent, ToolStatus, TurnOutcome};
+use crate::protocol::{Decision, PermissionRequest};
 use crate::tools::Preview;
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Activity, Focus, Overlay};

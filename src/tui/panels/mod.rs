@@ -20,8 +20,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::agent::AgentCommand;
 use crate::config::Mode;
+use crate::protocol::AgentCommand;
 use crate::sessions::SessionId;
 use crate::tools::restore::UndoPlan;
 use crate::tools::state::FileVersion;
@@ -139,7 +139,7 @@ pub enum PanelAction {
         from: u64,
     },
     /// Ask the sessions service.
-    Session(crate::sessions::SessionRequest),
+    Session(crate::protocol::SessionRequest),
 }
 
 /// Whether the panel stays open after a key, and what the key asked for.

@@ -13,7 +13,7 @@ use ratatui::Terminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
 
-use crate::agent::{AgentCommand, AgentEvent};
+use crate::protocol::{AgentCommand, AgentEvent};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::Model;
 use crate::tui::msg::Msg;

@@ -1,8 +1,8 @@
 //! Running a slash command: most change the model and return the effects
 //! for the runtime; some open a panel.
 
-use crate::agent::{AgentCommand, NoticeLevel};
-use crate::sessions::SessionRequest;
+use crate::protocol::SessionRequest;
+use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Model, Overlay};
 use crate::tui::panels::{self, Panel, SessionBrowser};

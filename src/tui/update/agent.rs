@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::agent::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
+use crate::protocol::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Activity, Model, UsageInfo};
 use crate::tui::widgets::cell::{AssistantText, CellKind};

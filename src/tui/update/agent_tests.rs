@@ -1,6 +1,6 @@
 //! Retry notices, final errors and compaction markers through `update`.
 
-use crate::agent::{AgentEvent, TurnOutcome};
+use crate::protocol::{AgentEvent, TurnOutcome};
 use crate::tui::test_support::*;
 use crate::tui::widgets::cell::CellKind;
 

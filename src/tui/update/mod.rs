@@ -4,8 +4,8 @@ use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::agent::{AgentCommand, NoticeLevel};
 use crate::permission::Mode;
+use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
 use crate::tui::keys::{Action, KeyMap};
 use crate::tui::markdown;

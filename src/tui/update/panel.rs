@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use crate::tui::keys::{Action, KeyMap, Scope};
 use crate::tui::widgets::help::HelpState;
 
-use crate::sessions::{RewindTo, SessionRequest};
+use crate::protocol::{RewindTo, SessionRequest};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Model, Overlay};
 use crate::tui::panels::{self, BrowserAction, PanelAction};

@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::agent::{AgentCommand, NoticeLevel};
+use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
 use crate::tui::commands::{MenuState, complete};
 use crate::tui::keys::Action;
@@ -92,7 +92,7 @@ fn titles_request(model: &Model) -> Vec<Cmd> {
     if text != "/resume " && text != "/sessions " {
         return Vec::new();
     }
-    vec![Cmd::Session(crate::sessions::SessionRequest::Query {
+    vec![Cmd::Session(crate::protocol::SessionRequest::Query {
         text: String::new(),
         all_projects: false,
         offset: 0,
@@ -100,7 +100,7 @@ fn titles_request(model: &Model) -> Vec<Cmd> {
 }
 
 /// A page of the session list arrived: its titles complete `/resume`.
-pub fn remember_titles(model: &mut Model, entries: &[crate::sessions::SessionEntry]) {
+pub fn remember_titles(model: &mut Model, entries: &[crate::protocol::SessionEntry]) {
     model.session_titles = entries
         .iter()
         .map(|e| {

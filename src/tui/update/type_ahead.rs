@@ -66,8 +66,8 @@ mod tests {
     use crossterm::event::KeyCode;
 
     use super::GRACE;
-    use crate::agent::AgentEvent;
-    use crate::permission::PermissionRequest;
+    use crate::protocol::AgentEvent;
+    use crate::protocol::PermissionRequest;
     use crate::tui::cmd::Cmd;
     use crate::tui::test_support::{agent, key, model, type_text};
     use crate::tui::update::update;

@@ -6,7 +6,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Widget};
 
-use crate::permission::{Decision, PermissionRequest};
+use crate::protocol::{Decision, PermissionRequest};
 use crate::text::fit as truncate;
 use crate::tools::Preview;
 use crate::tui::keys::{Action, KeyMap};

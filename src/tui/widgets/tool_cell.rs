@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
-use crate::agent::ToolStatus;
+use crate::protocol::ToolStatus;
 use crate::text::fit as truncate;
 use crate::tools::ToolDisplay;
 use crate::tui::styles::Styles;

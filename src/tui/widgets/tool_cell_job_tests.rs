@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{LIVE_MAX_BYTES, ToolCell};
-use crate::agent::{AgentEvent, ToolStatus, TurnOutcome};
+use crate::protocol::{AgentEvent, ToolStatus, TurnOutcome};
 use crate::tools::ToolDisplay;
 use crate::tools::jobs::JobEnd;
 use crate::tui::model::Model;

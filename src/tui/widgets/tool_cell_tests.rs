@@ -8,8 +8,8 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::json;
 
-use crate::agent::{AgentEvent, ToolStatus};
-use crate::permission::PermissionRequest;
+use crate::protocol::PermissionRequest;
+use crate::protocol::{AgentEvent, ToolStatus};
 use crate::tools::ToolDisplay;
 use crate::tui::model::Model;
 use crate::tui::test_support::*;

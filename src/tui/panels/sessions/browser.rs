@@ -7,7 +7,7 @@ use crate::tui::keys::{Action, KeyMap};
 use ratatui::style::Style;
 
 /// One row of the list.
-pub use crate::sessions::SessionEntry as BrowserEntry;
+pub use crate::protocol::SessionEntry as BrowserEntry;
 use crate::sessions::SessionId;
 
 #[derive(Debug, Clone, PartialEq)]

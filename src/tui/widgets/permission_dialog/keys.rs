@@ -4,7 +4,7 @@
 use crossterm::event::KeyEvent;
 
 use super::{Choice, DiffLayout, PermissionDialog};
-use crate::permission::Decision;
+use crate::protocol::Decision;
 use crate::tui::keys::{Action, KeyMap};
 
 impl PermissionDialog {

@@ -5,7 +5,7 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 
 use super::*;
-use crate::agent::AgentEvent;
+use crate::protocol::AgentEvent;
 use crate::tui::model::Model;
 use crate::tui::test_support::{agent, key, model};
 use crate::tui::update::update;

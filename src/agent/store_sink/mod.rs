@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use super::events::AgentEvent;
 use super::recording::SessionSink;
 use crate::conversation::Role;
 use crate::llm::Usage;
+use crate::protocol::AgentEvent;
 use crate::store::{MessageId, MessageMeta, NewSession, SessionId, Store, StoreError};
 use crate::sync::lock;
 use crate::tools::ToolDisplay;
@@ -525,11 +525,8 @@ impl Writer {
     }
 }
 
-#[path = "store_sink_locks.rs"]
 mod locks;
-#[path = "store_sink_writes.rs"]
 mod writes;
 
 #[cfg(test)]
-#[path = "store_sink_tests.rs"]
 mod tests;

@@ -1,10 +1,13 @@
-//! The only things that cross between the agent and an interface.
+//! The conversation with the agent: the commands a front end sends and
+//! the events the agent sends back.
 
 use serde::{Deserialize, Serialize};
 
+use super::permission::{Decision, PermissionRequest};
+use super::sessions::LoadedSession;
+use crate::config::Mode;
 use crate::conversation::{ImageData, Message};
 use crate::llm::Usage;
-use crate::permission::{Decision, Mode, PermissionRequest};
 use crate::tools::ToolDisplay;
 use crate::tools::state::Todo;
 
@@ -267,7 +270,7 @@ pub enum AgentEvent {
 
 impl AgentCommand {
     /// The command that has the agent continue a stored session.
-    pub fn load(loaded: &crate::sessions::LoadedSession) -> AgentCommand {
+    pub fn load(loaded: &LoadedSession) -> AgentCommand {
         AgentCommand::LoadHistory {
             messages: loaded.messages.clone(),
             versions: loaded.versions.clone(),
@@ -279,7 +282,7 @@ impl AgentCommand {
     }
 
     /// The same, for a session another cairn records: nothing is recorded.
-    pub fn load_read_only(loaded: &crate::sessions::LoadedSession) -> AgentCommand {
+    pub fn load_read_only(loaded: &LoadedSession) -> AgentCommand {
         match Self::load(loaded) {
             AgentCommand::LoadHistory {
                 messages,

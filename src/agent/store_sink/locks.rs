@@ -3,7 +3,7 @@
 //! Also how turns that did not complete are recorded.
 
 use super::{AgentEvent, StoreError, Writer};
-use crate::agent::TurnOutcome;
+use crate::protocol::TurnOutcome;
 use crate::store::{SessionId, TurnEnd};
 
 impl Writer {
@@ -23,7 +23,7 @@ impl Writer {
         };
         let fork = self.store.fork_session(&id, None)?;
         self.tell(AgentEvent::Notice {
-            level: crate::agent::NoticeLevel::Warning,
+            level: crate::protocol::NoticeLevel::Warning,
             text: format!(
                 "Session {id}: {held}, so this conversation continues in a copy of it \
                  (session {fork})."
@@ -46,7 +46,7 @@ impl Writer {
         match crate::store::SessionLock::acquire(db, id) {
             Ok(Ok(l)) => self.lock = Some((id.clone(), l)),
             Ok(Err(held)) => self.tell(AgentEvent::Notice {
-                level: crate::agent::NoticeLevel::Warning,
+                level: crate::protocol::NoticeLevel::Warning,
                 text: format!(
                     "Session {id}: {held}; turns from both will be recorded into it. \
                      Fork it (/rewind or `cairn -c` again) to keep them apart."
