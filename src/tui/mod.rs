@@ -1,3 +1,12 @@
+//! The full-screen interface, Elm-style: all state in `model::Model`,
+//! every input a `msg::Msg`, `update` changes the model and returns
+//! `cmd::Cmd`s, `view` draws it, and only `runtime` does I/O (it runs the
+//! effects and the event loop; `render` owns the terminal). Dialogs live in
+//! `panels/` behind one modal container, drawing pieces in `widgets/`, the
+//! slash commands in `commands/` (catalogue, parser, completion) and
+//! `slash/` (running them), the one key table in `keys/`. The interface
+//! speaks to the agent only through `AgentCommand` and `AgentEvent`.
+
 pub mod cmd;
 pub mod commands;
 pub mod fuzzy;

@@ -15,7 +15,7 @@ fn enter(m: &mut crate::tui::model::Model, text: &str) -> Vec<Cmd> {
 }
 
 fn top_panel(m: &crate::tui::model::Model) -> Option<&'static str> {
-    match m.overlays.last() {
+    match m.modals.overlays.last() {
         Some(Overlay::Panel(p)) => Some(p.name()),
         _ => None,
     }
@@ -231,5 +231,5 @@ fn ctrl_c_cancels_a_servers_question_before_anything_else() {
             answer: InputAnswer::Cancel
         })]
     );
-    assert!(m.forms.is_empty() && m.last_interrupt.is_none());
+    assert!(m.modals.forms.is_empty() && m.last_interrupt.is_none());
 }

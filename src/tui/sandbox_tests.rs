@@ -136,5 +136,5 @@ fn the_dialog_offers_running_without_the_sandbox_only_where_one_applies() {
     assert!(!screen(&mut m).contains("without the sandbox"));
     let cmds = update(&mut m, key(KeyCode::Char('u')));
     assert_eq!(reply(&cmds), None);
-    assert_eq!(m.dialogs.len(), 1);
+    assert_eq!(m.modals.permissions.len(), 1);
 }

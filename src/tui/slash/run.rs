@@ -106,7 +106,10 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
             vec![Cmd::SetMouseCapture(model.mouse_captured)]
         }
         Slash::Help => {
-            model.overlays.push(Overlay::Help(Default::default()));
+            model
+                .modals
+                .overlays
+                .push(Overlay::Help(Default::default()));
             Vec::new()
         }
         Slash::Quit => vec![Cmd::Quit],

@@ -71,7 +71,10 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         return vec![Cmd::ListFiles];
     }
     if key.code == KeyCode::Char('?') && model.input.is_empty() {
-        model.overlays.push(Overlay::Help(Default::default()));
+        model
+            .modals
+            .overlays
+            .push(Overlay::Help(Default::default()));
         return Vec::new();
     }
     let before = model.input.shown_text();
@@ -228,12 +231,12 @@ pub fn interrupt(model: &mut Model) -> Vec<Cmd> {
         model.should_quit = true;
         return vec![Cmd::Quit];
     }
-    if !model.overlays.is_empty() {
+    if !model.modals.overlays.is_empty() {
         model.last_interrupt = None;
         return super::panel::close_all(model);
     }
     // A server's question waiting: Ctrl+C cancels it, as the form says.
-    if let Some(form) = model.forms.pop_front() {
+    if let Some(form) = model.modals.forms.pop_front() {
         let answer = crate::tools::input::InputAnswer::Cancel;
         let id = form.id;
         return vec![Cmd::Send(AgentCommand::InputReply { id, answer })];

@@ -171,5 +171,4 @@ fn derive_16(theme: &mut Theme, d: &Declared) {
 }
 
 #[cfg(test)]
-#[path = "depth_tests.rs"]
 mod tests;

@@ -424,9 +424,7 @@ pub fn format_elapsed(d: Duration) -> String {
 }
 
 #[cfg(test)]
-#[path = "tool_cell_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "tool_cell_job_tests.rs"]
 mod job_tests;

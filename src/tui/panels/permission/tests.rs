@@ -122,7 +122,7 @@ fn the_full_screen_diff_reviews_hunks_too() {
     assert!(text.contains("2 of 3 hunks accepted"), "{text}");
     // Esc leaves the full screen and keeps the dialog and the review.
     update(&mut m, key(KeyCode::Esc));
-    assert_eq!(m.dialogs.len(), 1);
+    assert_eq!(m.modals.permissions.len(), 1);
     let text = screen(&mut m, 100, 40);
     assert!(text.contains("Allow once, 2 of 3 hunks accepted"), "{text}");
 }

@@ -12,6 +12,10 @@ use crate::tui::commands::COMMANDS;
 use crate::tui::keys::{Action, KeyMap, Scope};
 use crate::tui::styles::Styles;
 
+mod keys;
+
+pub use keys::handle_key;
+
 /// Where help is scrolled to, what it is filtered by, and whether it shows
 /// one dialog's keys only.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

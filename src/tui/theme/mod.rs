@@ -84,13 +84,16 @@ pub struct Theme {
 }
 
 const BUILTIN: [(&str, &str); 4] = [
-    ("dark", include_str!("../../themes/dark.toml")),
-    ("light", include_str!("../../themes/light.toml")),
+    ("dark", include_str!("../../../themes/dark.toml")),
+    ("light", include_str!("../../../themes/light.toml")),
     (
         "high-contrast",
-        include_str!("../../themes/high-contrast.toml"),
+        include_str!("../../../themes/high-contrast.toml"),
     ),
-    ("colorblind", include_str!("../../themes/colorblind.toml")),
+    (
+        "colorblind",
+        include_str!("../../../themes/colorblind.toml"),
+    ),
 ];
 
 const BUILTIN_NAMES: [&str; 4] = ["dark", "light", "high-contrast", "colorblind"];

@@ -1,5 +1,6 @@
 //! The modal that asks before a risky tool call: what, why, a preview, and
-//! Allow once / Allow always (with the exact rule) / Deny (with a reason).
+//! Allow once / Allow always (with the exact rule) / Deny (with a reason);
+//! an edit's hunks can be accepted or rejected one by one (`review`).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -486,5 +487,4 @@ impl PermissionDialog {
 }
 
 #[cfg(test)]
-#[path = "permission_dialog/tests.rs"]
 mod tests;

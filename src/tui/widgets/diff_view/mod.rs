@@ -18,9 +18,10 @@ use crate::tui::theme::{ColorDepth, Theme};
 use crate::tui::wrap::{pad_to, wrap_code};
 
 mod layout;
+mod parts;
 mod review;
 
-pub use review::Review;
+pub use parts::Review;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DiffLayout {
@@ -343,7 +344,7 @@ impl DiffView {
         } else {
             None
         };
-        let ctx = layout::Ctx {
+        let ctx = parts::Ctx {
             rows: &self.rows,
             theme,
             opts,
@@ -384,8 +385,8 @@ impl DiffView {
     }
 
     /// What to show: rows, folded gaps and hunk headers.
-    fn items(&self, opts: DiffOptions) -> Vec<layout::Item> {
-        use layout::Item;
+    fn items(&self, opts: DiffOptions) -> Vec<parts::Item> {
+        use parts::Item;
         let n = self.rows.len();
         if !opts.fold {
             return (0..n).map(Item::Row).collect();
@@ -491,7 +492,7 @@ fn styled_text(
 }
 
 /// One side's cell for a row, wrapped to `text_w` columns.
-fn row_cells(ctx: &layout::Ctx, row: &Row, text_w: usize) -> (Vec<Vec<Span<'static>>>, Style) {
+fn row_cells(ctx: &parts::Ctx, row: &Row, text_w: usize) -> (Vec<Vec<Span<'static>>>, Style) {
     let t = ctx.theme;
     let (fg, bg, word_bg) = match row.kind {
         Kind::Equal => (t.base(), t.base(), Style::default()),

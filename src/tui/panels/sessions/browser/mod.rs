@@ -347,9 +347,7 @@ impl SessionBrowser {
     }
 }
 
-#[path = "browser_view.rs"]
 mod view;
 
 #[cfg(test)]
-#[path = "browser_tests.rs"]
 mod tests;

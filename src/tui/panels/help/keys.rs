@@ -1,10 +1,10 @@
-//! The keys of the help overlay (drawn by `widgets::help`): scroll, search
-//! as you type after `/`, and any other key closes it.
+//! The keys of the help overlay: scroll, search as you type after `/`,
+//! and any other key closes it.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
+use super::HelpState;
 use crate::tui::keys::{Action, KeyMap};
-use crate::tui::widgets::help::HelpState;
 
 /// Scrolls or searches; false when the key closes the overlay.
 pub fn handle_key(state: &mut HelpState, key: KeyEvent, keys: &KeyMap) -> bool {

@@ -5,8 +5,8 @@ use std::time::Duration;
 use crate::protocol::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Activity, Model, UsageInfo};
+use crate::tui::panels::permission::PermissionDialog;
 use crate::tui::widgets::cell::{AssistantText, CellKind};
-use crate::tui::widgets::permission_dialog::PermissionDialog;
 use crate::tui::widgets::tool_cell::ToolCell;
 
 pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
@@ -159,17 +159,18 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
             let mut dialog = PermissionDialog::new(id, request);
             dialog.typed_over = super::type_ahead::typing_since(model);
             dialog.opened = super::type_ahead::fresh_since(model);
-            model.dialogs.push_back(dialog);
+            model.modals.permissions.push_back(dialog);
             model.activity = Activity::WaitingForPermission;
         }
         AgentEvent::PermissionResolved { id } => {
-            model.dialogs.retain(|d| d.id != id);
+            model.modals.permissions.retain(|d| d.id != id);
             settle_activity(model);
         }
         AgentEvent::InputRequested { id, request } => model
+            .modals
             .forms
-            .push_back(crate::tui::widgets::input_form::InputForm::new(id, request)),
-        AgentEvent::InputResolved { id } => model.forms.retain(|f| f.id != id),
+            .push_back(crate::tui::panels::input_form::InputForm::new(id, request)),
+        AgentEvent::InputResolved { id } => model.modals.forms.retain(|f| f.id != id),
         _ => {}
     }
 }
@@ -368,7 +369,7 @@ fn turn_finished(model: &mut Model, outcome: TurnOutcome) {
 
 /// Recomputes the status activity after a tool or a dialog finished.
 pub fn settle_activity(model: &mut Model) {
-    if !model.dialogs.is_empty() {
+    if !model.modals.permissions.is_empty() {
         model.activity = Activity::WaitingForPermission;
         return;
     }
@@ -436,5 +437,4 @@ fn cancel_running_tools(model: &mut Model) {
 }
 
 #[cfg(test)]
-#[path = "agent_tests.rs"]
 mod tests;
