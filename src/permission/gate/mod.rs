@@ -402,4 +402,7 @@ mod tests;
 mod blind_spots_tests;
 
 #[cfg(test)]
+mod reviewed_tests;
+
+#[cfg(test)]
 mod sandbox_tests;
