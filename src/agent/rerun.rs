@@ -70,7 +70,7 @@ fn rules_for(
         cwd: &cwd,
     };
     let analysis = crate::shell::parse(command);
-    crate::permission::rules::suggest_rules_covering(&info, Some(&analysis), false)
+    crate::permission::suggest::suggest_rules_covering(&info, Some(&analysis), false)
 }
 
 fn with_note(out: ToolOutput, note: &str, before: bool) -> ToolOutput {

@@ -26,7 +26,7 @@ impl Tool for GrepTool {
     }
 
     fn description(&self) -> &str {
-        include_str!("../../assets/tools/grep.md")
+        include_str!("../../../assets/tools/grep.md")
     }
 
     fn schema(&self) -> Value {
@@ -319,5 +319,4 @@ impl Sink for FileSink {
 }
 
 #[cfg(test)]
-#[path = "grep_tests.rs"]
 mod tests;

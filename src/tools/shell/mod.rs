@@ -286,7 +286,7 @@ impl Tool for BashTool {
         "bash"
     }
     fn description(&self) -> &str {
-        include_str!("../../assets/tools/bash.md")
+        include_str!("../../../assets/tools/bash.md")
     }
     fn schema(&self) -> Value {
         json!({
@@ -352,9 +352,7 @@ impl Tool for BashTool {
 }
 
 #[cfg(test)]
-#[path = "shell_tests.rs"]
 mod tests;
 
 #[cfg(all(test, target_os = "linux"))]
-#[path = "shell_sandbox_tests.rs"]
 mod sandbox_tests;

@@ -2,14 +2,25 @@
 //! read-only: a command is here only if no option of it writes files or runs
 //! other programs, or if the options that do are recognised and refused.
 //! Anything that executes project code (builds, tests, interpreters) asks.
+//!
+//! This file holds the plain list and walks wrappers and nested scripts;
+//! the programs with options to check have their own files: `tools` (find,
+//! sed, sort, rg, …, with `sed_script` reading sed programs), `builtins`
+//! (bash builtins that read a variable name), `more` (archives, awk,
+//! `--version`, pagers) and `git`.
 
 use super::getopt::Opt;
-use super::readonly_builtins;
-use super::readonly_more;
-use super::readonly_tools::{self, refuse};
 pub use super::wrappers::wrapped_command;
 use super::wrappers::{is_command_lookup, wrapper_options};
 use crate::shell::SimpleCommand;
+pub(in crate::permission) use tools::check_sed;
+use tools::refuse;
+
+mod builtins;
+mod git;
+mod more;
+mod sed_script;
+mod tools;
 
 /// Commands none of whose options write files or run other programs, so
 /// any argument (even one only known at run time) is harmless.
@@ -42,7 +53,7 @@ pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
     for assignment in &cmd.assignments {
         let name = assignment.split(['=', '+', '[']).next().unwrap_or("");
         let standalone = cmd.words.is_empty();
-        if !safe_var(name, standalone) && !readonly_more::harmless_prefix_variable(name) {
+        if !safe_var(name, standalone) && !more::harmless_prefix_variable(name) {
             return Err(format!("sets `{name}`, which can change what runs"));
         }
         if assignment.starts_with(&format!("{name}[")) {
@@ -56,7 +67,7 @@ pub fn check(cmd: &SimpleCommand) -> Result<(), Reason> {
     }
     // A pager fed by a pipe prints its input like `cat`.
     if matches!(cmd.name(), Some("less" | "more")) && cmd.pipe.is_some_and(|(_, s)| s > 0) {
-        return readonly_more::check_pager(&cmd.words[1..]);
+        return more::check_pager(&cmd.words[1..]);
     }
     check_words(&cmd.words, &cmd.literal, 0)
 }
@@ -94,15 +105,15 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
     let arg_literal = &literal[1..];
     let args_literal = arg_literal.iter().all(|l| *l);
     if PLAIN.contains(&name.as_str())
-        || readonly_more::PLAIN_MORE.contains(&name.as_str())
-        || readonly_more::is_version_query(name, args)
+        || more::PLAIN_MORE.contains(&name.as_str())
+        || more::is_version_query(name, args)
     {
         return Ok(());
     }
-    if readonly_more::is_awk(name) {
-        return readonly_more::check_awk(args, arg_literal);
+    if more::is_awk(name) {
+        return more::check_awk(args, arg_literal);
     }
-    if let Some(script) = readonly_more::shell_script(name, args) {
+    if let Some(script) = more::shell_script(name, args) {
         let at = args.iter().position(|a| a == script).unwrap_or(0);
         if !arg_literal.get(at).copied().unwrap_or(false) {
             return Err(format!("`{name} -c` runs a script only known when it runs"));
@@ -110,10 +121,10 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
         return check_script(name, script, depth);
     }
     match name.as_str() {
-        "printf" => return readonly_builtins::check_printf(args, arg_literal),
-        "read" => return readonly_builtins::check_read(args, arg_literal),
-        "test" | "[" => return readonly_builtins::check_test(args, arg_literal),
-        "[[" => return readonly_builtins::check_extended_test(args, arg_literal),
+        "printf" => return builtins::check_printf(args, arg_literal),
+        "read" => return builtins::check_read(args, arg_literal),
+        "test" | "[" => return builtins::check_test(args, arg_literal),
+        "[[" => return builtins::check_extended_test(args, arg_literal),
         _ => {}
     }
     if depth < 4
@@ -156,21 +167,21 @@ fn check_words(words: &[String], literal: &[bool], depth: usize) -> Result<(), R
 /// The argument check of a command that is read-only with some options.
 fn arg_checker(name: &str) -> Option<ArgCheck> {
     match name {
-        "find" => Some(readonly_tools::check_find),
-        "sed" => Some(readonly_tools::check_sed),
-        "sort" => Some(readonly_tools::check_sort),
-        "uniq" => Some(readonly_tools::check_uniq),
+        "find" => Some(tools::check_find),
+        "sed" => Some(tools::check_sed),
+        "sort" => Some(tools::check_sort),
+        "uniq" => Some(tools::check_uniq),
         "tree" => Some(|a| refuse("tree", a, &['o', 'R'], &[], "writes its listing to a file")),
         "file" => Some(|a| refuse("file", a, &['C'], &["compile"], "writes a file")),
         "date" => Some(|a| refuse("date", a, &['s'], &["set"], "sets the clock")),
-        "rg" => Some(readonly_tools::check_rg),
-        "tar" | "gtar" | "bsdtar" => Some(readonly_more::check_tar),
-        "unzip" => Some(readonly_more::check_unzip),
-        "xxd" => Some(readonly_more::check_xxd),
+        "rg" => Some(tools::check_rg),
+        "tar" | "gtar" | "bsdtar" => Some(more::check_tar),
+        "unzip" => Some(more::check_unzip),
+        "xxd" => Some(more::check_xxd),
         "ag" => Some(|a| refuse("ag", a, &[], &["pager"], "runs another program")),
-        "hostname" => Some(readonly_tools::check_hostname),
+        "hostname" => Some(tools::check_hostname),
         "command" => Some(check_command_lookup),
-        "git" => Some(super::readonly_git::check_git),
+        "git" => Some(git::check_git),
         _ => None,
     }
 }

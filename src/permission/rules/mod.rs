@@ -29,14 +29,11 @@ use std::path::Path;
 use globset::{GlobBuilder, GlobMatcher};
 
 use super::CallInfo;
+use super::layers::layers;
 use super::nested::{self, Script};
 use super::paths;
-use super::security;
 use super::wrappers::basename;
 use crate::shell::{self, ShellAnalysis, SimpleCommand};
-
-pub use super::store::{StoreError, StoredRules, list_rules, remove_rule, store_rule};
-pub use super::suggest::{suggest_rules, suggest_rules_covering};
 
 /// The tools cairn ships; a rule naming another (non-MCP) tool is a typo.
 pub const KNOWN_TOOLS: &[&str] = &[
@@ -430,7 +427,7 @@ fn command_texts(raw: &str, analysis: &ShellAnalysis, depth: usize, out: &mut Ve
     };
     for cmd in &analysis.commands {
         nested(nested::assignment_scripts(&cmd.assignments), out);
-        for layer in security::layers(&cmd.words) {
+        for layer in layers(&cmd.words) {
             let Some((name, args)) = layer.split_first() else {
                 continue;
             };
@@ -502,5 +499,4 @@ pub(crate) fn rule_text(cmd: &SimpleCommand) -> String {
 }
 
 #[cfg(test)]
-#[path = "rules_tests.rs"]
 mod tests;

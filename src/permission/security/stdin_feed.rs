@@ -6,8 +6,9 @@
 
 use base64::Engine;
 
-use super::nested::Script;
-use super::wrappers::basename;
+use crate::permission::nested::Script;
+use crate::permission::programs::{SHELLS, family};
+use crate::permission::wrappers::{self, basename};
 use crate::shell::ShellAnalysis;
 
 /// What reaches a command's standard input.
@@ -155,7 +156,7 @@ fn previous_stage(analysis: &ShellAnalysis, index: usize) -> Option<usize> {
 /// appended. Input cairn cannot read, handed to a shell, must be
 /// confirmed.
 pub fn xargs_scripts(analysis: &ShellAnalysis, index: usize, args: &[String]) -> Vec<Script> {
-    let Some(parsed) = super::wrappers::wrapper_options("xargs", args) else {
+    let Some(parsed) = wrappers::wrapper_options("xargs", args) else {
         return Vec::new();
     };
     let inner = &args[parsed.end.min(args.len())..];
@@ -213,9 +214,9 @@ pub fn xargs_scripts(analysis: &ShellAnalysis, index: usize, args: &[String]) ->
             }
         },
         Fed::Undecodable(_) | Fed::Unknown => {
-            let shell = inner.first().is_some_and(|n| {
-                super::security::SHELLS.contains(&super::security::family(basename(n)))
-            });
+            let shell = inner
+                .first()
+                .is_some_and(|n| SHELLS.contains(&family(basename(n))));
             let runs_string = inner
                 .iter()
                 .any(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));

@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use super::paths;
-use super::security::{Findings, is_critical, is_recursive_flag, system_write};
+use super::findings::Findings;
+use super::targets::{is_critical, is_recursive_flag, system_write};
+use crate::permission::paths;
 
 pub(super) fn inspect_rm(
     args: &[String],

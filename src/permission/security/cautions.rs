@@ -3,9 +3,11 @@
 
 use std::path::Path;
 
-use super::paths;
-use super::security::{Findings, is_recursive_flag, layers};
-use super::wrappers::basename;
+use super::findings::Findings;
+use super::targets::is_recursive_flag;
+use crate::permission::layers::layers;
+use crate::permission::paths;
+use crate::permission::wrappers::basename;
 use crate::shell::ShellAnalysis;
 
 /// Recursive removal of the workspace itself (`rm -rf .` at its root,

@@ -3,8 +3,8 @@
 //! tools accept any unambiguous prefix of a long option, and options after
 //! operands); an option the tool would not accept asks.
 
-use super::getopt::{self, Spec, Takes};
-use super::readonly::Reason;
+use super::Reason;
+use crate::permission::getopt::{self, Spec, Takes};
 
 use Takes::{Nothing as N, Optional as O, Value as V};
 
@@ -154,7 +154,7 @@ fn parsed<'a>(cmd: &str, args: &'a [String], spec: &Spec) -> Result<getopt::Pars
     getopt::parse(args, spec).map_err(|why| format!("`{cmd}`: {why}, which cairn cannot judge"))
 }
 
-pub(super) fn check_sed(args: &[String]) -> Result<(), Reason> {
+pub(in crate::permission) fn check_sed(args: &[String]) -> Result<(), Reason> {
     let p = parsed("sed", args, &SED)?;
     let mut scripts: Vec<&str> = Vec::new();
     for opt in &p.options {

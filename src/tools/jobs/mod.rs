@@ -17,8 +17,8 @@ use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-use super::state::lock;
 use crate::sandbox::Policy;
+use crate::sync::lock;
 
 /// Output kept per process; beyond it only a count of what was dropped.
 const MAX_BUFFER: usize = 8 * 1024 * 1024;
@@ -405,5 +405,4 @@ impl Drop for JobTable {
 }
 
 #[cfg(test)]
-#[path = "jobs_tests.rs"]
 mod tests;

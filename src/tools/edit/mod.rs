@@ -101,7 +101,7 @@ impl Tool for EditTool {
         "edit"
     }
     fn description(&self) -> &str {
-        include_str!("../../assets/tools/edit.md")
+        include_str!("../../../assets/tools/edit.md")
     }
     fn schema(&self) -> Value {
         let mut props = edit_properties();
@@ -136,7 +136,7 @@ impl Tool for MultiEditTool {
         "multiedit"
     }
     fn description(&self) -> &str {
-        include_str!("../../assets/tools/multiedit.md")
+        include_str!("../../../assets/tools/multiedit.md")
     }
     fn schema(&self) -> Value {
         json!({
@@ -181,5 +181,4 @@ impl Tool for MultiEditTool {
 }
 
 #[cfg(test)]
-#[path = "edit_tests.rs"]
 mod tests;

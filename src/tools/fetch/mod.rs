@@ -212,7 +212,7 @@ impl Tool for FetchTool {
         "fetch"
     }
     fn description(&self) -> &str {
-        include_str!("../../assets/tools/fetch.md")
+        include_str!("../../../assets/tools/fetch.md")
     }
     fn schema(&self) -> Value {
         json!({
@@ -261,5 +261,4 @@ impl Tool for FetchTool {
 }
 
 #[cfg(test)]
-#[path = "fetch_tests.rs"]
 mod tests;

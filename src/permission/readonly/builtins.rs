@@ -5,8 +5,8 @@
 //! and a variable's value is evaluated in turn. These only read when the
 //! names are plain and the compared values are plain numbers.
 
-use super::getopt::{self, Spec, Takes};
-use super::readonly::Reason;
+use super::Reason;
+use crate::permission::getopt::{self, Spec, Takes};
 
 /// A shell variable name with no subscript.
 pub(super) fn is_identifier(word: &str) -> bool {

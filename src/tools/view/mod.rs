@@ -36,7 +36,7 @@ impl Tool for ViewTool {
     }
 
     fn description(&self) -> &str {
-        include_str!("../../assets/tools/view.md")
+        include_str!("../../../assets/tools/view.md")
     }
 
     fn schema(&self) -> Value {
@@ -585,5 +585,4 @@ fn levenshtein(a: &str, b: &str) -> usize {
 }
 
 #[cfg(test)]
-#[path = "view_tests.rs"]
 mod tests;

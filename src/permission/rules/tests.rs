@@ -3,6 +3,7 @@ use std::path::PathBuf;
 use serde_json::{Value, json};
 
 use super::*;
+use crate::permission::suggest::suggest_rules;
 
 fn rule(text: &str) -> Rule {
     match Rule::parse(text) {

@@ -5,8 +5,10 @@
 
 use std::path::Path;
 
-use super::security::{DOWNLOADERS, Findings, INTERPRETERS, SHELLS, family, layers};
-use super::wrappers::basename;
+use super::findings::Findings;
+use crate::permission::layers::layers;
+use crate::permission::programs::{AWKS, DOWNLOADERS, INTERPRETERS, SHELLS, family};
+use crate::permission::wrappers::basename;
 use crate::shell::ShellAnalysis;
 
 /// Programs that run commands as another user or in another root, or
@@ -226,8 +228,10 @@ fn inspect_container(name: &str, args: &[String], findings: &mut Findings) {
                     .find_map(|p| p.strip_prefix("source=").or(p.strip_prefix("src=")))
                     .unwrap_or_else(|| v.split(':').next().unwrap_or(v));
                 let host_root = source == "/"
-                    || super::paths::SYSTEM_DIRS.contains(&source.trim_end_matches('/'))
-                    || super::paths::CRITICAL_DIRS.contains(&source.trim_end_matches('/'))
+                    || crate::permission::paths::SYSTEM_DIRS
+                        .contains(&source.trim_end_matches('/'))
+                    || crate::permission::paths::CRITICAL_DIRS
+                        .contains(&source.trim_end_matches('/'))
                     || source.ends_with("docker.sock");
                 if host_root {
                     why =
@@ -290,7 +294,7 @@ fn reverse_shell(name: &str, args: &[String], findings: &mut Findings) {
     let code_runner = INTERPRETERS.contains(&fam)
         || name.starts_with("python")
         || SHELLS.contains(&fam)
-        || super::security::AWKS.contains(&fam);
+        || AWKS.contains(&fam);
     if code_runner {
         let code = args.join(" ").to_ascii_lowercase();
         let socket =
@@ -454,7 +458,7 @@ fn download_then_run(analysis: &ShellAnalysis, cwd: &Path, findings: &mut Findin
     let same = |word: &str| {
         let clean = |w: &str| {
             let p = cwd.join(w);
-            super::paths::normalize(&p)
+            crate::permission::paths::normalize(&p)
         };
         targets.iter().any(|t| clean(t) == clean(word))
     };

@@ -5,11 +5,13 @@
 use std::path::Path;
 
 use super::catastrophes::NET_CLIENTS;
-use super::nested::Script;
-use super::security::inspect_scripts;
-use super::security::{AWKS, DOWNLOADERS, Findings, INTERPRETERS, SHELLS, family, layers};
+use super::findings::Findings;
+use super::inspect_scripts;
 use super::stdin_feed::Fed;
-use super::wrappers::basename;
+use crate::permission::layers::layers;
+use crate::permission::nested::Script;
+use crate::permission::programs::{AWKS, DOWNLOADERS, INTERPRETERS, SHELLS, family};
+use crate::permission::wrappers::basename;
 use crate::shell::{ShellAnalysis, SimpleCommand};
 
 /// Whether `cmd`, under any wrappers, downloads (`curl`, `/usr/bin/wget`,
@@ -61,7 +63,7 @@ fn fetches_over_http(args: &[String]) -> bool {
 /// what they read on standard input.
 fn runs_its_input(name: &str, args: &[String]) -> bool {
     match name {
-        "sed" | "gsed" => super::readonly_tools::check_sed(args).is_err(),
+        "sed" | "gsed" => crate::permission::readonly::check_sed(args).is_err(),
         "make" | "gmake" | "bmake" => args.iter().enumerate().any(|(i, a)| {
             let value = match a.as_str() {
                 "-f" | "--file" | "--makefile" => args.get(i + 1).map(String::as_str),

@@ -2,77 +2,43 @@
 //! block holds in every mode and no rule lifts it; the message tells the
 //! model why, so it can choose another way. A caution is milder: the call
 //! must be confirmed by the person even in auto mode.
+//!
+//! This file walks a parsed command (every layer of every simple command,
+//! redirections, functions, and the shell code it hands on) and asks:
+//! - `catastrophes` — commands that wreck the machine or pipe the network
+//!   into a shell;
+//! - `rm` — removals of critical or sweeping targets;
+//! - `exec` — interpreters and shells fed code from files, downloads or
+//!   standard input (`stdin_feed` reads what a shell is fed);
+//! - `cautions` — what must be confirmed even in auto mode (`git push
+//!   --force`, changes to the workspace's own settings);
+//! - `targets` — the paths a command's arguments name and writes;
+//! - `findings` — the answer: a block and cautions.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::layers::{PRIVILEGE, layers};
 use super::nested::Script;
-use super::paths::{self, CRITICAL_DIRS};
-use super::security_rm::sweeping_target;
-use super::wrappers::{basename, inner_commands, wrapped_command};
+use super::paths;
+use super::wrappers::basename;
 use crate::shell::{ShellAnalysis, SimpleCommand};
+use rm::sweeping_target;
+use targets::{is_critical, is_recursive_flag, operands, system_write, write_targets};
 
-#[derive(Debug, Default, Clone, PartialEq)]
-pub struct Findings {
-    pub block: Option<String>,
-    pub cautions: Vec<String>,
-}
+pub use findings::Findings;
 
-impl Findings {
-    pub(super) fn block(&mut self, message: String) {
-        if self.block.is_none() {
-            self.block = Some(message);
-        }
-    }
-}
+mod catastrophes;
+pub(super) mod cautions;
+mod exec;
+mod findings;
+mod rm;
+mod stdin_feed;
+mod targets;
 
-const PRIVILEGE: &[&str] = &["sudo", "su", "doas", "pkexec", "run0"];
-/// Programs that are many commands, chosen by their first argument.
-const MULTI_CALL: &[&str] = &["busybox", "toybox"];
 const POWER: &[&str] = &["shutdown", "reboot", "halt", "poweroff"];
 const DISK_TOOLS: &[&str] = &[
     "mke2fs", "mkswap", "wipefs", "fdisk", "sfdisk", "gdisk", "cfdisk", "parted",
 ];
-pub(super) const DOWNLOADERS: &[&str] = &["curl", "wget", "fetch", "aria2c", "http", "https", "xh"];
-pub(super) const SHELLS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "mksh", "pdksh", "oksh", "yash", "posh", "ash", "fish",
-    "csh", "tcsh", "rbash",
-];
-pub(super) const INTERPRETERS: &[&str] = &[
-    "perl",
-    "ruby",
-    "node",
-    "nodejs",
-    "php",
-    "lua",
-    "luajit",
-    "deno",
-    "bun",
-    "source",
-    ".",
-    "eval",
-    "python",
-    "pypy",
-    "tclsh",
-    "wish",
-    "expect",
-    "Rscript",
-    "julia",
-    "guile",
-    "jshell",
-    "pwsh",
-    "osascript",
-    "irb",
-];
-pub(super) const AWKS: &[&str] = &["awk", "gawk", "mawk", "nawk", "goawk", "original-awk"];
-
-/// A command name without a trailing version: `python3.12` → `python`,
-/// `ruby3.2` → `ruby`, `bash5` → `bash`.
-pub(super) fn family(name: &str) -> &str {
-    let base = basename(name);
-    let stem = base.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.' || c == '-');
-    if stem.is_empty() { base } else { stem }
-}
-
 /// Levels of `sh -c "…"` / `eval "…"` looked into.
 pub(super) const MAX_NESTING: usize = 3;
 
@@ -118,7 +84,7 @@ pub(super) fn inspect_nested(
         return;
     }
     let dirs = paths::command_dirs(analysis, cwd, home);
-    super::catastrophes::inspect_analysis(analysis, cwd, findings);
+    catastrophes::inspect_analysis(analysis, cwd, findings);
     for (index, cmd) in analysis.commands.iter().enumerate() {
         inspect_command(analysis, index, cmd, &dirs[index], home, nesting, findings);
     }
@@ -187,49 +153,6 @@ fn fork_bomb_message(name: &str) -> String {
     )
 }
 
-/// The layers of a command: `env sudo rm -rf /` → [`env …`, `sudo …`, `rm …`],
-/// and every command a program runs from its arguments (`find -exec`,
-/// `setsid`, `flock`, … see [`inner_commands`]). Commands are recognised
-/// by their base name (`/usr/bin/env`).
-pub(super) fn layers(words: &[String]) -> Vec<&[String]> {
-    let mut out = vec![words];
-    let mut next = 0;
-    while next < out.len() && out.len() < MAX_LAYERS {
-        let current = out[next];
-        next += 1;
-        let Some((name, args)) = current.split_first() else {
-            continue;
-        };
-        let name = basename(name);
-        let mut inner: Vec<&[String]> = Vec::new();
-        if PRIVILEGE.contains(&name) {
-            // `sudo -u x cmd`: skip options so the command under it is inspected too.
-            let start = args
-                .iter()
-                .position(|a| !a.starts_with('-'))
-                .unwrap_or(args.len());
-            inner.push(&args[start..]);
-        } else if MULTI_CALL.contains(&name) {
-            // `busybox sh`: the applet is the command.
-            if args.first().is_some_and(|a| !a.starts_with('-')) {
-                inner.push(args);
-            }
-        } else if let Some(wrapped) = wrapped_command(name, args) {
-            inner.push(wrapped);
-        }
-        inner.extend(inner_commands(name, args));
-        for layer in inner {
-            if !layer.is_empty() && !out.contains(&layer) && out.len() < MAX_LAYERS {
-                out.push(layer);
-            }
-        }
-    }
-    out
-}
-
-/// Layers looked at in one simple command.
-const MAX_LAYERS: usize = 32;
-
 fn inspect_command(
     analysis: &ShellAnalysis,
     index: usize,
@@ -256,9 +179,9 @@ fn inspect_command(
         let args = &layer[1..];
         let args_literal = &literal[1..];
         inspect_machine_wide(name, layer, findings);
-        super::catastrophes::inspect(name, args, findings);
+        catastrophes::inspect(name, args, findings);
         match name {
-            "rm" => super::security_rm::inspect_rm(args, args_literal, cwd, home, findings),
+            "rm" => rm::inspect_rm(args, args_literal, cwd, home, findings),
             "dd" => {
                 for arg in args {
                     if let Some(target) = arg.strip_prefix("of=")
@@ -282,7 +205,7 @@ fn inspect_command(
                     }
                 }
             }
-            "git" => super::cautions::inspect_git_push(args, findings),
+            "git" => cautions::inspect_git_push(args, findings),
             _ => {}
         }
         for target in write_targets(name, args, args_literal, cwd, home) {
@@ -292,10 +215,10 @@ fn inspect_command(
         }
         let mut scripts = super::nested::scripts(name, args, args_literal);
         if name == "xargs" {
-            scripts.extend(super::stdin_feed::xargs_scripts(analysis, index, args));
+            scripts.extend(stdin_feed::xargs_scripts(analysis, index, args));
         }
         inspect_scripts(&scripts, cwd, home, nesting, findings);
-        super::security_exec::inspect_interpreter(
+        exec::inspect_interpreter(
             analysis,
             index,
             name,
@@ -426,122 +349,6 @@ fn find_destroys(args: &[String]) -> bool {
     })
 }
 
-pub(super) fn is_recursive_flag(arg: &str, rm: bool) -> bool {
-    if arg == "--recursive" {
-        return true;
-    }
-    match arg.strip_prefix('-') {
-        Some(cluster) if !cluster.starts_with('-') => {
-            cluster.contains('R') || (rm && cluster.contains('r'))
-        }
-        _ => false,
-    }
-}
-
-/// Operands (non-option arguments) that resolve to paths.
-pub(super) fn operands(
-    args: &[String],
-    literal: &[bool],
-    cwd: &Path,
-    home: Option<&Path>,
-) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut options_done = false;
-    for (arg, lit) in args.iter().zip(literal) {
-        if !options_done && arg == "--" {
-            options_done = true;
-            continue;
-        }
-        if !options_done && *lit && arg.starts_with('-') {
-            continue;
-        }
-        if let Some(path) = paths::resolve_word(arg, *lit, cwd, home) {
-            out.push(path);
-        }
-    }
-    out
-}
-
-pub(super) fn is_critical(path: &Path, home: Option<&Path>) -> bool {
-    CRITICAL_DIRS.iter().any(|d| path == Path::new(d))
-        || paths::SYSTEM_DIRS.iter().any(|d| path == Path::new(d))
-        || home.is_some_and(|h| path == paths::normalize(h))
-}
-
-/// Paths a command writes to (beyond redirections).
-fn write_targets(
-    name: &str,
-    args: &[String],
-    literal: &[bool],
-    cwd: &Path,
-    home: Option<&Path>,
-) -> Vec<PathBuf> {
-    let all = || operands(args, literal, cwd, home);
-    match name {
-        "touch" | "mkdir" | "rmdir" | "truncate" | "shred" | "unlink" | "tee" => all(),
-        "sed"
-            if args
-                .iter()
-                .any(|a| a.starts_with("-i") || a.starts_with("--in-place")) =>
-        {
-            all()
-        }
-        "cp" | "mv" | "install" | "rsync" | "ln" => {
-            for (i, arg) in args.iter().enumerate() {
-                let dir = if arg == "-t" {
-                    args.get(i + 1).map(String::as_str)
-                } else {
-                    arg.strip_prefix("--target-directory=")
-                };
-                if let Some(dir) = dir {
-                    return paths::resolve_word(dir, true, cwd, home)
-                        .into_iter()
-                        .collect();
-                }
-            }
-            let ops = all();
-            if ops.len() >= 2 {
-                ops.last().cloned().into_iter().collect()
-            } else {
-                Vec::new()
-            }
-        }
-        "curl" | "wget" => {
-            let mut out = Vec::new();
-            for (i, arg) in args.iter().enumerate() {
-                let value = match arg.as_str() {
-                    "-o" | "--output" | "-O" | "--output-document" | "-P" => {
-                        args.get(i + 1).map(String::as_str)
-                    }
-                    a => a
-                        .strip_prefix("--output-document=")
-                        .or(a.strip_prefix("--output=")),
-                };
-                if let Some(path) = value.and_then(|v| paths::resolve_word(v, true, cwd, home)) {
-                    out.push(path);
-                }
-            }
-            out
-        }
-        _ => Vec::new(),
-    }
-}
-
-pub(super) fn system_write(path: &Path, action: &str) -> Option<String> {
-    let dir = paths::system_dir_of(path)?;
-    if dir == "/dev" {
-        return Some(format!(
-            "blocked: {action} the device `{}`; writing to devices can destroy disks.",
-            path.display()
-        ));
-    }
-    Some(format!(
-        "blocked: {action} `{}`, inside the system directory `{dir}`. cairn never changes \
-         system files; keep changes inside the workspace.",
-        path.display()
-    ))
-}
-
 /// Fork bombs in text the parser could not read: `NAME(){ … NAME|NAME …`.
 fn text_fork_bomb(command: &str) -> Option<String> {
     let compact: String = command.chars().filter(|c| !c.is_whitespace()).collect();
@@ -563,5 +370,4 @@ fn text_fork_bomb(command: &str) -> Option<String> {
 }
 
 #[cfg(test)]
-#[path = "security_tests.rs"]
 mod tests;

@@ -3,8 +3,8 @@
 //! program's `--version`, `bash -c` of a read-only script, a pager at the
 //! end of a pipe, and harmless variables before a read-only command.
 
-use super::readonly::Reason;
-use super::security::{AWKS, SHELLS, family};
+use super::Reason;
+use crate::permission::programs::{AWKS, SHELLS, family};
 
 /// Programs with no option that writes a file or runs another program.
 #[rustfmt::skip]
