@@ -124,8 +124,8 @@ mod tests {
     use crossterm::event::KeyCode;
 
     use super::Front;
-    use crate::agent::AgentEvent;
-    use crate::permission::PermissionRequest;
+    use crate::protocol::AgentEvent;
+    use crate::protocol::PermissionRequest;
     use crate::tools::input::{FieldKind, InputField, InputRequest};
     use crate::tui::test_support::{agent, ctrl, key, model};
     use crate::tui::update::update;

@@ -5,7 +5,7 @@ use crossterm::event::KeyEvent;
 
 use super::panel::{self, asks_for_keys};
 use super::{settle_activity, type_ahead};
-use crate::agent::AgentCommand;
+use crate::protocol::AgentCommand;
 use crate::tui::cmd::Cmd;
 use crate::tui::keys::Scope;
 use crate::tui::model::{Front, Model, Overlay};
