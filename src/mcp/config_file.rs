@@ -150,33 +150,25 @@ fn servers_mut<'a>(
 }
 
 fn load(path: &Path) -> Result<DocumentMut, ConfigFileError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigFileError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    text.parse::<DocumentMut>()
-        .map_err(|e| ConfigFileError::Toml {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+    crate::config::read_toml(path).map_err(file_error)
 }
 
 fn save(path: &Path, doc: &DocumentMut) -> Result<(), ConfigFileError> {
-    let io = |source| ConfigFileError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io)?;
+    crate::config::write_toml(path, doc).map_err(file_error)
+}
+
+/// A config file that could not be read, parsed or written.
+fn file_error(e: crate::config::SaveError) -> ConfigFileError {
+    use crate::config::SaveError as E;
+    match e {
+        E::Parse { path, source } => ConfigFileError::Toml {
+            path,
+            message: source.to_string(),
+        },
+        E::Read { path, source } | E::Write { path, source } => {
+            ConfigFileError::Io { path, source }
+        }
     }
-    // Written beside and renamed, so a crash never leaves half a config.
-    crate::private::replace(path, doc.to_string().as_bytes()).map_err(io)
 }
 
 #[cfg(test)]
