@@ -1,6 +1,7 @@
 //! `cairn mcp add / remove / get`: servers kept under `[mcp.NAME]` in the
-//! user's config file. Edits go through `toml_edit`, so the person's
-//! comments and layout survive.
+//! user's config file, read and written through the config's one TOML
+//! read-modify-write (`config::read_toml`, `config::write_toml`), so the
+//! person's comments and layout survive.
 
 use std::path::{Path, PathBuf};
 
@@ -8,13 +9,9 @@ use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigFileError {
-    #[error("cannot read or write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is not valid TOML: {message}")]
-    Toml { path: PathBuf, message: String },
+    /// The file could not be read, parsed or written.
+    #[error(transparent)]
+    File(#[from] crate::config::SaveError),
     #[error("{path}: `mcp` must be a table of servers ([mcp.NAME])")]
     Shape { path: PathBuf },
     #[error(
@@ -150,25 +147,11 @@ fn servers_mut<'a>(
 }
 
 fn load(path: &Path) -> Result<DocumentMut, ConfigFileError> {
-    crate::config::read_toml(path).map_err(file_error)
+    Ok(crate::config::read_toml(path)?)
 }
 
 fn save(path: &Path, doc: &DocumentMut) -> Result<(), ConfigFileError> {
-    crate::config::write_toml(path, doc).map_err(file_error)
-}
-
-/// A config file that could not be read, parsed or written.
-fn file_error(e: crate::config::SaveError) -> ConfigFileError {
-    use crate::config::SaveError as E;
-    match e {
-        E::Parse { path, source } => ConfigFileError::Toml {
-            path,
-            message: source.to_string(),
-        },
-        E::Read { path, source } | E::Write { path, source } => {
-            ConfigFileError::Io { path, source }
-        }
-    }
+    Ok(crate::config::write_toml(path, doc)?)
 }
 
 #[cfg(test)]
