@@ -185,17 +185,8 @@ impl TrustStore {
             projects: file.projects.clone(),
         })
         .map_err(|e| self.io(std::io::Error::other(e)))?;
-        // A temporary file is created 0600; renaming it keeps that.
-        let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| self.io(e))?;
-        std::io::Write::write_all(&mut tmp, text.as_bytes()).map_err(|e| self.io(e))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o600))
-                .map_err(|e| self.io(e))?;
-        }
-        tmp.persist(&self.path).map_err(|e| self.io(e.error))?;
-        Ok(())
+        // Written beside and renamed (0600), so a crash never leaves half a store.
+        crate::private::replace(&self.path, text.as_bytes()).map_err(|e| self.io(e))
     }
 }
 
@@ -313,5 +304,4 @@ pub fn ignored_message(config_path: &Path, held: &[Held], standing: Standing) ->
 }
 
 #[cfg(test)]
-#[path = "trust_tests.rs"]
 mod tests;

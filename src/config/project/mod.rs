@@ -461,5 +461,4 @@ fn reorders_or_hides(c: char) -> bool {
 }
 
 #[cfg(test)]
-#[path = "project_tests.rs"]
 mod tests;
