@@ -6,8 +6,8 @@
 use std::hint::black_box;
 use std::path::PathBuf;
 
-use cairn::agent::{AgentEvent, ToolStatus, TurnOutcome};
 use cairn::permission::Mode;
+use cairn::protocol::{AgentEvent, ToolStatus, TurnOutcome};
 use cairn::tools::ToolDisplay;
 use cairn::tui::model::Model;
 use cairn::tui::msg::Msg;

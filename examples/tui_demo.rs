@@ -5,9 +5,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use cairn::agent::{AgentCommand, AgentEvent, ToolStatus, TurnOutcome};
 use cairn::llm::Usage;
-use cairn::permission::{Decision, Mode, PermissionRequest};
+use cairn::permission::Mode;
+use cairn::protocol::{
+    AgentCommand, AgentEvent, Decision, PermissionRequest, ToolStatus, TurnOutcome,
+};
 use cairn::tools::state::{Todo, TodoStatus};
 use cairn::tools::{Preview, ToolDisplay};
 use cairn::tui::{TuiOptions, run};

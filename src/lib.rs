@@ -17,6 +17,7 @@ pub mod mcp;
 pub mod paths;
 pub mod permission;
 pub mod private;
+pub mod protocol;
 pub mod sandbox;
 pub mod sessions;
 pub mod shell;

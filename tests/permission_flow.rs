@@ -7,10 +7,13 @@ mod mock_model;
 use std::sync::Arc;
 use std::time::Duration;
 
-use cairn::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, ToolStatus, TurnOutcome};
+use cairn::agent::{Agent, AgentOptions};
+
 use cairn::llm::{ModelCatalog, ProviderKind, ProviderSettings, build_provider};
 use cairn::permission::rules::Rules;
-use cairn::permission::{Decision, Gate, Mode};
+use cairn::permission::{Gate, Mode};
+use cairn::protocol::Decision;
+use cairn::protocol::{AgentCommand, AgentEvent, ToolStatus, TurnOutcome};
 use cairn::tools::{Preview, Registry};
 use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
@@ -84,7 +87,7 @@ impl Run {
     /// Events until the turn ends; permission requests are answered by `answer`.
     async fn turn(
         &mut self,
-        mut answer: impl FnMut(&cairn::permission::PermissionRequest) -> Decision,
+        mut answer: impl FnMut(&cairn::protocol::PermissionRequest) -> Decision,
     ) -> Vec<AgentEvent> {
         let mut out = Vec::new();
         loop {
@@ -110,7 +113,7 @@ impl Run {
     }
 }
 
-fn asked(ev: &[AgentEvent]) -> Vec<cairn::permission::PermissionRequest> {
+fn asked(ev: &[AgentEvent]) -> Vec<cairn::protocol::PermissionRequest> {
     ev.iter()
         .filter_map(|e| match e {
             AgentEvent::PermissionRequested { request, .. } => Some(request.clone()),

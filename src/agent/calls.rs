@@ -2,23 +2,20 @@
 //! concurrently, each answered exactly once.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::oneshot;
 
-use super::events::{AgentEvent, NoticeLevel, ToolStatus};
-use super::turn::{ParsedCall, PendingCall, TurnContext};
+use super::approval::{Approval, Question, ask};
+use super::running::{for_screen, run_tool};
+use super::turn_context::{ParsedCall, PendingCall, TurnContext};
 use crate::conversation::{Part, ResultContent};
-use crate::permission::{CallInfo, Decision, PermissionRequest, Verdict};
+use crate::permission::{CallInfo, Verdict};
+use crate::protocol::{AgentEvent, ToolStatus};
 use crate::sandbox::Grant;
-use crate::text::truncate_chars as truncate;
 use crate::tools::state::lock;
-use crate::tools::{Progress, RejectedHunks, Tool, ToolContext, ToolDisplay, ToolOutput};
+use crate::tools::{Tool, ToolContext, ToolDisplay, ToolOutput};
 
-/// How long a cancelled tool gets to stop by itself before it is dropped.
-const CANCEL_GRACE: Duration = Duration::from_secs(3);
 /// How often a background job's new output goes to the screen.
 const JOB_LIVE_EVERY: Duration = Duration::from_millis(100);
 
@@ -218,191 +215,6 @@ async fn carry_out(
     (status, output)
 }
 
-/// How the person approved a call.
-pub(super) enum Approval {
-    Sandboxed,
-    /// "Allow once without the sandbox".
-    Unsandboxed,
-    /// An edit with some hunks left out.
-    Hunks(RejectedHunks),
-}
-
-/// What the dialog asks: why, the rules "Always" may store, and the
-/// sandbox the call would run in.
-pub(super) struct Question {
-    pub reasons: Vec<String>,
-    pub rules: Vec<String>,
-    pub sandbox: Option<String>,
-}
-
-/// Asks the person. `Ok` means go ahead (and how); `Err` is the call's
-/// answer.
-pub(super) async fn ask(
-    ctx: &TurnContext,
-    call: &PendingCall,
-    tool: &Arc<dyn Tool>,
-    input: &Value,
-    question: Question,
-    tool_ctx: &ToolContext,
-) -> Result<Approval, (ToolStatus, ToolOutput)> {
-    let preview = match tool.preview(input, tool_ctx).await {
-        Ok(p) => p,
-        Err(msg) => return Err((ToolStatus::Failed, ToolOutput::error(msg))),
-    };
-    if !ctx.opts.interactive {
-        return Err((
-            ToolStatus::Denied,
-            ToolOutput::error(format!(
-                "This call needs the person's approval ({}), and cairn is running non-interactively, so it was not run. Do without it, or explain what you would do and why.",
-                question.reasons.join("; ")
-            )),
-        ));
-    }
-    let offered = question.rules.clone();
-    let request = PermissionRequest {
-        tool: call.name.clone(),
-        summary: tool.summary(input),
-        reasons: question.reasons,
-        preview,
-        rules: question.rules,
-        sandbox: question.sandbox,
-    };
-    let decision = wait_for_decision(ctx, &call.id, request).await;
-    approval(ctx, decision, &offered).map_err(|(status, text)| (status, ToolOutput::error(text)))
-}
-
-/// Shows the request and waits for the person (or a cancel: `None`).
-async fn wait_for_decision(
-    ctx: &TurnContext,
-    call_id: &str,
-    request: PermissionRequest,
-) -> Option<Decision> {
-    let id = ctx.shared.next_request.fetch_add(1, Ordering::Relaxed);
-    ctx.shared.emit(AgentEvent::ToolCallWaiting {
-        call_id: call_id.to_string(),
-    });
-    let (tx, rx) = oneshot::channel();
-    lock(&ctx.shared.pending).insert(id, tx);
-    ctx.shared
-        .emit(AgentEvent::PermissionRequested { id, request });
-    let decision = tokio::select! {
-        d = rx => d.ok(),
-        _ = ctx.cancel.cancelled() => None,
-    };
-    lock(&ctx.shared.pending).remove(&id);
-    ctx.shared.emit(AgentEvent::PermissionResolved { id });
-    decision
-}
-
-/// What the person's decision means for the call.
-fn approval(
-    ctx: &TurnContext,
-    decision: Option<Decision>,
-    offered: &[String],
-) -> Result<Approval, (ToolStatus, String)> {
-    match decision {
-        None => Err((
-            ToolStatus::Cancelled,
-            "The turn was cancelled before this call was approved.".into(),
-        )),
-        Some(Decision::AllowOnce) => Ok(Approval::Sandboxed),
-        Some(Decision::AllowUnsandboxed) => Ok(Approval::Unsandboxed),
-        Some(Decision::AllowHunks { rejected, reason }) => Ok(Approval::Hunks(RejectedHunks {
-            hunks: rejected,
-            reason,
-        })),
-        Some(Decision::AllowAlways { rule }) => Ok(allow_always(ctx, vec![rule], offered)),
-        Some(Decision::AllowAlwaysAll { rules }) => Ok(allow_always(ctx, rules, offered)),
-        Some(Decision::Deny { reason }) => {
-            let mut text = "The person denied this call; it was not run.".to_string();
-            if let Some(r) = reason.filter(|r| !r.trim().is_empty()) {
-                text.push_str(&format!(" Their reason: {}", r.trim()));
-            } else {
-                text.push_str(" Do not retry it as is; ask or take another approach.");
-            }
-            Err((ToolStatus::Denied, text))
-        }
-    }
-}
-
-/// Stores the chosen rules when the request offered each of them: those
-/// are narrow and cover this call; anything else (a plain `bash`) is
-/// refused, and the call runs this once.
-fn allow_always(ctx: &TurnContext, chosen: Vec<String>, offered: &[String]) -> Approval {
-    if let Some(rule) = chosen.iter().find(|r| !offered.contains(r)) {
-        ctx.shared.emit(AgentEvent::Notice {
-            level: NoticeLevel::Warning,
-            text: format!(
-                "Not stored: `{rule}` was not among the rules offered for this call; allowed once."
-            ),
-        });
-        return Approval::Sandboxed;
-    }
-    let mut stored = Vec::new();
-    for rule in &chosen {
-        match store_rule(ctx, rule) {
-            Ok(()) => stored.push(format!("`{rule}`")),
-            Err(text) => ctx.shared.emit(AgentEvent::Notice {
-                level: NoticeLevel::Info,
-                text,
-            }),
-        }
-    }
-    if !stored.is_empty() {
-        ctx.shared.emit(AgentEvent::Notice {
-            level: NoticeLevel::Info,
-            text: format!(
-                "Allowed from now on: {} (stored in {}).",
-                stored.join(", "),
-                ctx.opts.project_config.display()
-            ),
-        });
-    }
-    Approval::Sandboxed
-}
-
-/// Uses and stores one rule; `Err` says what went wrong.
-fn store_rule(ctx: &TurnContext, rule: &str) -> Result<(), String> {
-    let added = lock(&ctx.shared.gate).add_allow_rule(rule);
-    match added {
-        Err(e) => Err(format!("Could not use the rule `{rule}`: {e}")),
-        Ok(()) => store_and_keep_trust(ctx, rule)
-            .map_err(|e| format!("Allowed `{rule}` for this session, but could not store it: {e}")),
-    }
-}
-
-/// Stores the rule; a project that was the person's own stays trusted.
-fn store_and_keep_trust(
-    ctx: &TurnContext,
-    rule: &str,
-) -> Result<(), crate::permission::store::StoreError> {
-    let before = std::fs::read(&ctx.opts.project_config).ok();
-    crate::permission::store::store_rule(&ctx.opts.project_config, rule)?;
-    if let Some(path) = &ctx.opts.trust_store {
-        let global = ctx
-            .opts
-            .global_config_dir
-            .as_ref()
-            .map(|d| d.join("config.toml"));
-        let store = crate::config::trust::TrustStore::at(path.clone());
-        if let Err(e) = crate::config::trust::keep_after_own_edit(
-            &store,
-            &ctx.opts.workspace,
-            global.as_deref(),
-            before.as_deref(),
-        ) {
-            tracing::warn!("cannot keep the project's trust after storing a rule: {e}");
-        }
-    }
-    Ok(())
-}
-
-/// Output as the screen gets it: no known secret, colours kept and every
-/// other escape sequence removed.
-fn for_screen(chunk: &str) -> String {
-    crate::ansi::keep_colours(&crate::tools::env::current().redact(chunk))
-}
-
 /// Streams a background job's output into the pane of the call that
 /// started it, and then how it ended, however long that takes: the task
 /// outlives the turn, and ends with the job (which a new session, a
@@ -424,87 +236,4 @@ fn follow_job(ctx: &TurnContext, call_id: &str, job_id: &str) {
             .await;
         shared.emit(AgentEvent::JobFinished { call_id, end });
     });
-}
-
-/// Passes what a running tool reports on to the interface, without known
-/// secrets; output keeps its colours and loses every other escape.
-async fn forward_progress(
-    shared: Arc<super::Shared>,
-    call_id: String,
-    mut prx: tokio::sync::mpsc::UnboundedReceiver<Progress>,
-) {
-    while let Some(progress) = prx.recv().await {
-        let redact = |s: &str| crate::tools::env::current().redact(s);
-        shared.emit(match progress {
-            Progress::Status(message) => AgentEvent::ToolCallProgress {
-                call_id: call_id.clone(),
-                message: redact(&message),
-            },
-            Progress::Output(chunk) => AgentEvent::ToolCallOutput {
-                call_id: call_id.clone(),
-                chunk: for_screen(&chunk),
-            },
-        });
-    }
-}
-
-pub(super) async fn run_tool(
-    ctx: &TurnContext,
-    call: &PendingCall,
-    tool: Arc<dyn Tool>,
-    input: Value,
-    mut tool_ctx: ToolContext,
-) -> (ToolStatus, ToolOutput) {
-    if ctx.cancel.is_cancelled() {
-        return (
-            ToolStatus::Cancelled,
-            ToolOutput::error("The turn was cancelled before this call ran."),
-        );
-    }
-    let (ptx, prx) = tokio::sync::mpsc::unbounded_channel::<Progress>();
-    tool_ctx.progress = Some(ptx);
-    ctx.shared.emit(AgentEvent::ToolCallRunning {
-        call_id: call.id.clone(),
-    });
-    let forward = tokio::spawn(forward_progress(ctx.shared.clone(), call.id.clone(), prx));
-    let cancel = tool_ctx.cancel.clone();
-    let mut fut = Box::pin(async { tool.run(input, &tool_ctx).await });
-    let result = tokio::select! {
-        out = &mut fut => Some(out),
-        _ = cancel.cancelled() => {
-            // Let the tool stop its own work (kill processes) and report.
-            tokio::time::timeout(CANCEL_GRACE, &mut fut).await.ok()
-        }
-    };
-    drop(fut);
-    drop(tool_ctx);
-    let _ = forward.await;
-    match result {
-        _ if cancel.is_cancelled() => {
-            let mut out = result.unwrap_or_else(|| ToolOutput::error(""));
-            let partial = out.text_content();
-            let mut text = "The call was cancelled by the person.".to_string();
-            if !partial.trim().is_empty() {
-                text.push_str(&format!(
-                    "\nOutput before it stopped:\n{}",
-                    truncate(&partial, 4000)
-                ));
-            }
-            out.content = vec![ResultContent::text(text)];
-            out.is_error = true;
-            (ToolStatus::Cancelled, out)
-        }
-        Some(out) => {
-            let status = if out.is_error {
-                ToolStatus::Failed
-            } else {
-                ToolStatus::Done
-            };
-            (status, out)
-        }
-        None => (
-            ToolStatus::Cancelled,
-            ToolOutput::error("The call was cancelled."),
-        ),
-    }
 }

@@ -3,11 +3,11 @@
 
 use futures::StreamExt;
 
-use super::events::{AgentEvent, NoticeLevel};
-use super::turn::TurnContext;
+use super::turn_context::TurnContext;
 use crate::context::{self, Tracker};
 use crate::conversation::Message;
 use crate::llm::{Provider, Request, StreamEvent};
+use crate::protocol::{AgentEvent, NoticeLevel};
 use tokio_util::sync::CancellationToken;
 
 const SUMMARY_SYSTEM: &str =

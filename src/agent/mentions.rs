@@ -8,8 +8,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::Shared;
-use super::events::{AgentEvent, NoticeLevel};
 use crate::conversation::{ATTACHED_TAG, Part};
+use crate::protocol::{AgentEvent, NoticeLevel};
 
 /// The most of a file attached.
 pub const MAX_LINES: usize = 2000;

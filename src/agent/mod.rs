@@ -1,20 +1,37 @@
-//! The interactive loop: one task per running session. It talks to the
-//! interface only through [`AgentCommand`] and [`AgentEvent`].
+//! The interactive loop: one task per running session. It talks to a front
+//! end only through the types of `crate::protocol` ([`AgentCommand`] in,
+//! [`AgentEvent`] out).
+//!
+//! - `turn` — one user turn: request, stream, tools, repeat; `turn_context`
+//!   holds what its steps share (`TurnContext`, the calls as they stream).
+//! - `calls` — a response's calls judged by the gate and run concurrently;
+//!   `approval` asks the person, `running` runs one call, `rerun` offers a
+//!   call the sandbox stopped again with what it needed.
+//! - `stop`, `compaction` — a response cut short, and a conversation too
+//!   long for the context window.
+//! - `prompt`, `instructions`, `mentions`, `sources` — what the model reads:
+//!   the system prompt, instruction files, `@path` attachments, tool sources.
+//! - `title`, `side_model` — background requests to a (cheaper) model.
+//! - `undo` — undo and rewind of the files a turn changed.
+//! - `recording`, `store_sink/` — the session store writer, which records
+//!   the events a front end also sees.
 
+mod approval;
 mod calls;
 mod compaction;
-pub mod events;
 pub mod instructions;
 mod mentions;
 pub mod prompt;
 pub mod recording;
 mod rerun;
+mod running;
 mod side_model;
 mod sources;
 mod stop;
 pub mod store_sink;
 pub mod title;
 mod turn;
+mod turn_context;
 mod undo;
 
 use std::collections::{HashMap, VecDeque};
@@ -25,13 +42,11 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-pub use events::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
-
 use crate::context::Tracker;
 use crate::conversation::{ImageData, Message, Part, Role};
 use crate::llm::{ModelInfo, Provider, Usage};
-use crate::permission::Decision;
 use crate::permission::gate::Gate;
+use crate::protocol::{AgentCommand, AgentEvent, Decision, NoticeLevel, TurnOutcome};
 use crate::tools::state::lock;
 use crate::tools::{Registry, SessionState, ToolSource};
 pub use recording::SessionSink;
@@ -473,8 +488,8 @@ impl Agent {
 }
 
 impl Agent {
-    fn turn_context(&self, cancel: CancellationToken) -> turn::TurnContext {
-        turn::TurnContext {
+    fn turn_context(&self, cancel: CancellationToken) -> turn_context::TurnContext {
+        turn_context::TurnContext {
             opts: self.opts.clone(),
             provider: self.provider.clone(),
             builtin: self.registry.clone(),

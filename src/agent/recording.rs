@@ -4,7 +4,7 @@
 
 use crate::tools::state::FileVersion;
 
-use super::events::AgentEvent;
+use crate::protocol::AgentEvent;
 
 pub trait SessionSink: Send + Sync {
     /// Called for every event, in order, on the agent's task: must not block

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::calls::{Approval, Question, ask, run_tool};
-use super::events::ToolStatus;
-use super::turn::{PendingCall, TurnContext};
+use super::approval::{Approval, Question, ask};
+use super::running::run_tool;
+use super::turn_context::{PendingCall, TurnContext};
 use crate::conversation::ResultContent;
 use crate::permission::CallInfo;
+use crate::protocol::ToolStatus;
 use crate::sandbox::{Grant, Stop, Support};
 use crate::tools::{Tool, ToolContext, ToolDisplay, ToolOutput};
 
@@ -69,7 +70,7 @@ fn rules_for(
         cwd: &cwd,
     };
     let analysis = crate::shell::parse(command);
-    crate::permission::rules::suggest_rules_covering(&info, Some(&analysis), false)
+    crate::permission::suggest::suggest_rules_covering(&info, Some(&analysis), false)
 }
 
 fn with_note(out: ToolOutput, note: &str, before: bool) -> ToolOutput {

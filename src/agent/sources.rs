@@ -9,8 +9,8 @@ use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 
 use super::Shared;
-use super::events::{AgentEvent, NoticeLevel};
 use crate::conversation::{Part, ResultContent};
+use crate::protocol::{AgentEvent, NoticeLevel};
 use crate::tools::ToolSource;
 use crate::tools::input::InputAnswer;
 use crate::tools::state::lock;

@@ -1,9 +1,9 @@
 //! Why a response stopped, said to the person and to the model: an answer
 //! cut by the output limit, a tool call cut by it, a refusal.
 
-use super::events::{AgentEvent, NoticeLevel};
-use super::turn::{ParsedCall, TurnContext};
+use super::turn_context::{ParsedCall, TurnContext};
 use crate::llm::StopReason;
+use crate::protocol::{AgentEvent, NoticeLevel};
 
 /// Emits a notice for a stop that is not a plain end, and turns calls whose
 /// arguments the output limit cut into errors that say so (rather than
@@ -53,7 +53,7 @@ fn mark_truncated(calls: &mut [ParsedCall], max_tokens: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::turn::PendingCall;
+    use crate::agent::turn_context::PendingCall;
 
     #[test]
     fn a_truncated_call_is_reported_as_truncated() {

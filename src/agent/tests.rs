@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 use super::*;
 use crate::llm::{EventStream, LlmError, Request, StopReason, StreamEvent};
 use crate::permission::Mode;
+use crate::protocol::ToolStatus;
 use crate::tools::{Tool, ToolContext, ToolOutput};
 
 type Script = Vec<(Duration, Result<StreamEvent, LlmError>)>;

@@ -1,72 +1,17 @@
 //! One user turn: request, stream, tools, repeat.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
 
 use futures::StreamExt;
-use tokio_util::sync::CancellationToken;
 
-use super::events::{AgentEvent, NoticeLevel, TurnOutcome};
-use super::{AgentOptions, Shared, compaction, instructions, prompt};
+use super::turn_context::{ParsedCall, PendingCall, TurnContext};
+use super::{compaction, instructions, prompt};
 use crate::context::Tracker;
 use crate::conversation::{Message, Part, Role, repair_tool_pairs};
-use crate::llm::{LlmError, Provider, Request, StopReason, StreamEvent, Usage};
+use crate::llm::{LlmError, Request, StopReason, StreamEvent, Usage};
 use crate::permission::Mode;
+use crate::protocol::{AgentEvent, NoticeLevel, TurnOutcome};
 use crate::tools::state::lock;
-use crate::tools::{Registry, SessionState, ToolSource};
-
-pub(crate) struct TurnContext {
-    pub opts: AgentOptions,
-    pub provider: Arc<dyn Provider>,
-    /// The built-in tools; the tool source's are added before each request.
-    pub builtin: Registry,
-    pub tool_source: Option<Arc<dyn ToolSource>>,
-    /// The tools offered in the latest request, which its calls use.
-    pub registry: std::sync::Mutex<Arc<Registry>>,
-    pub shared: Arc<Shared>,
-    pub session: Arc<SessionState>,
-    pub cancel: CancellationToken,
-}
-
-impl TurnContext {
-    /// The tools offered in the latest request.
-    pub fn tools(&self) -> Arc<Registry> {
-        lock(&self.registry).clone()
-    }
-
-    /// Waits for the tool source's starting servers (bounded, visibly) and
-    /// takes its current tools. False when the turn was cancelled meanwhile.
-    async fn refresh_tools(&self) -> bool {
-        let Some(source) = &self.tool_source else {
-            return true;
-        };
-        let shared = self.shared.clone();
-        let waiting = move |text: String| {
-            shared.emit(AgentEvent::Notice {
-                level: NoticeLevel::Info,
-                text,
-            })
-        };
-        tokio::select! {
-            _ = source.ready(&waiting) => {}
-            _ = self.cancel.cancelled() => return false,
-        }
-        let mut registry = self.builtin.clone();
-        for tool in source.tools() {
-            registry.register(tool);
-        }
-        *lock(&self.registry) = Arc::new(registry);
-        true
-    }
-}
-
-/// A tool call as it streams in.
-#[derive(Debug, Default, Clone)]
-pub(crate) struct PendingCall {
-    pub id: String,
-    pub name: String,
-    pub args: String,
-}
 
 /// One model response, gathered.
 #[derive(Debug, Default)]
@@ -80,9 +25,6 @@ struct Response {
     usage: Option<Usage>,
     stop: Option<StopReason>,
 }
-
-/// A call with its parsed input, or why the input could not be read.
-pub(crate) type ParsedCall = (PendingCall, Result<serde_json::Value, String>);
 
 enum StreamEnd {
     Done,

@@ -3,9 +3,10 @@
 use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
-use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
 use crate::cli::startup::{self, Overrides, Startup};
-use crate::sessions::{LoadedSession, Sessions};
+use crate::protocol::LoadedSession;
+use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel};
+use crate::sessions::Sessions;
 use crate::store::{SessionId, Store};
 use crate::tui::TuiOptions;
 use crate::tui::runtime::Handles;

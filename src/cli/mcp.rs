@@ -1,12 +1,12 @@
 //! `cairn mcp …`: list the configured servers (starting each, bounded by its
 //! start-up limit), and add, remove or show one in the user's config.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use clap::Subcommand;
 
+use super::mcp_servers::{find, load, user_config};
 use crate::mcp::config_file::{self, NewServer};
 use crate::mcp::{McpManager, ServerState};
 
@@ -119,23 +119,6 @@ pub async fn expand_prompt(manager: &McpManager, prompt: String) -> Result<Strin
     manager.expand_prompt(command).await
 }
 
-fn user_config() -> Result<PathBuf> {
-    crate::config::global_dir()
-        .map(|d| d.join("config.toml"))
-        .ok_or_else(|| anyhow!("no user config directory on this system (is HOME set?)"))
-}
-
-/// The configuration as a run would see it: a project's servers only once
-/// the person trusts the project (or `--trust-project`), with a note on
-/// stderr naming what was held back.
-pub(super) fn load(overrides: &crate::cli::startup::Overrides) -> Result<crate::config::Config> {
-    let s = crate::cli::startup::load(overrides)?;
-    if let Some(note) = s.trust_note() {
-        eprintln!("{note}");
-    }
-    Ok(s.config)
-}
-
 /// Starts `manager`'s servers and waits for each, bounded by its limit.
 async fn started(manager: &McpManager) {
     manager
@@ -175,23 +158,6 @@ async fn list(overrides: &crate::cli::startup::Overrides) -> Result<u8> {
 }
 
 /// The server `name` of `config`, or an error naming the configured ones.
-pub(super) fn find<'a>(
-    config: &'a crate::config::Config,
-    name: &str,
-) -> Result<&'a crate::config::McpServerConfig> {
-    config.file.mcp.get(name).ok_or_else(|| {
-        let known: Vec<&str> = config.file.mcp.keys().map(String::as_str).collect();
-        anyhow!(
-            "there is no MCP server named `{name}` (configured: {})",
-            if known.is_empty() {
-                "none".to_string()
-            } else {
-                known.join(", ")
-            }
-        )
-    })
-}
-
 async fn get(name: &str, overrides: &crate::cli::startup::Overrides) -> Result<u8> {
     let config = load(overrides)?;
     let server = find(&config, name)?;

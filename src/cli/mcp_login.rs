@@ -15,8 +15,8 @@ use crate::mcp::{McpManager, ServerState};
 const LOGIN_WAIT: Duration = Duration::from_secs(300);
 
 pub async fn login(name: &str, overrides: &crate::cli::startup::Overrides) -> Result<u8> {
-    let config = super::mcp::load(overrides)?;
-    let server = super::mcp::find(&config, name)?;
+    let config = super::mcp_servers::load(overrides)?;
+    let server = super::mcp_servers::find(&config, name)?;
     let Some(url) = &server.url else {
         bail!(
             "MCP server `{name}` is a local command; only remote (URL) servers log in. \
@@ -100,7 +100,7 @@ async fn check(name: &str, server: &crate::config::McpServerConfig) -> Result<u8
 }
 
 pub async fn logout(name: &str, overrides: &crate::cli::startup::Overrides) -> Result<u8> {
-    let config = super::mcp::load(overrides)?;
+    let config = super::mcp_servers::load(overrides)?;
     let url = config
         .file
         .mcp

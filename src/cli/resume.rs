@@ -8,8 +8,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
-use crate::agent::AgentCommand;
-use crate::sessions::LoadedSession;
+use crate::protocol::AgentCommand;
+use crate::protocol::LoadedSession;
 use crate::store::{HeldElsewhere, SessionId, SessionLock, Store};
 
 /// What the command line asked to continue.

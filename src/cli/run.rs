@@ -19,8 +19,8 @@ use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::agent::store_sink::{RETRY_EVERY, StoreSink};
-use crate::agent::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::cli::startup::{self, Overrides};
+use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::term_safe::escape;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
 use crate::agent::store_sink::{SessionInfo, StoreSink};
-use crate::agent::{Agent, AgentCommand, AgentEvent, AgentOptions, instructions};
+use crate::agent::{Agent, AgentOptions, instructions};
 use crate::config::trust::{Standing, TrustStore};
 use crate::config::{self, Config};
 use crate::llm::ResolvedProvider;
@@ -16,6 +16,7 @@ use crate::mcp::McpManager;
 use crate::permission::Mode;
 use crate::permission::gate::Gate;
 use crate::permission::rules::Rules;
+use crate::protocol::{AgentCommand, AgentEvent};
 use crate::tools::Registry;
 use crate::tools::env::SecretPolicy;
 

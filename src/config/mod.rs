@@ -5,8 +5,16 @@
 //! the key; nothing starts half-configured.
 //!
 //! The project file is someone else's text until the person trusts the
-//! project: only what tightens applies before that (`project.rs` lists every
-//! field and what a project may do with it; `trust.rs` keeps the answers).
+//! project: only what tightens applies before that (`project/` lists every
+//! field and what a project may do with it, `project_file` reads a file a
+//! repository supplies without following it out, `trust/` keeps the
+//! answers).
+//!
+//! Writing goes one way for every file cairn changes for the person (a
+//! setting, the chosen provider, permission rules, MCP servers): `settings`
+//! reads, edits with comments kept, and writes beside-and-renamed. `keys`
+//! keeps API keys typed at set-up; `mode`, `sandbox` and `ui` are sections
+//! of the file.
 
 pub mod keys;
 mod mode;
@@ -25,7 +33,7 @@ use serde::Deserialize;
 
 pub use mode::Mode;
 pub use sandbox::{SandboxConfig, SandboxMode};
-pub use settings::{SaveError, save_setting};
+pub use settings::{SaveError, edit_toml, read_toml, save_setting, write_toml};
 pub use ui::UiConfig;
 
 #[derive(Debug, thiserror::Error)]

@@ -1,5 +1,7 @@
-//! Saving one setting into a config file, keeping everything else in it
-//! (comments, order, other tables) as it was.
+//! The one way cairn changes a TOML config file (a setting, the chosen
+//! provider, permission rules, MCP servers): read it (missing is empty),
+//! edit it with `toml_edit` so comments, order and other tables stay as the
+//! person wrote them, and write it beside-and-renamed.
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +36,15 @@ pub fn edit_toml(
     path: &Path,
     change: impl FnOnce(&mut toml_edit::DocumentMut),
 ) -> Result<(), SaveError> {
+    let mut doc = read_toml(path)?;
+    change(&mut doc);
+    write_toml(path, &doc)
+}
+
+/// The read half of [`edit_toml`], for an edit that decides on the way
+/// whether to write at all: the document at `path`, empty when the file is
+/// missing.
+pub fn read_toml(path: &Path) -> Result<toml_edit::DocumentMut, SaveError> {
     let text = match std::fs::read_to_string(path) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
@@ -44,11 +55,15 @@ pub fn edit_toml(
             });
         }
     };
-    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|source| SaveError::Parse {
+    text.parse().map_err(|source| SaveError::Parse {
         path: path.to_path_buf(),
         source,
-    })?;
-    change(&mut doc);
+    })
+}
+
+/// The write half of [`edit_toml`]: its directory created, the file
+/// written beside and renamed over the old one (0600).
+pub fn write_toml(path: &Path, doc: &toml_edit::DocumentMut) -> Result<(), SaveError> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|source| SaveError::Write {
             path: dir.to_path_buf(),

@@ -4,31 +4,23 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::sse::SseParser;
-use super::transport::{self, Events};
-use super::{
-    EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
-    http_client,
-};
+use super::stream::{self, Endpoint, KeyIn, Turn, WireFormat};
+use super::transport::Events;
+use super::{EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent};
 
-pub use super::anthropic_request::request_body;
+pub use super::anthropic_request::{FORMAT, request_body};
 
 const API_VERSION: &str = "2023-06-01";
-/// The name [`StreamEvent::ProviderData`] carries for this wire format.
-pub const FORMAT: &str = "anthropic";
 
-pub struct Anthropic {
-    settings: ProviderSettings,
-    client: reqwest::Client,
-}
+pub struct Anthropic(Endpoint);
 
 impl Anthropic {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let client = http_client()?;
-        Ok(Anthropic { settings, client })
+        Endpoint::new(settings).map(Anthropic)
     }
 
     fn url(&self) -> String {
-        let base = self.settings.base_url.trim_end_matches('/');
+        let base = self.0.base();
         if base.ends_with("/v1") {
             format!("{base}/messages")
         } else {
@@ -40,20 +32,16 @@ impl Anthropic {
 #[async_trait]
 impl Provider for Anthropic {
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.0.settings.name
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
-        let mut req = self
-            .client
-            .post(self.url())
-            .query(&self.settings.query)
+        let req = (self.0.client.post(self.url()))
+            .query(&self.0.settings.query)
             .header("anthropic-version", API_VERSION)
             .json(&request_body(request));
-        if let Some(key) = &self.settings.api_key {
-            req = req.header("x-api-key", key);
-        }
-        stream_with(req, &self.settings).await
+        let req = stream::with_key(req, &self.0.settings, KeyIn::Header("x-api-key"));
+        stream_with(req, &self.0.settings).await
     }
 }
 
@@ -62,21 +50,16 @@ pub(crate) async fn stream_with(
     req: reqwest::RequestBuilder,
     settings: &ProviderSettings,
 ) -> Result<EventStream, LlmError> {
-    let resp = transport::send(req, settings).await?;
-    transport::decode_response(
-        resp,
-        settings.idle_timeout,
-        SseParser::default(),
-        Decoder::default(),
-    )
-    .await
+    stream::send::<Messages>(req, settings, SseParser::default()).await
 }
 
+/// Anthropic Messages as the shared stream loop reads it.
 #[derive(Default)]
-pub(crate) struct Decoder {
-    usage: Usage,
-    stop: Option<StopReason>,
-}
+pub(crate) struct Messages;
+
+/// The decoder the unit tests drive.
+#[cfg(test)]
+type Decoder = stream::Stream<Messages>;
 
 fn stop_reason(r: &str) -> StopReason {
     match r {
@@ -88,7 +71,9 @@ fn stop_reason(r: &str) -> StopReason {
     }
 }
 
-fn read_usage(into: &mut Usage, u: &Value) {
+/// Adds what `u` says to the usage so far and reports the sum.
+fn read_usage(turn: &mut Turn, u: &Value, out: &mut Events) {
+    let mut into = turn.usage;
     if let Some(n) = u["input_tokens"].as_u64() {
         into.input_tokens = n;
     }
@@ -101,6 +86,7 @@ fn read_usage(into: &mut Usage, u: &Value) {
     if let Some(n) = u["output_tokens"].as_u64() {
         into.output_tokens = n;
     }
+    turn.usage(into, out);
 }
 
 /// What a stream `error` event (or an error body) means.
@@ -118,111 +104,79 @@ pub(crate) fn classify_error(err: &Value) -> LlmError {
     }
 }
 
-impl Decoder {
-    fn block_start(&mut self, index: usize, block: &Value, out: &mut Events) {
-        match block["type"].as_str() {
-            Some("tool_use") | Some("server_tool_use") => {
-                out.push(Ok(StreamEvent::ToolCallStart {
-                    index,
-                    id: block["id"].as_str().unwrap_or_default().to_string(),
-                    name: block["name"].as_str().unwrap_or_default().to_string(),
-                }));
-            }
-            Some("text") => {
-                if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
-                    out.push(Ok(StreamEvent::TextDelta(t.to_string())));
-                }
-            }
-            Some("redacted_thinking") => out.push(Ok(StreamEvent::ProviderData {
-                format: FORMAT.to_string(),
-                data: block.clone(),
-            })),
-            _ => {}
+fn block_start(turn: &mut Turn, index: usize, block: &Value, out: &mut Events) {
+    match block["type"].as_str() {
+        Some("tool_use") | Some("server_tool_use") => {
+            let text = |k: &str| block[k].as_str().unwrap_or_default();
+            turn.start_call(index, text("id"), text("name"), out);
         }
-    }
-
-    fn block_delta(&mut self, index: usize, d: &Value, out: &mut Events) {
-        let text = |k: &str| d[k].as_str().map(str::to_string);
-        let ev = match d["type"].as_str() {
-            Some("text_delta") => text("text").map(StreamEvent::TextDelta),
-            Some("input_json_delta") => text("partial_json")
-                .filter(|t| !t.is_empty())
-                .map(|fragment| StreamEvent::ToolCallDelta { index, fragment }),
-            Some("thinking_delta") => text("thinking").map(StreamEvent::ReasoningDelta),
-            Some("signature_delta") => text("signature").map(StreamEvent::ReasoningSignature),
-            _ => None,
-        };
-        out.extend(ev.map(Ok));
-    }
-
-    fn done(&mut self) -> Events {
-        vec![Ok(StreamEvent::Done(
-            self.stop.take().unwrap_or(StopReason::EndTurn),
-        ))]
+        Some("text") => {
+            if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
+                out.push(Ok(StreamEvent::TextDelta(t.to_string())));
+            }
+        }
+        Some("redacted_thinking") => out.push(Ok(StreamEvent::ProviderData {
+            format: FORMAT.to_string(),
+            data: block.clone(),
+        })),
+        _ => {}
     }
 }
 
-impl transport::Decoder for Decoder {
-    fn message(&mut self, event: &str, data: &str) -> Events {
-        if data.trim().is_empty() {
-            return Vec::new();
-        }
-        let v: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                return vec![Err(LlmError::Malformed(format!(
-                    "a stream event was not JSON ({e}): {}",
-                    data.chars().take(200).collect::<String>()
-                )))];
+fn block_delta(turn: &mut Turn, index: usize, d: &Value, out: &mut Events) {
+    let text = |k: &str| d[k].as_str().map(str::to_string);
+    let ev = match d["type"].as_str() {
+        Some("text_delta") => text("text").map(StreamEvent::TextDelta),
+        Some("input_json_delta") => {
+            if let Some(fragment) = text("partial_json").filter(|t| !t.is_empty()) {
+                turn.fragment(index, fragment, out);
             }
-        };
+            None
+        }
+        Some("thinking_delta") => text("thinking").map(StreamEvent::ReasoningDelta),
+        Some("signature_delta") => text("signature").map(StreamEvent::ReasoningSignature),
+        _ => None,
+    };
+    out.extend(ev.map(Ok));
+}
+
+impl WireFormat for Messages {
+    const UNIT: &'static str = "a stream event";
+
+    fn message(&mut self, event: &str, v: &Value, turn: &mut Turn, out: &mut Events) {
         let kind = v["type"].as_str().unwrap_or(event);
         let index = v["index"].as_u64().unwrap_or(0) as usize;
-        let mut out = Vec::new();
         match kind {
-            "message_start" => {
-                read_usage(&mut self.usage, &v["message"]["usage"]);
-                out.push(Ok(StreamEvent::Usage(self.usage)));
-            }
-            "content_block_start" => self.block_start(index, &v["content_block"], &mut out),
-            "content_block_delta" => self.block_delta(index, &v["delta"], &mut out),
+            "message_start" => read_usage(turn, &v["message"]["usage"], out),
+            "content_block_start" => block_start(turn, index, &v["content_block"], out),
+            "content_block_delta" => block_delta(turn, index, &v["delta"], out),
             "message_delta" => {
                 if let Some(r) = v["delta"]["stop_reason"].as_str() {
-                    self.stop = Some(stop_reason(r));
+                    turn.stop = Some(stop_reason(r));
                 }
                 if v["usage"].is_object() {
-                    read_usage(&mut self.usage, &v["usage"]);
-                    out.push(Ok(StreamEvent::Usage(self.usage)));
+                    read_usage(turn, &v["usage"], out);
                 }
             }
-            "message_stop" => out.extend(self.done()),
+            "message_stop" => stream::finish::<Self>(turn, out),
             "error" => out.push(Err(classify_error(&v["error"]))),
             _ => {}
         }
-        out
     }
 
-    fn end(&mut self) -> Events {
-        if self.stop.is_some() {
-            self.done()
-        } else {
-            Vec::new()
-        }
-    }
-
-    fn whole(&mut self, body: &Value) -> Events {
+    fn whole(&mut self, body: &Value, turn: &mut Turn, out: &mut Events) {
         if body["type"] == "error" {
-            return vec![Err(classify_error(&body["error"]))];
+            out.push(Err(classify_error(&body["error"])));
+            return;
         }
         let Some(blocks) = body["content"].as_array() else {
-            return vec![Err(LlmError::Malformed(format!(
+            out.push(Err(LlmError::Malformed(format!(
                 "a JSON answer without content: {}",
-                body.to_string().chars().take(200).collect::<String>()
-            )))];
+                stream::excerpt(&body.to_string())
+            ))));
+            return;
         };
-        let mut out = Vec::new();
-        read_usage(&mut self.usage, &body["usage"]);
-        out.push(Ok(StreamEvent::Usage(self.usage)));
+        read_usage(turn, &body["usage"], out);
         for (index, block) in blocks.iter().enumerate() {
             match block["type"].as_str() {
                 Some("thinking") => {
@@ -233,21 +187,17 @@ impl transport::Decoder for Decoder {
                     }
                 }
                 Some("tool_use") => {
-                    self.block_start(index, block, &mut out);
+                    block_start(turn, index, block, out);
                     let input = block.get("input").cloned().unwrap_or(json!({}));
-                    out.push(Ok(StreamEvent::ToolCallDelta {
-                        index,
-                        fragment: input.to_string(),
-                    }));
+                    turn.fragment(index, input.to_string(), out);
                 }
-                _ => self.block_start(index, block, &mut out),
+                _ => block_start(turn, index, block, out),
             }
         }
         if let Some(r) = body["stop_reason"].as_str() {
-            self.stop = Some(stop_reason(r));
+            turn.stop = Some(stop_reason(r));
         }
-        out.extend(self.done());
-        out
+        stream::finish::<Self>(turn, out);
     }
 }
 
@@ -255,6 +205,7 @@ impl transport::Decoder for Decoder {
 mod tests {
     use super::*;
     use crate::conversation::{Message, Part, ResultContent, Role};
+    use crate::llm::Usage;
     use crate::llm::transport::Decoder as _;
 
     fn ev(kind: &str, data: Value) -> (String, String) {

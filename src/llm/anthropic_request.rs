@@ -3,8 +3,11 @@
 use serde_json::{Value, json};
 
 use super::Request;
-use super::anthropic::FORMAT;
 use crate::conversation::{Message, Part, ResultContent, Role};
+
+/// The name [`StreamEvent::ProviderData`](super::StreamEvent::ProviderData)
+/// carries for this wire format.
+pub const FORMAT: &str = "anthropic";
 
 /// The conversation as `{role, content}` messages whose roles alternate,
 /// as Anthropic's and Bedrock's APIs want: neighbours of one role are

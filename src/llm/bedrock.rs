@@ -11,10 +11,10 @@ use aws_smithy_types::event_stream::{HeaderValue, Message as Frame};
 use bytes::BytesMut;
 use serde_json::{Value, json};
 
-use super::transport::{self, Events, Framing};
+use super::stream::{self, Endpoint, Turn, WireFormat};
+use super::transport::{Events, Framing};
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
-    http_client,
 };
 use crate::conversation::{Message, Part, ResultContent};
 
@@ -22,8 +22,7 @@ use crate::conversation::{Message, Part, ResultContent};
 pub const FORMAT: &str = "bedrock";
 
 pub struct Bedrock {
-    settings: ProviderSettings,
-    client: reqwest::Client,
+    http: Endpoint,
     region: String,
 }
 
@@ -44,14 +43,13 @@ impl Bedrock {
             });
         }
         Ok(Bedrock {
-            client: http_client()?,
-            settings,
+            http: Endpoint::new(settings)?,
             region,
         })
     }
 
     fn url(&self, model: &str) -> String {
-        let base = self.settings.base_url.trim_end_matches('/');
+        let base = self.http.base();
         let base = if base.is_empty() {
             format!("https://bedrock-runtime.{}.amazonaws.com", self.region)
         } else {
@@ -73,7 +71,7 @@ impl Bedrock {
 #[async_trait]
 impl Provider for Bedrock {
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.http.settings.name
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
@@ -88,9 +86,7 @@ impl Provider for Bedrock {
             (Some(h), None) => h.to_string(),
             _ => String::new(),
         };
-        let creds = self
-            .settings
-            .cloud
+        let creds = (self.http.settings.cloud)
             .aws
             .as_ref()
             .ok_or_else(|| LlmError::Auth {
@@ -109,23 +105,14 @@ impl Provider for Bedrock {
                 time: SystemTime::now(),
             },
         )?;
-        let mut req = self
-            .client
-            .post(parsed)
+        let mut req = (self.http.client.post(parsed))
             .header("content-type", "application/json")
             .header("accept", "application/vnd.amazon.eventstream")
             .body(body);
         for (k, v) in signed {
             req = req.header(k, v);
         }
-        let resp = transport::send(req, &self.settings).await?;
-        transport::decode_response(
-            resp,
-            self.settings.idle_timeout,
-            EventStreamFrames::default(),
-            Decoder::default(),
-        )
-        .await
+        stream::send::<Converse>(req, &self.http.settings, EventStreamFrames::default()).await
     }
 }
 
@@ -262,11 +249,9 @@ impl Framing for EventStreamFrames {
     fn finish(&mut self, _out: &mut Vec<Result<(String, String), LlmError>>) {}
 }
 
+/// Converse events as the shared stream loop reads them.
 #[derive(Default)]
-pub(crate) struct Decoder {
-    stop: Option<StopReason>,
-    done: bool,
-}
+pub(crate) struct Converse;
 
 fn stop_reason(r: &str) -> StopReason {
     match r {
@@ -278,41 +263,31 @@ fn stop_reason(r: &str) -> StopReason {
     }
 }
 
-impl Decoder {
-    fn delta(&mut self, index: usize, d: &Value, out: &mut Events) {
-        if let Some(t) = d["text"].as_str().filter(|t| !t.is_empty()) {
-            out.push(Ok(StreamEvent::TextDelta(t.to_string())));
-        }
-        if let Some(input) = d.pointer("/toolUse/input").and_then(Value::as_str) {
-            out.push(Ok(StreamEvent::ToolCallDelta {
-                index,
-                fragment: input.to_string(),
-            }));
-        }
-        let r = &d["reasoningContent"];
-        if let Some(t) = r["text"].as_str().filter(|t| !t.is_empty()) {
-            out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
-        }
-        if let Some(s) = r["signature"].as_str() {
-            out.push(Ok(StreamEvent::ReasoningSignature(s.to_string())));
-        }
-        if let Some(data) = r["redactedContent"].as_str() {
-            out.push(Ok(StreamEvent::ProviderData {
-                format: FORMAT.into(),
-                data: json!({"reasoningContent": {"redactedContent": data}}),
-            }));
-        }
+fn delta(turn: &mut Turn, index: usize, d: &Value, out: &mut Events) {
+    if let Some(t) = d["text"].as_str().filter(|t| !t.is_empty()) {
+        out.push(Ok(StreamEvent::TextDelta(t.to_string())));
     }
+    if let Some(input) = d.pointer("/toolUse/input").and_then(Value::as_str) {
+        turn.fragment(index, input.to_string(), out);
+    }
+    let r = &d["reasoningContent"];
+    if let Some(t) = r["text"].as_str().filter(|t| !t.is_empty()) {
+        out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
+    }
+    if let Some(s) = r["signature"].as_str() {
+        out.push(Ok(StreamEvent::ReasoningSignature(s.to_string())));
+    }
+    if let Some(data) = r["redactedContent"].as_str() {
+        out.push(Ok(StreamEvent::ProviderData {
+            format: FORMAT.into(),
+            data: json!({"reasoningContent": {"redactedContent": data}}),
+        }));
+    }
+}
 
-    fn finish(&mut self) -> Events {
-        if self.done {
-            return Vec::new();
-        }
-        self.done = true;
-        vec![Ok(StreamEvent::Done(
-            self.stop.take().unwrap_or(StopReason::EndTurn),
-        ))]
-    }
+fn tool_use(turn: &mut Turn, index: usize, t: &Value, out: &mut Events) {
+    let text = |k: &str| t[k].as_str().unwrap_or_default();
+    turn.start_call(index, text("toolUseId"), text("name"), out);
 }
 
 fn usage(u: &Value) -> Usage {
@@ -324,84 +299,52 @@ fn usage(u: &Value) -> Usage {
     }
 }
 
-impl transport::Decoder for Decoder {
-    fn message(&mut self, event: &str, data: &str) -> Events {
-        if self.done {
-            return Vec::new();
-        }
-        let v: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                return vec![Err(LlmError::Malformed(format!(
-                    "an event's payload was not JSON ({e})"
-                )))];
-            }
-        };
+impl WireFormat for Converse {
+    const UNIT: &'static str = "an event's payload";
+
+    fn message(&mut self, event: &str, v: &Value, turn: &mut Turn, out: &mut Events) {
         let index = v["contentBlockIndex"].as_u64().unwrap_or(0) as usize;
-        let mut out = Vec::new();
         match event {
             "contentBlockStart" => {
                 if let Some(t) = v.pointer("/start/toolUse") {
-                    out.push(Ok(StreamEvent::ToolCallStart {
-                        index,
-                        id: t["toolUseId"].as_str().unwrap_or_default().to_string(),
-                        name: t["name"].as_str().unwrap_or_default().to_string(),
-                    }));
+                    tool_use(turn, index, t, out);
                 }
             }
-            "contentBlockDelta" => self.delta(index, &v["delta"], &mut out),
+            "contentBlockDelta" => delta(turn, index, &v["delta"], out),
             "messageStop" => {
-                self.stop = Some(stop_reason(v["stopReason"].as_str().unwrap_or("end_turn")))
+                turn.stop = Some(stop_reason(v["stopReason"].as_str().unwrap_or("end_turn")))
             }
             "metadata" => {
                 if let Some(u) = v.get("usage") {
-                    out.push(Ok(StreamEvent::Usage(usage(u))));
+                    turn.usage(usage(u), out);
                 }
-                if self.stop.is_some() {
-                    out.extend(self.finish());
+                if turn.stop.is_some() {
+                    stream::finish::<Self>(turn, out);
                 }
             }
             _ => {}
         }
-        out
-    }
-
-    fn end(&mut self) -> Events {
-        if self.stop.is_some() {
-            self.finish()
-        } else {
-            Vec::new()
-        }
     }
 
     /// `Converse` (not streamed) answers with the whole message.
-    fn whole(&mut self, body: &Value) -> Events {
-        let mut out = Vec::new();
+    fn whole(&mut self, body: &Value, turn: &mut Turn, out: &mut Events) {
         let blocks = body
             .pointer("/output/message/content")
             .and_then(Value::as_array);
         for (index, b) in blocks.into_iter().flatten().enumerate() {
             if let Some(t) = b.get("toolUse") {
-                out.push(Ok(StreamEvent::ToolCallStart {
-                    index,
-                    id: t["toolUseId"].as_str().unwrap_or_default().to_string(),
-                    name: t["name"].as_str().unwrap_or_default().to_string(),
-                }));
-                out.push(Ok(StreamEvent::ToolCallDelta {
-                    index,
-                    fragment: t["input"].to_string(),
-                }));
+                tool_use(turn, index, t, out);
+                turn.fragment(index, t["input"].to_string(), out);
             } else {
-                self.delta(index, b, &mut out);
+                delta(turn, index, b, out);
             }
         }
         if let Some(u) = body.get("usage") {
-            out.push(Ok(StreamEvent::Usage(usage(u))));
+            turn.usage(usage(u), out);
         }
-        self.stop = Some(stop_reason(
+        turn.stop = Some(stop_reason(
             body["stopReason"].as_str().unwrap_or("end_turn"),
         ));
-        out.extend(self.finish());
-        out
+        stream::finish::<Self>(turn, out);
     }
 }

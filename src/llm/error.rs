@@ -1,9 +1,15 @@
 //! What can go wrong talking to a model, classified so the retry layer
-//! knows what is worth another attempt and the person knows what to fix.
+//! knows what is worth another attempt and the person knows what to fix;
+//! and why no provider could be set up from the configuration at all.
 
 use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
+
+/// Why no provider could be set up from the configuration (`resolve`).
+#[derive(Debug, Clone, thiserror::Error, PartialEq)]
+#[error("{0}")]
+pub struct ResolveError(pub String);
 
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum LlmError {

@@ -8,30 +8,26 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::sse::SseParser;
-use super::transport::{self, Events};
+use super::stream::{self, Endpoint, KeyIn, Turn, WireFormat};
+use super::transport::Events;
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
-    http_client,
 };
 use crate::conversation::{Message, Part, ResultContent, Role};
 
 /// The name [`StreamEvent::ProviderData`] carries for this wire format.
 pub const FORMAT: &str = "gemini";
 
-pub struct Gemini {
-    settings: ProviderSettings,
-    client: reqwest::Client,
-}
+pub struct Gemini(Endpoint);
 
 impl Gemini {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let client = http_client()?;
-        Ok(Gemini { settings, client })
+        Endpoint::new(settings).map(Gemini)
     }
 
     fn url(&self, model: &str) -> String {
         // A base URL written for the OpenAI-compatible endpoint still works.
-        let base = self.settings.base_url.trim_end_matches('/');
+        let base = self.0.base();
         let base = base.strip_suffix("/openai").unwrap_or(base);
         let model = model.strip_prefix("models/").unwrap_or(model);
         format!("{base}/models/{model}:streamGenerateContent")
@@ -41,20 +37,16 @@ impl Gemini {
 #[async_trait]
 impl Provider for Gemini {
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.0.settings.name
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
-        let mut req = self
-            .client
-            .post(self.url(&request.model))
+        let req = (self.0.client.post(self.url(&request.model)))
             .query(&[("alt", "sse")])
-            .query(&self.settings.query)
+            .query(&self.0.settings.query)
             .json(&request_body(request));
-        if let Some(key) = &self.settings.api_key {
-            req = req.header("x-goog-api-key", key);
-        }
-        stream_with(req, &self.settings).await
+        let req = stream::with_key(req, &self.0.settings, KeyIn::Header("x-goog-api-key"));
+        stream_with(req, &self.0.settings).await
     }
 }
 
@@ -63,14 +55,7 @@ pub(crate) async fn stream_with(
     req: reqwest::RequestBuilder,
     settings: &ProviderSettings,
 ) -> Result<EventStream, LlmError> {
-    let resp = transport::send(req, settings).await?;
-    transport::decode_response(
-        resp,
-        settings.idle_timeout,
-        SseParser::default(),
-        Decoder::default(),
-    )
-    .await
+    stream::send::<Chunks>(req, settings, SseParser::default()).await
 }
 
 /// The JSON body of a request.
@@ -189,12 +174,9 @@ fn content(m: &Message, names: &HashMap<String, String>) -> Option<Value> {
 /// send those names back.
 const GENERATED_ID: &str = "gemini_call_";
 
+/// Gemini's chunks as the shared stream loop reads them.
 #[derive(Default)]
-pub(crate) struct Decoder {
-    calls: usize,
-    stop: Option<StopReason>,
-    done: bool,
-}
+pub(crate) struct Chunks;
 
 fn usage(u: &Value) -> Usage {
     let prompt = u["promptTokenCount"].as_u64().unwrap_or(0);
@@ -219,130 +201,90 @@ fn stop_reason(r: &str) -> StopReason {
     }
 }
 
-impl Decoder {
-    fn part(&mut self, p: &Value, out: &mut Events) {
-        if let Some(call) = p.get("functionCall") {
-            let index = self.calls;
-            self.calls += 1;
-            let id = call["id"]
-                .as_str()
-                .filter(|s| !s.is_empty())
-                .map(str::to_string)
-                .unwrap_or_else(|| {
-                    format!("{GENERATED_ID}{index}_{}", uuid::Uuid::new_v4().simple())
-                });
-            out.push(Ok(StreamEvent::ToolCallStart {
-                index,
-                id: id.clone(),
-                name: call["name"].as_str().unwrap_or_default().to_string(),
-            }));
-            let args = call.get("args").cloned().unwrap_or(json!({}));
-            out.push(Ok(StreamEvent::ToolCallDelta {
-                index,
-                fragment: args.to_string(),
-            }));
-            if let Some(sig) = p["thoughtSignature"].as_str() {
-                out.push(Ok(StreamEvent::ProviderData {
-                    format: FORMAT.into(),
-                    data: json!({"call_id": id, "thoughtSignature": sig}),
-                }));
-            }
-            return;
-        }
+fn signature(data: Value) -> Result<StreamEvent, LlmError> {
+    Ok(StreamEvent::ProviderData {
+        format: FORMAT.into(),
+        data,
+    })
+}
+
+fn part(turn: &mut Turn, p: &Value, out: &mut Events) {
+    if let Some(call) = p.get("functionCall") {
+        let index = turn.next_index();
+        let id = call["id"]
+            .as_str()
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .unwrap_or_else(|| format!("{GENERATED_ID}{index}_{}", uuid::Uuid::new_v4().simple()));
+        let name = call["name"].as_str().unwrap_or_default();
+        turn.start_call(index, &id, name, out);
+        let args = call.get("args").cloned().unwrap_or(json!({}));
+        turn.fragment(index, args.to_string(), out);
         if let Some(sig) = p["thoughtSignature"].as_str() {
-            out.push(Ok(StreamEvent::ProviderData {
-                format: FORMAT.into(),
-                data: json!({"thoughtSignature": sig}),
-            }));
+            out.push(signature(json!({"call_id": id, "thoughtSignature": sig})));
         }
-        if let Some(t) = p["text"].as_str().filter(|t| !t.is_empty()) {
-            out.push(Ok(if p["thought"] == true {
-                StreamEvent::ReasoningDelta(t.to_string())
-            } else {
-                StreamEvent::TextDelta(t.to_string())
-            }));
-        }
+        return;
     }
-
-    fn chunk(&mut self, v: &Value) -> Events {
-        if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-            return vec![Err(LlmError::from_stream_error(err))];
-        }
-        let mut out = Vec::new();
-        if let Some(reason) = v
-            .pointer("/promptFeedback/blockReason")
-            .and_then(Value::as_str)
-        {
-            tracing::warn!(reason, "gemini blocked the prompt");
-            self.stop = Some(StopReason::Refusal);
-        }
-        if let Some(c) = v.pointer("/candidates/0") {
-            for p in c
-                .pointer("/content/parts")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-            {
-                self.part(p, &mut out);
-            }
-            if let Some(r) = c["finishReason"].as_str() {
-                self.stop = Some(stop_reason(r));
-            }
-        }
-        if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
-            out.push(Ok(StreamEvent::Usage(usage(u))));
-        }
-        out
+    if let Some(sig) = p["thoughtSignature"].as_str() {
+        out.push(signature(json!({"thoughtSignature": sig})));
     }
-
-    fn done(&mut self) -> Events {
-        if self.done {
-            return Vec::new();
-        }
-        self.done = true;
-        let stop = match self.stop.take() {
-            Some(StopReason::EndTurn) | None if self.calls > 0 => StopReason::ToolUse,
-            Some(s) => s,
-            None => StopReason::EndTurn,
-        };
-        vec![Ok(StreamEvent::Done(stop))]
+    if let Some(t) = p["text"].as_str().filter(|t| !t.is_empty()) {
+        out.push(Ok(if p["thought"] == true {
+            StreamEvent::ReasoningDelta(t.to_string())
+        } else {
+            StreamEvent::TextDelta(t.to_string())
+        }));
     }
 }
 
-impl transport::Decoder for Decoder {
-    fn message(&mut self, _event: &str, data: &str) -> Events {
-        if data.trim().is_empty() || self.done {
-            return Vec::new();
+fn chunk(turn: &mut Turn, v: &Value, out: &mut Events) {
+    if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
+        out.push(Err(LlmError::from_stream_error(err)));
+        return;
+    }
+    if let Some(reason) = v
+        .pointer("/promptFeedback/blockReason")
+        .and_then(Value::as_str)
+    {
+        tracing::warn!(reason, "gemini blocked the prompt");
+        turn.stop = Some(StopReason::Refusal);
+    }
+    if let Some(c) = v.pointer("/candidates/0") {
+        for p in c
+            .pointer("/content/parts")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            part(turn, p, out);
         }
-        match serde_json::from_str::<Value>(data) {
-            Ok(v) => self.chunk(&v),
-            Err(e) => vec![Err(LlmError::Malformed(format!(
-                "a stream chunk was not JSON ({e}): {}",
-                data.chars().take(200).collect::<String>()
-            )))],
+        if let Some(r) = c["finishReason"].as_str() {
+            turn.stop = Some(stop_reason(r));
         }
     }
+    if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
+        turn.usage(usage(u), out);
+    }
+}
 
-    /// Gemini's stream has no end marker: it ends after the chunk that
-    /// gives the finish reason.
-    fn end(&mut self) -> Events {
-        if self.stop.is_some() {
-            self.done()
-        } else {
-            Vec::new()
-        }
+/// Gemini's stream has no end marker: it ends after the chunk that gives
+/// the finish reason (the shared loop's end).
+impl WireFormat for Chunks {
+    const UNIT: &'static str = "a stream chunk";
+    const TRUSTS_STOP_AFTER_CALLS: bool = false;
+
+    fn message(&mut self, _event: &str, v: &Value, turn: &mut Turn, out: &mut Events) {
+        chunk(turn, v, out);
     }
 
     /// Without `alt=sse` the answer is a JSON array of chunks.
-    fn whole(&mut self, body: &Value) -> Events {
-        let mut out = Vec::new();
+    fn whole(&mut self, body: &Value, turn: &mut Turn, out: &mut Events) {
         match body {
-            Value::Array(chunks) => chunks.iter().for_each(|c| out.extend(self.chunk(c))),
-            other => out.extend(self.chunk(other)),
+            Value::Array(chunks) => chunks.iter().for_each(|c| chunk(turn, c, out)),
+            other => chunk(turn, other, out),
         }
         if !out.iter().any(Result::is_err) {
-            out.extend(self.done());
+            stream::finish::<Self>(turn, out);
         }
-        out
     }
 }

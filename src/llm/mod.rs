@@ -1,4 +1,18 @@
-//! Model providers: one streaming trait, two wire formats.
+//! Model providers: one streaming trait ([`Provider`]) and one file per wire
+//! format — OpenAI Chat Completions (`openai`, its body in
+//! `openai_request`), OpenAI Responses (`openai_responses`), Anthropic
+//! Messages (`anthropic`, `anthropic_request`), Gemini (`gemini`), Bedrock
+//! Converse (`bedrock`, signed by `aws`) and Ollama (`ollama`). Vertex AI
+//! (`vertex`, signed by `google_auth`) is a transport over the Gemini and
+//! Anthropic formats; Azure OpenAI is settings over the OpenAI ones.
+//!
+//! What the formats share lives once: `stream` is the skeleton every one is
+//! read through (parse each message, keep tool calls, usage and the stop
+//! reason, end once), `transport` sends and classifies, `sse` and `ndjson`
+//! frame the bytes, `retry` retries, `error` classifies what went wrong.
+//! `resolve` (with `resolve_cloud`) picks the provider at start-up from
+//! config and environment; `models` and `model_list` know the catalogue
+//! and what a server serves; `explain` says where a refused key came from.
 //!
 //! `llm` knows a tool only as a [`ToolSpec`]: name, description, schema.
 
@@ -21,6 +35,7 @@ pub mod resolve;
 mod resolve_cloud;
 pub mod retry;
 pub mod sse;
+mod stream;
 pub mod transport;
 pub mod vertex;
 

@@ -11,26 +11,23 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::ndjson::NdjsonLines;
-use super::transport::{self, Events};
+use super::stream::{self, Endpoint, KeyIn, Turn, WireFormat};
+use super::transport::Events;
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
-    http_client,
 };
 use crate::conversation::{Message, Part, ResultContent, Role};
 
 pub struct Ollama {
-    settings: ProviderSettings,
-    client: reqwest::Client,
+    http: Endpoint,
     /// Model → context length, asked once per model.
     context: Mutex<HashMap<String, Option<u64>>>,
 }
 
 impl Ollama {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let client = http_client()?;
         Ok(Ollama {
-            settings,
-            client,
+            http: Endpoint::new(settings)?,
             context: Mutex::new(HashMap::new()),
         })
     }
@@ -38,7 +35,7 @@ impl Ollama {
     /// The server root: a base URL written for the OpenAI-compatible
     /// endpoint (`…/v1`) still works.
     fn root(&self) -> &str {
-        let base = self.settings.base_url.trim_end_matches('/');
+        let base = self.http.base();
         base.strip_suffix("/v1").unwrap_or(base)
     }
 
@@ -48,7 +45,7 @@ impl Ollama {
         if let Some(known) = self.context.lock().ok()?.get(model) {
             return *known;
         }
-        let found = show(&self.client, self.root(), model).await;
+        let found = show(&self.http.client, self.root(), model).await;
         if let Ok(mut c) = self.context.lock() {
             c.insert(model.to_string(), found);
         }
@@ -80,27 +77,16 @@ fn context_length_of(show: &Value) -> Option<u64> {
 #[async_trait]
 impl Provider for Ollama {
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.http.settings.name
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let num_ctx = self.context_length(&request.model).await;
-        let mut req = self
-            .client
-            .post(format!("{}/api/chat", self.root()))
-            .query(&self.settings.query)
+        let req = (self.http.client.post(format!("{}/api/chat", self.root())))
+            .query(&self.http.settings.query)
             .json(&request_body(request, num_ctx));
-        if let Some(key) = &self.settings.api_key {
-            req = req.bearer_auth(key);
-        }
-        let resp = transport::send(req, &self.settings).await?;
-        transport::decode_response(
-            resp,
-            self.settings.idle_timeout,
-            NdjsonLines::default(),
-            Decoder::default(),
-        )
-        .await
+        let req = stream::with_key(req, &self.http.settings, KeyIn::Bearer);
+        stream::send::<Lines>(req, &self.http.settings, NdjsonLines::default()).await
     }
 }
 
@@ -196,22 +182,20 @@ fn push_message(out: &mut Vec<Value>, m: &Message, names: &HashMap<&str, &str>) 
     out.push(msg);
 }
 
+/// Ollama's lines as the shared stream loop reads them.
 #[derive(Default)]
-pub(crate) struct Decoder {
-    calls: usize,
-    done: bool,
-}
+pub(crate) struct Lines;
 
-impl Decoder {
-    fn line(&mut self, v: &Value) -> Events {
+impl Lines {
+    fn line(&mut self, v: &Value, turn: &mut Turn, out: &mut Events) {
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
             let err = match err {
                 Value::String(s) => json!({"message": s}),
                 other => other.clone(),
             };
-            return vec![Err(LlmError::from_stream_error(&err))];
+            out.push(Err(LlmError::from_stream_error(&err)));
+            return;
         }
-        let mut out = Vec::new();
         let m = &v["message"];
         if let Some(t) = m["thinking"].as_str().filter(|t| !t.is_empty()) {
             out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
@@ -220,67 +204,51 @@ impl Decoder {
             out.push(Ok(StreamEvent::TextDelta(t.to_string())));
         }
         for call in m["tool_calls"].as_array().into_iter().flatten() {
-            let index = self.calls;
-            self.calls += 1;
+            let index = turn.next_index();
             let f = &call["function"];
-            out.push(Ok(StreamEvent::ToolCallStart {
-                index,
-                id: call["id"]
-                    .as_str()
-                    .filter(|s| !s.is_empty())
-                    .map(str::to_string)
-                    .unwrap_or_else(|| format!("ollama_call_{}", uuid::Uuid::new_v4().simple())),
-                name: f["name"].as_str().unwrap_or_default().to_string(),
-            }));
+            let id = call["id"]
+                .as_str()
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .unwrap_or_else(|| format!("ollama_call_{}", uuid::Uuid::new_v4().simple()));
+            turn.start_call(index, &id, f["name"].as_str().unwrap_or_default(), out);
             let args = match &f["arguments"] {
                 Value::String(s) => s.clone(),
                 Value::Null => "{}".to_string(),
                 other => other.to_string(),
             };
-            out.push(Ok(StreamEvent::ToolCallDelta {
-                index,
-                fragment: args,
-            }));
+            turn.fragment(index, args, out);
         }
         if v["done"] == true {
-            let prompt = v["prompt_eval_count"].as_u64().unwrap_or(0);
-            out.push(Ok(StreamEvent::Usage(Usage {
-                input_tokens: prompt,
+            let usage = Usage {
+                input_tokens: v["prompt_eval_count"].as_u64().unwrap_or(0),
                 output_tokens: v["eval_count"].as_u64().unwrap_or(0),
                 cache_read_tokens: 0,
                 cache_write_tokens: 0,
-            })));
-            let stop = match v["done_reason"].as_str() {
+            };
+            turn.usage(usage, out);
+            turn.stop = Some(match v["done_reason"].as_str() {
                 Some("length") => StopReason::MaxTokens,
-                _ if self.calls > 0 => StopReason::ToolUse,
+                _ if !turn.calls.is_empty() => StopReason::ToolUse,
                 Some("stop") | None => StopReason::EndTurn,
                 Some(other) => StopReason::Other(other.to_string()),
-            };
-            self.done = true;
-            out.push(Ok(StreamEvent::Done(stop)));
+            });
+            stream::finish::<Self>(turn, out);
         }
-        out
     }
 }
 
-impl transport::Decoder for Decoder {
-    fn message(&mut self, _event: &str, data: &str) -> Events {
-        if self.done {
-            return Vec::new();
-        }
-        match serde_json::from_str::<Value>(data) {
-            Ok(v) => self.line(&v),
-            Err(e) => vec![Err(LlmError::Malformed(format!(
-                "a stream line was not JSON ({e}): {}",
-                data.chars().take(200).collect::<String>()
-            )))],
-        }
+impl WireFormat for Lines {
+    const UNIT: &'static str = "a stream line";
+
+    fn message(&mut self, _event: &str, v: &Value, turn: &mut Turn, out: &mut Events) {
+        self.line(v, turn, out);
     }
 
-    fn whole(&mut self, body: &Value) -> Events {
+    fn whole(&mut self, body: &Value, turn: &mut Turn, out: &mut Events) {
         let mut v = body.clone();
         v["done"] = json!(true);
-        self.line(&v)
+        self.line(&v, turn, out);
     }
 }
 

@@ -10,87 +10,56 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use super::sse::SseParser;
-use super::transport::{self, Events};
+use super::stream::{self, Endpoint, KeyIn, Turn, WireFormat};
+use super::transport::Events;
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
-    http_client,
 };
 
 pub use super::openai_request::request_body;
 
-pub struct OpenAi {
-    settings: ProviderSettings,
-    client: reqwest::Client,
-}
+pub struct OpenAi(Endpoint);
 
 impl OpenAi {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let client = http_client()?;
-        Ok(OpenAi { settings, client })
-    }
-
-    fn url(&self) -> String {
-        format!(
-            "{}/chat/completions",
-            self.settings.base_url.trim_end_matches('/')
-        )
+        Endpoint::new(settings).map(OpenAi)
     }
 
     /// OpenAI's own API wants `max_completion_tokens`; compatible servers
     /// mostly know only `max_tokens`.
     fn is_openai_host(&self) -> bool {
-        self.settings.base_url.contains("api.openai.com")
+        self.0.settings.base_url.contains("api.openai.com")
     }
 }
 
 #[async_trait]
 impl Provider for OpenAi {
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.0.settings.name
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let body = request_body(request, self.is_openai_host());
-        let mut req = self
-            .client
-            .post(self.url())
-            .query(&self.settings.query)
+        let url = format!("{}/chat/completions", self.0.base());
+        let req = (self.0.client.post(url))
+            .query(&self.0.settings.query)
             .json(&body);
-        if let Some(key) = &self.settings.api_key {
-            req = if self.settings.azure {
-                req.header("api-key", key)
-            } else {
-                req.bearer_auth(key)
-            };
-        }
-        let resp = transport::send(req, &self.settings).await?;
-        transport::decode_response(
-            resp,
-            self.settings.idle_timeout,
-            SseParser::default(),
-            Decoder::default(),
-        )
-        .await
+        let req = stream::with_key(req, &self.0.settings, KeyIn::AzureOrBearer);
+        stream::send::<Chat>(req, &self.0.settings, SseParser::default()).await
     }
 }
 
-/// One tool call of the response as it arrives.
+/// Chat Completions as the shared stream loop reads it.
 #[derive(Default)]
-struct Call {
-    id: String,
-    name: String,
-    args: String,
-}
-
-#[derive(Default)]
-pub(crate) struct Decoder {
-    calls: Vec<Call>,
+pub(crate) struct Chat {
     /// The server's `index` → our call number.
     by_index: HashMap<u64, usize>,
     current: Option<usize>,
-    stop: Option<StopReason>,
-    done: bool,
 }
+
+/// The decoder the unit tests drive.
+#[cfg(test)]
+type Decoder = stream::Stream<Chat>;
 
 fn non_empty(v: Option<&Value>) -> Option<&str> {
     v.and_then(Value::as_str).filter(|s| !s.is_empty())
@@ -122,11 +91,11 @@ pub(crate) fn usage(u: &Value) -> Usage {
     }
 }
 
-impl Decoder {
+impl Chat {
     /// Which call a tool-call delta belongs to. A delta with a new non-empty
     /// `id`, or a name arriving after the current call's arguments are
     /// complete, starts a new call whatever its `index` says.
-    fn call_for(&mut self, call: &Value, out: &mut Events) -> usize {
+    fn call_for(&mut self, call: &Value, turn: &mut Turn, out: &mut Events) -> usize {
         let id = non_empty(call.get("id"));
         let name = non_empty(call.pointer("/function/name"));
         let index = call.get("index").and_then(Value::as_u64);
@@ -137,7 +106,7 @@ impl Decoder {
         let starts_new = match existing {
             None => true,
             Some(n) => {
-                let c = &self.calls[n];
+                let c = &turn.calls[n];
                 match (id, name) {
                     (Some(id), _) => !c.id.is_empty() && c.id != id,
                     (None, Some(name)) => {
@@ -149,17 +118,8 @@ impl Decoder {
             }
         };
         let n = if starts_new {
-            self.calls.push(Call {
-                id: id.unwrap_or_default().to_string(),
-                name: name.unwrap_or_default().to_string(),
-                args: String::new(),
-            });
-            let n = self.calls.len() - 1;
-            out.push(Ok(StreamEvent::ToolCallStart {
-                index: n,
-                id: id.unwrap_or_default().to_string(),
-                name: name.unwrap_or_default().to_string(),
-            }));
+            let n = turn.next_index();
+            turn.start_call(n, id.unwrap_or_default(), name.unwrap_or_default(), out);
             n
         } else {
             existing.unwrap_or(0)
@@ -171,9 +131,9 @@ impl Decoder {
         n
     }
 
-    fn tool_calls(&mut self, calls: &[Value], out: &mut Events) {
+    fn tool_calls(&mut self, calls: &[Value], turn: &mut Turn, out: &mut Events) {
         for call in calls {
-            let n = self.call_for(call, out);
+            let n = self.call_for(call, turn, out);
             if let Some(args) = call.pointer("/function/arguments") {
                 let fragment = match args {
                     Value::String(s) => s.clone(),
@@ -182,14 +142,13 @@ impl Decoder {
                     other => other.to_string(),
                 };
                 if !fragment.is_empty() {
-                    self.calls[n].args.push_str(&fragment);
-                    out.push(Ok(StreamEvent::ToolCallDelta { index: n, fragment }));
+                    turn.fragment(n, fragment, out);
                 }
             }
         }
     }
 
-    fn choice(&mut self, choice: &Value, delta: &Value, out: &mut Events) {
+    fn choice(&mut self, choice: &Value, delta: &Value, turn: &mut Turn, out: &mut Events) {
         for key in ["reasoning_content", "reasoning"] {
             if let Some(t) = non_empty(delta.get(key)) {
                 out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
@@ -200,91 +159,57 @@ impl Decoder {
         }
         if let Some(t) = non_empty(delta.get("refusal")) {
             out.push(Ok(StreamEvent::TextDelta(t.to_string())));
-            self.stop = Some(StopReason::Refusal);
+            turn.stop = Some(StopReason::Refusal);
         }
         if let Some(calls) = delta.get("tool_calls").and_then(Value::as_array) {
-            self.tool_calls(calls, out);
+            self.tool_calls(calls, turn, out);
         }
         if let Some(reason) = non_empty(choice.get("finish_reason"))
-            && self.stop != Some(StopReason::Refusal)
+            && turn.stop != Some(StopReason::Refusal)
         {
-            self.stop = Some(stop_reason(reason));
+            turn.stop = Some(stop_reason(reason));
         }
-    }
-
-    fn done(&mut self) -> Events {
-        if self.done {
-            return Vec::new();
-        }
-        self.done = true;
-        let stop = match self.stop.take() {
-            // Some servers say `stop` after tool calls.
-            Some(StopReason::EndTurn) | None if !self.calls.is_empty() => StopReason::ToolUse,
-            Some(s) => s,
-            None => StopReason::EndTurn,
-        };
-        vec![Ok(StreamEvent::Done(stop))]
     }
 }
 
-impl transport::Decoder for Decoder {
-    fn message(&mut self, _event: &str, data: &str) -> Events {
-        let data = data.trim();
-        if data.is_empty() || self.done {
-            return Vec::new();
-        }
-        if data == "[DONE]" {
-            return self.done();
-        }
-        let v: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                return vec![Err(LlmError::Malformed(format!(
-                    "a stream chunk was not JSON ({e}): {}",
-                    data.chars().take(200).collect::<String>()
-                )))];
-            }
-        };
+impl WireFormat for Chat {
+    const UNIT: &'static str = "a stream chunk";
+    // Some servers say `stop` after tool calls.
+    const TRUSTS_STOP_AFTER_CALLS: bool = false;
+
+    fn is_end_marker(data: &str) -> bool {
+        data == "[DONE]"
+    }
+
+    fn message(&mut self, _event: &str, v: &Value, turn: &mut Turn, out: &mut Events) {
         if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
-            return vec![Err(LlmError::from_stream_error(err))];
+            out.push(Err(LlmError::from_stream_error(err)));
+            return;
         }
-        let mut out = Vec::new();
         if let Some(choice) = v.pointer("/choices/0") {
-            self.choice(choice, &choice["delta"], &mut out);
+            self.choice(choice, &choice["delta"], turn, out);
         }
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
-            out.push(Ok(StreamEvent::Usage(usage(u))));
-        }
-        out
-    }
-
-    /// A stream that ends after `finish_reason` without `[DONE]` is
-    /// complete: the answer is all there.
-    fn end(&mut self) -> Events {
-        if self.stop.is_some() {
-            self.done()
-        } else {
-            Vec::new()
+            turn.usage(usage(u), out);
         }
     }
 
-    fn whole(&mut self, body: &Value) -> Events {
-        let mut out = Vec::new();
+    fn whole(&mut self, body: &Value, turn: &mut Turn, out: &mut Events) {
         if let Some(choice) = body.pointer("/choices/0") {
             let message = choice.get("message").unwrap_or(&choice["delta"]);
-            self.choice(choice, message, &mut out);
+            self.choice(choice, message, turn, out);
         }
         if let Some(u) = body.get("usage").filter(|u| u.is_object()) {
-            out.push(Ok(StreamEvent::Usage(usage(u))));
+            turn.usage(usage(u), out);
         }
         if out.is_empty() {
-            return vec![Err(LlmError::Malformed(format!(
+            out.push(Err(LlmError::Malformed(format!(
                 "a JSON answer without choices: {}",
-                body.to_string().chars().take(200).collect::<String>()
-            )))];
+                stream::excerpt(&body.to_string())
+            ))));
+            return;
         }
-        out.extend(self.done());
-        out
+        stream::finish::<Self>(turn, out);
     }
 }
 

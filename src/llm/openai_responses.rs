@@ -9,59 +9,37 @@ use async_trait::async_trait;
 use serde_json::{Value, json};
 
 use super::sse::SseParser;
-use super::transport::{self, Events};
+use super::stream::{self, Endpoint, KeyIn, Turn, WireFormat};
+use super::transport::Events;
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
-    http_client,
 };
 use crate::conversation::{Message, Part, ResultContent, Role};
 
 /// The name [`StreamEvent::ProviderData`] carries for this wire format.
 pub const FORMAT: &str = "openai-responses";
 
-pub struct Responses {
-    settings: ProviderSettings,
-    client: reqwest::Client,
-}
+pub struct Responses(Endpoint);
 
 impl Responses {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let client = http_client()?;
-        Ok(Responses { settings, client })
-    }
-
-    fn url(&self) -> String {
-        format!("{}/responses", self.settings.base_url.trim_end_matches('/'))
+        Endpoint::new(settings).map(Responses)
     }
 }
 
 #[async_trait]
 impl Provider for Responses {
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.0.settings.name
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
-        let mut req = self
-            .client
-            .post(self.url())
-            .query(&self.settings.query)
+        let url = format!("{}/responses", self.0.base());
+        let req = (self.0.client.post(url))
+            .query(&self.0.settings.query)
             .json(&request_body(request));
-        if let Some(key) = &self.settings.api_key {
-            req = if self.settings.azure {
-                req.header("api-key", key)
-            } else {
-                req.bearer_auth(key)
-            };
-        }
-        let resp = transport::send(req, &self.settings).await?;
-        transport::decode_response(
-            resp,
-            self.settings.idle_timeout,
-            SseParser::default(),
-            Decoder::default(),
-        )
-        .await
+        let req = stream::with_key(req, &self.0.settings, KeyIn::AzureOrBearer);
+        stream::send::<ResponseEvents>(req, &self.0.settings, SseParser::default()).await
     }
 }
 
@@ -197,11 +175,10 @@ fn push_items(out: &mut Vec<Value>, m: &Message) {
     }
 }
 
+/// The Responses API as the shared stream loop reads it.
 #[derive(Default)]
-pub(crate) struct Decoder {
-    has_calls: bool,
+pub(crate) struct ResponseEvents {
     refused: bool,
-    done: bool,
 }
 
 fn usage(u: &Value) -> Usage {
@@ -218,54 +195,46 @@ fn usage(u: &Value) -> Usage {
     }
 }
 
-impl Decoder {
-    fn item_added(&mut self, index: usize, item: &Value, out: &mut Events) {
-        if item["type"] == "function_call" {
-            self.has_calls = true;
-            out.push(Ok(StreamEvent::ToolCallStart {
-                index,
-                id: item["call_id"].as_str().unwrap_or_default().to_string(),
-                name: item["name"].as_str().unwrap_or_default().to_string(),
-            }));
-            if let Some(a) = item["arguments"].as_str().filter(|a| !a.is_empty()) {
-                out.push(Ok(StreamEvent::ToolCallDelta {
-                    index,
-                    fragment: a.to_string(),
-                }));
-            }
+fn item_added(turn: &mut Turn, index: usize, item: &Value, out: &mut Events) {
+    if item["type"] == "function_call" {
+        let text = |k: &str| item[k].as_str().unwrap_or_default();
+        turn.start_call(index, text("call_id"), text("name"), out);
+        if let Some(a) = item["arguments"].as_str().filter(|a| !a.is_empty()) {
+            turn.fragment(index, a.to_string(), out);
         }
     }
+}
 
-    fn item_done(&mut self, item: &Value, out: &mut Events) {
-        if item["type"] == "reasoning" {
-            out.push(Ok(StreamEvent::ProviderData {
-                format: FORMAT.to_string(),
-                data: item.clone(),
-            }));
-        }
+fn item_done(item: &Value, out: &mut Events) {
+    if item["type"] == "reasoning" {
+        out.push(Ok(StreamEvent::ProviderData {
+            format: FORMAT.to_string(),
+            data: item.clone(),
+        }));
     }
+}
 
-    fn finish(&mut self, response: &Value, out: &mut Events) {
+impl ResponseEvents {
+    fn finish(&mut self, response: &Value, turn: &mut Turn, out: &mut Events) {
         if let Some(u) = response.get("usage").filter(|u| u.is_object()) {
-            out.push(Ok(StreamEvent::Usage(usage(u))));
+            turn.usage(usage(u), out);
         }
         let reason = response
             .pointer("/incomplete_details/reason")
             .and_then(Value::as_str);
-        let stop = match reason {
+        turn.stop = Some(match reason {
             Some("max_output_tokens") => StopReason::MaxTokens,
             Some("content_filter") => StopReason::Refusal,
             Some(other) => StopReason::Other(other.to_string()),
             None if self.refused => StopReason::Refusal,
-            None if self.has_calls => StopReason::ToolUse,
+            None if !turn.calls.is_empty() => StopReason::ToolUse,
             None => StopReason::EndTurn,
-        };
-        self.done = true;
-        out.push(Ok(StreamEvent::Done(stop)));
+        });
+        stream::finish::<Self>(turn, out);
     }
 
     /// A whole output item of a non-streamed answer.
-    fn whole_item(&mut self, index: usize, item: &Value, out: &mut Events) {
+    fn whole_item(&mut self, index: usize, item: &Value, turn: &mut Turn, out: &mut Events) {
         match item["type"].as_str() {
             Some("message") => {
                 for c in item["content"].as_array().into_iter().flatten() {
@@ -275,81 +244,70 @@ impl Decoder {
                     }
                 }
             }
-            Some("function_call") => self.item_added(index, item, out),
+            Some("function_call") => item_added(turn, index, item, out),
             Some("reasoning") => {
                 for s in item["summary"].as_array().into_iter().flatten() {
                     if let Some(t) = s["text"].as_str() {
                         out.push(Ok(StreamEvent::ReasoningDelta(t.to_string())));
                     }
                 }
-                self.item_done(item, out);
+                item_done(item, out);
             }
             _ => {}
         }
     }
 }
 
-impl transport::Decoder for Decoder {
-    fn message(&mut self, event: &str, data: &str) -> Events {
-        if data.trim().is_empty() || self.done {
-            return Vec::new();
-        }
-        let v: Value = match serde_json::from_str(data) {
-            Ok(v) => v,
-            Err(e) => {
-                return vec![Err(LlmError::Malformed(format!(
-                    "a stream event was not JSON ({e}): {}",
-                    data.chars().take(200).collect::<String>()
-                )))];
-            }
-        };
+impl WireFormat for ResponseEvents {
+    const UNIT: &'static str = "a stream event";
+
+    fn message(&mut self, event: &str, v: &Value, turn: &mut Turn, out: &mut Events) {
         let kind = v["type"].as_str().unwrap_or(event);
         let index = v["output_index"].as_u64().unwrap_or(0) as usize;
         let delta = || v["delta"].as_str().unwrap_or_default().to_string();
-        let mut out = Vec::new();
+        let mut text = |ev: StreamEvent| {
+            if !matches!(&ev, StreamEvent::TextDelta(t) | StreamEvent::ReasoningDelta(t) if t.is_empty())
+            {
+                out.push(Ok(ev));
+            }
+        };
         match kind {
-            "response.output_item.added" => self.item_added(index, &v["item"], &mut out),
-            "response.output_item.done" => self.item_done(&v["item"], &mut out),
-            "response.output_text.delta" => out.push(Ok(StreamEvent::TextDelta(delta()))),
+            "response.output_text.delta" => return text(StreamEvent::TextDelta(delta())),
             "response.refusal.delta" => {
                 self.refused = true;
-                out.push(Ok(StreamEvent::TextDelta(delta())));
+                return text(StreamEvent::TextDelta(delta()));
             }
             "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                out.push(Ok(StreamEvent::ReasoningDelta(delta())))
+                return text(StreamEvent::ReasoningDelta(delta()));
             }
             "response.reasoning_summary_part.added" if v["summary_index"].as_u64() > Some(0) => {
-                out.push(Ok(StreamEvent::ReasoningDelta("\n\n".into())))
+                return text(StreamEvent::ReasoningDelta("\n\n".into()));
             }
-            "response.function_call_arguments.delta" => out.push(Ok(StreamEvent::ToolCallDelta {
-                index,
-                fragment: delta(),
-            })),
+            _ => {}
+        }
+        match kind {
+            "response.output_item.added" => item_added(turn, index, &v["item"], out),
+            "response.output_item.done" => item_done(&v["item"], out),
+            "response.function_call_arguments.delta" => turn.fragment(index, delta(), out),
             "response.completed" | "response.incomplete" | "response.done" => {
-                self.finish(&v["response"], &mut out)
+                self.finish(&v["response"], turn, out)
             }
             "response.failed" => {
                 let err = &v["response"]["error"];
                 out.push(Err(LlmError::from_stream_error(err)));
             }
             "error" => {
-                let err = v.get("error").filter(|e| e.is_object()).unwrap_or(&v);
+                let err = v.get("error").filter(|e| e.is_object()).unwrap_or(v);
                 out.push(Err(LlmError::from_stream_error(err)));
             }
             _ => {}
         }
-        out.retain(|e| {
-            !matches!(e, Ok(StreamEvent::TextDelta(t) | StreamEvent::ReasoningDelta(t)) if t.is_empty())
-        });
-        out
     }
 
-    fn whole(&mut self, body: &Value) -> Events {
-        let mut out = Vec::new();
+    fn whole(&mut self, body: &Value, turn: &mut Turn, out: &mut Events) {
         for (i, item) in body["output"].as_array().into_iter().flatten().enumerate() {
-            self.whole_item(i, item, &mut out);
+            self.whole_item(i, item, turn, out);
         }
-        self.finish(body, &mut out);
-        out
+        self.finish(body, turn, out);
     }
 }

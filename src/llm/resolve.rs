@@ -7,10 +7,7 @@ use std::time::Duration;
 use super::{ProviderKind, ProviderSettings};
 use crate::config::{Config, ProviderConfig};
 
-/// Why no provider could be set up from the configuration.
-#[derive(Debug, Clone, thiserror::Error, PartialEq)]
-#[error("{0}")]
-pub struct ResolveError(pub String);
+pub use super::error::ResolveError;
 
 /// A provider ready to build, with the model to use.
 #[derive(Debug, Clone)]

@@ -2,7 +2,7 @@
 //! location and Application Default Credentials; Bedrock's region and
 //! credentials from the standard AWS chain.
 
-use super::resolve::ResolveError;
+use super::error::ResolveError;
 use super::{CloudSettings, ProviderKind};
 use crate::config::ProviderConfig;
 

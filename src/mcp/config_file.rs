@@ -1,6 +1,7 @@
 //! `cairn mcp add / remove / get`: servers kept under `[mcp.NAME]` in the
-//! user's config file. Edits go through `toml_edit`, so the person's
-//! comments and layout survive.
+//! user's config file, read and written through the config's one TOML
+//! read-modify-write (`config::read_toml`, `config::write_toml`), so the
+//! person's comments and layout survive.
 
 use std::path::{Path, PathBuf};
 
@@ -8,13 +9,9 @@ use toml_edit::{Array, DocumentMut, InlineTable, Item, Table, value};
 
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigFileError {
-    #[error("cannot read or write {path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path} is not valid TOML: {message}")]
-    Toml { path: PathBuf, message: String },
+    /// The file could not be read, parsed or written.
+    #[error(transparent)]
+    File(#[from] crate::config::SaveError),
     #[error("{path}: `mcp` must be a table of servers ([mcp.NAME])")]
     Shape { path: PathBuf },
     #[error(
@@ -150,33 +147,11 @@ fn servers_mut<'a>(
 }
 
 fn load(path: &Path) -> Result<DocumentMut, ConfigFileError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(ConfigFileError::Io {
-                path: path.to_path_buf(),
-                source,
-            });
-        }
-    };
-    text.parse::<DocumentMut>()
-        .map_err(|e| ConfigFileError::Toml {
-            path: path.to_path_buf(),
-            message: e.to_string(),
-        })
+    Ok(crate::config::read_toml(path)?)
 }
 
 fn save(path: &Path, doc: &DocumentMut) -> Result<(), ConfigFileError> {
-    let io = |source| ConfigFileError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    // Written beside and renamed, so a crash never leaves half a config.
-    crate::private::replace(path, doc.to_string().as_bytes()).map_err(io)
+    Ok(crate::config::write_toml(path, doc)?)
 }
 
 #[cfg(test)]

@@ -20,18 +20,13 @@ use tokio_util::sync::CancellationToken;
 use super::client::CairnClient;
 use super::notices::{Hub, transition_notice};
 use super::progress::ProgressRouter;
+use super::slot::{Live, Slot, SlotInner};
 use super::transport::{self, ConnectError, Connection};
 use super::{ServerState, ServerStatus, TransportKind, server_key};
 use crate::config::McpServerConfig;
 use crate::sync::lock;
 use crate::tools::{Registry, Tool};
 
-/// How long a server gets to start and list its tools, unless its
-/// `startup_timeout_secs` (or `timeout_secs`) says otherwise.
-const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long one tool call may take, unless its `tool_timeout_secs` (or
-/// `timeout_secs`) says otherwise.
-const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long a stopping session gets to close before its process is killed.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -39,38 +34,6 @@ pub struct McpManager {
     pub(super) slots: BTreeMap<String, Arc<Slot>>,
     pub(super) hub: Arc<Hub>,
     pub(super) asker: super::elicit::SharedAsker,
-}
-
-/// One configured server.
-pub(crate) struct Slot {
-    pub(crate) name: String,
-    pub(super) config: McpServerConfig,
-    pub(super) inner: Mutex<SlotInner>,
-    /// Set when the server announced a new tool list that is not listed
-    /// yet, so the next model request waits for it.
-    pub(super) relisting: Arc<AtomicBool>,
-    root: Option<std::path::PathBuf>,
-    asker: super::elicit::SharedAsker,
-}
-
-pub(super) struct SlotInner {
-    pub(super) state: ServerState,
-    tools: Vec<McpToolDef>,
-    live: Option<Live>,
-    generation: u64,
-    stop: CancellationToken,
-    task: Option<tokio::task::JoinHandle<()>>,
-    /// When the current generation began, for the start-up deadline.
-    pub(super) started: tokio::time::Instant,
-    /// Whether the server has failed before, so coming back is news.
-    failed_before: bool,
-}
-
-/// What a tool call needs from a connected server.
-#[derive(Clone)]
-pub(crate) struct Live {
-    pub(crate) peer: Peer<RoleClient>,
-    pub(crate) progress: Arc<ProgressRouter>,
 }
 
 impl McpManager {
@@ -291,55 +254,6 @@ fn offers(config: &McpServerConfig, tool: &str) -> bool {
 }
 
 impl Slot {
-    /// How long the server may take to start and list its tools.
-    pub(crate) fn startup_timeout(&self) -> Duration {
-        self.config
-            .startup_timeout_secs
-            .or(self.config.timeout_secs)
-            .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_STARTUP_TIMEOUT)
-    }
-
-    /// How long one call may take.
-    pub(crate) fn tool_timeout(&self) -> Duration {
-        self.config
-            .tool_timeout_secs
-            .or(self.config.timeout_secs)
-            .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_TOOL_TIMEOUT)
-    }
-
-    /// The live session, or the answer a tool gives when there is none.
-    pub(crate) fn live(&self) -> Result<Live, String> {
-        let inner = lock(&self.inner);
-        match (&inner.live, &inner.state) {
-            (Some(live), _) => Ok(live.clone()),
-            (None, state) => Err(self.not_connected(state)),
-        }
-    }
-
-    /// If the server has failed since a call began, why.
-    pub(crate) fn failure(&self) -> Option<String> {
-        let inner = lock(&self.inner);
-        match &inner.state {
-            state if state.is_failed() => Some(self.not_connected(state)),
-            _ => None,
-        }
-    }
-
-    fn not_connected(&self, state: &ServerState) -> String {
-        let why = match state {
-            ServerState::Starting => "it is still starting".to_string(),
-            ServerState::Failed { reason } | ServerState::NeedsLogin { reason } => reason.clone(),
-            ServerState::Disabled => "it is disabled in the configuration".to_string(),
-            ServerState::Connected { .. } => "the connection is being replaced".to_string(),
-        };
-        format!(
-            "MCP server `{}` is not connected: {why}; it can be restarted with /mcp",
-            self.name
-        )
-    }
-
     fn status(&self) -> ServerStatus {
         let inner = lock(&self.inner);
         let (transport, target) = match (&self.config.command, &self.config.url) {

@@ -9,7 +9,13 @@
 //!
 //! stdio and streamable HTTP go through rmcp; the older HTTP+SSE transport,
 //! which rmcp 3.11 has no client for, is cairn's own (`sse.rs`).
+//!
+//! `manager` runs the servers and `slot` is one of them; `tool`, `prompts`
+//! and `resources` are what a server offers (its resources attached to a
+//! prompt through `attach`); `oauth/` signs in to remote servers;
+//! `config_file` is `cairn mcp add/remove`'s edit of the user's config.
 
+mod attach;
 pub mod browser;
 mod client;
 pub mod config_file;
@@ -23,6 +29,7 @@ mod progress;
 mod prompts;
 mod ready;
 mod resources;
+mod slot;
 mod sse;
 mod status;
 mod tool;

@@ -13,7 +13,7 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::Value;
 
 use super::content::render;
-use super::manager::{Live, Slot};
+use super::slot::{Live, Slot};
 use crate::tools::snapshot::{Snapshot, record_changes};
 use crate::tools::walk::blocking;
 use crate::tools::{Tool, ToolContext, ToolOutput};

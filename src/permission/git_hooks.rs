@@ -10,8 +10,8 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
+use super::layers::layers;
 use super::readonly;
-use super::security::layers;
 use super::wrappers::basename;
 use crate::shell::ShellAnalysis;
 

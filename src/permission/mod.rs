@@ -1,86 +1,35 @@
 //! The gate every tool call passes: security, permission, repetition.
 //!
-//! - `gate` — `Gate::check(&CallInfo) -> Verdict`, the entry point.
+//! - `gate/` — `Gate::check(&CallInfo) -> Verdict`, the entry point;
+//!   `outside` finds the paths outside the workspace a command names,
+//!   `needs` and `runtime_paths` what a command needs from the sandbox and
+//!   which reads are only known when it runs.
 //! - bash commands are judged on their parse by `crate::shell` (simple
-//!   commands, redirections, nested code).
-//! - `security` (+ `security_exec`, `security_rm`, `catastrophes`,
-//!   `cautions`) — what is blocked in every mode, and what must be
+//!   commands, redirections, nested code), layer by layer (`layers`:
+//!   `sudo`, `env`, `find -exec`, …).
+//! - `security/` — what is blocked in every mode, and what must be
 //!   confirmed even in auto mode. It looks through programs that run
 //!   programs (`wrappers`), into shell code outside argv and other
-//!   programs' command hooks (`nested`), and into what a shell is fed on
-//!   standard input (`stdin_feed`).
-//! - `readonly` — the commands smart mode runs without asking (with
-//!   `readonly_tools`, `readonly_builtins`, `readonly_git`,
-//!   `readonly_more`); `runtime_paths` asks about reads of files only known
-//!   when the command runs; `wrappers` and `getopt` read options the way
-//!   the programs themselves do.
+//!   programs' command hooks (`nested`, `nested_code`), and into what a
+//!   shell is fed on standard input.
+//! - `readonly/` — the commands smart mode runs without asking; `wrappers`
+//!   and `getopt` read options the way the programs themselves do;
+//!   `programs` names the families (shells, interpreters, awks,
+//!   downloaders) every inspector recognises.
 //! - `git_hooks` — a read-only git runs with the repository's command
 //!   hooks neutralised (applied by the bash tool).
-//! - `rules` — `tool(pattern)` allow/deny rules, "allow always"
-//!   suggestions, and storing rules in `.cairn/config.toml`.
+//! - `rules/` — `tool(pattern)` allow/deny rules; `suggest` offers the
+//!   "allow always" rules, `store` keeps rules in `.cairn/config.toml`.
 //! - `repetition` — the same call again and again is blocked.
+//! - `paths` — resolving and classifying paths; `preview` — what the
+//!   dialog shows.
 
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use crate::config::Mode;
 pub use preview::Preview;
-
-/// The person's answer to a request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "decision", rename_all = "snake_case")]
-pub enum Decision {
-    AllowOnce,
-    /// Allow and store `rule` (one of the request's offered rules).
-    AllowAlways {
-        rule: String,
-    },
-    /// Allow once, and run the command outside the sandbox.
-    AllowUnsandboxed,
-    Deny {
-        reason: Option<String>,
-    },
-    /// Allow and store every rule of a request with `all_rules`.
-    AllowAlwaysAll {
-        rules: Vec<String>,
-    },
-    /// Allow an edit with only some of its hunks: those numbered (from 0)
-    /// in `rejected` are left out, and the model is told why.
-    AllowHunks {
-        rejected: Vec<usize>,
-        reason: Option<String>,
-    },
-}
-
-/// What the dialog shows.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct PermissionRequest {
-    pub tool: String,
-    pub summary: String,
-    /// Why it asks: "writes a file", "`rm` is not a read-only command", ...
-    pub reasons: Vec<String>,
-    pub preview: Option<Preview>,
-    /// The rules "Allow always" can store, narrowest first; the first is the
-    /// default. Empty when nothing may be stored (outside the workspace).
-    pub rules: Vec<String>,
-    /// The sandbox the call runs in and what approving adds to it
-    /// ("sandbox: workspace-write, network off; approving grants the
-    /// network for this run"). `None` for calls that start no command.
-    #[serde(default)]
-    pub sandbox: Option<String>,
-}
-
-impl PermissionRequest {
-    /// Whether "Allow always" stores every rule together rather than one
-    /// of them: a command's rules are one for each of its parts (simple
-    /// commands, files it writes), so the same command runs unasked next
-    /// time only with all of them.
-    pub fn rules_together(&self) -> bool {
-        matches!(self.preview, Some(Preview::Command { .. })) && self.rules.len() > 1
-    }
-}
 
 /// The gate's answer for one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,32 +62,24 @@ pub struct CallInfo<'a> {
     pub cwd: &'a Path,
 }
 
-mod catastrophes;
-mod cautions;
 pub mod gate;
 mod getopt;
 pub mod git_hooks;
+mod layers;
 pub mod needs;
 mod nested;
 mod nested_code;
 mod outside;
 pub mod paths;
 mod preview;
+mod programs;
 pub mod readonly;
-mod readonly_builtins;
-mod readonly_git;
-mod readonly_more;
-mod readonly_tools;
 pub mod repetition;
 pub mod rules;
 mod runtime_paths;
 pub mod security;
-mod security_exec;
-mod security_rm;
-mod sed_script;
-mod stdin_feed;
 pub mod store;
-mod suggest;
+pub mod suggest;
 mod wrappers;
 
 pub use gate::Gate;

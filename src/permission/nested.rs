@@ -7,7 +7,7 @@
 //! into each; a script only known when it runs cannot be looked into.
 
 use super::nested_code::{called_strings, git_key_runs_code, git_value_script};
-use super::security::{SHELLS, family};
+use super::programs::{AWKS, INTERPRETERS, SHELLS, family};
 use super::wrappers::{basename, wrapper_options};
 
 /// A piece of shell code a command will run.
@@ -152,9 +152,9 @@ pub fn scripts(name: &str, args: &[String], literal: &[bool]) -> Vec<Script> {
         "git" => call.git(),
         "tmux" => call.tmux(),
         "vim" | "vi" | "nvim" | "ex" | "view" | "vimdiff" => call.vim(),
-        _ if super::security::INTERPRETERS.contains(&family(base))
+        _ if INTERPRETERS.contains(&family(base))
             || base.starts_with("python")
-            || super::security::AWKS.contains(&family(base)) =>
+            || AWKS.contains(&family(base)) =>
         {
             call.interpreter()
         }

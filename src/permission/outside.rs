@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use super::gate::{path_candidates, unresolved_path_like};
 use super::paths;
 use super::runtime_paths;
 use crate::shell::{ShellAnalysis, SimpleCommand};
@@ -171,4 +170,67 @@ impl<'a> Outside<'a> {
             }
         }
     }
+}
+
+/// Words worth resolving as paths: absolute ones whose first directory
+/// exists, home-relative ones, and relative ones climbing with `..`.
+fn path_like(word: &str, literal: bool) -> bool {
+    if !literal {
+        return unresolved_path_like(word, true);
+    }
+    if word.starts_with('/') {
+        // A glob (`/e*/passwd`) may name anything: treat it as a path.
+        return word.contains(['*', '?', '[']) || paths::looks_like_root_path(Path::new(word));
+    }
+    word.starts_with('~') || word.split('/').any(|c| c == "..")
+}
+
+/// Whether a word with expansions may name a path: it holds a `/`, `..` or
+/// `~`, or (`env_vars`) an upper-case variable such as `$PWD` or `$TMPDIR`.
+fn unresolved_path_like(word: &str, env_vars: bool) -> bool {
+    let text = word.replace('"', "");
+    if text.contains('/') || text.contains("..") || text.starts_with('~') {
+        return true;
+    }
+    env_vars
+        && text.match_indices('$').any(|(at, _)| {
+            let rest = text[at + 1..].trim_start_matches('{');
+            rest.starts_with(|c: char| c.is_ascii_uppercase())
+        })
+}
+
+/// The parts of an argument that may name paths: the word itself, the
+/// value of `--opt=VALUE` and `key=VALUE` (`of=/dev/sda`), and a path glued
+/// to a short option (`-f/etc/x`, `-I../inc`). `env_vars`: see
+/// [`unresolved_path_like`].
+fn path_candidates(word: &str, literal: bool, env_vars: bool) -> Vec<&str> {
+    let mut parts = vec![word];
+    if let Some((key, value)) = word.split_once('=')
+        && !key.is_empty()
+    {
+        parts.push(value);
+    } else if word.starts_with('-') && !word.starts_with("--") {
+        let glued = word
+            .char_indices()
+            .skip(2)
+            .find(|(_, c)| matches!(c, '/' | '~' | '.' | '$'))
+            .map(|(at, _)| &word[at..]);
+        parts.extend(glued);
+    }
+    let mut out: Vec<&str> = Vec::new();
+    for part in parts {
+        let wanted = if literal {
+            path_like(part, true)
+        } else {
+            unresolved_path_like(part, env_vars)
+        };
+        if wanted && !out.contains(&part) {
+            out.push(part);
+        }
+    }
+    // `--flag=/x` and `of=/x` are judged by their value alone.
+    if out.len() > 1 {
+        out.retain(|p| *p != word);
+    }
+    out
 }

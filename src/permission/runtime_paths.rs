@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use globset::GlobBuilder;
 
+use super::layers::layers;
 use super::paths;
-use super::security::layers;
 use super::wrappers::basename;
 use crate::shell::{ShellAnalysis, SimpleCommand};
 

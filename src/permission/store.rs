@@ -100,33 +100,26 @@ pub fn list_rules(config: &Path) -> Result<StoredRules, StoreError> {
 }
 
 fn load(config: &Path) -> Result<DocumentMut, StoreError> {
-    let text = match std::fs::read_to_string(config) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(source) => {
-            return Err(StoreError::Io {
-                path: config.to_path_buf(),
-                source,
-            });
-        }
-    };
-    text.parse::<DocumentMut>().map_err(|e| StoreError::Toml {
-        path: config.to_path_buf(),
-        message: e.to_string(),
-    })
+    crate::config::read_toml(config).map_err(file_error)
 }
 
 fn save(config: &Path, doc: &DocumentMut) -> Result<(), StoreError> {
-    let io = |source| StoreError::Io {
-        path: config.to_path_buf(),
-        source,
-    };
     if let Some(dir) = config.parent().filter(|d| !d.as_os_str().is_empty()) {
         refuse_links_out(config, dir)?;
-        std::fs::create_dir_all(dir).map_err(io)?;
     }
-    // Written beside and renamed, so a crash never leaves half a config.
-    crate::private::replace(config, doc.to_string().as_bytes()).map_err(io)
+    crate::config::write_toml(config, doc).map_err(file_error)
+}
+
+/// A config file that could not be read, parsed or written.
+fn file_error(e: crate::config::SaveError) -> StoreError {
+    use crate::config::SaveError as E;
+    match e {
+        E::Parse { path, source } => StoreError::Toml {
+            path,
+            message: source.to_string(),
+        },
+        E::Read { path, source } | E::Write { path, source } => StoreError::Io { path, source },
+    }
 }
 
 /// A project's `.cairn` directory (or its config file) that is a link to

@@ -5,9 +5,9 @@ use std::path::Path;
 
 use super::CallInfo;
 use super::paths;
+use super::programs::{self, AWKS, INTERPRETERS, SHELLS};
 use super::readonly;
 use super::rules::{Rule, fetch_host};
-use super::security;
 use super::wrappers::basename;
 use crate::shell::{ShellAnalysis, SimpleCommand};
 
@@ -175,12 +175,12 @@ const EXACT_ONLY: &[&str] = &[
 /// Whether `name*` would let the rule run any program or any code.
 fn exact_only(name: &str) -> bool {
     let base = basename(name);
-    let family = security::family(base);
+    let family = programs::family(base);
     EXACT_ONLY.contains(&base)
         || EXACT_ONLY.contains(&family)
-        || security::SHELLS.contains(&family)
-        || security::INTERPRETERS.contains(&family)
-        || security::AWKS.contains(&family)
+        || SHELLS.contains(&family)
+        || INTERPRETERS.contains(&family)
+        || AWKS.contains(&family)
         || base.starts_with("python")
         || base.starts_with("pypy")
 }

@@ -4,45 +4,11 @@
 use std::collections::HashSet;
 
 use crate::conversation::{Message, Part, Role, result_text};
-use crate::store::{
-    ListFilter, SearchFilter, SearchHit, SessionId, SessionSummary, Store, StoreError,
-};
+use crate::protocol::SessionEntry;
+use crate::store::{ListFilter, SearchFilter, SearchHit, SessionSummary, Store, StoreError};
 
 /// Rows per page of the session list.
 pub const PAGE: usize = 200;
-
-/// One stored session as a list shows it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct SessionEntry {
-    pub id: SessionId,
-    pub title: String,
-    /// Unix milliseconds of the last activity.
-    pub updated_at: i64,
-    pub message_count: u64,
-    pub first_prompt: String,
-    pub project: String,
-    /// For search results: the matching text, with `\u{1}` … `\u{2}` around
-    /// the matched words.
-    pub snippet: Option<String>,
-}
-
-impl SessionEntry {
-    pub fn new(s: &SessionSummary, snippet: Option<String>) -> Self {
-        SessionEntry {
-            id: s.id.clone(),
-            title: s.title.clone().unwrap_or_default(),
-            updated_at: s.updated_at,
-            message_count: s.message_count,
-            first_prompt: s.first_prompt.clone().unwrap_or_default(),
-            project: s
-                .project_root
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-            snippet,
-        }
-    }
-}
 
 /// Sessions by last activity, newest first: those of `root` (or all).
 pub fn list(

@@ -3,9 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
+use super::SessionError;
 use super::load::load;
-use super::{Later, Resumed, SessionError};
 use crate::conversation::{Part, Role};
+use crate::protocol::{Later, OpenAs, Resumed, RewindTo};
 use crate::store::{SessionId, Store};
 use crate::tools::state::FileVersion;
 
@@ -19,16 +20,6 @@ pub fn prompts(store: &Store, id: &SessionId) -> Result<Vec<(i64, String)>, Sess
         })
         .map(|(mid, m, _)| (mid.0, m.text()))
         .collect())
-}
-
-/// How to continue a stored session from just before one of its prompts.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RewindTo {
-    pub id: SessionId,
-    /// The prompt's message id.
-    pub message: i64,
-    /// Cut the session itself back instead of forking it.
-    pub in_place: bool,
 }
 
 /// Continues `to.id` from just before its prompt `to.message`: the prompt
@@ -174,37 +165,5 @@ pub fn open_as(store: &mut Store, id: &SessionId, how: OpenAs) -> Result<Resumed
             read_only: true,
             ..resume(store, id)?
         }),
-    }
-}
-
-/// How to open a session that is open in another cairn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpenAs {
-    Fork,
-    ReadOnly,
-}
-
-impl Later {
-    /// What putting back the files of turns `from..` would do now.
-    pub fn plan(
-        from: u64,
-        versions: Vec<FileVersion>,
-        lost: Vec<(String, String)>,
-        workspace: &Path,
-    ) -> Later {
-        let to = versions.iter().map(|v| v.turn).max().unwrap_or(from);
-        let mut plan = crate::tools::restore::plan_range(&versions, from, to, workspace);
-        for (path, why) in lost {
-            let shown = Path::new(&path)
-                .strip_prefix(workspace)
-                .map(|p| p.display().to_string())
-                .unwrap_or(path);
-            plan.unrestorable.push((shown, why));
-        }
-        Later {
-            from,
-            versions,
-            plan,
-        }
     }
 }

@@ -7,73 +7,10 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::conversation::{Message, Part, ToolStatus, result_text};
-use crate::store::{
-    LostFile, MessageStatus, SessionId, SessionSummary, Store, StoreError, ToolRun,
-};
+use crate::protocol::{LoadedSession, Runs, StoredCall};
+use crate::store::{MessageStatus, SessionId, Store, StoreError, ToolRun};
 use crate::tools::ToolDisplay;
 use crate::tools::state::FileVersion;
-
-/// How one stored tool call ended, ready to draw.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredCall {
-    /// One line, as the tool sums up its call: `grep "fn main" src/`.
-    pub summary: String,
-    pub status: ToolStatus,
-    /// What the model was told.
-    pub output: String,
-    pub display: Option<ToolDisplay>,
-    pub elapsed: Option<Duration>,
-}
-
-/// What the store kept beyond the messages, for drawing them as they were.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Runs {
-    /// How each tool call ended, by call id.
-    pub calls: HashMap<String, StoredCall>,
-    /// Turns that `/undo` took back, with the files it restored: a notice
-    /// follows each, as it did when the undo happened.
-    pub undone: Vec<(u64, Vec<String>)>,
-    /// Turns that did not complete: cancelled, failed, stopped at the limit.
-    pub ends: Vec<crate::store::TurnEnd>,
-}
-
-/// A stored session ready to continue.
-#[derive(Debug, Clone)]
-pub struct LoadedSession {
-    pub summary: SessionSummary,
-    /// The messages, undone turns included (as the model saw them).
-    pub messages: Vec<Message>,
-    /// The file versions, so undo works after a resume.
-    pub versions: Vec<FileVersion>,
-    /// How each tool call ended, for the rebuilt transcript.
-    pub runs: Runs,
-    /// The session's cost so far; `None` when no price was ever known.
-    pub cost: Option<f64>,
-    /// Files its turns changed that cannot be restored (undone turns left
-    /// out, as their versions are).
-    pub lost: Vec<LostFile>,
-}
-
-impl LoadedSession {
-    pub fn id(&self) -> &SessionId {
-        &self.summary.id
-    }
-
-    /// "Resumed session 01a2b3c4 (12 messages)."
-    pub fn resumed_notice(&self) -> String {
-        format!(
-            "Resumed session {} ({} messages).",
-            short_id(self.id()),
-            self.messages.len()
-        )
-    }
-}
-
-/// The first eight characters of an id, as notices show it.
-pub fn short_id(id: &SessionId) -> &str {
-    let s = id.as_str();
-    s.get(..8).unwrap_or(s)
-}
 
 /// Loads `id` from the store, ready to continue.
 pub fn load(store: &Store, id: &SessionId) -> Result<LoadedSession, StoreError> {

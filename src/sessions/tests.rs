@@ -1,5 +1,6 @@
 use super::*;
 use crate::conversation::Message;
+use crate::protocol::RewindTo;
 use crate::store::{MessageId, MessageMeta, NewSession};
 
 /// Two turns, "alpha" then "beta", each answered; the message ids.

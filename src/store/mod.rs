@@ -1,6 +1,16 @@
 //! The session store: one SQLite database (WAL) holding sessions, their
 //! messages (parts as JSON), file versions for undo and rewind, and a
-//! full-text index of message text.
+//! full-text index of message text. It knows rows, not screens: the
+//! sessions service (`crate::sessions`) and the agent's store writer turn
+//! them into what a front end shows.
+//!
+//! - `schema` — the tables and numbered migrations; `error` — `StoreError`.
+//! - `sessions`, `messages` — sessions (fork, rewind, delete) and their
+//!   messages; `search` — the full-text index and its queries.
+//! - `tool_runs` — how each call ended as the person saw it, and files that
+//!   cannot be restored; `turn_outcomes` — turns that did not complete.
+//! - `lock` — one process records a session at a time; `export` — a
+//!   session as markdown or JSON.
 //!
 //! The API is synchronous. A [`Store`] owns one connection and is `Send` but
 //! not `Sync`: give it to a dedicated thread or move it into

@@ -1,8 +1,8 @@
 //! Every effect `update` asks for; only the runtime executes them
 //! (`runtime::execute`).
 
-use crate::agent::AgentCommand;
-use crate::sessions::SessionRequest;
+use crate::protocol::AgentCommand;
+use crate::protocol::SessionRequest;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {

@@ -4,7 +4,7 @@
 //! turns that into cells.
 
 use crate::conversation::{Message, Part, Role};
-use crate::sessions::{LoadedSession, Runs};
+use crate::protocol::{LoadedSession, Runs};
 use crate::tui::model::Model;
 use crate::tui::widgets::cell::{AssistantText, CellKind};
 use crate::tui::widgets::tool_cell::ToolCell;
@@ -94,7 +94,7 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
 /// What followed turn `turn` live: the notice of its undo, its cancel
 /// marker or its error line.
 fn turn_closed(model: &mut Model, runs: &Runs, turn: u64) {
-    use crate::agent::NoticeLevel;
+    use crate::protocol::NoticeLevel;
     if let Some((_, files)) = runs.undone.iter().find(|(t, _)| *t == turn) {
         let text = if files.is_empty() {
             format!("Undone: turn {turn}")

@@ -1,3 +1,12 @@
+//! The full-screen interface, Elm-style: all state in `model::Model`,
+//! every input a `msg::Msg`, `update` changes the model and returns
+//! `cmd::Cmd`s, `view` draws it, and only `runtime` does I/O (it runs the
+//! effects and the event loop; `render` owns the terminal). Dialogs live in
+//! `panels/` behind one modal container, drawing pieces in `widgets/`, the
+//! slash commands in `commands/` (catalogue, parser, completion) and
+//! `slash/` (running them), the one key table in `keys/`. The interface
+//! speaks to the agent only through `AgentCommand` and `AgentEvent`.
+
 pub mod cmd;
 pub mod commands;
 pub mod fuzzy;
@@ -25,8 +34,8 @@ use std::path::PathBuf;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 
-use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
 use crate::permission::Mode;
+use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel};
 
 pub use keys::KeyConfig;
 
@@ -55,7 +64,7 @@ pub struct TuiOptions {
     /// The sessions service, MCP and config paths effects run with.
     pub handles: runtime::Handles,
     /// A resumed session, drawn as the starting transcript.
-    pub resumed: Option<crate::sessions::LoadedSession>,
+    pub resumed: Option<crate::protocol::LoadedSession>,
     /// Shown as notices at start (e.g. the store could not be opened).
     pub notices: Vec<(NoticeLevel, String)>,
     /// Open the session browser at start (`cairn --resume` without an id).

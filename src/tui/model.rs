@@ -11,7 +11,6 @@ use crate::tui::keys::KeyMap;
 use crate::tui::styles::Styles;
 use crate::tui::theme::Theme;
 use crate::tui::widgets::input::PromptInput;
-use crate::tui::widgets::permission_dialog::PermissionDialog;
 use crate::tui::widgets::transcript::Transcript;
 
 pub use crate::tui::widgets::status_bar::{Activity, UsageInfo};
@@ -22,13 +21,7 @@ pub enum Focus {
     Transcript,
 }
 
-/// Screens drawn over the transcript, topmost last; the topmost gets keys.
-/// The palette, slash commands and file picker go here.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Overlay {
-    Help(crate::tui::widgets::help::HelpState),
-    Panel(Box<crate::tui::panels::Panel>),
-}
+pub use crate::tui::panels::modals::{Front, Modals, Overlay};
 
 pub struct Model {
     pub provider: String,
@@ -42,8 +35,8 @@ pub struct Model {
     pub keys: KeyMap,
     pub transcript: Transcript,
     pub input: PromptInput,
-    pub dialogs: VecDeque<PermissionDialog>,
-    pub overlays: Vec<Overlay>,
+    /// Every dialog open or waiting: who gets a key, what is drawn on top.
+    pub modals: Modals,
     pub focus: Focus,
     pub activity: Activity,
     pub turn_running: bool,
@@ -89,8 +82,6 @@ pub struct Model {
     pub last_idle_esc: Option<Instant>,
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
-    /// Servers' requests for input, answered in order.
-    pub forms: VecDeque<crate::tui::widgets::input_form::InputForm>,
     /// The sandbox commands run in, as the status line shows it.
     pub sandbox: crate::tui::sandbox_view::SandboxView,
     /// Where the person is in the `/` completion menu.
@@ -115,8 +106,7 @@ impl Model {
             keys: KeyMap::default(),
             transcript: Transcript::new(),
             input: PromptInput::default(),
-            dialogs: VecDeque::new(),
-            overlays: Vec::new(),
+            modals: Modals::default(),
             focus: Focus::Prompt,
             activity: Activity::Idle,
             turn_running: false,
@@ -143,7 +133,6 @@ impl Model {
             themes: crate::tui::theme::Themes::default(),
             last_idle_esc: None,
             servers: None,
-            forms: VecDeque::new(),
             sandbox: Default::default(),
             slash_menu: Default::default(),
             mcp_servers: Vec::new(),
@@ -152,26 +141,16 @@ impl Model {
     }
 
     pub fn open_panel(&mut self, panel: crate::tui::panels::Panel) {
-        self.overlays.push(Overlay::Panel(Box::new(panel)));
-    }
-
-    pub fn top_is_panel(&self) -> bool {
-        matches!(self.overlays.last(), Some(Overlay::Panel(_)))
+        self.modals.open_panel(panel);
     }
 
     /// The open session browser, to feed it what the service answered.
     pub fn browser_mut(&mut self) -> Option<&mut crate::tui::panels::SessionBrowser> {
-        self.overlays.iter_mut().rev().find_map(|o| match o {
-            Overlay::Panel(p) => match &mut **p {
-                crate::tui::panels::Panel::Sessions(b) => Some(&mut **b),
-                _ => None,
-            },
-            _ => None,
-        })
+        self.modals.browser_mut()
     }
 
     /// A notice in the transcript.
-    pub fn notice(&mut self, level: crate::agent::NoticeLevel, text: String) {
+    pub fn notice(&mut self, level: crate::protocol::NoticeLevel, text: String) {
         self.transcript
             .push(crate::tui::widgets::cell::CellKind::Notice { level, text });
     }

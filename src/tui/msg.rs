@@ -4,8 +4,8 @@ use std::time::Instant;
 
 use crossterm::event::{KeyEvent, MouseEvent};
 
-use crate::agent::{AgentEvent, NoticeLevel};
-use crate::sessions::SessionReply;
+use crate::protocol::SessionReply;
+use crate::protocol::{AgentEvent, NoticeLevel};
 
 // An agent event is large (JSON values keep their key order, see
 // Cargo.toml) and moved once per input: boxing it buys nothing.

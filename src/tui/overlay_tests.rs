@@ -4,8 +4,8 @@
 
 use crossterm::event::KeyCode;
 
-use crate::agent::{AgentEvent, TurnOutcome};
-use crate::permission::PermissionRequest;
+use crate::protocol::PermissionRequest;
+use crate::protocol::{AgentEvent, TurnOutcome};
 use crate::tools::input::{FieldKind, InputField, InputRequest};
 use crate::tools::restore::{FileAction, UndoPlan};
 use crate::tui::model::Model;

@@ -2,8 +2,8 @@
 
 use crossterm::event::KeyCode;
 
-use crate::agent::AgentCommand;
 use crate::config::Mode;
+use crate::protocol::AgentCommand;
 use crate::tui::cmd::Cmd;
 use crate::tui::model::Overlay;
 use crate::tui::test_support::*;
@@ -15,7 +15,7 @@ fn enter(m: &mut crate::tui::model::Model, text: &str) -> Vec<Cmd> {
 }
 
 fn top_panel(m: &crate::tui::model::Model) -> Option<&'static str> {
-    match m.overlays.last() {
+    match m.modals.overlays.last() {
         Some(Overlay::Panel(p)) => Some(p.name()),
         _ => None,
     }
@@ -173,7 +173,8 @@ fn an_at_typed_fast_is_kept_and_the_picker_completes_the_word() {
 
 #[test]
 fn resume_completes_session_titles_and_resumes_by_title() {
-    use crate::sessions::{SessionEntry, SessionId, SessionReply, SessionRequest};
+    use crate::protocol::{SessionEntry, SessionReply, SessionRequest};
+    use crate::sessions::SessionId;
     let mut m = model();
     type_text(&mut m, "/resume");
     let asked = update(&mut m, key(KeyCode::Char(' ')));
@@ -221,7 +222,7 @@ fn ctrl_c_cancels_a_servers_question_before_anything_else() {
     };
     agent(
         &mut m,
-        crate::agent::AgentEvent::InputRequested { id: 7, request },
+        crate::protocol::AgentEvent::InputRequested { id: 7, request },
     );
     assert_eq!(
         update(&mut m, ctrl('c')),
@@ -230,5 +231,5 @@ fn ctrl_c_cancels_a_servers_question_before_anything_else() {
             answer: InputAnswer::Cancel
         })]
     );
-    assert!(m.forms.is_empty() && m.last_interrupt.is_none());
+    assert!(m.modals.forms.is_empty() && m.last_interrupt.is_none());
 }

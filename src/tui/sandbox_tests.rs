@@ -7,8 +7,8 @@ use ratatui::backend::TestBackend;
 use ratatui::style::Color;
 use serde_json::json;
 
-use crate::agent::{AgentCommand, AgentEvent, ToolStatus};
-use crate::permission::{Decision, PermissionRequest};
+use crate::protocol::{AgentCommand, AgentEvent, ToolStatus};
+use crate::protocol::{Decision, PermissionRequest};
 use crate::sandbox::Stop;
 use crate::tools::{Preview, ToolDisplay};
 use crate::tui::cmd::Cmd;
@@ -136,5 +136,5 @@ fn the_dialog_offers_running_without_the_sandbox_only_where_one_applies() {
     assert!(!screen(&mut m).contains("without the sandbox"));
     let cmds = update(&mut m, key(KeyCode::Char('u')));
     assert_eq!(reply(&cmds), None);
-    assert_eq!(m.dialogs.len(), 1);
+    assert_eq!(m.modals.permissions.len(), 1);
 }

@@ -5,8 +5,8 @@ use std::time::Instant;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::agent::AgentEvent;
 use crate::permission::Mode;
+use crate::protocol::AgentEvent;
 use crate::tui::cmd::Cmd;
 use crate::tui::model::Model;
 use crate::tui::msg::Msg;

@@ -9,9 +9,9 @@ use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
-use crate::agent::NoticeLevel;
 use crate::config::Config;
 use crate::config::trust::Standing;
+use crate::protocol::NoticeLevel;
 use crate::tui::keys::KeyMap;
 use crate::tui::panels::trust::{Answer, TrustDialog};
 use crate::tui::render::terminal;

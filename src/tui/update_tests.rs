@@ -5,8 +5,9 @@ use std::time::Duration;
 use crossterm::event::KeyCode;
 use serde_json::json;
 
-use crate::agent::{AgentCommand, AgentEvent, ToolStatus, TurnOutcome};
-use crate::permission::{Decision, Mode, PermissionRequest};
+use crate::permission::Mode;
+use crate::protocol::{AgentCommand, AgentEvent, ToolStatus, TurnOutcome};
+use crate::protocol::{Decision, PermissionRequest};
 use crate::tools::Preview;
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Activity, Focus, Overlay};
@@ -205,7 +206,7 @@ fn dialog_allow_once_and_always_with_the_chosen_rule() {
     assert!(m.input.is_empty(), "keys go to the dialog, not the prompt");
     let cmds = update(&mut m, key(KeyCode::Char('a')));
     assert_eq!(reply(&cmds), Some((7, Decision::AllowOnce)));
-    assert!(m.dialogs.is_empty());
+    assert!(m.modals.permissions.is_empty());
 
     // A file's rules are alternatives (the file, its directory).
     let mut alternatives = request(&["edit(src/lib.rs)", "edit(src/**)"]);
@@ -295,11 +296,11 @@ fn requests_queue_and_resolve() {
     ask(&mut m, 1, &[]);
     ask(&mut m, 2, &[]);
     ask(&mut m, 3, &[]);
-    assert_eq!(m.dialogs.len(), 3);
+    assert_eq!(m.modals.permissions.len(), 3);
     agent(&mut m, AgentEvent::PermissionResolved { id: 2 });
     let cmds = update(&mut m, key(KeyCode::Char('a')));
     assert_eq!(reply(&cmds), Some((1, Decision::AllowOnce)));
-    assert_eq!(m.dialogs.front().map(|d| d.id), Some(3));
+    assert_eq!(m.modals.permissions.front().map(|d| d.id), Some(3));
 }
 
 #[test]
@@ -500,13 +501,16 @@ fn transcript_focus_selects_expands_and_copies() {
 fn help_opens_on_question_mark_and_closes() {
     let mut m = model();
     update(&mut m, key(KeyCode::Char('?')));
-    assert_eq!(m.overlays, vec![Overlay::Help(Default::default())]);
+    assert_eq!(m.modals.overlays, vec![Overlay::Help(Default::default())]);
     update(&mut m, key(KeyCode::Esc));
-    assert!(m.overlays.is_empty());
+    assert!(m.modals.overlays.is_empty());
     type_text(&mut m, "why?");
-    assert!(m.overlays.is_empty(), "? in text is just a character");
+    assert!(
+        m.modals.overlays.is_empty(),
+        "? in text is just a character"
+    );
     update(&mut m, key(KeyCode::F(1)));
-    assert_eq!(m.overlays.len(), 1);
+    assert_eq!(m.modals.overlays.len(), 1);
 }
 
 #[test]

@@ -7,9 +7,9 @@ use ratatui::text::{Line, Span};
 
 use crate::text::fit as truncate;
 use crate::tools::state::TodoStatus;
-use crate::tui::model::{Focus, Model, Overlay};
+use crate::tui::model::{Focus, Model};
 use crate::tui::widgets::cell::RenderCtx;
-use crate::tui::widgets::{help, overlay, slash_menu, status_bar};
+use crate::tui::widgets::{overlay, slash_menu, status_bar};
 use crate::tui::wrap::wrap_plain;
 
 const MAX_TODO_ROWS: usize = 6;
@@ -62,16 +62,15 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
         main
     };
     draw_slash_menu(model, main, input_area, buf);
-    draw_dialogs(model, area, dialog_area, buf);
+    let (styles, theme, keys) = (&model.styles, &model.theme, &model.keys);
+    model
+        .modals
+        .render(area, dialog_area, buf, styles, theme, keys);
 }
 
 /// The `/` menu, while the prompt has the keys and a `/…` offers any.
 fn draw_slash_menu(model: &Model, main: Rect, input_area: Rect, buf: &mut Buffer) {
-    if model.focus != Focus::Prompt
-        || !model.overlays.is_empty()
-        || !model.dialogs.is_empty()
-        || !model.forms.is_empty()
-    {
+    if model.focus != Focus::Prompt || !model.modals.is_empty() {
         return;
     }
     let Some(menu) = crate::tui::slash::menu(model) else {
@@ -136,10 +135,7 @@ fn draw_input(model: &mut Model, area: Rect, buf: &mut Buffer) {
         ))),
         None => None,
     };
-    let focused = model.focus == Focus::Prompt
-        && model.dialogs.is_empty()
-        && model.forms.is_empty()
-        && model.overlays.is_empty();
+    let focused = model.focus == Focus::Prompt && model.modals.is_empty();
     model.input.render(area, buf, &model.styles, title, focused);
 }
 
@@ -160,32 +156,6 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         sandbox: &model.sandbox,
     };
     status_bar::render(&status, area, buf);
-}
-
-/// The first permission dialog, then the overlays, topmost last.
-fn draw_dialogs(model: &mut Model, area: Rect, dialog_area: Rect, buf: &mut Buffer) {
-    // Each is drawn through `overlay::draw`, which clears the rows it
-    // covers and never leaves a wide character cut in half.
-    let base = model.styles.text;
-    let count = model.dialogs.len();
-    if let Some(d) = model.dialogs.front_mut() {
-        let (styles, theme, keys) = (&model.styles, &model.theme, &model.keys);
-        overlay::draw(buf, area, base, |b| {
-            d.render(dialog_area, b, styles, theme, keys, Some((1, count)));
-        });
-    }
-    if let Some(form) = model.forms.front() {
-        overlay::draw(buf, area, base, |b| {
-            form.render(dialog_area, b, &model.styles, &model.keys)
-        });
-    }
-    for o in model.overlays.iter_mut() {
-        let (styles, theme, keys) = (&model.styles, &model.theme, &model.keys);
-        overlay::draw(buf, area, base, |b| match o {
-            Overlay::Help(state) => help::render(area, b, keys, styles, state),
-            Overlay::Panel(p) => p.render(area, b, styles, theme),
-        });
-    }
 }
 
 fn todo_lines(model: &Model, area: Rect) -> Vec<Line<'static>> {

@@ -7,8 +7,8 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use serde_json::json;
 
-use crate::agent::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
-use crate::permission::PermissionRequest;
+use crate::protocol::PermissionRequest;
+use crate::protocol::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::tools::{Preview, ToolDisplay};
 use crate::tui::model::Model;
 use crate::tui::test_support::*;

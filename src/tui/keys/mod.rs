@@ -1,4 +1,8 @@
-//! Every key binding in one table; a config `[keys]` map can override it.
+//! Every key binding in one table, read by the main screen and every
+//! dialog: the main screen's (`table`), the dialogs' (`dialogs`), text
+//! fields and the permission dialog's answers (`fields`). A config `[keys]`
+//! map can override any of them; help lists them by the screen they belong
+//! to.
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 
 use super::{Outcome, Panel, PanelAction, boxed};
-use crate::agent::AgentCommand;
+use crate::protocol::AgentCommand;
 use crate::tools::restore::{FileAction, UndoPlan};
 use crate::tui::keys::{Action, KeyMap};
 use crate::tui::styles::Styles;

@@ -1,14 +1,21 @@
-//! Dialogs over the transcript, one file per family: pickers (palette,
-//! files, model, mode, theme, rewind), confirmations (undo, rewind,
-//! restoring files), the full-screen diff, text panels, the session browser
-//! and the help overlay. Each owns its state, its keys (from the one key
-//! table) and its drawing; what a key asks of the rest of the interface
-//! comes back as a `PanelAction` for `update` to carry out.
+//! Every modal dialog, one file or folder per family: the permission
+//! dialog (`permission`), a server's request for input (`input_form`),
+//! pickers (palette, files, model, mode, theme, rewind), confirmations
+//! (undo, rewind, restoring files, a session open elsewhere), the
+//! full-screen diff, text panels, the session browser, the help overlay,
+//! and the trust question asked before start. All that are open or waiting
+//! sit in the one container, `modals::Modals`, which says who gets a key and
+//! what is drawn on top. Each dialog owns its state, its keys (from the one
+//! key table) and its drawing; what a panel's key asks of the rest of the
+//! interface comes back as a `PanelAction` for `update` to carry out.
 
 mod confirm;
 mod diff;
 pub mod help;
+pub mod input_form;
+pub mod modals;
 mod open_elsewhere;
+pub mod permission;
 pub mod pickers;
 pub mod sessions;
 mod text;
@@ -20,8 +27,8 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::agent::AgentCommand;
 use crate::config::Mode;
+use crate::protocol::AgentCommand;
 use crate::sessions::SessionId;
 use crate::tools::restore::UndoPlan;
 use crate::tools::state::FileVersion;
@@ -139,7 +146,7 @@ pub enum PanelAction {
         from: u64,
     },
     /// Ask the sessions service.
-    Session(crate::sessions::SessionRequest),
+    Session(crate::protocol::SessionRequest),
 }
 
 /// Whether the panel stays open after a key, and what the key asked for.

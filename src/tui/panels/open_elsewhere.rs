@@ -8,7 +8,7 @@ use ratatui::layout::Rect;
 use ratatui::text::Line;
 
 use super::{Outcome, Panel, PanelAction, boxed};
-use crate::sessions::{OpenAs, SessionRequest};
+use crate::protocol::{OpenAs, SessionRequest};
 use crate::tui::keys::{Action, KeyMap};
 use crate::tui::styles::Styles;
 
@@ -39,7 +39,7 @@ pub(super) fn render(panel: &Panel, area: Rect, buf: &mut Buffer, s: &Styles) ->
     };
     let lines = vec![
         Line::styled(
-            format!("Session {}: {held}.", crate::sessions::short_id(id)),
+            format!("Session {}: {held}.", crate::protocol::short_id(id)),
             s.text,
         ),
         Line::styled(

@@ -6,8 +6,8 @@ use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
 
 use super::{Outcome, Panel, PanelAction};
-use crate::agent::AgentCommand;
 use crate::config::Mode;
+use crate::protocol::AgentCommand;
 use crate::sessions::SessionId;
 use crate::tui::keys::{Action, KeyMap};
 use crate::tui::styles::Styles;

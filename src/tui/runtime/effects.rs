@@ -6,9 +6,10 @@ use std::sync::Arc;
 
 use tokio::sync::mpsc::UnboundedSender;
 
-use crate::agent::NoticeLevel;
 use crate::mcp::McpManager;
-use crate::sessions::{SessionReply, SessionRequest, Sessions};
+use crate::protocol::NoticeLevel;
+use crate::protocol::{SessionReply, SessionRequest};
+use crate::sessions::Sessions;
 use crate::tui::msg::Msg;
 
 /// Handles to the services; all optional so the interface runs without them.

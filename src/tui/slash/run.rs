@@ -1,8 +1,8 @@
 //! Running a slash command: most change the model and return the effects
 //! for the runtime; some open a panel.
 
-use crate::agent::{AgentCommand, NoticeLevel};
-use crate::sessions::SessionRequest;
+use crate::protocol::SessionRequest;
+use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Model, Overlay};
 use crate::tui::panels::{self, Panel, SessionBrowser};
@@ -106,7 +106,10 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
             vec![Cmd::SetMouseCapture(model.mouse_captured)]
         }
         Slash::Help => {
-            model.overlays.push(Overlay::Help(Default::default()));
+            model
+                .modals
+                .overlays
+                .push(Overlay::Help(Default::default()));
             Vec::new()
         }
         Slash::Quit => vec![Cmd::Quit],

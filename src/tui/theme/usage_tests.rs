@@ -10,8 +10,8 @@ use ratatui::style::{Color, Style};
 use serde_json::json;
 
 use super::Theme;
-use crate::agent::{AgentEvent, ToolStatus, TurnOutcome};
 use crate::config::Mode;
+use crate::protocol::{AgentEvent, ToolStatus, TurnOutcome};
 use crate::tools::ToolDisplay;
 use crate::tui::model::Model;
 use crate::tui::styles::Styles;

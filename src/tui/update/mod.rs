@@ -1,11 +1,14 @@
-//! `update(&mut Model, Msg) -> Vec<Cmd>`: every state change, no I/O.
+//! `update(&mut Model, Msg) -> Vec<Cmd>`: every state change, no I/O. A key
+//! goes first to the dialog in front (`modal`), else to the prompt or the
+//! transcript; agent events (`agent`), session replies (`session`) and the
+//! prompt (`prompt`, `type_ahead`) each have their file.
 
 use std::time::Duration;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseEvent, MouseEventKind};
 
-use crate::agent::{AgentCommand, NoticeLevel};
 use crate::permission::Mode;
+use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
 use crate::tui::keys::{Action, KeyMap};
 use crate::tui::markdown;
@@ -13,6 +16,7 @@ use crate::tui::model::{Focus, Model, Overlay};
 use crate::tui::msg::Msg;
 use crate::tui::slash;
 mod agent;
+mod modal;
 mod panel;
 mod prompt;
 mod session;
@@ -21,7 +25,6 @@ mod type_ahead;
 use crate::tui::widgets::cell::CellKind;
 use agent::agent_event;
 pub use agent::settle_activity;
-use panel::dialog_help;
 use prompt::{interrupt, prompt_key};
 
 /// A second Ctrl+C within this long quits.
@@ -33,11 +36,11 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::Key(key) => on_key(model, key),
         Msg::Paste(text) => {
-            if let Some(d) = model.dialogs.front_mut() {
+            if let Some(d) = model.modals.permissions.front_mut() {
                 if let Some(reason) = &mut d.deny_reason {
                     reason.push_str(&text.replace(['\n', '\r'], " "));
                 }
-            } else if model.overlays.is_empty() {
+            } else if model.modals.overlays.is_empty() {
                 model.focus = Focus::Prompt;
                 model.input.paste(&text);
             }
@@ -104,38 +107,8 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     if keys.is(Action::Interrupt, &key) {
         return interrupt(model);
     }
-    if model.top_is_panel() {
-        return panel::on_key(model, key);
-    }
-    if !model.overlays.is_empty() {
-        panel::help_key(model, key);
-        return Vec::new();
-    }
-    if let Some(cmds) = type_ahead::too_soon(model, key) {
+    if let Some(cmds) = modal::on_key(model, key) {
         return cmds;
-    }
-    if let Some(scopes) = dialog_help(model, &key) {
-        model.overlays.push(Overlay::Help(
-            crate::tui::widgets::help::HelpState::for_scopes(scopes),
-        ));
-        return Vec::new();
-    }
-    if let Some(form) = model.forms.front_mut() {
-        let Some(answer) = form.key(key, &keys) else {
-            return Vec::new();
-        };
-        let id = form.id;
-        model.forms.pop_front();
-        return vec![Cmd::Send(AgentCommand::InputReply { id, answer })];
-    }
-    if let Some(dialog) = model.dialogs.front_mut() {
-        let Some(decision) = dialog.key(key, &keys) else {
-            return Vec::new();
-        };
-        let id = dialog.id;
-        model.dialogs.pop_front();
-        settle_activity(model);
-        return vec![Cmd::Send(AgentCommand::PermissionReply { id, decision })];
     }
     if model.focus == Focus::Prompt
         && let Some(cmds) = prompt::menu_key(model, key)
@@ -159,7 +132,10 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
 fn global_key(model: &mut Model, keys: &KeyMap, key: KeyEvent) -> Option<Vec<Cmd>> {
     let is = |a| keys.is(a, &key);
     let cmds = if is(Action::Help) {
-        model.overlays.push(Overlay::Help(Default::default()));
+        model
+            .modals
+            .overlays
+            .push(Overlay::Help(Default::default()));
         Vec::new()
     } else if is(Action::ToggleMouse) {
         model.mouse_captured = !model.mouse_captured;
@@ -335,9 +311,9 @@ fn on_mouse(model: &mut Model, m: MouseEvent) -> Vec<Cmd> {
         MouseEventKind::ScrollDown => WHEEL_ROWS,
         _ => return Vec::new(),
     };
-    if let Some(Overlay::Help(help)) = model.overlays.last_mut() {
+    if let Some(Overlay::Help(help)) = model.modals.overlays.last_mut() {
         help.scroll = help.scroll.saturating_add_signed(delta as i16);
-    } else if let Some(d) = model.dialogs.front_mut() {
+    } else if let Some(d) = model.modals.permissions.front_mut() {
         d.scroll = d.scroll.saturating_add_signed(delta as isize);
     } else {
         model.transcript.scroll(delta);

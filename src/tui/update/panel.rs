@@ -2,10 +2,10 @@
 
 use crossterm::event::{KeyCode, KeyEvent};
 
-use crate::tui::keys::{Action, KeyMap, Scope};
-use crate::tui::widgets::help::HelpState;
+use crate::tui::keys::{Action, KeyMap};
+use crate::tui::panels::help::HelpState;
 
-use crate::sessions::{RewindTo, SessionRequest};
+use crate::protocol::{RewindTo, SessionRequest};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Model, Overlay};
 use crate::tui::panels::{self, BrowserAction, PanelAction};
@@ -14,20 +14,20 @@ use crate::tui::slash::{self, Slash};
 /// The panel is taken off the stack while it handles the key (so what it
 /// asks for may change the model) and put back unless it closed.
 pub fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
-    let Some(Overlay::Panel(mut panel)) = model.overlays.pop() else {
+    let Some(Overlay::Panel(mut panel)) = model.modals.overlays.pop() else {
         return Vec::new();
     };
     if asks_for_keys(&model.keys, &key, panel.typing()) {
         let help = HelpState::for_scopes(panel.help_scopes());
-        model.overlays.push(Overlay::Panel(panel));
-        model.overlays.push(Overlay::Help(help));
+        model.modals.overlays.push(Overlay::Panel(panel));
+        model.modals.overlays.push(Overlay::Help(help));
         return Vec::new();
     }
     let out = panel.handle_key(key, &model.keys);
     let mut keep = out.keep;
     let cmds = apply(model, out.action, &mut keep);
     if keep {
-        model.overlays.push(Overlay::Panel(panel));
+        model.modals.overlays.push(Overlay::Panel(panel));
     }
     cmds
 }
@@ -119,7 +119,7 @@ fn browser(model: &mut Model, action: BrowserAction, keep: &mut bool) -> Vec<Cmd
 /// the one in use before.
 pub fn close_all(model: &mut Model) -> Vec<Cmd> {
     let mut cmds = Vec::new();
-    while let Some(overlay) = model.overlays.pop() {
+    while let Some(overlay) = model.modals.overlays.pop() {
         if let Overlay::Panel(p) = overlay
             && let panels::Panel::Themes { original, .. } = *p
         {
@@ -132,19 +132,9 @@ pub fn close_all(model: &mut Model) -> Vec<Cmd> {
 /// Keys for the help overlay; any key it does not scroll with closes it.
 pub fn help_key(model: &mut Model, key: KeyEvent) {
     let keys = model.keys.clone();
-    if let Some(Overlay::Help(state)) = model.overlays.last_mut()
+    if let Some(Overlay::Help(state)) = model.modals.overlays.last_mut()
         && !panels::help::handle_key(state, key, &keys)
     {
-        model.overlays.pop();
+        model.modals.overlays.pop();
     }
-}
-
-/// The screens whose keys help shows for the form or permission dialog
-/// waiting, when `key` asks for them.
-pub fn dialog_help(model: &Model, key: &KeyEvent) -> Option<Vec<Scope>> {
-    if !model.forms.is_empty() {
-        return asks_for_keys(&model.keys, key, true).then(|| vec![Scope::Form, Scope::TextField]);
-    }
-    let typing = model.dialogs.front()?.deny_reason.is_some();
-    asks_for_keys(&model.keys, key, typing).then(|| vec![Scope::Dialog, Scope::TextField])
 }

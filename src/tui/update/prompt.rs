@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::agent::{AgentCommand, NoticeLevel};
+use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
 use crate::tui::commands::{MenuState, complete};
 use crate::tui::keys::Action;
@@ -71,7 +71,10 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         return vec![Cmd::ListFiles];
     }
     if key.code == KeyCode::Char('?') && model.input.is_empty() {
-        model.overlays.push(Overlay::Help(Default::default()));
+        model
+            .modals
+            .overlays
+            .push(Overlay::Help(Default::default()));
         return Vec::new();
     }
     let before = model.input.shown_text();
@@ -92,7 +95,7 @@ fn titles_request(model: &Model) -> Vec<Cmd> {
     if text != "/resume " && text != "/sessions " {
         return Vec::new();
     }
-    vec![Cmd::Session(crate::sessions::SessionRequest::Query {
+    vec![Cmd::Session(crate::protocol::SessionRequest::Query {
         text: String::new(),
         all_projects: false,
         offset: 0,
@@ -100,7 +103,7 @@ fn titles_request(model: &Model) -> Vec<Cmd> {
 }
 
 /// A page of the session list arrived: its titles complete `/resume`.
-pub fn remember_titles(model: &mut Model, entries: &[crate::sessions::SessionEntry]) {
+pub fn remember_titles(model: &mut Model, entries: &[crate::protocol::SessionEntry]) {
     model.session_titles = entries
         .iter()
         .map(|e| {
@@ -228,12 +231,12 @@ pub fn interrupt(model: &mut Model) -> Vec<Cmd> {
         model.should_quit = true;
         return vec![Cmd::Quit];
     }
-    if !model.overlays.is_empty() {
+    if !model.modals.overlays.is_empty() {
         model.last_interrupt = None;
         return super::panel::close_all(model);
     }
     // A server's question waiting: Ctrl+C cancels it, as the form says.
-    if let Some(form) = model.forms.pop_front() {
+    if let Some(form) = model.modals.forms.pop_front() {
         let answer = crate::tools::input::InputAnswer::Cancel;
         let id = form.id;
         return vec![Cmd::Send(AgentCommand::InputReply { id, answer })];

@@ -1,8 +1,8 @@
 //! Session events: compaction, titles, undo and rewind, and the answers
 //! effects send back (the sessions service, the file list, text panels).
 
-use crate::agent::{AgentCommand, AgentEvent, NoticeLevel};
-use crate::sessions::{Later, Resumed, SessionReply};
+use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel};
+use crate::protocol::{Later, Resumed, SessionReply};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::Model;
 use crate::tui::panels::{self, Panel};
@@ -171,7 +171,7 @@ fn resumed(model: &mut Model, r: Resumed) -> Vec<Cmd> {
             format!(
                 "Read-only: session {} is open in another cairn. Prompts are not sent here; \
                  fork it from the browser (Ctrl+S) to continue it, or /new.",
-                crate::sessions::short_id(loaded.id())
+                crate::protocol::short_id(loaded.id())
             ),
         );
         return vec![Cmd::Send(AgentCommand::load_read_only(&loaded))];

@@ -39,11 +39,11 @@ pub(super) fn typing_since(model: &Model) -> Option<Instant> {
 /// `Some` when `key` came too soon to be an answer to the dialog in front:
 /// what it did instead (typed into the prompt, or nothing).
 pub(super) fn too_soon(model: &mut Model, key: KeyEvent) -> Option<Vec<Cmd>> {
-    if !model.forms.is_empty() {
+    if !model.modals.forms.is_empty() {
         return None;
     }
     let (now, pause) = (model.now, model.dialog_pause);
-    let dialog = model.dialogs.front_mut()?;
+    let dialog = model.modals.permissions.front_mut()?;
     let since = |t: Option<Instant>| t.map(|t| now.saturating_duration_since(t));
     let fresh = since(dialog.opened).is_some_and(|d| d < pause);
     let typing = since(dialog.typed_over).is_some_and(|d| d < GRACE);
@@ -66,8 +66,8 @@ mod tests {
     use crossterm::event::KeyCode;
 
     use super::GRACE;
-    use crate::agent::AgentEvent;
-    use crate::permission::PermissionRequest;
+    use crate::protocol::AgentEvent;
+    use crate::protocol::PermissionRequest;
     use crate::tui::cmd::Cmd;
     use crate::tui::test_support::{agent, key, model, type_text};
     use crate::tui::update::update;
@@ -100,12 +100,12 @@ mod tests {
         // Still typing, later than GRACE after the dialog opened.
         m.now += GRACE * 3 / 4;
         type_text(&mut m, " dance");
-        assert_eq!(m.dialogs.len(), 1);
+        assert_eq!(m.modals.permissions.len(), 1);
         assert_eq!(m.input.text(), "so as i said do a dance");
         // Once the person has had time to see it, the dialog answers.
         m.now += GRACE;
         assert!(answered(&update(&mut m, key(KeyCode::Char('a')))));
-        assert!(m.dialogs.is_empty());
+        assert!(m.modals.permissions.is_empty());
         assert_eq!(m.input.text(), "so as i said do a dance");
     }
 
@@ -125,7 +125,7 @@ mod tests {
         m.now += pause / 3;
         type_text(&mut m, "o next");
         assert_eq!(m.input.text(), "so next");
-        assert_eq!(m.dialogs.len(), 1);
+        assert_eq!(m.modals.permissions.len(), 1);
         // Typing on keeps it waiting; after a pause it answers.
         m.now += GRACE;
         assert!(answered(&update(&mut m, key(KeyCode::Char('a')))));

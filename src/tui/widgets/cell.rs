@@ -5,7 +5,7 @@ use std::time::Instant;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::agent::NoticeLevel;
+use crate::protocol::NoticeLevel;
 use crate::tui::markdown;
 use crate::tui::styles::Styles;
 use crate::tui::theme::Theme;

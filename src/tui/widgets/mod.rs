@@ -1,13 +1,17 @@
+//! Drawing pieces used by the main screen and the dialogs: the transcript
+//! and its cells (messages, tool calls, diffs), the prompt input, the
+//! status bar, the `/` menu, pickers and text fields, and `overlay`, which
+//! draws anything over the screen without letting what is under it show
+//! through. A widget holds no dialog's state and answers no key on its own;
+//! dialogs are in `super::panels`.
+
 pub mod attachment;
 pub mod cell;
 pub mod diff_view;
-pub mod help;
 pub mod hint;
 pub mod input;
-pub mod input_form;
 pub mod mcp_preview;
 pub mod overlay;
-pub mod permission_dialog;
 pub mod picker;
 pub mod slash_menu;
 pub mod status_bar;

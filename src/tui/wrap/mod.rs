@@ -47,7 +47,9 @@ pub fn wrap_prefixed(
         .collect()
 }
 
-fn clean(s: &str) -> String {
+/// One line as it can be drawn: a tab becomes four spaces, other control
+/// characters are dropped.
+pub fn clean(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -11,7 +11,8 @@ use ratatui::layout::Rect;
 pub use browser::{BROWSER_PAGE, BrowserAction, BrowserEntry, BrowserStyles, SessionBrowser};
 
 use super::{Outcome, PanelAction};
-use crate::sessions::{SessionId, SessionRequest};
+use crate::protocol::SessionRequest;
+use crate::sessions::SessionId;
 use crate::tui::cmd::Cmd;
 use crate::tui::keys::KeyMap;
 use crate::tui::styles::Styles;

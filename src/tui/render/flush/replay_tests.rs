@@ -308,7 +308,7 @@ fn streaming_a_line_writes_only_its_new_tail() {
 /// and the help, and the terminal resized, all in a seeded order.
 #[test]
 fn the_emulator_shows_cairns_own_screen_exactly_while_it_streams() {
-    use crate::agent::AgentEvent;
+    use crate::protocol::AgentEvent;
     use crate::tui::msg::Msg;
     use crate::tui::test_support::{agent, ctrl, key, model};
     use crate::tui::update::update;

@@ -3,36 +3,12 @@
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use super::{DiffOptions, Kind, Row, Segments, row_cells, sign};
-use crate::tui::theme::Theme;
-use crate::tui::wrap::{pad_to, wrap_code};
-
-pub(super) enum Item {
-    Row(usize),
-    /// This many unchanged lines, folded away.
-    Fold(usize),
-    Hunk(String),
-    /// Where reviewable hunk `n` starts: its accepted / rejected mark.
-    Review(usize),
-}
-
-pub(super) struct Ctx<'a> {
-    pub rows: &'a [Row],
-    pub theme: &'a Theme,
-    pub opts: DiffOptions,
-    pub segs: Option<(Option<&'a Segments>, Option<&'a Segments>)>,
-    pub review: Option<super::Review<'a>>,
-    pub hunks: usize,
-}
+use super::parts::{Ctx, Item, fit_line};
+use super::{Kind, Row, row_cells, sign};
+use crate::tui::wrap::pad_to;
 
 fn digits(n: usize) -> usize {
     n.max(1).to_string().len()
-}
-
-/// `text` on one line, cut to `width`.
-pub(super) fn fit_line(text: &str, width: usize, style: Style) -> Line<'static> {
-    let mut rows = wrap_code(vec![Span::styled(text.to_string(), style)], width, None);
-    Line::from(rows.swap_remove(0))
 }
 
 fn fold_text(n: usize) -> String {

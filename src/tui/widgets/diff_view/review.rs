@@ -5,16 +5,9 @@
 use ratatui::style::Modifier;
 use ratatui::text::Line;
 
-use super::layout::{Ctx, Item, fit_line};
+use super::parts::{Ctx, Item, fit_line};
 use super::{Kind, Row};
 use crate::diff::Hunk;
-
-/// Which hunks are accepted, and which one the keys act on.
-#[derive(Debug, Clone, Copy)]
-pub struct Review<'a> {
-    pub accepted: &'a [bool],
-    pub focus: usize,
-}
 
 /// Gives each changed row the hunk its line falls in.
 pub(super) fn assign_hunks(rows: &mut [Row], hunks: &[Hunk]) {

@@ -7,7 +7,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use crate::tui::styles::Styles;
-use crate::tui::wrap::wrap_spans;
+use crate::tui::wrap::{clean, wrap_spans};
 
 /// Output lines shown while folded.
 pub const PREVIEW_LINES: usize = 5;
@@ -125,16 +125,4 @@ fn unreset(mut s: Style) -> Style {
         s.bg = None;
     }
     s
-}
-
-fn clean(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '\t' => out.push_str("    "),
-            c if c.is_control() => {}
-            c => out.push(c),
-        }
-    }
-    out
 }

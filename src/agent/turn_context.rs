@@ -1,0 +1,69 @@
+//! What one turn's steps share: the turn's context (options, provider,
+//! tools, the state shared with the command handler, the cancel token) and
+//! the tool calls of a response as they stream in.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{AgentOptions, Shared};
+use crate::llm::Provider;
+use crate::protocol::{AgentEvent, NoticeLevel};
+use crate::tools::state::lock;
+use crate::tools::{Registry, SessionState, ToolSource};
+
+pub(crate) struct TurnContext {
+    pub opts: AgentOptions,
+    pub provider: Arc<dyn Provider>,
+    /// The built-in tools; the tool source's are added before each request.
+    pub builtin: Registry,
+    pub tool_source: Option<Arc<dyn ToolSource>>,
+    /// The tools offered in the latest request, which its calls use.
+    pub registry: std::sync::Mutex<Arc<Registry>>,
+    pub shared: Arc<Shared>,
+    pub session: Arc<SessionState>,
+    pub cancel: CancellationToken,
+}
+
+impl TurnContext {
+    /// The tools offered in the latest request.
+    pub fn tools(&self) -> Arc<Registry> {
+        lock(&self.registry).clone()
+    }
+
+    /// Waits for the tool source's starting servers (bounded, visibly) and
+    /// takes its current tools. False when the turn was cancelled meanwhile.
+    pub async fn refresh_tools(&self) -> bool {
+        let Some(source) = &self.tool_source else {
+            return true;
+        };
+        let shared = self.shared.clone();
+        let waiting = move |text: String| {
+            shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text,
+            })
+        };
+        tokio::select! {
+            _ = source.ready(&waiting) => {}
+            _ = self.cancel.cancelled() => return false,
+        }
+        let mut registry = self.builtin.clone();
+        for tool in source.tools() {
+            registry.register(tool);
+        }
+        *lock(&self.registry) = Arc::new(registry);
+        true
+    }
+}
+
+/// A tool call as it streams in.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct PendingCall {
+    pub id: String,
+    pub name: String,
+    pub args: String,
+}
+
+/// A call with its parsed input, or why the input could not be read.
+pub(crate) type ParsedCall = (PendingCall, Result<serde_json::Value, String>);

@@ -1,0 +1,305 @@
+//! The conversation with the agent: the commands a front end sends and
+//! the events the agent sends back.
+
+use serde::{Deserialize, Serialize};
+
+use super::permission::{Decision, PermissionRequest};
+use super::sessions::LoadedSession;
+use crate::config::Mode;
+use crate::conversation::{ImageData, Message};
+use crate::llm::Usage;
+use crate::tools::ToolDisplay;
+use crate::tools::state::Todo;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentCommand {
+    /// The person's answer to `InputRequested`.
+    InputReply {
+        id: u64,
+        answer: crate::tools::input::InputAnswer,
+    },
+    /// A new user prompt. Queued if a turn is running.
+    Submit {
+        text: String,
+        images: Vec<ImageData>,
+    },
+    /// Stop the running turn: the stream and any running tools.
+    Cancel,
+    PermissionReply {
+        id: u64,
+        decision: Decision,
+    },
+    SetMode(Mode),
+    /// Switch model (and provider, when given by name).
+    SetModel {
+        provider: Option<String>,
+        model: String,
+    },
+    /// Compact the conversation now, optionally focusing the summary.
+    Compact {
+        focus: Option<String>,
+    },
+    /// Show what undoing the last turn's file changes would do.
+    PrepareUndo,
+    /// Restore the files of `turn` (after the person saw the plan).
+    ConfirmUndo {
+        turn: u64,
+    },
+    /// Show what rewinding to the prompt of `turn` would do.
+    PrepareRewind {
+        turn: u64,
+    },
+    /// Return the conversation to just before the prompt of `turn`; as a
+    /// fork (a new stored session) or in place; optionally the files too.
+    Rewind {
+        turn: u64,
+        restore_files: bool,
+        fork: bool,
+    },
+    /// Rename the session.
+    SetTitle(String),
+    /// Start a fresh conversation.
+    NewSession,
+    /// Replace the conversation (resume, rewind).
+    LoadHistory {
+        messages: Vec<Message>,
+        /// File versions of the session, so undo works after a resume.
+        versions: Vec<crate::tools::state::FileVersion>,
+        /// The stored session to continue recording into.
+        session_id: Option<crate::store::SessionId>,
+        /// What the session has cost so far, so totals continue from it.
+        cost: Option<f64>,
+        /// Files changed in the session that cannot be restored.
+        lost: Vec<crate::store::LostFile>,
+        /// Another cairn records the session: show it, record nothing.
+        read_only: bool,
+    },
+    Shutdown,
+}
+
+pub use crate::conversation::ToolStatus;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NoticeLevel {
+    Info,
+    Warning,
+    Error,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum TurnOutcome {
+    Completed,
+    Cancelled,
+    TurnLimit { limit: u32 },
+    Failed { error: String },
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentEvent {
+    /// A user prompt starts a turn (also for queued prompts).
+    TurnStarted {
+        turn: u64,
+        prompt: String,
+    },
+    /// A new model response begins streaming within the turn.
+    ResponseStarted,
+    TextDelta(String),
+    ReasoningDelta(String),
+    /// An `@path` of the prompt was attached to it for the model.
+    Attached {
+        mention: String,
+        /// What was attached, in a few words ("120 lines").
+        summary: String,
+        /// The text the model reads.
+        text: String,
+    },
+    /// The stream restarted and the partial response must be dropped.
+    ResponseReset,
+    /// The model asked for a tool.
+    ToolCallStarted {
+        call_id: String,
+        name: String,
+        input: serde_json::Value,
+        summary: String,
+    },
+    ToolCallProgress {
+        call_id: String,
+        message: String,
+    },
+    /// A dialog asks the person about the call; no time counts until it
+    /// runs.
+    ToolCallWaiting {
+        call_id: String,
+    },
+    /// The call was approved (or needed no approval) and starts running
+    /// now: its duration counts from here, not from `ToolCallStarted`.
+    ToolCallRunning {
+        call_id: String,
+    },
+    /// More output of a running call (a command's stdout and stderr as they
+    /// arrive, whole lines, colour codes kept for the screen).
+    ToolCallOutput {
+        call_id: String,
+        chunk: String,
+    },
+    ToolCallFinished {
+        call_id: String,
+        status: ToolStatus,
+        output: String,
+        display: Option<ToolDisplay>,
+    },
+    /// More output of the background job a `bash` call started (keyed by
+    /// that call), whole lines, colour codes kept for the screen; it comes
+    /// after the call finished, also between turns.
+    JobOutput {
+        call_id: String,
+        chunk: String,
+    },
+    /// The background job a `bash` call started ended or was stopped.
+    JobFinished {
+        call_id: String,
+        end: crate::tools::jobs::JobEnd,
+    },
+    PermissionRequested {
+        id: u64,
+        request: PermissionRequest,
+    },
+    /// A request was answered (or dropped by a cancel).
+    PermissionResolved {
+        id: u64,
+    },
+    /// Usage after one model response.
+    Usage {
+        usage: Usage,
+        /// Tokens in the context window now.
+        context_tokens: u64,
+        context_window: u64,
+        /// Session cost so far in US dollars, when prices are known.
+        cost: Option<f64>,
+    },
+    /// A request failed and will be tried again.
+    Retrying {
+        attempt: u32,
+        max_attempts: u32,
+        delay_ms: u64,
+        error: String,
+    },
+    Notice {
+        level: NoticeLevel,
+        text: String,
+    },
+    /// How many MCP servers are up, starting, and enabled in all.
+    ServersChanged(crate::tools::SourceHealth),
+    /// A server asks the person for input; answer with `InputReply`.
+    InputRequested {
+        id: u64,
+        request: crate::tools::input::InputRequest,
+    },
+    /// An input request was answered or dropped.
+    InputResolved {
+        id: u64,
+    },
+    Todos(Vec<Todo>),
+    ModeChanged(Mode),
+    ModelChanged {
+        provider: String,
+        model: String,
+    },
+    /// The conversation was compacted; the full history stays in the store.
+    Compacted {
+        before_tokens: u64,
+        after_tokens: u64,
+        /// The model's summary, when one replaced older turns.
+        summary: Option<String>,
+    },
+    /// What an undo would do; the interface asks for confirmation.
+    UndoPlanned(crate::tools::restore::UndoPlan),
+    /// Files were restored.
+    UndoApplied {
+        turn: u64,
+        restored: Vec<String>,
+        failed: Vec<(String, String)>,
+    },
+    /// What a rewind would do: the prompt it returns to and the files that
+    /// would be restored if asked.
+    RewindPlanned {
+        turn: u64,
+        prompt: String,
+        files: crate::tools::restore::UndoPlan,
+    },
+    /// The conversation went back to before `turn`; `prompt` is that turn's
+    /// text, for editing and sending again.
+    Rewound {
+        turn: u64,
+        prompt: String,
+        fork: bool,
+        restored: Vec<String>,
+        failed: Vec<(String, String)>,
+    },
+    /// The person named the session.
+    TitleChanged(String),
+    /// The model suggested a title after the first exchange; it only
+    /// applies while the session has none (a rename always wins).
+    TitleGenerated(String),
+    /// A message was added to the conversation (for the session store).
+    MessageAdded(Message),
+    /// The finished parts of a message still being formed (an answer whose
+    /// tool calls are streaming, results while other calls run), so the
+    /// store keeps each part as it finishes; `MessageAdded` completes it.
+    PartialMessage(Message),
+    TurnFinished {
+        turn: u64,
+        outcome: TurnOutcome,
+    },
+    /// The session is being recorded under this id (a new session's first
+    /// write, a resume, a fork).
+    SessionRecorded {
+        id: crate::store::SessionId,
+    },
+    /// The session store refuses writes; `unsaved` writes wait in memory
+    /// and are tried again until it takes them.
+    StoreFailed {
+        error: String,
+        unsaved: usize,
+    },
+    /// Every waiting write is saved now.
+    StoreRecovered,
+}
+
+impl AgentCommand {
+    /// The command that has the agent continue a stored session.
+    pub fn load(loaded: &LoadedSession) -> AgentCommand {
+        AgentCommand::LoadHistory {
+            messages: loaded.messages.clone(),
+            versions: loaded.versions.clone(),
+            session_id: Some(loaded.id().clone()),
+            cost: loaded.cost,
+            lost: loaded.lost.clone(),
+            read_only: false,
+        }
+    }
+
+    /// The same, for a session another cairn records: nothing is recorded.
+    pub fn load_read_only(loaded: &LoadedSession) -> AgentCommand {
+        match Self::load(loaded) {
+            AgentCommand::LoadHistory {
+                messages,
+                versions,
+                session_id,
+                cost,
+                lost,
+                ..
+            } => AgentCommand::LoadHistory {
+                messages,
+                versions,
+                session_id,
+                cost,
+                lost,
+                read_only: true,
+            },
+            other => other,
+        }
+    }
+}
