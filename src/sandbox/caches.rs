@@ -45,8 +45,9 @@ impl Caches {
             link_cargo_config(&dir.join("cargo"), &home.join(".cargo"));
         }
         remove_stale_sessions(&dir);
+        // One per cairn process: a second sandbox of the same session
+        // (the interface and the agent) shares it.
         let tmp = dir.join(format!("tmp-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&tmp);
         std::fs::create_dir_all(&tmp)?;
         Ok(Caches {
             dir: std::fs::canonicalize(&dir)?,

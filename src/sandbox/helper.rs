@@ -68,18 +68,54 @@ pub fn helper_command(
             cmd.env_remove(name);
         }
     }
-    let neutral = policy
-        .as_ref()
-        .and_then(|p| p.caches.as_ref())
-        .map(|c| match p_layer(policy.as_ref()) {
-            Some(super::Layer::Namespace) => std::path::PathBuf::from("/tmp"),
-            _ => c.tmp.clone(),
-        })
-        .unwrap_or_else(std::env::temp_dir);
+    let neutral = match policy.as_ref().map(|p| (p.layer, p.caches.as_ref())) {
+        Some((super::Layer::Namespace, Some(_))) => std::path::PathBuf::from("/tmp"),
+        Some((_, Some(caches))) => caches.tmp.clone(),
+        _ => std::env::temp_dir(),
+    };
     cmd.current_dir(neutral);
     Ok(tokio::process::Command::from(cmd))
 }
 
-fn p_layer(policy: Option<&super::Policy>) -> Option<super::Layer> {
-    policy.map(|p| p.layer)
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use crate::sandbox::tests::{enforced, fixture, sandbox_for};
+
+    #[tokio::test]
+    async fn a_helper_runs_read_only_away_from_the_workspace() {
+        if !enforced() {
+            return;
+        }
+        let f = fixture();
+        let sandbox = sandbox_for(&f, Default::default());
+        let mut cmd = helper_command(&sandbox, Helper::Git, "sh", &f.ws).unwrap();
+        let script = format!(
+            "pwd; cat {0}/main.txt; echo x > {0}/written; cat ~/.ssh/id_rsa",
+            f.ws.display()
+        );
+        let out = cmd
+            .arg("-c")
+            .arg(script)
+            .env("HOME", &f.home)
+            .output()
+            .await
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        let first = text.lines().next().unwrap_or("");
+        assert!(!Path::new(first).starts_with(&f.ws), "{text}");
+        assert!(text.contains("workspace file"), "{text}");
+        assert!(!f.ws.join("written").exists());
+        assert!(!text.contains("PRIVATE KEY"), "{text}");
+        // Set on the command by the caller after this, a variable stays.
+        let mut cmd = helper_command(&sandbox, Helper::Lsp, "sh", &f.ws).unwrap();
+        let out = cmd
+            .arg("-c")
+            .arg("echo $ON_PURPOSE")
+            .env("ON_PURPOSE", "given")
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "given");
+    }
 }
