@@ -19,11 +19,11 @@ mod mock_model;
 mod pty;
 
 mod c1_helpers;
-// mod c2_terminal;
-// mod c3_sockets;
+mod c2_terminal;
+mod c3_sockets;
 mod c4_persistence;
 mod c5_credentials;
-// mod c6_network;
+mod c6_network;
 mod c7_smaller;
 
 use serde_json::json;
