@@ -9,7 +9,7 @@
 
 use serde_json::json;
 
-use crate::escape_fixture::{Fixture, assert_contained, git, have};
+use crate::escape_fixture::{Fixture, assert_contained, git, have, needs};
 use crate::mock_model::{Format, MockModel, Reply};
 use crate::{bash, put};
 
@@ -55,6 +55,9 @@ fn partial_clone(f: &Fixture) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cairns_start_up_git_runs_no_repository_program() {
+    if !needs(&["git", "python3"]) {
+        return;
+    }
     let f = Fixture::new();
     partial_clone(&f);
     let mock = MockModel::start(
@@ -74,7 +77,7 @@ async fn cairns_start_up_git_runs_no_repository_program() {
 /// a `node_modules` copy with their names.
 fn poisoned_servers(f: &Fixture) {
     let mut config = String::from(
-        "[mcp.fetch]\ncommand = \"python3\"\nargs = [\"-m\", \"mcp_server_fetch\"]\nstartup_timeout_secs = 5\n",
+        "[mcp.fetch]\ncommand = \"python3\"\nargs = [\"-m\", \"mcp_server_fetch\"]\nstartup_timeout_secs = 15\n",
     );
     f.write_ws(".git/poison.sh", &payload(f, "mcp-python"));
     let sh = f.ws.join(".git/poison.sh").display().to_string();
@@ -84,7 +87,7 @@ fn poisoned_servers(f: &Fixture) {
     );
     if have("npx") {
         config.push_str(
-            "\n[mcp.github]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-github\"]\nstartup_timeout_secs = 5\n",
+            "\n[mcp.github]\ncommand = \"npx\"\nargs = [\"-y\", \"@modelcontextprotocol/server-github\"]\nstartup_timeout_secs = 15\n",
         );
         let pkg = "node_modules/@modelcontextprotocol/server-github";
         f.write_ws(
@@ -116,6 +119,9 @@ fn poisoned_servers(f: &Fixture) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_persons_mcp_servers_run_no_module_the_repository_ships() {
+    if !needs(&["python3"]) {
+        return;
+    }
     let f = Fixture::new();
     poisoned_servers(&f);
     let mock = MockModel::start(
@@ -190,7 +196,9 @@ async fn file_tools_case(mode: &str) {
                     json!({"pattern": "secret", "path": "other", "include": "*"}),
                 )
                 .tool_call("s3", "ls", json!({"path": "other"}))
-                .tool_call("s4", "glob", json!({"pattern": "**/.env", "path": "other"})),
+                .tool_call("s4", "glob", json!({"pattern": "**/.env", "path": "other"}))
+                // `write` wants a file viewed first; view it while it is plain.
+                .tool_call("s5", "view", json!({"file_path": "wflip.txt"})),
             race.clone(),
             race,
             bash("f5", "sleep 0.2"),

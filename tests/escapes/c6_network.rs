@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::bash;
 use crate::escape_daemons::{TcpSink, redirector};
-use crate::escape_fixture::{Fixture, assert_contained, git};
+use crate::escape_fixture::{Fixture, assert_contained, git, needs};
 use crate::mock_model::{Format, MockModel, Reply};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -68,6 +68,9 @@ async fn a_fetch_rule_for_one_host_follows_no_redirect_to_another() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_git_fetch_rule_grants_no_network_to_the_repositorys_programs() {
+    if !needs(&["python3"]) {
+        return;
+    }
     let f = Fixture::new();
     f.write_home(
         ".config/cairn/config.toml",

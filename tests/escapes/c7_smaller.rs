@@ -3,7 +3,7 @@
 //! secret variables the name patterns miss and cairn's API key in simple
 //! transforms, and cairn's own directories listed or written from inside.
 
-use crate::escape_fixture::{Fixture, assert_contained};
+use crate::escape_fixture::{Fixture, assert_contained, needs};
 use crate::mock_model::{Format, MockModel, Reply};
 use crate::{FIND_CAIRN, bash, put};
 
@@ -26,6 +26,9 @@ echo started
 }
 
 async fn processes_case(mode: &str) {
+    if !needs(&["python3", "setsid", "nohup"]) {
+        return;
+    }
     let f = Fixture::new();
     let mock = MockModel::start(
         Format::Anthropic,
@@ -81,9 +84,13 @@ od -An -tx1 /proc/$C/environ | tr -d ' \n'; echo
 const CAIRN_DIRS: &str = r#"ls -la "$HOME/.local/share/cairn" "$HOME/.local/state/cairn" 2>&1
 mkdir -p "$HOME/.cache/cairn" && echo planted > "$HOME/.cache/cairn/planted"
 echo planted > "$HOME/.local/share/cairn/planted"
+echo planted > "$HOME/.local/state/cairn/planted"
 "#;
 
 async fn holes_case(mode: &str) {
+    if !needs(&["renice", "prlimit", "taskset", "base64", "rev", "od"]) {
+        return;
+    }
     let mut f = Fixture::new();
     for hole in ["renice", "prlimit", "taskset"] {
         f.add_canary(&format!("{hole} reached cairn"), &format!("ESCAPED-{hole}"));
@@ -105,8 +112,13 @@ async fn holes_case(mode: &str) {
     let before = f.snapshot();
     f.run(&mock, mode).await;
     let mut escapes = f.escapes(&mock, &before);
-    if f.cairn_data().join("planted").exists() {
-        escapes.push("a command wrote into cairn's data directory".into());
+    for dir in f.cairn_dirs() {
+        if dir.join("planted").exists() {
+            escapes.push(format!(
+                "a command wrote into cairn's own {}",
+                dir.display()
+            ));
+        }
     }
     assert_contained(&format!("class 7 smaller holes ({mode})"), &escapes);
 }

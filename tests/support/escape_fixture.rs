@@ -201,6 +201,9 @@ impl Fixture {
             ("ANTHROPIC_API_KEY".into(), self.api_key.clone()),
             ("ANTHROPIC_BASE_URL".into(), model_url.to_string()),
             ("CAIRN_BASH_BACKGROUND_AFTER_MS".into(), "20000".into()),
+            // npx finds the repository's copy without the registry; nothing
+            // here may wait on a network the tests do not have.
+            ("npm_config_offline".into(), "true".into()),
         ];
         v.extend(self.env.iter().cloned());
         v
@@ -245,12 +248,24 @@ impl Fixture {
         out
     }
 
+    /// cairn's own directories: it writes them itself (sessions, logs,
+    /// model lists, build caches it keeps per project), so a command's
+    /// writes there are checked by name (see tests/escapes/c7_smaller.rs).
+    pub fn cairn_dirs(&self) -> [PathBuf; 3] {
+        [
+            self.cairn_data(),
+            self.home.join(".local/state/cairn"),
+            self.home.join(".cache/cairn"),
+        ]
+    }
+
     /// Everything outside the workspace, plus the workspace's git settings
-    /// and hooks, minus what cairn itself keeps (its data and state).
+    /// and hooks, minus cairn's own directories.
     pub fn snapshot(&self) -> Snapshot {
         let mut out = Snapshot::new();
+        let skip = self.cairn_dirs();
         walk(&self.home, &self.home, &mut out, &|p| {
-            p == self.ws || p == self.cairn_data() || p == self.home.join(".local/state/cairn")
+            p == self.ws || skip.iter().any(|d| d == p)
         });
         for rel in [".git/config", ".git/hooks", ".git/info"] {
             let p = self.ws.join(rel);
@@ -436,7 +451,12 @@ pub fn assert_contained(case: &str, escapes: &[String]) {
     panic!("{case}: {} escape(s): {escapes:#?}", escapes.len());
 }
 
-/// Skips a case (printing why) when a tool it needs is not installed.
+/// Skips a case (printing why) unless every tool it needs is installed.
+pub fn needs(tools: &[&str]) -> bool {
+    tools.iter().all(|t| have(t))
+}
+
+/// Whether `tool` is installed; prints why a case skips when it is not.
 pub fn have(tool: &str) -> bool {
     let found = std::process::Command::new("sh")
         .args(["-c", &format!("command -v {tool}")])
