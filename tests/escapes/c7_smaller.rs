@@ -63,14 +63,16 @@ async fn no_process_outlives_its_call_or_cairn_in_auto_mode() {
 /// Each line prints its marker only when the change really took on cairn's
 /// own process (read back from /proc); the marker is spelled in two halves
 /// so the script itself does not hold it.
-const REACH_CAIRN: &str = r#"[ "$C" -gt 1 ] || { echo "cairn not found"; exit 0; }
-renice -n 7 -p "$C" >/dev/null 2>&1
-[ "$(awk '{print $19}' /proc/$C/stat)" = 7 ] && echo "ESC""APED-renice"
-prlimit --pid "$C" --msgqueue=12345:12345 >/dev/null 2>&1
-grep -q 12345 /proc/$C/limits && echo "ESC""APED-prlimit"
-taskset -p 1 "$C" >/dev/null 2>&1
-grep -q 'Cpus_allowed_list:[[:space:]]*0$' /proc/$C/status && echo "ESC""APED-taskset"
-echo checked
+const REACH_CAIRN: &str = r#"if [ "$C" -gt 1 ]; then
+  renice -n 7 -p "$C" >/dev/null 2>&1
+  [ "$(awk '{print $19}' /proc/$C/stat)" = 7 ] && echo "ESC""APED-renice"
+  prlimit --pid "$C" --msgqueue=12345:12345 >/dev/null 2>&1
+  grep -q 12345 /proc/$C/limits && echo "ESC""APED-prlimit"
+  taskset -p 1 "$C" >/dev/null 2>&1
+  grep -q 'Cpus_allowed_list:[[:space:]]*0$' /proc/$C/status && echo "ESC""APED-taskset"
+else
+  echo "cairn's process is not visible"
+fi
 "#;
 
 const SECRETS: &str = r#"env

@@ -18,6 +18,7 @@ mod mock_model;
 #[path = "../support/pty.rs"]
 mod pty;
 
+mod c0_control;
 mod c1_helpers;
 mod c2_terminal;
 mod c3_sockets;

@@ -106,6 +106,12 @@ impl Fixture {
         let ws = home.join("code/app");
         let tmp = base.join("tmp");
         let run_dir = base.join("run");
+        // A Unix socket's path holds at most 107 bytes.
+        assert!(
+            run_dir.join("agent.sock").as_os_str().len() < 100,
+            "the fixture's socket directory {} is too deep for Unix sockets; build in a shorter path",
+            run_dir.display()
+        );
         for d in [&ws, &tmp, &run_dir] {
             std::fs::create_dir_all(d).unwrap();
         }
