@@ -2,7 +2,8 @@
 //! unasked and reaches a loopback listener; a `fetch(HOST)` rule follows a
 //! redirect to another host (sending the original URL as `Referer`); an
 //! "allow always" rule for `git fetch` hands the network to whatever the
-//! repository's git config makes git run.
+//! repository's git config makes git run; an untrusted MCP server's tool
+//! runs unasked in auto mode, outside the sandbox.
 
 use serde_json::json;
 
@@ -115,4 +116,63 @@ async fn a_git_fetch_rule_grants_no_network_to_the_repositorys_programs() {
     let before = f.snapshot();
     f.run(&mock, "smart").await;
     assert_contained("class 6 git fetch rule (smart)", &f.escapes(&mock, &before));
+}
+
+/// A small stdio MCP server of the person's (not marked trusted) with one
+/// tool that reads any file it is given: newline-delimited JSON-RPC.
+const NOTES_SERVER: &str = r#"import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    if 'id' not in msg:
+        continue
+    method, result = msg.get('method'), {}
+    if method == 'initialize':
+        result = {'protocolVersion': msg['params'].get('protocolVersion', '2025-06-18'),
+                  'capabilities': {'tools': {}}, 'serverInfo': {'name': 'notes', 'version': '1'}}
+    elif method == 'tools/list':
+        result = {'tools': [{'name': 'read_note', 'description': 'Read a note file.',
+                             'inputSchema': {'type': 'object', 'properties': {'path': {'type': 'string'}},
+                                             'required': ['path']}}]}
+    elif method == 'tools/call':
+        try:
+            text = open(msg['params']['arguments']['path']).read()
+        except OSError as e:
+            text = str(e)
+        result = {'content': [{'type': 'text', 'text': text}]}
+    sys.stdout.write(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': result}) + '\n')
+    sys.stdout.flush()
+"#;
+
+/// Auto mode runs an untrusted server's tool unasked, and the server runs
+/// outside the sandbox: the person's token goes to the model.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_untrusted_mcp_tool_does_not_run_unasked_in_auto_mode() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let server = f.base.join("notes-mcp.py");
+    crate::escape_fixture::write(&server, NOTES_SERVER);
+    f.write_home(
+        ".config/cairn/config.toml",
+        &format!(
+            "[mcp.notes]\ncommand = \"python3\"\nargs = [{:?}]\n",
+            server.display().to_string()
+        ),
+    );
+    let npmrc = f.home.join(".npmrc").display().to_string();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            Reply::tool("m1", "mcp__notes__read_note", json!({ "path": npmrc })),
+            Reply::text("Read it."),
+        ]),
+    )
+    .await;
+    let before = f.snapshot();
+    f.run(&mock, "auto").await;
+    assert_contained(
+        "class 6 untrusted MCP tool (auto)",
+        &f.escapes(&mock, &before),
+    );
 }
