@@ -108,14 +108,7 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
     if sandbox.turned_off_by_flag() {
         line(&mut out, "turned off by --no-sandbox".into());
     }
-    let enforcer = if support.landlock_abi > 0 {
-        format!("Landlock ABI {}", support.landlock_abi)
-    } else if support.seatbelt {
-        "Seatbelt (sandbox-exec)".into()
-    } else {
-        "none".into()
-    };
-    line(&mut out, format!("enforcement: {enforcer}"));
+    line(&mut out, format!("enforcement: {}", enforcer(support)));
     let network = match (support.seccomp, support.landlock_abi >= 4) {
         (true, true) => "seccomp (no IPv4/IPv6 sockets) and Landlock TCP rules",
         (true, false) => "seccomp (no IPv4/IPv6 sockets)",
@@ -135,29 +128,9 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
     for gap in support.gaps() {
         line(&mut out, format!("degraded: {gap}"));
     }
+    classes(&mut out, sandbox);
     if let Some(p) = policy {
-        line(
-            &mut out,
-            format!("network: {}", if p.network { "on" } else { "off" }),
-        );
-        line(&mut out, "writable:".into());
-        for w in p.writable.iter().filter(|w| !w.starts_with("/dev")) {
-            line(&mut out, format!("  {}", w.display()));
-        }
-        line(
-            &mut out,
-            "  /dev/null, /dev/tty, /dev/pts and the other usual devices".into(),
-        );
-        line(&mut out, "not readable:".into());
-        for d in &p.deny_read {
-            line(&mut out, format!("  {}", d.display()));
-        }
-        line(
-            &mut out,
-            "readable: everything else the user can read (the rest of the home directory \
-             included)"
-                .into(),
-        );
+        policy_lines(&mut out, p);
     }
     for ignored in &sandbox.config().ignored {
         line(
@@ -166,4 +139,102 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
         );
     }
     out
+}
+
+fn enforcer(support: Support) -> String {
+    #[cfg(target_os = "linux")]
+    if support.landlock_abi > 0 {
+        return match super::bwrap::available() {
+            Some(bwrap) => format!(
+                "bubblewrap ({}) and seccomp; Landlock ABI {} when bubblewrap is missing",
+                bwrap.display(),
+                support.landlock_abi
+            ),
+            None => format!(
+                "Landlock ABI {} and seccomp ({})",
+                support.landlock_abi,
+                super::bwrap::why_not().unwrap_or_default()
+            ),
+        };
+    }
+    if support.seatbelt {
+        "Seatbelt (sandbox-exec)".into()
+    } else {
+        "none".into()
+    }
+}
+
+/// One line per class, and cairn's own helpers.
+fn classes(out: &mut String, sandbox: &Sandbox) {
+    let holdings = sandbox.holdings();
+    let whole = super::classes::whole(&holdings);
+    out.push_str("classes:\n");
+    for h in &holdings {
+        let state = if h.held { "enforced" } else { "NOT ENFORCED" };
+        out.push_str(&format!("  {:<12} {state}: {}\n", h.class.name(), h.how));
+    }
+    if sandbox.mode() != SandboxMode::Off && !whole {
+        out.push_str(
+            "  smart and auto mode ask for every command that is not read-only, because a \
+             class above is not enforced\n",
+        );
+    }
+    out.push_str("cairn's helpers:\n");
+    for (name, how) in HELPERS {
+        out.push_str(&format!("  {name:<12} NOT CONTAINED: {how}\n"));
+    }
+}
+
+/// cairn's own helpers, until they go through `helper_command`.
+const HELPERS: &[(&str, &str)] = &[
+    ("git", "cairn's own git calls run outside the sandbox"),
+    ("mcp", "stdio MCP servers run outside the sandbox"),
+    ("file tools", "run in cairn's process and follow links"),
+    ("fetch", "runs in cairn's process"),
+];
+
+fn policy_lines(out: &mut String, p: &Policy) {
+    let mut line = |text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    line(format!("network: {}", if p.network { "on" } else { "off" }));
+    if !p.workspace_usable {
+        line(format!(
+            "workspace {} is the home directory or above it: commands may neither read nor \
+             write it; start cairn in a project directory",
+            p.workspace.display()
+        ));
+    }
+    line("writable:".into());
+    for w in p.writable.iter().filter(|w| !w.starts_with("/dev")) {
+        line(format!("  {}", w.display()));
+    }
+    line("  /dev/null and the other usual devices (no terminal)".into());
+    if !p.read_only.is_empty() {
+        line("read-only inside the workspace:".into());
+        for r in &p.read_only {
+            line(format!("  {}", r.display()));
+        }
+    }
+    if let Some(home) = &p.home {
+        line(format!(
+            "home {}: not readable, but for (read-only):",
+            home.display()
+        ));
+        for r in p.read.iter().filter(|r| r.starts_with(home)) {
+            line(format!("  {}", r.display()));
+        }
+    }
+    line("not readable:".into());
+    for d in &p.deny_read {
+        line(format!("  {}", d.display()));
+    }
+    if !p.unix_sockets.is_empty() {
+        line("unix sockets allowed:".into());
+        for s in &p.unix_sockets {
+            line(format!("  {}", s.display()));
+        }
+    }
+    line("readable: the system (/usr, /etc, /opt, …) and what is listed above".into());
 }
