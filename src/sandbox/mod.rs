@@ -332,6 +332,17 @@ fn network_word(on: bool, support: Support) -> &'static str {
     }
 }
 
+/// Whether `program` names something that exists: a path, or a name found
+/// on `PATH`.
+pub fn resolves(program: &std::ffi::OsStr) -> bool {
+    let path = Path::new(program);
+    if path.components().count() > 1 {
+        return path.exists();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|dirs| std::env::split_paths(&dirs).any(|dir| dir.join(program).is_file()))
+}
+
 /// Builds the command that runs `program` under `policy` (unconfined when
 /// `None`, or where this machine cannot confine it). Everything that can
 /// fail is done here, in cairn's process, before the child exists.

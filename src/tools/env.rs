@@ -41,7 +41,9 @@ pub fn url_password(value: &str) -> Option<&str> {
 
 /// Whether a variable, by its name or its value, holds a secret.
 fn holds_secret(name: &str, value: &str) -> bool {
-    looks_secret(name) || url_password(value).is_some()
+    looks_secret(name)
+        || url_password(value).is_some()
+        || crate::config::secrets::value_looks_secret(value)
 }
 
 #[derive(Debug, Default)]
