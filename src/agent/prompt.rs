@@ -241,4 +241,30 @@ mod tests {
         assert!(!marker.exists(), "git ran the repository's ssh command");
         assert_eq!(env.git_branch.as_deref(), Some("trunk"));
     }
+
+    /// The cost of the start-up git calls, in and out of the sandbox:
+    /// `cargo test --lib start_up_git_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement printed for a person, not a check"]
+    fn start_up_git_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        if !git(dir.path(), &["init", "-q", "-b", "trunk"]) {
+            return;
+        }
+        std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+        for (label, sandbox) in [
+            ("sandboxed", crate::sandbox::Sandbox::default_for_user()),
+            ("sandbox off", crate::sandbox::Sandbox::off()),
+        ] {
+            let mut times: Vec<u128> = (0..21)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    Environment::gather(dir.path(), dir.path(), &sandbox);
+                    start.elapsed().as_micros()
+                })
+                .collect();
+            times.sort_unstable();
+            eprintln!("{label}: median {} µs over 21 runs", times[10]);
+        }
+    }
 }
