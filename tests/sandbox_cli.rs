@@ -179,6 +179,21 @@ fn status_names_what_the_kernel_enforces_and_what_is_denied() {
         "{status}"
     );
     assert!(status.contains(&h.project.display().to_string()));
+    // cairn's own helpers, each with how it is held.
+    assert!(status.contains("cairn's helpers:"), "{status}");
+    for (helper, how) in [
+        ("git", "no transport"),
+        ("mcp", "neutral directory"),
+        ("file tools", "RESOLVE_BENEATH"),
+        ("fetch", "no Referer"),
+    ] {
+        let line = status
+            .lines()
+            .find(|l| l.trim_start().starts_with(helper))
+            .unwrap_or_else(|| panic!("{helper} not listed: {status}"));
+        assert!(line.contains(how), "{helper}: {line}");
+        assert!(!line.contains("NOT CONTAINED"), "{helper}: {line}");
+    }
 }
 
 #[test]

@@ -284,7 +284,7 @@ pub(crate) fn store_new_versions(
 fn build_system_prompt(ctx: &TurnContext) -> String {
     let root = &ctx.opts.workspace;
     let cwd = &ctx.opts.cwd;
-    let env = prompt::Environment::gather(cwd, root);
+    let env = prompt::Environment::gather(cwd, root, &ctx.shared.sandbox);
     let files = instructions::discover(
         ctx.opts.global_config_dir.as_deref(),
         root,

@@ -260,7 +260,11 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     // What crashed runs left in temporary files, off the start-up path.
     tokio::task::spawn_blocking(crate::tools::tempfiles::sweep_stale);
-    let mcp = McpManager::start_in(s.config.file.mcp.clone(), Some(s.root.clone()));
+    let mcp = McpManager::start_contained(
+        s.config.file.mcp.clone(),
+        Some(s.root.clone()),
+        Some(s.sandbox.clone()),
+    );
     agent = agent.with_tool_source(mcp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {

@@ -147,6 +147,13 @@ pub struct McpServerConfig {
     pub disabled_tools: Vec<String>,
     #[serde(default)]
     pub disabled: bool,
+    /// Run a stdio server inside the sandbox (read-only, network on).
+    /// A project's server does unless this is `false`; the person's own
+    /// do when this is `true`.
+    pub sandbox: Option<bool>,
+    /// Set by cairn for a server a trusted project's file defines.
+    #[serde(skip)]
+    pub from_project: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -292,7 +299,16 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         merged.sandbox.tighten(std::mem::take(&mut file.sandbox));
         let split = project::split(&merged, &file);
         let mut full = merged.clone();
+        let servers: Vec<String> = (file.mcp.iter())
+            .filter(|(name, server)| merged.mcp.get(*name) != Some(server))
+            .map(|(name, _)| name.clone())
+            .collect();
         full.overlay(file);
+        for name in servers {
+            if let Some(server) = full.mcp.get_mut(&name) {
+                server.from_project = true;
+            }
+        }
         merged.overlay(split.tightening);
         if !split.held.is_empty() {
             pending = Some(trust::Pending {

@@ -48,6 +48,17 @@ pub fn helper_command(
     program: &str,
     workspace: &Path,
 ) -> Result<tokio::process::Command, SandboxError> {
+    helper_std_command(sandbox, helper, program, workspace).map(tokio::process::Command::from)
+}
+
+/// [`helper_command`] for a caller that waits synchronously (the system
+/// prompt's git calls).
+pub fn helper_std_command(
+    sandbox: &Sandbox,
+    helper: Helper,
+    program: &str,
+    workspace: &Path,
+) -> Result<std::process::Command, SandboxError> {
     let policy = sandbox.policy(workspace).map(|mut p| {
         p.mode = SandboxMode::ReadOnly;
         p.writable.retain(|w| *w != p.workspace);
@@ -74,7 +85,7 @@ pub fn helper_command(
         _ => std::env::temp_dir(),
     };
     cmd.current_dir(neutral);
-    Ok(tokio::process::Command::from(cmd))
+    Ok(cmd)
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -53,7 +53,7 @@ use std::sync::{Arc, Mutex};
 pub use caches::Caches;
 pub use classes::{Class, Holding};
 pub use detect::Stop;
-pub use helper::{Helper, helper_command};
+pub use helper::{Helper, helper_command, helper_std_command};
 pub use policy::{Grant, Layer, Place, Policy};
 pub use status::Support;
 

@@ -180,17 +180,45 @@ fn classes(out: &mut String, sandbox: &Sandbox) {
         );
     }
     out.push_str("cairn's helpers:\n");
-    for (name, how) in HELPERS {
-        out.push_str(&format!("  {name:<12} NOT CONTAINED: {how}\n"));
+    let enforced = sandbox.mode() != SandboxMode::Off && sandbox.facts().enforced;
+    for (name, inside, always) in HELPERS {
+        let (state, how) = match (inside, enforced) {
+            (Some(inside), true) => ("contained", format!("{inside}; {always}")),
+            (Some(_), false) => ("NOT SANDBOXED", format!("no sandbox here; {always}")),
+            (None, _) => ("contained", always.to_string()),
+        };
+        out.push_str(&format!("  {name:<12} {state}: {how}\n"));
     }
 }
 
-/// cairn's own helpers, until they go through `helper_command`.
-const HELPERS: &[(&str, &str)] = &[
-    ("git", "cairn's own git calls run outside the sandbox"),
-    ("mcp", "stdio MCP servers run outside the sandbox"),
-    ("file tools", "run in cairn's process and follow links"),
-    ("fetch", "runs in cairn's process"),
+/// cairn's own helpers: what the sandbox adds when it is enforced, and
+/// what holds either way.
+const HELPERS: &[(&str, Option<&str>, &str)] = &[
+    (
+        "git",
+        Some("its start-up git calls run in the sandbox, read-only, network off"),
+        "no transport (a lazy fetch starts nothing), and the repository's fsmonitor, hooks, \
+         filters, diff and ssh programs overridden",
+    ),
+    (
+        "mcp",
+        Some("a project's stdio servers (and `sandbox = true`) run in the sandbox, read-only"),
+        "the person's own servers start in a neutral directory with PYTHONSAFEPATH and no \
+         secret or socket variables; an untrusted server's tools ask in every mode",
+    ),
+    (
+        "file tools",
+        None,
+        "paths in the workspace open beneath it (openat2 RESOLVE_BENEATH, else one component \
+         at a time without following links): no link leads a read, write or undo out of it",
+    ),
+    (
+        "fetch",
+        None,
+        "asks in every mode unless a rule covers it; no loopback, link-local or private \
+         address unless a rule names the host; redirects only to the approved host or one a \
+         rule names; no Referer",
+    ),
 ];
 
 fn policy_lines(out: &mut String, p: &Policy) {

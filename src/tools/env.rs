@@ -81,6 +81,10 @@ impl SecretPolicy {
             }
         }
         values.retain(|(v, _)| v.trim().chars().count() >= MIN_SECRET_LEN);
+        let forms: Vec<(String, String)> = (values.iter())
+            .flat_map(|(v, name)| super::secret_forms::forms(v, name))
+            .collect();
+        values.extend(forms);
         values.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.cmp(b)));
         values.dedup_by(|a, b| a.0 == b.0);
         policy.values = values;

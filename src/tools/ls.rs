@@ -68,6 +68,9 @@ impl Tool for LsTool {
             Ok(i) => i,
             Err(e) => return ToolOutput::error(e),
         };
+        if let Err(e) = super::beneath::real_path(&root) {
+            return ToolOutput::error(format!("cannot list {}: {e}", ctx.display_path(&root)));
+        }
         let ctx = ctx.clone();
         blocking(move || list(&ctx, &root, ignore))
             .await

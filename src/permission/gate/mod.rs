@@ -248,7 +248,10 @@ impl Gate {
             }
             None => {
                 fixed.extend(outside_paths(&call.paths, call.workspace));
-                if self.mode != Mode::Auto && !self.tool_runs_freely(call) {
+                // `fetch` and an untrusted server's tools reach the network
+                // outside the sandbox: they ask in auto mode too.
+                let network = call.tool == "fetch" || call.tool.starts_with("mcp__");
+                if (self.mode != Mode::Auto || network) && !self.tool_runs_freely(call) {
                     liftable.push(tool_reason(call));
                     if self.rules.allowed_by(call).is_some() {
                         liftable.clear();
