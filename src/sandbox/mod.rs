@@ -31,6 +31,7 @@
 pub mod detect;
 #[cfg(target_os = "linux")]
 mod linux;
+mod parent_death;
 pub mod policy;
 pub mod readable;
 pub mod seatbelt;
@@ -44,6 +45,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use detect::Stop;
+pub use parent_death::die_with_parent;
 pub use policy::{Grant, Policy};
 pub use status::Support;
 
@@ -240,15 +242,15 @@ pub fn command(
     program: &str,
     policy: Option<&Policy>,
 ) -> Result<tokio::process::Command, SandboxError> {
-    let Some(policy) = policy else {
-        return Ok(tokio::process::Command::new(program));
-    };
-    confine(program, policy)
+    match policy {
+        Some(policy) => confine(program, policy),
+        None => Ok(tokio_command(program)),
+    }
 }
 
 #[cfg(target_os = "linux")]
 fn confine(program: &str, policy: &Policy) -> Result<tokio::process::Command, SandboxError> {
-    let mut cmd = tokio::process::Command::new(program);
+    let mut cmd = tokio_command(program);
     if Support::detect().enforces_files() {
         let prepared = linux::prepare(policy)?;
         linux::install(cmd.as_std_mut(), prepared);
@@ -258,7 +260,7 @@ fn confine(program: &str, policy: &Policy) -> Result<tokio::process::Command, Sa
 
 #[cfg(target_os = "macos")]
 fn confine(program: &str, policy: &Policy) -> Result<tokio::process::Command, SandboxError> {
-    let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
+    let mut cmd = tokio_command(seatbelt::SANDBOX_EXEC);
     cmd.arg("-p")
         .arg(seatbelt::profile(policy))
         .arg("--")
@@ -268,7 +270,7 @@ fn confine(program: &str, policy: &Policy) -> Result<tokio::process::Command, Sa
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn confine(program: &str, _policy: &Policy) -> Result<tokio::process::Command, SandboxError> {
-    Ok(tokio::process::Command::new(program))
+    Ok(tokio_command(program))
 }
 
 /// The same for a blocking `std` command (`cairn sandbox -- …`).
@@ -280,13 +282,13 @@ pub fn std_command(
     if let Some(policy) = policy
         && Support::detect().enforces_files()
     {
-        let mut cmd = std::process::Command::new(program);
+        let mut cmd = std_new(program);
         linux::install(&mut cmd, linux::prepare(policy)?);
         return Ok(cmd);
     }
     #[cfg(target_os = "macos")]
     if let Some(policy) = policy {
-        let mut cmd = std::process::Command::new(seatbelt::SANDBOX_EXEC);
+        let mut cmd = std_new(seatbelt::SANDBOX_EXEC);
         cmd.arg("-p")
             .arg(seatbelt::profile(policy))
             .arg("--")
@@ -294,7 +296,21 @@ pub fn std_command(
         return Ok(cmd);
     }
     let _ = policy;
-    Ok(std::process::Command::new(program))
+    Ok(std_new(program))
+}
+
+/// A new command that dies with cairn; its parent-death hook is
+/// registered first, so it runs before any confinement.
+fn tokio_command(program: impl AsRef<std::ffi::OsStr>) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(program);
+    parent_death::die_with_parent(cmd.as_std_mut());
+    cmd
+}
+
+fn std_new(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    parent_death::die_with_parent(&mut cmd);
+    cmd
 }
 
 #[cfg(all(test, target_os = "linux"))]
