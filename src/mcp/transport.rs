@@ -157,6 +157,7 @@ async fn connect_stdio(
     // (`npx` runs the server as a grandchild).
     #[cfg(unix)]
     cmd.process_group(0);
+    crate::sandbox::die_with_parent(cmd.as_std_mut());
     let mut child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             format!("could not start `{program}`: no such program; is it installed and on PATH?")

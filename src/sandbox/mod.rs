@@ -36,6 +36,7 @@ pub mod helper;
 pub mod home;
 #[cfg(target_os = "linux")]
 mod linux;
+mod parent_death;
 pub mod policy;
 pub mod readable;
 pub mod seatbelt;
@@ -53,6 +54,7 @@ use std::sync::{Arc, Mutex};
 pub use caches::Caches;
 pub use classes::{Class, Holding};
 pub use detect::Stop;
+pub use parent_death::die_with_parent;
 pub use helper::{Helper, helper_command, helper_std_command};
 pub use policy::{Grant, Layer, Place, Policy};
 pub use status::Support;
@@ -359,7 +361,7 @@ pub fn std_command(
     policy: Option<&Policy>,
 ) -> Result<std::process::Command, SandboxError> {
     let Some(policy) = policy else {
-        return Ok(std::process::Command::new(program));
+        return Ok(std_new(program));
     };
     let mut cmd = confine(program, policy)?;
     for name in env::withheld(&policy.unix_sockets) {
@@ -377,7 +379,7 @@ fn confine(
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
     if !Support::detect().enforces_files() {
-        return Ok(std::process::Command::new(program));
+        return Ok(std_new(program));
     }
     match (policy.layer, bwrap::available()) {
         (Layer::Namespace, Some(bwrap)) => confine_with(bwrap, program, policy),
@@ -385,7 +387,7 @@ fn confine(
             "bubblewrap is not available for this policy".into(),
         )),
         (Layer::Kernel, _) => {
-            let mut cmd = std::process::Command::new(program);
+            let mut cmd = std_new(program);
             linux::install(&mut cmd, linux::prepare(policy)?);
             Ok(cmd)
         }
@@ -400,7 +402,7 @@ fn confine_with(
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
     let prepared = linux::prepare(policy)?;
-    let mut cmd = std::process::Command::new(bwrap);
+    let mut cmd = std_new(bwrap);
     cmd.args(bwrap::args(policy));
     for fd in prepared.filter_fds() {
         cmd.arg("--add-seccomp-fd").arg(fd.to_string());
@@ -415,7 +417,7 @@ fn confine(
     program: &std::ffi::OsStr,
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
-    let mut cmd = std::process::Command::new(seatbelt::SANDBOX_EXEC);
+    let mut cmd = std_new(seatbelt::SANDBOX_EXEC);
     cmd.arg("-p")
         .arg(seatbelt::profile(policy))
         .arg("--")
@@ -428,7 +430,15 @@ fn confine(
     program: &std::ffi::OsStr,
     _policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
-    Ok(std::process::Command::new(program))
+    Ok(std_new(program))
+}
+
+/// A new command that dies with cairn; its parent-death hook is
+/// registered first, so it runs before any confinement.
+fn std_new(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    parent_death::die_with_parent(&mut cmd);
+    cmd
 }
 
 #[cfg(all(test, target_os = "linux"))]
