@@ -108,6 +108,19 @@ async fn run_prints_the_answer_and_tool_lines_and_exits_zero() {
     assert_eq!(hits.as_array().map(Vec::len), Some(1), "{stdout}");
     assert!(hits.to_string().contains("marigold"), "{stdout}");
     assert!(!mock.requests()[0].to_string().contains("marigold"));
+    // As text, the match shows without SQLite's markers.
+    let out = env
+        .command(&mock)
+        .args(["sessions", "search", "marigold"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("marigold"), "{stdout}");
+    assert!(
+        !stdout.contains("^A") && !stdout.contains('\u{1}') && !stdout.contains("^B"),
+        "{stdout:?}"
+    );
     let out = env
         .command(&mock)
         .args(["sessions", "list", "--json"])

@@ -12,7 +12,8 @@
 //! - `prompt`, `instructions`, `mentions`, `sources` — what the model reads:
 //!   the system prompt, instruction files, `@path` attachments, tool sources.
 //! - `title`, `side_model` — background requests to a (cheaper) model.
-//! - `undo` — undo and rewind of the files a turn changed.
+//! - `undo` — undo and rewind of the files a turn changed; `resume` — a
+//!   stored session taken up again (from its latest compaction).
 //! - `recording`, `store_sink/` — the session store writer, which records
 //!   the events a front end also sees.
 
@@ -24,6 +25,7 @@ mod mentions;
 pub mod prompt;
 pub mod recording;
 mod rerun;
+mod resume;
 mod running;
 mod side_model;
 mod sources;
@@ -95,6 +97,9 @@ pub(crate) struct Shared {
     pub gate: Mutex<Gate>,
     /// What commands run under (`crate::sandbox`).
     pub sandbox: crate::sandbox::Sandbox,
+    /// The messages compactions replaced, oldest first (summaries taken
+    /// out), so a rewind to before a compaction finds them.
+    pub earlier: Mutex<Vec<Message>>,
 }
 
 impl Shared {
@@ -164,6 +169,7 @@ impl Agent {
                 next_request: AtomicU64::new(1),
                 gate: Mutex::new(gate),
                 sandbox: crate::sandbox::Sandbox::default_for_user(),
+                earlier: Mutex::new(Vec::new()),
             }),
             opts,
             provider,
@@ -269,6 +275,7 @@ impl Agent {
                     sink.new_session();
                 }
                 self.messages.clear();
+                lock(&self.shared.earlier).clear();
                 self.turn = 0;
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
@@ -281,48 +288,24 @@ impl Agent {
                 });
             }
             AgentCommand::LoadHistory {
-                mut messages,
+                messages,
                 versions,
                 session_id,
                 cost,
                 lost,
                 read_only,
-            } => {
-                crate::conversation::repair_tool_pairs(&mut messages);
-                self.turn = versions
-                    .iter()
-                    .map(|v| v.turn)
-                    .max()
-                    .unwrap_or(0)
-                    .max(count_prompts(&messages));
-                self.session = Arc::new(SessionState::new(&self.opts.workspace));
-                self.session.set_cwd(self.opts.cwd.clone());
-                self.session
-                    .set_todos(crate::tools::todos::latest(&messages));
-                for v in versions {
-                    self.session.set_turn(v.turn);
-                    self.session.record_version(&v.path, v.before);
-                }
-                for l in lost {
-                    self.session.set_turn(l.turn);
-                    self.session.record_unrestorable(&l.path, &l.why);
-                }
-                // These came from the store; they are not new.
-                self.session.take_unsent();
-                self.session.take_unsent_lost();
-                if let Some(sink) = &self.shared.sink {
-                    sink.read_only(read_only);
-                    if let (false, Some(id)) = (read_only, &session_id) {
-                        sink.resume(id);
-                    }
-                }
-                // Session totals continue from what the session cost.
-                self.cost = cost;
-                self.messages = messages;
-                self.tracker.reset();
-                // Files viewed in an earlier run may have changed since.
-                self.session.forget_views();
-            }
+                compacted,
+            } => self.load_history(
+                resume::Stored {
+                    messages,
+                    versions,
+                    lost,
+                    cost,
+                    compacted,
+                },
+                session_id,
+                read_only,
+            ),
             AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
             AgentCommand::PrepareRewind { turn } => self.prepare_rewind(turn),
             AgentCommand::Rewind {
@@ -498,6 +481,7 @@ impl Agent {
             shared: self.shared.clone(),
             session: self.session.clone(),
             cancel,
+            turn: self.turn,
         }
     }
 

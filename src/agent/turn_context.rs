@@ -23,6 +23,8 @@ pub(crate) struct TurnContext {
     pub shared: Arc<Shared>,
     pub session: Arc<SessionState>,
     pub cancel: CancellationToken,
+    /// The turn being run (the last one, for `/compact` between turns).
+    pub turn: u64,
 }
 
 impl TurnContext {

@@ -400,6 +400,7 @@ impl Printer {
                 before_tokens,
                 after_tokens,
                 summary,
+                ..
             } => {
                 json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens, "summary": summary})
             }

@@ -253,6 +253,8 @@ struct Shared {
     only_model: Mutex<Option<String>>,
     /// The models list answers 401 unless the request carries this key.
     required_key: Mutex<Option<String>>,
+    /// Requests with a larger body are refused as too long for the window.
+    max_body: Mutex<Option<usize>>,
 }
 
 #[path = "mock_bedrock.rs"]
@@ -362,6 +364,13 @@ impl MockModel {
         *self.shared.only_model.lock().unwrap() = Some(model.to_string());
     }
 
+    /// Refuse, as a model with a small window does (400, context length
+    /// exceeded, no scripted reply used), every request whose JSON body is
+    /// larger than `bytes`. Recorded like any other request.
+    pub fn refuse_over(&self, bytes: usize) {
+        *self.shared.max_body.lock().unwrap() = Some(bytes);
+    }
+
     /// Have the models list refuse (401) any key but `key`, as a real
     /// provider refuses a wrong one.
     pub fn require_key(&self, key: &str) {
@@ -397,6 +406,11 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         let asked = body["model"].as_str()?;
         (asked != only).then(|| asked.to_string())
     });
+    let too_long = s
+        .max_body
+        .lock()
+        .unwrap()
+        .is_some_and(|max| req.body.len() > max);
     let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
     s.headers.lock().unwrap().push(req.headers);
@@ -404,6 +418,15 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     if let Some(asked) = refused {
         let body = http::error_body(format, 404, &format!("model `{asked}` not found"));
         let resp = http::response("404 Not Found", "application/json", "", &body);
+        return sock.write_all(resp.as_bytes()).await;
+    }
+    if too_long {
+        let body = http::error_body(
+            format,
+            400,
+            "prompt is too long: the request exceeds the model's context window (context_length_exceeded)",
+        );
+        let resp = http::response("400 Bad Request", "application/json", "", &body);
         return sock.write_all(resp.as_bytes()).await;
     }
     let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
