@@ -23,6 +23,8 @@ pub(crate) struct TurnContext {
     pub shared: Arc<Shared>,
     pub session: Arc<SessionState>,
     pub cancel: CancellationToken,
+    /// Where skills (and commands) are read from; `None`: none are.
+    pub extensions: Option<crate::extensions::commands::Roots>,
 }
 
 impl TurnContext {
