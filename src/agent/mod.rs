@@ -20,6 +20,7 @@
 mod approval;
 mod calls;
 mod compaction;
+mod custom;
 pub mod instructions;
 mod mentions;
 pub mod prompt;
@@ -130,6 +131,8 @@ pub struct Agent {
     tracker: Tracker,
     /// Told to the model with the next prompt (e.g. after an undo).
     pending_note: Option<String>,
+    /// Where custom commands are read from; `None`: none are.
+    commands: Option<crate::extensions::commands::Roots>,
 }
 
 impl Agent {
@@ -184,6 +187,7 @@ impl Agent {
             cost: None,
             tracker: Tracker::default(),
             pending_note: None,
+            commands: None,
         };
         (agent, rx)
     }
@@ -197,6 +201,12 @@ impl Agent {
     }
 
     /// Runs commands under `sandbox`, and lets the gate ask accordingly.
+    /// Reads custom commands (`/name args`) from these folders.
+    pub fn with_commands(mut self, roots: crate::extensions::commands::Roots) -> Self {
+        self.commands = Some(roots);
+        self
+    }
+
     pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             lock(&shared.gate).set_sandbox(sandbox.facts());
@@ -390,13 +400,27 @@ impl Agent {
             turn: turn_no,
             prompt: text.clone(),
         });
+        let cancel = CancellationToken::new();
+        let mut ctx = self.turn_context(cancel.clone());
+        let mut keep_running = true;
+        let text = match custom::find(self.commands.as_ref(), &self.session.cwd(), &text) {
+            None => text,
+            Some((command, args)) => {
+                let fut = custom::expand(&ctx, &command, &args);
+                let (expanded, keep) =
+                    custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+                keep_running = keep;
+                if let Some(model) = command.model {
+                    ctx.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
+                    ctx.opts.model = model;
+                }
+                expanded
+            }
+        };
         let user = self.user_message(&text, images).await;
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
 
-        let cancel = CancellationToken::new();
-        let ctx = self.turn_context(cancel.clone());
-        let mut keep_running = true;
         let queue = &mut self.queue;
         let shared = &self.shared;
         let totals = turn::Totals {
@@ -482,6 +506,7 @@ impl Agent {
             session: self.session.clone(),
             cancel,
             turn: self.turn,
+            extensions: self.commands.clone(),
         }
     }
 

@@ -291,7 +291,19 @@ fn build_system_prompt(ctx: &TurnContext) -> String {
         cwd,
         ctx.opts.instructions_max_bytes,
     );
-    prompt::system_prompt(&env, &files)
+    let mut text = prompt::system_prompt(&env, &files);
+    if let Some(roots) = &ctx.extensions {
+        let (skills, _) = crate::extensions::skills::discover(roots, &ctx.session.cwd());
+        let section = crate::extensions::skills::prompt_section(
+            &skills,
+            crate::extensions::skills::PROMPT_CAP,
+        );
+        if !section.is_empty() {
+            text.push_str("\n\n");
+            text.push_str(&section);
+        }
+    }
+    text
 }
 
 async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Response) -> StreamEnd {

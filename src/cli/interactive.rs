@@ -251,6 +251,7 @@ fn tui_options(
     let info = crate::llm::ModelCatalog::global().lookup(&model_id);
     let global = crate::config::global_dir();
     TuiOptions {
+        commands: crate::extensions::invocable(&super::startup::command_roots(s), &s.cwd),
         dialog_pause: dialog_pause(),
         provider: provider
             .map(|p| p.settings.name.clone())

@@ -239,8 +239,10 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         retry: retry_policy(&s.config),
     };
     let gate = build_gate(s)?;
-    let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
-    agent = agent.with_sandbox(s.sandbox.clone());
+    let (mut agent, events) = Agent::new(opts, Arc::from(llm), registry(s), gate);
+    agent = agent
+        .with_sandbox(s.sandbox.clone())
+        .with_commands(command_roots(s));
     let (sink, store_error) = match open_store() {
         Ok(store) => {
             let sink = Arc::new(StoreSink::start(
@@ -332,4 +334,30 @@ fn locate_rule_error(config: &Config, message: &str) -> String {
         }
     }
     format!("[permissions] {message}")
+}
+
+/// Where custom commands are read from (`crate::extensions::commands`).
+pub fn command_roots(s: &Startup) -> crate::extensions::commands::Roots {
+    crate::extensions::commands::Roots {
+        workspace: s.root.clone(),
+        home: crate::paths::home_dir(),
+        config_dir: config::global_dir(),
+        claude: s.config.file.compat.claude(),
+    }
+}
+
+/// The built-in tools, and `skill` when any skill is installed.
+fn registry(s: &Startup) -> Registry {
+    let mut registry = Registry::builtin();
+    let roots = command_roots(s);
+    if !crate::extensions::skills::discover(&roots, &s.cwd)
+        .0
+        .is_empty()
+    {
+        registry.register(Arc::new(crate::extensions::skills::tool::SkillTool::new(
+            roots,
+            s.cwd.clone(),
+        )));
+    }
+    registry
 }

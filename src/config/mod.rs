@@ -199,6 +199,23 @@ pub struct ConfigFile {
     /// built-in catalogue.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    /// `[compat]`: which other agents' files cairn reads.
+    #[serde(default)]
+    pub compat: CompatConfig,
+}
+
+/// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,
+/// settings); on unless `claude = false`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CompatConfig {
+    pub claude: Option<bool>,
+}
+
+impl CompatConfig {
+    pub fn claude(&self) -> bool {
+        self.claude.unwrap_or(true)
+    }
 }
 
 /// One `[models."ID"]` entry. Prices in US dollars per million tokens.
@@ -410,6 +427,7 @@ impl ConfigFile {
         set(&mut self.reasoning, other.reasoning);
         set(&mut self.ui.notify, other.ui.notify);
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
+        set(&mut self.compat.claude, other.compat.claude);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);
