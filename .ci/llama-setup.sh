@@ -14,6 +14,7 @@ set -uo pipefail
 CACHE="${CAIRN_CI_CACHE:-/var/cache/cairn-ci}"
 SERVER="$CACHE/llama-server"
 MODEL="$CACHE/gemma-3-270m-q4_k_m.gguf"
+TEMPLATE="$CACHE/tool-template.jinja"
 mkdir -p "$CACHE" || { echo "llama-setup: cannot create $CACHE; the real-model test will skip" >&2; exit 0; }
 rm -f "$CACHE/env"
 
@@ -28,7 +29,7 @@ fi
 have_tools || give_up "cmake, a C++ compiler or python3 is missing and could not be installed"
 
 START=$(date +%s)
-if [ -x "$SERVER" ] && "$SERVER" --version >/dev/null 2>&1; then
+if [ -x "$SERVER" ] && [ -s "$TEMPLATE" ] && "$SERVER" --version >/dev/null 2>&1; then
     say "llama-server is cached in $CACHE"
 else
     WORK="$(mktemp -d)"
@@ -46,6 +47,9 @@ else
         || { tail -20 "$WORK/cmake.log" >&2; give_up "cmake could not configure llama.cpp"; }
     nice -n 10 cmake --build "$WORK/build" --target llama-server -j "$(nproc)" >"$WORK/build.log" 2>&1 \
         || { tail -20 "$WORK/build.log" >&2; give_up "llama-server did not build"; }
+    # A chat template that renders tools (the model's own does not).
+    cp "$SRC/models/templates/Qwen-Qwen2.5-7B-Instruct.jinja" "$TEMPLATE" \
+        || give_up "the sources hold no tool-capable chat template"
     cp "$WORK/build/bin/llama-server" "$SERVER.tmp" && mv "$SERVER.tmp" "$SERVER"
     say "built llama-server in $(( $(date +%s) - START ))s"
 fi
@@ -62,6 +66,6 @@ else
     rm -rf "$CACHE/py"
 fi
 
-printf 'CAIRN_LLAMA_SERVER=%s\nCAIRN_LLAMA_MODEL=%s\n' "$SERVER" "$MODEL" >"$CACHE/env"
+printf 'CAIRN_LLAMA_SERVER=%s\nCAIRN_LLAMA_MODEL=%s\nCAIRN_LLAMA_TEMPLATE=%s\n' "$SERVER" "$MODEL" "$TEMPLATE" >"$CACHE/env"
 say "ready in $(( $(date +%s) - START ))s: $SERVER, $MODEL"
 exit 0

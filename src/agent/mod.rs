@@ -20,12 +20,14 @@ mod approval;
 mod calls;
 mod compaction;
 pub mod instructions;
+mod limits;
 mod mentions;
 pub mod prompt;
 pub mod recording;
 mod rerun;
 mod running;
 mod side_model;
+mod small_window;
 mod sources;
 mod stop;
 pub mod store_sink;
@@ -75,6 +77,8 @@ pub struct AgentOptions {
     pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
+    /// Windows smaller than this get the short prompt and compact tools.
+    pub small_window: u64,
     /// A cheaper model for titles and summaries; the main model when
     /// `None` or when it is refused (`side_model`).
     pub small_model: Option<String>,
@@ -320,6 +324,8 @@ impl Agent {
                 self.cost = cost;
                 self.messages = messages;
                 self.tracker.reset();
+                let ctx = self.turn_context(CancellationToken::new());
+                limits::report_context(&ctx, &self.messages, self.cost);
                 // Files viewed in an earlier run may have changed since.
                 self.session.forget_views();
             }
@@ -410,9 +416,10 @@ impl Agent {
         let user = self.user_message(&text, images).await;
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
-
+        let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
         let cancel = CancellationToken::new();
         let ctx = self.turn_context(cancel.clone());
+        limits::report_overhead(&ctx, learned);
         let mut keep_running = true;
         let queue = &mut self.queue;
         let shared = &self.shared;
