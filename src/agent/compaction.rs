@@ -24,9 +24,13 @@ pub(crate) async fn compact(
     tracker: &mut Tracker,
 ) -> Result<(), String> {
     let window = ctx.opts.model_info.context_window.max(1);
-    let before = context::estimate_messages(messages);
-    let keep = window / 4;
-    let target = window / 2;
+    // The system prompt and tool specifications go with every request: only
+    // what is left of the window is the conversation's.
+    let fixed = super::turn::fixed_tokens(ctx, &super::turn::build_system_prompt(ctx));
+    let room = window.saturating_sub(fixed).max(window / 8);
+    let before = fixed + context::estimate_messages(messages);
+    let keep = room / 4;
+    let target = room / 2;
     let Some(split) = context::split_point(messages, keep) else {
         // One turn holds everything: only its older tool outputs can go.
         let upto = messages.len().saturating_sub(1);
@@ -35,14 +39,14 @@ pub(crate) async fn compact(
             return Err("there is nothing older than the current turn to compact".into());
         }
         tracker.reset();
-        emit_done(ctx, before, messages, None, 0);
+        emit_done(ctx, before, fixed, messages, None, 0);
         return Ok(());
     };
     if focus.is_none() && !forced {
         context::elide_tool_outputs(messages, split, target);
         if context::estimate_messages(messages) <= target {
             tracker.reset();
-            emit_done(ctx, before, messages, None, 0);
+            emit_done(ctx, before, fixed, messages, None, 0);
             return Ok(());
         }
     }
@@ -59,20 +63,23 @@ pub(crate) async fn compact(
     lock(&ctx.shared.earlier).extend(super::resume::without_summary(&messages[..split]));
     *messages = context::compacted(&summary, &messages[split..]);
     tracker.reset();
-    emit_done(ctx, before, messages, Some(summary), from_turn);
+    emit_done(ctx, before, fixed, messages, Some(summary), from_turn);
     Ok(())
 }
 
+/// Reports a compaction; `after_tokens` is what the next request will cost,
+/// fixed part included, so the status line does not undercount it.
 fn emit_done(
     ctx: &TurnContext,
     before: u64,
+    fixed: u64,
     messages: &[Message],
     summary: Option<String>,
     from_turn: u64,
 ) {
     ctx.shared.emit(AgentEvent::Compacted {
         before_tokens: before,
-        after_tokens: context::estimate_messages(messages),
+        after_tokens: fixed + context::estimate_messages(messages),
         summary,
         from_turn,
     });

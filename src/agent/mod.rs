@@ -22,6 +22,7 @@ mod calls;
 mod compaction;
 mod custom;
 pub mod instructions;
+mod limits;
 mod mentions;
 pub mod prompt;
 pub mod recording;
@@ -29,6 +30,7 @@ mod rerun;
 mod resume;
 mod running;
 mod side_model;
+mod small_window;
 mod sources;
 mod stop;
 pub mod store_sink;
@@ -78,6 +80,8 @@ pub struct AgentOptions {
     pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
+    /// Windows smaller than this get the short prompt and compact tools.
+    pub small_window: u64,
     /// A cheaper model for titles and summaries; the main model when
     /// `None` or when it is refused (`side_model`).
     pub small_model: Option<String>,
@@ -420,7 +424,11 @@ impl Agent {
         let user = self.user_message(&text, images).await;
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
-
+        let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
+        let cancel = CancellationToken::new();
+        let ctx = self.turn_context(cancel.clone());
+        limits::report_overhead(&ctx, learned);
+        let mut keep_running = true;
         let queue = &mut self.queue;
         let shared = &self.shared;
         let totals = turn::Totals {

@@ -111,8 +111,14 @@ impl Environment {
 
 /// Builds the whole system prompt.
 pub fn system_prompt(env: &Environment, files: &[Instructions]) -> String {
-    let mut s = String::with_capacity(SYSTEM.len() + 1024);
-    s.push_str(SYSTEM.trim_end());
+    system_prompt_from(SYSTEM, env, files)
+}
+
+/// The whole system prompt over a given base text (the short one for a
+/// small window).
+pub fn system_prompt_from(base: &str, env: &Environment, files: &[Instructions]) -> String {
+    let mut s = String::with_capacity(base.len() + 1024);
+    s.push_str(base.trim_end());
     s.push_str("\n\n");
     s.push_str(&env.render());
     if !files.is_empty() {

@@ -5,6 +5,8 @@
 
 use std::sync::Arc;
 
+use tokio_util::sync::CancellationToken;
+
 use super::{Agent, count_prompts};
 use crate::conversation::{Message, Part};
 use crate::protocol::CompactionMark;
@@ -75,6 +77,8 @@ impl Agent {
         *lock(&self.shared.earlier) = earlier;
         self.messages = working;
         self.tracker.reset();
+        let ctx = self.turn_context(CancellationToken::new());
+        super::limits::report_context(&ctx, &self.messages, self.cost);
         // Files viewed in an earlier run may have changed since.
         self.session.forget_views();
     }

@@ -230,7 +230,12 @@ fn harness_with_window(
     let mut opts = test_options(dir.path());
     opts.interactive = interactive;
     if let Some(w) = window {
-        opts.model_info.context_window = w;
+        // `w` is the room for the conversation: every request also carries
+        // the system prompt and the tool specifications.
+        let specs: u64 = registry.specs().iter().map(turn::spec_tokens).sum();
+        let env = prompt::Environment::gather(dir.path(), dir.path());
+        let system = crate::context::estimate_tokens(&prompt::system_prompt(&env, &[]));
+        opts.model_info.context_window = w + specs + system;
     }
     let gate = test_gate(mode);
     let (agent, rx) = Agent::new(opts, provider.clone(), registry, gate);
@@ -259,6 +264,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
         instructions_max_bytes: 1000,
         project_config: dir.join(".cairn/config.toml"),
         compact_threshold: 0.8,
+        small_window: 0,
         small_model: None,
         auto_title: false,
         retry: crate::llm::retry::RetryPolicy {

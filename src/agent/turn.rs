@@ -6,7 +6,7 @@ use futures::StreamExt;
 
 use super::turn_context::{ParsedCall, PendingCall, TurnContext};
 use super::{compaction, instructions, prompt};
-use crate::context::Tracker;
+use crate::context::{Tracker, estimate_tokens};
 use crate::conversation::{Message, Part, Role, repair_tool_pairs};
 use crate::llm::{LlmError, Request, StopReason, StreamEvent, Usage};
 use crate::permission::Mode;
@@ -65,12 +65,18 @@ pub(crate) async fn run(
     let mut calls_made = 0;
     while calls_made < ctx.opts.max_turns.max(1) {
         calls_made += 1;
-        if !compact_if_full(ctx, &system, messages, tracker, &mut warned_full).await
-            || !ctx.refresh_tools().await
-        {
+        if !ctx.refresh_tools().await {
             return TurnOutcome::Cancelled;
         }
-        let request = build_request(ctx, &system, messages);
+        let fixed = fixed_tokens(ctx, &system);
+        if !compact_if_full(ctx, fixed, messages, tracker, &mut warned_full).await {
+            return TurnOutcome::Cancelled;
+        }
+        let estimate = tracker.estimate(fixed, messages);
+        if let Some(error) = over_window(ctx, estimate, fixed) {
+            return TurnOutcome::Failed { error };
+        }
+        let request = build_request(ctx, &system, messages, estimate);
         ctx.shared.emit(AgentEvent::ResponseStarted);
         let mut response = Response::default();
         let end = stream_response(ctx, &request, &mut response).await;
@@ -97,9 +103,20 @@ pub(crate) async fn run(
         }
         let stop = response.stop.clone();
         let (msg, mut calls) = assistant_message(response);
-        super::stop::surface(ctx, stop.as_ref(), &mut calls, request.max_tokens);
+        super::stop::surface(
+            ctx,
+            stop.as_ref(),
+            &mut calls,
+            request.max_tokens,
+            response_usage.as_ref(),
+        );
         if msg.parts.is_empty() {
-            // An empty answer ends the turn rather than looping on nothing.
+            // An empty answer ends the turn rather than looping on nothing,
+            // and is said: a blank screen looks like a hang.
+            ctx.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: "The model answered with nothing.".into(),
+            });
             return TurnOutcome::Completed;
         }
         ctx.shared.emit(AgentEvent::MessageAdded(msg.clone()));
@@ -119,17 +136,52 @@ pub(crate) async fn run(
     }
 }
 
+/// What every request costs before the conversation: the system prompt and
+/// the specifications of the tools it offers.
+pub(crate) fn fixed_tokens(ctx: &TurnContext, system: &str) -> u64 {
+    let tools: u64 = offered_specs(ctx).iter().map(spec_tokens).sum();
+    estimate_tokens(system) + tools
+}
+
+/// The tokens one tool specification costs in a request.
+pub(crate) fn spec_tokens(spec: &crate::llm::ToolSpec) -> u64 {
+    estimate_tokens(&spec.name)
+        + estimate_tokens(&spec.description)
+        + estimate_tokens(&spec.input_schema.to_string())
+        + 8
+}
+
+/// Why a request estimated at `estimate` tokens must not be sent: it would
+/// not fit the model's window even after compaction had its chance.
+fn over_window(ctx: &TurnContext, estimate: u64, fixed: u64) -> Option<String> {
+    let window = ctx.opts.model_info.context_window;
+    if estimate <= window {
+        return None;
+    }
+    let why = if fixed >= window {
+        format!(
+            "the system prompt and tool descriptions alone take about {fixed} tokens; switch to plan or chat mode (fewer tools), or use a model with a larger window"
+        )
+    } else {
+        "compaction could not shrink it; start a new session, or leave large tool output out of the conversation".to_string()
+    };
+    Some(format!(
+        "the next request would be about {estimate} tokens, more than the {window}-token window of `{}`, so it was not sent: {why}. If the server's window is larger, set it with `[models.\"{}\"] context_window`.",
+        ctx.opts.model, ctx.opts.model
+    ))
+}
+
 /// Compacts before a request when the context is nearly full. False when
 /// the turn was cancelled meanwhile; a failure is a warning, given once.
 async fn compact_if_full(
     ctx: &TurnContext,
-    system: &str,
+    fixed: u64,
     messages: &mut Vec<Message>,
     tracker: &mut Tracker,
     warned_full: &mut bool,
 ) -> bool {
     let window = ctx.opts.model_info.context_window;
-    let estimate = tracker.estimate(system, messages);
+    let estimate = tracker.estimate(fixed, messages);
     if estimate as f64 <= ctx.opts.compact_threshold * window as f64 {
         return true;
     }
@@ -149,27 +201,38 @@ async fn compact_if_full(
     true
 }
 
-/// The request for the conversation so far.
-fn build_request(ctx: &TurnContext, system: &str, messages: &[Message]) -> Request {
-    let mode = lock(&ctx.shared.gate).mode();
+/// The request for the conversation so far, estimated at `estimate` tokens:
+/// its output limit leaves the prompt room in the window (a server such as
+/// vLLM refuses a request whose prompt and limit together exceed it).
+fn build_request(ctx: &TurnContext, system: &str, messages: &[Message], estimate: u64) -> Request {
     let mut history = messages.to_vec();
     repair_tool_pairs(&mut history);
     Request {
         model: ctx.opts.model.clone(),
         system: system.to_string(),
         messages: history,
-        tools: if mode == Mode::Chat {
-            Vec::new()
-        } else {
-            ctx.tools().specs()
-        },
-        max_tokens: ctx
-            .opts
-            .max_tokens
-            .unwrap_or(ctx.opts.model_info.max_output as u32),
+        tools: offered_specs(ctx),
+        max_tokens: output_limit(ctx, estimate),
         temperature: None,
         reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
     }
+}
+
+/// The output limit of a request estimated at `estimate` tokens: the
+/// configured or catalogued one, lowered to the room left in the window
+/// (at least 256, so a nearly full window still gets an answer).
+fn output_limit(ctx: &TurnContext, estimate: u64) -> u32 {
+    let limit = ctx
+        .opts
+        .max_tokens
+        .unwrap_or(ctx.opts.model_info.max_output as u32);
+    let room = ctx
+        .opts
+        .model_info
+        .context_window
+        .saturating_sub(estimate)
+        .max(256);
+    limit.min(u32::try_from(room).unwrap_or(u32::MAX))
 }
 
 /// Adds a response's usage to the totals and reports them.
@@ -281,7 +344,7 @@ pub(crate) fn store_new_versions(
     }
 }
 
-fn build_system_prompt(ctx: &TurnContext) -> String {
+pub(crate) fn build_system_prompt(ctx: &TurnContext) -> String {
     let root = &ctx.opts.workspace;
     let cwd = &ctx.opts.cwd;
     let env = prompt::Environment::gather(cwd, root, &ctx.shared.sandbox);
@@ -291,7 +354,11 @@ fn build_system_prompt(ctx: &TurnContext) -> String {
         cwd,
         ctx.opts.instructions_max_bytes,
     );
-    let mut text = prompt::system_prompt(&env, &files);
+    let mut text = if is_small_window(ctx) {
+        prompt::system_prompt_from(super::small_window::SYSTEM_SMALL, &env, &files)
+    } else {
+        prompt::system_prompt(&env, &files)
+    };
     if let Some(roots) = &ctx.extensions {
         let (skills, _) = crate::extensions::skills::discover(roots, &ctx.session.cwd());
         let section = crate::extensions::skills::prompt_section(
@@ -304,6 +371,26 @@ fn build_system_prompt(ctx: &TurnContext) -> String {
         }
     }
     text
+}
+
+/// Whether the model's window is small enough for the short prompt and the
+/// compact tool descriptions.
+pub(crate) fn is_small_window(ctx: &TurnContext) -> bool {
+    ctx.opts.model_info.context_window < ctx.opts.small_window
+}
+
+/// The tool specifications a request offers: none in chat mode, compact
+/// ones for a small window.
+pub(crate) fn offered_specs(ctx: &TurnContext) -> Vec<crate::llm::ToolSpec> {
+    if lock(&ctx.shared.gate).mode() == Mode::Chat {
+        return Vec::new();
+    }
+    let specs = ctx.tools().specs();
+    if is_small_window(ctx) {
+        super::small_window::compact_specs(specs)
+    } else {
+        specs
+    }
 }
 
 async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Response) -> StreamEnd {

@@ -234,6 +234,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         instructions_max_bytes: s.config.instructions_max_bytes(),
         project_config: config::project_config_path(&s.root),
         compact_threshold: s.config.compact_threshold(),
+        small_window: s.config.small_window(),
         small_model: provider.small_model.clone(),
         auto_title: true,
         retry: retry_policy(&s.config),

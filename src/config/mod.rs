@@ -80,6 +80,12 @@ pub struct ProviderConfig {
     /// Bedrock: the AWS region and profile.
     pub region: Option<String>,
     pub profile: Option<String>,
+    /// `false` asks for whole answers instead of streams, for servers that
+    /// cannot stream (or cannot stream with tools).
+    pub stream: Option<bool>,
+    /// Fields added to every request body as they are (`{ top_k = 20 }`),
+    /// for what a server needs that cairn does not send.
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Tries of a model request when `[retry] max_attempts` is not set.
@@ -111,6 +117,9 @@ pub struct ContextConfig {
     pub compact_threshold: Option<f64>,
     /// Bytes of project instructions (AGENTS.md, ...) taken at most.
     pub instructions_max_bytes: Option<usize>,
+    /// Windows (in tokens) below which requests carry a shorter system
+    /// prompt and compact tool descriptions; 0 turns that off.
+    pub small_window: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -254,6 +263,11 @@ impl Config {
     pub fn repeat_limit(&self) -> u32 {
         self.file.permissions.repeat_limit.unwrap_or(3)
     }
+    /// `[context] small_window`, 16k unless set.
+    pub fn small_window(&self) -> u64 {
+        self.file.context.small_window.unwrap_or(16_384)
+    }
+
     pub fn compact_threshold(&self) -> f64 {
         self.file
             .context

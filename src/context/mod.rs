@@ -62,13 +62,16 @@ impl Tracker {
         self.reported = None;
     }
 
-    /// Estimated tokens of a request with this system prompt and history.
-    pub fn estimate(&self, system: &str, messages: &[Message]) -> u64 {
+    /// Estimated tokens of a request whose fixed part (system prompt and
+    /// tool specifications) costs `fixed`, with this history. A reported
+    /// figure already holds the fixed part; an estimate adds it, so a
+    /// resumed or just-compacted session is not counted short.
+    pub fn estimate(&self, fixed: u64, messages: &[Message]) -> u64 {
         match self.reported {
             Some((tokens, at)) if at <= messages.len() => {
-                tokens + estimate_messages(&messages[at..])
+                tokens.max(fixed) + estimate_messages(&messages[at..])
             }
-            _ => estimate_tokens(system) + estimate_messages(messages),
+            _ => fixed + estimate_messages(messages),
         }
     }
 }

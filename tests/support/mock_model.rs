@@ -83,6 +83,8 @@ pub struct Reply {
     html: bool,
     stall: Option<(usize, Duration)>,
     cache: (u64, u64),
+    /// `status`'s message is the whole body, sent as it is.
+    raw_body: bool,
 }
 
 impl Default for Reply {
@@ -103,6 +105,7 @@ impl Default for Reply {
             html: false,
             stall: None,
             cache: (0, 0),
+            raw_body: false,
         }
     }
 }
@@ -229,6 +232,14 @@ impl Reply {
         self.cache = (read, write);
         self
     }
+    /// An HTTP error with exactly this body (a real server's words).
+    pub fn error_body(code: u16, body: &str) -> Reply {
+        Reply {
+            status: Some((code, body.to_string())),
+            raw_body: true,
+            ..Reply::default()
+        }
+    }
     pub fn context_length_error() -> Reply {
         Reply {
             status: Some((
@@ -255,6 +266,8 @@ struct Shared {
     required_key: Mutex<Option<String>>,
     /// Requests with a larger body are refused as too long for the window.
     max_body: Mutex<Option<usize>>,
+    /// The models list to answer instead of the usual one.
+    models_list: Mutex<Option<Value>>,
 }
 
 #[path = "mock_bedrock.rs"]
@@ -352,6 +365,11 @@ impl MockModel {
         *self.shared.token_lifetime.lock().unwrap() = Some(secs);
     }
 
+    /// Answers `GET …/models` with this list (a server's own metadata).
+    pub fn models_list(&self, list: Value) {
+        *self.shared.models_list.lock().unwrap() = Some(list);
+    }
+
     /// The request targets (path and query), in order.
     pub fn request_paths(&self) -> Vec<String> {
         self.shared.paths.lock().unwrap().clone()
@@ -442,7 +460,11 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         return sock.write_all(resp.as_bytes()).await;
     };
     if let Some((code, message)) = &reply.status {
-        let body = http::error_body(format, *code, message);
+        let body = if reply.raw_body {
+            message.clone()
+        } else {
+            http::error_body(format, *code, message)
+        };
         let retry = reply
             .retry_after
             .as_ref()
