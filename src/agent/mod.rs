@@ -404,8 +404,10 @@ impl Agent {
             turn: turn_no,
             prompt: text.clone(),
         });
+        let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
         let cancel = CancellationToken::new();
         let mut ctx = self.turn_context(cancel.clone());
+        limits::report_overhead(&ctx, learned);
         let mut keep_running = true;
         let text = match custom::find(self.commands.as_ref(), &self.session.cwd(), &text) {
             None => text,
@@ -424,11 +426,6 @@ impl Agent {
         let user = self.user_message(&text, images).await;
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
-        let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
-        let cancel = CancellationToken::new();
-        let ctx = self.turn_context(cancel.clone());
-        limits::report_overhead(&ctx, learned);
-        let mut keep_running = true;
         let queue = &mut self.queue;
         let shared = &self.shared;
         let totals = turn::Totals {

@@ -233,7 +233,8 @@ fn harness_with_window(
         // `w` is the room for the conversation: every request also carries
         // the system prompt and the tool specifications.
         let specs: u64 = registry.specs().iter().map(turn::spec_tokens).sum();
-        let env = prompt::Environment::gather(dir.path(), dir.path());
+        let env =
+            prompt::Environment::gather(dir.path(), dir.path(), &crate::sandbox::Sandbox::off());
         let system = crate::context::estimate_tokens(&prompt::system_prompt(&env, &[]));
         opts.model_info.context_window = w + specs + system;
     }

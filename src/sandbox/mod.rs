@@ -54,8 +54,8 @@ use std::sync::{Arc, Mutex};
 pub use caches::Caches;
 pub use classes::{Class, Holding};
 pub use detect::Stop;
-pub use parent_death::die_with_parent;
 pub use helper::{Helper, helper_command, helper_std_command};
+pub use parent_death::die_with_parent;
 pub use policy::{Grant, Layer, Place, Policy};
 pub use status::Support;
 
