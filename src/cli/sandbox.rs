@@ -56,7 +56,24 @@ pub fn run(show_status: bool, command: &[OsString], no_sandbox: bool) -> u8 {
         }
     };
     crate::tools::env::scrub_std(&mut cmd);
-    match cmd.args(args).current_dir(&cwd).status() {
+    let confined = policy.is_some();
+    if confined {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
+    let run = cmd
+        .args(args)
+        .current_dir(&cwd)
+        .spawn()
+        .and_then(|mut child| {
+            let status = child.wait();
+            if confined {
+                // What the command left running dies with it, as with `bash`.
+                // SAFETY: signals the group this command leads.
+                unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
+            }
+            status
+        });
+    match run {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => code.clamp(0, 255) as u8,
             (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,
