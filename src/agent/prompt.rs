@@ -20,6 +20,37 @@ pub struct Environment {
     pub git_status: Option<String>,
 }
 
+/// The branch and the capped change list of `git status --short --branch`;
+/// nothing for a repository without a commit (no branch to name yet).
+fn split_status(out: &str) -> (Option<String>, Option<String>) {
+    let mut lines = out.lines();
+    let head = lines
+        .next()
+        .and_then(|l| l.strip_prefix("## "))
+        .unwrap_or("");
+    if head.is_empty() || head.starts_with("No commits yet on ") {
+        return (None, None);
+    }
+    let branch = if head.starts_with("HEAD (no branch)") {
+        "HEAD"
+    } else {
+        head.split("...").next().unwrap_or(head)
+    };
+    let lines: Vec<&str> = lines.collect();
+    let status = if lines.len() > 40 {
+        format!(
+            "{}\n… and {} more changed files",
+            lines[..40].join("\n"),
+            lines.len() - 40
+        )
+    } else if lines.is_empty() {
+        "(clean)".to_string()
+    } else {
+        lines.join("\n")
+    };
+    (Some(branch.to_string()), Some(status))
+}
+
 impl Environment {
     /// Asks git for the branch and status through the sandbox's helper
     /// rules: read-only, no network, no transport (a partial clone's lazy
@@ -52,29 +83,15 @@ impl Environment {
                 .success()
                 .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())
         };
-        let git_branch = git(&["rev-parse", "--abbrev-ref", "HEAD"]).filter(|s| !s.is_empty());
-        let git_status = git_branch.as_ref().and_then(|_| {
-            git(&[
-                "--no-optional-locks",
-                "status",
-                "--short",
-                "--ignore-submodules=all",
-            ])
-            .map(|s| {
-                let lines: Vec<&str> = s.lines().collect();
-                if lines.len() > 40 {
-                    format!(
-                        "{}\n… and {} more changed files",
-                        lines[..40].join("\n"),
-                        lines.len() - 40
-                    )
-                } else if s.is_empty() {
-                    "(clean)".to_string()
-                } else {
-                    s
-                }
-            })
-        });
+        // One sandboxed call: `--branch` puts the branch on the first line.
+        let (git_branch, git_status) = git(&[
+            "--no-optional-locks",
+            "status",
+            "--short",
+            "--branch",
+            "--ignore-submodules=all",
+        ])
+        .map_or((None, None), |out| split_status(&out));
         Environment {
             cwd: cwd.display().to_string(),
             project_root: root.display().to_string(),
@@ -166,6 +183,22 @@ mod tests {
             .status()
             .map(|s| s.success())
             .unwrap_or(false)
+    }
+
+    #[test]
+    fn the_branch_line_and_the_changes_are_split() {
+        let (b, s) = split_status("## main...origin/main [ahead 1]\n M a.rs\n?? b");
+        assert_eq!(b.as_deref(), Some("main"));
+        assert_eq!(s.as_deref(), Some(" M a.rs\n?? b"));
+        assert_eq!(
+            split_status("## HEAD (no branch)").0.as_deref(),
+            Some("HEAD")
+        );
+        assert_eq!(split_status("## work").1.as_deref(), Some("(clean)"));
+        assert_eq!(
+            split_status("## No commits yet on main\n?? a"),
+            (None, None)
+        );
     }
 
     #[test]
