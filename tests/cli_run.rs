@@ -390,3 +390,43 @@ async fn the_title_falls_back_to_the_main_model_on_a_single_model_server() {
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list[0]["title"], "Greeting the user", "{list}");
 }
+
+/// Issue 24: an answer that cannot reach stdout (a full disk) is not a
+/// success, and says where the answer is; the interface without a terminal
+/// says it needs one and points to `cairn run`.
+#[tokio::test]
+async fn an_unwritable_stdout_exits_non_zero_and_no_terminal_points_to_run() {
+    let env = Env::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("An answer with nowhere to go."),
+            Reply::text("T"),
+        ],
+    )
+    .await;
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = env
+        .command(&mock)
+        .args(["run", "hi"])
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+        .wait_with_output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("standard output"), "{stderr}");
+    let out = env.command(&mock).output().await.unwrap();
+    let (_, stderr) = text(&out);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr.contains("needs a terminal") && stderr.contains("cairn run"),
+        "{stderr}"
+    );
+}

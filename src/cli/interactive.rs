@@ -19,6 +19,12 @@ pub async fn run(
     continue_latest: bool,
     resume: Option<String>,
 ) -> Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        anyhow::bail!(
+            "the interface needs a terminal; for scripts and pipes use `cairn run \"your request\"`"
+        );
+    }
     let Some(s) = configured(overrides).await? else {
         return Ok(());
     };

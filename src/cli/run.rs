@@ -7,8 +7,9 @@
 //!
 //! Exit codes: 0 the turn completed and the session is saved; 1 the turn
 //! failed, was cancelled or hit the turn limit; 2 bad usage; 3 the turn
-//! completed but the session could not be saved; 128 + the signal's number
-//! when SIGINT, SIGTERM or SIGHUP cancelled it.
+//! completed but the session could not be saved; 4 the answer could not be
+//! written to standard output (a full disk, a closed pipe); 128 + the
+//! signal's number when SIGINT, SIGTERM or SIGHUP cancelled it.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -31,6 +32,11 @@ pub enum Output {
 
 /// The exit code of a completed turn whose session could not be saved.
 pub const EXIT_NOT_SAVED: i32 = 3;
+/// The exit code of a turn whose answer could not be written to stdout.
+pub const EXIT_NOT_WRITTEN: i32 = 4;
+/// The first failure to write standard output: the answer was lost there,
+/// so the run must not exit 0.
+static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 /// How long the end of a run waits for another process's write lock.
 const STORE_PATIENCE: Duration = Duration::from_secs(60);
 
@@ -97,11 +103,25 @@ pub async fn run(
         Some(o) => printer.finish(o),
         None => 1,
     };
-    match (stopped_by, code, saved) {
+    let code = match (stopped_by, code, saved) {
         (Some(sig), _, _) => 128 + sig,
         (None, 0, false) => EXIT_NOT_SAVED,
         (None, code, _) => code,
+    };
+    match stdout_error() {
+        Some(why) => {
+            eprintln!(
+                "cairn: the answer could not be written to standard output ({why}); \
+                 it is in the saved session (`cairn sessions`)"
+            );
+            if code == 0 { EXIT_NOT_WRITTEN } else { code }
+        }
+        None => code,
     }
+}
+
+fn stdout_error() -> Option<String> {
+    STDOUT_ERROR.lock().ok().and_then(|e| e.clone())
 }
 
 /// Waits for the store to take every write, reporting as it goes (the
@@ -196,8 +216,12 @@ struct Printer {
 
 fn out_line(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    if let Err(e) = written
+        && let Ok(mut first) = STDOUT_ERROR.lock()
+    {
+        first.get_or_insert_with(|| e.to_string());
+    }
 }
 
 impl Printer {
