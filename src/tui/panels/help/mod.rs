@@ -278,6 +278,20 @@ mod tests {
     }
 
     #[test]
+    fn lists_the_persons_own_commands_in_their_section() {
+        let state = HelpState::with_custom(&[crate::tui::commands::CustomEntry {
+            name: "git:status".into(),
+            args: "[focus]".into(),
+            description: "Summarise the working tree".into(),
+        }]);
+        let all = text(&state, 100);
+        assert!(all.contains("Your commands"), "{all}");
+        assert!(all.contains("/git:status [focus]"), "{all}");
+        assert!(all.contains("Summarise the working tree"), "{all}");
+        assert!(!text(&HelpState::default(), 100).contains("Your commands"));
+    }
+
+    #[test]
     fn search_keeps_matching_rows_and_their_sections() {
         let state = HelpState {
             query: "rename".into(),
