@@ -19,6 +19,7 @@
 mod approval;
 mod calls;
 mod compaction;
+mod fixed;
 pub mod instructions;
 mod limits;
 mod mentions;
