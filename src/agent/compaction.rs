@@ -26,7 +26,7 @@ pub(crate) async fn compact(
     let window = ctx.opts.model_info.context_window.max(1);
     // The system prompt and tool specifications go with every request: only
     // what is left of the window is the conversation's.
-    let fixed = super::turn::fixed_tokens(ctx, &super::turn::build_system_prompt(ctx));
+    let fixed = super::fixed::fixed_tokens(ctx, &super::fixed::build_system_prompt(ctx));
     let room = window.saturating_sub(fixed).max(window / 8);
     let before = fixed + context::estimate_messages(messages);
     let keep = room / 4;

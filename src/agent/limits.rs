@@ -3,7 +3,7 @@
 //! or LiteLLM model), so compaction works to the real size.
 
 use super::turn_context::TurnContext;
-use super::{AgentOptions, Shared, turn};
+use super::{AgentOptions, Shared, fixed};
 use crate::llm::{ModelCatalog, Provider};
 use crate::protocol::{AgentEvent, NoticeLevel};
 
@@ -59,9 +59,9 @@ pub(super) fn report_overhead(ctx: &TurnContext, learned: bool) {
     if !learned {
         return;
     }
-    let fixed = turn::fixed_tokens(ctx, &turn::build_system_prompt(ctx));
+    let overhead = fixed::fixed_tokens(ctx, &fixed::build_system_prompt(ctx));
     let window = ctx.opts.model_info.context_window.max(1);
-    let compact = if turn::is_small_window(ctx) {
+    let compact = if fixed::is_small_window(ctx) {
         " (the short prompt and compact tool descriptions of a small window)"
     } else {
         ""
@@ -69,8 +69,8 @@ pub(super) fn report_overhead(ctx: &TurnContext, learned: bool) {
     ctx.shared.emit(AgentEvent::Notice {
         level: NoticeLevel::Info,
         text: format!(
-            "cairn's own part of each request{compact}: about {fixed} tokens, {}% of the window.",
-            fixed * 100 / window
+            "cairn's own part of each request{compact}: about {overhead} tokens, {}% of the window.",
+            overhead * 100 / window
         ),
     });
 }
@@ -83,10 +83,10 @@ pub(super) fn report_context(
     messages: &[crate::conversation::Message],
     cost: Option<f64>,
 ) {
-    let fixed = turn::fixed_tokens(ctx, &turn::build_system_prompt(ctx));
+    let overhead = fixed::fixed_tokens(ctx, &fixed::build_system_prompt(ctx));
     ctx.shared.emit(AgentEvent::Usage {
         usage: crate::llm::Usage::default(),
-        context_tokens: fixed + crate::context::estimate_messages(messages),
+        context_tokens: overhead + crate::context::estimate_messages(messages),
         context_window: ctx.opts.model_info.context_window,
         cost,
     });

@@ -21,6 +21,7 @@ mod approval;
 mod calls;
 mod compaction;
 mod custom;
+mod fixed;
 pub mod instructions;
 mod limits;
 mod mentions;

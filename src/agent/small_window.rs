@@ -92,7 +92,7 @@ mod tests {
     #[test]
     fn the_builtin_tools_shrink_by_more_than_half() {
         let specs = crate::tools::Registry::builtin().specs();
-        let size = |s: &[ToolSpec]| -> u64 { s.iter().map(crate::agent::turn::spec_tokens).sum() };
+        let size = |s: &[ToolSpec]| -> u64 { s.iter().map(crate::agent::fixed::spec_tokens).sum() };
         let (normal, small) = (size(&specs), size(&compact_specs(specs.clone())));
         let prompt = crate::context::estimate_tokens(SYSTEM_SMALL);
         println!("tool specs: {normal} tokens normal, {small} compact; small prompt {prompt}");

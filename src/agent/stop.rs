@@ -17,7 +17,8 @@ pub(crate) fn surface(
 ) {
     let Some(stop) = stop else { return };
     let window = ctx.opts.model_info.context_window;
-    if *stop == StopReason::MaxTokens && usage.is_some_and(|u| cut_by_window(u, max_tokens)) {
+    if *stop == StopReason::MaxTokens && usage.is_some_and(|u| cut_by_window(u, max_tokens, window))
+    {
         ctx.shared.emit(AgentEvent::Notice {
             level: NoticeLevel::Warning,
             text: format!(
@@ -39,10 +40,13 @@ pub(crate) fn surface(
     }
 }
 
-/// A "length" stop with fewer output tokens than the limit: the server's
-/// window (prompt plus answer), not `max_tokens`, cut the answer.
-fn cut_by_window(usage: &crate::llm::Usage, max_tokens: u32) -> bool {
-    usage.output_tokens > 0 && usage.output_tokens + 16 < u64::from(max_tokens)
+/// A "length" stop with fewer output tokens than the limit and prompt plus
+/// answer filling the window: the server's window, not `max_tokens`, cut
+/// the answer.
+fn cut_by_window(usage: &crate::llm::Usage, max_tokens: u32, window: u64) -> bool {
+    usage.output_tokens > 0
+        && usage.output_tokens + 16 < u64::from(max_tokens)
+        && usage.context_tokens() * 100 >= window * 95
 }
 
 fn notice(stop: &StopReason, has_calls: bool, max_tokens: u32) -> Option<String> {
@@ -95,17 +99,23 @@ mod tests {
         );
         assert!(notice(&StopReason::EndTurn, false, 9).is_none());
         let short = crate::llm::Usage {
+            input_tokens: 7_892,
             output_tokens: 300,
             ..Default::default()
         };
         assert!(
-            cut_by_window(&short, 2048),
-            "300 of 2048: the window cut it"
+            cut_by_window(&short, 2048, 8192),
+            "300 of 2048, window full"
+        );
+        assert!(
+            !cut_by_window(&short, 2048, 32_768),
+            "the window is not full"
         );
         let full = crate::llm::Usage {
+            input_tokens: 6_144,
             output_tokens: 2048,
             ..Default::default()
         };
-        assert!(!cut_by_window(&full, 2048), "the output limit cut it");
+        assert!(!cut_by_window(&full, 2048, 8192), "the output limit cut it");
     }
 }

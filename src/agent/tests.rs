@@ -232,7 +232,7 @@ fn harness_with_window(
     if let Some(w) = window {
         // `w` is the room for the conversation: every request also carries
         // the system prompt and the tool specifications.
-        let specs: u64 = registry.specs().iter().map(turn::spec_tokens).sum();
+        let specs: u64 = registry.specs().iter().map(fixed::spec_tokens).sum();
         let env =
             prompt::Environment::gather(dir.path(), dir.path(), &crate::sandbox::Sandbox::off());
         let system = crate::context::estimate_tokens(&prompt::system_prompt(&env, &[]));

@@ -419,6 +419,18 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     if req.target == "/token" {
         return token_endpoint(&mut sock, &s, &req.body).await;
     }
+    if req.head.starts_with("GET ") {
+        // Model calls are POSTs; a probe of an endpoint this server lacks
+        // (`/props`, `/model/info`) gets what real servers answer.
+        s.paths.lock().unwrap().push(req.target.clone());
+        let resp = http::response(
+            "404 Not Found",
+            "application/json",
+            "",
+            r#"{"error":"not found"}"#,
+        );
+        return sock.write_all(resp.as_bytes()).await;
+    }
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let refused = s.only_model.lock().unwrap().clone().and_then(|only| {
         let asked = body["model"].as_str()?;
