@@ -161,6 +161,36 @@ async fn json_output_is_one_object_per_line() {
 }
 
 #[tokio::test]
+async fn json_final_text_is_the_answer_without_what_came_before_a_tool_call() {
+    let env = Env::new();
+    std::fs::write(env.path("notes.md"), "the word is heliotrope\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Let me look first.").tool_call(
+                "t1",
+                "view",
+                json!({"file_path": "notes.md"}),
+            ),
+            Reply::text("The word is heliotrope."),
+            Reply::text("Word"),
+        ],
+    )
+    .await;
+    let out = env
+        .command(&mock)
+        .args(["run", "--json", "which word?"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "final");
+    assert_eq!(last["text"], "The word is heliotrope.");
+}
+
+#[tokio::test]
 async fn a_bad_key_exits_one_with_a_message_and_no_prompt_exits_two() {
     let env = Env::new();
     let mock = MockModel::start(Format::Anthropic, vec![Reply::status(401)]).await;

@@ -200,7 +200,7 @@ impl Signals {
 
 struct Printer {
     output: Output,
-    /// The answer's text across responses, without restarted parts.
+    /// The text of the latest response, without restarted parts.
     answer: String,
     /// The current response's text, printed once the response is complete.
     pending: String,
@@ -271,7 +271,10 @@ impl Printer {
             }
             AgentEvent::ResponseStarted => {
                 self.flush_text();
-                self.response_start = self.answer.len();
+                // The answer is the last response's text: what the model
+                // said before a tool call was narration, not the answer.
+                self.answer.clear();
+                self.response_start = 0;
             }
             AgentEvent::ResponseReset => {
                 self.answer.truncate(self.response_start);
