@@ -3,7 +3,7 @@
 //! ([`whole`]); otherwise the gate asks as it would without one.
 
 use super::policy::Layer;
-use super::status::Support;
+use super::support::Support;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {

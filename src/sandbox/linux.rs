@@ -22,7 +22,7 @@ use seccompiler::BpfProgram;
 
 use super::policy::{DEVICES, Layer};
 use super::readable::cover;
-use super::status::Support;
+use super::support::Support;
 use super::{Policy, SandboxError};
 
 /// What the child applies to itself before `exec`.

@@ -43,6 +43,7 @@ pub mod seatbelt;
 #[cfg(target_os = "linux")]
 mod seccomp;
 pub mod status;
+pub mod support;
 
 #[cfg(test)]
 #[path = "../../tests/support/fixture_base.rs"]
@@ -57,7 +58,7 @@ pub use detect::Stop;
 pub use helper::{Helper, helper_command, helper_std_command};
 pub use parent_death::die_with_parent;
 pub use policy::{Grant, Layer, Place, Policy};
-pub use status::Support;
+pub use support::Support;
 
 use crate::config::{SandboxConfig, SandboxMode};
 

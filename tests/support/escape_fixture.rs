@@ -255,13 +255,16 @@ impl Fixture {
     }
 
     /// cairn's own directories: it writes them itself (sessions, logs,
-    /// model lists, build caches it keeps per project), so a command's
-    /// writes there are checked by name (see tests/escapes/c7_smaller.rs).
-    pub fn cairn_dirs(&self) -> [PathBuf; 3] {
+    /// model lists, and in `cairn-sandbox` the build caches and temporary
+    /// directories it keeps per project), so a command's writes there are
+    /// checked by name (see tests/escapes/c7_smaller.rs); another project's
+    /// cache is checked by src/sandbox/tests/escapes.rs.
+    pub fn cairn_dirs(&self) -> [PathBuf; 4] {
         [
             self.cairn_data(),
             self.home.join(".local/state/cairn"),
             self.home.join(".cache/cairn"),
+            self.home.join(".cache/cairn-sandbox"),
         ]
     }
 
