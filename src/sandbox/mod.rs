@@ -245,6 +245,18 @@ impl Sandbox {
         }
     }
 
+    /// A directory cairn and the commands in `workspace` both see at the
+    /// same path and may write: the session's own temporary directory
+    /// (under bubblewrap `/tmp` is private), else the system's.
+    pub fn shared_temp_dir(&self, workspace: &Path) -> PathBuf {
+        match self.mode() {
+            SandboxMode::Off => std::env::temp_dir(),
+            _ => self
+                .caches(workspace)
+                .map_or_else(std::env::temp_dir, |c| c.tmp),
+        }
+    }
+
     /// What commands may not read in `workspace` (the home's secrets,
     /// cairn's own directories, `deny_read`), whatever the mode: cairn
     /// itself keeps these from the model too (`@path` mentions).

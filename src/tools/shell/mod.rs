@@ -205,7 +205,7 @@ async fn prepare(args: &Args, ctx: &ToolContext) -> Result<Prepared, ToolOutput>
     };
     let cwd_file = tempfile::Builder::new()
         .prefix(&super::tempfiles::cwd_prefix())
-        .tempfile()
+        .tempfile_in(ctx.sandbox.shared_temp_dir(&ctx.workspace))
         .map_err(|e| ToolOutput::error(format!("cannot create a temporary file: {e}")))?;
     // A job started in the background changes files after this call has
     // answered, so there is nothing to compare against.
