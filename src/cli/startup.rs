@@ -30,6 +30,10 @@ pub struct Overrides {
     pub trust_project: bool,
     /// `--no-sandbox`: commands run unconfined.
     pub no_sandbox: bool,
+    /// `--max-turns`: model round trips in one turn.
+    pub max_turns: Option<u32>,
+    /// `--allow`: permission rules for this run only.
+    pub allow: Vec<String>,
 }
 
 pub struct Startup {
@@ -66,6 +70,15 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
             }
             Err(e) => (Standing::Undecided, Some(e.to_string())),
         };
+    // The command line's own settings hold for this run, trusted or not.
+    if overrides.max_turns.is_some() {
+        config.file.max_turns = overrides.max_turns;
+    }
+    config
+        .file
+        .permissions
+        .allow
+        .extend(overrides.allow.iter().cloned());
     Ok(Startup {
         cwd,
         root,
