@@ -214,7 +214,7 @@ async fn sighup_sigterm_and_sigint_cancel_the_turn_and_leave_no_process() {
         assert_eq!(out.status.code(), Some(code), "{signal}: {err}");
         assert!(err.contains("cancelled"), "{err}");
         let left = processes_with(&format!("sleep {marker}"));
-        assert!(left.is_empty(), "{signal} left {left:?}");
+        assert!(left.is_empty(), "{signal} left {left:?} ERR {err}");
         // The cancellation is recorded: the call has its result.
         let id = session_of(&err);
         let db = home.home.path().join("data/cairn/sessions.db");

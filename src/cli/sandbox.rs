@@ -68,8 +68,7 @@ pub fn run(show_status: bool, command: &[OsString], no_sandbox: bool) -> u8 {
             let status = child.wait();
             if confined {
                 // What the command left running dies with it, as with `bash`.
-                // SAFETY: signals the group this command leads.
-                unsafe { libc::killpg(child.id() as i32, libc::SIGKILL) };
+                crate::sandbox::kill_group(child.id() as i32);
             }
             status
         });

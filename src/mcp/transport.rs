@@ -117,6 +117,8 @@ fn stdio_command(slot: &Slot, program: &str) -> Result<Command, String> {
         }
         (_, false) => {
             let mut cmd = Command::new(program);
+            // (A sandboxed command has this hook already, first of all.)
+            crate::sandbox::die_with_parent(cmd.as_std_mut());
             crate::tools::env::scrub(&mut cmd);
             for name in crate::sandbox::env::withheld(&[]) {
                 cmd.env_remove(name);
@@ -157,7 +159,6 @@ async fn connect_stdio(
     // (`npx` runs the server as a grandchild).
     #[cfg(unix)]
     cmd.process_group(0);
-    crate::sandbox::die_with_parent(cmd.as_std_mut());
     let mut child = cmd.spawn().map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
             format!("could not start `{program}`: no such program; is it installed and on PATH?")
@@ -411,13 +412,15 @@ impl ServerProcess {
     fn signal_group(&self, signal: Signal) {
         #[cfg(unix)]
         if let Some(pid) = self.pid {
-            use nix::sys::signal::{Signal as S, killpg};
-            use nix::unistd::Pid;
-            let sig = match signal {
-                Signal::Term => S::SIGTERM,
-                Signal::Kill => S::SIGKILL,
-            };
-            let _ = killpg(Pid::from_raw(pid as i32), sig);
+            // The group and a sandbox namespace started outside it.
+            let group = crate::sandbox::Group::stop(pid as i32);
+            match signal {
+                Signal::Term => {
+                    group.signal(libc::SIGTERM);
+                    group.resume();
+                }
+                Signal::Kill => group.signal(libc::SIGKILL),
+            }
         }
         #[cfg(not(unix))]
         let _ = signal;

@@ -32,6 +32,7 @@ pub mod caches;
 pub mod classes;
 pub mod detect;
 pub mod env;
+pub mod group;
 pub mod helper;
 pub mod home;
 #[cfg(target_os = "linux")]
@@ -55,6 +56,7 @@ use std::sync::{Arc, Mutex};
 pub use caches::Caches;
 pub use classes::{Class, Holding};
 pub use detect::Stop;
+pub use group::{Group, kill_group};
 pub use helper::{Helper, helper_command, helper_std_command};
 pub use parent_death::die_with_parent;
 pub use policy::{Grant, Layer, Place, Policy};
