@@ -1,10 +1,12 @@
 //! What the sandbox adds to starting a command: `true` unconfined, and
 //! `true` under the default policy built as `bash` builds it for every
-//! command (policy, Landlock ruleset walked from `/`, seccomp program).
+//! command, in each layer: the kernel layer (Landlock ruleset walked from
+//! `/`, seccomp — what every command ran under before bubblewrap) and the
+//! namespace layer (bubblewrap, when it works here).
 
 use std::process::Command;
 
-use cairn::sandbox::{Sandbox, Support, std_command};
+use cairn::sandbox::{Layer, Sandbox, Support, bwrap, std_command};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn start_true(c: &mut Criterion) {
@@ -20,19 +22,28 @@ fn start_true(c: &mut Criterion) {
             assert!(status.success());
         })
     });
-    group.bench_function("sandboxed", |b| {
-        b.iter(|| {
-            let policy = sandbox.policy(&workspace);
-            let mut cmd = std_command("true".as_ref(), policy.as_ref()).expect("sandbox builds");
-            assert!(cmd.status().expect("true runs").success());
-        })
-    });
-    group.bench_function("policy_and_ruleset_only", |b| {
-        b.iter(|| {
-            let policy = sandbox.policy(&workspace);
-            std_command("true".as_ref(), policy.as_ref()).expect("sandbox builds")
-        })
-    });
+    let mut layers = vec![("kernel", Layer::Kernel)];
+    if bwrap::available().is_some() {
+        layers.push(("bubblewrap", Layer::Namespace));
+    } else {
+        eprintln!("note: bubblewrap is not used here: {:?}", bwrap::why_not());
+    }
+    for (name, layer) in layers {
+        group.bench_function(format!("sandboxed_{name}"), |b| {
+            b.iter(|| {
+                let policy = sandbox.policy_in(&workspace, layer);
+                let mut cmd =
+                    std_command("true".as_ref(), policy.as_ref()).expect("sandbox builds");
+                assert!(cmd.status().expect("true runs").success());
+            })
+        });
+        group.bench_function(format!("policy_only_{name}"), |b| {
+            b.iter(|| {
+                let policy = sandbox.policy_in(&workspace, layer);
+                std_command("true".as_ref(), policy.as_ref()).expect("sandbox builds")
+            })
+        });
+    }
     group.finish();
 }
 

@@ -26,6 +26,7 @@ async fn main() -> anyhow::Result<()> {
     let (ev_tx, ev_rx) = unbounded_channel();
     tokio::spawn(agent(cmd_rx, ev_tx));
     let opts = TuiOptions {
+        commands: Default::default(),
         provider: "demo".into(),
         model: "scripted".into(),
         mode: Mode::Smart,

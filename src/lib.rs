@@ -12,6 +12,7 @@ pub mod config;
 pub mod context;
 pub mod conversation;
 pub mod diff;
+pub mod extensions;
 pub mod llm;
 pub mod mcp;
 pub mod paths;

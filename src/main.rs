@@ -1,4 +1,3 @@
-use std::io::Read;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -30,6 +29,19 @@ struct Cli {
     /// Run commands without the sandbox (shown in red in the status line).
     #[arg(long, global = true)]
     no_sandbox: bool,
+    /// Model round trips allowed in one turn (instead of max_turns in the config).
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_turns: Option<u32>,
+    /// A permission rule to allow for this run only, e.g. 'bash(cargo test*)' (repeatable).
+    #[arg(long, global = true, value_name = "RULE")]
+    allow: Vec<String>,
+    /// Answer one prompt without the interface, as `cairn run` does (the
+    /// prompt from standard input when none is given).
+    #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
+    print: Option<String>,
+    /// With -p: text, json (one result object) or stream-json (a JSON line per event).
+    #[arg(long, value_enum, requires = "print")]
+    output_format: Option<OutputFormat>,
     /// Continue the latest session of this project.
     #[arg(short = 'c', long = "continue")]
     continue_latest: bool,
@@ -44,9 +56,17 @@ struct Cli {
 enum Command {
     /// Answer one prompt without the full-screen interface.
     Run {
-        /// Print one JSON object per line instead of text.
-        #[arg(long)]
+        /// Print one JSON object per line instead of text (cairn's first format;
+        /// prefer --output-format stream-json).
+        #[arg(long, conflicts_with = "output_format")]
         json: bool,
+        /// text, json (one result object at the end) or stream-json (one JSON
+        /// line per event as it happens; see docs/stream-json.md).
+        #[arg(long, value_enum)]
+        output_format: Option<OutputFormat>,
+        /// Accepted for habit's sake: `cairn run` always answers one prompt and exits.
+        #[arg(short = 'p', long = "print")]
+        print: bool,
         /// Continue the latest session of this project.
         #[arg(short = 'c', long = "continue", conflicts_with = "session")]
         continue_latest: bool,
@@ -89,6 +109,22 @@ enum Command {
         #[command(subcommand)]
         action: TrustAction,
     },
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum OutputFormat {
+    Text,
+    Json,
+    StreamJson,
+}
+
+fn output_of(json: bool, format: Option<OutputFormat>) -> Output {
+    match (json, format) {
+        (true, _) => Output::Json,
+        (false, None | Some(OutputFormat::Text)) => Output::Plain,
+        (false, Some(OutputFormat::Json)) => Output::JsonResult,
+        (false, Some(OutputFormat::StreamJson)) => Output::StreamJson,
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -199,15 +235,35 @@ async fn async_main(cli: Cli) -> u8 {
         mode: if cli.yolo { Some(Mode::Auto) } else { cli.mode },
         trust_project: cli.trust_project,
         no_sandbox: cli.no_sandbox,
+        max_turns: cli.max_turns,
+        allow: cli.allow.clone(),
     };
+    if let Err(e) = cairn::permission::rules::Rules::parse::<String, String>(&overrides.allow, &[])
+    {
+        eprintln!("cairn: --allow: {e}");
+        return 2;
+    }
+    if let (Some(prompt), None) = (&cli.print, &cli.command) {
+        let output = output_of(false, cli.output_format);
+        let session = cli.resume.clone().filter(|id| !id.is_empty());
+        let resume = cairn::cli::resume::Resume::from_flags(cli.continue_latest, session);
+        let prompt = if prompt.is_empty() {
+            vec![]
+        } else {
+            vec![prompt.clone()]
+        };
+        return run_command(&overrides, prompt, output, resume).await;
+    }
     match cli.command {
         Some(Command::Run {
             json,
+            output_format,
+            print: _,
             continue_latest,
             session,
             prompt,
         }) => {
-            let output = if json { Output::Json } else { Output::Plain };
+            let output = output_of(json, output_format);
             let resume = cairn::cli::resume::Resume::from_flags(continue_latest, session);
             run_command(&overrides, prompt, output, resume).await
         }
@@ -256,20 +312,13 @@ async fn run_command(
     output: Output,
     resume: cairn::cli::resume::Resume,
 ) -> u8 {
-    let prompt = if prompt.is_empty() {
-        let mut s = String::new();
-        if let Err(e) = std::io::stdin().read_to_string(&mut s) {
-            eprintln!("cairn: cannot read the prompt from standard input: {e}");
+    let prompt = match cairn::cli::run_input::read(&prompt) {
+        Ok(p) => p,
+        Err(why) => {
+            eprintln!("cairn: {why}");
             return 2;
         }
-        s
-    } else {
-        prompt.join(" ")
     };
-    if prompt.trim().is_empty() {
-        eprintln!("cairn: no prompt given (pass it as an argument or on standard input)");
-        return 2;
-    }
     report(cairn::cli::run::main(overrides, prompt, output, resume).await)
 }
 

@@ -108,6 +108,19 @@ async fn run_prints_the_answer_and_tool_lines_and_exits_zero() {
     assert_eq!(hits.as_array().map(Vec::len), Some(1), "{stdout}");
     assert!(hits.to_string().contains("marigold"), "{stdout}");
     assert!(!mock.requests()[0].to_string().contains("marigold"));
+    // As text, the match shows without SQLite's markers.
+    let out = env
+        .command(&mock)
+        .args(["sessions", "search", "marigold"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, _) = text(&out);
+    assert!(stdout.contains("marigold"), "{stdout}");
+    assert!(
+        !stdout.contains("^A") && !stdout.contains('\u{1}') && !stdout.contains("^B"),
+        "{stdout:?}"
+    );
     let out = env
         .command(&mock)
         .args(["sessions", "list", "--json"])
@@ -145,6 +158,36 @@ async fn json_output_is_one_object_per_line() {
     assert_eq!(last["type"], "final");
     assert_eq!(last["text"], "Hi!");
     assert_eq!(last["outcome"]["outcome"], "completed");
+}
+
+#[tokio::test]
+async fn json_final_text_is_the_answer_without_what_came_before_a_tool_call() {
+    let env = Env::new();
+    std::fs::write(env.path("notes.md"), "the word is heliotrope\n").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Let me look first.").tool_call(
+                "t1",
+                "view",
+                json!({"file_path": "notes.md"}),
+            ),
+            Reply::text("The word is heliotrope."),
+            Reply::text("Word"),
+        ],
+    )
+    .await;
+    let out = env
+        .command(&mock)
+        .args(["run", "--json", "which word?"])
+        .output()
+        .await
+        .unwrap();
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "{stderr}");
+    let last: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "final");
+    assert_eq!(last["text"], "The word is heliotrope.");
 }
 
 #[tokio::test]
@@ -376,4 +419,44 @@ async fn the_title_falls_back_to_the_main_model_on_a_single_model_server() {
         .unwrap();
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(list[0]["title"], "Greeting the user", "{list}");
+}
+
+/// Issue 24: an answer that cannot reach stdout (a full disk) is not a
+/// success, and says where the answer is; the interface without a terminal
+/// says it needs one and points to `cairn run`.
+#[tokio::test]
+async fn an_unwritable_stdout_exits_non_zero_and_no_terminal_points_to_run() {
+    let env = Env::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("An answer with nowhere to go."),
+            Reply::text("T"),
+        ],
+    )
+    .await;
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let out = env
+        .command(&mock)
+        .args(["run", "hi"])
+        .stdout(full)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+        .wait_with_output()
+        .await
+        .unwrap();
+    let (_, stderr) = text(&out);
+    assert_eq!(out.status.code(), Some(4), "{stderr}");
+    assert!(stderr.contains("standard output"), "{stderr}");
+    let out = env.command(&mock).output().await.unwrap();
+    let (_, stderr) = text(&out);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        stderr.contains("needs a terminal") && stderr.contains("cairn run"),
+        "{stderr}"
+    );
 }

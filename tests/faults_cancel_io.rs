@@ -21,9 +21,22 @@ use serde_json::json;
 use test_home::TestHome;
 use tokio::io::AsyncReadExt;
 
+/// `fetch` reaches a loopback address only when a rule names it, and then
+/// runs unasked in auto mode.
+fn allow_loopback_fetch(home: &TestHome) {
+    let dir = home.home.path().join("config/cairn");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[permissions]\nallow = [\"fetch(127.0.0.1)\"]\n",
+    )
+    .unwrap();
+}
+
 #[tokio::test]
 async fn sigint_drops_a_fetch_blocked_on_a_silent_server() {
     let home = TestHome::new();
+    allow_loopback_fetch(&home);
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", silent.local_addr().unwrap());
     let mock = MockModel::start(
@@ -106,6 +119,7 @@ async fn accept_request(silent: &tokio::net::TcpListener) -> tokio::net::TcpStre
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn escape_drops_a_fetch_blocked_on_a_silent_server_while_cairn_runs_on() {
     let home = TestHome::new();
+    allow_loopback_fetch(&home);
     let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/", silent.local_addr().unwrap());
     let mock = MockModel::start(

@@ -214,7 +214,7 @@ async fn sighup_sigterm_and_sigint_cancel_the_turn_and_leave_no_process() {
         assert_eq!(out.status.code(), Some(code), "{signal}: {err}");
         assert!(err.contains("cancelled"), "{err}");
         let left = processes_with(&format!("sleep {marker}"));
-        assert!(left.is_empty(), "{signal} left {left:?}");
+        assert!(left.is_empty(), "{signal} left {left:?} ERR {err}");
         // The cancellation is recorded: the call has its result.
         let id = session_of(&err);
         let db = home.home.path().join("data/cairn/sessions.db");
@@ -250,17 +250,26 @@ async fn temporary_files_of_a_crashed_run_are_removed_at_the_next_start() {
         assert!(Instant::now() < deadline, "the command never started");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    // The shell's working-directory file lives in the system's temporary
+    // directory, or in the sandbox's per-project one under the home.
     let left_by = |pid: u32| -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(home.tmp.path())
-            .unwrap()
-            .flatten()
-            .filter(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with(&format!("cairn-cwd-{pid}-"))
-            })
-            .map(|e| e.path())
-            .collect()
+        let prefix = format!("cairn-cwd-{pid}-");
+        let mut found = Vec::new();
+        let mut dirs = vec![
+            home.tmp.path().to_path_buf(),
+            home.home.path().to_path_buf(),
+        ];
+        while let Some(dir) = dirs.pop() {
+            for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let kind = e.file_type().ok();
+                if kind.is_some_and(|k| k.is_dir()) {
+                    dirs.push(e.path());
+                } else if e.file_name().to_string_lossy().starts_with(&prefix) {
+                    found.push(e.path());
+                }
+            }
+        }
+        found
     };
     assert_eq!(left_by(pid).len(), 1, "the shell call has its file");
     crashed.start_kill().unwrap(); // SIGKILL: a crash

@@ -197,3 +197,37 @@ async fn auto_mode_still_blocks_and_asks_about_the_worst() {
     assert!(!is_error && text.contains("removed"), "{text}");
     assert!(!root.join("build").exists());
 }
+
+/// Issue 24: a model's bash command nested ten thousand deep is judged
+/// (asked about in smart mode, which headless means refused; auto mode
+/// runs it confined by the sandbox) without crashing cairn,
+/// and the harmless call beside it still runs.
+#[tokio::test]
+async fn ten_thousand_levels_of_nesting_are_asked_about_not_a_crash() {
+    let home = TestHome::new();
+    let d = 10_000;
+    let braces = format!("{}echo x{}", "{ ".repeat(d), "; }".repeat(d));
+    let ifs = format!("{}echo x{}", "if true; then ".repeat(d), "; fi".repeat(d));
+    let subs = format!("echo {}x{}", "$(echo ".repeat(d), ")".repeat(d));
+    let (mock, _) = run(
+        &home,
+        "smart",
+        &[
+            ("braces", &braces),
+            ("ifs", &ifs),
+            ("subs", &subs),
+            ("plain", "echo still-here"),
+        ],
+    )
+    .await;
+    let all = results(&mock);
+    for id in ["braces", "ifs", "subs"] {
+        let (_, text, is_error) = result(&all, id);
+        assert!(
+            *is_error && text.contains("non-interactively"),
+            "{id}: {text}"
+        );
+    }
+    let (_, text, is_error) = result(&all, "plain");
+    assert!(!is_error && text.contains("still-here"), "{text}");
+}

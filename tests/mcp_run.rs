@@ -39,6 +39,7 @@ fn main() {
     }
     let all: &[(&str, TestFn)] = tests!(
         run_waits_for_a_server_and_calls_its_tool,
+        sandboxed_servers_start_and_answer,
         run_names_servers_that_failed_and_goes_on,
         a_tool_list_changed_mid_turn_is_offered_next,
         enabled_and_disabled_tools_filter_what_is_offered,
@@ -180,6 +181,43 @@ async fn run_waits_for_a_server_and_calls_its_tool() {
         last_result(&requests[2])
     );
     assert!(stdout.contains("The server echoed."));
+}
+
+/// A project's server runs in the sandbox, and so does the person's own
+/// with `sandbox = true`; both start, answer, and see the workspace root.
+async fn sandboxed_servers_start_and_answer() {
+    let env = Env::new(&test_server("mine", "trusted = true\nsandbox = true"));
+    let project = env.home.project.path().join(".cairn");
+    std::fs::create_dir_all(&project).expect("project config dir");
+    std::fs::write(
+        project.join("config.toml"),
+        test_server("theirs", "trusted = true"),
+    )
+    .expect("project config");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("c1", "mcp__mine__echo", json!({"text": "from mine"})),
+            Reply::tool("c2", "mcp__theirs__echo", json!({"text": "from theirs"})),
+            Reply::text("Both answered."),
+        ],
+    )
+    .await;
+    let (code, stdout, stderr) = env
+        .cairn(&mock.url(), &["run", "--trust-project", "echo twice"])
+        .await;
+    assert_eq!(code, 0, "stdout: {stdout}\nstderr: {stderr}");
+    assert!(!stderr.contains("could not start"), "{stderr}");
+    let requests = mock.requests();
+    assert!(requests.len() >= 3, "{stderr}");
+    assert!(
+        last_result(&requests[1]).contains("echo: from mine"),
+        "{stderr}"
+    );
+    assert!(
+        last_result(&requests[2]).contains("echo: from theirs"),
+        "{stderr}"
+    );
 }
 
 async fn run_names_servers_that_failed_and_goes_on() {

@@ -318,6 +318,18 @@ fn npx_package(package: &str) -> Result<(), String> {
     }
 }
 
+/// npm's cache directory for the person running the tests.
+fn npm_cache() -> String {
+    std::process::Command::new("npm")
+        .args(["config", "get", "cache"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .filter(|c| !c.is_empty())
+        .unwrap_or_else(|| format!("{}/.npm", std::env::var("HOME").unwrap_or_default()))
+}
+
 fn undo_restores_a_file_an_mcp_server_wrote() {
     if let Err(why) = npx_package(FILESYSTEM) {
         eprintln!("skipped: {why}");
@@ -327,10 +339,14 @@ fn undo_restores_a_file_an_mcp_server_wrote() {
     let project = home.project.path().canonicalize().expect("project path");
     let target = project.join("notes.txt");
     std::fs::write(&target, "the original notes\n").expect("notes");
+    // The test's home is empty; npx takes the package from the cache
+    // npx_package just filled instead of downloading it again.
     let config = format!(
         "[mcp.fs]\ncommand = \"npx\"\nargs = [\"-y\", \"{FILESYSTEM}\", {:?}]\n\
+         env = {{ npm_config_cache = {:?}, NPM_CONFIG_UPDATE_NOTIFIER = \"false\" }}\n\
          trusted = true\nstartup_timeout_secs = 120\n",
-        project.display().to_string()
+        project.display().to_string(),
+        npm_cache()
     );
     let (_rt, mock) = model(vec![
         Reply::tool(

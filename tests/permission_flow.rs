@@ -39,6 +39,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         request_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(10),
         cloud: Default::default(),
+        wire: Default::default(),
     })
     .unwrap();
     let opts = AgentOptions {
@@ -56,6 +57,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         instructions_max_bytes: 1000,
         project_config: dir.path().join(".cairn/config.toml"),
         compact_threshold: 0.8,
+        small_window: 0,
         small_model: None,
         auto_title: false,
         retry: cairn::llm::retry::RetryPolicy {

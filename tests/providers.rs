@@ -39,6 +39,7 @@ fn provider(mock: &MockModel, format: Format) -> Arc<dyn Provider> {
             request_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(10),
             cloud: Default::default(),
+            wire: Default::default(),
         })
         .unwrap(),
     )

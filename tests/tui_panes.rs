@@ -211,3 +211,26 @@ async fn always_on_a_compound_command_stores_a_rule_for_each_part() {
     );
     quit(app);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_pane_keeps_the_indentation_of_its_output() {
+    let home = TestHome::new();
+    let command = "printf 'tree-%s\\n  branch-%s\\n    leaf-%s\\n' $((1+1)) $((2+2)) $((3+3))";
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": command})),
+            Reply::text("Listed."),
+            Reply::text("List"),
+        ],
+    )
+    .await;
+    let mut app = start_with(&home, &mock, &["--mode", "auto"], 30, 110);
+    app.type_text("list");
+    app.send(b"\r");
+    let done = app.wait_for_text("Listed.");
+    assert!(done.contains("│ tree-2"), "{done}");
+    assert!(done.contains("│   branch-4"), "{done}");
+    assert!(done.contains("│     leaf-6"), "{done}");
+    quit(app);
+}

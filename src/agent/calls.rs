@@ -35,6 +35,9 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
         sandbox: ctx.shared.sandbox.clone(),
         grant: Grant::default(),
         rejected: None,
+        fetch_hosts: crate::tools::fetch::FetchHosts::new(
+            lock(&ctx.shared.gate).rules().fetch_hosts(),
+        ),
     }
 }
 

@@ -8,6 +8,7 @@ use crate::context::{self, Tracker};
 use crate::conversation::Message;
 use crate::llm::{Provider, Request, StreamEvent};
 use crate::protocol::{AgentEvent, NoticeLevel};
+use crate::tools::state::lock;
 use tokio_util::sync::CancellationToken;
 
 const SUMMARY_SYSTEM: &str =
@@ -23,9 +24,13 @@ pub(crate) async fn compact(
     tracker: &mut Tracker,
 ) -> Result<(), String> {
     let window = ctx.opts.model_info.context_window.max(1);
-    let before = context::estimate_messages(messages);
-    let keep = window / 4;
-    let target = window / 2;
+    // The system prompt and tool specifications go with every request: only
+    // what is left of the window is the conversation's.
+    let fixed = super::fixed::fixed_tokens(ctx, &super::fixed::build_system_prompt(ctx));
+    let room = window.saturating_sub(fixed).max(window / 8);
+    let before = fixed + context::estimate_messages(messages);
+    let keep = room / 4;
+    let target = room / 2;
     let Some(split) = context::split_point(messages, keep) else {
         // One turn holds everything: only its older tool outputs can go.
         let upto = messages.len().saturating_sub(1);
@@ -34,14 +39,14 @@ pub(crate) async fn compact(
             return Err("there is nothing older than the current turn to compact".into());
         }
         tracker.reset();
-        emit_done(ctx, before, messages, None);
+        emit_done(ctx, before, fixed, messages, None, 0);
         return Ok(());
     };
     if focus.is_none() && !forced {
         context::elide_tool_outputs(messages, split, target);
         if context::estimate_messages(messages) <= target {
             tracker.reset();
-            emit_done(ctx, before, messages, None);
+            emit_done(ctx, before, fixed, messages, None, 0);
             return Ok(());
         }
     }
@@ -52,18 +57,43 @@ pub(crate) async fn compact(
         ),
     });
     let summary = summarise(ctx, &messages[..split], focus).await?;
+    // Turns are counted back from the current one: one prompt each.
+    let kept_turns = context::turn_starts(&messages[split..]).len() as u64;
+    let from_turn = (ctx.turn + 1).saturating_sub(kept_turns).max(1);
+    lock(&ctx.shared.earlier).extend(super::resume::without_summary(&messages[..split]));
     *messages = context::compacted(&summary, &messages[split..]);
     tracker.reset();
-    emit_done(ctx, before, messages, Some(summary));
+    emit_done(ctx, before, fixed, messages, Some(summary), from_turn);
     Ok(())
 }
 
-fn emit_done(ctx: &TurnContext, before: u64, messages: &[Message], summary: Option<String>) {
+/// Reports a compaction; `after_tokens` is what the next request will cost,
+/// fixed part included, so the status line does not undercount it.
+fn emit_done(
+    ctx: &TurnContext,
+    before: u64,
+    fixed: u64,
+    messages: &[Message],
+    summary: Option<String>,
+    from_turn: u64,
+) {
     ctx.shared.emit(AgentEvent::Compacted {
         before_tokens: before,
-        after_tokens: context::estimate_messages(messages),
+        after_tokens: fixed + context::estimate_messages(messages),
         summary,
+        from_turn,
     });
+}
+
+/// The largest answer asked of a summary, and the room left in the window
+/// for the transcript it reads (a margin kept for the rough estimate).
+fn summary_budget(window: u64, max_output: u64) -> (u32, u64) {
+    let max_tokens = max_output.clamp(1024, 8192).min(window / 4).max(256);
+    let fixed = context::estimate_tokens(context::COMPACT_PROMPT) + 500;
+    let room = window.saturating_sub(max_tokens + fixed) * 3 / 4;
+    // The summary of the pieces before rides along with each piece.
+    let piece = room.saturating_sub(max_tokens).max(256);
+    (max_tokens as u32, piece)
 }
 
 /// Asks for the summary with the side-request models in turn (the small
@@ -74,20 +104,38 @@ async fn summarise(
     older: &[Message],
     focus: Option<&str>,
 ) -> Result<String, String> {
-    let ask = SummaryAsk {
-        provider: ctx.provider.as_ref(),
-        messages: context::summary_messages(older, focus),
-        max_tokens: (ctx.opts.model_info.max_output as u32).clamp(1024, 8192),
-        cancel: &ctx.cancel,
-    };
-    let models = super::side_model::candidates(&ctx.opts);
-    ask.first(&models, |text| {
+    let info = &ctx.opts.model_info;
+    let (max_tokens, piece_budget) = summary_budget(info.context_window.max(1), info.max_output);
+    let pieces = context::summary_pieces(older, piece_budget);
+    if pieces.len() > 1 {
         ctx.shared.emit(AgentEvent::Notice {
-            level: NoticeLevel::Warning,
-            text,
-        })
-    })
-    .await
+            level: NoticeLevel::Info,
+            text: format!(
+                "The older turns are larger than the model's window; summarising them in {} pieces.",
+                pieces.len()
+            ),
+        });
+    }
+    let models = super::side_model::candidates(&ctx.opts);
+    let mut so_far: Option<String> = None;
+    for piece in &pieces {
+        let ask = SummaryAsk {
+            provider: ctx.provider.as_ref(),
+            messages: context::summary_request(piece, focus, so_far.as_deref()),
+            max_tokens,
+            cancel: &ctx.cancel,
+        };
+        let summary = ask
+            .first(&models, |text| {
+                ctx.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Warning,
+                    text,
+                })
+            })
+            .await?;
+        so_far = Some(summary);
+    }
+    so_far.ok_or_else(|| "there was nothing to summarise".to_string())
 }
 
 /// One summary request, to be sent to one model after another.

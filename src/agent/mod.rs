@@ -12,20 +12,26 @@
 //! - `prompt`, `instructions`, `mentions`, `sources` — what the model reads:
 //!   the system prompt, instruction files, `@path` attachments, tool sources.
 //! - `title`, `side_model` — background requests to a (cheaper) model.
-//! - `undo` — undo and rewind of the files a turn changed.
+//! - `undo` — undo and rewind of the files a turn changed; `resume` — a
+//!   stored session taken up again (from its latest compaction).
 //! - `recording`, `store_sink/` — the session store writer, which records
 //!   the events a front end also sees.
 
 mod approval;
 mod calls;
 mod compaction;
+mod custom;
+mod fixed;
 pub mod instructions;
+mod limits;
 mod mentions;
 pub mod prompt;
 pub mod recording;
 mod rerun;
+mod resume;
 mod running;
 mod side_model;
+mod small_window;
 mod sources;
 mod stop;
 pub mod store_sink;
@@ -75,6 +81,8 @@ pub struct AgentOptions {
     pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
+    /// Windows smaller than this get the short prompt and compact tools.
+    pub small_window: u64,
     /// A cheaper model for titles and summaries; the main model when
     /// `None` or when it is refused (`side_model`).
     pub small_model: Option<String>,
@@ -95,6 +103,9 @@ pub(crate) struct Shared {
     pub gate: Mutex<Gate>,
     /// What commands run under (`crate::sandbox`).
     pub sandbox: crate::sandbox::Sandbox,
+    /// The messages compactions replaced, oldest first (summaries taken
+    /// out), so a rewind to before a compaction finds them.
+    pub earlier: Mutex<Vec<Message>>,
 }
 
 impl Shared {
@@ -125,6 +136,8 @@ pub struct Agent {
     tracker: Tracker,
     /// Told to the model with the next prompt (e.g. after an undo).
     pending_note: Option<String>,
+    /// Where custom commands are read from; `None`: none are.
+    commands: Option<crate::extensions::commands::Roots>,
 }
 
 impl Agent {
@@ -164,6 +177,7 @@ impl Agent {
                 next_request: AtomicU64::new(1),
                 gate: Mutex::new(gate),
                 sandbox: crate::sandbox::Sandbox::default_for_user(),
+                earlier: Mutex::new(Vec::new()),
             }),
             opts,
             provider,
@@ -178,6 +192,7 @@ impl Agent {
             cost: None,
             tracker: Tracker::default(),
             pending_note: None,
+            commands: None,
         };
         (agent, rx)
     }
@@ -191,6 +206,12 @@ impl Agent {
     }
 
     /// Runs commands under `sandbox`, and lets the gate ask accordingly.
+    /// Reads custom commands (`/name args`) from these folders.
+    pub fn with_commands(mut self, roots: crate::extensions::commands::Roots) -> Self {
+        self.commands = Some(roots);
+        self
+    }
+
     pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             lock(&shared.gate).set_sandbox(sandbox.facts());
@@ -269,6 +290,7 @@ impl Agent {
                     sink.new_session();
                 }
                 self.messages.clear();
+                lock(&self.shared.earlier).clear();
                 self.turn = 0;
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
@@ -281,48 +303,24 @@ impl Agent {
                 });
             }
             AgentCommand::LoadHistory {
-                mut messages,
+                messages,
                 versions,
                 session_id,
                 cost,
                 lost,
                 read_only,
-            } => {
-                crate::conversation::repair_tool_pairs(&mut messages);
-                self.turn = versions
-                    .iter()
-                    .map(|v| v.turn)
-                    .max()
-                    .unwrap_or(0)
-                    .max(count_prompts(&messages));
-                self.session = Arc::new(SessionState::new(&self.opts.workspace));
-                self.session.set_cwd(self.opts.cwd.clone());
-                self.session
-                    .set_todos(crate::tools::todos::latest(&messages));
-                for v in versions {
-                    self.session.set_turn(v.turn);
-                    self.session.record_version(&v.path, v.before);
-                }
-                for l in lost {
-                    self.session.set_turn(l.turn);
-                    self.session.record_unrestorable(&l.path, &l.why);
-                }
-                // These came from the store; they are not new.
-                self.session.take_unsent();
-                self.session.take_unsent_lost();
-                if let Some(sink) = &self.shared.sink {
-                    sink.read_only(read_only);
-                    if let (false, Some(id)) = (read_only, &session_id) {
-                        sink.resume(id);
-                    }
-                }
-                // Session totals continue from what the session cost.
-                self.cost = cost;
-                self.messages = messages;
-                self.tracker.reset();
-                // Files viewed in an earlier run may have changed since.
-                self.session.forget_views();
-            }
+                compacted,
+            } => self.load_history(
+                resume::Stored {
+                    messages,
+                    versions,
+                    lost,
+                    cost,
+                    compacted,
+                },
+                session_id,
+                read_only,
+            ),
             AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
             AgentCommand::PrepareRewind { turn } => self.prepare_rewind(turn),
             AgentCommand::Rewind {
@@ -407,13 +405,28 @@ impl Agent {
             turn: turn_no,
             prompt: text.clone(),
         });
+        let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
+        let cancel = CancellationToken::new();
+        let mut ctx = self.turn_context(cancel.clone());
+        limits::report_overhead(&ctx, learned);
+        let mut keep_running = true;
+        let text = match custom::find(self.commands.as_ref(), &self.session.cwd(), &text) {
+            None => text,
+            Some((command, args)) => {
+                let fut = custom::expand(&ctx, &command, &args);
+                let (expanded, keep) =
+                    custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+                keep_running = keep;
+                if let Some(model) = command.model {
+                    ctx.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
+                    ctx.opts.model = model;
+                }
+                expanded
+            }
+        };
         let user = self.user_message(&text, images).await;
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
-
-        let cancel = CancellationToken::new();
-        let ctx = self.turn_context(cancel.clone());
-        let mut keep_running = true;
         let queue = &mut self.queue;
         let shared = &self.shared;
         let totals = turn::Totals {
@@ -498,6 +511,8 @@ impl Agent {
             shared: self.shared.clone(),
             session: self.session.clone(),
             cancel,
+            turn: self.turn,
+            extensions: self.commands.clone(),
         }
     }
 

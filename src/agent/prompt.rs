@@ -3,49 +3,10 @@
 
 use std::cell::OnceCell;
 use std::path::Path;
-use std::process::Command;
 
 use super::instructions::{self, Instructions};
 
 const SYSTEM: &str = include_str!("../../assets/prompts/system.md");
-
-/// `-c` options that keep a repository's own `.git/config` from running a
-/// program during cairn's read-only `git` calls: no fsmonitor, and every
-/// filter driver it defines emptied (a clean filter runs when `git status`
-/// rereads a file). `--no-optional-locks` (no index write, so no
-/// `post-index-change` hook) and `--ignore-submodules` do the rest.
-fn neutral_git_config(cwd: &Path) -> Vec<String> {
-    let mut out = vec!["-c".to_string(), "core.fsmonitor=false".to_string()];
-    let mut cmd = Command::new("git");
-    crate::tools::env::scrub_std(&mut cmd);
-    let listed = cmd
-        .args(["config", "--name-only", "--get-regexp", r"^filter\."])
-        .current_dir(cwd)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output();
-    let text = listed
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    let mut drivers: Vec<&str> = text
-        .lines()
-        .filter_map(|key| key.strip_prefix("filter.")?.rsplit_once('.'))
-        .map(|(driver, _)| driver)
-        .collect();
-    drivers.dedup();
-    for driver in drivers {
-        for (field, value) in [
-            ("clean", ""),
-            ("smudge", ""),
-            ("process", ""),
-            ("required", "false"),
-        ] {
-            out.push("-c".to_string());
-            out.push(format!("filter.{driver}.{field}={value}"));
-        }
-    }
-    out
-}
 
 /// Facts the model should know about where it works.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -59,20 +20,61 @@ pub struct Environment {
     pub git_status: Option<String>,
 }
 
+/// The branch and the capped change list of `git status --short --branch`;
+/// nothing for a repository without a commit (no branch to name yet).
+fn split_status(out: &str) -> (Option<String>, Option<String>) {
+    let mut lines = out.lines();
+    let head = lines
+        .next()
+        .and_then(|l| l.strip_prefix("## "))
+        .unwrap_or("");
+    if head.is_empty() || head.starts_with("No commits yet on ") {
+        return (None, None);
+    }
+    let branch = if head.starts_with("HEAD (no branch)") {
+        "HEAD"
+    } else {
+        head.split("...").next().unwrap_or(head)
+    };
+    let lines: Vec<&str> = lines.collect();
+    let status = if lines.len() > 40 {
+        format!(
+            "{}\n… and {} more changed files",
+            lines[..40].join("\n"),
+            lines.len() - 40
+        )
+    } else if lines.is_empty() {
+        "(clean)".to_string()
+    } else {
+        lines.join("\n")
+    };
+    (Some(branch.to_string()), Some(status))
+}
+
 impl Environment {
-    pub fn gather(cwd: &Path, root: &Path) -> Environment {
-        let neutral = OnceCell::new();
+    /// Asks git for the branch and status through the sandbox's helper
+    /// rules: read-only, no network, no transport (a partial clone's lazy
+    /// fetch starts nothing), every program the repository's config names
+    /// overridden (`git_hooks::helper_env`).
+    pub fn gather(cwd: &Path, root: &Path, sandbox: &crate::sandbox::Sandbox) -> Environment {
+        let settings = OnceCell::new();
         let git = |args: &[&str]| -> Option<String> {
-            let mut cmd = Command::new("git");
-            // A repository's own config must not run a program here (its
-            // fsmonitor, filters, pager: see `git_hooks`), and git gets no
-            // secrets in case one does.
-            crate::tools::env::scrub_std(&mut cmd);
+            let mut cmd = crate::sandbox::helper_std_command(
+                sandbox,
+                crate::sandbox::Helper::Git,
+                "git",
+                root,
+            )
+            .ok()?;
             let out = cmd
-                .args(neutral.get_or_init(|| neutral_git_config(cwd)))
+                .arg("-C")
+                .arg(cwd)
                 .args(args)
-                .envs(crate::permission::git_hooks::neutralising_env(cwd))
-                .current_dir(cwd)
+                .envs(
+                    (settings.get_or_init(|| crate::permission::git_hooks::helper_env(cwd)))
+                        .iter()
+                        .map(|(k, v)| (k, v)),
+                )
                 .stdin(std::process::Stdio::null())
                 .stderr(std::process::Stdio::null())
                 .output()
@@ -81,29 +83,15 @@ impl Environment {
                 .success()
                 .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())
         };
-        let git_branch = git(&["rev-parse", "--abbrev-ref", "HEAD"]).filter(|s| !s.is_empty());
-        let git_status = git_branch.as_ref().and_then(|_| {
-            git(&[
-                "--no-optional-locks",
-                "status",
-                "--short",
-                "--ignore-submodules=all",
-            ])
-            .map(|s| {
-                let lines: Vec<&str> = s.lines().collect();
-                if lines.len() > 40 {
-                    format!(
-                        "{}\n… and {} more changed files",
-                        lines[..40].join("\n"),
-                        lines.len() - 40
-                    )
-                } else if s.is_empty() {
-                    "(clean)".to_string()
-                } else {
-                    s
-                }
-            })
-        });
+        // One sandboxed call: `--branch` puts the branch on the first line.
+        let (git_branch, git_status) = git(&[
+            "--no-optional-locks",
+            "status",
+            "--short",
+            "--branch",
+            "--ignore-submodules=all",
+        ])
+        .map_or((None, None), |out| split_status(&out));
         Environment {
             cwd: cwd.display().to_string(),
             project_root: root.display().to_string(),
@@ -140,8 +128,14 @@ impl Environment {
 
 /// Builds the whole system prompt.
 pub fn system_prompt(env: &Environment, files: &[Instructions]) -> String {
-    let mut s = String::with_capacity(SYSTEM.len() + 1024);
-    s.push_str(SYSTEM.trim_end());
+    system_prompt_from(SYSTEM, env, files)
+}
+
+/// The whole system prompt over a given base text (the short one for a
+/// small window).
+pub fn system_prompt_from(base: &str, env: &Environment, files: &[Instructions]) -> String {
+    let mut s = String::with_capacity(base.len() + 1024);
+    s.push_str(base.trim_end());
     s.push_str("\n\n");
     s.push_str(&env.render());
     if !files.is_empty() {
@@ -181,23 +175,135 @@ mod tests {
         assert!(p.contains("<instructions path=\"/w/p/AGENTS.md\">\nUse tabs."));
     }
 
+    fn git(dir: &Path, args: &[&str]) -> bool {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    }
+
+    #[test]
+    fn the_branch_line_and_the_changes_are_split() {
+        let (b, s) = split_status("## main...origin/main [ahead 1]\n M a.rs\n?? b");
+        assert_eq!(b.as_deref(), Some("main"));
+        assert_eq!(s.as_deref(), Some(" M a.rs\n?? b"));
+        assert_eq!(
+            split_status("## HEAD (no branch)").0.as_deref(),
+            Some("HEAD")
+        );
+        assert_eq!(split_status("## work").1.as_deref(), Some("(clean)"));
+        assert_eq!(
+            split_status("## No commits yet on main\n?? a"),
+            (None, None)
+        );
+    }
+
     #[test]
     fn gathers_git_facts_in_a_repo() {
         let dir = tempfile::tempdir().unwrap();
-        let ok = Command::new("git")
-            .args(["init", "-q", "-b", "trunk"])
-            .current_dir(dir.path())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
-        if !ok {
+        if !git(dir.path(), &["init", "-q", "-b", "trunk"]) {
             eprintln!("skipped: git is not available");
             return;
         }
         std::fs::write(dir.path().join("a.txt"), "x").unwrap();
-        let env = Environment::gather(dir.path(), dir.path());
-        // A fresh repository has no commit, so HEAD names no branch yet.
-        assert!(env.git_status.is_none() || env.git_status.as_deref() == Some("?? a.txt"));
+        git(dir.path(), &["add", "a.txt"]);
+        git(
+            dir.path(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        );
+        std::fs::write(dir.path().join("b.txt"), "y").unwrap();
+        let sandbox = crate::sandbox::Sandbox::default_for_user();
+        let env = Environment::gather(dir.path(), dir.path(), &sandbox);
+        assert_eq!(env.git_branch.as_deref(), Some("trunk"));
+        assert_eq!(env.git_status.as_deref(), Some("?? b.txt"));
         assert!(!env.os.is_empty());
+    }
+
+    /// A partial clone missing a blob `git status` needs: its lazy fetch
+    /// would run the `core.sshCommand` the repository names.
+    #[test]
+    fn a_partial_clones_lazy_fetch_runs_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path();
+        if !git(ws, &["init", "-q", "-b", "trunk"]) {
+            eprintln!("skipped: git is not available");
+            return;
+        }
+        std::fs::write(ws.join("d.txt"), "alpha\n".repeat(30)).unwrap();
+        git(ws, &["add", "d.txt"]);
+        git(
+            ws,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "a",
+            ],
+        );
+        let blob = std::process::Command::new("git")
+            .args(["rev-parse", "HEAD:d.txt"])
+            .current_dir(ws)
+            .output()
+            .unwrap();
+        let blob = String::from_utf8_lossy(&blob.stdout).trim().to_string();
+        git(ws, &["rm", "-q", "--cached", "d.txt"]);
+        std::fs::rename(ws.join("d.txt"), ws.join("e.txt")).unwrap();
+        git(ws, &["add", "e.txt"]);
+        std::fs::remove_file(ws.join(format!(".git/objects/{}/{}", &blob[..2], &blob[2..])))
+            .unwrap();
+        let marker = ws.join("ran");
+        let helper = format!("touch {}", marker.display());
+        for (k, v) in [
+            ("extensions.partialclone", "origin"),
+            ("remote.origin.url", "ssh://git.example.invalid/a.git"),
+            ("remote.origin.promisor", "true"),
+            ("core.sshCommand", helper.as_str()),
+        ] {
+            git(ws, &["config", k, v]);
+        }
+        let sandbox = crate::sandbox::Sandbox::off();
+        let env = Environment::gather(ws, ws, &sandbox);
+        assert!(!marker.exists(), "git ran the repository's ssh command");
+        assert_eq!(env.git_branch.as_deref(), Some("trunk"));
+    }
+
+    /// The cost of the start-up git calls, in and out of the sandbox:
+    /// `cargo test --lib start_up_git_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement printed for a person, not a check"]
+    fn start_up_git_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        if !git(dir.path(), &["init", "-q", "-b", "trunk"]) {
+            return;
+        }
+        std::fs::write(dir.path().join("a.txt"), "x").unwrap();
+        for (label, sandbox) in [
+            ("sandboxed", crate::sandbox::Sandbox::default_for_user()),
+            ("sandbox off", crate::sandbox::Sandbox::off()),
+        ] {
+            let mut times: Vec<u128> = (0..21)
+                .map(|_| {
+                    let start = std::time::Instant::now();
+                    Environment::gather(dir.path(), dir.path(), &sandbox);
+                    start.elapsed().as_micros()
+                })
+                .collect();
+            times.sort_unstable();
+            eprintln!("{label}: median {} µs over 21 runs", times[10]);
+        }
     }
 }

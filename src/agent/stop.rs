@@ -13,8 +13,22 @@ pub(crate) fn surface(
     stop: Option<&StopReason>,
     calls: &mut [ParsedCall],
     max_tokens: u32,
+    usage: Option<&crate::llm::Usage>,
 ) {
     let Some(stop) = stop else { return };
+    let window = ctx.opts.model_info.context_window;
+    if *stop == StopReason::MaxTokens && usage.is_some_and(|u| cut_by_window(u, max_tokens, window))
+    {
+        ctx.shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            text: format!(
+                "The answer was cut off because the model's context window is full (the server stopped after {} output tokens, below the limit of {max_tokens}); cairn compacts before the next request. If the server's window is larger than {window}, set `context_window` for this model.",
+                usage.map_or(0, |u| u.output_tokens)
+            ),
+        });
+        mark_truncated(calls, max_tokens);
+        return;
+    }
     if let Some(text) = notice(stop, !calls.is_empty(), max_tokens) {
         ctx.shared.emit(AgentEvent::Notice {
             level: NoticeLevel::Warning,
@@ -24,6 +38,15 @@ pub(crate) fn surface(
     if *stop == StopReason::MaxTokens {
         mark_truncated(calls, max_tokens);
     }
+}
+
+/// A "length" stop with fewer output tokens than the limit and prompt plus
+/// answer filling the window: the server's window, not `max_tokens`, cut
+/// the answer.
+fn cut_by_window(usage: &crate::llm::Usage, max_tokens: u32, window: u64) -> bool {
+    usage.output_tokens > 0
+        && usage.output_tokens + 16 < u64::from(max_tokens)
+        && usage.context_tokens() * 100 >= window * 95
 }
 
 fn notice(stop: &StopReason, has_calls: bool, max_tokens: u32) -> Option<String> {
@@ -75,5 +98,24 @@ mod tests {
                 .contains("cut off")
         );
         assert!(notice(&StopReason::EndTurn, false, 9).is_none());
+        let short = crate::llm::Usage {
+            input_tokens: 7_892,
+            output_tokens: 300,
+            ..Default::default()
+        };
+        assert!(
+            cut_by_window(&short, 2048, 8192),
+            "300 of 2048, window full"
+        );
+        assert!(
+            !cut_by_window(&short, 2048, 32_768),
+            "the window is not full"
+        );
+        let full = crate::llm::Usage {
+            input_tokens: 6_144,
+            output_tokens: 2048,
+            ..Default::default()
+        };
+        assert!(!cut_by_window(&full, 2048, 8192), "the output limit cut it");
     }
 }

@@ -230,7 +230,13 @@ fn harness_with_window(
     let mut opts = test_options(dir.path());
     opts.interactive = interactive;
     if let Some(w) = window {
-        opts.model_info.context_window = w;
+        // `w` is the room for the conversation: every request also carries
+        // the system prompt and the tool specifications.
+        let specs: u64 = registry.specs().iter().map(fixed::spec_tokens).sum();
+        let env =
+            prompt::Environment::gather(dir.path(), dir.path(), &crate::sandbox::Sandbox::off());
+        let system = crate::context::estimate_tokens(&prompt::system_prompt(&env, &[]));
+        opts.model_info.context_window = w + specs + system;
     }
     let gate = test_gate(mode);
     let (agent, rx) = Agent::new(opts, provider.clone(), registry, gate);
@@ -259,6 +265,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
         instructions_max_bytes: 1000,
         project_config: dir.join(".cairn/config.toml"),
         compact_threshold: 0.8,
+        small_window: 0,
         small_model: None,
         auto_title: false,
         retry: crate::llm::retry::RetryPolicy {
@@ -685,6 +692,7 @@ async fn older_turns_are_summarised_when_elision_is_not_enough() {
     let mut h = harness_with_window(
         vec![
             text(&[&long]),
+            text(&["They asked to talk."]),
             text(&["We discussed words."]),
             text(&["ok"]),
         ],
@@ -698,11 +706,20 @@ async fn older_turns_are_summarised_when_elision_is_not_enough() {
     let ev = h.until_finished().await;
     assert_eq!(outcome(&ev), TurnOutcome::Completed);
     let reqs = h.provider.requests();
-    assert_eq!(reqs.len(), 3);
-    assert!(reqs[1].tools.is_empty());
-    assert!(reqs[1].messages[0].text().contains("summarising"));
+    // The long answer does not fit one summary request in a 2k window:
+    // it is summarised in two pieces, the second carrying the first's
+    // summary, and no request is larger than the window.
+    assert_eq!(reqs.len(), 4);
+    for r in &reqs[1..3] {
+        assert!(r.tools.is_empty());
+        assert!(r.messages[0].text().contains("summarising"));
+        assert!(crate::context::estimate_messages(&r.messages) < 2_000);
+    }
     assert!(reqs[1].messages[0].text().contains("USER: talk a lot"));
-    let next = &reqs[2];
+    let second = reqs[2].messages[0].text();
+    assert!(second.contains("<summary so far>\nThey asked to talk."));
+    assert!(second.contains("cut to fit the summary"));
+    let next = &reqs[3];
     assert_eq!(next.messages.len(), 1);
     let t = next.messages[0].text();
     assert!(t.contains(crate::context::SUMMARY_TAG) && t.contains("We discussed words."));
@@ -1043,6 +1060,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
         cost: Some(0.5),
         lost: vec![],
         read_only: false,
+        compacted: None,
     })
     .unwrap();
     tx.send(AgentCommand::Submit {
@@ -1315,6 +1333,7 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
         cost: None,
         lost,
         read_only: false,
+        compacted: None,
     })
     .unwrap();
     tx.send(AgentCommand::PrepareUndo).unwrap();

@@ -64,8 +64,38 @@ pub async fn generate(
     clean(&text).ok_or_else(|| "the model answered with no title".to_string())
 }
 
-/// One line, no quotes or trailing stop, at most 80 characters.
+/// Drops what small models leave in a title: tags and special tokens
+/// (`<|im_end|>`, `<end_of_turn>`, `</s>`, `<request>`), also when written
+/// as entities (`&lt;request&gt;`).
+fn strip_markup(raw: &str) -> String {
+    let text = raw
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+        .replace("&quot;", "\"");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(open) = rest.find('<') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open..];
+        match after.find('>') {
+            Some(close) if close <= 40 && !after[1..close].contains(char::is_whitespace) => {
+                out.push(' ');
+                rest = &after[close + 1..];
+            }
+            _ => {
+                out.push('<');
+                rest = &after[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// One line, no markup, quotes or trailing stop, at most 80 characters.
 pub fn clean(raw: &str) -> Option<String> {
+    let raw = strip_markup(raw);
     let line = raw.lines().map(str::trim).find(|l| !l.is_empty())?;
     let line = line
         .trim_start_matches(['#', '*', ' '])
@@ -93,6 +123,15 @@ mod tests {
         assert_eq!(clean("Title: Add retries"), Some("Add retries".into()));
         assert_eq!(clean("  \n\n"), None);
         assert_eq!(clean(&"x".repeat(200)).map(|s| s.len()), Some(80));
+        assert_eq!(
+            clean("&lt;request&gt;Fix the build&lt;/request&gt;<|im_end|>"),
+            Some("Fix the build".into())
+        );
+        assert_eq!(clean("<end_of_turn>\n<|im_start|>"), None);
+        assert_eq!(
+            clean("Use a < b in loops"),
+            Some("Use a < b in loops".into())
+        );
     }
 }
 

@@ -4,14 +4,13 @@ use std::collections::BTreeMap;
 
 use futures::StreamExt;
 
+use super::compaction;
+use super::fixed::{build_system_prompt, fixed_tokens, offered_specs};
 use super::turn_context::{ParsedCall, PendingCall, TurnContext};
-use super::{compaction, instructions, prompt};
 use crate::context::Tracker;
 use crate::conversation::{Message, Part, Role, repair_tool_pairs};
 use crate::llm::{LlmError, Request, StopReason, StreamEvent, Usage};
-use crate::permission::Mode;
 use crate::protocol::{AgentEvent, NoticeLevel, TurnOutcome};
-use crate::tools::state::lock;
 
 /// One model response, gathered.
 #[derive(Debug, Default)]
@@ -65,12 +64,18 @@ pub(crate) async fn run(
     let mut calls_made = 0;
     while calls_made < ctx.opts.max_turns.max(1) {
         calls_made += 1;
-        if !compact_if_full(ctx, &system, messages, tracker, &mut warned_full).await
-            || !ctx.refresh_tools().await
-        {
+        if !ctx.refresh_tools().await {
             return TurnOutcome::Cancelled;
         }
-        let request = build_request(ctx, &system, messages);
+        let fixed = fixed_tokens(ctx, &system);
+        if !compact_if_full(ctx, fixed, messages, tracker, &mut warned_full).await {
+            return TurnOutcome::Cancelled;
+        }
+        let estimate = tracker.estimate(fixed, messages);
+        if let Some(error) = over_window(ctx, estimate, fixed) {
+            return TurnOutcome::Failed { error };
+        }
+        let request = build_request(ctx, &system, messages, estimate);
         ctx.shared.emit(AgentEvent::ResponseStarted);
         let mut response = Response::default();
         let end = stream_response(ctx, &request, &mut response).await;
@@ -97,9 +102,20 @@ pub(crate) async fn run(
         }
         let stop = response.stop.clone();
         let (msg, mut calls) = assistant_message(response);
-        super::stop::surface(ctx, stop.as_ref(), &mut calls, request.max_tokens);
+        super::stop::surface(
+            ctx,
+            stop.as_ref(),
+            &mut calls,
+            request.max_tokens,
+            response_usage.as_ref(),
+        );
         if msg.parts.is_empty() {
-            // An empty answer ends the turn rather than looping on nothing.
+            // An empty answer ends the turn rather than looping on nothing,
+            // and is said: a blank screen looks like a hang.
+            ctx.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: "The model answered with nothing.".into(),
+            });
             return TurnOutcome::Completed;
         }
         ctx.shared.emit(AgentEvent::MessageAdded(msg.clone()));
@@ -119,17 +135,37 @@ pub(crate) async fn run(
     }
 }
 
+/// Why a request estimated at `estimate` tokens must not be sent: it would
+/// not fit the model's window even after compaction had its chance.
+fn over_window(ctx: &TurnContext, estimate: u64, fixed: u64) -> Option<String> {
+    let window = ctx.opts.model_info.context_window;
+    if estimate <= window {
+        return None;
+    }
+    let why = if fixed >= window {
+        format!(
+            "the system prompt and tool descriptions alone take about {fixed} tokens; switch to plan or chat mode (fewer tools), or use a model with a larger window"
+        )
+    } else {
+        "compaction could not shrink it; start a new session, or leave large tool output out of the conversation".to_string()
+    };
+    Some(format!(
+        "the next request would be about {estimate} tokens, more than the {window}-token window of `{}`, so it was not sent: {why}. If the server's window is larger, set it with `[models.\"{}\"] context_window`.",
+        ctx.opts.model, ctx.opts.model
+    ))
+}
+
 /// Compacts before a request when the context is nearly full. False when
 /// the turn was cancelled meanwhile; a failure is a warning, given once.
 async fn compact_if_full(
     ctx: &TurnContext,
-    system: &str,
+    fixed: u64,
     messages: &mut Vec<Message>,
     tracker: &mut Tracker,
     warned_full: &mut bool,
 ) -> bool {
     let window = ctx.opts.model_info.context_window;
-    let estimate = tracker.estimate(system, messages);
+    let estimate = tracker.estimate(fixed, messages);
     if estimate as f64 <= ctx.opts.compact_threshold * window as f64 {
         return true;
     }
@@ -149,27 +185,38 @@ async fn compact_if_full(
     true
 }
 
-/// The request for the conversation so far.
-fn build_request(ctx: &TurnContext, system: &str, messages: &[Message]) -> Request {
-    let mode = lock(&ctx.shared.gate).mode();
+/// The request for the conversation so far, estimated at `estimate` tokens:
+/// its output limit leaves the prompt room in the window (a server such as
+/// vLLM refuses a request whose prompt and limit together exceed it).
+fn build_request(ctx: &TurnContext, system: &str, messages: &[Message], estimate: u64) -> Request {
     let mut history = messages.to_vec();
     repair_tool_pairs(&mut history);
     Request {
         model: ctx.opts.model.clone(),
         system: system.to_string(),
         messages: history,
-        tools: if mode == Mode::Chat {
-            Vec::new()
-        } else {
-            ctx.tools().specs()
-        },
-        max_tokens: ctx
-            .opts
-            .max_tokens
-            .unwrap_or(ctx.opts.model_info.max_output as u32),
+        tools: offered_specs(ctx),
+        max_tokens: output_limit(ctx, estimate),
         temperature: None,
         reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
     }
+}
+
+/// The output limit of a request estimated at `estimate` tokens: the
+/// configured or catalogued one, lowered to the room left in the window
+/// (at least 256, so a nearly full window still gets an answer).
+fn output_limit(ctx: &TurnContext, estimate: u64) -> u32 {
+    let limit = ctx
+        .opts
+        .max_tokens
+        .unwrap_or(ctx.opts.model_info.max_output as u32);
+    let room = ctx
+        .opts
+        .model_info
+        .context_window
+        .saturating_sub(estimate)
+        .max(256);
+    limit.min(u32::try_from(room).unwrap_or(u32::MAX))
 }
 
 /// Adds a response's usage to the totals and reports them.
@@ -279,19 +326,6 @@ pub(crate) fn store_new_versions(
     if let (Some(sink), false) = (&shared.sink, lost.is_empty()) {
         sink.lost_files(&lost);
     }
-}
-
-fn build_system_prompt(ctx: &TurnContext) -> String {
-    let root = &ctx.opts.workspace;
-    let cwd = &ctx.opts.cwd;
-    let env = prompt::Environment::gather(cwd, root);
-    let files = instructions::discover(
-        ctx.opts.global_config_dir.as_deref(),
-        root,
-        cwd,
-        ctx.opts.instructions_max_bytes,
-    );
-    prompt::system_prompt(&env, &files)
 }
 
 async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Response) -> StreamEnd {

@@ -23,6 +23,10 @@ pub(crate) struct TurnContext {
     pub shared: Arc<Shared>,
     pub session: Arc<SessionState>,
     pub cancel: CancellationToken,
+    /// The turn being run (the last one, for `/compact` between turns).
+    pub turn: u64,
+    /// Where skills (and commands) are read from; `None`: none are.
+    pub extensions: Option<crate::extensions::commands::Roots>,
 }
 
 impl TurnContext {

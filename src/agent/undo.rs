@@ -3,20 +3,39 @@
 //! prompt. The file work itself is `tools::restore`.
 
 use super::{Agent, AgentEvent, NoticeLevel};
-use crate::conversation::Part;
+use crate::conversation::{Message, Part};
 use crate::tools::restore::{self, UndoPlan};
+use crate::tools::state::lock;
 
 impl Agent {
-    /// The index of the prompt message of `turn`, if it is still in the
-    /// (possibly compacted) history.
-    pub(super) fn prompt_index(&self, turn: u64) -> Option<usize> {
-        let starts = crate::context::turn_starts(&self.messages);
+    /// The index of the prompt message of `turn` in `messages`, a history
+    /// that ends with the current turn.
+    fn prompt_index_in(&self, messages: &[Message], turn: u64) -> Option<usize> {
+        let starts = crate::context::turn_starts(messages);
         let back = self.turn.checked_sub(turn)? as usize;
         starts.len().checked_sub(back + 1).map(|i| starts[i])
     }
-    pub(super) fn prompt_text(&self, index: usize) -> String {
+    /// Where the prompt of `turn` is: in the working history, or, when a
+    /// compaction replaced it (or its message carries the summary), in the
+    /// whole one, which a rewind there returns to.
+    fn find_prompt(&self, turn: u64) -> Option<(Option<Vec<Message>>, usize)> {
+        let compacted = !lock(&self.shared.earlier).is_empty();
+        if let Some(i) = self.prompt_index_in(&self.messages, turn) {
+            let first = crate::context::turn_starts(&self.messages).first() == Some(&i);
+            if !compacted || !first {
+                return Some((None, i));
+            }
+        }
+        if !compacted {
+            return None;
+        }
+        let full = self.full_history();
+        let i = self.prompt_index_in(&full, turn)?;
+        Some((Some(full), i))
+    }
+    fn prompt_text(message: &Message) -> String {
         // The prompt is the last text part (notes and summaries come first).
-        self.messages[index]
+        message
             .parts
             .iter()
             .rev()
@@ -29,18 +48,17 @@ impl Agent {
             .unwrap_or_default()
     }
     pub(super) fn prepare_rewind(&self, turn: u64) {
-        let Some(index) = self.prompt_index(turn) else {
+        let Some((full, index)) = self.find_prompt(turn) else {
             self.shared.emit(AgentEvent::Notice {
                 level: NoticeLevel::Warning,
-                text: format!(
-                    "Cannot rewind to turn {turn}: it is no longer in the working history (it was compacted). Fork the session from the browser instead."
-                ),
+                text: format!("Cannot rewind to turn {turn}: the session has no such turn."),
             });
             return;
         };
+        let message = &full.as_deref().unwrap_or(&self.messages)[index];
         self.shared.emit(AgentEvent::RewindPlanned {
             turn,
-            prompt: self.prompt_text(index),
+            prompt: Self::prompt_text(message),
             files: self.with_losses(
                 restore::plan_range(
                     &self.session.versions(),
@@ -54,11 +72,16 @@ impl Agent {
         });
     }
     pub(super) fn rewind(&mut self, turn: u64, restore_files: bool, fork: bool) {
-        let Some(index) = self.prompt_index(turn) else {
+        let Some((full, index)) = self.find_prompt(turn) else {
             self.prepare_rewind(turn);
             return;
         };
-        let prompt = self.prompt_text(index);
+        if let Some(full) = full {
+            // Back to before a compaction: the whole history returns.
+            self.messages = full;
+            lock(&self.shared.earlier).clear();
+        }
+        let prompt = Self::prompt_text(&self.messages[index]);
         let versions = self.session.versions();
         let (restored, failed) = if restore_files {
             let r = restore::apply_range(&versions, turn, self.turn, &self.opts.workspace);

@@ -19,6 +19,12 @@ pub async fn run(
     continue_latest: bool,
     resume: Option<String>,
 ) -> Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        anyhow::bail!(
+            "the interface needs a terminal; for scripts and pipes use `cairn run \"your request\"`"
+        );
+    }
     let Some(s) = configured(overrides).await? else {
         return Ok(());
     };
@@ -251,6 +257,7 @@ fn tui_options(
     let info = crate::llm::ModelCatalog::global().lookup(&model_id);
     let global = crate::config::global_dir();
     TuiOptions {
+        commands: crate::extensions::invocable(&super::startup::command_roots(s), &s.cwd),
         dialog_pause: dialog_pause(),
         provider: provider
             .map(|p| p.settings.name.clone())

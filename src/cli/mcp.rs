@@ -136,7 +136,9 @@ async fn list(overrides: &crate::cli::startup::Overrides) -> Result<u8> {
         );
         return Ok(0);
     }
-    let manager = McpManager::start(config.file.mcp.clone());
+    let root = std::env::current_dir().ok();
+    let sandbox = crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox);
+    let manager = McpManager::start_contained(config.file.mcp.clone(), root, Some(sandbox));
     started(&manager).await;
     let statuses = manager.statuses();
     print!(

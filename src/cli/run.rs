@@ -7,8 +7,9 @@
 //!
 //! Exit codes: 0 the turn completed and the session is saved; 1 the turn
 //! failed, was cancelled or hit the turn limit; 2 bad usage; 3 the turn
-//! completed but the session could not be saved; 128 + the signal's number
-//! when SIGINT, SIGTERM or SIGHUP cancelled it.
+//! completed but the session could not be saved; 4 the answer could not be
+//! written to standard output (a full disk, a closed pipe); 128 + the
+//! signal's number when SIGINT, SIGTERM or SIGHUP cancelled it.
 
 use std::io::Write;
 use std::sync::Arc;
@@ -20,17 +21,29 @@ use tokio::sync::mpsc;
 
 use crate::agent::store_sink::{RETRY_EVERY, StoreSink};
 use crate::cli::startup::{self, Overrides};
+use crate::cli::stream_json::{ExitReason, RunInfo, StreamWriter};
 use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::term_safe::escape;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
     Plain,
+    /// `--json`: every event as a JSON line, in the format of cairn 0.x.
     Json,
+    /// `--output-format stream-json`: the versioned schema of
+    /// `docs/stream-json.md`, one line per event as it happens.
+    StreamJson,
+    /// `--output-format json`: that schema's final `result` object alone.
+    JsonResult,
 }
 
 /// The exit code of a completed turn whose session could not be saved.
 pub const EXIT_NOT_SAVED: i32 = 3;
+/// The exit code of a turn whose answer could not be written to stdout.
+pub const EXIT_NOT_WRITTEN: i32 = 4;
+/// The first failure to write standard output: the answer was lost there,
+/// so the run must not exit 0.
+static STDOUT_ERROR: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
 /// How long the end of a run waits for another process's write lock.
 const STORE_PATIENCE: Duration = Duration::from_secs(60);
 
@@ -49,8 +62,13 @@ pub async fn run(
     commands: mpsc::UnboundedSender<AgentCommand>,
     mut events: mpsc::UnboundedReceiver<AgentEvent>,
     recording: Recording,
+    info: &RunInfo,
+    notes: &[String],
 ) -> i32 {
-    let mut printer = Printer::new(output);
+    let mut printer = Printer::new(output, info);
+    for note in notes {
+        printer.warn(note);
+    }
     if let Some(e) = &recording.error {
         printer.warn(&format!("this session will not be saved: {e}"));
     }
@@ -97,11 +115,28 @@ pub async fn run(
         Some(o) => printer.finish(o),
         None => 1,
     };
-    match (stopped_by, code, saved) {
-        (Some(sig), _, _) => 128 + sig,
-        (None, 0, false) => EXIT_NOT_SAVED,
-        (None, code, _) => code,
+    let (code, reason) = match (stopped_by, code, saved) {
+        (Some(sig), _, _) => (128 + sig, ExitReason::Signal(sig)),
+        (None, 0, false) => (EXIT_NOT_SAVED, ExitReason::NotSaved),
+        (None, code, _) => (code, ExitReason::from_outcome(outcome.as_ref())),
+    };
+    if let Some(stream) = &mut printer.stream {
+        stream.result(&reason, code);
     }
+    match stdout_error() {
+        Some(why) => {
+            eprintln!(
+                "cairn: the answer could not be written to standard output ({why}); \
+                 it is in the saved session (`cairn sessions`)"
+            );
+            if code == 0 { EXIT_NOT_WRITTEN } else { code }
+        }
+        None => code,
+    }
+}
+
+fn stdout_error() -> Option<String> {
+    STDOUT_ERROR.lock().ok().and_then(|e| e.clone())
 }
 
 /// Waits for the store to take every write, reporting as it goes (the
@@ -180,7 +215,7 @@ impl Signals {
 
 struct Printer {
     output: Output,
-    /// The answer's text across responses, without restarted parts.
+    /// The text of the latest response, without restarted parts.
     answer: String,
     /// The current response's text, printed once the response is complete.
     pending: String,
@@ -192,17 +227,29 @@ struct Printer {
     calls: std::collections::HashMap<String, String>,
     session_shown: Option<String>,
     store_failing: bool,
+    /// The stream-json writer, for `StreamJson` and `JsonResult`.
+    stream: Option<StreamWriter<std::io::Stdout>>,
 }
 
 fn out_line(text: &str) {
     let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-    let _ = out.flush();
+    let written = out.write_all(text.as_bytes()).and_then(|()| out.flush());
+    if let Err(e) = written
+        && let Ok(mut first) = STDOUT_ERROR.lock()
+    {
+        first.get_or_insert_with(|| e.to_string());
+    }
 }
 
 impl Printer {
-    fn new(output: Output) -> Self {
+    fn new(output: Output, info: &RunInfo) -> Self {
+        let stream = match output {
+            Output::StreamJson => Some(StreamWriter::new(std::io::stdout(), true, info)),
+            Output::JsonResult => Some(StreamWriter::new(std::io::stdout(), false, info)),
+            Output::Plain | Output::Json => None,
+        };
         Printer {
+            stream,
             output,
             answer: String::new(),
             pending: String::new(),
@@ -218,12 +265,15 @@ impl Printer {
         out_line(&format!("{v}\n"));
     }
 
-    fn warn(&self, text: &str) {
+    fn warn(&mut self, text: &str) {
+        if let Some(stream) = &mut self.stream {
+            return stream.warn(text);
+        }
         match self.output {
             Output::Json => {
                 self.json_line(json!({"type": "notice", "level": "warning", "text": text}))
             }
-            Output::Plain => eprintln!("cairn: {}", escape(text)),
+            _ => eprintln!("cairn: {}", escape(text)),
         }
     }
 
@@ -236,6 +286,11 @@ impl Printer {
         match self.output {
             Output::Json => self.json_line(json!({"type": "session", "id": id})),
             Output::Plain => eprintln!("cairn: session {id}"),
+            Output::StreamJson | Output::JsonResult => {
+                if let Some(stream) = &mut self.stream {
+                    stream.session(id);
+                }
+            }
         }
     }
 
@@ -247,7 +302,10 @@ impl Printer {
             }
             AgentEvent::ResponseStarted => {
                 self.flush_text();
-                self.response_start = self.answer.len();
+                // The answer is the last response's text: what the model
+                // said before a tool call was narration, not the answer.
+                self.answer.clear();
+                self.response_start = 0;
             }
             AgentEvent::ResponseReset => {
                 self.answer.truncate(self.response_start);
@@ -270,9 +328,10 @@ impl Printer {
             }
             _ => {}
         }
-        match self.output {
-            Output::Json => self.event_json(event),
-            Output::Plain => self.event_plain(event),
+        match (&mut self.stream, self.output) {
+            (Some(stream), _) => stream.event(event),
+            (None, Output::Json) => self.event_json(event),
+            (None, _) => self.event_plain(event),
         }
     }
 
@@ -400,6 +459,7 @@ impl Printer {
                 before_tokens,
                 after_tokens,
                 summary,
+                ..
             } => {
                 json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens, "summary": summary})
             }
@@ -416,6 +476,7 @@ impl Printer {
             1
         };
         match self.output {
+            Output::StreamJson | Output::JsonResult => {}
             Output::Json => {
                 self.json_line(json!({"type": "final", "outcome": outcome, "text": self.answer}))
             }
@@ -440,10 +501,14 @@ impl Printer {
 /// the exit code.
 pub async fn main(
     overrides: &Overrides,
-    prompt: String,
+    prompt: crate::cli::run_input::Prompt,
     output: Output,
     resume: crate::cli::resume::Resume,
 ) -> anyhow::Result<u8> {
+    let crate::cli::run_input::Prompt {
+        text: prompt,
+        notes,
+    } = prompt;
     let s = startup::prepare(overrides).await?;
     if let Some(note) = s.trust_note() {
         eprintln!("{note}");
@@ -454,8 +519,8 @@ pub async fn main(
     };
     let load = crate::cli::resume::prepare(&resume, &s.root)?;
     let running = startup::start_agent(&s, &provider, false)?;
-    if let Some(command) = load {
-        let _ = running.commands.send(command);
+    if let Some(command) = &load {
+        let _ = running.commands.send(command.clone());
     }
     // `/mcp__SERVER__PROMPT args` sends that MCP prompt's text.
     let prompt = match crate::cli::mcp::expand_prompt(&running.mcp, prompt).await {
@@ -470,7 +535,30 @@ pub async fn main(
         sink: running.sink.clone(),
         error: running.store_error.clone(),
     };
-    let code = run(prompt, output, running.commands, running.events, recording).await;
+    let session_id = match &load {
+        Some(AgentCommand::LoadHistory { session_id, .. }) => {
+            session_id.as_ref().map(|id| id.as_str().to_string())
+        }
+        _ => None,
+    };
+    let info = RunInfo {
+        provider: provider.settings.name.clone(),
+        model: provider.model.clone(),
+        mode: s.mode.as_str().to_string(),
+        sandbox: s.sandbox.label(),
+        cwd: s.cwd.display().to_string(),
+        session_id,
+    };
+    let code = run(
+        prompt,
+        output,
+        running.commands,
+        running.events,
+        recording,
+        &info,
+        &notes,
+    )
+    .await;
     // Stdio servers (and whatever they started) end with cairn.
     running.mcp.shutdown().await;
     Ok(code.clamp(0, 255) as u8)

@@ -43,6 +43,11 @@ pub fn run(show_status: bool, command: &[OsString], no_sandbox: bool) -> u8 {
     if policy.is_some() && !Support::detect().enforces_files() {
         eprintln!("cairn: the sandbox is not enforced on this system; the command runs unconfined");
     }
+    // Under bubblewrap a missing program is bubblewrap's error, not ours.
+    if !crate::sandbox::resolves(program) {
+        eprintln!("cairn: command not found: {}", program.to_string_lossy());
+        return 127;
+    }
     let mut cmd = match crate::sandbox::std_command(program, policy.as_ref()) {
         Ok(c) => c,
         Err(e) => {
@@ -50,7 +55,24 @@ pub fn run(show_status: bool, command: &[OsString], no_sandbox: bool) -> u8 {
             return 1;
         }
     };
-    match cmd.args(args).current_dir(&cwd).status() {
+    crate::tools::env::scrub_std(&mut cmd);
+    let confined = policy.is_some();
+    if confined {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    }
+    let run = cmd
+        .args(args)
+        .current_dir(&cwd)
+        .spawn()
+        .and_then(|mut child| {
+            let status = child.wait();
+            if confined {
+                // What the command left running dies with it, as with `bash`.
+                crate::sandbox::kill_group(child.id() as i32);
+            }
+            status
+        });
+    match run {
         Ok(status) => match (status.code(), status.signal()) {
             (Some(code), _) => code.clamp(0, 255) as u8,
             (None, Some(signal)) => (128 + signal).clamp(0, 255) as u8,

@@ -218,10 +218,7 @@ fn search(
             ("", "")
         };
         for h in hits {
-            // Escaped first: the match markers are not controls.
-            let snippet = escape(&one_line_max(&h.snippet, 160))
-                .replace(MATCH_START, bold)
-                .replace(MATCH_END, plain);
+            let snippet = styled_snippet(&one_line_max(&h.snippet, 160), bold, plain);
             writeln!(
                 out,
                 "{}  {}\n    {}",
@@ -235,6 +232,25 @@ fn search(
         }
     }
     Ok(())
+}
+
+/// A search snippet with its match markers turned into `bold`/`plain`
+/// and the text between them escaped (the markers are controls, so they
+/// are taken out before escaping, never shown as `^A`/`^B`).
+fn styled_snippet(snippet: &str, bold: &str, plain: &str) -> String {
+    let mut out = String::new();
+    let mut piece = String::new();
+    for c in snippet.chars() {
+        if c == MATCH_START || c == MATCH_END {
+            out.push_str(&escape(&piece));
+            piece.clear();
+            out.push_str(if c == MATCH_START { bold } else { plain });
+        } else {
+            piece.push(c);
+        }
+    }
+    out.push_str(&escape(&piece));
+    out
 }
 
 fn export(

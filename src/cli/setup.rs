@@ -61,6 +61,7 @@ fn settings_of(a: &Attempt) -> Result<(ProviderSettings, Option<String>), String
         request_timeout: ProviderSettings::DEFAULT_REQUEST_TIMEOUT,
         idle_timeout: ProviderSettings::DEFAULT_IDLE_TIMEOUT,
         cloud: Default::default(),
+        wire: Default::default(),
     };
     Ok((settings, var))
 }

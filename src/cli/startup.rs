@@ -30,6 +30,10 @@ pub struct Overrides {
     pub trust_project: bool,
     /// `--no-sandbox`: commands run unconfined.
     pub no_sandbox: bool,
+    /// `--max-turns`: model round trips in one turn.
+    pub max_turns: Option<u32>,
+    /// `--allow`: permission rules for this run only.
+    pub allow: Vec<String>,
 }
 
 pub struct Startup {
@@ -66,6 +70,15 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
             }
             Err(e) => (Standing::Undecided, Some(e.to_string())),
         };
+    // The command line's own settings hold for this run, trusted or not.
+    if overrides.max_turns.is_some() {
+        config.file.max_turns = overrides.max_turns;
+    }
+    config
+        .file
+        .permissions
+        .allow
+        .extend(overrides.allow.iter().cloned());
     Ok(Startup {
         cwd,
         root,
@@ -234,13 +247,16 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         instructions_max_bytes: s.config.instructions_max_bytes(),
         project_config: config::project_config_path(&s.root),
         compact_threshold: s.config.compact_threshold(),
+        small_window: s.config.small_window(),
         small_model: provider.small_model.clone(),
         auto_title: true,
         retry: retry_policy(&s.config),
     };
     let gate = build_gate(s)?;
-    let (mut agent, events) = Agent::new(opts, Arc::from(llm), Registry::builtin(), gate);
-    agent = agent.with_sandbox(s.sandbox.clone());
+    let (mut agent, events) = Agent::new(opts, Arc::from(llm), registry(s), gate);
+    agent = agent
+        .with_sandbox(s.sandbox.clone())
+        .with_commands(command_roots(s));
     let (sink, store_error) = match open_store() {
         Ok(store) => {
             let sink = Arc::new(StoreSink::start(
@@ -260,7 +276,11 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     // What crashed runs left in temporary files, off the start-up path.
     tokio::task::spawn_blocking(crate::tools::tempfiles::sweep_stale);
-    let mcp = McpManager::start_in(s.config.file.mcp.clone(), Some(s.root.clone()));
+    let mcp = McpManager::start_contained(
+        s.config.file.mcp.clone(),
+        Some(s.root.clone()),
+        Some(s.sandbox.clone()),
+    );
     agent = agent.with_tool_source(mcp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {
@@ -328,4 +348,30 @@ fn locate_rule_error(config: &Config, message: &str) -> String {
         }
     }
     format!("[permissions] {message}")
+}
+
+/// Where custom commands are read from (`crate::extensions::commands`).
+pub fn command_roots(s: &Startup) -> crate::extensions::commands::Roots {
+    crate::extensions::commands::Roots {
+        workspace: s.root.clone(),
+        home: crate::paths::home_dir(),
+        config_dir: config::global_dir(),
+        claude: s.config.file.compat.claude(),
+    }
+}
+
+/// The built-in tools, and `skill` when any skill is installed.
+fn registry(s: &Startup) -> Registry {
+    let mut registry = Registry::builtin();
+    let roots = command_roots(s);
+    if !crate::extensions::skills::discover(&roots, &s.cwd)
+        .0
+        .is_empty()
+    {
+        registry.register(Arc::new(crate::extensions::skills::tool::SkillTool::new(
+            roots,
+            s.cwd.clone(),
+        )));
+    }
+    registry
 }

@@ -80,6 +80,12 @@ pub struct ProviderConfig {
     /// Bedrock: the AWS region and profile.
     pub region: Option<String>,
     pub profile: Option<String>,
+    /// `false` asks for whole answers instead of streams, for servers that
+    /// cannot stream (or cannot stream with tools).
+    pub stream: Option<bool>,
+    /// Fields added to every request body as they are (`{ top_k = 20 }`),
+    /// for what a server needs that cairn does not send.
+    pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// Tries of a model request when `[retry] max_attempts` is not set.
@@ -111,6 +117,9 @@ pub struct ContextConfig {
     pub compact_threshold: Option<f64>,
     /// Bytes of project instructions (AGENTS.md, ...) taken at most.
     pub instructions_max_bytes: Option<usize>,
+    /// Windows (in tokens) below which requests carry a shorter system
+    /// prompt and compact tool descriptions; 0 turns that off.
+    pub small_window: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -147,6 +156,13 @@ pub struct McpServerConfig {
     pub disabled_tools: Vec<String>,
     #[serde(default)]
     pub disabled: bool,
+    /// Run a stdio server inside the sandbox (read-only, network on).
+    /// A project's server does unless this is `false`; the person's own
+    /// do when this is `true`.
+    pub sandbox: Option<bool>,
+    /// Set by cairn for a server a trusted project's file defines.
+    #[serde(skip)]
+    pub from_project: bool,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -192,6 +208,23 @@ pub struct ConfigFile {
     /// built-in catalogue.
     #[serde(default)]
     pub models: BTreeMap<String, ModelConfig>,
+    /// `[compat]`: which other agents' files cairn reads.
+    #[serde(default)]
+    pub compat: CompatConfig,
+}
+
+/// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,
+/// settings); on unless `claude = false`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CompatConfig {
+    pub claude: Option<bool>,
+}
+
+impl CompatConfig {
+    pub fn claude(&self) -> bool {
+        self.claude.unwrap_or(true)
+    }
 }
 
 /// One `[models."ID"]` entry. Prices in US dollars per million tokens.
@@ -230,6 +263,11 @@ impl Config {
     pub fn repeat_limit(&self) -> u32 {
         self.file.permissions.repeat_limit.unwrap_or(3)
     }
+    /// `[context] small_window`, 16k unless set.
+    pub fn small_window(&self) -> u64 {
+        self.file.context.small_window.unwrap_or(16_384)
+    }
+
     pub fn compact_threshold(&self) -> f64 {
         self.file
             .context
@@ -292,7 +330,16 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         merged.sandbox.tighten(std::mem::take(&mut file.sandbox));
         let split = project::split(&merged, &file);
         let mut full = merged.clone();
+        let servers: Vec<String> = (file.mcp.iter())
+            .filter(|(name, server)| merged.mcp.get(*name) != Some(server))
+            .map(|(name, _)| name.clone())
+            .collect();
         full.overlay(file);
+        for name in servers {
+            if let Some(server) = full.mcp.get_mut(&name) {
+                server.from_project = true;
+            }
+        }
         merged.overlay(split.tightening);
         if !split.held.is_empty() {
             pending = Some(trust::Pending {
@@ -394,6 +441,7 @@ impl ConfigFile {
         set(&mut self.reasoning, other.reasoning);
         set(&mut self.ui.notify, other.ui.notify);
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
+        set(&mut self.compat.claude, other.compat.claude);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);

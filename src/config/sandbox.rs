@@ -48,6 +48,14 @@ pub struct SandboxConfig {
     /// Extra paths commands may not read (`~` allowed).
     #[serde(default)]
     pub deny_read: Vec<String>,
+    /// Paths under the home directory commands may read besides the
+    /// built-in toolchain allow-list (`~` allowed). Only from the user's file.
+    #[serde(default)]
+    pub read: Vec<String>,
+    /// Unix sockets commands may connect to (`~` allowed). Naming any opens
+    /// `AF_UNIX` sockets to commands. Only from the user's file.
+    #[serde(default)]
+    pub unix_sockets: Vec<String>,
     /// What a project's file asked for and did not get, to tell the person.
     #[serde(skip)]
     pub ignored: Vec<String>,
@@ -88,6 +96,16 @@ impl SandboxConfig {
                 "writable \"{root}\" (only the user's config may add writable roots)"
             ));
         }
+        for path in project.read {
+            self.ignored.push(format!(
+                "read \"{path}\" (only the user's config may widen what commands read)"
+            ));
+        }
+        for socket in project.unix_sockets {
+            self.ignored.push(format!(
+                "unix_sockets \"{socket}\" (only the user's config may open sockets)"
+            ));
+        }
         for path in project.deny_read {
             if !self.deny_read.contains(&path) {
                 self.deny_read.push(path);
@@ -121,13 +139,17 @@ mod tests {
     fn a_project_cannot_loosen_and_is_told_so() {
         let mut user = SandboxConfig::default();
         user.tighten(parse(
-            "mode = \"off\"\nnetwork = true\nwritable = [\"/etc\"]\n",
+            "mode = \"off\"\nnetwork = true\nwritable = [\"/etc\"]\n\
+             read = [\"~/.ssh\"]\nunix_sockets = [\"/run/docker.sock\"]\n",
         ));
         assert_eq!(user.mode(), SandboxMode::WorkspaceWrite);
         assert!(!user.network());
         assert!(user.writable.is_empty());
-        assert_eq!(user.ignored.len(), 3, "{:?}", user.ignored);
+        assert!(user.read.is_empty() && user.unix_sockets.is_empty());
+        assert_eq!(user.ignored.len(), 5, "{:?}", user.ignored);
         assert!(user.ignored[2].contains("/etc"));
+        assert!(user.ignored[3].contains("~/.ssh"));
+        assert!(user.ignored[4].contains("docker.sock"));
     }
 
     #[test]

@@ -62,13 +62,16 @@ impl Tracker {
         self.reported = None;
     }
 
-    /// Estimated tokens of a request with this system prompt and history.
-    pub fn estimate(&self, system: &str, messages: &[Message]) -> u64 {
+    /// Estimated tokens of a request whose fixed part (system prompt and
+    /// tool specifications) costs `fixed`, with this history. A reported
+    /// figure already holds the fixed part; an estimate adds it, so a
+    /// resumed or just-compacted session is not counted short.
+    pub fn estimate(&self, fixed: u64, messages: &[Message]) -> u64 {
         match self.reported {
             Some((tokens, at)) if at <= messages.len() => {
-                tokens + estimate_messages(&messages[at..])
+                tokens.max(fixed) + estimate_messages(&messages[at..])
             }
-            _ => estimate_tokens(system) + estimate_messages(messages),
+            _ => fixed + estimate_messages(messages),
         }
     }
 }
@@ -158,9 +161,14 @@ pub fn elide_tool_outputs(messages: &mut [Message], upto: usize, target: u64) ->
     start.saturating_sub(total)
 }
 
-/// The conversation to send for summarising `older`.
+/// The conversation to send for summarising `older` in one request.
 pub fn summary_messages(older: &[Message], focus: Option<&str>) -> Vec<Message> {
-    let mut transcript = String::new();
+    summary_request(&transcript_entries(older).concat(), focus, None)
+}
+
+/// `older` as lines of a transcript, one entry per part worth keeping.
+fn transcript_entries(older: &[Message]) -> Vec<String> {
+    let mut out = Vec::new();
     for m in older {
         let who = match m.role {
             Role::User => "USER",
@@ -168,12 +176,12 @@ pub fn summary_messages(older: &[Message], focus: Option<&str>) -> Vec<Message> 
         };
         for p in &m.parts {
             match p {
-                Part::Text { text } => transcript.push_str(&format!("{who}: {text}\n\n")),
+                Part::Text { text } => out.push(format!("{who}: {text}\n\n")),
                 Part::Reasoning { .. } | Part::Image { .. } | Part::ProviderData { .. } => {}
                 Part::ToolCall { name, input, .. } => {
                     let args = input.to_string();
                     let args: String = args.chars().take(2_000).collect();
-                    transcript.push_str(&format!("TOOL CALL {name} {args}\n\n"));
+                    out.push(format!("TOOL CALL {name} {args}\n\n"));
                 }
                 Part::ToolResult {
                     content, is_error, ..
@@ -185,11 +193,42 @@ pub fn summary_messages(older: &[Message], focus: Option<&str>) -> Vec<Message> 
                     } else {
                         "TOOL RESULT"
                     };
-                    transcript.push_str(&format!("{tag}: {text}\n\n"));
+                    out.push(format!("{tag}: {text}\n\n"));
                 }
             }
         }
     }
+    out
+}
+
+/// `older` as transcript pieces of at most `budget` tokens each, in order,
+/// so that no summary request is larger than the model's window. An entry
+/// larger than a piece is cut to fit.
+pub fn summary_pieces(older: &[Message], budget: u64) -> Vec<String> {
+    let limit = (budget.max(64) * 4) as usize;
+    let mut pieces = vec![String::new()];
+    for mut entry in transcript_entries(older) {
+        if entry.len() > limit {
+            let mut cut = limit.saturating_sub(40);
+            while !entry.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            entry.truncate(cut);
+            entry.push_str(" […cut to fit the summary]\n\n");
+        }
+        let last = pieces.last_mut().expect("never empty");
+        if !last.is_empty() && last.len() + entry.len() > limit {
+            pieces.push(entry);
+        } else {
+            last.push_str(&entry);
+        }
+    }
+    pieces
+}
+
+/// The request for summarising one piece of transcript; `so_far` is the
+/// summary of the pieces before it.
+pub fn summary_request(piece: &str, focus: Option<&str>, so_far: Option<&str>) -> Vec<Message> {
     let mut ask = String::from(COMPACT_PROMPT.trim_end());
     if let Some(f) = focus.filter(|f| !f.trim().is_empty()) {
         ask.push_str(&format!(
@@ -197,10 +236,27 @@ pub fn summary_messages(older: &[Message], focus: Option<&str>) -> Vec<Message> 
             f.trim()
         ));
     }
+    if let Some(so_far) = so_far {
+        ask.push_str(
+            "\n\nThe conversation was too long to read at once. Here is your summary of its \
+             beginning; write one summary of the whole that also covers the part that follows.\n\n\
+             <summary so far>\n",
+        );
+        ask.push_str(so_far.trim());
+        ask.push_str("\n</summary so far>");
+    }
     ask.push_str("\n\n<conversation>\n");
-    ask.push_str(&transcript);
+    ask.push_str(piece);
     ask.push_str("</conversation>");
     vec![Message::user_text(ask)]
+}
+
+/// The text that carries a summary in the conversation.
+pub fn summary_note(summary: &str) -> String {
+    format!(
+        "{SUMMARY_TAG}\n{}\n</summary of the earlier conversation>\nThe conversation continues from here.",
+        summary.trim()
+    )
 }
 
 /// The history after compaction: the recent turns, with the summary put
@@ -208,10 +264,7 @@ pub fn summary_messages(older: &[Message], focus: Option<&str>) -> Vec<Message> 
 /// alternating for every provider).
 pub fn compacted(summary: &str, recent: &[Message]) -> Vec<Message> {
     let note = Part::Text {
-        text: format!(
-            "{SUMMARY_TAG}\n{}\n</summary of the earlier conversation>\nThe conversation continues from here.",
-            summary.trim()
-        ),
+        text: summary_note(summary),
     };
     let mut out = recent.to_vec();
     match out.first_mut() {

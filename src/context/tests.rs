@@ -132,9 +132,9 @@ fn summary_request_holds_the_transcript_and_focus() {
 fn tracker_adds_estimates_to_the_reported_figure() {
     let mut t = Tracker::default();
     let h = turn(0, &"z".repeat(400));
-    assert!(t.estimate("sys", &h) > 100);
+    assert!(t.estimate(estimate_tokens("sys"), &h) > 100);
     t.report(5_000, 2);
-    let est = t.estimate("sys", &h);
+    let est = t.estimate(estimate_tokens("sys"), &h);
     assert!(est > 5_000 && est < 5_200, "{est}");
 }
 
@@ -199,4 +199,13 @@ proptest! {
             assert_paired(&h);
         }
     }
+}
+
+#[test]
+fn an_unreported_estimate_counts_the_fixed_part() {
+    // A resumed or just-compacted session has no reported figure: the
+    // system prompt and tool specifications must still be counted.
+    let t = Tracker::default();
+    let h = turn(0, "short");
+    assert_eq!(t.estimate(4_000, &h), 4_000 + estimate_messages(&h));
 }

@@ -116,15 +116,30 @@ impl LlmError {
     }
 }
 
+/// Whether an error body says the request did not fit the model's window,
+/// in any of the ways servers put it: OpenAI and vLLM ("maximum context
+/// length"), Anthropic ("prompt is too long"), Gemini ("input token count …
+/// exceeds the maximum"), llama.cpp ("exceeds the available context size"),
+/// LM Studio and Ollama ("context length"), LiteLLM
+/// (`ContextWindowExceededError` wrapped around any of these).
 fn mentions_context_length(body: &str) -> bool {
     let lower = body.to_ascii_lowercase();
-    lower.contains("context_length_exceeded")
-        || lower.contains("context length")
-        || lower.contains("maximum context")
-        || lower.contains("prompt is too long")
-        || lower.contains("too many tokens")
-        || lower.contains("context window")
-        || lower.contains("input is too long")
+    [
+        "context_length_exceeded",
+        "contextwindowexceeded",
+        "exceed_context_size",
+        "context length",
+        "context size",
+        "maximum context",
+        "prompt is too long",
+        "prompt too long",
+        "too many tokens",
+        "context window",
+        "input is too long",
+        "input token count",
+    ]
+    .iter()
+    .any(|w| lower.contains(w))
 }
 
 /// The string codes and types of an error body (`code`, `type`, `status`),
@@ -160,7 +175,11 @@ fn from_code(code: &str, message: &str) -> Option<LlmError> {
             status: 401,
             message,
         })
-    } else if has(&["context_length_exceeded"]) {
+    } else if has(&[
+        "context_length_exceeded",
+        "exceed_context_size",
+        "contextwindowexceeded",
+    ]) {
         Some(LlmError::ContextLength { message })
     } else if has(&["rate_limit", "resource_exhausted", "too_many_requests"]) {
         Some(LlmError::RateLimited {
@@ -406,3 +425,6 @@ mod tests {
         assert_eq!(parse_retry_after_at(&h, now), Some(Duration::ZERO));
     }
 }
+
+#[cfg(test)]
+mod overflow_tests;

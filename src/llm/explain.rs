@@ -31,6 +31,10 @@ impl Provider for Explained {
         self.inner.name()
     }
 
+    async fn limits(&self, model: &str) -> Option<super::server_limits::Limits> {
+        self.inner.limits(model).await
+    }
+
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let model = request.model.clone();
         let hints = self.hints.clone();

@@ -34,6 +34,7 @@ pub mod openai_responses;
 pub mod resolve;
 mod resolve_cloud;
 pub mod retry;
+pub mod server_limits;
 pub mod sse;
 mod stream;
 pub mod transport;
@@ -128,6 +129,11 @@ pub trait Provider: Send + Sync {
     /// Starts one streaming request. Connection and HTTP errors surface here;
     /// errors after the stream starts surface as stream items.
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError>;
+    /// What the server says of `model`'s limits, for a model the catalogue
+    /// does not know; `None` where the server has no way to say.
+    async fn limits(&self, _model: &str) -> Option<server_limits::Limits> {
+        None
+    }
 }
 
 /// A wire format.
@@ -203,6 +209,18 @@ pub struct ProviderSettings {
     pub idle_timeout: Duration,
     /// What cloud kinds (Vertex, Bedrock) need besides a URL.
     pub cloud: CloudSettings,
+    /// How the request body is bent for servers that need it.
+    pub wire: WireOptions,
+}
+
+/// `[providers.NAME] stream = false` and `extra_body`, for OpenAI-compatible
+/// servers.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WireOptions {
+    /// Ask for a whole answer rather than a stream.
+    pub no_stream: bool,
+    /// Fields laid over every request body.
+    pub extra_body: serde_json::Map<String, serde_json::Value>,
 }
 
 /// Printed without the key and without header values, which may hold
@@ -225,6 +243,11 @@ impl std::fmt::Debug for ProviderSettings {
             .field("request_timeout", &self.request_timeout)
             .field("idle_timeout", &self.idle_timeout)
             .field("cloud", &self.cloud)
+            .field("no_stream", &self.wire.no_stream)
+            .field(
+                "extra_body",
+                &self.wire.extra_body.keys().collect::<Vec<_>>(),
+            )
             .finish()
     }
 }
@@ -318,6 +341,7 @@ mod settings_debug_tests {
             request_timeout: ProviderSettings::DEFAULT_REQUEST_TIMEOUT,
             idle_timeout: ProviderSettings::DEFAULT_IDLE_TIMEOUT,
             cloud: CloudSettings::default(),
+            wire: Default::default(),
         };
         let shown = format!("{settings:?}");
         assert!(!shown.contains("sk-secret-value-123"), "{shown}");

@@ -10,6 +10,7 @@ use serde::Deserialize;
 use crate::config::ModelConfig;
 
 use super::Usage;
+use super::server_limits::Limits;
 
 const CATALOGUE: &str = include_str!("../../assets/models.toml");
 
@@ -75,6 +76,14 @@ struct File {
 }
 
 static OVERRIDES: OnceLock<BTreeMap<String, ModelConfig>> = OnceLock::new();
+/// What servers said of models the catalogue does not know (`None`: asked,
+/// and the server said nothing).
+static LEARNED: std::sync::Mutex<BTreeMap<String, Option<Limits>>> =
+    std::sync::Mutex::new(BTreeMap::new());
+
+fn learned() -> std::sync::MutexGuard<'static, BTreeMap<String, Option<Limits>>> {
+    LEARNED.lock().unwrap_or_else(|p| p.into_inner())
+}
 static SERVED: OnceLock<Vec<String>> = OnceLock::new();
 
 /// One `[models."ID"]` entry laid over what the catalogue knows.
@@ -127,7 +136,40 @@ impl ModelCatalog {
     /// defaults for an unknown model.
     pub fn lookup(&self, model_id: &str) -> ModelInfo {
         let overrides = OVERRIDES.get_or_init(BTreeMap::new);
-        apply(self.lookup_builtin(model_id), overrides.get(model_id))
+        let mut m = self.lookup_builtin(model_id);
+        if let Some(Some(l)) = learned().get(model_id)
+            && m == ModelInfo::unknown(model_id)
+        {
+            m.context_window = l.context_window;
+            // Room for the prompt: a quarter of a small window at most.
+            m.max_output = l
+                .max_output
+                .unwrap_or(m.max_output)
+                .min((l.context_window / 4).max(256));
+        }
+        apply(m, overrides.get(model_id))
+    }
+
+    /// Whether the window of `model_id` must come from its server: neither
+    /// the catalogue nor the person's `[models."ID"]` states it, and its
+    /// server was not asked yet.
+    pub fn wants_server_limits(&self, model_id: &str) -> bool {
+        let overrides = OVERRIDES.get_or_init(BTreeMap::new);
+        self.lookup_builtin(model_id) == ModelInfo::unknown(model_id)
+            && overrides
+                .get(model_id)
+                .is_none_or(|o| o.context_window.is_none())
+            && !learned().contains_key(model_id)
+    }
+
+    /// Records what the server said of `model_id` (or that it said nothing).
+    pub fn install_learned(model_id: &str, limits: Option<Limits>) {
+        learned().insert(model_id.to_string(), limits);
+    }
+
+    /// Where the window of `model_id` came from, when its server said.
+    pub fn learned_source(model_id: &str) -> Option<String> {
+        learned().get(model_id)?.as_ref().map(|l| l.source.clone())
     }
 
     /// Records the models the provider serves (found at start-up).

@@ -80,6 +80,19 @@ impl Provider for Ollama {
         &self.http.settings.name
     }
 
+    async fn limits(&self, model: &str) -> Option<super::server_limits::Limits> {
+        match self.context_length(model).await {
+            Some(n) => Some(super::server_limits::Limits {
+                context_window: n,
+                max_output: None,
+                warning: None,
+                source: "Ollama's /api/show".into(),
+            }),
+            None => super::server_limits::is_local(self.root())
+                .then(super::server_limits::local_default),
+        }
+    }
+
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let num_ctx = self.context_length(&request.model).await;
         let req = (self.http.client.post(format!("{}/api/chat", self.root())))

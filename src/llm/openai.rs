@@ -39,13 +39,34 @@ impl Provider for OpenAi {
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
-        let body = request_body(request, self.is_openai_host());
+        let mut body = request_body(request, self.is_openai_host());
+        let wire = &self.0.settings.wire;
+        if wire.no_stream {
+            body["stream"] = serde_json::json!(false);
+            if let Some(o) = body.as_object_mut() {
+                o.remove("stream_options");
+            }
+        }
+        if let Some(o) = body.as_object_mut() {
+            o.extend(wire.extra_body.clone());
+        }
         let url = format!("{}/chat/completions", self.0.base());
         let req = (self.0.client.post(url))
             .query(&self.0.settings.query)
             .json(&body);
         let req = stream::with_key(req, &self.0.settings, KeyIn::AzureOrBearer);
         stream::send::<Chat>(req, &self.0.settings, SseParser::default()).await
+    }
+
+    async fn limits(&self, model: &str) -> Option<super::server_limits::Limits> {
+        let s = &self.0.settings;
+        let key = s.api_key.as_deref().filter(|_| !s.azure);
+        let found =
+            super::server_limits::openai_compatible(&self.0.client, self.0.base(), key, model)
+                .await;
+        found.or_else(|| {
+            super::server_limits::is_local(&s.base_url).then(super::server_limits::local_default)
+        })
     }
 }
 

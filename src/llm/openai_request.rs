@@ -46,6 +46,9 @@ pub fn request_body(request: &Request, openai_host: bool) -> Value {
                 })
                 .collect(),
         );
+        // Said outright: some servers (llama-cpp-python's) drop the tools
+        // of a request that does not ask for them.
+        body["tool_choice"] = json!("auto");
     }
     body
 }

@@ -263,6 +263,7 @@ fn from_preset(
             request_timeout: timeouts(entry).0,
             idle_timeout: timeouts(entry).1,
             cloud: Default::default(),
+            wire: Default::default(),
         },
         model: entry.model.clone().unwrap_or_else(|| model.to_string()),
         // The preset's small model only where it is known to be served:
@@ -325,6 +326,10 @@ fn from_entry(
             request_timeout: timeouts(p).0,
             idle_timeout: timeouts(p).1,
             cloud,
+            wire: super::WireOptions {
+                no_stream: p.stream == Some(false),
+                extra_body: p.extra_body.clone().unwrap_or_default(),
+            },
         },
         model,
         small_model: p.small_model.clone().or_else(|| {

@@ -89,6 +89,10 @@ impl Provider for Retrying {
         self.inner.name()
     }
 
+    async fn limits(&self, model: &str) -> Option<super::server_limits::Limits> {
+        self.inner.limits(model).await
+    }
+
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let (tx, rx) = mpsc::channel(256);
         let driver = Driver {

@@ -223,6 +223,8 @@ fn run<D: Decoder>(decoder: &mut D, msgs: Vec<Result<(String, String), LlmError>
 
 /// Ends with an error if the stream stopped without saying it was done, so
 /// a cut connection is noticed (and retried) rather than taken as the end.
+/// A body that ended before saying anything at all is the server's error
+/// (an empty 200), not the network's, and is not retried.
 /// Nothing passes after the end or the first error.
 pub fn ensure_done(
     inner: impl Stream<Item = Result<StreamEvent, LlmError>> + Send + 'static,
@@ -231,18 +233,23 @@ pub fn ensure_done(
     inner
         .map(Some)
         .chain(tail)
-        .scan(false, |stopped, item| {
+        .scan((false, false), |(stopped, seen), item| {
             if *stopped {
                 return futures::future::ready(None);
             }
             let out = match item {
                 Some(Ok(ev)) => {
                     *stopped = matches!(ev, StreamEvent::Done(_));
+                    *seen = true;
                     Some(Ok(ev))
                 }
                 Some(Err(e)) => {
                     *stopped = true;
                     Some(Err(e))
+                }
+                None if !*seen => {
+                    *stopped = true;
+                    Some(Err(LlmError::Malformed(EMPTY_ANSWER.into())))
                 }
                 None => {
                     *stopped = true;
@@ -254,4 +261,28 @@ pub fn ensure_done(
             futures::future::ready(Some(out))
         })
         .filter_map(futures::future::ready)
+}
+
+/// What an empty successful answer means.
+pub const EMPTY_ANSWER: &str = "the server answered with an empty body (HTTP 200 and nothing in it). That is an error of the server, not of the network: its log says why. Some servers do this for a streaming request with tools they cannot handle; `stream = false` in the provider's settings may help.";
+
+#[cfg(test)]
+mod ending_tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_empty_answer_is_the_servers_error_and_a_cut_one_the_networks() {
+        let empty: Vec<_> = ensure_done(futures::stream::empty()).collect().await;
+        assert!(
+            matches!(&empty[..], [Err(LlmError::Malformed(m))] if m.contains("empty body")),
+            "{empty:?}"
+        );
+        assert!(!empty[0].as_ref().unwrap_err().is_retryable());
+        let started = futures::stream::iter(vec![Ok(StreamEvent::TextDelta("a".into()))]);
+        let cut: Vec<_> = ensure_done(started).collect().await;
+        assert!(
+            matches!(cut.last(), Some(Err(LlmError::Network(_)))),
+            "{cut:?}"
+        );
+    }
 }

@@ -49,6 +49,16 @@ impl McpManager {
         servers: BTreeMap<String, McpServerConfig>,
         root: Option<std::path::PathBuf>,
     ) -> Arc<McpManager> {
+        Self::start_contained(servers, root, None)
+    }
+
+    /// Like [`Self::start_in`], running project servers (and those marked
+    /// `sandbox = true`) under `sandbox`'s helper rules.
+    pub fn start_contained(
+        servers: BTreeMap<String, McpServerConfig>,
+        root: Option<std::path::PathBuf>,
+        sandbox: Option<crate::sandbox::Sandbox>,
+    ) -> Arc<McpManager> {
         let asker = super::elicit::SharedAsker::default();
         let slots = servers
             .into_iter()
@@ -73,6 +83,7 @@ impl McpManager {
                     }),
                     relisting: Arc::new(AtomicBool::new(false)),
                     root: root.clone(),
+                    sandbox: sandbox.clone(),
                     asker: asker.clone(),
                 });
                 (name, slot)
@@ -388,7 +399,7 @@ async fn start(
     // Dropping a half-made connection (stop, timeout) kills its process.
     let connected = tokio::select! {
         _ = stop.cancelled() => return None,
-        r = tokio::time::timeout_at(deadline, transport::connect(&slot.name, &slot.config, client)) => {
+        r = tokio::time::timeout_at(deadline, transport::connect(slot, client)) => {
             r.unwrap_or_else(|_| Err(late().into()))
         }
     };

@@ -31,6 +31,8 @@ pub(crate) struct Slot {
     /// yet, so the next model request waits for it.
     pub(super) relisting: Arc<AtomicBool>,
     pub(super) root: Option<std::path::PathBuf>,
+    /// What a sandboxed stdio server runs under (`transport::connect_stdio`).
+    pub(super) sandbox: Option<crate::sandbox::Sandbox>,
     pub(super) asker: super::elicit::SharedAsker,
 }
 

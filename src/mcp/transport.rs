@@ -3,6 +3,7 @@
 //! cairn's environment here, at connect time, so a restart sees new values.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::path::PathBuf;
 use std::process::{ExitStatus, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -19,6 +20,7 @@ use tokio::task::JoinHandle;
 
 use super::client::CairnClient;
 use super::errors::Credentials;
+use super::slot::Slot;
 use crate::config::McpServerConfig;
 use crate::sync::lock;
 
@@ -48,13 +50,11 @@ impl From<String> for ConnectError {
 }
 
 /// Connects to the server `config` describes.
-pub(crate) async fn connect(
-    name: &str,
-    config: &McpServerConfig,
-    client: CairnClient,
-) -> Result<Connection, ConnectError> {
+pub(crate) async fn connect(slot: &Slot, client: CairnClient) -> Result<Connection, ConnectError> {
+    let (name, config) = (slot.name.as_str(), &slot.config);
     if let Some(command) = &config.command {
-        Ok(connect_stdio(name, command, config, client).await?)
+        let cmd = stdio_command(slot, &expand_env(command)?)?;
+        Ok(connect_stdio(name, cmd, command, config, client).await?)
     } else if let Some(url) = &config.url {
         let url = expand_env(url)?;
         let headers = http_headers(&config.headers)?;
@@ -73,8 +73,69 @@ pub(crate) async fn connect(
     }
 }
 
+/// Whether a stdio server runs inside the sandbox: a project's server
+/// unless its entry says `sandbox = false`, the person's own when theirs
+/// says `sandbox = true`.
+pub(crate) fn sandboxed(config: &McpServerConfig) -> bool {
+    config.sandbox.unwrap_or(config.from_project)
+}
+
+/// A directory no repository and no sandboxed command can write: where a
+/// person's own server starts, so neither `python3 -m NAME` nor `npx NAME`
+/// finds a module or package a workspace ships.
+fn neutral_dir() -> PathBuf {
+    let dir = crate::config::state_dir().map(|d| d.join("helpers"));
+    match dir {
+        Some(d) if crate::private::create_dir(&d).is_ok() => d,
+        _ => PathBuf::from("/"),
+    }
+}
+
+/// The server's process: in the sandbox by the helper rules (read-only,
+/// network on) or, for the person's own server, outside it; either way in
+/// a neutral directory, with a module path that holds no working
+/// directory and with secret and socket-locating variables withheld.
+fn stdio_command(slot: &Slot, program: &str) -> Result<Command, String> {
+    let config = &slot.config;
+    let workspace = slot.root.clone().unwrap_or_else(neutral_dir);
+    let mut cmd = match (&slot.sandbox, sandboxed(config)) {
+        (Some(sandbox), true) => {
+            let helper = crate::sandbox::Helper::Mcp { network: true };
+            let mut cmd = crate::sandbox::helper_command(sandbox, helper, program, &workspace)
+                .map_err(|e| format!("cannot start `{program}` in the sandbox: {e}"))?;
+            // A project's server names its files relative to the project;
+            // the sandbox keeps it from writing there.
+            cmd.current_dir(&workspace);
+            cmd
+        }
+        (None, true) => {
+            return Err(
+                "this server runs only inside the sandbox (it comes from the project, or sets \
+                 `sandbox = true`), and no sandbox was given to start it in"
+                    .to_string(),
+            );
+        }
+        (_, false) => {
+            let mut cmd = Command::new(program);
+            // (A sandboxed command has this hook already, first of all.)
+            crate::sandbox::die_with_parent(cmd.as_std_mut());
+            crate::tools::env::scrub(&mut cmd);
+            for name in crate::sandbox::env::withheld(&[]) {
+                cmd.env_remove(name);
+            }
+            cmd.current_dir(neutral_dir());
+            cmd
+        }
+    };
+    // Python puts neither the working directory nor the script's folder on
+    // the module path.
+    cmd.env("PYTHONSAFEPATH", "1");
+    Ok(cmd)
+}
+
 async fn connect_stdio(
     name: &str,
+    mut cmd: Command,
     command: &str,
     config: &McpServerConfig,
     client: CairnClient,
@@ -85,14 +146,12 @@ async fn connect_stdio(
         .iter()
         .map(|a| expand_env(a))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut cmd = Command::new(&program);
     cmd.args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
     // Secrets stay out unless the server's own `env` names them.
-    crate::tools::env::scrub(&mut cmd);
     for (key, value) in &config.env {
         cmd.env(key, expand_env(value)?);
     }
@@ -353,13 +412,15 @@ impl ServerProcess {
     fn signal_group(&self, signal: Signal) {
         #[cfg(unix)]
         if let Some(pid) = self.pid {
-            use nix::sys::signal::{Signal as S, killpg};
-            use nix::unistd::Pid;
-            let sig = match signal {
-                Signal::Term => S::SIGTERM,
-                Signal::Kill => S::SIGKILL,
-            };
-            let _ = killpg(Pid::from_raw(pid as i32), sig);
+            // The group and a sandbox namespace started outside it.
+            let group = crate::sandbox::Group::stop(pid as i32);
+            match signal {
+                Signal::Term => {
+                    group.signal(libc::SIGTERM);
+                    group.resume();
+                }
+                Signal::Kill => group.signal(libc::SIGKILL),
+            }
         }
         #[cfg(not(unix))]
         let _ = signal;

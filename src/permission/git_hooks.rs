@@ -109,6 +109,112 @@ pub fn neutralising_env(cwd: &Path) -> Vec<(String, String)> {
     out
 }
 
+/// Settings that keep git from starting any transport, ssh, proxy or
+/// credential program: cairn's own git calls never need the network.
+const NO_TRANSPORT: &[(&str, &str)] = &[
+    ("protocol.allow", "never"),
+    ("credential.helper", ""),
+    ("core.askPass", ""),
+    ("core.sshCommand", "false"),
+];
+
+/// The environment of one of cairn's own git calls in the repository at
+/// `cwd`: every hook `neutralising_settings` knows, no transport at all
+/// (so a partial clone's lazy fetch starts nothing), no prompt. The
+/// person's own `GIT_CONFIG_COUNT` settings are replaced, not appended to.
+pub fn helper_env(cwd: &Path) -> Vec<(String, String)> {
+    let mut settings = neutralising_settings(&repository_keys(cwd));
+    settings.extend(
+        NO_TRANSPORT
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string())),
+    );
+    let mut out: Vec<(String, String)> = [
+        ("GIT_PAGER", "cat"),
+        ("GIT_NO_LAZY_FETCH", "1"),
+        ("GIT_TERMINAL_PROMPT", "0"),
+        ("GIT_SSH_COMMAND", "false"),
+        ("GIT_SSH", "false"),
+        ("GIT_ASKPASS", "true"),
+        ("SSH_ASKPASS", "true"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    out.push(("GIT_CONFIG_COUNT".to_string(), settings.len().to_string()));
+    for (i, (key, value)) in settings.into_iter().enumerate() {
+        out.push((format!("GIT_CONFIG_KEY_{i}"), key));
+        out.push((format!("GIT_CONFIG_VALUE_{i}"), value));
+    }
+    out
+}
+
+/// What a key the repository's own configuration sets is overridden with
+/// in every git a command runs, approved or not: the settings that make
+/// git start a program when it talks to a remote (ssh, a proxy, a
+/// credential helper, the remote's upload/receive program) or that run a
+/// program in the person's later git (fsmonitor). An approval of
+/// `git fetch` is an approval of git, not of what the repository names.
+pub fn transport_override(key: &str) -> Option<&'static str> {
+    let lower = key.to_ascii_lowercase();
+    let parts: Vec<&str> = lower.split('.').collect();
+    match (parts.first().copied(), parts.last().copied(), parts.len()) {
+        (Some("core"), Some("sshcommand"), 2) => Some("ssh"),
+        (Some("core"), Some("gitproxy"), 2) => Some(""),
+        (Some("core"), Some("askpass"), 2) => Some(""),
+        (Some("core"), Some("fsmonitor"), 2) => Some("false"),
+        (Some("credential"), Some("helper"), _) => Some(""),
+        (Some("remote"), Some("uploadpack"), 3..) => Some("git-upload-pack"),
+        (Some("remote"), Some("receivepack"), 3..) => Some("git-receive-pack"),
+        (Some("remote"), Some("proxy"), 3..) => Some(""),
+        (Some("http"), Some("proxy"), _) => Some(""),
+        _ => None,
+    }
+}
+
+/// `GIT_CONFIG_COUNT` settings for any git a command runs in the
+/// repository at `cwd`: the repository's own program-naming transport keys
+/// overridden, and the `ext::` transport (which runs a command) refused.
+pub fn transport_env(cwd: &Path) -> Vec<(String, String)> {
+    let mut settings = vec![("protocol.ext.allow".to_string(), "never".to_string())];
+    for key in local_keys(cwd) {
+        if let Some(value) = transport_override(&key) {
+            settings.push((key, value.to_string()));
+        }
+    }
+    let base: usize = std::env::var("GIT_CONFIG_COUNT")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0);
+    let mut out = Vec::new();
+    let count = settings.len();
+    for (i, (key, value)) in settings.into_iter().enumerate() {
+        out.push((format!("GIT_CONFIG_KEY_{}", base + i), key));
+        out.push((format!("GIT_CONFIG_VALUE_{}", base + i), value));
+    }
+    out.push(("GIT_CONFIG_COUNT".to_string(), (base + count).to_string()));
+    out
+}
+
+/// The keys the repository's own files set (`.git/config`, the worktree's
+/// and what they include): what the repository, not the person, decides.
+fn local_keys(cwd: &Path) -> Vec<String> {
+    let output = Command::new("git")
+        .args(["config", "--local", "--list", "--name-only", "--includes"])
+        .current_dir(cwd)
+        .env("GIT_CONFIG_COUNT", "0")
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output();
+    match output {
+        Ok(o) => String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .map(str::to_string)
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
 /// The names of the keys the configuration of the repository at `cwd`
 /// sets. Reading configuration runs no program.
 fn repository_keys(cwd: &Path) -> Vec<String> {
@@ -170,5 +276,18 @@ mod tests {
         assert_eq!(value("diff.evil.textconv"), Some("cat"));
         assert_eq!(value("filter.lfs.process"), Some(""));
         assert_eq!(value("attr.tree"), Some(EMPTY_TREE_SHA1));
+    }
+
+    #[test]
+    fn a_repositorys_transport_programs_are_overridden() {
+        assert_eq!(transport_override("core.sshCommand"), Some("ssh"));
+        assert_eq!(transport_override("credential.https://x.helper"), Some(""));
+        assert_eq!(
+            transport_override("remote.origin.uploadpack"),
+            Some("git-upload-pack")
+        );
+        assert_eq!(transport_override("core.fsmonitor"), Some("false"));
+        assert_eq!(transport_override("user.name"), None);
+        assert_eq!(transport_override("remote.origin.url"), None);
     }
 }

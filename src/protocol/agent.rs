@@ -73,6 +73,9 @@ pub enum AgentCommand {
         lost: Vec<crate::store::LostFile>,
         /// Another cairn records the session: show it, record nothing.
         read_only: bool,
+        /// The latest compaction: the conversation continues from its
+        /// summary and the messages from `first_kept` on.
+        compacted: Option<super::sessions::CompactionMark>,
     },
     Shutdown,
 }
@@ -213,6 +216,9 @@ pub enum AgentEvent {
         after_tokens: u64,
         /// The model's summary, when one replaced older turns.
         summary: Option<String>,
+        /// With a summary: the first turn kept verbatim (the summary
+        /// stands for the turns before it), so the store can record it.
+        from_turn: u64,
     },
     /// What an undo would do; the interface asks for confirmation.
     UndoPlanned(crate::tools::restore::UndoPlan),
@@ -278,6 +284,7 @@ impl AgentCommand {
             cost: loaded.cost,
             lost: loaded.lost.clone(),
             read_only: false,
+            compacted: loaded.compaction().cloned(),
         }
     }
 
@@ -290,6 +297,7 @@ impl AgentCommand {
                 session_id,
                 cost,
                 lost,
+                compacted,
                 ..
             } => AgentCommand::LoadHistory {
                 messages,
@@ -298,6 +306,7 @@ impl AgentCommand {
                 cost,
                 lost,
                 read_only: true,
+                compacted,
             },
             other => other,
         }

@@ -42,6 +42,6 @@ mod sessions;
 pub use agent::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 pub use permission::{Decision, PermissionRequest};
 pub use sessions::{
-    Later, LoadedSession, OpenAs, Resumed, RewindTo, Runs, SessionEntry, SessionReply,
-    SessionRequest, StoredCall, short_id,
+    CompactionMark, Later, LoadedSession, OpenAs, Resumed, RewindTo, Runs, SessionEntry,
+    SessionReply, SessionRequest, StoredCall, short_id,
 };

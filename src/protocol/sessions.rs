@@ -210,6 +210,21 @@ pub struct Runs {
     pub undone: Vec<(u64, Vec<String>)>,
     /// Turns that did not complete: cancelled, failed, stopped at the limit.
     pub ends: Vec<crate::store::TurnEnd>,
+    /// The session's compactions, oldest first: each shows its marker.
+    pub compactions: Vec<CompactionMark>,
+}
+
+/// A compaction of a stored session, placed among its messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactionMark {
+    pub summary: String,
+    /// The index of the first message the summary did not replace.
+    pub first_kept: usize,
+    /// The index of the message its marker comes before (the length of the
+    /// history when it happened).
+    pub at: usize,
+    pub before_tokens: u64,
+    pub after_tokens: u64,
 }
 
 /// A stored session ready to continue.
@@ -232,6 +247,11 @@ pub struct LoadedSession {
 impl LoadedSession {
     pub fn id(&self) -> &SessionId {
         &self.summary.id
+    }
+
+    /// The latest compaction: the agent continues from its summary.
+    pub fn compaction(&self) -> Option<&CompactionMark> {
+        self.runs.compactions.last()
     }
 
     /// "Resumed session 01a2b3c4 (12 messages)."

@@ -196,16 +196,14 @@ fn looks_like_path(word: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::SandboxMode;
 
     fn policy(ws: &Path, deny: &Path) -> Policy {
-        Policy {
-            mode: SandboxMode::WorkspaceWrite,
-            workspace: ws.into(),
-            writable: vec![ws.into(), "/tmp".into()],
-            deny_read: vec![deny.into()],
-            network: false,
-        }
+        Policy::bare(
+            ws.into(),
+            vec![ws.into(), "/tmp".into()],
+            vec![deny.into()],
+            false,
+        )
     }
 
     #[test]

@@ -1,29 +1,69 @@
 //! Landlock and seccomp. [`prepare`] runs in cairn's process and may fail;
 //! [`install`] registers a `pre_exec` hook that only makes system calls on
 //! data prepared beforehand (see the module comment of `sandbox`).
+//!
+//! Under bubblewrap nothing is applied here but `no_new_privs`: the
+//! seccomp filters go to bubblewrap as files (`--add-seccomp-fd`), which it
+//! installs just before it runs the command — its own set-up needs the
+//! sockets they refuse — and Landlock is left out, because a Landlock
+//! domain forbids the mounts bubblewrap makes; its namespaces confine files. In the kernel layer the hook also gives up the
+//! controlling terminal and asks to die with its parent.
 
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, PathFd,
     Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
 };
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
-    SeccompRule,
-};
+use seccompiler::BpfProgram;
 
+use super::policy::{DEVICES, Layer};
 use super::readable::cover;
-use super::status::Support;
+use super::support::Support;
 use super::{Policy, SandboxError};
 
 /// What the child applies to itself before `exec`.
 pub struct Prepared {
     ruleset: Option<OwnedFd>,
-    seccomp: Option<BpfProgram>,
+    filters: Vec<BpfProgram>,
+    /// Under bubblewrap: the filters as files bubblewrap loads last, just
+    /// before it runs the command (its own set-up needs sockets).
+    filter_fds: Vec<OwnedFd>,
+    /// The kernel layer: no controlling terminal, die with the parent.
+    detach: bool,
+}
+
+impl Prepared {
+    /// The descriptors to name in `--add-seccomp-fd`.
+    pub fn filter_fds(&self) -> Vec<i32> {
+        self.filter_fds.iter().map(AsRawFd::as_raw_fd).collect()
+    }
+}
+
+/// A sealed-off memory file holding `program` as the kernel reads it.
+fn memfd_of(program: &BpfProgram) -> Result<OwnedFd, SandboxError> {
+    use std::io::{Seek, Write};
+    use std::os::fd::FromRawFd;
+    // SAFETY: a static name and a flag; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"cairn-seccomp".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(err(std::io::Error::last_os_error()));
+    }
+    // SAFETY: a fresh descriptor this function owns.
+    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let mut bytes = Vec::with_capacity(program.len() * 8);
+    for op in program {
+        bytes.extend_from_slice(&op.code.to_ne_bytes());
+        bytes.push(op.jt);
+        bytes.push(op.jf);
+        bytes.extend_from_slice(&op.k.to_ne_bytes());
+    }
+    file.write_all(&bytes).map_err(err)?;
+    file.rewind().map_err(err)?;
+    Ok(OwnedFd::from(file))
 }
 
 fn err(e: impl std::fmt::Display) -> SandboxError {
@@ -45,18 +85,29 @@ fn abi_of(version: u8) -> ABI {
 
 pub fn prepare(policy: &Policy) -> Result<Prepared, SandboxError> {
     let support = Support::detect();
-    let abi = abi_of(support.landlock_abi);
-    let ruleset = if support.landlock_abi > 0 {
-        Some(ruleset(policy, abi)?)
+    let kernel = policy.layer == Layer::Kernel;
+    let ruleset = if kernel && support.landlock_abi > 0 {
+        Some(ruleset(policy, abi_of(support.landlock_abi))?)
     } else {
         None
     };
-    let seccomp = if policy.network {
-        None
+    let mut filters = if support.seccomp {
+        super::seccomp::filters(policy)?
     } else {
-        Some(network_filter()?)
+        Vec::new()
     };
-    Ok(Prepared { ruleset, seccomp })
+    let mut filter_fds = Vec::new();
+    if !kernel {
+        for program in filters.drain(..) {
+            filter_fds.push(memfd_of(&program)?);
+        }
+    }
+    Ok(Prepared {
+        ruleset,
+        filters,
+        filter_fds,
+        detach: kernel,
+    })
 }
 
 fn add(
@@ -90,18 +141,39 @@ fn ruleset(policy: &Policy, abi: ABI) -> Result<OwnedFd, SandboxError> {
             .map_err(err)?;
     }
     if abi >= ABI::V6 {
-        // No signals to processes outside the sandbox (`kill -9 -1`).
+        // No signals to processes outside the sandbox (`kill -9 -1`), no
+        // abstract Unix sockets outside it.
         base = base.scope(Scope::Signal).map_err(err)?;
+        if policy.unix_sockets.is_empty() {
+            base = base.scope(Scope::AbstractUnixSocket).map_err(err)?;
+        }
     }
     let mut created = base.create().map_err(err)?;
     let read = AccessFs::from_read(abi);
     let all = AccessFs::from_all(abi);
-    let root = cover(Path::new("/"), &policy.deny_read);
+    // The system: everything but the home directory, the denied paths and
+    // /dev, whose terminals stay out of reach.
+    let mut hidden: Vec<PathBuf> = policy.deny_read.clone();
+    hidden.extend(policy.home.clone());
+    hidden.push(PathBuf::from("/dev"));
+    // A rule holds for everything beneath its path, so the directories on
+    // the way to a hidden one (`/` among them) get no rule at all: listing
+    // them would list inside home and cairn's own directories too.
+    let root = cover(Path::new("/"), &hidden);
     for path in &root.full {
         created = add(created, path, read)?;
     }
-    for dir in &root.list_only {
-        created = add(created, dir, AccessFs::ReadDir.into())?;
+    for device in DEVICES {
+        created = add(created, Path::new(device), read)?;
+    }
+    for allowed in &policy.read {
+        let c = cover(allowed, &policy.deny_read);
+        for path in c.full {
+            created = add(created, &path, read)?;
+        }
+        for dir in c.list_only {
+            created = add(created, &dir, AccessFs::ReadDir.into())?;
+        }
     }
     // Directories on the way to a denied path inside a writable root may
     // gain and lose entries, but not have their files read or written, nor
@@ -121,43 +193,45 @@ fn ruleset(policy: &Policy, abi: ABI) -> Result<OwnedFd, SandboxError> {
     fd.ok_or_else(|| err("the kernel gave no Landlock ruleset"))
 }
 
-/// seccomp: `socket()` for anything but Unix and netlink sockets, and
-/// io_uring (which can open sockets without calling `socket()`), fail with
-/// EACCES.
-fn network_filter() -> Result<BpfProgram, SandboxError> {
-    let arch = std::env::consts::ARCH.try_into().map_err(err)?;
-    let not = |family: i32| {
-        SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64)
-    };
-    let socket_rule = SeccompRule::new(vec![
-        not(libc::AF_UNIX).map_err(err)?,
-        not(libc::AF_NETLINK).map_err(err)?,
-    ])
-    .map_err(err)?;
-    let rules = [
-        (libc::SYS_socket, vec![socket_rule]),
-        (libc::SYS_io_uring_setup, vec![]),
-    ]
-    .into_iter()
-    .collect();
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EACCES as u32),
-        arch,
-    )
-    .map_err(err)?;
-    filter.try_into().map_err(err)
+/// Gives up the controlling terminal, if the process has one: afterwards
+/// `/dev/tty` cannot be opened, and nothing started later gets it back.
+///
+/// # Safety
+/// Async-signal-safe system calls only.
+unsafe fn give_up_terminal() {
+    // SAFETY: a static C string and raw system calls.
+    unsafe {
+        let fd = libc::open(
+            c"/dev/tty".as_ptr(),
+            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+        );
+        if fd >= 0 {
+            libc::ioctl(fd, libc::TIOCNOTTY);
+            libc::close(fd);
+        }
+    }
 }
 
 /// Registers the hook that confines the child. Nothing in it allocates.
 pub fn install(cmd: &mut std::process::Command, prepared: Prepared) {
     let ruleset = prepared.ruleset.map(Arc::new);
-    let seccomp = prepared.seccomp.map(Arc::new);
+    let filters = Arc::new(prepared.filters);
+    let filter_fds = Arc::new(prepared.filter_fds);
+    let detach = prepared.detach;
     let hook = move || -> std::io::Result<()> {
         // SAFETY: raw system calls on memory and descriptors owned by this
         // closure; no allocation, no lock.
         unsafe {
+            for fd in filter_fds.iter() {
+                // Kept open across `exec` for bubblewrap to read.
+                if libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if detach {
+                give_up_terminal();
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            }
             if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
@@ -167,7 +241,7 @@ pub fn install(cmd: &mut std::process::Command, prepared: Prepared) {
                 return Err(std::io::Error::last_os_error());
             }
         }
-        if let Some(program) = &seccomp {
+        for program in filters.iter() {
             seccompiler::apply_filter(program).map_err(|_| std::io::Error::last_os_error())?;
         }
         Ok(())

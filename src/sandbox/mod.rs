@@ -1,53 +1,72 @@
 //! Containment: every command cairn starts for the model runs under a
-//! [`Policy`] — writable roots, paths it may not read, network on or off.
+//! [`Policy`] — what it may write, read and reach — and cairn's own helper
+//! processes go through [`helper_command`] under the same rules.
+//! `docs/security.md` is the promise in words; this is the map:
 //!
-//! - `policy` — the policy built from `[sandbox]`, the workspace and the home
-//!   directory, and what a person's approval adds to it for one run.
-//! - `linux` — enforcement with Landlock (files, TCP, signals) and seccomp
-//!   (no IPv4/IPv6 sockets when the network is off; Unix sockets work).
-//! - `readable` — Landlock can only allow, so "everything but `~/.ssh`" is
-//!   written as an allow-list built from the file system.
-//! - `seatbelt` — the same policy as a macOS Seatbelt profile.
+//! - `policy` — the policy built from `[sandbox]`, the workspace and the
+//!   home directory, and what a person's approval adds for one run.
+//! - `home` — the home directory is denied but for a tested allow-list.
+//! - `caches` — build caches private per project, `/tmp` per session.
+//! - `bwrap` — the namespace layer (bubblewrap), used when it works here.
+//! - `linux`, `seccomp` — the kernel layer (Landlock and seccomp) where
+//!   bubblewrap is missing, and the seccomp filters both layers share.
+//! - `env` — socket-locating variables withheld from commands.
+//! - `classes` — each class of escape, held here or not; [`Facts`] tells
+//!   the gate, which trusts the sandbox only when every class holds.
+//! - `readable` — Landlock can only allow: "all but X" as an allow-list.
+//! - `seatbelt` — the policy as a macOS Seatbelt profile.
 //! - `detect` — noticing that the sandbox stopped a command.
 //! - `status` — what this machine enforces, in words.
-//!
-//! **What is readable.** Everything the user can read, except the secrets
-//! in [`policy::DEFAULT_DENY_READ`], cairn's own config, data and state
-//! directories, and `[sandbox] deny_read`. The rest of the home directory
-//! stays readable on purpose: toolchains (`~/.cargo`, `~/.rustup`, `~/.npm`,
-//! `~/.cache`, pyenv, nvm), `~/.gitconfig` and shell start-up files are read
-//! by the commands a person expects to work. The names inside a denied
-//! directory can still be listed; their contents cannot be read.
+//! - `helper` — how cairn starts its own helper processes.
 //!
 //! **Never cairn itself.** The restrictions are applied in the child between
 //! `fork` and `exec`; cairn's own process is never restricted. tokio runs
 //! many threads, so the code that runs in the child must neither allocate
 //! nor lock: everything — the Landlock ruleset (an fd holding every rule),
-//! the compiled seccomp program — is prepared in the parent, and the child
-//! makes only raw system calls (`prctl`, `landlock_restrict_self`,
-//! `seccomp`). This costs no extra `exec` and works the same from the
-//! binary and from the library's tests.
+//! the compiled seccomp programs, bubblewrap's arguments — is prepared in
+//! the parent, and the child makes only raw system calls.
 
+#[cfg(target_os = "linux")]
+pub mod bwrap;
+pub mod caches;
+pub mod classes;
 pub mod detect;
+pub mod env;
+pub mod group;
+pub mod helper;
+pub mod home;
 #[cfg(target_os = "linux")]
 mod linux;
+mod parent_death;
 pub mod policy;
 pub mod readable;
 pub mod seatbelt;
+#[cfg(target_os = "linux")]
+mod seccomp;
 pub mod status;
+pub mod support;
 
 #[cfg(test)]
 #[path = "../../tests/support/fixture_base.rs"]
 pub(crate) mod fixture_base;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+pub use caches::Caches;
+pub use classes::{Class, Holding};
 pub use detect::Stop;
-pub use policy::{Grant, Policy};
-pub use status::Support;
+pub use group::{Group, kill_group};
+pub use helper::{Helper, helper_command, helper_std_command};
+pub use parent_death::die_with_parent;
+pub use policy::{Grant, Layer, Place, Policy};
+pub use support::Support;
 
 use crate::config::{SandboxConfig, SandboxMode};
+
+/// The folder of cairn's cache area that holds commands' private caches
+/// and session temporary directories, one folder per project.
+pub const CACHE_AREA: &str = "cairn-sandbox";
 
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
@@ -66,6 +85,9 @@ pub struct Facts {
     pub network: bool,
     /// Commands may write in the workspace without a grant.
     pub workspace_writable: bool,
+    /// Every class of escape holds on this machine (`classes::whole`);
+    /// smart and auto mode trust the sandbox only then.
+    pub whole: bool,
 }
 
 impl Facts {
@@ -74,7 +96,13 @@ impl Facts {
         enforced: false,
         network: true,
         workspace_writable: true,
+        whole: false,
     };
+
+    /// The gate may let the sandbox contain what it would otherwise ask.
+    pub fn trusted(&self) -> bool {
+        self.enforced && self.whole
+    }
 }
 
 /// The sandbox settings of a session; cheap to clone.
@@ -91,25 +119,38 @@ struct Settings {
     private_dirs: Vec<PathBuf>,
     /// `--no-sandbox` was given.
     turned_off_by_flag: bool,
+    /// Where private caches go (`<cache dir>/cairn-sandbox`).
+    cache_area: Option<PathBuf>,
+    /// Made once per workspace for this session.
+    caches: Mutex<Vec<(PathBuf, Caches)>>,
 }
 
 impl Sandbox {
     /// The sandbox `[sandbox]` describes, for this user.
     pub fn from_config(config: &SandboxConfig, no_sandbox_flag: bool) -> Sandbox {
+        let own_cache =
+            directories::ProjectDirs::from("", "", "cairn").map(|d| d.cache_dir().to_path_buf());
         let private_dirs = [
             crate::config::global_dir(),
             crate::config::data_dir(),
             crate::config::state_dir(),
+            own_cache,
         ]
         .into_iter()
         .flatten()
         .collect();
-        Sandbox::with_dirs(
+        let mut sandbox = Sandbox::with_dirs(
             config,
             no_sandbox_flag,
             crate::paths::home_dir(),
             private_dirs,
-        )
+        );
+        if let Some(base) = directories::BaseDirs::new()
+            && let Some(inner) = Arc::get_mut(&mut sandbox.inner)
+        {
+            inner.cache_area = Some(base.cache_dir().join(CACHE_AREA));
+        }
+        sandbox
     }
 
     /// Same, with the home and cairn's directories given (tests).
@@ -119,12 +160,15 @@ impl Sandbox {
         home: Option<PathBuf>,
         private_dirs: Vec<PathBuf>,
     ) -> Sandbox {
+        let cache_area = home.as_ref().map(|h| h.join(".cache").join(CACHE_AREA));
         Sandbox {
             inner: Arc::new(Settings {
                 config: config.clone(),
                 home,
                 private_dirs,
                 turned_off_by_flag: no_sandbox_flag,
+                cache_area,
+                caches: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -157,17 +201,62 @@ impl Sandbox {
 
     /// The policy commands in `workspace` run under; `None` when off.
     pub fn policy(&self, workspace: &Path) -> Option<Policy> {
+        self.policy_in(workspace, layer().unwrap_or(Layer::Kernel))
+    }
+
+    /// The same, enforced by `layer` (tests run both layers).
+    pub fn policy_in(&self, workspace: &Path, layer: Layer) -> Option<Policy> {
         let mode = self.mode();
         if mode == SandboxMode::Off {
             return None;
         }
-        Some(Policy::build(
-            mode,
-            &self.inner.config,
+        let caches = self.caches(workspace);
+        let mut place = self.place(workspace, caches.as_ref());
+        place.layer = layer;
+        Some(Policy::build(mode, &self.inner.config, &place))
+    }
+
+    fn place<'a>(&'a self, workspace: &'a Path, caches: Option<&'a Caches>) -> Place<'a> {
+        Place {
             workspace,
-            self.inner.home.as_deref(),
-            &self.inner.private_dirs,
-        ))
+            home: self.inner.home.as_deref(),
+            private_dirs: &self.inner.private_dirs,
+            caches,
+            layer: layer().unwrap_or(Layer::Kernel),
+        }
+    }
+
+    /// The private caches and session directory for `workspace`, made on
+    /// first use; `None` when there is nowhere to put them.
+    fn caches(&self, workspace: &Path) -> Option<Caches> {
+        let area = self.inner.cache_area.as_ref()?;
+        let mut made = self.inner.caches.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, c)) = made.iter().find(|(w, _)| w == workspace) {
+            return Some(c.clone());
+        }
+        let created = Caches::create(area, workspace, self.inner.home.as_deref());
+        match created {
+            Ok(c) => {
+                made.push((workspace.to_path_buf(), c.clone()));
+                Some(c)
+            }
+            Err(e) => {
+                tracing::warn!("no private caches for commands in {}: {e}", area.display());
+                None
+            }
+        }
+    }
+
+    /// A directory cairn and the commands in `workspace` both see at the
+    /// same path and may write: the session's own temporary directory
+    /// (under bubblewrap `/tmp` is private), else the system's.
+    pub fn shared_temp_dir(&self, workspace: &Path) -> PathBuf {
+        match self.mode() {
+            SandboxMode::Off => std::env::temp_dir(),
+            _ => self
+                .caches(workspace)
+                .map_or_else(std::env::temp_dir, |c| c.tmp),
+        }
     }
 
     /// What commands may not read in `workspace` (the home's secrets,
@@ -177,11 +266,21 @@ impl Sandbox {
         Policy::build(
             SandboxMode::WorkspaceWrite,
             &self.inner.config,
-            workspace,
-            self.inner.home.as_deref(),
-            &self.inner.private_dirs,
+            &self.place(workspace, None),
         )
         .deny_read
+    }
+
+    /// Each class of escape, held here or not, and how.
+    pub fn holdings(&self) -> Vec<Holding> {
+        let support = Support::detect();
+        let layer = if self.mode() == SandboxMode::Off || !support.enforces_files() {
+            None
+        } else {
+            layer()
+        };
+        let sockets_named = !self.inner.config.unix_sockets.is_empty();
+        classes::assess(layer, support, sockets_named)
     }
 
     pub fn facts(&self) -> Facts {
@@ -192,6 +291,7 @@ impl Sandbox {
             enforced: true,
             network: self.inner.config.network(),
             workspace_writable: self.mode() == SandboxMode::WorkspaceWrite,
+            whole: classes::whole(&self.holdings()),
         }
     }
 
@@ -200,13 +300,29 @@ impl Sandbox {
         match self.mode() {
             SandboxMode::Off => "sandbox off".into(),
             mode if Support::detect().enforces_files() => format!(
-                "sandbox: {}, network {}",
+                "sandbox: {}, network {}{}",
                 mode.as_str(),
-                network_word(self.inner.config.network(), Support::detect())
+                network_word(self.inner.config.network(), Support::detect()),
+                if self.facts().whole { "" } else { " (partial)" }
             ),
             _ => "sandbox not enforced".into(),
         }
     }
+}
+
+/// The layer commands run under on this machine: bubblewrap when it works
+/// here, else the kernel's Landlock and seccomp; `None` where neither.
+pub fn layer() -> Option<Layer> {
+    #[cfg(target_os = "linux")]
+    {
+        if bwrap::available().is_some() {
+            return Some(Layer::Namespace);
+        }
+        if Support::detect().landlock_abi > 0 {
+            return Some(Layer::Kernel);
+        }
+    }
+    None
 }
 
 /// How a command with `policy` really runs, in words: "sandbox:
@@ -233,6 +349,17 @@ fn network_word(on: bool, support: Support) -> &'static str {
     }
 }
 
+/// Whether `program` names something that exists: a path, or a name found
+/// on `PATH`.
+pub fn resolves(program: &std::ffi::OsStr) -> bool {
+    let path = Path::new(program);
+    if path.components().count() > 1 {
+        return path.exists();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|dirs| std::env::split_paths(&dirs).any(|dir| dir.join(program).is_file()))
+}
+
 /// Builds the command that runs `program` under `policy` (unconfined when
 /// `None`, or where this machine cannot confine it). Everything that can
 /// fail is done here, in cairn's process, before the child exists.
@@ -240,25 +367,72 @@ pub fn command(
     program: &str,
     policy: Option<&Policy>,
 ) -> Result<tokio::process::Command, SandboxError> {
-    let Some(policy) = policy else {
-        return Ok(tokio::process::Command::new(program));
-    };
-    confine(program, policy)
+    std_command(program.as_ref(), policy).map(tokio::process::Command::from)
 }
 
-#[cfg(target_os = "linux")]
-fn confine(program: &str, policy: &Policy) -> Result<tokio::process::Command, SandboxError> {
-    let mut cmd = tokio::process::Command::new(program);
-    if Support::detect().enforces_files() {
-        let prepared = linux::prepare(policy)?;
-        linux::install(cmd.as_std_mut(), prepared);
+/// The same as a blocking `std` command (`cairn sandbox -- …`).
+pub fn std_command(
+    program: &std::ffi::OsStr,
+    policy: Option<&Policy>,
+) -> Result<std::process::Command, SandboxError> {
+    let Some(policy) = policy else {
+        return Ok(std_new(program));
+    };
+    let mut cmd = confine(program, policy)?;
+    for name in env::withheld(&policy.unix_sockets) {
+        cmd.env_remove(name);
+    }
+    for (name, value) in policy.env() {
+        cmd.env(name, value);
     }
     Ok(cmd)
 }
 
+#[cfg(target_os = "linux")]
+fn confine(
+    program: &std::ffi::OsStr,
+    policy: &Policy,
+) -> Result<std::process::Command, SandboxError> {
+    if !Support::detect().enforces_files() {
+        return Ok(std_new(program));
+    }
+    match (policy.layer, bwrap::available()) {
+        (Layer::Namespace, Some(bwrap)) => confine_with(bwrap, program, policy),
+        (Layer::Namespace, None) => Err(SandboxError::Build(
+            "bubblewrap is not available for this policy".into(),
+        )),
+        (Layer::Kernel, _) => {
+            let mut cmd = std_new(program);
+            linux::install(&mut cmd, linux::prepare(policy)?);
+            Ok(cmd)
+        }
+    }
+}
+
+/// `program` under `policy` through the bubblewrap at `bwrap`.
+#[cfg(target_os = "linux")]
+fn confine_with(
+    bwrap: &Path,
+    program: &std::ffi::OsStr,
+    policy: &Policy,
+) -> Result<std::process::Command, SandboxError> {
+    let prepared = linux::prepare(policy)?;
+    let mut cmd = std_new(bwrap);
+    cmd.args(bwrap::args(policy));
+    for fd in prepared.filter_fds() {
+        cmd.arg("--add-seccomp-fd").arg(fd.to_string());
+    }
+    cmd.arg("--").arg(program);
+    linux::install(&mut cmd, prepared);
+    Ok(cmd)
+}
+
 #[cfg(target_os = "macos")]
-fn confine(program: &str, policy: &Policy) -> Result<tokio::process::Command, SandboxError> {
-    let mut cmd = tokio::process::Command::new(seatbelt::SANDBOX_EXEC);
+fn confine(
+    program: &std::ffi::OsStr,
+    policy: &Policy,
+) -> Result<std::process::Command, SandboxError> {
+    let mut cmd = std_new(seatbelt::SANDBOX_EXEC);
     cmd.arg("-p")
         .arg(seatbelt::profile(policy))
         .arg("--")
@@ -267,36 +441,20 @@ fn confine(program: &str, policy: &Policy) -> Result<tokio::process::Command, Sa
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn confine(program: &str, _policy: &Policy) -> Result<tokio::process::Command, SandboxError> {
-    Ok(tokio::process::Command::new(program))
+fn confine(
+    program: &std::ffi::OsStr,
+    _policy: &Policy,
+) -> Result<std::process::Command, SandboxError> {
+    Ok(std_new(program))
 }
 
-/// The same for a blocking `std` command (`cairn sandbox -- …`).
-pub fn std_command(
-    program: &std::ffi::OsStr,
-    policy: Option<&Policy>,
-) -> Result<std::process::Command, SandboxError> {
-    #[cfg(target_os = "linux")]
-    if let Some(policy) = policy
-        && Support::detect().enforces_files()
-    {
-        let mut cmd = std::process::Command::new(program);
-        linux::install(&mut cmd, linux::prepare(policy)?);
-        return Ok(cmd);
-    }
-    #[cfg(target_os = "macos")]
-    if let Some(policy) = policy {
-        let mut cmd = std::process::Command::new(seatbelt::SANDBOX_EXEC);
-        cmd.arg("-p")
-            .arg(seatbelt::profile(policy))
-            .arg("--")
-            .arg(program);
-        return Ok(cmd);
-    }
-    let _ = policy;
-    Ok(std::process::Command::new(program))
+/// A new command that dies with cairn; its parent-death hook is
+/// registered first, so it runs before any confinement.
+fn std_new(program: impl AsRef<std::ffi::OsStr>) -> std::process::Command {
+    let mut cmd = std::process::Command::new(program);
+    parent_death::die_with_parent(&mut cmd);
+    cmd
 }
 
 #[cfg(all(test, target_os = "linux"))]
-#[path = "tests.rs"]
 pub(crate) mod tests;

@@ -2,56 +2,69 @@
 
 use std::path::{Path, PathBuf};
 
+use super::caches::Caches;
 use crate::config::{SandboxConfig, SandboxMode};
 
-/// Secrets no command may read, relative to the home directory.
-pub const DEFAULT_DENY_READ: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/gh",
-];
+pub use super::home::SECRETS as DEFAULT_DENY_READ;
 
-/// Caches toolchains write to while building offline, relative to home.
-/// `~/.cargo/bin` and `~/.rustup` stay read-only: a command that could
-/// replace `cargo` would run unconfined the next time the person types it.
-pub const TOOL_CACHES: &[&str] = &[
-    ".cache",
-    ".cargo/registry",
-    ".cargo/git",
-    ".cargo/.package-cache",
-    ".cargo/.package-cache-mutate",
-    ".npm",
-];
-
-/// Devices every program expects to write to.
+/// Devices every program expects to use. `/dev/tty` and the terminals are
+/// not among them: commands have no terminal.
 pub const DEVICES: &[&str] = &[
     "/dev/null",
     "/dev/zero",
     "/dev/full",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
     "/dev/random",
     "/dev/urandom",
 ];
 
+/// Inside the workspace, read-only to commands: what the person's own git
+/// and cairn run or obey later.
+pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[".git/config", ".git/hooks", ".git/info", ".cairn"];
+
+/// How a policy is enforced on Linux.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layer {
+    /// bubblewrap: a private mount, PID, IPC and (network off) network
+    /// namespace, with seccomp.
+    Namespace,
+    /// Landlock and seccomp in the command's own process.
+    Kernel,
+}
+
+/// Where a policy applies: the places it is built from.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub workspace: &'a Path,
+    pub home: Option<&'a Path>,
+    /// cairn's own config, data, state and cache directories.
+    pub private_dirs: &'a [PathBuf],
+    pub caches: Option<&'a Caches>,
+    pub layer: Layer,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Policy {
     pub mode: SandboxMode,
     pub workspace: PathBuf,
+    /// The workspace is neither the home directory nor above it; when it
+    /// is, commands may neither read nor write it.
+    pub workspace_usable: bool,
+    /// Hidden from commands but for `read` (canonical).
+    pub home: Option<PathBuf>,
     /// Where commands may write (and read), existing paths only.
     pub writable: Vec<PathBuf>,
+    /// Readable under the hidden home: the allow-list and `[sandbox] read`.
+    pub read: Vec<PathBuf>,
     /// What commands may not read, existing paths only.
     pub deny_read: Vec<PathBuf>,
+    /// Inside the workspace, readable but not writable.
+    pub read_only: Vec<PathBuf>,
+    /// Unix sockets commands may connect to (`[sandbox] unix_sockets`).
+    pub unix_sockets: Vec<PathBuf>,
+    pub caches: Option<Caches>,
     pub network: bool,
+    pub layer: Layer,
 }
 
 /// What approving one run adds to the policy.
@@ -107,56 +120,126 @@ fn push_existing(list: &mut Vec<PathBuf>, path: PathBuf) {
 }
 
 impl Policy {
-    pub fn build(
-        mode: SandboxMode,
-        config: &SandboxConfig,
-        workspace: &Path,
-        home: Option<&Path>,
-        private_dirs: &[PathBuf],
-    ) -> Policy {
+    pub fn build(mode: SandboxMode, config: &SandboxConfig, at: &Place<'_>) -> Policy {
+        let workspace = std::fs::canonicalize(at.workspace).unwrap_or(at.workspace.into());
+        let home = at.home.and_then(|h| std::fs::canonicalize(h).ok());
+        let workspace_usable = home.as_ref().is_none_or(|h| !h.starts_with(&workspace));
         let mut writable = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
-            push_existing(&mut writable, workspace.to_path_buf());
+            if workspace_usable {
+                push_existing(&mut writable, workspace.clone());
+            }
             for extra in &config.writable {
-                if let Some(p) = expand(extra, home, workspace) {
+                if let Some(p) = expand(extra, at.home, &workspace) {
                     push_existing(&mut writable, p);
                 }
             }
         }
-        push_existing(&mut writable, std::env::temp_dir());
+        if at.layer == Layer::Kernel {
+            push_existing(&mut writable, std::env::temp_dir());
+        }
         push_existing(&mut writable, PathBuf::from("/tmp"));
         for device in DEVICES {
             push_existing(&mut writable, PathBuf::from(device));
         }
-        if let Some(home) = home {
-            for cache in TOOL_CACHES {
-                push_existing(&mut writable, home.join(cache));
+        if let Some(c) = at.caches {
+            push_existing(&mut writable, c.dir.clone());
+        }
+        let mut read = Vec::new();
+        if let Some(h) = at.home {
+            for allowed in super::home::ALLOW {
+                push_existing(&mut read, h.join(allowed));
             }
+        }
+        for extra in &config.read {
+            if let Some(p) = expand(extra, at.home, &workspace) {
+                push_existing(&mut read, p);
+            }
+        }
+        if workspace_usable {
+            push_existing(&mut read, workspace.clone());
         }
         let mut deny_read = Vec::new();
-        if let Some(home) = home {
+        if let Some(h) = at.home {
             for secret in DEFAULT_DENY_READ {
-                push_existing(&mut deny_read, home.join(secret));
+                push_existing(&mut deny_read, h.join(secret));
             }
         }
-        for dir in private_dirs {
+        for dir in at.private_dirs {
             push_existing(&mut deny_read, dir.clone());
         }
         for extra in &config.deny_read {
-            if let Some(p) = expand(extra, home, workspace) {
+            if let Some(p) = expand(extra, at.home, &workspace) {
                 push_existing(&mut deny_read, p);
             }
         }
         // A denied path inside the workspace stays denied; a writable root
         // inside a denied one is dropped.
         writable.retain(|w| !deny_read.iter().any(|d| w.starts_with(d)));
+        let mut read_only = Vec::new();
+        if workspace_usable {
+            for inside in READ_ONLY_IN_WORKSPACE {
+                push_existing(&mut read_only, workspace.join(inside));
+            }
+            read_only.extend(submodule_git_dirs(&workspace));
+        }
+        let unix_sockets = config
+            .unix_sockets
+            .iter()
+            .filter_map(|s| expand(s, at.home, &workspace))
+            .collect();
         Policy {
             mode,
-            workspace: workspace.to_path_buf(),
+            workspace,
+            workspace_usable,
+            home,
             writable,
+            read,
             deny_read,
+            read_only,
+            unix_sockets,
+            caches: at.caches.cloned(),
             network: config.network(),
+            layer: at.layer,
         }
+    }
+
+    /// A policy of just these parts, in the kernel layer (tests).
+    #[cfg(test)]
+    pub fn bare(
+        workspace: PathBuf,
+        writable: Vec<PathBuf>,
+        deny_read: Vec<PathBuf>,
+        network: bool,
+    ) -> Policy {
+        Policy {
+            mode: SandboxMode::WorkspaceWrite,
+            workspace,
+            workspace_usable: true,
+            home: None,
+            writable,
+            read: Vec::new(),
+            deny_read,
+            read_only: Vec::new(),
+            unix_sockets: Vec::new(),
+            caches: None,
+            network,
+            layer: Layer::Kernel,
+        }
+    }
+
+    /// The variables commands get: the private caches and `TMPDIR`.
+    pub fn env(&self) -> Vec<(&'static str, PathBuf)> {
+        let Some(c) = &self.caches else {
+            return Vec::new();
+        };
+        let mut env = c.env();
+        let tmp = match self.layer {
+            Layer::Namespace => PathBuf::from("/tmp"),
+            Layer::Kernel => c.tmp.clone(),
+        };
+        env.push(("TMPDIR", tmp));
+        env
     }
 
     /// This policy with `grant` added, for one run.
@@ -204,7 +287,33 @@ fn is_default_writable(path: &Path) -> bool {
     path.starts_with(&tmp)
         || path.starts_with("/tmp")
         || path.starts_with("/dev")
-        || TOOL_CACHES.iter().any(|c| path.ends_with(c))
+        || path.ancestors().any(|a| a.ends_with(super::CACHE_AREA))
+}
+
+/// The config, hooks and info of each submodule under `.git/modules`.
+fn submodule_git_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![workspace.join(".git/modules")];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
+                continue;
+            }
+            if path.join("HEAD").is_file() {
+                for inside in ["config", "hooks", "info"] {
+                    push_existing(&mut out, path.join(inside));
+                }
+                stack.push(path.join("modules"));
+            } else {
+                stack.push(path);
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -225,6 +334,8 @@ mod tests {
             "project",
             "extra",
             ".cargo/registry",
+            ".config/git",
+            ".mozilla",
             "cairn-data",
         ] {
             std::fs::create_dir_all(h.join(d)).unwrap();
@@ -236,20 +347,49 @@ mod tests {
             ..Default::default()
         };
         std::fs::create_dir_all(h.join("project/private")).unwrap();
+        std::fs::write(h.join(".cargo/credentials.toml"), "token").unwrap();
+        std::fs::create_dir_all(h.join("project/.git/hooks")).unwrap();
+        std::fs::write(h.join("project/.git/config"), "[core]\n").unwrap();
+        let private = [h.join("cairn-data")];
+        fn place<'a>(ws: &'a Path, h: &'a Path, private: &'a [PathBuf]) -> Place<'a> {
+            Place {
+                workspace: ws,
+                home: Some(h),
+                private_dirs: private,
+                caches: None,
+                layer: Layer::Kernel,
+            }
+        }
+        let project = h.join("project");
         let p = Policy::build(
             SandboxMode::WorkspaceWrite,
             &config,
-            &h.join("project"),
-            Some(&h),
-            &[h.join("cairn-data")],
+            &place(&project, &h, &private),
         );
-        for d in [".ssh", ".aws", ".netrc", "cairn-data", "project/private"] {
+        for d in [
+            ".ssh",
+            ".aws",
+            ".netrc",
+            "cairn-data",
+            "project/private",
+            ".cargo/credentials.toml",
+        ] {
             assert!(p.deny_read.contains(&h.join(d)), "{d}: {:?}", p.deny_read);
         }
         assert!(!p.deny_read.iter().any(|d| d.ends_with("missing")));
         assert!(p.writable.contains(&h.join("project")));
         assert!(p.writable.contains(&h.join("extra")));
-        assert!(p.writable.contains(&h.join(".cargo/registry")));
+        // The person's caches are not writable; home is hidden but for
+        // the allow-list; git's and cairn's own files are read-only.
+        assert!(!p.writable.iter().any(|w| w.starts_with(h.join(".cargo"))));
+        assert_eq!(p.home.as_deref(), Some(h.as_path()));
+        assert!(p.read.contains(&h.join(".cargo")) && p.read.contains(&h.join(".config/git")));
+        assert!(!p.read.contains(&h.join(".mozilla")));
+        assert_eq!(
+            p.read_only,
+            [h.join("project/.git/config"), h.join("project/.git/hooks")]
+        );
+        assert!(p.workspace_usable);
         assert!(!p.network);
         assert_eq!(
             p.describe(),
@@ -261,24 +401,44 @@ mod tests {
         let ro = Policy::build(
             SandboxMode::ReadOnly,
             &config,
-            &h.join("project"),
-            Some(&h),
-            &[],
+            &place(&project, &h, &private),
         );
         assert!(!ro.writable.contains(&h.join("project")));
         assert!(!ro.writable.contains(&h.join("extra")));
+        // Home, or above it, is never a workspace commands may use.
+        for above in [h.as_path(), h.parent().unwrap()] {
+            let p = Policy::build(
+                SandboxMode::WorkspaceWrite,
+                &config,
+                &place(above, &h, &private),
+            );
+            assert!(!p.workspace_usable, "{}", above.display());
+            assert!(
+                !p.writable.iter().any(|w| h.starts_with(w)),
+                "{:?}",
+                p.writable
+            );
+            assert!(!p.read.iter().any(|r| h.starts_with(r)), "{:?}", p.read);
+            assert!(p.read_only.is_empty());
+        }
     }
 
     #[test]
     fn a_grant_adds_the_network_and_the_nearest_existing_directory() {
         let dir = tempfile::tempdir().unwrap();
         let d = std::fs::canonicalize(dir.path()).unwrap();
+        let ws = d.join("ws");
+        let place = Place {
+            workspace: &ws,
+            home: None,
+            private_dirs: &[],
+            caches: None,
+            layer: Layer::Kernel,
+        };
         let p = Policy::build(
             SandboxMode::WorkspaceWrite,
             &SandboxConfig::default(),
-            &d.join("ws"),
-            None,
-            &[],
+            &place,
         );
         let g = Grant {
             network: true,

@@ -21,9 +21,10 @@ fn target(path: &Path) -> String {
     }
 }
 
-/// Deny by default; read everything but the denied paths; write only the
-/// writable roots; the network only when the policy allows it (Unix
-/// sockets always). Later rules win, so the denials come after the allows.
+/// Deny by default; read the system but not home (bar the allow-list) nor
+/// the denied paths; write only the writable roots; IP networking only
+/// when the policy allows it, Unix sockets only those it names. Later
+/// rules win, so the denials come after the allows.
 pub fn profile(policy: &Policy) -> String {
     let mut p = String::from(
         "(version 1)\n\
@@ -41,6 +42,18 @@ pub fn profile(policy: &Policy) -> String {
         }
         p.push_str(")\n");
     }
+    if let Some(home) = &policy.home {
+        // Home is hidden but for the allow-list and what may be written.
+        p.push_str(&format!("(deny file-read* {})\n", target(home)));
+        let open: Vec<_> = policy.read.iter().chain(&policy.writable).collect();
+        if !open.is_empty() {
+            p.push_str("(allow file-read*");
+            for r in open {
+                p.push_str(&format!("\n  {}", target(r)));
+            }
+            p.push_str(")\n");
+        }
+    }
     if !policy.deny_read.is_empty() {
         p.push_str("(deny file-read* file-write*");
         for d in &policy.deny_read {
@@ -49,9 +62,13 @@ pub fn profile(policy: &Policy) -> String {
         p.push_str(")\n");
     }
     if policy.network {
-        p.push_str("(allow network*)\n");
-    } else {
-        p.push_str("(allow network* (remote unix-socket) (local unix-socket))\n");
+        p.push_str("(allow network* (remote ip) (local ip))\n");
+    }
+    for socket in &policy.unix_sockets {
+        p.push_str(&format!(
+            "(allow network-outbound (remote unix-socket (path-literal {})))\n",
+            quote(socket)
+        ));
     }
     p
 }
@@ -59,19 +76,17 @@ pub fn profile(policy: &Policy) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::SandboxMode;
 
     fn policy(network: bool) -> (tempfile::TempDir, Policy) {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir(dir.path().join("ws")).unwrap();
         std::fs::create_dir(dir.path().join(".ssh")).unwrap();
-        let p = Policy {
-            mode: SandboxMode::WorkspaceWrite,
-            workspace: dir.path().join("ws"),
-            writable: vec![dir.path().join("ws"), "/dev/null".into()],
-            deny_read: vec![dir.path().join(".ssh"), dir.path().join("we\"ird")],
+        let p = Policy::bare(
+            dir.path().join("ws"),
+            vec![dir.path().join("ws"), "/dev/null".into()],
+            vec![dir.path().join(".ssh"), dir.path().join("we\"ird")],
             network,
-        };
+        );
         (dir, p)
     }
 
@@ -90,8 +105,7 @@ mod tests {
         assert!(text.contains(&format!("(deny file-read* file-write*\n  (subpath \"{d}/.ssh\")\n  (literal \"{d}/we\\\"ird\"))")), "{text}");
         // The denials come after the general read allowance.
         assert!(text.find("(allow file-read*)").unwrap() < text.find("(deny file-read*").unwrap());
-        assert!(text.contains("(allow network* (remote unix-socket) (local unix-socket))"));
-        assert!(!text.contains("(allow network*)"));
-        assert!(profile(&policy(true).1).contains("(allow network*)\n"));
+        assert!(!text.contains("(allow network"), "{text}");
+        assert!(profile(&policy(true).1).contains("(allow network* (remote ip) (local ip))\n"));
     }
 }

@@ -1,101 +1,7 @@
 //! What this machine can enforce, and the words that say so.
 
-use std::sync::OnceLock;
-
-use super::{Policy, Sandbox};
+use super::{Policy, Sandbox, Support};
 use crate::config::SandboxMode;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Support {
-    /// The Landlock ABI the kernel offers; 0 when it offers none.
-    pub landlock_abi: u8,
-    /// seccomp filters can be installed.
-    pub seccomp: bool,
-    /// macOS with `sandbox-exec`.
-    pub seatbelt: bool,
-}
-
-impl Support {
-    /// Asked of the kernel once per process.
-    pub fn detect() -> Support {
-        static CACHE: OnceLock<Support> = OnceLock::new();
-        *CACHE.get_or_init(probe)
-    }
-
-    /// Writes and secrets are confined.
-    pub fn enforces_files(&self) -> bool {
-        self.landlock_abi > 0 || self.seatbelt
-    }
-
-    /// The network can be turned off.
-    pub fn enforces_network(&self) -> bool {
-        self.seccomp || self.landlock_abi >= 4 || self.seatbelt
-    }
-
-    /// What an older kernel leaves out, in words.
-    pub fn gaps(&self) -> Vec<&'static str> {
-        let abi = self.landlock_abi;
-        let mut gaps = Vec::new();
-        if abi == 0 {
-            return gaps;
-        }
-        if abi < 2 {
-            gaps.push("moving files between directories is refused everywhere (Landlock ABI < 2)");
-        }
-        if abi < 3 {
-            gaps.push("truncating files is not confined (Landlock ABI < 3)");
-        }
-        if abi < 4 {
-            gaps.push("no Landlock TCP rules (ABI < 4); the network is filtered by seccomp alone");
-        }
-        if abi < 5 {
-            gaps.push("device ioctls are not confined (Landlock ABI < 5)");
-        }
-        if abi < 6 {
-            gaps.push("commands may signal processes outside the sandbox (Landlock ABI < 6)");
-        }
-        gaps
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn probe() -> Support {
-    // LANDLOCK_CREATE_RULESET_VERSION: asks for the ABI, creates nothing.
-    // SAFETY: a null attribute with size 0 and this flag is the documented query.
-    let abi = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::null::<u8>(),
-            0usize,
-            1u32,
-        )
-    };
-    // SAFETY: PR_GET_SECCOMP only reads this thread's mode.
-    let seccomp = unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } >= 0;
-    Support {
-        landlock_abi: abi.clamp(0, 255) as u8,
-        seccomp,
-        seatbelt: false,
-    }
-}
-
-#[cfg(target_os = "macos")]
-fn probe() -> Support {
-    Support {
-        landlock_abi: 0,
-        seccomp: false,
-        seatbelt: std::path::Path::new(super::seatbelt::SANDBOX_EXEC).exists(),
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn probe() -> Support {
-    Support {
-        landlock_abi: 0,
-        seccomp: false,
-        seatbelt: false,
-    }
-}
 
 /// The full report of `cairn sandbox --status` and `/sandbox`.
 pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> String {
@@ -108,14 +14,7 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
     if sandbox.turned_off_by_flag() {
         line(&mut out, "turned off by --no-sandbox".into());
     }
-    let enforcer = if support.landlock_abi > 0 {
-        format!("Landlock ABI {}", support.landlock_abi)
-    } else if support.seatbelt {
-        "Seatbelt (sandbox-exec)".into()
-    } else {
-        "none".into()
-    };
-    line(&mut out, format!("enforcement: {enforcer}"));
+    line(&mut out, format!("enforcement: {}", enforcer(support)));
     let network = match (support.seccomp, support.landlock_abi >= 4) {
         (true, true) => "seccomp (no IPv4/IPv6 sockets) and Landlock TCP rules",
         (true, false) => "seccomp (no IPv4/IPv6 sockets)",
@@ -135,29 +34,9 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
     for gap in support.gaps() {
         line(&mut out, format!("degraded: {gap}"));
     }
+    classes(&mut out, sandbox);
     if let Some(p) = policy {
-        line(
-            &mut out,
-            format!("network: {}", if p.network { "on" } else { "off" }),
-        );
-        line(&mut out, "writable:".into());
-        for w in p.writable.iter().filter(|w| !w.starts_with("/dev")) {
-            line(&mut out, format!("  {}", w.display()));
-        }
-        line(
-            &mut out,
-            "  /dev/null, /dev/tty, /dev/pts and the other usual devices".into(),
-        );
-        line(&mut out, "not readable:".into());
-        for d in &p.deny_read {
-            line(&mut out, format!("  {}", d.display()));
-        }
-        line(
-            &mut out,
-            "readable: everything else the user can read (the rest of the home directory \
-             included)"
-                .into(),
-        );
+        policy_lines(&mut out, p);
     }
     for ignored in &sandbox.config().ignored {
         line(
@@ -166,4 +45,130 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
         );
     }
     out
+}
+
+fn enforcer(support: Support) -> String {
+    #[cfg(target_os = "linux")]
+    if support.landlock_abi > 0 {
+        return match super::bwrap::available() {
+            Some(bwrap) => format!(
+                "bubblewrap ({}) and seccomp; Landlock ABI {} when bubblewrap is missing",
+                bwrap.display(),
+                support.landlock_abi
+            ),
+            None => format!(
+                "Landlock ABI {} and seccomp ({})",
+                support.landlock_abi,
+                super::bwrap::why_not().unwrap_or_default()
+            ),
+        };
+    }
+    if support.seatbelt {
+        "Seatbelt (sandbox-exec)".into()
+    } else {
+        "none".into()
+    }
+}
+
+/// One line per class, and cairn's own helpers.
+fn classes(out: &mut String, sandbox: &Sandbox) {
+    let holdings = sandbox.holdings();
+    let whole = super::classes::whole(&holdings);
+    out.push_str("classes:\n");
+    for h in &holdings {
+        let state = if h.held { "enforced" } else { "NOT ENFORCED" };
+        out.push_str(&format!("  {:<12} {state}: {}\n", h.class.name(), h.how));
+    }
+    if sandbox.mode() != SandboxMode::Off && !whole {
+        out.push_str(
+            "  smart and auto mode ask for every command that is not read-only, because a \
+             class above is not enforced\n",
+        );
+    }
+    out.push_str("cairn's helpers:\n");
+    let enforced = sandbox.mode() != SandboxMode::Off && sandbox.facts().enforced;
+    for (name, inside, always) in HELPERS {
+        let (state, how) = match (inside, enforced) {
+            (Some(inside), true) => ("contained", format!("{inside}; {always}")),
+            (Some(_), false) => ("NOT SANDBOXED", format!("no sandbox here; {always}")),
+            (None, _) => ("contained", always.to_string()),
+        };
+        out.push_str(&format!("  {name:<12} {state}: {how}\n"));
+    }
+}
+
+/// cairn's own helpers: what the sandbox adds when it is enforced, and
+/// what holds either way.
+const HELPERS: &[(&str, Option<&str>, &str)] = &[
+    (
+        "git",
+        Some("its start-up git calls run in the sandbox, read-only, network off"),
+        "no transport (a lazy fetch starts nothing), and the repository's fsmonitor, hooks, \
+         filters, diff and ssh programs overridden",
+    ),
+    (
+        "mcp",
+        Some("a project's stdio servers (and `sandbox = true`) run in the sandbox, read-only"),
+        "the person's own servers start in a neutral directory with PYTHONSAFEPATH and no \
+         secret or socket variables; an untrusted server's tools ask in every mode",
+    ),
+    (
+        "file tools",
+        None,
+        "paths in the workspace open beneath it (openat2 RESOLVE_BENEATH, else one component \
+         at a time without following links): no link leads a read, write or undo out of it",
+    ),
+    (
+        "fetch",
+        None,
+        "asks in every mode unless a rule covers it; no loopback, link-local or private \
+         address unless a rule names the host; redirects only to the approved host or one a \
+         rule names; no Referer",
+    ),
+];
+
+fn policy_lines(out: &mut String, p: &Policy) {
+    let mut line = |text: String| {
+        out.push_str(&text);
+        out.push('\n');
+    };
+    line(format!("network: {}", if p.network { "on" } else { "off" }));
+    if !p.workspace_usable {
+        line(format!(
+            "workspace {} is the home directory or above it: commands may neither read nor \
+             write it; start cairn in a project directory",
+            p.workspace.display()
+        ));
+    }
+    line("writable:".into());
+    for w in p.writable.iter().filter(|w| !w.starts_with("/dev")) {
+        line(format!("  {}", w.display()));
+    }
+    line("  /dev/null and the other usual devices (no terminal)".into());
+    if !p.read_only.is_empty() {
+        line("read-only inside the workspace:".into());
+        for r in &p.read_only {
+            line(format!("  {}", r.display()));
+        }
+    }
+    if let Some(home) = &p.home {
+        line(format!(
+            "home {}: not readable, but for (read-only):",
+            home.display()
+        ));
+        for r in p.read.iter().filter(|r| r.starts_with(home)) {
+            line(format!("  {}", r.display()));
+        }
+    }
+    line("not readable:".into());
+    for d in &p.deny_read {
+        line(format!("  {}", d.display()));
+    }
+    if !p.unix_sockets.is_empty() {
+        line("unix sockets allowed:".into());
+        for s in &p.unix_sockets {
+            line(format!("  {}", s.display()));
+        }
+    }
+    line("readable: the system (/usr, /etc, /opt, …) and what is listed above".into());
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::conversation::{Message, Part, ToolStatus, result_text};
-use crate::protocol::{LoadedSession, Runs, StoredCall};
+use crate::protocol::{CompactionMark, LoadedSession, Runs, StoredCall};
 use crate::store::{MessageStatus, SessionId, Store, StoreError, ToolRun};
 use crate::tools::ToolDisplay;
 use crate::tools::state::FileVersion;
@@ -55,6 +55,7 @@ pub fn load(store: &Store, id: &SessionId) -> Result<LoadedSession, StoreError> 
         }
     }
     let priced = stored.iter().any(|m| m.2.cost.is_some());
+    let compactions = marks(&stored, store.compactions(id)?);
     // Undone turns stay in the conversation, as they did when the undo
     // happened: the model was told, and turn numbers keep their meaning.
     let messages: Vec<Message> = stored.into_iter().map(|m| m.1).collect();
@@ -62,6 +63,7 @@ pub fn load(store: &Store, id: &SessionId) -> Result<LoadedSession, StoreError> 
         calls: calls(&messages, store.tool_runs(id)?),
         undone,
         ends: store.turn_ends(id)?,
+        compactions,
     };
     let lost = store
         .lost_files(id)?
@@ -76,6 +78,30 @@ pub fn load(store: &Store, id: &SessionId) -> Result<LoadedSession, StoreError> 
         versions,
         runs,
     })
+}
+
+/// Places each compaction among the stored messages: the summary stands for
+/// the messages of turns before its `from_turn`.
+fn marks(
+    stored: &[(crate::store::MessageId, Message, crate::store::MessageMeta)],
+    rows: Vec<crate::store::StoredCompaction>,
+) -> Vec<CompactionMark> {
+    rows.into_iter()
+        .map(|row| {
+            let c = row.compaction;
+            let first_kept = stored
+                .iter()
+                .position(|m| m.2.turn >= c.from_turn)
+                .unwrap_or(stored.len());
+            CompactionMark {
+                summary: c.summary,
+                first_kept,
+                at: (c.at_count as usize).clamp(first_kept, stored.len()),
+                before_tokens: c.before_tokens,
+                after_tokens: c.after_tokens,
+            }
+        })
+        .collect()
 }
 
 /// Every tool call of `messages` with how it ended: the store's row where

@@ -6,12 +6,15 @@
 //!
 //! - `walker` — the walk over the syntax tree; `expansion` — words,
 //!   parameter and arithmetic expansions inside it.
+//! - `depth` — the linear pre-scan that bounds nesting before the parser
+//!   crate (which recurses per level) sees the command.
 //! - `words` — brace expansion and de-quoting (`ansi_c` decodes `$'…'`); `heredoc` — input the
 //!   parser crate cannot take; `outline` — one line per command.
 
 use brush_parser::ParserOptions;
 
 mod ansi_c;
+mod depth;
 mod expansion;
 mod heredoc;
 mod outline;
@@ -130,9 +133,40 @@ impl ShellAnalysis {
     }
 }
 
-/// Parse `command` into its flat analysis. Never panics; on failure
-/// `parse_error` is set.
+/// Stack for the thread a command is parsed on. The pre-scan bounds the
+/// nesting the parser crate recurses through; this is the second wall, so
+/// that no spelling the scan misjudges can overflow a stack and abort
+/// cairn. Only the pages touched are ever allocated.
+const PARSE_STACK: usize = 256 << 20;
+
+/// Parse `command` into its flat analysis. Never panics and never
+/// overflows; on failure `parse_error` is set, which makes the gate ask.
 pub fn parse(command: &str) -> ShellAnalysis {
+    if let Some(why) = depth::too_deep(command) {
+        return unreadable(why);
+    }
+    let owned = command.to_owned();
+    let spawned = std::thread::Builder::new()
+        .name("shell-parse".into())
+        .stack_size(PARSE_STACK)
+        .spawn(move || parse_guarded(&owned));
+    match spawned {
+        Ok(handle) => handle
+            .join()
+            .unwrap_or_else(|_| unreadable("the command could not be parsed".into())),
+        // No thread to be had: the nesting is bounded, parse here.
+        Err(_) => parse_guarded(command),
+    }
+}
+
+fn unreadable(why: String) -> ShellAnalysis {
+    ShellAnalysis {
+        parse_error: Some(why),
+        ..ShellAnalysis::default()
+    }
+}
+
+fn parse_guarded(command: &str) -> ShellAnalysis {
     // The parser crate can panic on some malformed input (an unwrap in its
     // tokenizer). A command comes from the model, so that must not take
     // the agent down: a panic is an unparseable command, which asks. The
@@ -140,10 +174,7 @@ pub fn parse(command: &str) -> ShellAnalysis {
     EXPECTING_PANIC.with(|f| f.set(true));
     let result = std::panic::catch_unwind(|| parse_inner(command));
     EXPECTING_PANIC.with(|f| f.set(false));
-    result.unwrap_or_else(|_| ShellAnalysis {
-        parse_error: Some("the command could not be parsed".into()),
-        ..ShellAnalysis::default()
-    })
+    result.unwrap_or_else(|_| unreadable("the command could not be parsed".into()))
 }
 
 thread_local! {

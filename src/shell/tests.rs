@@ -435,3 +435,31 @@ fn arithmetic_on_plain_variables_is_not_evaluated_code() {
         assert!(!ok(code).evaluated.is_empty(), "{code}");
     }
 }
+
+/// Issue 24: nesting ten thousand deep, in every spelling the fault pass
+/// used and one that hides its closers, is judged (as unreadable) without
+/// overflowing a stack.
+#[test]
+fn ten_thousand_levels_are_refused_not_a_crash() {
+    let d = 10_000;
+    let spellings = [
+        format!("{}echo x{}", "{ ".repeat(d), "; }".repeat(d)),
+        format!("{}echo x{}", "if true; then ".repeat(d), "; fi".repeat(d)),
+        format!("echo {}x{}", "$(echo ".repeat(d), ")".repeat(d)),
+        format!("{}echo x{}", "( ".repeat(d), " )".repeat(d)),
+        format!("{}ls", "{ echo }; ".repeat(d)),
+        format!("echo {}", "\"$(".repeat(d)),
+    ];
+    for command in spellings {
+        let a = parse(&command);
+        let why = a.parse_error.clone().unwrap_or_default();
+        assert!(why.contains("not inspected"), "{why}: {}", &command[..40]);
+        assert!(!a.is_complete());
+    }
+}
+
+#[test]
+fn ordinary_nesting_still_parses() {
+    let a = ok("if true; then { (echo $(date) ${HOME:-x}); }; fi");
+    assert_eq!(names(&a), ["true", "echo", "date"]);
+}

@@ -30,6 +30,20 @@ fn push_block(out: &mut String, lang: &str, text: &str) {
     out.push_str(&format!("{fence}\n\n"));
 }
 
+/// A compaction where it happened: the summary the model continued from.
+fn push_compaction(out: &mut String, c: &super::NewCompaction) {
+    out.push_str(&format!(
+        "## Compaction\n\n*The turns before turn {} were summarised (about {} tokens down to {}); the model continued from this summary:*\n\n",
+        c.from_turn, c.before_tokens, c.after_tokens
+    ));
+    for line in c.summary.trim_end().lines() {
+        out.push_str("> ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
 impl Store {
     /// The session as Markdown: a heading per message, tool calls and their
     /// results as code blocks. Undone turns are left out.
@@ -46,7 +60,15 @@ impl Store {
             session.input_tokens,
             session.output_tokens
         ));
-        for (_, message, meta) in messages {
+        let compactions = self.compactions(id)?;
+        let count = messages.len();
+        for (i, (_, message, meta)) in messages.into_iter().enumerate() {
+            for c in compactions
+                .iter()
+                .filter(|c| c.compaction.at_count as usize == i)
+            {
+                push_compaction(&mut out, &c.compaction);
+            }
             if meta.status == MessageStatus::Undone {
                 continue;
             }
@@ -100,6 +122,12 @@ impl Store {
                 }
             }
         }
+        for c in compactions
+            .iter()
+            .filter(|c| c.compaction.at_count as usize >= count)
+        {
+            push_compaction(&mut out, &c.compaction);
+        }
         Ok(out)
     }
 
@@ -123,11 +151,26 @@ impl Store {
                 })
             })
             .collect();
+        let compactions: Vec<serde_json::Value> = self
+            .compactions(id)?
+            .into_iter()
+            .map(|c| {
+                json!({
+                    "from_turn": c.compaction.from_turn,
+                    "at_message": c.compaction.at_count,
+                    "summary": c.compaction.summary,
+                    "before_tokens": c.compaction.before_tokens,
+                    "after_tokens": c.compaction.after_tokens,
+                    "created_at": c.created_at,
+                })
+            })
+            .collect();
         Ok(json!({
             "format": "cairn-session",
             "version": 1,
             "session": session,
             "messages": messages,
+            "compactions": compactions,
         }))
     }
 }

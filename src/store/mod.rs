@@ -7,6 +7,8 @@
 //! - `schema` — the tables and numbered migrations; `error` — `StoreError`.
 //! - `sessions`, `messages` — sessions (fork, rewind, delete) and their
 //!   messages; `search` — the full-text index and its queries.
+//! - `compactions` — summaries that replaced older turns, so a resumed
+//!   session continues from the latest one.
 //! - `tool_runs` — how each call ended as the person saw it, and files that
 //!   cannot be restored; `turn_outcomes` — turns that did not complete.
 //! - `lock` — one process records a session at a time; `export` — a
@@ -22,6 +24,7 @@
 //! Every write is one small transaction, committed before the call returns:
 //! if the process dies, everything acknowledged so far is on disk.
 
+mod compactions;
 mod error;
 mod export;
 mod lock;
@@ -37,6 +40,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::{Connection, Transaction, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
+pub use compactions::{NewCompaction, StoredCompaction};
 pub use error::StoreError;
 pub use lock::{HeldElsewhere, SessionLock};
 #[cfg(test)]

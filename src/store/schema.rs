@@ -23,6 +23,7 @@ const MIGRATIONS: &[Migration] = &[
     v3_tool_runs,
     v4_tool_run_status_backfill,
     v5_turn_outcomes,
+    v6_compactions,
 ];
 
 pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -195,6 +196,26 @@ fn v5_turn_outcomes(tx: &Transaction<'_>) -> rusqlite::Result<()> {
              detail TEXT NOT NULL DEFAULT '',
              PRIMARY KEY (session_id, turn)
          ) WITHOUT ROWID;",
+    )
+}
+
+/// Each compaction of a session: the summary that replaced the turns
+/// before `turn` (the first turn kept verbatim), and how many messages the
+/// session had when it happened (where the transcript shows its marker).
+/// A resumed session continues from the latest one.
+fn v6_compactions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "CREATE TABLE compactions (
+             id INTEGER PRIMARY KEY,
+             session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+             turn INTEGER NOT NULL,
+             at_count INTEGER NOT NULL,
+             summary TEXT NOT NULL,
+             before_tokens INTEGER NOT NULL,
+             after_tokens INTEGER NOT NULL,
+             created_at INTEGER NOT NULL
+         );
+         CREATE INDEX compactions_by_session ON compactions(session_id, id);",
     )
 }
 

@@ -287,7 +287,7 @@ pub fn fork_title(base: Option<&str>) -> String {
 /// `session_id`, and the order rows were written in. A fork copies the kept
 /// turns' rows in that order (undo restores the earliest version of a
 /// file); a rewind in place drops the rest.
-pub(crate) const PER_TURN_TABLES: [(&str, &str, &str); 4] = [
+pub(crate) const PER_TURN_TABLES: [(&str, &str, &str); 5] = [
     ("file_versions", "turn, path, content, created_at", "id"),
     (
         "tool_runs",
@@ -296,6 +296,13 @@ pub(crate) const PER_TURN_TABLES: [(&str, &str, &str); 4] = [
     ),
     ("lost_files", "turn, path, why", "id"),
     ("turn_outcomes", "turn, outcome, detail", "turn"),
+    // A compaction belongs to the first turn it kept: rewinding to that
+    // turn or earlier returns to the whole history.
+    (
+        "compactions",
+        "turn, at_count, summary, before_tokens, after_tokens, created_at",
+        "id",
+    ),
 ];
 
 /// `NoSession` unless `session` exists, checked inside a write transaction.

@@ -14,20 +14,27 @@ use tempfile::NamedTempFile;
 /// the temporary file is removed (dropping a `NamedTempFile` deletes it).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     // Renaming over a symlink would replace the link with a plain file;
-    // write the file it points to instead.
+    // write the file it points to instead — when it stays in the workspace
+    // (`beneath::real_path` refuses a link out of it).
     let target;
     let path = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
-            target = fs::canonicalize(path)?;
+            target = super::beneath::real_path(path)?;
             target.as_path()
         }
         _ => path,
     };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
+    let (dir, name) = match (path.parent(), path.file_name()) {
+        (Some(d), Some(n)) if !d.as_os_str().is_empty() => (d, n),
+        (_, Some(n)) => (Path::new("."), n),
+        _ => return Err(io::Error::other("not a file path")),
     };
-    let perms: Option<Permissions> = fs::metadata(path)
+    // The directory is pinned by a descriptor opened beneath the
+    // workspace, and the rename into it replaces whatever entry is there
+    // by then (a link swapped in is replaced, not followed).
+    let (_pin, pinned) = super::beneath::pinned_dir(dir)?;
+    let path_in_pin = pinned.join(name);
+    let perms: Option<Permissions> = fs::symlink_metadata(&path_in_pin)
         .ok()
         .filter(|m| m.is_file())
         .map(|m| m.permissions());
@@ -36,14 +43,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(&super::tempfiles::atomic_prefix())
         .permissions(new_file_permissions())
-        .tempfile_in(dir)?;
+        .tempfile_in(&pinned)?;
     tmp.write_all(bytes)?;
     tmp.flush()?;
     if let Some(p) = perms {
         tmp.as_file().set_permissions(p)?;
     }
     tmp.as_file().sync_all()?;
-    persist(tmp, path)
+    persist(tmp, &path_in_pin)
 }
 
 fn new_file_permissions() -> Permissions {

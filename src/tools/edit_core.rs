@@ -217,7 +217,7 @@ impl Plan {
     /// view stamp so the next edit needs no new view.
     pub fn write(&self, ctx: &ToolContext) -> Result<(), String> {
         if let Some(dir) = self.path.parent() {
-            fs::create_dir_all(dir)
+            super::beneath::pinned_dir(dir)
                 .map_err(|e| format!("cannot create the directory {}: {e}", dir.display()))?;
         }
         ctx.session.record_version(&self.path, self.before.clone());

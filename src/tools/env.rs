@@ -41,7 +41,9 @@ pub fn url_password(value: &str) -> Option<&str> {
 
 /// Whether a variable, by its name or its value, holds a secret.
 fn holds_secret(name: &str, value: &str) -> bool {
-    looks_secret(name) || url_password(value).is_some()
+    looks_secret(name)
+        || url_password(value).is_some()
+        || crate::config::secrets::value_looks_secret(value)
 }
 
 #[derive(Debug, Default)]
@@ -79,6 +81,10 @@ impl SecretPolicy {
             }
         }
         values.retain(|(v, _)| v.trim().chars().count() >= MIN_SECRET_LEN);
+        let forms: Vec<(String, String)> = (values.iter())
+            .flat_map(|(v, name)| super::secret_forms::forms(v, name))
+            .collect();
+        values.extend(forms);
         values.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.cmp(b)));
         values.dedup_by(|a, b| a.0 == b.0);
         policy.values = values;

@@ -4,17 +4,24 @@
 
 use std::path::Path;
 
-use crate::permission::git_hooks::{neutralising_env, runs_read_only_git};
+use crate::permission::git_hooks::{neutralising_env, runs_read_only_git, transport_env};
 use crate::shell::ShellAnalysis;
 
-/// Shell lines to put before the command, or nothing when the command
-/// runs no git or runs a git that was approved as able to change things.
+/// Shell lines to put before the command: a read-only git runs with every
+/// hook of the repository overridden, anything else with its transport
+/// programs overridden.
 pub fn preamble(analysis: &ShellAnalysis, cwd: &Path) -> String {
-    if !runs_read_only_git(analysis) {
-        return String::new();
-    }
+    let env = if runs_read_only_git(analysis) {
+        neutralising_env(cwd)
+    } else {
+        // Any other command may run git, directly or from a script or a
+        // build: approved or covered by a rule, git may change things, but
+        // what the repository's config makes it run to reach a remote is
+        // not what the approval was for.
+        transport_env(cwd)
+    };
     let mut out = String::from("export");
-    for (name, value) in neutralising_env(cwd) {
+    for (name, value) in env {
         out.push_str(&format!(" {name}={}", quote(&value)));
     }
     out.push('\n');

@@ -69,6 +69,9 @@ impl Tool for GlobTool {
             Ok(p) => ctx.resolve(p.unwrap_or(".")),
             Err(e) => return ToolOutput::error(e),
         };
+        if let Err(e) = super::beneath::real_path(&root) {
+            return ToolOutput::error(format!("cannot search {}: {e}", ctx.display_path(&root)));
+        }
         let ctx = ctx.clone();
         blocking(move || find(&ctx, &pattern, &root))
             .await

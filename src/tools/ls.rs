@@ -68,6 +68,12 @@ impl Tool for LsTool {
             Ok(i) => i,
             Err(e) => return ToolOutput::error(e),
         };
+        // A missing path is `list`'s to report ("not found", with hints).
+        if let Err(e) = super::beneath::real_path(&root)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            return ToolOutput::error(format!("cannot list {}: {e}", ctx.display_path(&root)));
+        }
         let ctx = ctx.clone();
         blocking(move || list(&ctx, &root, ignore))
             .await

@@ -2,6 +2,7 @@
 //! input and a [`ToolContext`], and answers with a [`ToolOutput`].
 
 pub mod atomic;
+pub mod beneath;
 pub mod edit;
 pub mod edit_core;
 pub mod env;
@@ -17,6 +18,7 @@ pub mod jobs;
 pub mod ls;
 pub mod regular;
 pub mod restore;
+pub mod secret_forms;
 pub mod shell;
 pub mod snapshot;
 pub mod state;
@@ -59,6 +61,9 @@ pub struct ToolContext {
     pub grant: crate::sandbox::Grant,
     /// Hunks of the previewed edit the person rejected in review.
     pub rejected: Option<RejectedHunks>,
+    /// The hosts `fetch(HOST)` allow rules name: the only ones `fetch`
+    /// reaches at a local address or follows a redirect to.
+    pub fetch_hosts: fetch::FetchHosts,
 }
 
 /// Hunks (numbered from 0, as `crate::diff::hunks` counts them) of an
@@ -80,6 +85,7 @@ impl ToolContext {
             sandbox: crate::sandbox::Sandbox::default_for_user(),
             grant: crate::sandbox::Grant::default(),
             rejected: None,
+            fetch_hosts: fetch::FetchHosts::default(),
         }
     }
 

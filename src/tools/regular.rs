@@ -44,11 +44,8 @@ pub fn refusal(shown: &str, meta: &Metadata) -> Option<String> {
 /// FIFO swapped in after the metadata check (`O_NONBLOCK`), and what was
 /// opened is checked again.
 pub fn read_bounded(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)?;
+    // Beneath its workspace: no link leads the read out of it.
+    let file = super::beneath::open(path)?;
     let meta = file.metadata()?;
     if let Some(kind) = special_kind(&meta) {
         return Err(std::io::Error::other(format!("it is {kind}")));

@@ -110,7 +110,7 @@ pub fn apply_range(
         let shown = display(&path, workspace);
         let result = match before {
             Some(bytes) => write_atomic(&path, &bytes),
-            None => match std::fs::remove_file(&path) {
+            None => match crate::tools::beneath::remove_file(&path) {
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
                 other => other,
             },
@@ -134,7 +134,7 @@ fn display(path: &Path, workspace: &Path) -> String {
 /// the turn deleted comes back with what the umask allows.
 fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir)?;
+        crate::tools::beneath::pinned_dir(dir)?;
     }
     crate::tools::atomic::write_atomic(path, bytes)
 }

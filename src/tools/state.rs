@@ -76,6 +76,7 @@ pub struct SessionState {
 
 impl SessionState {
     pub fn new(workspace: &Path) -> Self {
+        super::beneath::guard(workspace);
         SessionState {
             cwd: Mutex::new(workspace.to_path_buf()),
             viewed: Mutex::new(HashMap::new()),

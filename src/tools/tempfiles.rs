@@ -101,6 +101,7 @@ pub fn sweep_stale() -> usize {
         let dirs = std::fs::read_to_string(e.path()).unwrap_or_default();
         for dir in dirs.lines() {
             removed += sweep_dir(Path::new(dir), ".cairn-tmp-");
+            removed += sweep_dir(Path::new(dir), "cairn-cwd-");
         }
         let _ = std::fs::remove_file(e.path());
     }

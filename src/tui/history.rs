@@ -16,7 +16,14 @@ pub fn show(model: &mut Model, loaded: &LoadedSession) {
     model.title = loaded.summary.title.clone();
     // The checklist is the resumed session's, not the one left on screen.
     model.todos = crate::tools::todos::latest(&loaded.messages);
-    model.usage.context_tokens = crate::context::estimate_messages(&loaded.messages);
+    // What the next request carries: from the latest summary on.
+    model.usage.context_tokens = match loaded.compaction() {
+        Some(c) => {
+            let kept = &loaded.messages[c.first_kept.min(loaded.messages.len())..];
+            crate::context::estimate_messages(kept) + crate::context::estimate_tokens(&c.summary)
+        }
+        None => crate::context::estimate_messages(&loaded.messages),
+    };
     model.usage.cost = loaded.cost;
 }
 
@@ -27,6 +34,7 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
     let starts = crate::context::turn_starts(messages);
     let mut turn = 0u64;
     for (i, m) in messages.iter().enumerate() {
+        compactions_at(model, runs, i);
         if starts.binary_search(&i).is_ok() {
             turn_closed(model, runs, turn);
             turn += 1;
@@ -88,7 +96,52 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
         }
     }
     turn_closed(model, runs, turn);
+    for c in runs.compactions.iter().filter(|c| c.at >= messages.len()) {
+        compaction_cell(model, c);
+    }
     model.transcript.to_bottom();
+}
+
+/// The markers of compactions that happened when the history had `i`
+/// messages, where they stood live.
+fn compactions_at(model: &mut Model, runs: &Runs, i: usize) {
+    for c in runs.compactions.iter().filter(|c| c.at == i && i > 0) {
+        compaction_cell(model, c);
+    }
+}
+
+fn compaction_cell(model: &mut Model, c: &crate::protocol::CompactionMark) {
+    model.transcript.push(compaction_kind(
+        c.before_tokens,
+        c.after_tokens,
+        Some(c.summary.clone()),
+    ));
+}
+
+/// The marker of a compaction; Enter on it shows the summary.
+pub fn compaction_kind(before: u64, after: u64, summary: Option<String>) -> CellKind {
+    let how = if summary.is_some() {
+        "older turns summarised"
+    } else {
+        "old tool outputs elided"
+    };
+    CellKind::Compaction {
+        text: format!(
+            "context compacted: ~{} → ~{} tokens ({how}; the full history stays in the session)",
+            tokens(before),
+            tokens(after)
+        ),
+        summary,
+    }
+}
+
+/// "12k", or the exact figure under a thousand (never "~0k").
+fn tokens(n: u64) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else {
+        format!("{}k", n / 1000)
+    }
 }
 
 /// What followed turn `turn` live: the notice of its undo, its cancel

@@ -42,6 +42,8 @@ pub use keys::KeyConfig;
 /// What the interface starts with.
 #[derive(Debug, Clone, Default)]
 pub struct TuiOptions {
+    /// The person's own slash commands (`crate::extensions::commands`).
+    pub commands: crate::extensions::commands::Catalogue,
     /// How long a permission dialog that appears just after a key press
     /// takes no answer (letters typed then go into the prompt).
     pub dialog_pause: std::time::Duration,
@@ -119,6 +121,9 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.dialog_pause = opts.dialog_pause;
     m.sandbox = opts.sandbox.clone();
     m.mcp_servers = opts.handles.mcp_server_names();
+    let (custom, clashes) = commands::custom_entries(&opts.commands);
+    m.custom_commands = custom;
+    problems.extend(clashes);
     if let Some(loaded) = &opts.resumed {
         history::show(&mut m, loaded);
     }

@@ -90,6 +90,8 @@ pub struct Model {
     pub mcp_servers: Vec<String>,
     /// This project's recent sessions by title, for completing `/resume`.
     pub session_titles: Vec<(crate::sessions::SessionId, String)>,
+    /// The person's own slash commands, for the menu and help.
+    pub custom_commands: Vec<crate::tui::commands::CustomEntry>,
 }
 
 impl Model {
@@ -137,6 +139,7 @@ impl Model {
             slash_menu: Default::default(),
             mcp_servers: Vec::new(),
             session_titles: Vec::new(),
+            custom_commands: Vec::new(),
         }
     }
 

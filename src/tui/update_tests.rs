@@ -588,6 +588,7 @@ fn config_keys_override_the_table_and_bad_entries_are_reported() {
     keys.insert("open_editor".into(), "f4".into());
     keys.insert("frobnicate".into(), "x".into());
     let mut m = crate::tui::build_model(crate::tui::TuiOptions {
+        commands: Default::default(),
         dialog_pause: std::time::Duration::ZERO,
         provider: "p".into(),
         model: "m".into(),

@@ -86,7 +86,9 @@ pub fn side_endpoint(format: Format, req: &HttpRequest, s: &Shared) -> Option<St
                 return Some(response("401 Unauthorized", "application/json", "", &body));
             }
         }
-        if format == Format::Gemini {
+        if let Some(list) = s.models_list.lock().unwrap().clone() {
+            list
+        } else if format == Format::Gemini {
             json!({"models": [{"name": "models/gemini-mock", "supportedGenerationMethods": ["generateContent"]}]})
         } else {
             json!({"object": "list", "data": [{"id": "mock-large"}, {"id": "mock-small"}]})

@@ -83,6 +83,8 @@ pub struct Reply {
     html: bool,
     stall: Option<(usize, Duration)>,
     cache: (u64, u64),
+    /// `status`'s message is the whole body, sent as it is.
+    raw_body: bool,
 }
 
 impl Default for Reply {
@@ -103,6 +105,7 @@ impl Default for Reply {
             html: false,
             stall: None,
             cache: (0, 0),
+            raw_body: false,
         }
     }
 }
@@ -229,6 +232,14 @@ impl Reply {
         self.cache = (read, write);
         self
     }
+    /// An HTTP error with exactly this body (a real server's words).
+    pub fn error_body(code: u16, body: &str) -> Reply {
+        Reply {
+            status: Some((code, body.to_string())),
+            raw_body: true,
+            ..Reply::default()
+        }
+    }
     pub fn context_length_error() -> Reply {
         Reply {
             status: Some((
@@ -253,6 +264,10 @@ struct Shared {
     only_model: Mutex<Option<String>>,
     /// The models list answers 401 unless the request carries this key.
     required_key: Mutex<Option<String>>,
+    /// Requests with a larger body are refused as too long for the window.
+    max_body: Mutex<Option<usize>>,
+    /// The models list to answer instead of the usual one.
+    models_list: Mutex<Option<Value>>,
 }
 
 #[path = "mock_bedrock.rs"]
@@ -350,6 +365,11 @@ impl MockModel {
         *self.shared.token_lifetime.lock().unwrap() = Some(secs);
     }
 
+    /// Answers `GET …/models` with this list (a server's own metadata).
+    pub fn models_list(&self, list: Value) {
+        *self.shared.models_list.lock().unwrap() = Some(list);
+    }
+
     /// The request targets (path and query), in order.
     pub fn request_paths(&self) -> Vec<String> {
         self.shared.paths.lock().unwrap().clone()
@@ -360,6 +380,13 @@ impl MockModel {
     /// using no scripted reply).
     pub fn only_model(&self, model: &str) {
         *self.shared.only_model.lock().unwrap() = Some(model.to_string());
+    }
+
+    /// Refuse, as a model with a small window does (400, context length
+    /// exceeded, no scripted reply used), every request whose JSON body is
+    /// larger than `bytes`. Recorded like any other request.
+    pub fn refuse_over(&self, bytes: usize) {
+        *self.shared.max_body.lock().unwrap() = Some(bytes);
     }
 
     /// Have the models list refuse (401) any key but `key`, as a real
@@ -392,11 +419,28 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     if req.target == "/token" {
         return token_endpoint(&mut sock, &s, &req.body).await;
     }
+    if req.head.starts_with("GET ") {
+        // Model calls are POSTs; a probe of an endpoint this server lacks
+        // (`/props`, `/model/info`) gets what real servers answer.
+        s.paths.lock().unwrap().push(req.target.clone());
+        let resp = http::response(
+            "404 Not Found",
+            "application/json",
+            "",
+            r#"{"error":"not found"}"#,
+        );
+        return sock.write_all(resp.as_bytes()).await;
+    }
     let body: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
     let refused = s.only_model.lock().unwrap().clone().and_then(|only| {
         let asked = body["model"].as_str()?;
         (asked != only).then(|| asked.to_string())
     });
+    let too_long = s
+        .max_body
+        .lock()
+        .unwrap()
+        .is_some_and(|max| req.body.len() > max);
     let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
     s.requests.lock().unwrap().push(body);
     s.headers.lock().unwrap().push(req.headers);
@@ -404,6 +448,15 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     if let Some(asked) = refused {
         let body = http::error_body(format, 404, &format!("model `{asked}` not found"));
         let resp = http::response("404 Not Found", "application/json", "", &body);
+        return sock.write_all(resp.as_bytes()).await;
+    }
+    if too_long {
+        let body = http::error_body(
+            format,
+            400,
+            "prompt is too long: the request exceeds the model's context window (context_length_exceeded)",
+        );
+        let resp = http::response("400 Bad Request", "application/json", "", &body);
         return sock.write_all(resp.as_bytes()).await;
     }
     let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
@@ -419,7 +472,11 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         return sock.write_all(resp.as_bytes()).await;
     };
     if let Some((code, message)) = &reply.status {
-        let body = http::error_body(format, *code, message);
+        let body = if reply.raw_body {
+            message.clone()
+        } else {
+            http::error_body(format, *code, message)
+        };
         let retry = reply
             .retry_after
             .as_ref()

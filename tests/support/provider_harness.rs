@@ -27,6 +27,7 @@ pub fn settings(kind: ProviderKind, base_url: &str) -> ProviderSettings {
         request_timeout: Duration::from_secs(10),
         idle_timeout: Duration::from_secs(10),
         cloud: Default::default(),
+        wire: Default::default(),
     }
 }
 

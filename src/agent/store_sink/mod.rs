@@ -153,6 +153,10 @@ impl SessionSink for StoreSink {
                 | AgentEvent::ToolCallStarted { .. }
                 | AgentEvent::ToolCallRunning { .. }
                 | AgentEvent::ToolCallFinished { .. }
+                | AgentEvent::Compacted {
+                    summary: Some(_),
+                    ..
+                }
         );
         if wanted {
             self.send(Job::Event(Box::new(event.clone()), Instant::now()));
@@ -487,6 +491,22 @@ impl Writer {
                 }
             }
             AgentEvent::MessageAdded(message) => self.message_added(message)?,
+            AgentEvent::Compacted {
+                before_tokens,
+                after_tokens,
+                summary: Some(summary),
+                from_turn,
+            } => {
+                let id = self.ensure_session()?;
+                let c = crate::store::NewCompaction {
+                    from_turn,
+                    at_count: self.ids.len() as u64,
+                    summary,
+                    before_tokens,
+                    after_tokens,
+                };
+                self.store.record_compaction(&id, &c)?;
+            }
             AgentEvent::PartialMessage(message) => {
                 let id = self.ensure_session()?;
                 match self.partial {

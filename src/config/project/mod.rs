@@ -368,6 +368,9 @@ pub fn describe_server(name: &str, m: &McpServerConfig) -> String {
     if m.trusted {
         text.push_str("; trusted = true (its tools run without asking)");
     }
+    if m.command.is_some() && m.sandbox == Some(false) {
+        text.push_str("; sandbox = false (it runs OUTSIDE the sandbox, as you)");
+    }
     text
 }
 

@@ -186,3 +186,25 @@ fn the_persons_own_rule_keeps_a_project_trusted() {
         Standing::Trusted
     );
 }
+
+#[test]
+fn a_trusted_projects_servers_are_marked_as_the_projects() {
+    let root = tempfile::tempdir().unwrap();
+    let global = root.path().join("global.toml");
+    std::fs::write(&global, "[mcp.mine]\ncommand = \"mine\"\n").unwrap();
+    let path = project(
+        root.path(),
+        "[mcp.mine]\ncommand = \"mine\"\n\n[mcp.build]\ncommand = \"node\"\nargs = [\"tools/mcp.js\"]\nsandbox = false\n",
+    );
+    let mut c = load_from(Some(&global), &path).unwrap();
+    assert!(
+        c.held()
+            .iter()
+            .any(|h| h.what.contains("OUTSIDE the sandbox"))
+    );
+    c.trust_project();
+    assert!(c.file.mcp["build"].from_project);
+    assert_eq!(c.file.mcp["build"].sandbox, Some(false));
+    // The same entry as the person's own stays theirs.
+    assert!(!c.file.mcp["mine"].from_project);
+}

@@ -217,7 +217,7 @@ impl Gate {
             Some(a) => {
                 // In auto mode an enforced sandbox confines what cannot be
                 // read; elsewhere it still asks.
-                let confined = self.sandbox.enforced && self.mode == Mode::Auto;
+                let confined = self.sandbox.trusted() && self.mode == Mode::Auto;
                 if let Some(error) = a.parse_error.as_ref().filter(|_| !confined) {
                     fixed.push(format!("{error}; cairn cannot tell what it would do"));
                 }
@@ -240,7 +240,7 @@ impl Gate {
                     fixed.extend(self.shell_outside(a, call));
                     fixed.extend(outside_paths(&call.paths, call.workspace));
                 }
-                if self.sandbox.enforced && self.mode != Mode::AlwaysAsk {
+                if self.sandbox.trusted() && self.mode != Mode::AlwaysAsk {
                     liftable = self.sandbox_reasons(a, call);
                 } else if self.mode != Mode::Auto && a.is_complete() {
                     liftable = self.shell_reasons(a, call);
@@ -248,7 +248,10 @@ impl Gate {
             }
             None => {
                 fixed.extend(outside_paths(&call.paths, call.workspace));
-                if self.mode != Mode::Auto && !self.tool_runs_freely(call) {
+                // `fetch` and an untrusted server's tools reach the network
+                // outside the sandbox: they ask in auto mode too.
+                let network = call.tool == "fetch" || call.tool.starts_with("mcp__");
+                if (self.mode != Mode::Auto || network) && !self.tool_runs_freely(call) {
                     liftable.push(tool_reason(call));
                     if self.rules.allowed_by(call).is_some() {
                         liftable.clear();

@@ -12,6 +12,7 @@ const ENFORCED: Facts = Facts {
     enforced: true,
     network: false,
     workspace_writable: true,
+    whole: true,
 };
 
 fn gate(mode: Mode, facts: Facts, rules: Rules) -> Gate {
@@ -223,4 +224,24 @@ fn dialogs_in_a_typical_session() {
     let expected: Vec<&str> = session.iter().filter(|s| s.2).map(|s| s.1).collect();
     assert_eq!(asked, expected);
     assert!(after < before, "{after} vs {before}");
+}
+
+#[test]
+fn a_partial_sandbox_is_not_trusted_as_a_whole_one() {
+    let partial = Facts {
+        whole: false,
+        ..ENFORCED
+    };
+    for mode in [Mode::Smart, Mode::Auto] {
+        let mut whole = gate(mode, ENFORCED, Rules::new());
+        assert_eq!(judge(&mut whole, "python3 build.py").0, Verdict::Allow);
+        let mut g = gate(mode, partial, Rules::new());
+        if mode == Mode::Smart {
+            assert!(asks(&judge(&mut g, "python3 build.py").0).is_some());
+        }
+        assert_eq!(judge(&mut g, "cat README.md").0, Verdict::Allow);
+        // What it runs still gets what an approval grants.
+        let (_, _, approved) = judge(&mut g, "curl -s https://example.com");
+        assert!(approved.network);
+    }
 }

@@ -222,6 +222,11 @@ fn acting_tools_ask_with_reasons_and_rules() {
         gate(Mode::Auto).check(&call("edit", &input, vec![ws("src/main.rs")])),
         Verdict::Allow
     );
+    // fetch runs outside the sandbox: auto mode asks unless a rule covers it.
+    assert!(matches!(
+        gate(Mode::Auto).check(&call("fetch", &fetch, vec![])),
+        Verdict::Ask { .. }
+    ));
 }
 
 #[test]
@@ -391,8 +396,14 @@ fn mcp_tools_ask_unless_trusted() {
         trusted.check(&call("mcp__ghx__a", &input, vec![])),
         Verdict::Ask { .. }
     ));
-    assert_eq!(
+    // An untrusted server runs outside the sandbox: auto mode asks too.
+    assert!(matches!(
         gate(Mode::Auto).check(&call("mcp__gh__search", &input, vec![])),
+        Verdict::Ask { .. }
+    ));
+    let mut trusted = gate(Mode::Auto).with_trusted_tools(vec!["mcp__gh__".into()]);
+    assert_eq!(
+        trusted.check(&call("mcp__gh__search", &input, vec![])),
         Verdict::Allow
     );
 }

@@ -329,6 +329,18 @@ impl Rules {
             .find(|rule| deny_matches(rule, call, analysis))
     }
 
+    /// The hosts the `fetch(HOST)` allow rules name.
+    pub fn fetch_hosts(&self) -> Vec<String> {
+        self.allow
+            .iter()
+            .filter(|r| r.tool == "fetch")
+            .filter_map(|r| match &r.matcher {
+                Matcher::Host(h) => Some(h.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The allow rule covering a whole non-bash call inside the workspace.
     pub fn allowed_by(&self, call: &CallInfo) -> Option<&Rule> {
         self.allow.iter().find(|rule| {

@@ -6,6 +6,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+mod guard;
+pub use guard::Named as FetchHosts;
+
 use super::{Preview, Tool, ToolContext, ToolOutput, opt_str_arg, str_arg};
 
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -124,8 +127,15 @@ fn cap_chars(text: String, max: usize) -> String {
 }
 
 async fn fetch(args: Args, ctx: &ToolContext) -> Result<(bool, String), String> {
+    let named = ctx.fetch_hosts.clone();
+    let host = args.url.host_str().unwrap_or("").to_ascii_lowercase();
+    if let Some(why) = guard::refuse_literal(&host, &named) {
+        return Err(why);
+    }
     let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::limited(MAX_REDIRECTS))
+        .redirect(guard::redirects(host, named.clone(), MAX_REDIRECTS))
+        .referer(false)
+        .dns_resolver(guard::Resolver { named })
         .timeout(TIMEOUT)
         .user_agent(concat!("cairn/", env!("CARGO_PKG_VERSION")))
         .build()
@@ -197,13 +207,20 @@ async fn fetch(args: Args, ctx: &ToolContext) -> Result<(bool, String), String> 
 fn describe(e: &reqwest::Error, url: &reqwest::Url) -> String {
     if e.is_timeout() {
         format!("{url} did not answer within {} s", TIMEOUT.as_secs())
-    } else if e.is_redirect() {
-        format!("{url} redirected more than {MAX_REDIRECTS} times")
-    } else if e.is_connect() {
-        format!("cannot connect to {url}: {e}")
+    } else if let Some(why) = cause(e).filter(|_| e.is_redirect() || e.is_connect()) {
+        format!("fetching {url} stopped: {why}")
     } else {
         format!("fetching {url} failed: {e}")
     }
+}
+
+/// The innermost cause of an error: the guard's own words.
+fn cause(e: &reqwest::Error) -> Option<String> {
+    let mut source = std::error::Error::source(e)?;
+    while let Some(next) = source.source() {
+        source = next;
+    }
+    Some(source.to_string())
 }
 
 #[async_trait]

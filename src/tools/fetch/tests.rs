@@ -32,10 +32,81 @@ async fn serve(content_type: &'static str, body: Vec<u8>) -> String {
     format!("http://{addr}/page")
 }
 
+/// A context whose rules name 127.0.0.1, where the test servers listen.
 fn ctx() -> (tempfile::TempDir, ToolContext) {
     let dir = tempfile::tempdir().unwrap();
-    let ctx = ToolContext::new(dir.path().to_path_buf());
+    let mut ctx = ToolContext::new(dir.path().to_path_buf());
+    ctx.fetch_hosts = FetchHosts::new(vec!["127.0.0.1".into()]);
     (dir, ctx)
+}
+
+/// Answers every request with a redirect to `to`, recording each request.
+async fn redirect_to(
+    bind: &str,
+    to: String,
+) -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind(format!("{bind}:0")).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = seen.clone();
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            let mut buf = vec![0u8; 4096];
+            let n = sock.read(&mut buf).await.unwrap_or(0);
+            log.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&buf[..n]).into_owned());
+            let head = format!(
+                "HTTP/1.1 302 Found\r\nLocation: {to}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+            let _ = sock.write_all(head.as_bytes()).await;
+        }
+    });
+    (format!("http://{addr}/start?token=t"), seen)
+}
+
+#[tokio::test]
+async fn loopback_needs_a_rule_and_redirects_stay_on_the_approved_host() {
+    let url = serve("text/plain", b"BODY-ON-LOOPBACK".to_vec()).await;
+    let bare = ToolContext::new(std::env::temp_dir());
+    let out = FetchTool.run(json!({ "url": url }), &bare).await;
+    assert!(out.is_error, "{}", out.text_content());
+    assert!(
+        out.text_content().contains("fetch(127.0.0.1)"),
+        "{}",
+        out.text_content()
+    );
+    assert!(!out.text_content().contains("BODY-ON-LOOPBACK"));
+    // localhost by name resolves to loopback: refused without a rule too.
+    let by_name = url.replace("127.0.0.1", "localhost");
+    let out = FetchTool.run(json!({ "url": by_name }), &bare).await;
+    assert!(
+        out.is_error && !out.text_content().contains("BODY-ON-LOOPBACK"),
+        "{}",
+        out.text_content()
+    );
+
+    // Allowed: 127.0.0.1. The redirect goes to 127.0.0.2, which no rule names.
+    let (_d, ctx) = ctx();
+    let (other, other_seen) = redirect_to("127.0.0.2", "http://127.0.0.1:9/".into()).await;
+    let (start, seen) = redirect_to("127.0.0.1", other).await;
+    let out = FetchTool.run(json!({ "url": start }), &ctx).await;
+    assert!(out.is_error, "{}", out.text_content());
+    assert!(
+        out.text_content().contains("127.0.0.2"),
+        "{}",
+        out.text_content()
+    );
+    assert!(
+        other_seen.lock().unwrap().is_empty(),
+        "followed to another host"
+    );
+    assert_eq!(seen.lock().unwrap().len(), 1);
+    assert!(
+        !seen.lock().unwrap()[0]
+            .to_ascii_lowercase()
+            .contains("referer")
+    );
 }
 
 const PAGE: &str = "<html><body><h1>Title</h1><p>Some <b>bold</b> text.</p></body></html>";

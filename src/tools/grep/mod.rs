@@ -138,6 +138,9 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
             "path not found: {shown_root}; give an existing file or directory (or leave out `path`)"
         ));
     }
+    if let Err(e) = super::beneath::real_path(&q.root) {
+        return ToolOutput::error(format!("cannot search {shown_root}: {e}"));
+    }
     let mut searcher = SearcherBuilder::new()
         .line_number(true)
         .binary_detection(BinaryDetection::quit(0))
@@ -162,9 +165,12 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
         let mut sink = FileSink::new(MAX_MATCHES - shown);
         // Unreadable files are skipped like binary ones: the rest of the
         // search is still worth returning.
-        if searcher
-            .search_path(&q.matcher, entry.path(), &mut sink)
-            .is_err()
+        // Opened beneath the workspace: a link swapped in after the walk
+        // saw the entry cannot lead the read out of it.
+        let Ok(file) = super::beneath::open(entry.path()) else {
+            continue;
+        };
+        if searcher.search_file(&q.matcher, &file, &mut sink).is_err()
             || sink.binary
             || sink.matches == 0
         {

@@ -12,12 +12,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use nix::sys::signal::{Signal, killpg};
-use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
 use tokio::sync::watch;
 
-use crate::sandbox::Policy;
+use crate::sandbox::{self, Policy};
 use crate::sync::lock;
 
 /// Output kept per process; beyond it only a count of what was dropped.
@@ -257,19 +255,23 @@ impl Process {
             return;
         }
         self.killed.store(true, Ordering::Relaxed);
-        let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGTERM);
+        // Held before the first signal: a sandbox namespace started
+        // outside the group is found while its parent is still alive.
+        let group = sandbox::Group::stop(self.pgid);
+        group.signal(libc::SIGTERM);
+        group.resume();
         if tokio::time::timeout(KILL_GRACE, self.wait()).await.is_err() {
-            let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+            group.signal(libc::SIGKILL);
             self.wait().await;
         }
-        let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+        group.signal(libc::SIGKILL);
     }
 }
 
 impl Drop for Process {
     fn drop(&mut self) {
         if self.running() {
-            let _ = killpg(Pid::from_raw(self.pgid), Signal::SIGKILL);
+            sandbox::kill_group(self.pgid);
         }
     }
 }
@@ -346,7 +348,7 @@ async fn supervise(
         }
     }
     // Children the shell started with `&` would otherwise outlive it unseen.
-    let _ = killpg(Pid::from_raw(pgid), Signal::SIGKILL);
+    sandbox::kill_group(pgid);
     let code = match status {
         Ok(s) => s.code().unwrap_or_else(|| {
             128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(0)
@@ -392,7 +394,7 @@ impl JobTable {
         for p in lock(&self.jobs).values() {
             if p.running() {
                 p.killed.store(true, Ordering::Relaxed);
-                let _ = killpg(Pid::from_raw(p.pgid), Signal::SIGKILL);
+                sandbox::kill_group(p.pgid);
             }
         }
     }

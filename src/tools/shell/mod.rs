@@ -203,9 +203,13 @@ async fn prepare(args: &Args, ctx: &ToolContext) -> Result<Prepared, ToolOutput>
             .await
             .unwrap_or_default()
     };
+    let temp_dir = ctx.sandbox.shared_temp_dir(&ctx.workspace);
+    // Outside the system's temporary directory: the start-up sweep finds
+    // what a crash left here through the journal.
+    super::tempfiles::note_dir(&temp_dir);
     let cwd_file = tempfile::Builder::new()
         .prefix(&super::tempfiles::cwd_prefix())
-        .tempfile()
+        .tempfile_in(&temp_dir)
         .map_err(|e| ToolOutput::error(format!("cannot create a temporary file: {e}")))?;
     // A job started in the background changes files after this call has
     // answered, so there is nothing to compare against.

@@ -48,6 +48,22 @@ async fn pids_in(path: &Path) -> Vec<i32> {
     panic!("the command never wrote its pids");
 }
 
+/// Under bubblewrap a command's `$$` and `$!` are numbers of its own
+/// process namespace, not of this one, so the tests that look them up
+/// here cannot tell; the sandbox's own tests (src/sandbox/tests/,
+/// tests/sandbox_classes.rs) check that nothing outlives a call in that
+/// layer, by command line.
+fn pids_are_namespaced(test: &str) -> bool {
+    let namespaced = ToolContext::new(std::env::temp_dir())
+        .sandbox
+        .policy(&std::env::temp_dir())
+        .is_some_and(|p| p.layer == crate::sandbox::Layer::Namespace);
+    if namespaced {
+        eprintln!("skipped {test}: commands run in their own PID namespace (bubblewrap)");
+    }
+    namespaced
+}
+
 async fn all_gone(pids: &[i32]) -> bool {
     for _ in 0..40 {
         if pids.iter().all(|&p| !alive(p)) {
@@ -104,6 +120,9 @@ async fn long_output_keeps_head_and_tail() {
 
 #[tokio::test]
 async fn timeout_kills_the_whole_group() {
+    if pids_are_namespaced("timeout_kills_the_whole_group") {
+        return;
+    }
     let (_dir, ctx) = ctx();
     let pidfile = ctx.workspace.join("pids");
     let cmd = format!(
@@ -119,6 +138,9 @@ async fn timeout_kills_the_whole_group() {
 
 #[tokio::test]
 async fn cancel_kills() {
+    if pids_are_namespaced("cancel_kills") {
+        return;
+    }
     let (_dir, ctx) = ctx();
     let pidfile = ctx.workspace.join("pids");
     let cmd = format!(
@@ -253,6 +275,9 @@ async fn slow_commands_move_to_the_background() {
 
 #[tokio::test]
 async fn run_in_background_returns_at_once_and_drop_kills() {
+    if pids_are_namespaced("run_in_background_returns_at_once_and_drop_kills") {
+        return;
+    }
     let (_dir, ctx) = ctx();
     let pidfile = ctx.workspace.join("pids");
     let cmd = format!(

@@ -1,7 +1,7 @@
 //! `view`: reads a file with numbered lines, or an image when the model can
 //! see images, and records what it saw for the edit tools.
 
-use std::fs::{self, File};
+use std::fs;
 use std::hash::Hasher;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -196,7 +196,7 @@ fn view_streaming(
     range: LineRange,
 ) -> ToolOutput {
     let shown = ctx.display_path(path);
-    let file = match File::open(path) {
+    let file = match super::beneath::open(path) {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot read {shown}: {e}")),
     };
@@ -213,7 +213,7 @@ fn view_streaming(
         return ToolOutput::error(binary_message(&shown, meta.len(), &sniff));
     }
     // Start again from the top, now that the sample looks like text.
-    let file = match File::open(path) {
+    let file = match super::beneath::open(path) {
         Ok(f) => f,
         Err(e) => return ToolOutput::error(format!("cannot read {shown}: {e}")),
     };
@@ -461,7 +461,7 @@ fn image_kind(path: &Path) -> Option<ImageKind> {
         _ => return None,
     };
     let mut head = [0u8; 12];
-    let mut file = File::open(path).ok()?;
+    let mut file = super::beneath::open(path).ok()?;
     let n = file.read(&mut head).ok()?;
     let head = &head[..n];
     let ok = match kind {

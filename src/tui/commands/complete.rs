@@ -3,7 +3,7 @@
 
 use crate::config::Mode;
 
-use super::{COMMANDS, SlashCommand};
+use super::{COMMANDS, CustomEntry, SlashCommand};
 
 /// Names `parse` accepts besides the table's.
 const ALIASES: [&str; 6] = ["clear", "resume", "exit", "q", "?", "mcp__"];
@@ -15,6 +15,8 @@ pub struct ArgValues {
     pub themes: Vec<String>,
     pub servers: Vec<String>,
     pub sessions: Vec<String>,
+    /// The person's own commands.
+    pub custom: Vec<CustomEntry>,
 }
 
 /// Where the person is in the completion menu.
@@ -55,6 +57,8 @@ pub enum Enter {
     Fill(String),
     /// An ordinary prompt for the model.
     Prompt,
+    /// Send this as the prompt (a custom command picked from the menu).
+    Send(String),
 }
 
 /// Whether `name` (after the `/`) is a command `parse` knows.
@@ -98,7 +102,7 @@ pub fn suggest(text: &str, values: &ArgValues) -> Option<Suggestions> {
         if name.contains('/') {
             return None;
         }
-        let items: Vec<Suggestion> = rank_names(name)
+        let mut items: Vec<Suggestion> = rank_names(name)
             .into_iter()
             .map(|c| Suggestion {
                 insert: c.name.to_string(),
@@ -106,6 +110,17 @@ pub fn suggest(text: &str, values: &ArgValues) -> Option<Suggestions> {
                 detail: c.description.to_string(),
             })
             .collect();
+        items.extend(
+            values
+                .custom
+                .iter()
+                .filter(|c| c.name.starts_with(name))
+                .map(|c| Suggestion {
+                    insert: c.name.clone(),
+                    label: format!("/{} {}", c.name, c.args).trim_end().to_string(),
+                    detail: c.description.clone(),
+                }),
+        );
         return (!items.is_empty()).then_some(Suggestions {
             from: 1,
             items,
@@ -171,7 +186,12 @@ fn arg_choices(
 pub fn complete(text: &str, menu: &Suggestions, pick: &Suggestion) -> String {
     let mut out = text[..menu.from].to_string();
     out.push_str(&pick.insert);
-    if menu.names && command(&pick.insert).is_some_and(|c| !c.args.is_empty()) {
+    let takes_args = match command(&pick.insert) {
+        Some(c) => !c.args.is_empty(),
+        // A custom command's label has its hint after the name.
+        None => pick.label.contains(' '),
+    };
+    if menu.names && takes_args {
         out.push(' ');
     }
     out
@@ -193,7 +213,10 @@ pub fn on_enter(text: &str, menu: Option<&Suggestions>, picked: Option<&Suggesti
         (Some(menu), Some(pick)) if menu.names && !body.contains(char::is_whitespace) => {
             match command(&pick.insert) {
                 Some(c) if c.args.starts_with('<') => Enter::Fill(complete(text, menu, pick)),
-                _ => Enter::Run(format!("/{}", pick.insert)),
+                Some(_) => Enter::Run(format!("/{}", pick.insert)),
+                // A custom command that wants arguments waits for them.
+                None if pick.label.contains(' ') => Enter::Fill(complete(text, menu, pick)),
+                None => Enter::Send(format!("/{}", pick.insert)),
             }
         }
         _ if body.is_empty() => Enter::Fill(text.to_string()),
@@ -211,7 +234,39 @@ mod tests {
             themes: vec!["dark".into(), "light".into()],
             servers: vec!["demo".into(), "docs".into()],
             sessions: vec!["Calculator fixes".into(), "Parser work".into()],
+            custom: vec![
+                CustomEntry {
+                    name: "git:status".into(),
+                    args: "[focus]".into(),
+                    description: "Summarise the tree".into(),
+                },
+                CustomEntry {
+                    name: "ship".into(),
+                    args: String::new(),
+                    description: "Ship it".into(),
+                },
+            ],
         }
+    }
+
+    #[test]
+    fn custom_commands_complete_after_the_built_ins() {
+        let menu = suggest("/", &values()).unwrap();
+        let last: Vec<_> = menu
+            .items
+            .iter()
+            .rev()
+            .take(2)
+            .map(|s| s.label.as_str())
+            .collect();
+        assert_eq!(last, ["/ship", "/git:status [focus]"]);
+        let menu = suggest("/gi", &values()).unwrap();
+        assert_eq!(menu.items[0].detail, "Summarise the tree");
+        // One with a hint waits for its arguments; one without is sent.
+        assert_eq!(enter("/gi"), Enter::Fill("/git:status ".into()));
+        assert_eq!(enter("/sh"), Enter::Send("/ship".into()));
+        // Typed in full with arguments, it goes to the agent as a prompt.
+        assert_eq!(enter("/git:status main"), Enter::Prompt);
     }
 
     fn enter(text: &str) -> Enter {

@@ -99,6 +99,42 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
 ];
 
+/// A person's own command (`crate::extensions::commands`) as the menu,
+/// completion and help show it; the agent expands it when it is sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CustomEntry {
+    pub name: String,
+    /// The argument hint, empty when none.
+    pub args: String,
+    pub description: String,
+}
+
+/// The entries of the person's commands, and one notice for each that a
+/// built-in hides (a built-in always wins) or that could not be read.
+pub fn custom_entries(
+    catalogue: &crate::extensions::commands::Catalogue,
+) -> (Vec<CustomEntry>, Vec<String>) {
+    let mut notices: Vec<String> = catalogue.problems.clone();
+    let mut out = Vec::new();
+    for c in &catalogue.commands {
+        if complete::is_command(&c.name) {
+            notices.push(format!(
+                "/{} in {} is not available: the built-in /{} has that name; rename the file",
+                c.name,
+                c.source.display(),
+                c.name
+            ));
+            continue;
+        }
+        out.push(CustomEntry {
+            name: c.name.clone(),
+            args: c.argument_hint.clone(),
+            description: c.description.clone(),
+        });
+    }
+    (out, notices)
+}
+
 /// A parsed slash command.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Slash {

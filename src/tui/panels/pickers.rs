@@ -35,7 +35,10 @@ pub fn models_picker(current: &str) -> Panel {
         .iter()
         .map(|m| PickerItem {
             label: m.id.clone(),
-            detail: format!("{}k context", m.context_window / 1000),
+            detail: match crate::llm::ModelCatalog::learned_source(&m.id) {
+                Some(from) => format!("{}k context, from {from}", m.context_window / 1000),
+                None => format!("{}k context", m.context_window / 1000),
+            },
             value: m.id.clone(),
         })
         .collect();

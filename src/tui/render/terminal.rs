@@ -80,6 +80,23 @@ pub fn restore() {
     let _ = disable_raw_mode();
 }
 
+/// After SIGCONT: the stop may have come from outside (SIGSTOP, which
+/// cairn never sees), and the shell put the terminal back to cooked mode
+/// meanwhile. Takes raw mode and the alternate screen again; enters fully
+/// when the terminal had been given back.
+pub fn reassert(mouse: bool) -> io::Result<()> {
+    if !ACTIVE.load(Ordering::SeqCst) {
+        return enter(mouse);
+    }
+    enable_raw_mode()?;
+    let mut out = io::stdout();
+    execute!(out, EnterAlternateScreen, cursor::Hide)?;
+    if mouse {
+        execute!(out, EnableMouseCapture)?;
+    }
+    Ok(())
+}
+
 /// Sends a notification the way the config says (`[ui] notify`).
 pub fn notify(how: crate::config::ui::Notify, text: &str) {
     if let Some(seq) = how.sequence(text) {

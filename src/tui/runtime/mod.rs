@@ -143,6 +143,7 @@ async fn event_loop(
     let mut tick = interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut end_signals = super::render::suspend::EndSignals::new()?;
+    let mut job_signals = super::render::suspend::JobSignals::new()?;
     let mut agent_open = true;
     let mut dirty = true;
     // Something the person did is waiting to be drawn.
@@ -187,6 +188,15 @@ async fn event_loop(
             _ = tick.tick(), if model.needs_tick() => msgs.push(Msg::Tick(std::time::Instant::now())),
             _ = sleep_until(last_draw + gap), if dirty => {}
             _ = end_signals.recv() => return Ok(()),
+            job = job_signals.recv() => {
+                use super::render::suspend::JobSignal;
+                match job {
+                    JobSignal::Stop => super::render::suspend::suspend(model.mouse_captured)?,
+                    JobSignal::Continue => terminal::reassert(model.mouse_captured)?,
+                }
+                rt.term.clear()?;
+                dirty = true;
+            }
         }
         for msg in msgs {
             dirty = true;

@@ -21,6 +21,7 @@ pub fn arg_values(model: &crate::tui::model::Model) -> complete::ArgValues {
             .iter()
             .map(|(_, t)| t.clone())
             .collect(),
+        custom: model.custom_commands.clone(),
     }
 }
 

@@ -106,10 +106,9 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
             vec![Cmd::SetMouseCapture(model.mouse_captured)]
         }
         Slash::Help => {
-            model
-                .modals
-                .overlays
-                .push(Overlay::Help(Default::default()));
+            model.modals.overlays.push(Overlay::Help(
+                crate::tui::panels::help::HelpState::with_custom(&model.custom_commands),
+            ));
             Vec::new()
         }
         Slash::Quit => vec![Cmd::Quit],

@@ -132,10 +132,9 @@ fn on_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
 fn global_key(model: &mut Model, keys: &KeyMap, key: KeyEvent) -> Option<Vec<Cmd>> {
     let is = |a| keys.is(a, &key);
     let cmds = if is(Action::Help) {
-        model
-            .modals
-            .overlays
-            .push(Overlay::Help(Default::default()));
+        model.modals.overlays.push(Overlay::Help(
+            crate::tui::panels::help::HelpState::with_custom(&model.custom_commands),
+        ));
         Vec::new()
     } else if is(Action::ToggleMouse) {
         model.mouse_captured = !model.mouse_captured;

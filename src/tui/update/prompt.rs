@@ -71,10 +71,9 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         return vec![Cmd::ListFiles];
     }
     if key.code == KeyCode::Char('?') && model.input.is_empty() {
-        model
-            .modals
-            .overlays
-            .push(Overlay::Help(Default::default()));
+        model.modals.overlays.push(Overlay::Help(
+            crate::tui::panels::help::HelpState::with_custom(&model.custom_commands),
+        ));
         return Vec::new();
     }
     let before = model.input.shown_text();
@@ -171,6 +170,10 @@ pub fn submit(model: &mut Model) -> Vec<Cmd> {
             Vec::new()
         }
         complete::Enter::Prompt => send(model),
+        complete::Enter::Send(text) => {
+            model.input.set_text(&text);
+            send(model)
+        }
     }
 }
 

@@ -14,6 +14,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             before_tokens,
             after_tokens,
             summary,
+            ..
         } => compacted(model, before_tokens, after_tokens, summary),
         AgentEvent::SessionRecorded { id } => model.session = Some(id),
         AgentEvent::StoreFailed { error, .. } => {
@@ -83,19 +84,8 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
 /// Its own marker (Enter shows the summary), and the context figure
 /// follows at once rather than after the next answer.
 fn compacted(model: &mut Model, before: u64, after: u64, summary: Option<String>) {
-    let how = if summary.is_some() {
-        "older turns summarised"
-    } else {
-        "old tool outputs elided"
-    };
-    model.transcript.push(CellKind::Compaction {
-        text: format!(
-            "context compacted: ~{}k → ~{}k tokens ({how}; the full history stays in the session)",
-            before / 1000,
-            after / 1000
-        ),
-        summary,
-    });
+    let kind = crate::tui::history::compaction_kind(before, after, summary);
+    model.transcript.push(kind);
     model.usage.context_tokens = after;
 }
 

@@ -26,9 +26,25 @@ pub struct HelpState {
     pub searching: bool,
     /// The screens shown; empty for all of them and the commands.
     pub only: Vec<Scope>,
+    /// The person's own commands: `/name hint` and what each does.
+    pub custom: Vec<(String, String)>,
 }
 
 impl HelpState {
+    /// Help for everything, the person's own commands included.
+    pub fn with_custom(custom: &[crate::tui::commands::CustomEntry]) -> HelpState {
+        HelpState {
+            custom: custom
+                .iter()
+                .map(|c| {
+                    let usage = format!("/{} {}", c.name, c.args).trim_end().to_string();
+                    (usage, c.description.clone())
+                })
+                .collect(),
+            ..HelpState::default()
+        }
+    }
+
     /// Help for the keys of these screens.
     pub fn for_scopes(only: Vec<Scope>) -> HelpState {
         HelpState {
@@ -74,6 +90,18 @@ fn sections(keys: &KeyMap, state: &HelpState) -> Vec<(String, Vec<Entry>)> {
         out.push((
             "Commands (type /name and arguments; Tab completes)".into(),
             commands,
+        ));
+        let custom: Vec<Entry> = state
+            .custom
+            .iter()
+            .map(|(keys, what)| Entry {
+                keys: keys.clone(),
+                what: what.clone(),
+            })
+            .collect();
+        out.push((
+            "Your commands (.cairn/commands, .claude/commands)".into(),
+            custom,
         ));
     }
     let q = state.query.trim().to_lowercase();
@@ -247,6 +275,20 @@ mod tests {
         }
         assert!(all.contains("/rename <title>"));
         assert!(all.contains("Session browser") && all.contains("Ctrl+R"));
+    }
+
+    #[test]
+    fn lists_the_persons_own_commands_in_their_section() {
+        let state = HelpState::with_custom(&[crate::tui::commands::CustomEntry {
+            name: "git:status".into(),
+            args: "[focus]".into(),
+            description: "Summarise the working tree".into(),
+        }]);
+        let all = text(&state, 100);
+        assert!(all.contains("Your commands"), "{all}");
+        assert!(all.contains("/git:status [focus]"), "{all}");
+        assert!(all.contains("Summarise the working tree"), "{all}");
+        assert!(!text(&HelpState::default(), 100).contains("Your commands"));
     }
 
     #[test]

@@ -70,6 +70,7 @@ fn compaction_has_its_own_marker_with_the_summary_and_updates_the_figure() {
             before_tokens: 150_000,
             after_tokens: 12_000,
             summary: Some("We fixed the parser.".into()),
+            from_turn: 3,
         },
     );
     let cell = &m.transcript.cells()[0];

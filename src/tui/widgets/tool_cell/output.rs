@@ -77,8 +77,15 @@ pub fn lines(
     }
     let text_w = usize::from(width.saturating_sub(2)).max(1);
     for line in shown {
-        for row in wrap_spans(styled(line, styles.dim), text_w) {
+        // Indentation is structure (a tree, a traceback, YAML): it is kept,
+        // and rows the line wraps onto hang under it.
+        let (indent, rest) = indentation(line, text_w / 2);
+        let pad = " ".repeat(indent);
+        for row in wrap_spans(styled(rest, styles.dim), text_w - indent) {
             let mut spans = vec![Span::styled("│ ", styles.border)];
+            if indent > 0 {
+                spans.push(Span::raw(pad.clone()));
+            }
             spans.extend(row);
             out.push(Line::from(spans));
         }
@@ -87,6 +94,24 @@ pub fn lines(
         out.push(more_line(hidden, styles));
     }
     out
+}
+
+/// The columns of `line`'s leading blanks (a tab counts four), at most
+/// `max`, and the rest of the line.
+fn indentation(line: &str, max: usize) -> (usize, &str) {
+    let mut cols = 0;
+    for (i, c) in line.char_indices() {
+        let w = match c {
+            ' ' => 1,
+            '\t' => 4,
+            _ => return (cols, &line[i..]),
+        };
+        if cols + w > max {
+            return (cols, &line[i..]);
+        }
+        cols += w;
+    }
+    (cols, "")
 }
 
 /// One output line as spans: its colour codes applied over `base`, and
@@ -125,4 +150,26 @@ fn unreset(mut s: Style) -> Style {
         s.bg = None;
     }
     s
+}
+
+#[cfg(test)]
+mod indent_tests {
+    use super::*;
+
+    fn rows(text: &str, width: u16) -> Vec<String> {
+        let styles = Styles::default();
+        lines(text, End::Head, true, width, &styles)
+            .iter()
+            .map(|l| l.spans.iter().map(|s| s.content.as_ref()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn leading_whitespace_is_kept_and_wrapped_rows_hang_under_it() {
+        let r = rows("src\n  main.rs\n    lib/\n\tmod.rs", 40);
+        assert_eq!(r, ["│ src", "│   main.rs", "│     lib/", "│     mod.rs"]);
+        let r = rows("    a long line that has to wrap here", 20);
+        assert!(r.len() > 1, "{r:?}");
+        assert!(r.iter().all(|l| l.starts_with("│     ")), "{r:?}");
+    }
 }

@@ -1,0 +1,162 @@
+//! A stored session taken up again. When it was compacted, the agent
+//! continues from the latest summary and the turns after it, exactly as it
+//! would have had it never quit; the replaced messages are kept aside so a
+//! rewind to before the compaction still finds them.
+
+use std::sync::Arc;
+
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, count_prompts};
+use crate::conversation::{Message, Part};
+use crate::protocol::CompactionMark;
+use crate::store::LostFile;
+use crate::tools::SessionState;
+use crate::tools::state::{FileVersion, lock};
+
+/// What the store kept of a session, as `AgentCommand::LoadHistory` brings it.
+pub(super) struct Stored {
+    pub messages: Vec<Message>,
+    pub versions: Vec<FileVersion>,
+    pub lost: Vec<LostFile>,
+    pub cost: Option<f64>,
+    pub compacted: Option<CompactionMark>,
+}
+
+impl Agent {
+    pub(super) fn load_history(
+        &mut self,
+        stored: Stored,
+        session_id: Option<crate::store::SessionId>,
+        read_only: bool,
+    ) {
+        let Stored {
+            mut messages,
+            versions,
+            lost,
+            cost,
+            compacted,
+        } = stored;
+        crate::conversation::repair_tool_pairs(&mut messages);
+        // Turns are numbered over the whole history, summarised or not.
+        self.turn = versions
+            .iter()
+            .map(|v| v.turn)
+            .max()
+            .unwrap_or(0)
+            .max(count_prompts(&messages));
+        self.session = Arc::new(SessionState::new(&self.opts.workspace));
+        self.session.set_cwd(self.opts.cwd.clone());
+        self.session
+            .set_todos(crate::tools::todos::latest(&messages));
+        for v in versions {
+            self.session.set_turn(v.turn);
+            self.session.record_version(&v.path, v.before);
+        }
+        for l in lost {
+            self.session.set_turn(l.turn);
+            self.session.record_unrestorable(&l.path, &l.why);
+        }
+        // These came from the store; they are not new.
+        self.session.take_unsent();
+        self.session.take_unsent_lost();
+        if let Some(sink) = &self.shared.sink {
+            sink.read_only(read_only);
+            if let (false, Some(id)) = (read_only, &session_id) {
+                sink.resume(id);
+            }
+        }
+        // Session totals continue from what the session cost.
+        self.cost = cost;
+        self.pending_note = None;
+        let (earlier, working) = split_at_compaction(messages, compacted.as_ref());
+        if let Some(c) = compacted.as_ref().filter(|_| working.is_empty()) {
+            // Nothing after the summary yet: it goes with the next prompt.
+            self.pending_note = Some(crate::context::summary_note(&c.summary));
+        }
+        *lock(&self.shared.earlier) = earlier;
+        self.messages = working;
+        self.tracker.reset();
+        let ctx = self.turn_context(CancellationToken::new());
+        super::limits::report_context(&ctx, &self.messages, self.cost);
+        // Files viewed in an earlier run may have changed since.
+        self.session.forget_views();
+    }
+
+    /// The whole conversation, the messages compactions replaced included
+    /// and their summaries taken out: what a rewind to before a compaction
+    /// returns to.
+    pub(super) fn full_history(&self) -> Vec<Message> {
+        let mut all = lock(&self.shared.earlier).clone();
+        all.extend(without_summary(&self.messages));
+        all
+    }
+}
+
+/// The messages a compaction replaced, and the working history: the summary
+/// put before the first message it kept.
+fn split_at_compaction(
+    messages: Vec<Message>,
+    compacted: Option<&CompactionMark>,
+) -> (Vec<Message>, Vec<Message>) {
+    let Some(c) = compacted else {
+        return (Vec::new(), messages);
+    };
+    let cut = c.first_kept.min(messages.len());
+    let mut earlier = messages;
+    let kept = earlier.split_off(cut);
+    if kept.is_empty() {
+        return (earlier, Vec::new());
+    }
+    (earlier, crate::context::compacted(&c.summary, &kept))
+}
+
+/// `messages` with the summary a compaction put in front taken out.
+pub(super) fn without_summary(messages: &[Message]) -> Vec<Message> {
+    let mut out = messages.to_vec();
+    if let Some(first) = out.first_mut() {
+        first.parts.retain(
+            |p| !matches!(p, Part::Text { text } if text.starts_with(crate::context::SUMMARY_TAG)),
+        );
+        if first.parts.is_empty() {
+            out.remove(0);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_working_history_is_the_summary_and_the_kept_turns() {
+        let messages: Vec<Message> = (1..=4)
+            .flat_map(|i| {
+                [
+                    Message::user_text(format!("prompt {i}")),
+                    Message::assistant_text(format!("answer {i}")),
+                ]
+            })
+            .collect();
+        let mark = CompactionMark {
+            summary: "They asked four things.".into(),
+            first_kept: 4,
+            at: 6,
+            ..Default::default()
+        };
+        let (earlier, working) = split_at_compaction(messages.clone(), Some(&mark));
+        assert_eq!(earlier, messages[..4]);
+        assert_eq!(working.len(), 4);
+        assert!(
+            matches!(&working[0].parts[0], Part::Text { text } if text.starts_with(crate::context::SUMMARY_TAG))
+        );
+        assert_eq!(working[0].text().lines().last(), Some("prompt 3"));
+        let mut whole = earlier.clone();
+        whole.extend(without_summary(&working));
+        assert_eq!(
+            whole, messages,
+            "taking the summary out gives the history back"
+        );
+    }
+}

@@ -1,0 +1,38 @@
+//! What a person's own files add to cairn, in the formats they already use
+//! with other agents: custom slash commands (`commands`), Agent Skills (`skills`), and the shared
+//! reading of their markdown frontmatter (`frontmatter`).
+//!
+//! This room reads files; the agent calls it. Nothing here runs a program:
+//! the `` !`cmd` `` lines of a command are handed back to the agent, which
+//! runs them through the permission gate and the sandbox like a model's call.
+
+pub mod commands;
+pub mod frontmatter;
+pub mod skills;
+
+use std::path::Path;
+
+/// What a person can run as `/name args`: their custom commands, and the
+/// skills they may invoke (a command wins a name both use).
+pub fn invocable(roots: &commands::Roots, cwd: &Path) -> commands::Catalogue {
+    let mut catalogue = commands::discover(roots);
+    let (skills, problems) = skills::discover(roots, cwd);
+    catalogue.problems.extend(problems);
+    for s in skills.into_iter().filter(|s| s.user_invocable) {
+        if catalogue.get(&s.name).is_some() {
+            continue;
+        }
+        catalogue.commands.push(commands::CustomCommand {
+            body: skills::invocation(&s, ""),
+            source: s.dir.join("SKILL.md"),
+            name: s.name,
+            description: s.description,
+            argument_hint: s.argument_hint,
+            allowed_tools: s.allowed_tools,
+            model: None,
+            scope: s.scope,
+        });
+    }
+    catalogue.commands.sort_by(|a, b| a.name.cmp(&b.name));
+    catalogue
+}

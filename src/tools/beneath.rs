@@ -1,0 +1,270 @@
+//! The file tools run in cairn's own process, outside the sandbox, so a
+//! path inside a workspace must not lead them out of it: not through a
+//! link that was there when the gate looked (`key.txt -> ~/.ssh/id_rsa`),
+//! nor through one a sandboxed background job swaps in a moment later.
+//!
+//! Every workspace a session works in is registered here ([`guard`]). A
+//! path under one is opened relative to a descriptor of that workspace with
+//! `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)`: the kernel resolves
+//! every component, links included, and refuses in the same step any that
+//! would leave the workspace, so there is no window between a check and the
+//! open. Where `openat2` is missing (an older kernel, a seccomp filter,
+//! another system) components are walked one by one with `O_NOFOLLOW`,
+//! which refuses every link. Writes pin the parent directory the same way
+//! and rename into it by descriptor, so the final rename replaces whatever
+//! entry is there and follows nothing. A path outside every workspace was
+//! judged (and asked about) by the gate as itself and opens normally.
+
+use std::ffi::{CString, OsStr};
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+static ROOTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Holds the file tools inside `workspace` from now on (for this process).
+pub fn guard(workspace: &Path) {
+    let mut roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
+    let canonical = std::fs::canonicalize(workspace).ok();
+    for root in std::iter::once(workspace.to_path_buf()).chain(canonical) {
+        if root.is_absolute() && !roots.contains(&root) {
+            roots.push(root);
+        }
+    }
+}
+
+/// The registered workspace `path` lies in (the deepest one) and the path
+/// relative to it; `..` components are kept for the kernel to judge.
+fn split(path: &Path) -> Option<(PathBuf, PathBuf)> {
+    let roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
+    roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len())
+        .map(|r| {
+            let rel = path.strip_prefix(r).unwrap_or(Path::new("")).to_path_buf();
+            (r.clone(), rel)
+        })
+}
+
+fn cstr(p: &OsStr) -> io::Result<CString> {
+    CString::new(p.as_bytes()).map_err(|_| io::Error::other("the path holds a NUL byte"))
+}
+
+fn raw_open(at: i32, path: &OsStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let c = cstr(path)?;
+    // SAFETY: a valid C string and flags; the result is checked.
+    let fd = unsafe { libc::openat(at, c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just returned to us and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+#[cfg(target_os = "linux")]
+fn openat2(at: i32, rel: &Path, flags: i32, mode: u32) -> Option<io::Result<OwnedFd>> {
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    let c = match cstr(rel.as_os_str()) {
+        Ok(c) => c,
+        Err(e) => return Some(Err(e)),
+    };
+    let how = OpenHow {
+        flags: (flags | libc::O_CLOEXEC) as u64,
+        mode: if flags & libc::O_CREAT != 0 {
+            mode as u64
+        } else {
+            0
+        },
+        resolve: libc::RESOLVE_BENEATH | libc::RESOLVE_NO_MAGICLINKS,
+    };
+    // SAFETY: openat2(2) with a valid path, a valid `open_how` and its size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            at,
+            c.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return match e.raw_os_error() {
+            Some(libc::ENOSYS | libc::EPERM | libc::E2BIG) => None,
+            Some(libc::EAGAIN) => None,
+            _ => Some(Err(e)),
+        };
+    }
+    // SAFETY: a descriptor just returned to us and owned by nobody else.
+    Some(Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) }))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn openat2(_: i32, _: &Path, _: i32, _: u32) -> Option<io::Result<OwnedFd>> {
+    None
+}
+
+/// Component by component, refusing every link and every `..`.
+fn walk(root: &OwnedFd, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let parts: Vec<&OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => Some(Ok(p)),
+            Component::CurDir => None,
+            _ => Some(Err(())),
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))?;
+    let Some((last, dirs)) = parts.split_last() else {
+        return raw_open(root.as_raw_fd(), OsStr::new("."), flags, mode);
+    };
+    let mut here: Option<OwnedFd> = None;
+    for dir in dirs {
+        let at = here.as_ref().unwrap_or(root).as_raw_fd();
+        let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+        here = Some(raw_open(at, dir, flags, 0)?);
+    }
+    let at = here.as_ref().unwrap_or(root).as_raw_fd();
+    raw_open(at, last, flags | libc::O_NOFOLLOW, mode)
+}
+
+/// Opens `path` with `flags` (and `mode` when creating): beneath its
+/// workspace when it lies in one, normally otherwise.
+pub fn open_fd(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let Some((root, rel)) = split(path) else {
+        return raw_open(libc::AT_FDCWD, path.as_os_str(), flags, mode);
+    };
+    let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY;
+    let root_fd = raw_open(libc::AT_FDCWD, root.as_os_str(), dir_flags, 0)?;
+    let rel = if rel.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        rel
+    };
+    let opened = match openat2(root_fd.as_raw_fd(), &rel, flags, mode) {
+        Some(result) => result,
+        None => walk(&root_fd, &rel, flags, mode),
+    };
+    opened.map_err(|e| explain(e, path, &root))
+}
+
+/// A read-only [`File`] of `path` (non-blocking open, so a FIFO swapped in
+/// does not hang the tool).
+pub fn open(path: &Path) -> io::Result<File> {
+    open_fd(path, libc::O_RDONLY | libc::O_NONBLOCK, 0).map(File::from)
+}
+
+/// Fails, naming where it leads, when the directory `path` leaves its
+/// workspace through a link: for the tools that list or walk a folder.
+pub fn check_dir(path: &Path) -> io::Result<()> {
+    open_fd(path, libc::O_RDONLY | libc::O_DIRECTORY, 0).map(|_| ())
+}
+
+/// A link that leaves the workspace, said so the model can act on it: the
+/// real target, which the gate judges as itself if the model asks for it.
+fn explain(e: io::Error, path: &Path, root: &Path) -> io::Error {
+    if !matches!(e.raw_os_error(), Some(libc::EXDEV | libc::ELOOP)) {
+        return e;
+    }
+    let target = std::fs::canonicalize(path)
+        .map(|t| t.display().to_string())
+        .unwrap_or_else(|_| "a place it cannot name".to_string());
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} leads out of the workspace {} through a link (it points to {target}); the file \
+             tools do not follow it. Name the real path instead if it is needed (that asks)",
+            path.display(),
+            root.display()
+        ),
+    )
+}
+
+/// The real path of `path` when it lies in a workspace: where its links
+/// lead, refused when that is outside the workspace.
+pub fn real_path(path: &Path) -> io::Result<PathBuf> {
+    if split(path).is_none() {
+        return std::fs::canonicalize(path);
+    }
+    let fd = open_fd(path, path_flags(), 0)?;
+    fd_path(&fd).or_else(|_| std::fs::canonicalize(path))
+}
+
+#[cfg(target_os = "linux")]
+fn path_flags() -> i32 {
+    libc::O_PATH
+}
+
+#[cfg(not(target_os = "linux"))]
+fn path_flags() -> i32 {
+    libc::O_RDONLY
+}
+
+/// The path the kernel knows a descriptor by.
+fn fd_path(fd: &OwnedFd) -> io::Result<PathBuf> {
+    std::fs::read_link(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// The directory `dir`, created with its missing parents, pinned by a
+/// descriptor opened beneath its workspace; and a path that names it
+/// through that descriptor (on Linux), for the std calls that want a path.
+pub fn pinned_dir(dir: &Path) -> io::Result<(OwnedFd, PathBuf)> {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY;
+    let fd = match open_fd(dir, flags, 0) {
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            let parent = dir.parent().filter(|p| !p.as_os_str().is_empty());
+            let (Some(parent), Some(name)) = (parent, dir.file_name()) else {
+                return Err(e);
+            };
+            let (parent_fd, _) = pinned_dir(parent)?;
+            let c = cstr(name)?;
+            // SAFETY: a valid directory descriptor and C string.
+            let made = unsafe { libc::mkdirat(parent_fd.as_raw_fd(), c.as_ptr(), 0o777) };
+            if made < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() != io::ErrorKind::AlreadyExists {
+                    return Err(err);
+                }
+            }
+            raw_open(parent_fd.as_raw_fd(), name, flags | libc::O_NOFOLLOW, 0)?
+        }
+        other => other?,
+    };
+    let by_fd = if cfg!(target_os = "linux") {
+        PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+    } else {
+        dir.to_path_buf()
+    };
+    Ok((fd, by_fd))
+}
+
+/// Removes the file `path` without following a link in its directories
+/// (a link as the last component is removed itself, as unlink does).
+pub fn remove_file(path: &Path) -> io::Result<()> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(io::Error::other("not a file path"));
+    };
+    let (fd, _) = match open_fd(dir, libc::O_RDONLY | libc::O_DIRECTORY, 0) {
+        Ok(fd) => (fd, ()),
+        Err(e) => return Err(e),
+    };
+    let c = cstr(name)?;
+    // SAFETY: a valid directory descriptor and C string.
+    if unsafe { libc::unlinkat(fd.as_raw_fd(), c.as_ptr(), 0) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "beneath_tests.rs"]
+mod tests;
