@@ -119,6 +119,19 @@ fn push_existing(list: &mut Vec<PathBuf>, path: PathBuf) {
     }
 }
 
+/// Like [`push_existing`], for a path inside the workspace that commands
+/// could have made a link: only where it really lies inside the
+/// workspace. A link out of it (`.cairn -> ../..`) must never become a
+/// bind of what it points at; the place it points at keeps its own rule.
+fn push_inside(list: &mut Vec<PathBuf>, path: PathBuf, workspace: &Path) {
+    if let Ok(real) = std::fs::canonicalize(&path)
+        && real.starts_with(workspace)
+        && !list.contains(&real)
+    {
+        list.push(real);
+    }
+}
+
 impl Policy {
     pub fn build(mode: SandboxMode, config: &SandboxConfig, at: &Place<'_>) -> Policy {
         let workspace = std::fs::canonicalize(at.workspace).unwrap_or(at.workspace.into());
@@ -179,7 +192,7 @@ impl Policy {
         let mut read_only = Vec::new();
         if workspace_usable {
             for inside in READ_ONLY_IN_WORKSPACE {
-                push_existing(&mut read_only, workspace.join(inside));
+                push_inside(&mut read_only, workspace.join(inside), &workspace);
             }
             read_only.extend(submodule_git_dirs(&workspace));
         }
@@ -305,7 +318,7 @@ fn submodule_git_dirs(workspace: &Path) -> Vec<PathBuf> {
             }
             if path.join("HEAD").is_file() {
                 for inside in ["config", "hooks", "info"] {
-                    push_existing(&mut out, path.join(inside));
+                    push_inside(&mut out, path.join(inside), workspace);
                 }
                 stack.push(path.join("modules"));
             } else {
