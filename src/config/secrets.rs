@@ -35,10 +35,12 @@ fn names_a_session_or_token(n: &str) -> bool {
         "AUTH_CONFIG",
     ];
     let token = n.contains("TOKEN") && !n.contains("TOKENIZER");
-    // `AUTH`, `X_AUTH`, `BASIC_AUTH_USER`… but not git's author.
-    let auth = n.contains("AUTH") && !n.contains("AUTHOR");
-    // `PGPASS`, `SSHPASS` (not `BYPASS`), cookies and bearer headers.
-    let pass = n.ends_with("PASS") && !n.ends_with("BYPASS");
+    // `AUTH`, `X_AUTH`, `BASIC_AUTH_USER`… but not git's author or an
+    // agent's socket (`SSH_AUTH_SOCK`, withheld as a socket).
+    let auth = n.contains("AUTH") && !n.contains("AUTHOR") && !n.ends_with("_SOCK");
+    // `PGPASS`, `SSHPASS` (not `BYPASS`, not a program like `GIT_ASKPASS`),
+    // cookies and bearer headers.
+    let pass = n.ends_with("PASS") && !n.ends_with("BYPASS") && !n.ends_with("ASKPASS");
     let header = n.contains("COOKIE") || n.contains("BEARER");
     if auth || pass || header {
         return true;

@@ -157,6 +157,8 @@ impl Policy {
         }
         if let Some(c) = at.caches {
             push_existing(&mut writable, c.dir.clone());
+            // The session's temporary folder, beside the project's caches.
+            push_existing(&mut writable, c.tmp.clone());
         }
         let mut read = Vec::new();
         if let Some(h) = at.home {

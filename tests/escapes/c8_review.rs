@@ -167,3 +167,42 @@ async fn secret_values_under_plain_names_are_withheld() {
     f.run(&mock, "smart").await;
     assert_contained("class 8 secret values", &f.escapes(&mock, &before));
 }
+
+/// A repository whose configuration includes a FIFO (or the terminal):
+/// cairn's own reading of that configuration, before each command, must
+/// neither wait on it forever nor read what the person types.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_include_that_blocks_does_not_hang_cairn() {
+    if !needs(&["mkfifo"]) {
+        return;
+    }
+    let f = Fixture::new();
+    let fifo = f.ws.join("wait-here");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let config = f.ws.join(".git/config");
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&format!("[include]\n\tpath = {}\n", fifo.display()));
+    std::fs::write(&config, text).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![bash("i1", "echo made > made.txt")]),
+    )
+    .await;
+    let started = std::time::Instant::now();
+    f.run(&mock, "smart").await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(40),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        std::fs::read_to_string(f.ws.join("made.txt")).unwrap_or_default(),
+        "made\n"
+    );
+}
