@@ -19,8 +19,17 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// Inside the workspace, read-only to commands: what the person's own git
-/// and cairn run or obey later.
-pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[".git/config", ".git/hooks", ".git/info", ".cairn"];
+/// and cairn (and other agents: `.claude/` commands, skills and hooks,
+/// `.agents/` skills) run or obey later.
+pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
+    ".git/config",
+    ".git/hooks",
+    ".git/info",
+    ".git/commondir",
+    ".cairn",
+    ".claude",
+    ".agents",
+];
 
 /// How a policy is enforced on Linux.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
