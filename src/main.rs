@@ -201,8 +201,10 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 }
 
 fn main() -> ExitCode {
-    // First, while cairn has one thread: no child may read its keys.
+    // First, while cairn has one thread: no child may read its keys, or
+    // use a descriptor cairn was started with.
     cairn::tools::env::shield_own_environment();
+    cairn::sandbox::seal_inherited_descriptors();
     let cli = Cli::parse();
     // A panic the shell parser raises and cairn catches is not news.
     let default_hook = std::panic::take_hook();

@@ -313,6 +313,73 @@ async fn a_stalled_stream_is_given_up_after_the_idle_timeout_and_retried() {
     );
 }
 
+/// Keep-alive comments say the connection lives, not that the answer
+/// moves: a stream that sends only them is a stall all the same.
+#[tokio::test]
+async fn a_stream_of_keep_alives_only_is_a_stall() {
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Hello there, friend.")
+                .stall_before(3, Duration::from_secs(6))
+                .keep_alive(Duration::from_millis(50)),
+            Reply::text("Hello there, friend."),
+        ],
+    )
+    .await;
+    let mut s = settings(ProviderKind::Anthropic, &mock.url());
+    s.idle_timeout = Duration::from_millis(400);
+    let (r, notices) = retrying(build(s));
+    let events = collect(&r, &request()).await.unwrap();
+    assert_eq!(text_of(&events), "Hello there, friend.");
+    let notices = notices.lock().unwrap();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(
+        notices[0].error.contains("only keep-alive"),
+        "{}",
+        notices[0].error
+    );
+    assert_eq!(mock.requests().len(), 2);
+}
+
+/// An answer over the configured size is cut with a message naming the
+/// size and the setting, and is not retried.
+#[tokio::test]
+async fn an_answer_over_the_size_limit_is_cut_and_says_so() {
+    let long = "x".repeat(300_000);
+    let mock = MockModel::start(Format::OpenAi, vec![Reply::text(&long).chunk_chars(10_000)]).await;
+    let mut s = settings(ProviderKind::Openai, &mock.url());
+    s.wire.limits.max_response = 100_000;
+    let (r, _notices) = retrying(build(s));
+    let err = collect(&r, &request()).await.unwrap_err();
+    assert!(
+        err.to_string().contains("cut at 0.1 MB") && err.to_string().contains("max_response_mb"),
+        "{err}"
+    );
+    assert_eq!(mock.requests().len(), 1, "not retried");
+}
+
+/// A limit that lifts in an hour is said at once, with the wait, not
+/// waited out five minutes at a time.
+#[tokio::test]
+async fn a_retry_after_of_an_hour_is_reported_at_once() {
+    let (mock, p) = start(
+        Format::OpenAi,
+        vec![
+            Reply::status(429).retry_after(3_900.0),
+            Reply::text("never"),
+        ],
+    )
+    .await;
+    let (r, notices) = retrying(p);
+    let started = std::time::Instant::now();
+    let err = collect(&r, &request()).await.unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert!(err.to_string().contains("asks to wait 1 h 5 min"), "{err}");
+    assert!(notices.lock().unwrap().is_empty());
+    assert_eq!(mock.requests().len(), 1);
+}
+
 #[tokio::test]
 async fn retry_after_given_as_an_http_date_is_honoured() {
     let when = httpdate::fmt_http_date(SystemTime::now() + Duration::from_secs(3));

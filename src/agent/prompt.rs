@@ -51,6 +51,9 @@ fn split_status(out: &str) -> (Option<String>, Option<String>) {
     (Some(branch.to_string()), Some(status))
 }
 
+/// How long cairn's start-up git call may take.
+const GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Environment {
     /// Asks git for the branch and status through the sandbox's helper
     /// rules: read-only, no network, no transport (a partial clone's lazy
@@ -66,19 +69,14 @@ impl Environment {
                 root,
             )
             .ok()?;
-            let out = cmd
-                .arg("-C")
-                .arg(cwd)
-                .args(args)
-                .envs(
-                    (settings.get_or_init(|| crate::permission::git_hooks::helper_env(cwd)))
-                        .iter()
-                        .map(|(k, v)| (k, v)),
-                )
-                .stdin(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .output()
-                .ok()?;
+            cmd.arg("-C").arg(cwd).args(args).envs(
+                (settings.get_or_init(|| crate::permission::git_hooks::helper_env(cwd)))
+                    .iter()
+                    .map(|(k, v)| (k, v)),
+            );
+            // A configuration that names a FIFO or a terminal stalls git;
+            // the session starts without git's view instead.
+            let out = crate::sandbox::output_within(&mut cmd, GIT_LIMIT)?;
             out.status
                 .success()
                 .then(|| String::from_utf8_lossy(&out.stdout).trim_end().to_string())

@@ -321,17 +321,36 @@ fn load(store: &Store, id: &SessionId) -> Result<LoadedSession> {
     crate::sessions::load(store, id).with_context(|| format!("cannot load session {id}"))
 }
 
+/// The branch for the status line, read from the repository's `HEAD`
+/// file itself: no git process, so nothing the repository's configuration
+/// names (an include of a FIFO or the terminal) is opened. Only regular
+/// files are read.
 fn git_branch(cwd: &std::path::Path) -> Option<String> {
-    let out = std::process::Command::new("git")
-        .args(["rev-parse", "--abbrev-ref", "HEAD"])
-        .current_dir(cwd)
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-        .filter(|b| !b.is_empty())
+    fn regular(path: &std::path::Path) -> Option<String> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        (meta.is_file() && meta.len() < 4096)
+            .then(|| std::fs::read_to_string(path).ok())
+            .flatten()
+    }
+    let (dir, dotgit) = cwd
+        .ancestors()
+        .map(|d| (d, d.join(".git")))
+        .find(|(_, g)| std::fs::symlink_metadata(g).is_ok())?;
+    let git_dir = if dotgit.is_dir() {
+        dotgit
+    } else {
+        let text = regular(&dotgit)?;
+        let target = text.lines().next()?.strip_prefix("gitdir:")?.trim();
+        dir.join(target)
+    };
+    let head = regular(&git_dir.join("HEAD"))?;
+    let head = head.trim();
+    match head.strip_prefix("ref: ") {
+        Some(r) => Some(r.strip_prefix("refs/heads/").unwrap_or(r).to_string()),
+        None if head.len() >= 7 => Some(head[..7].to_string()),
+        None => None,
+    }
+    .filter(|b| !b.is_empty())
 }
 
 /// Prompt history per project: `<state>/history/<hash of the root>.jsonl`.

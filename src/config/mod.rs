@@ -74,6 +74,13 @@ pub struct ProviderConfig {
     /// Seconds a started response may stay silent before it counts as
     /// stalled (and is retried).
     pub idle_timeout_secs: Option<u64>,
+    /// Seconds a response may take to send its first byte (a local server
+    /// reads the whole prompt first).
+    pub first_byte_timeout_secs: Option<u64>,
+    /// The largest single event of a streamed answer, in MB.
+    pub max_event_mb: Option<u64>,
+    /// The largest whole answer, in MB.
+    pub max_response_mb: Option<u64>,
     /// Vertex AI: the Google Cloud project and location.
     pub project: Option<String>,
     pub location: Option<String>,
@@ -463,6 +470,14 @@ impl ConfigFile {
             set(&mut entry.azure, p.azure);
             set(&mut entry.timeout_secs, p.timeout_secs);
             set(&mut entry.idle_timeout_secs, p.idle_timeout_secs);
+            set(
+                &mut entry.first_byte_timeout_secs,
+                p.first_byte_timeout_secs,
+            );
+            set(&mut entry.max_event_mb, p.max_event_mb);
+            set(&mut entry.max_response_mb, p.max_response_mb);
+            set(&mut entry.stream, p.stream);
+            set(&mut entry.extra_body, p.extra_body);
             set(&mut entry.project, p.project);
             set(&mut entry.location, p.location);
             set(&mut entry.region, p.region);

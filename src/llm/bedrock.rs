@@ -247,6 +247,10 @@ impl Framing for EventStreamFrames {
     }
 
     fn finish(&mut self, _out: &mut Vec<Result<(String, String), LlmError>>) {}
+
+    fn pending(&self) -> usize {
+        self.buf.len()
+    }
 }
 
 /// Converse events as the shared stream loop reads them.

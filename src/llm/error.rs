@@ -26,6 +26,13 @@ pub enum LlmError {
         retry_after: Option<Duration>,
         message: String,
     },
+    /// A limit that lifts only after longer than cairn waits on its own:
+    /// said at once, with the wait the provider named.
+    #[error(
+        "the provider's limit is reached and it asks to wait {} before the next request: {message}. Try again then, or switch model or provider with /model.",
+        human_wait(*wait)
+    )]
+    LimitReached { wait: Duration, message: String },
     #[error("the provider had a server error ({status}): {message}")]
     Server { status: u16, message: String },
     #[error("the conversation is longer than the model's context window: {message}")]
@@ -42,6 +49,19 @@ pub enum LlmError {
     Unreachable(String),
     #[error("the provider sent a response cairn could not read: {0}")]
     Malformed(String),
+}
+
+/// The longest `retry-after` cairn waits out by itself before retrying.
+pub const LONGEST_WAIT: Duration = Duration::from_secs(180);
+
+/// `2 h 5 min`, `12 min`, `40 s`.
+fn human_wait(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=119 => format!("{s} s"),
+        120..=3599 => format!("{} min", s.div_ceil(60)),
+        _ => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+    }
 }
 
 impl LlmError {
@@ -80,9 +100,12 @@ impl LlmError {
         match status {
             401 | 403 => LlmError::Auth { status, message },
             402 => LlmError::Quota { message },
-            429 => LlmError::RateLimited {
-                retry_after,
-                message,
+            429 => match retry_after {
+                Some(wait) if wait > LONGEST_WAIT => LlmError::LimitReached { wait, message },
+                _ => LlmError::RateLimited {
+                    retry_after,
+                    message,
+                },
             },
             400 | 413 | 422 if context => LlmError::ContextLength { message },
             408 | 409 | 425 => LlmError::Server { status, message },

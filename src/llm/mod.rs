@@ -214,13 +214,15 @@ pub struct ProviderSettings {
 }
 
 /// `[providers.NAME] stream = false` and `extra_body`, for OpenAI-compatible
-/// servers.
+/// servers, and the bounds on reading an answer.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WireOptions {
     /// Ask for a whole answer rather than a stream.
     pub no_stream: bool,
     /// Fields laid over every request body.
     pub extra_body: serde_json::Map<String, serde_json::Value>,
+    /// Bounds on reading the answer.
+    pub limits: transport::StreamLimits,
 }
 
 /// Printed without the key and without header values, which may hold
@@ -297,7 +299,14 @@ impl std::fmt::Debug for CloudSettings {
 
 impl ProviderSettings {
     pub const DEFAULT_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
-    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(90);
+    /// Silence (keep-alives do not count) that makes a started answer
+    /// count as stalled and retried.
+    pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(45);
+    /// A local server (a loopback address) reads the whole prompt on a CPU
+    /// before it sends anything, and generates slowly.
+    pub const LOCAL_IDLE_TIMEOUT: Duration = Duration::from_secs(180);
+    /// A local server's first byte comes after the whole prompt is read.
+    pub const LOCAL_FIRST_BYTE: Duration = Duration::from_secs(600);
 }
 
 /// The HTTP client providers share the settings of: timeouts are applied

@@ -11,17 +11,25 @@ pub struct NdjsonLines {
 
 impl Framing for NdjsonLines {
     fn push(&mut self, bytes: &[u8], out: &mut Vec<Result<(String, String), LlmError>>) {
+        // The held bytes are an unfinished line: search only the new ones.
+        let mut search = self.buf.len();
         self.buf.extend_from_slice(bytes);
         let mut start = 0;
-        while let Some(pos) = self.buf[start..].iter().position(|&b| b == b'\n') {
-            let line = String::from_utf8_lossy(&self.buf[start..start + pos]);
+        while let Some(pos) = self.buf[search..].iter().position(|&b| b == b'\n') {
+            let end = search + pos;
+            let line = String::from_utf8_lossy(&self.buf[start..end]);
             let line = line.trim();
             if !line.is_empty() {
                 out.push(Ok((String::new(), line.to_string())));
             }
-            start += pos + 1;
+            start = end + 1;
+            search = start;
         }
         self.buf.drain(..start);
+    }
+
+    fn pending(&self) -> usize {
+        self.buf.len()
     }
 
     fn finish(&mut self, out: &mut Vec<Result<(String, String), LlmError>>) {

@@ -247,23 +247,29 @@ fn from_preset(
         _ => None,
     };
     let own_server = entry.base_url.is_none() && url_env.is_none();
+    let base_url = entry
+        .base_url
+        .clone()
+        .or(url_env)
+        .unwrap_or_else(|| url.to_string());
+    let (request_timeout, idle_timeout) = timeouts(entry, &base_url);
+    let limits = stream_limits(entry, &base_url);
     Ok(ResolvedProvider {
         settings: ProviderSettings {
             name: name.to_string(),
             kind,
-            base_url: entry
-                .base_url
-                .clone()
-                .or(url_env)
-                .unwrap_or_else(|| url.to_string()),
+            base_url,
             api_key,
             headers: entry.headers.clone().into_iter().collect(),
             query: entry.query.clone().into_iter().collect(),
             azure: entry.azure.unwrap_or(false),
-            request_timeout: timeouts(entry).0,
-            idle_timeout: timeouts(entry).1,
+            request_timeout,
+            idle_timeout,
             cloud: Default::default(),
-            wire: Default::default(),
+            wire: super::WireOptions {
+                limits,
+                ..Default::default()
+            },
         },
         model: entry.model.clone().unwrap_or_else(|| model.to_string()),
         // The preset's small model only where it is known to be served:
@@ -314,6 +320,8 @@ fn from_entry(
                 "[providers.{name}] needs `model` (or pass --model)"
             ))
         })?;
+    let (request_timeout, idle_timeout) = timeouts(p, &base_url);
+    let limits = stream_limits(p, &base_url);
     Ok(ResolvedProvider {
         settings: ProviderSettings {
             name: name.to_string(),
@@ -323,13 +331,14 @@ fn from_entry(
             headers: p.headers.clone().into_iter().collect(),
             query: p.query.clone().into_iter().collect(),
             azure: p.azure.unwrap_or(false),
-            request_timeout: timeouts(p).0,
-            idle_timeout: timeouts(p).1,
-            cloud,
+            request_timeout,
+            idle_timeout,
             wire: super::WireOptions {
                 no_stream: p.stream == Some(false),
                 extra_body: p.extra_body.clone().unwrap_or_default(),
+                limits,
             },
+            cloud,
         },
         model,
         small_model: p.small_model.clone().or_else(|| {
@@ -351,15 +360,42 @@ fn kind_of(name: &str, kind: Option<&str>) -> Result<Option<ProviderKind>, Resol
     })
 }
 
-fn timeouts(p: &ProviderConfig) -> (Duration, Duration) {
+/// The request timeout and the idle timeout. A server on this machine
+/// gets longer: it reads the prompt on a CPU before it answers.
+fn timeouts(p: &ProviderConfig, base_url: &str) -> (Duration, Duration) {
+    let idle = if super::server_limits::is_local(base_url) {
+        ProviderSettings::LOCAL_IDLE_TIMEOUT
+    } else {
+        ProviderSettings::DEFAULT_IDLE_TIMEOUT
+    };
     (
         p.timeout_secs
             .map(Duration::from_secs)
             .unwrap_or(ProviderSettings::DEFAULT_REQUEST_TIMEOUT),
-        p.idle_timeout_secs
-            .map(Duration::from_secs)
-            .unwrap_or(ProviderSettings::DEFAULT_IDLE_TIMEOUT),
+        p.idle_timeout_secs.map(Duration::from_secs).unwrap_or(idle),
     )
+}
+
+/// Bounds on reading an answer, from the provider's settings.
+fn stream_limits(p: &ProviderConfig, base_url: &str) -> super::transport::StreamLimits {
+    let defaults = super::transport::StreamLimits::default();
+    let mb = |v: Option<u64>, default: usize| {
+        v.map(|m| usize::try_from(m.saturating_mul(1 << 20)).unwrap_or(usize::MAX))
+            .unwrap_or(default)
+    };
+    let first_byte = p
+        .first_byte_timeout_secs
+        .map(Duration::from_secs)
+        .or_else(|| p.idle_timeout_secs.map(Duration::from_secs))
+        .or_else(|| {
+            super::server_limits::is_local(base_url).then_some(ProviderSettings::LOCAL_FIRST_BYTE)
+        });
+    super::transport::StreamLimits {
+        idle: timeouts(p, base_url).1,
+        first_byte,
+        max_event: mb(p.max_event_mb, defaults.max_event),
+        max_response: mb(p.max_response_mb, defaults.max_response),
+    }
 }
 
 fn non_empty(v: Option<String>) -> Option<String> {

@@ -20,10 +20,13 @@ pub struct SseParser {
 
 impl SseParser {
     pub fn push(&mut self, bytes: &[u8], out: &mut Vec<SseEvent>) {
+        // What is held is an unfinished line: no newline in it, so the
+        // search starts at the new bytes and a long line costs linear time.
+        let mut search = self.buf.len();
         self.buf.extend_from_slice(bytes);
         let mut start = 0;
-        while let Some(pos) = self.buf[start..].iter().position(|&b| b == b'\n') {
-            let end = start + pos;
+        while let Some(pos) = self.buf[search..].iter().position(|&b| b == b'\n') {
+            let end = search + pos;
             let mut line = &self.buf[start..end];
             if line.last() == Some(&b'\r') {
                 line = &line[..line.len() - 1];
@@ -31,8 +34,14 @@ impl SseParser {
             let line = String::from_utf8_lossy(line).into_owned();
             self.line(&line, out);
             start = end + 1;
+            search = start;
         }
         self.buf.drain(..start);
+    }
+
+    /// Bytes held for the event not yet complete.
+    pub fn pending(&self) -> usize {
+        self.buf.len() + self.data.len()
     }
 
     /// Whatever is left when the stream ends (a last event without its
@@ -94,6 +103,10 @@ impl super::transport::Framing for SseParser {
         let mut events = Vec::new();
         SseParser::finish(self, &mut events);
         out.extend(events.into_iter().map(|e| Ok((e.event, e.data))));
+    }
+
+    fn pending(&self) -> usize {
+        SseParser::pending(self)
     }
 }
 

@@ -201,7 +201,8 @@ pub(crate) async fn send<W: WireFormat>(
     framing: impl Framing,
 ) -> Result<EventStream, LlmError> {
     let resp = transport::send(req, settings).await?;
-    transport::decode_response(resp, settings.idle_timeout, framing, Stream::<W>::default()).await
+    let limits = settings.wire.limits.with_idle(settings.idle_timeout);
+    transport::decode_response(resp, limits, framing, Stream::<W>::default()).await
 }
 
 /// The HTTP side every provider holds: its settings and a client.

@@ -8,7 +8,6 @@
 //! for that call (git's `GIT_CONFIG_COUNT` settings beat every file).
 
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use super::layers::layers;
 use super::readonly;
@@ -199,38 +198,47 @@ pub fn transport_env(cwd: &Path) -> Vec<(String, String)> {
 /// The keys the repository's own files set (`.git/config`, the worktree's
 /// and what they include): what the repository, not the person, decides.
 fn local_keys(cwd: &Path) -> Vec<String> {
-    let output = Command::new("git")
-        .args(["config", "--local", "--list", "--name-only", "--includes"])
-        .current_dir(cwd)
-        .env("GIT_CONFIG_COUNT", "0")
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    match output {
-        Ok(o) => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        Err(_) => Vec::new(),
-    }
+    config_names(
+        cwd,
+        &["config", "--local", "--list", "--name-only", "--includes"],
+    )
 }
 
 /// The names of the keys the configuration of the repository at `cwd`
 /// sets. Reading configuration runs no program.
 fn repository_keys(cwd: &Path) -> Vec<String> {
-    let output = Command::new("git")
-        .args(["config", "--list", "--name-only", "--includes"])
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output();
-    match output {
-        Ok(o) => String::from_utf8_lossy(&o.stdout)
-            .lines()
-            .map(str::to_string)
-            .collect(),
-        Err(_) => Vec::new(),
-    }
+    config_names(cwd, &["config", "--list", "--name-only", "--includes"])
+}
+
+/// How long reading a repository's configuration may take.
+const CONFIG_READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// `git config …` names, read in the kernel sandbox layer (read-only, no
+/// terminal, no network: cheap to start): an `[include] path` the
+/// repository names may be `/dev/tty`, a terminal's `/dev/pts/N` or a
+/// FIFO, which git would open and wait on, reading what the person types.
+/// Bounded in time whatever it meets.
+fn config_names(cwd: &Path, args: &[&str]) -> Vec<String> {
+    let sandbox = crate::sandbox::Sandbox::default_for_user();
+    let policy = sandbox
+        .policy_in(cwd, crate::sandbox::Layer::Kernel)
+        .map(|mut p| {
+            p.mode = crate::config::SandboxMode::ReadOnly;
+            p.writable.retain(|w| *w != p.workspace);
+            p.network = false;
+            p
+        });
+    let Ok(mut cmd) = crate::sandbox::std_command("git".as_ref(), policy.as_ref()) else {
+        return Vec::new();
+    };
+    cmd.args(args).current_dir(cwd).env("GIT_CONFIG_COUNT", "0");
+    let Some(out) = crate::sandbox::output_within(&mut cmd, CONFIG_READ_LIMIT) else {
+        return Vec::new();
+    };
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]

@@ -129,7 +129,9 @@ pub fn args(policy: &Policy) -> Vec<OsString> {
         a.pair("--bind", path, path);
     }
     let git = policy.workspace.join(".git");
-    if policy.workspace_usable && writable.contains(&policy.workspace) && git.is_dir() {
+    // A real folder only: a link (`.git -> ~`) would bind what it points at.
+    let git_is_dir = std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir());
+    if policy.workspace_usable && writable.contains(&policy.workspace) && git_is_dir {
         // A mount point cannot be renamed away and replaced.
         a.pair("--bind", &git, &git);
     }

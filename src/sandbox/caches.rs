@@ -33,26 +33,44 @@ pub struct Caches {
     pub tmp: PathBuf,
 }
 
+/// Where session directories live: in the cache area, beside the
+/// projects' folders and not in any of them, so no command can plant a
+/// link where a later session's `/tmp` will be.
+const SESSIONS: &str = ".sessions";
+
 impl Caches {
     /// Creates (once) the project's cache and a fresh session directory
     /// under `area`, removing session directories of processes gone.
+    ///
+    /// The project's folder is writable by commands, so nothing in it is
+    /// taken on trust: a folder that is a link (or a file) is replaced by
+    /// a real folder, and no path in it is resolved through a link.
     pub fn create(area: &Path, workspace: &Path, home: Option<&Path>) -> std::io::Result<Caches> {
-        let dir = area.join(project_key(workspace));
+        let key = project_key(workspace);
+        let dir = area.join(&key);
+        // The area and the project's folder itself are cairn's alone.
+        std::fs::create_dir_all(&dir)?;
+        let dir = std::fs::canonicalize(&dir)?;
         for (_, sub) in VARIABLES {
-            std::fs::create_dir_all(dir.join(sub))?;
+            real_dir(&dir.join(sub))?;
         }
         if let Some(home) = home {
             link_cargo_config(&dir.join("cargo"), &home.join(".cargo"));
         }
-        remove_stale_sessions(&dir);
+        // Folders of the layout before sessions moved out of the project.
+        remove_stale_sessions(&dir, "tmp-");
+        let sessions = area.join(SESSIONS);
+        std::fs::create_dir_all(&sessions)?;
+        let sessions = std::fs::canonicalize(&sessions)?;
+        remove_stale_sessions(&sessions, &format!("{key}-"));
         // One per cairn process: a second sandbox of the same session
         // (the interface and the agent) shares it.
-        let tmp = dir.join(format!("tmp-{}", std::process::id()));
-        std::fs::create_dir_all(&tmp)?;
-        Ok(Caches {
-            dir: std::fs::canonicalize(&dir)?,
-            tmp: std::fs::canonicalize(&tmp)?,
-        })
+        let tmp = sessions.join(format!("{key}-{}", std::process::id()));
+        if !std::fs::symlink_metadata(&tmp).is_ok_and(|m| m.is_dir()) {
+            remove_any(&tmp);
+            std::fs::create_dir(&tmp)?;
+        }
+        Ok(Caches { dir, tmp })
     }
 
     /// The variables a command gets.
@@ -84,6 +102,32 @@ fn project_key(workspace: &Path) -> String {
     format!("{}-{hash:016x}", name.trim_start_matches('.'))
 }
 
+/// Makes `path` a real folder: a link or a file commands put there is
+/// removed (never followed) and a folder made in its place.
+fn real_dir(path: &Path) -> std::io::Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => Ok(()),
+        Ok(_) => {
+            remove_any(path);
+            std::fs::create_dir(path)
+        }
+        Err(_) => std::fs::create_dir(path),
+    }
+}
+
+/// Removes what is at `path` without following a link.
+fn remove_any(path: &Path) {
+    match std::fs::symlink_metadata(path) {
+        Ok(m) if m.is_dir() => {
+            let _ = std::fs::remove_dir_all(path);
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(path);
+        }
+        Err(_) => {}
+    }
+}
+
 fn link_cargo_config(private: &Path, person: &Path) {
     for name in CARGO_CONFIG {
         let (link, target) = (private.join(name), person.join(name));
@@ -93,8 +137,8 @@ fn link_cargo_config(private: &Path, person: &Path) {
     }
 }
 
-/// `tmp-<pid>` folders whose process no longer runs.
-fn remove_stale_sessions(dir: &Path) {
+/// `<prefix><pid>` folders whose process no longer runs.
+fn remove_stale_sessions(dir: &Path, prefix: &str) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -102,7 +146,7 @@ fn remove_stale_sessions(dir: &Path) {
         let name = entry.file_name();
         let Some(pid) = name
             .to_str()
-            .and_then(|n| n.strip_prefix("tmp-"))
+            .and_then(|n| n.strip_prefix(prefix))
             .and_then(|p| p.parse::<i32>().ok())
         else {
             continue;
@@ -111,7 +155,7 @@ fn remove_stale_sessions(dir: &Path) {
         let alive = unsafe { libc::kill(pid, 0) } == 0
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
         if !alive {
-            let _ = std::fs::remove_dir_all(entry.path());
+            remove_any(&entry.path());
         }
     }
 }
@@ -129,8 +173,8 @@ mod tests {
         std::fs::write(home.path().join(".cargo/credentials.toml"), "token").unwrap();
         let stale = area
             .path()
-            .join(project_key(Path::new("/w/a")))
-            .join("tmp-999999999");
+            .join(SESSIONS)
+            .join(format!("{}-999999999", project_key(Path::new("/w/a"))));
         std::fs::create_dir_all(&stale).unwrap();
         let a = Caches::create(area.path(), Path::new("/w/a"), Some(home.path())).unwrap();
         let b = Caches::create(area.path(), Path::new("/x/a"), None).unwrap();
@@ -144,7 +188,7 @@ mod tests {
                 .starts_with("a-")
         );
         assert!(!stale.exists());
-        assert!(a.tmp.is_dir() && a.tmp.starts_with(&a.dir));
+        assert!(a.tmp.is_dir() && !a.tmp.starts_with(&a.dir));
         let cargo = a.dir.join("cargo");
         assert_eq!(
             std::fs::read_to_string(cargo.join("config.toml")).unwrap(),
@@ -154,5 +198,41 @@ mod tests {
         let env = a.env();
         assert!(env.contains(&("CARGO_HOME", cargo)));
         assert!(env.iter().all(|(_, p)| p.is_dir()));
+    }
+
+    /// A command can write the project's cache folder: links it leaves
+    /// there are replaced, never followed, and the next session's
+    /// temporary folder is out of its reach.
+    #[test]
+    fn links_planted_in_the_cache_are_not_followed() {
+        let area = tempfile::tempdir().unwrap();
+        let victim = tempfile::tempdir().unwrap();
+        let home = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(home.path().join(".cargo")).unwrap();
+        std::fs::write(home.path().join(".cargo/config.toml"), "[net]\n").unwrap();
+        let first = Caches::create(area.path(), Path::new("/w/p"), None).unwrap();
+        for (_, sub) in VARIABLES {
+            std::fs::remove_dir_all(first.dir.join(sub)).unwrap();
+            std::os::unix::fs::symlink(victim.path(), first.dir.join(sub)).unwrap();
+        }
+        for pid in [std::process::id(), std::process::id() + 1] {
+            let _ = std::os::unix::fs::symlink(victim.path(), first.dir.join(format!("tmp-{pid}")));
+        }
+        let again = Caches::create(area.path(), Path::new("/w/p"), Some(home.path())).unwrap();
+        for (_, sub) in VARIABLES {
+            let m = std::fs::symlink_metadata(again.dir.join(sub)).unwrap();
+            assert!(m.is_dir() && !m.file_type().is_symlink(), "{sub}");
+        }
+        assert!(
+            std::fs::read_dir(victim.path()).unwrap().next().is_none(),
+            "wrote through a link"
+        );
+        assert!(!again.tmp.starts_with(&again.dir));
+        assert!(
+            !std::fs::symlink_metadata(&again.tmp)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
     }
 }

@@ -130,3 +130,65 @@ mod tests {
         assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "given");
     }
 }
+
+/// Runs a helper to its end and returns its output, or `None` when it
+/// takes longer than `limit` (it is killed): a repository can make git
+/// wait on a FIFO or a terminal its configuration names, and cairn must
+/// not wait with it. Output is read while the helper runs.
+pub fn output_within(
+    cmd: &mut std::process::Command,
+    limit: std::time::Duration,
+) -> Option<std::process::Output> {
+    use std::io::Read;
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        pipe.map(|mut p| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                let _ = p.read_to_end(&mut buf);
+                buf
+            })
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                // The helper leads its own group when it is sandboxed.
+                super::kill_group(child.id() as i32);
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    };
+    let collect = |t: Option<std::thread::JoinHandle<Vec<u8>>>| {
+        t.and_then(|t| t.join().ok()).unwrap_or_default()
+    };
+    Some(std::process::Output {
+        status,
+        stdout: collect(out),
+        stderr: collect(err),
+    })
+}

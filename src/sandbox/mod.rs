@@ -57,7 +57,7 @@ pub use caches::Caches;
 pub use classes::{Class, Holding};
 pub use detect::Stop;
 pub use group::{Group, kill_group};
-pub use helper::{Helper, helper_command, helper_std_command};
+pub use helper::{Helper, helper_command, helper_std_command, output_within};
 pub use parent_death::die_with_parent;
 pub use policy::{Grant, Layer, Place, Policy};
 pub use support::Support;
@@ -446,6 +446,28 @@ fn confine(
     _policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
     Ok(std_new(program))
+}
+
+/// Marks every descriptor cairn was started with, past stdin, stdout and
+/// stderr, close-on-exec: a launcher that leaks one (a socket to an
+/// ssh-agent, the terminal) must not hand it to every command. Call it
+/// first thing in `main`.
+pub fn seal_inherited_descriptors() {
+    #[cfg(target_os = "linux")]
+    {
+        const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
+        // SAFETY: sets a flag on descriptors of this process only.
+        let done =
+            unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) }
+                == 0;
+        if !done {
+            // Kernels before 5.11: one at a time.
+            for fd in 3..1024 {
+                // SAFETY: as above; an unused number just fails.
+                unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+            }
+        }
+    }
 }
 
 /// A new command that dies with cairn; its parent-death hook is

@@ -19,8 +19,17 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// Inside the workspace, read-only to commands: what the person's own git
-/// and cairn run or obey later.
-pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[".git/config", ".git/hooks", ".git/info", ".cairn"];
+/// and cairn (and other agents: `.claude/` commands, skills and hooks,
+/// `.agents/` skills) run or obey later.
+pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
+    ".git/config",
+    ".git/hooks",
+    ".git/info",
+    ".git/commondir",
+    ".cairn",
+    ".claude",
+    ".agents",
+];
 
 /// How a policy is enforced on Linux.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -119,6 +128,19 @@ fn push_existing(list: &mut Vec<PathBuf>, path: PathBuf) {
     }
 }
 
+/// Like [`push_existing`], for a path inside the workspace that commands
+/// could have made a link: only where it really lies inside the
+/// workspace. A link out of it (`.cairn -> ../..`) must never become a
+/// bind of what it points at; the place it points at keeps its own rule.
+fn push_inside(list: &mut Vec<PathBuf>, path: PathBuf, workspace: &Path) {
+    if let Ok(real) = std::fs::canonicalize(&path)
+        && real.starts_with(workspace)
+        && !list.contains(&real)
+    {
+        list.push(real);
+    }
+}
+
 impl Policy {
     pub fn build(mode: SandboxMode, config: &SandboxConfig, at: &Place<'_>) -> Policy {
         let workspace = std::fs::canonicalize(at.workspace).unwrap_or(at.workspace.into());
@@ -144,6 +166,8 @@ impl Policy {
         }
         if let Some(c) = at.caches {
             push_existing(&mut writable, c.dir.clone());
+            // The session's temporary folder, beside the project's caches.
+            push_existing(&mut writable, c.tmp.clone());
         }
         let mut read = Vec::new();
         if let Some(h) = at.home {
@@ -179,7 +203,7 @@ impl Policy {
         let mut read_only = Vec::new();
         if workspace_usable {
             for inside in READ_ONLY_IN_WORKSPACE {
-                push_existing(&mut read_only, workspace.join(inside));
+                push_inside(&mut read_only, workspace.join(inside), &workspace);
             }
             read_only.extend(submodule_git_dirs(&workspace));
         }
@@ -305,7 +329,7 @@ fn submodule_git_dirs(workspace: &Path) -> Vec<PathBuf> {
             }
             if path.join("HEAD").is_file() {
                 for inside in ["config", "hooks", "info"] {
-                    push_existing(&mut out, path.join(inside));
+                    push_inside(&mut out, path.join(inside), workspace);
                 }
                 stack.push(path.join("modules"));
             } else {

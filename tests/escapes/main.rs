@@ -26,6 +26,7 @@ mod c4_persistence;
 mod c5_credentials;
 mod c6_network;
 mod c7_smaller;
+mod c8_review;
 
 use serde_json::json;
 

@@ -70,7 +70,7 @@ pub struct Fixture {
     env: Vec<(String, String)>,
 }
 
-fn random_hex() -> String {
+pub fn random_hex() -> String {
     let mut bytes = [0u8; 8];
     getrandom(&mut bytes);
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -186,6 +186,11 @@ impl Fixture {
 
     pub fn add_canary(&mut self, label: &str, value: &str) {
         self.canaries.push((label.to_string(), value.to_string()));
+    }
+
+    /// The fixture's own folder, outside the home and the workspace.
+    pub fn base_path(&self) -> &Path {
+        &self.base
     }
 
     pub fn cairn_data(&self) -> PathBuf {

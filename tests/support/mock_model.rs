@@ -82,6 +82,8 @@ pub struct Reply {
     stop: Option<String>,
     html: bool,
     stall: Option<(usize, Duration)>,
+    /// During the stall, an SSE comment this often.
+    keep_alive: Option<Duration>,
     cache: (u64, u64),
     /// `status`'s message is the whole body, sent as it is.
     raw_body: bool,
@@ -104,6 +106,7 @@ impl Default for Reply {
             stop: None,
             html: false,
             stall: None,
+            keep_alive: None,
             cache: (0, 0),
             raw_body: false,
         }
@@ -224,6 +227,12 @@ impl Reply {
     /// Go silent for `pause` before chunk `at`.
     pub fn stall_before(mut self, at: usize, pause: Duration) -> Reply {
         self.stall = Some((at, pause));
+        self
+    }
+    /// During the stall, send `: keep-alive` comments every `every`, as
+    /// servers do while a model thinks.
+    pub fn keep_alive(mut self, every: Duration) -> Reply {
+        self.keep_alive = Some(every);
         self
     }
     /// Cache tokens to report (read, written), for a script that does not
@@ -530,7 +539,17 @@ async fn write_stream(sock: &mut TcpStream, format: Format, reply: &Reply) -> st
         if let Some((at, pause)) = reply.stall
             && at == i
         {
-            tokio::time::sleep(pause).await;
+            match reply.keep_alive {
+                Some(every) => {
+                    let until = tokio::time::Instant::now() + pause;
+                    while tokio::time::Instant::now() < until {
+                        sock.write_all(b": keep-alive\n\n").await?;
+                        sock.flush().await?;
+                        tokio::time::sleep(every).await;
+                    }
+                }
+                None => tokio::time::sleep(pause).await,
+            }
         }
         sock.write_all(chunk).await?;
         sock.flush().await?;

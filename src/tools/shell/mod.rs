@@ -249,7 +249,7 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
     let to_background = background_after();
     let out = tokio::select! {
         code = wait_streaming(&process, ctx) => {
-            if let Ok(dir) = std::fs::read_to_string(p.cwd_file.path()) {
+            if let Some(dir) = read_cwd_file(p.cwd_file.path()) {
                 let dir = PathBuf::from(dir.trim_end_matches('\n'));
                 if dir.is_dir() {
                     ctx.session.set_cwd(dir);
@@ -360,3 +360,24 @@ mod tests;
 
 #[cfg(all(test, target_os = "linux"))]
 mod sandbox_tests;
+
+/// The directory the command ended in, from the file the script wrote.
+/// The file sits where commands can write, so it may have been replaced
+/// by a link (to the terminal, a FIFO, a secret): it is opened without
+/// following a link or blocking, read only when it is a regular file, and
+/// only its first few KB.
+fn read_cwd_file(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(8192).read_to_string(&mut text).ok()?;
+    Some(text)
+}

@@ -348,3 +348,24 @@ fn the_directory_trailer_is_silent_when_its_file_is_gone() {
     assert_eq!(String::from_utf8_lossy(&run.stderr), "");
     assert_eq!(run.status.code(), Some(3));
 }
+
+/// The working-directory file is where commands can write: a link to a
+/// FIFO (or the terminal) put in its place is not followed or waited on.
+#[test]
+fn a_cwd_file_replaced_by_a_link_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .is_ok_and(|s| s.success())
+    );
+    let link = dir.path().join("cwd");
+    std::os::unix::fs::symlink(&fifo, &link).unwrap();
+    assert_eq!(super::read_cwd_file(&link), None);
+    assert_eq!(super::read_cwd_file(&fifo), None);
+    let plain = dir.path().join("plain");
+    std::fs::write(&plain, "/w/p\n").unwrap();
+    assert_eq!(super::read_cwd_file(&plain).as_deref(), Some("/w/p\n"));
+}
