@@ -29,11 +29,17 @@ pub enum Helper {
     Mcp { network: bool },
     /// A language server: read-only, no network.
     Lsp,
-    /// A project's hook: read-only, no network.
+    /// A project's hook: what the model's commands may do (the workspace
+    /// writable unless the sandbox is read-only: a formatter hook writes),
+    /// no network.
     Hook,
 }
 
 impl Helper {
+    fn writes_workspace(self) -> bool {
+        matches!(self, Helper::Hook)
+    }
+
     fn network(self) -> bool {
         matches!(self, Helper::Mcp { network: true })
     }
@@ -60,8 +66,10 @@ pub fn helper_std_command(
     workspace: &Path,
 ) -> Result<std::process::Command, SandboxError> {
     let policy = sandbox.policy(workspace).map(|mut p| {
-        p.mode = SandboxMode::ReadOnly;
-        p.writable.retain(|w| *w != p.workspace);
+        if !helper.writes_workspace() {
+            p.mode = SandboxMode::ReadOnly;
+            p.writable.retain(|w| *w != p.workspace);
+        }
         p.network = false;
         p.with_grant(&Grant {
             network: helper.network(),

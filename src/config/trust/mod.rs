@@ -198,6 +198,25 @@ impl Config {
         }
     }
 
+    /// Adds what the project holds beside its config file that needs trust
+    /// (its hooks, from `.claude/settings.json` too) and a fingerprint of
+    /// those files and the scripts they name: trust then covers them, and
+    /// a change to any of them is asked about again.
+    pub fn hold_more(&mut self, held: Vec<Held>, fingerprint: &str) {
+        if held.is_empty() {
+            return;
+        }
+        let file = self.file.clone();
+        let project = std::fs::read(&self.project_path).unwrap_or_default();
+        let pending = self.pending.get_or_insert_with(|| Pending {
+            held: Vec::new(),
+            hash: hash_text(&project),
+            full: file,
+        });
+        pending.held.extend(held);
+        pending.hash = hash_text(format!("{}\n{fingerprint}", pending.hash).as_bytes());
+    }
+
     /// What the project file holds that needs trust (empty when nothing).
     pub fn held(&self) -> &[Held] {
         self.pending.as_ref().map(|p| &p.held[..]).unwrap_or(&[])
