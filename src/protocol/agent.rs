@@ -118,6 +118,14 @@ pub enum AgentEvent {
         /// The text the model reads.
         text: String,
     },
+    /// A hook blocked, decided or added context: one compact line,
+    /// expandable to what it said.
+    Hook {
+        /// Its event (`PreToolUse`) and what it did ("blocked Bash").
+        summary: String,
+        command: String,
+        output: String,
+    },
     /// The stream restarted and the partial response must be dropped.
     ResponseReset,
     /// The model asked for a tool.

@@ -15,7 +15,7 @@
 //! have (an MCP server's own `env`), after this; it may point the working
 //! directory elsewhere when it must, knowing why.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Grant, Sandbox, SandboxError};
 use crate::config::SandboxMode;
@@ -57,6 +57,18 @@ pub fn helper_command(
     helper_std_command(sandbox, helper, program, workspace).map(tokio::process::Command::from)
 }
 
+/// [`helper_command`] for a project's hook, which may also read the files
+/// `readable` (existing ones: its session's transcript, which lies under
+/// the hidden home).
+pub fn hook_command(
+    sandbox: &Sandbox,
+    program: &str,
+    workspace: &Path,
+    readable: &[PathBuf],
+) -> Result<tokio::process::Command, SandboxError> {
+    build(sandbox, Helper::Hook, program, workspace, readable).map(tokio::process::Command::from)
+}
+
 /// [`helper_command`] for a caller that waits synchronously (the system
 /// prompt's git calls).
 pub fn helper_std_command(
@@ -65,7 +77,19 @@ pub fn helper_std_command(
     program: &str,
     workspace: &Path,
 ) -> Result<std::process::Command, SandboxError> {
+    build(sandbox, helper, program, workspace, &[])
+}
+
+fn build(
+    sandbox: &Sandbox,
+    helper: Helper,
+    program: &str,
+    workspace: &Path,
+    readable: &[PathBuf],
+) -> Result<std::process::Command, SandboxError> {
     let policy = sandbox.policy(workspace).map(|mut p| {
+        p.read
+            .extend(readable.iter().filter(|r| r.exists()).cloned());
         if !helper.writes_workspace() {
             p.mode = SandboxMode::ReadOnly;
             p.writable.retain(|w| *w != p.workspace);

@@ -189,6 +189,8 @@ impl Hooks {
         let (hooks, left): (Vec<Hook>, Vec<Hook>) = all
             .into_iter()
             .partition(|h| trusted || h.scope == Scope::User);
+        // No hooks, no transcript file for them.
+        let transcripts = transcripts.filter(|_| !hooks.is_empty());
         Hooks {
             last: Mutex::new(vec![None; hooks.len()]),
             hooks,
@@ -215,8 +217,26 @@ impl Hooks {
             .any(|h| h.event == event && h.matcher.matches(subjects))
     }
 
-    pub fn transcript(&self) -> &transcript::Transcript {
-        &self.transcript
+    /// The id hooks see as `session_id`.
+    pub fn session_id(&self) -> String {
+        self.transcript.session_id()
+    }
+
+    /// The JSONL transcript hooks see as `transcript_path`.
+    pub fn transcript_path(&self) -> Option<PathBuf> {
+        self.transcript.path()
+    }
+
+    /// Keeps the transcript current: a message was added.
+    pub fn message_added(&self, message: &crate::conversation::Message) {
+        if !self.hooks.is_empty() {
+            self.transcript.append(message, &self.workspace);
+        }
+    }
+
+    /// A new session (or a resumed one): a new id and transcript.
+    pub fn restart_session(&self) {
+        self.transcript.restart();
     }
 
     fn record(&self, runs: &[HookRun]) {

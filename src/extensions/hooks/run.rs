@@ -13,7 +13,6 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Event, Hook, Hooks};
 use crate::extensions::commands::Scope;
-use crate::sandbox::Helper;
 
 /// How one hook ran.
 #[derive(Debug, Clone, Default)]
@@ -70,7 +69,8 @@ impl Hooks {
     fn command(&self, hook: &Hook) -> Result<tokio::process::Command, String> {
         let mut cmd = match hook.scope {
             Scope::Project => {
-                crate::sandbox::helper_command(&self.sandbox, Helper::Hook, "sh", &self.workspace)
+                let transcript: Vec<_> = self.transcript.path().into_iter().collect();
+                crate::sandbox::hook_command(&self.sandbox, "sh", &self.workspace, &transcript)
                     .map_err(|e| format!("could not be contained: {e}"))?
             }
             Scope::User => tokio::process::Command::new("sh"),

@@ -20,9 +20,22 @@ pub struct Transcript {
 
 impl Transcript {
     pub fn new(dir: Option<PathBuf>) -> Transcript {
-        Transcript {
+        let t = Transcript {
             dir,
             session: Mutex::new(uuid::Uuid::new_v4().to_string()),
+        };
+        t.create();
+        t
+    }
+
+    /// Makes the (empty) file, so it exists from the session's start: a
+    /// sandboxed hook may read only what exists when it starts.
+    fn create(&self) {
+        let Some(path) = self.path() else {
+            return;
+        };
+        if let Err(e) = open(&path) {
+            tracing::warn!("cannot make the hook transcript {}: {e}", path.display());
         }
     }
 
@@ -40,6 +53,7 @@ impl Transcript {
     /// A new session: a new id and a new file.
     pub fn restart(&self) {
         *crate::sync::lock(&self.session) = uuid::Uuid::new_v4().to_string();
+        self.create();
     }
 
     /// Adds a message; a failure is logged, never stops the session.
@@ -63,16 +77,25 @@ impl Transcript {
     }
 }
 
-fn write_line(path: &std::path::Path, line: &Value) -> std::io::Result<()> {
+/// Opens the transcript for appending, made private (0600 in a 0700
+/// folder) when new.
+fn open(path: &std::path::Path) -> std::io::Result<std::fs::File> {
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)?;
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(dir)?;
     }
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(path)?;
-    file.write_all(format!("{line}\n").as_bytes())
+    options.open(path)
+}
+
+fn write_line(path: &std::path::Path, line: &Value) -> std::io::Result<()> {
+    open(path)?.write_all(format!("{line}\n").as_bytes())
 }
 
 /// One content block, as Anthropic's messages (and Claude Code) write it.

@@ -78,6 +78,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "List the stored permission rules",
     },
     SlashCommand {
+        name: "hooks",
+        args: "",
+        description: "List the hooks: source file, how they run, last exit and time",
+    },
+    SlashCommand {
         name: "sandbox",
         args: "",
         description: "What commands may do: writes, secrets, network",
@@ -155,6 +160,7 @@ pub enum Slash {
     /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
     McpPrompt(String),
     Permissions,
+    Hooks,
     Mouse,
     Sandbox,
     Help,
@@ -206,6 +212,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
             _ => return Err("usage: /mcp or /mcp restart <server>".into()),
         },
         "permissions" => Slash::Permissions,
+        "hooks" => Slash::Hooks,
         "mouse" => Slash::Mouse,
         "sandbox" => Slash::Sandbox,
         "help" | "?" => Slash::Help,
