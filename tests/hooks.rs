@@ -336,3 +336,49 @@ async fn the_trust_question_lists_hooks_and_slash_hooks_shows_how_they_ran() {
     app.ctrl_c_to_quit();
     assert!(app.wait_exit(Duration::from_secs(10)).is_some());
 }
+
+#[tokio::test]
+async fn a_subfolder_agents_md_joins_when_the_model_first_opens_a_file_below_it() {
+    let env = TestHome::new();
+    write(env.path("AGENTS.md"), "Root rules.\n");
+    write(
+        env.path("rust/slug/AGENTS.md"),
+        "Slugs are kebab-case (marker: quokka).\n",
+    );
+    write(env.path("rust/slug/src/lib.rs"), "pub fn slug() {}\n");
+    write(env.path("rust/slug/src/more.rs"), "pub fn more() {}\n");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Looking.").tool_call(
+                "v1",
+                "view",
+                json!({"file_path": "rust/slug/src/lib.rs"}),
+            ),
+            Reply::text("And more.").tool_call(
+                "v2",
+                "view",
+                json!({"file_path": "rust/slug/src/more.rs"}),
+            ),
+            Reply::text("Done."),
+        ],
+    )
+    .await;
+    let out = command(&env, &mock)
+        .args(["run", "read the slug crate"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let reqs = turn_requests(&mock);
+    // Not before the model opened a file below it; then once.
+    assert!(!reqs[0].to_string().contains("quokka"));
+    assert!(
+        tool_results(&reqs[1]).contains("quokka"),
+        "{}",
+        tool_results(&reqs[1])
+    );
+    assert_eq!(reqs[2].to_string().matches("quokka").count(), 1);
+    assert!(stderr.contains("Loaded rust/slug/AGENTS.md"), "{stderr}");
+}

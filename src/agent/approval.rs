@@ -198,11 +198,16 @@ fn store_and_keep_trust(
             .as_ref()
             .map(|d| d.join("config.toml"));
         let store = crate::config::trust::TrustStore::at(path.clone());
-        if let Err(e) = crate::config::trust::keep_after_own_edit(
+        // The project's hooks are part of what was trusted.
+        let hooks = (ctx.extensions.as_ref())
+            .map(|r| crate::extensions::hooks::project_held(&r.into()).1)
+            .unwrap_or_default();
+        if let Err(e) = crate::config::trust::keep_after_own_edit_with(
             &store,
             &ctx.opts.workspace,
             global.as_deref(),
             before.as_deref(),
+            &hooks,
         ) {
             tracing::warn!("cannot keep the project's trust after storing a rule: {e}");
         }

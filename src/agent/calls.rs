@@ -85,6 +85,12 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 if let Some(text) = said.await {
                     output.content.push(ResultContent::Text { text });
                 }
+                let memory = (!failed)
+                    .then(|| super::memory::nested_for(ctx, &call.name, &input))
+                    .flatten();
+                if let Some(text) = memory {
+                    output.content.push(ResultContent::Text { text });
+                }
             }
             let part = answer(ctx, &call, status, output);
             let so_far = {

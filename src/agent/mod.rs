@@ -25,6 +25,7 @@ mod fixed;
 mod hooks;
 pub mod instructions;
 mod limits;
+mod memory;
 mod mentions;
 pub mod prompt;
 pub mod recording;
@@ -112,6 +113,8 @@ pub(crate) struct Shared {
     pub earlier: Mutex<Vec<Message>>,
     /// The session's hooks (`crate::extensions::hooks`), when any.
     pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
+    /// Subfolder instruction files loaded this session, and after what.
+    pub memory: Mutex<Vec<(PathBuf, String)>>,
 }
 
 impl Shared {
@@ -188,6 +191,7 @@ impl Agent {
                 sandbox: crate::sandbox::Sandbox::default_for_user(),
                 earlier: Mutex::new(Vec::new()),
                 hooks: None,
+                memory: Mutex::new(Vec::new()),
             }),
             opts,
             provider,
@@ -306,6 +310,7 @@ impl Agent {
                     };
                     self.handle_idle(other);
                     if let Some(source) = source {
+                        lock(&self.shared.memory).clear();
                         self.restart_hook_session(source).await;
                     }
                 }
@@ -359,6 +364,7 @@ impl Agent {
                 }
                 self.messages.clear();
                 lock(&self.shared.earlier).clear();
+                lock(&self.shared.memory).clear();
                 self.turn = 0;
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
@@ -390,6 +396,10 @@ impl Agent {
                 read_only,
             ),
             AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
+            AgentCommand::ShowMemory => self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: memory::describe(&self.shared, &self.opts),
+            }),
             AgentCommand::PrepareRewind { turn } => self.prepare_rewind(turn),
             AgentCommand::Rewind {
                 turn,

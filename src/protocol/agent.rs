@@ -25,6 +25,8 @@ pub enum AgentCommand {
     },
     /// Stop the running turn: the stream and any running tools.
     Cancel,
+    /// Say which instruction files are in use (`/memory`), as a notice.
+    ShowMemory,
     PermissionReply {
         id: u64,
         decision: Decision,

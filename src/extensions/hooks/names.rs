@@ -72,10 +72,9 @@ pub fn cairn_input(tool: &str, updated: &Value, original: &Value) -> Value {
             obj.remove("description");
         }
         "grep" => rename(&mut obj, "glob", "include"),
+        // cairn's fetch has no `prompt`; the one hooks were shown goes.
         "fetch" => {
-            if !original.get("prompt").is_some_and(|p| !p.is_null()) {
-                obj.remove("prompt");
-            }
+            obj.remove("prompt");
         }
         _ => {}
     }

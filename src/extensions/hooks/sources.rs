@@ -32,6 +32,17 @@ pub struct Files {
     pub claude: bool,
 }
 
+impl From<&crate::extensions::commands::Roots> for Files {
+    fn from(r: &crate::extensions::commands::Roots) -> Files {
+        Files {
+            workspace: r.workspace.clone(),
+            user_config: r.config_dir.as_ref().map(|d| d.join("config.toml")),
+            home: r.home.clone(),
+            claude: r.claude,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Format {
     Toml,

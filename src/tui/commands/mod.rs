@@ -83,6 +83,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "List the hooks: source file, how they run, last exit and time",
     },
     SlashCommand {
+        name: "memory",
+        args: "",
+        description: "List the instruction files in use (AGENTS.md, CLAUDE.md, …)",
+    },
+    SlashCommand {
         name: "sandbox",
         args: "",
         description: "What commands may do: writes, secrets, network",
@@ -161,6 +166,7 @@ pub enum Slash {
     McpPrompt(String),
     Permissions,
     Hooks,
+    Memory,
     Mouse,
     Sandbox,
     Help,
@@ -213,6 +219,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         },
         "permissions" => Slash::Permissions,
         "hooks" => Slash::Hooks,
+        "memory" => Slash::Memory,
         "mouse" => Slash::Mouse,
         "sandbox" => Slash::Sandbox,
         "help" | "?" => Slash::Help,
