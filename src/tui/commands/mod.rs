@@ -272,7 +272,7 @@ mod tests {
     #[test]
     fn completes_by_prefix() {
         let names: Vec<_> = completions("/m").iter().map(|c| c.name).collect();
-        assert_eq!(names, ["model", "mode", "mcp", "mouse"]);
+        assert_eq!(names, ["model", "mode", "mcp", "memory", "mouse"]);
         assert_eq!(completions("").len(), COMMANDS.len());
     }
 }
