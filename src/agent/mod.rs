@@ -22,8 +22,10 @@ mod calls;
 mod compaction;
 mod custom;
 mod fixed;
+mod hooks;
 pub mod instructions;
 mod limits;
+mod memory;
 mod mentions;
 pub mod prompt;
 pub mod recording;
@@ -92,6 +94,9 @@ pub struct AgentOptions {
     pub retry: crate::llm::retry::RetryPolicy,
 }
 
+/// How many times in one turn a `Stop` hook may send the model back to work.
+const STOP_HOOK_TURNS: u32 = 5;
+
 /// State shared between the turn and the command handler while a turn runs.
 pub(crate) struct Shared {
     pub events: mpsc::UnboundedSender<AgentEvent>,
@@ -106,12 +111,19 @@ pub(crate) struct Shared {
     /// The messages compactions replaced, oldest first (summaries taken
     /// out), so a rewind to before a compaction finds them.
     pub earlier: Mutex<Vec<Message>>,
+    /// The session's hooks (`crate::extensions::hooks`), when any.
+    pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
+    /// Subfolder instruction files loaded this session, and after what.
+    pub memory: Mutex<Vec<(PathBuf, String)>>,
 }
 
 impl Shared {
     pub fn emit(&self, event: AgentEvent) {
         if let Some(sink) = &self.sink {
             sink.event(&event);
+        }
+        if let (Some(hooks), AgentEvent::MessageAdded(m)) = (&self.hooks, &event) {
+            hooks.message_added(m);
         }
         // The interface may be gone (quitting); the agent carries on.
         let _ = self.events.send(event);
@@ -178,6 +190,8 @@ impl Agent {
                 gate: Mutex::new(gate),
                 sandbox: crate::sandbox::Sandbox::default_for_user(),
                 earlier: Mutex::new(Vec::new()),
+                hooks: None,
+                memory: Mutex::new(Vec::new()),
             }),
             opts,
             provider,
@@ -205,13 +219,23 @@ impl Agent {
         self
     }
 
-    /// Runs commands under `sandbox`, and lets the gate ask accordingly.
+    /// Runs these hooks at each event (none when all are left out).
+    pub fn with_hooks(mut self, hooks: Arc<crate::extensions::hooks::Hooks>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared)
+            && !hooks.is_empty()
+        {
+            shared.hooks = Some(hooks);
+        }
+        self
+    }
+
     /// Reads custom commands (`/name args`) from these folders.
     pub fn with_commands(mut self, roots: crate::extensions::commands::Roots) -> Self {
         self.commands = Some(roots);
         self
     }
 
+    /// Runs commands under `sandbox`, and lets the gate ask accordingly.
     pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             lock(&shared.gate).set_sandbox(sandbox.facts());
@@ -255,25 +279,74 @@ impl Agent {
     }
 
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<AgentCommand>) {
+        self.start_session("startup").await;
+        self.serve(&mut rx).await;
+        let cwd = self.session.cwd();
+        hooks::session_end(&self.shared, "other", &cwd).await;
+    }
+
+    async fn serve(&mut self, rx: &mut mpsc::UnboundedReceiver<AgentCommand>) {
         while let Some(cmd) = rx.recv().await {
             match cmd {
                 AgentCommand::Submit { text, images } => {
                     self.queue.push_back((text, images));
                     while let Some((text, images)) = self.queue.pop_front() {
-                        if !self.run_turn(text, images, &mut rx).await {
+                        if !self.run_turn(text, images, rx).await {
                             return;
                         }
                     }
                 }
                 AgentCommand::Shutdown => return,
                 AgentCommand::Compact { focus } => {
-                    if !self.run_compaction(focus, &mut rx).await {
+                    if !self.run_compaction(focus, rx).await {
                         return;
                     }
                 }
-                other => self.handle_idle(other),
+                other => {
+                    let source = match &other {
+                        AgentCommand::NewSession => Some("clear"),
+                        AgentCommand::LoadHistory { .. } => Some("resume"),
+                        _ => None,
+                    };
+                    self.handle_idle(other);
+                    if let Some(source) = source {
+                        lock(&self.shared.memory).clear();
+                        self.restart_hook_session(source).await;
+                    }
+                }
             }
         }
+    }
+
+    /// `SessionStart`: what its hooks print goes to the model with the
+    /// next prompt.
+    async fn start_session(&mut self, source: &str) {
+        let cwd = self.session.cwd();
+        let context = hooks::session_start(&self.shared, source, &cwd).await;
+        if context.is_empty() {
+            return;
+        }
+        let mut note = self.pending_note.take().unwrap_or_default();
+        for c in context {
+            if !note.is_empty() {
+                note.push('\n');
+            }
+            note.push_str(&format!("(SessionStart hook context) {c}"));
+        }
+        self.pending_note = Some(note);
+    }
+
+    /// A new or resumed session: hooks see a new id and transcript (holding
+    /// what was resumed), and `SessionStart` runs again.
+    async fn restart_hook_session(&mut self, source: &str) {
+        let Some(h) = self.shared.hooks.clone() else {
+            return;
+        };
+        h.restart_session();
+        for m in &self.messages {
+            h.message_added(m);
+        }
+        self.start_session(source).await;
     }
 
     /// Commands that arrive while no turn runs.
@@ -291,6 +364,7 @@ impl Agent {
                 }
                 self.messages.clear();
                 lock(&self.shared.earlier).clear();
+                lock(&self.shared.memory).clear();
                 self.turn = 0;
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
@@ -322,6 +396,10 @@ impl Agent {
                 read_only,
             ),
             AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
+            AgentCommand::ShowMemory => self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: memory::describe(&self.shared, &self.opts),
+            }),
             AgentCommand::PrepareRewind { turn } => self.prepare_rewind(turn),
             AgentCommand::Rewind {
                 turn,
@@ -424,28 +502,48 @@ impl Agent {
                 expanded
             }
         };
-        let user = self.user_message(&text, images).await;
-        self.shared.emit(AgentEvent::MessageAdded(user.clone()));
-        self.messages.push(user);
-        let queue = &mut self.queue;
-        let shared = &self.shared;
-        let totals = turn::Totals {
-            usage: &mut self.usage,
-            cost: &mut self.cost,
-            tracker: &mut self.tracker,
-        };
-        let outcome = {
-            let fut = turn::run(&ctx, &mut self.messages, totals);
-            tokio::pin!(fut);
-            loop {
-                tokio::select! {
-                    outcome = &mut fut => break outcome,
-                    cmd = rx.recv(), if keep_running => {
-                        keep_running &= while_busy(cmd, &cancel, queue, shared);
-                    }
-                }
+        let cwd = self.session.cwd();
+        let fut = hooks::prompt_submitted(&self.shared, &text, &cwd, &cancel);
+        let (said, keep) = custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+        keep_running &= keep;
+        let context = match said {
+            hooks::Prompt::Go(context) => context,
+            hooks::Prompt::Blocked(why) => {
+                let error = format!(
+                    "a UserPromptSubmit hook blocked this prompt, so it was not sent: {why}"
+                );
+                self.shared.emit(AgentEvent::TurnFinished {
+                    turn: turn_no,
+                    outcome: TurnOutcome::Failed { error },
+                });
+                return keep_running;
             }
         };
+        let user = self.user_message(&text, images, context).await;
+        self.shared.emit(AgentEvent::MessageAdded(user.clone()));
+        self.messages.push(user);
+        let mut outcome = self.drive_turn(&ctx, rx, &cancel, &mut keep_running).await;
+        let mut continued = 0;
+        while matches!(outcome, TurnOutcome::Completed)
+            && keep_running
+            && continued < STOP_HOOK_TURNS
+        {
+            let fut = hooks::stop(&self.shared, continued > 0, &cwd, &cancel);
+            let (reason, keep) =
+                custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+            keep_running &= keep;
+            let Some(reason) = reason else { break };
+            continued += 1;
+            let note = Message {
+                role: Role::User,
+                parts: vec![Part::Text {
+                    text: format!("A Stop hook says the work is not done yet: {reason}"),
+                }],
+            };
+            self.shared.emit(AgentEvent::MessageAdded(note.clone()));
+            self.messages.push(note);
+            outcome = self.drive_turn(&ctx, rx, &cancel, &mut keep_running).await;
+        }
         if matches!(outcome, TurnOutcome::Cancelled) {
             // A cancelled turn drops what was queued behind it.
             self.queue.clear();
@@ -462,13 +560,51 @@ impl Agent {
         keep_running
     }
 
-    /// The person's message: a pending note, what the prompt attaches
-    /// (before it, so its last text part stays the person's own words), the
-    /// prompt, and its images.
-    async fn user_message(&mut self, text: &str, images: Vec<ImageData>) -> Message {
+    /// Runs the turn's model calls and tools to their end, answering the
+    /// commands that arrive meanwhile.
+    async fn drive_turn(
+        &mut self,
+        ctx: &turn_context::TurnContext,
+        rx: &mut mpsc::UnboundedReceiver<AgentCommand>,
+        cancel: &CancellationToken,
+        keep_running: &mut bool,
+    ) -> TurnOutcome {
+        let queue = &mut self.queue;
+        let shared = &self.shared;
+        let totals = turn::Totals {
+            usage: &mut self.usage,
+            cost: &mut self.cost,
+            tracker: &mut self.tracker,
+        };
+        let fut = turn::run(ctx, &mut self.messages, totals);
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                outcome = &mut fut => break outcome,
+                cmd = rx.recv(), if *keep_running => {
+                    *keep_running &= while_busy(cmd, cancel, queue, shared);
+                }
+            }
+        }
+    }
+
+    /// The person's message: a pending note, what hooks and the prompt
+    /// attach (before it, so its last text part stays the person's own
+    /// words), the prompt, and its images.
+    async fn user_message(
+        &mut self,
+        text: &str,
+        images: Vec<ImageData>,
+        hook_context: Vec<String>,
+    ) -> Message {
         let mut parts = Vec::new();
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text { text: note });
+        }
+        for c in hook_context {
+            parts.push(Part::Text {
+                text: format!("(UserPromptSubmit hook context) {c}"),
+            });
         }
         let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
         parts.extend(mentions::attach(text, cwd, workspace, &self.shared).await);
@@ -513,6 +649,7 @@ impl Agent {
             cancel,
             turn: self.turn,
             extensions: self.commands.clone(),
+            hook_stop: std::sync::Mutex::new(None),
         }
     }
 
@@ -527,13 +664,11 @@ impl Agent {
         let mut keep_running = true;
         let queue = &mut self.queue;
         let result = {
-            let fut = compaction::compact(
-                &ctx,
-                &mut self.messages,
-                focus.as_deref(),
-                true,
-                &mut self.tracker,
-            );
+            let (messages, tracker) = (&mut self.messages, &mut self.tracker);
+            let fut = async {
+                hooks::pre_compact(&ctx, true, focus.as_deref()).await;
+                compaction::compact(&ctx, messages, focus.as_deref(), true, tracker).await
+            };
             tokio::pin!(fut);
             loop {
                 tokio::select! {

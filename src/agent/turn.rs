@@ -11,6 +11,7 @@ use crate::context::Tracker;
 use crate::conversation::{Message, Part, Role, repair_tool_pairs};
 use crate::llm::{LlmError, Request, StopReason, StreamEvent, Usage};
 use crate::protocol::{AgentEvent, NoticeLevel, TurnOutcome};
+use crate::tools::state::lock;
 
 /// One model response, gathered.
 #[derive(Debug, Default)]
@@ -129,6 +130,13 @@ pub(crate) async fn run(
         if let Some(outcome) = run_calls(ctx, calls, messages).await {
             return outcome;
         }
+        if let Some(why) = lock(&ctx.hook_stop).take() {
+            ctx.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!("A hook stopped this turn: {why}"),
+            });
+            return TurnOutcome::Completed;
+        }
     }
     TurnOutcome::TurnLimit {
         limit: ctx.opts.max_turns,
@@ -169,6 +177,7 @@ async fn compact_if_full(
     if estimate as f64 <= ctx.opts.compact_threshold * window as f64 {
         return true;
     }
+    super::hooks::pre_compact(ctx, false, None).await;
     let Err(e) = compaction::compact(ctx, messages, None, false, tracker).await else {
         return true;
     };
@@ -272,6 +281,7 @@ async fn after_stream(
                     "The model's context window is full ({message}); compacting and retrying."
                 ),
             });
+            super::hooks::pre_compact(ctx, false, None).await;
             match compaction::compact(ctx, messages, None, true, tracker).await {
                 Ok(_) => AfterStream::Retry,
                 Err(_) if ctx.cancel.is_cancelled() => AfterStream::End(TurnOutcome::Cancelled),

@@ -27,6 +27,8 @@ pub(crate) struct TurnContext {
     pub turn: u64,
     /// Where skills (and commands) are read from; `None`: none are.
     pub extensions: Option<crate::extensions::commands::Roots>,
+    /// A hook answered `continue: false`: the turn ends, for this reason.
+    pub hook_stop: std::sync::Mutex<Option<String>>,
 }
 
 impl TurnContext {

@@ -408,6 +408,9 @@ impl Printer {
                 };
                 eprintln!("[{tag}] {}", escape(text));
             }
+            AgentEvent::Hook {
+                summary, command, ..
+            } => eprintln!("[hook] {} ({})", escape(summary), escape(command)),
             _ => {}
         }
     }
@@ -519,6 +522,9 @@ pub async fn main(
     };
     let load = crate::cli::resume::prepare(&resume, &s.root)?;
     let running = startup::start_agent(&s, &provider, false)?;
+    for problem in &running.hooks.problems {
+        eprintln!("cairn: a hook was not loaded: {}", escape(problem));
+    }
     if let Some(command) = &load {
         let _ = running.commands.send(command.clone());
     }

@@ -61,6 +61,10 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
     let root = instructions::project_root(&cwd);
     let mut config = config::load(&root)?;
+    // A project's hooks are held for trust like its settings, with their
+    // scripts' content: a changed script is asked about again.
+    let (held, fingerprint) = crate::extensions::hooks::project_held(&hook_files(&root, &config));
+    config.hold_more(held, &fingerprint);
     let store = TrustStore::default_location();
     let (trust, trust_problem) =
         match config.apply_trust(store.as_ref().ok(), &root, overrides.trust_project) {
@@ -203,6 +207,8 @@ pub struct Running {
     /// The agent's task; it ends after `Shutdown` once a running turn has
     /// wound down (its cancelled calls answered and recorded).
     pub task: tokio::task::JoinHandle<()>,
+    /// The session's hooks, for `/hooks`.
+    pub hooks: Arc<crate::extensions::hooks::Hooks>,
 }
 
 /// Opens the session store at its usual place.
@@ -254,9 +260,11 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     let gate = build_gate(s)?;
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), registry(s), gate);
+    let hooks = hooks(s);
     agent = agent
         .with_sandbox(s.sandbox.clone())
-        .with_commands(command_roots(s));
+        .with_commands(command_roots(s))
+        .with_hooks(hooks.clone());
     let (sink, store_error) = match open_store() {
         Ok(store) => {
             let sink = Arc::new(StoreSink::start(
@@ -290,6 +298,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         store_error,
         mcp,
         task,
+        hooks,
     })
 }
 
@@ -358,6 +367,32 @@ pub fn command_roots(s: &Startup) -> crate::extensions::commands::Roots {
         config_dir: config::global_dir(),
         claude: s.config.file.compat.claude(),
     }
+}
+
+/// Where hooks are read from (`crate::extensions::hooks`).
+pub fn hook_files(root: &std::path::Path, config: &Config) -> crate::extensions::hooks::Files {
+    crate::extensions::hooks::Files {
+        workspace: root.to_path_buf(),
+        user_config: config::global_dir().map(|d| d.join("config.toml")),
+        home: crate::paths::home_dir(),
+        claude: config.file.compat.claude(),
+    }
+}
+
+/// The session's hooks: the person's, and the project's once trusted.
+fn hooks(s: &Startup) -> Arc<crate::extensions::hooks::Hooks> {
+    let trusted = matches!(
+        s.trust,
+        Standing::Trusted | Standing::TrustedThisRun | Standing::NothingToTrust
+    );
+    Arc::new(crate::extensions::hooks::Hooks::load(
+        &hook_files(&s.root, &s.config),
+        trusted,
+        s.sandbox.clone(),
+        // Beside cairn's data, not in it: a project's hook, in the
+        // sandbox, may read its session's transcript but not the store.
+        config::data_dir().and_then(|d| d.parent().map(|p| p.join("cairn-transcripts"))),
+    ))
 }
 
 /// The built-in tools, and `skill` when any skill is installed.

@@ -218,6 +218,11 @@ impl<W: Write> StreamWriter<W> {
                 json!({"type": "notice", "level": level, "text": text})
             }
             AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
+            AgentEvent::Hook {
+                summary,
+                command,
+                output,
+            } => json!({"type": "hook", "summary": summary, "command": command, "output": output}),
             AgentEvent::Compacted {
                 before_tokens,
                 after_tokens,

@@ -218,6 +218,11 @@ pub struct ConfigFile {
     /// `[compat]`: which other agents' files cairn reads.
     #[serde(default)]
     pub compat: CompatConfig,
+    /// `[hooks]`, in Claude Code's shape. Never overlaid: the hooks room
+    /// reads each file's own (`crate::extensions::hooks`), so every hook
+    /// keeps the file it came from, and lists a project's for trust.
+    #[serde(default)]
+    pub hooks: BTreeMap<String, toml::Value>,
 }
 
 /// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,

@@ -25,6 +25,8 @@ pub enum AgentCommand {
     },
     /// Stop the running turn: the stream and any running tools.
     Cancel,
+    /// Say which instruction files are in use (`/memory`), as a notice.
+    ShowMemory,
     PermissionReply {
         id: u64,
         decision: Decision,
@@ -117,6 +119,14 @@ pub enum AgentEvent {
         summary: String,
         /// The text the model reads.
         text: String,
+    },
+    /// A hook blocked, decided or added context: one compact line,
+    /// expandable to what it said.
+    Hook {
+        /// Its event (`PreToolUse`) and what it did ("blocked Bash").
+        summary: String,
+        command: String,
+        output: String,
     },
     /// The stream restarted and the partial response must be dropped.
     ResponseReset,

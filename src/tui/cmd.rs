@@ -19,6 +19,8 @@ pub enum Cmd {
     McpPrompt(String),
     /// The stored permission rules, answered with `Msg::Text`.
     ShowPermissionRules,
+    /// The hooks and how they last ran, answered with `Msg::Text`.
+    ShowHooks,
     /// Remember a top-level setting (`theme`) in the global config.
     SaveSetting {
         key: &'static str,

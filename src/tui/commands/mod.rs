@@ -78,6 +78,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "List the stored permission rules",
     },
     SlashCommand {
+        name: "hooks",
+        args: "",
+        description: "List the hooks: source file, how they run, last exit and time",
+    },
+    SlashCommand {
+        name: "memory",
+        args: "",
+        description: "List the instruction files in use (AGENTS.md, CLAUDE.md, …)",
+    },
+    SlashCommand {
         name: "sandbox",
         args: "",
         description: "What commands may do: writes, secrets, network",
@@ -155,6 +165,8 @@ pub enum Slash {
     /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
     McpPrompt(String),
     Permissions,
+    Hooks,
+    Memory,
     Mouse,
     Sandbox,
     Help,
@@ -206,6 +218,8 @@ pub fn parse(input: &str) -> Result<Slash, String> {
             _ => return Err("usage: /mcp or /mcp restart <server>".into()),
         },
         "permissions" => Slash::Permissions,
+        "hooks" => Slash::Hooks,
+        "memory" => Slash::Memory,
         "mouse" => Slash::Mouse,
         "sandbox" => Slash::Sandbox,
         "help" | "?" => Slash::Help,
@@ -258,7 +272,7 @@ mod tests {
     #[test]
     fn completes_by_prefix() {
         let names: Vec<_> = completions("/m").iter().map(|c| c.name).collect();
-        assert_eq!(names, ["model", "mode", "mcp", "mouse"]);
+        assert_eq!(names, ["model", "mode", "mcp", "memory", "mouse"]);
         assert_eq!(completions("").len(), COMMANDS.len());
     }
 }

@@ -82,6 +82,7 @@ impl Runtime<'_> {
                 let _ = tx.send(self.handles.restart_mcp(&name));
             }
             Cmd::ShowPermissionRules => self.handles.permission_rules(tx),
+            Cmd::ShowHooks => self.handles.hooks(tx),
             Cmd::SaveSetting { key, value } => self.handles.save_setting(key, value, tx),
             Cmd::CopyToClipboard(text) => terminal::copy_to_clipboard(&text, &mut self.clipboard),
             Cmd::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,

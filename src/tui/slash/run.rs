@@ -96,6 +96,8 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
         Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
         Slash::Permissions => vec![Cmd::ShowPermissionRules],
+        Slash::Hooks => vec![Cmd::ShowHooks],
+        Slash::Memory => vec![Cmd::Send(AgentCommand::ShowMemory)],
         Slash::Sandbox => {
             let text = model.sandbox.details();
             model.notice(NoticeLevel::Info, text);

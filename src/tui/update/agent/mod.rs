@@ -68,9 +68,23 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             text,
         } => {
             let a = crate::tui::widgets::attachment::Attachment {
+                sigil: "@",
                 mention,
                 summary,
                 text,
+            };
+            model.transcript.push(CellKind::Attachment(Box::new(a)));
+        }
+        AgentEvent::Hook {
+            summary,
+            command,
+            output,
+        } => {
+            let a = crate::tui::widgets::attachment::Attachment {
+                sigil: "",
+                mention: crate::term_safe::escape(&summary),
+                summary: crate::term_safe::escape(&crate::text::truncate_chars(&command, 60)),
+                text: crate::term_safe::escape(&output),
             };
             model.transcript.push(CellKind::Attachment(Box::new(a)));
         }
