@@ -197,7 +197,7 @@ impl From<PermissionsAction> for cairn::cli::permissions::Action {
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s)
-        .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto or chat"))
+        .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto, chat or plan"))
 }
 
 fn main() -> ExitCode {

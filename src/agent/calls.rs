@@ -38,6 +38,7 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
         fetch_hosts: crate::tools::fetch::FetchHosts::new(
             lock(&ctx.shared.gate).rules().fetch_hosts(),
         ),
+        call_id: String::new(),
     }
 }
 
@@ -132,6 +133,17 @@ fn judge(
         cwd: &cwd,
     };
     let mut gate = lock(&ctx.shared.gate);
+    if let Some(sub) = ctx.sub.as_ref().filter(|s| s.read_only)
+        && let Some(why) = gate.read_only_refusal(&info)
+    {
+        return Plan::Answer(
+            ToolStatus::Denied,
+            format!(
+                "The `{}` agent only reads: {why}, so it was not run. Report what you found instead.",
+                sub.name
+            ),
+        );
+    }
     match gate.check(&info) {
         Verdict::Allow => {
             let grant = gate.grant_for(&info, false);
@@ -189,6 +201,7 @@ async fn carry_out(
     plan: Plan,
     mut tool_ctx: ToolContext,
 ) -> (ToolStatus, ToolOutput) {
+    tool_ctx.call_id = call.id.clone();
     let (tool, input, grant) = match plan {
         Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
         Plan::Run(tool, input, grant) => (tool, input, grant),

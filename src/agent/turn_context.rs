@@ -27,6 +27,8 @@ pub(crate) struct TurnContext {
     pub turn: u64,
     /// Where skills (and commands) are read from; `None`: none are.
     pub extensions: Option<crate::extensions::commands::Roots>,
+    /// Set when this turn is a sub-agent's.
+    pub sub: Option<Arc<super::subagent::Frame>>,
 }
 
 impl TurnContext {

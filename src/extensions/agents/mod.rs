@@ -58,9 +58,9 @@ impl AgentDef {
         match &self.tools {
             None => !self.read_only,
             // `explore`'s shell runs read-only commands alone.
-            Some(tools) => tools.iter().any(|t| {
-                !EXPLORE_TOOLS.contains(&t.as_str()) || (t == "bash" && !self.read_only)
-            }),
+            Some(tools) => tools
+                .iter()
+                .any(|t| !EXPLORE_TOOLS.contains(&t.as_str()) || (t == "bash" && !self.read_only)),
         }
     }
 }
@@ -238,7 +238,11 @@ pub fn parse(text: &str, path: &Path, scope: Scope) -> Result<(AgentDef, Vec<Str
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
     let name = doc.text("name").unwrap_or(stem);
-    if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || "-_.:".contains(c)) {
+    if name.is_empty()
+        || !name
+            .chars()
+            .all(|c| c.is_alphanumeric() || "-_.:".contains(c))
+    {
         return Err(format!(
             "`{name}` is not a usable agent name (letters, digits, - _ . : only)"
         ));

@@ -70,7 +70,10 @@ fn a_file_without_description_or_prompt_is_a_problem_not_an_agent() {
 fn project_agents_granting_more_than_explore_wait_for_trust() {
     let dir = tempfile::tempdir().unwrap();
     let r = roots(dir.path());
-    write(&r.workspace.join(".claude/agents/review/code-reviewer.md"), REVIEWER);
+    write(
+        &r.workspace.join(".claude/agents/review/code-reviewer.md"),
+        REVIEWER,
+    );
     write(
         &r.workspace.join(".claude/agents/finder.md"),
         "---\nname: finder\ndescription: finds\ntools: Read, Grep\n---\nFind.\n",
@@ -81,8 +84,14 @@ fn project_agents_granting_more_than_explore_wait_for_trust() {
     );
     let untrusted = discover(&r, false);
     assert_eq!(untrusted.held, ["code-reviewer"]);
-    assert!(untrusted.get("finder").is_some(), "read-only agents need no trust");
-    assert!(untrusted.get("writer").is_some(), "the person's own agents need no trust");
+    assert!(
+        untrusted.get("finder").is_some(),
+        "read-only agents need no trust"
+    );
+    assert!(
+        untrusted.get("writer").is_some(),
+        "the person's own agents need no trust"
+    );
     let trusted = discover(&r, true);
     assert!(trusted.held.is_empty());
     assert!(trusted.get("@code-reviewer").is_some());
