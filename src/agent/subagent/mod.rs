@@ -20,7 +20,7 @@ use std::time::Instant;
 
 use tokio::sync::Semaphore;
 
-use super::turn_context::TurnContext;
+use super::turn_context::{Frame, TurnContext};
 use super::{AgentOptions, Shared};
 use crate::context::Tracker;
 use crate::conversation::{Message, Part, Role};
@@ -117,16 +117,6 @@ pub(crate) struct Host {
     pub delegation: Arc<Delegation>,
     /// The caller's depth (the person's agent: 0).
     pub depth: u8,
-}
-
-/// What marks a turn as a sub-agent's.
-pub(crate) struct Frame {
-    pub name: String,
-    pub description: String,
-    /// Its system prompt, before the environment is added.
-    pub prompt: String,
-    /// Only read-only calls run.
-    pub read_only: bool,
 }
 
 /// The arguments of an `agent` call.
