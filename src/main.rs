@@ -16,7 +16,7 @@ struct Cli {
     /// Model id to use.
     #[arg(long, global = true)]
     model: Option<String>,
-    /// Permission mode: smart, always-ask, auto or chat.
+    /// Permission mode: smart, always-ask, auto, chat or plan.
     #[arg(long, global = true, value_parser = parse_mode)]
     mode: Option<Mode>,
     /// Same as --mode auto: run tools without asking (dangerous commands stay blocked).

@@ -34,8 +34,13 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "mode",
-        args: "[smart|always-ask|auto|chat]",
+        args: "[smart|always-ask|auto|chat|plan]",
         description: "Show or switch the permission mode",
+    },
+    SlashCommand {
+        name: "plan",
+        args: "[goal]",
+        description: "Plan mode: explore read-only, then approve a plan before anything changes",
     },
     SlashCommand {
         name: "theme",
@@ -144,6 +149,8 @@ pub enum Slash {
     Resume(String),
     Model(Option<String>),
     Mode(Option<Mode>),
+    /// Plan mode, and the goal to plan for when given.
+    Plan(Option<String>),
     Theme(Option<String>),
     Compact(Option<String>),
     Undo,
@@ -185,9 +192,10 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "mode" => match arg {
             None => Slash::Mode(None),
             Some(m) => Slash::Mode(Some(Mode::parse(&m).ok_or_else(|| {
-                format!("`{m}` is not a mode; use smart, always-ask, auto or chat")
+                format!("`{m}` is not a mode; use smart, always-ask, auto, chat or plan")
             })?)),
         },
+        "plan" => Slash::Plan(arg),
         "theme" => Slash::Theme(arg),
         "compact" => Slash::Compact(arg),
         "undo" => Slash::Undo,
