@@ -159,6 +159,30 @@ async fn a_sub_agents_edit_asks_naming_it_and_deny_returns_to_it() {
         last.contains("not today"),
         "the refusal went back to the sub-agent: {last}"
     );
+    // Its pane opens its whole transcript, read-only.
+    app.send(b"\t");
+    let mut opened = String::new();
+    for _ in 0..4 {
+        app.send(b"k");
+        std::thread::sleep(Duration::from_millis(100));
+        app.send(b"\r");
+        std::thread::sleep(Duration::from_millis(300));
+        if app.screen().contains("(read-only)") {
+            opened = app.screen();
+            break;
+        }
+    }
+    assert!(
+        opened.contains("sub-agent general: update the notes (read-only)"),
+        "{}",
+        app.screen()
+    );
+    assert!(
+        opened.contains("→ edit notes.md") && opened.contains("denied"),
+        "{opened}"
+    );
+    assert!(opened.contains("SUB-REPORT"), "{opened}");
+    app.send(b"\x1b");
     app.ctrl_c_to_quit();
     assert!(app.wait_exit(Duration::from_secs(10)).is_some());
 }

@@ -14,6 +14,9 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         clear_retry(model);
     }
     let mut cmds = notification(model, &ev);
+    if subagents::record(model, &ev) {
+        return cmds;
+    }
     match ev {
         AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
         AgentEvent::ResponseStarted => response_started(model),
@@ -445,6 +448,8 @@ fn cancel_running_tools(model: &mut Model) {
         }
     }
 }
+
+pub mod subagents;
 
 #[cfg(test)]
 mod tests;
