@@ -34,8 +34,8 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "mode",
-        args: "[smart|always-ask|auto|chat|plan]",
-        description: "Show or switch the permission mode",
+        args: "[mode]",
+        description: "Show or switch the permission mode: smart, always-ask, auto, chat, plan",
     },
     SlashCommand {
         name: "plan",
