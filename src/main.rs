@@ -16,7 +16,7 @@ struct Cli {
     /// Model id to use.
     #[arg(long, global = true)]
     model: Option<String>,
-    /// Permission mode: smart, always-ask, auto or chat.
+    /// Permission mode: smart, always-ask, auto, chat or plan.
     #[arg(long, global = true, value_parser = parse_mode)]
     mode: Option<Mode>,
     /// Same as --mode auto: run tools without asking (dangerous commands stay blocked).
@@ -197,7 +197,7 @@ impl From<PermissionsAction> for cairn::cli::permissions::Action {
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s)
-        .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto or chat"))
+        .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto, chat or plan"))
 }
 
 fn main() -> ExitCode {

@@ -57,20 +57,33 @@ pub(crate) async fn ask(
         }
         None => {}
     }
+    let mut reasons = question.reasons;
+    let mut summary = tool.summary(input);
+    if let Some(sub) = &ctx.sub {
+        // The person must see who asks, and for which task.
+        reasons.insert(
+            0,
+            format!(
+                "asked by the sub-agent `{}`, working on: {}",
+                sub.name, sub.description
+            ),
+        );
+        summary = format!("[{}] {summary}", sub.name);
+    }
     if !ctx.opts.interactive {
         return Err((
             ToolStatus::Denied,
             ToolOutput::error(format!(
                 "This call needs the person's approval ({}), and cairn is running non-interactively, so it was not run. Do without it, or explain what you would do and why.",
-                question.reasons.join("; ")
+                reasons.join("; ")
             )),
         ));
     }
     let offered = question.rules.clone();
     let request = PermissionRequest {
         tool: call.name.clone(),
-        summary: tool.summary(input),
-        reasons: question.reasons,
+        summary,
+        reasons,
         preview,
         rules: question.rules,
         sandbox: question.sandbox,
@@ -118,7 +131,7 @@ fn approval(
             ToolStatus::Cancelled,
             "The turn was cancelled before this call was approved.".into(),
         )),
-        Some(Decision::AllowOnce) => Ok(Approval::Sandboxed),
+        Some(Decision::AllowOnce | Decision::ApprovePlan { .. }) => Ok(Approval::Sandboxed),
         Some(Decision::AllowUnsandboxed) => Ok(Approval::Unsandboxed),
         Some(Decision::AllowHunks { rejected, reason }) => Ok(Approval::Hunks(RejectedHunks {
             hunks: rejected,

@@ -40,6 +40,7 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
         fetch_hosts: crate::tools::fetch::FetchHosts::new(
             lock(&ctx.shared.gate).rules().fetch_hosts(),
         ),
+        call_id: String::new(),
     }
 }
 
@@ -175,6 +176,17 @@ fn judge(
         cwd: &cwd,
     };
     let mut gate = lock(&ctx.shared.gate);
+    if let Some(sub) = ctx.sub.as_ref().filter(|s| s.read_only)
+        && let Some(why) = gate.read_only_refusal(&info)
+    {
+        return Plan::Answer(
+            ToolStatus::Denied,
+            format!(
+                "The `{}` agent only reads: {why}, so it was not run. Report what you found instead.",
+                sub.name
+            ),
+        );
+    }
     let verdict = gate.check(&info);
     // A hook's `allow` spares the person the question, never the security
     // inspector, a deny rule or the sandbox (no grant beyond the unasked).
@@ -240,6 +252,7 @@ async fn carry_out(
     plan: Plan,
     mut tool_ctx: ToolContext,
 ) -> (ToolStatus, ToolOutput) {
+    tool_ctx.call_id = call.id.clone();
     let (tool, input, grant) = match plan {
         Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
         Plan::Run(tool, input, grant) => (tool, input, grant),

@@ -27,6 +27,7 @@ pub mod instructions;
 mod limits;
 mod memory;
 mod mentions;
+mod plan;
 pub mod prompt;
 pub mod recording;
 mod rerun;
@@ -37,6 +38,7 @@ mod small_window;
 mod sources;
 mod stop;
 pub mod store_sink;
+mod subagent;
 pub mod title;
 mod turn;
 mod turn_context;
@@ -58,6 +60,7 @@ use crate::protocol::{AgentCommand, AgentEvent, Decision, NoticeLevel, TurnOutco
 use crate::tools::state::lock;
 use crate::tools::{Registry, SessionState, ToolSource};
 pub use recording::SessionSink;
+pub use subagent::Delegation;
 
 /// Everything fixed for the life of the agent task.
 #[derive(Clone)]
@@ -101,11 +104,13 @@ const STOP_HOOK_TURNS: u32 = 5;
 pub(crate) struct Shared {
     pub events: mpsc::UnboundedSender<AgentEvent>,
     pub sink: Option<Arc<dyn SessionSink>>,
-    pub pending: Mutex<HashMap<u64, oneshot::Sender<Decision>>>,
+    /// Shared with sub-agents, whose requests the person answers here.
+    pub pending: Arc<Mutex<HashMap<u64, oneshot::Sender<Decision>>>>,
     /// Input requests (MCP elicitation) waiting for the person.
     pub inputs: Mutex<HashMap<u64, oneshot::Sender<crate::tools::input::InputAnswer>>>,
-    pub next_request: AtomicU64,
-    pub gate: Mutex<Gate>,
+    pub next_request: Arc<AtomicU64>,
+    /// One gate for the agent and its sub-agents: the same mode and rules.
+    pub gate: Arc<Mutex<Gate>>,
     /// What commands run under (`crate::sandbox`).
     pub sandbox: crate::sandbox::Sandbox,
     /// The messages compactions replaced, oldest first (summaries taken
@@ -115,6 +120,10 @@ pub(crate) struct Shared {
     pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
     /// Subfolder instruction files loaded this session, and after what.
     pub memory: Mutex<Vec<(PathBuf, String)>>,
+    /// A sub-agent's: where its events go (its parent, tagged).
+    pub route: Option<subagent::Route>,
+    /// What sub-agents spent since the parent last counted it.
+    pub sub_totals: Mutex<(Usage, Option<f64>)>,
 }
 
 impl Shared {
@@ -125,8 +134,13 @@ impl Shared {
         if let (Some(hooks), AgentEvent::MessageAdded(m)) = (&self.hooks, &event) {
             hooks.message_added(m);
         }
-        // The interface may be gone (quitting); the agent carries on.
-        let _ = self.events.send(event);
+        match &self.route {
+            Some(route) => route.forward(event),
+            // The interface may be gone (quitting); the agent carries on.
+            None => {
+                let _ = self.events.send(event);
+            }
+        }
     }
 }
 
@@ -150,6 +164,8 @@ pub struct Agent {
     pending_note: Option<String>,
     /// Where custom commands are read from; `None`: none are.
     commands: Option<crate::extensions::commands::Roots>,
+    /// Sub-agents the model may start; `None`: no `agent` tool.
+    delegation: Option<Arc<Delegation>>,
 }
 
 impl Agent {
@@ -184,14 +200,16 @@ impl Agent {
             shared: Arc::new(Shared {
                 events: tx,
                 sink: None,
-                pending: Mutex::new(HashMap::new()),
+                pending: Default::default(),
                 inputs: Mutex::new(HashMap::new()),
-                next_request: AtomicU64::new(1),
-                gate: Mutex::new(gate),
+                next_request: Arc::new(AtomicU64::new(1)),
+                gate: Arc::new(Mutex::new(gate)),
                 sandbox: crate::sandbox::Sandbox::default_for_user(),
                 earlier: Mutex::new(Vec::new()),
                 hooks: None,
                 memory: Mutex::new(Vec::new()),
+                route: None,
+                sub_totals: Default::default(),
             }),
             opts,
             provider,
@@ -207,6 +225,7 @@ impl Agent {
             tracker: Tracker::default(),
             pending_note: None,
             commands: None,
+            delegation: None,
         };
         (agent, rx)
     }
@@ -232,6 +251,12 @@ impl Agent {
     /// Reads custom commands (`/name args`) from these folders.
     pub fn with_commands(mut self, roots: crate::extensions::commands::Roots) -> Self {
         self.commands = Some(roots);
+        self
+    }
+
+    /// Offers the `agent` tool: sub-agents from these definitions.
+    pub fn with_delegation(mut self, delegation: Delegation) -> Self {
+        self.delegation = Some(Arc::new(delegation));
         self
     }
 
@@ -606,6 +631,9 @@ impl Agent {
                 text: format!("(UserPromptSubmit hook context) {c}"),
             });
         }
+        if let Some(note) = self.delegation.as_ref().and_then(|d| d.mention_note(text)) {
+            parts.push(Part::Text { text: note });
+        }
         let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
         parts.extend(mentions::attach(text, cwd, workspace, &self.shared).await);
         if let Some(source) = &self.tool_source {
@@ -638,10 +666,30 @@ impl Agent {
 
 impl Agent {
     fn turn_context(&self, cancel: CancellationToken) -> turn_context::TurnContext {
+        let mut builtin = self.registry.clone();
+        if let Some(d) = &self.delegation {
+            let host = subagent::Host {
+                opts: self.opts.clone(),
+                provider: self.provider.clone(),
+                shared: self.shared.clone(),
+                session: self.session.clone(),
+                tools: self.registry.clone(),
+                tool_source: self.tool_source.clone(),
+                catalogue: Arc::new(d.catalogue(&self.shared)),
+                delegation: d.clone(),
+                depth: 0,
+            };
+            builtin.register(Arc::new(subagent::AgentTool::new(host)));
+        }
+        // Offered only while planning (`fixed::offered_specs`).
+        builtin.register(Arc::new(plan::ExitPlanTool::new(
+            self.shared.clone(),
+            self.opts.interactive,
+        )));
         turn_context::TurnContext {
             opts: self.opts.clone(),
             provider: self.provider.clone(),
-            builtin: self.registry.clone(),
+            builtin,
             tool_source: self.tool_source.clone(),
             registry: std::sync::Mutex::new(Arc::new(self.registry.clone())),
             shared: self.shared.clone(),
@@ -650,6 +698,7 @@ impl Agent {
             turn: self.turn,
             extensions: self.commands.clone(),
             hook_stop: std::sync::Mutex::new(None),
+            sub: None,
         }
     }
 

@@ -127,7 +127,9 @@ pub(crate) async fn run(
         if calls.is_empty() {
             return TurnOutcome::Completed;
         }
-        if let Some(outcome) = run_calls(ctx, calls, messages).await {
+        let outcome = run_calls(ctx, calls, messages).await;
+        absorb_subagents(ctx, total_usage, total_cost);
+        if let Some(outcome) = outcome {
             return outcome;
         }
         if let Some(why) = lock(&ctx.hook_stop).take() {
@@ -319,11 +321,25 @@ async fn run_calls(
     ctx.cancel.is_cancelled().then_some(TurnOutcome::Cancelled)
 }
 
+/// Adds what the calls' sub-agents spent to the turn's totals; the next
+/// usage report carries it.
+fn absorb_subagents(ctx: &TurnContext, total_usage: &mut Usage, total_cost: &mut Option<f64>) {
+    let (usage, cost) = std::mem::take(&mut *crate::tools::state::lock(&ctx.shared.sub_totals));
+    total_usage.add(&usage);
+    if let Some(c) = cost {
+        *total_cost = Some(total_cost.unwrap_or(0.0) + c);
+    }
+}
+
 /// Hands the file versions recorded since the last call to the store.
+/// A sub-agent leaves them to its parent, whose turn they belong to.
 pub(crate) fn store_new_versions(
     shared: &super::Shared,
     session: &crate::tools::state::SessionState,
 ) {
+    if shared.route.is_some() {
+        return;
+    }
     let versions = session.take_unsent();
     if let (Some(sink), false) = (&shared.sink, versions.is_empty()) {
         sink.file_versions(&versions);

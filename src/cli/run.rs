@@ -411,12 +411,33 @@ impl Printer {
             AgentEvent::Hook {
                 summary, command, ..
             } => eprintln!("[hook] {} ({})", escape(summary), escape(command)),
+            AgentEvent::SubagentStarted {
+                agent, description, ..
+            } => {
+                self.new_line();
+                eprintln!("⇢ sub-agent {}: {}", escape(agent), escape(description));
+            }
+            AgentEvent::SubagentFinished { summary, .. } => {
+                self.new_line();
+                eprintln!("⇠ {}", escape(summary));
+            }
+            AgentEvent::PlanProposed { plan, .. } => {
+                self.new_line();
+                out_line(&format!("\n{}\n", escape(plan)));
+            }
             _ => {}
         }
     }
 
     fn event_json(&mut self, event: &AgentEvent) {
-        let v = match event {
+        if let Some(v) = Self::json_of(event) {
+            self.json_line(v);
+        }
+    }
+
+    /// An event as a `--json` line; `None` for those it leaves out.
+    fn json_of(event: &AgentEvent) -> Option<serde_json::Value> {
+        Some(match event {
             AgentEvent::TextDelta(t) => json!({"type": "text", "text": t}),
             AgentEvent::ReasoningDelta(t) => json!({"type": "reasoning", "text": t}),
             AgentEvent::ResponseReset => json!({"type": "reset"}),
@@ -458,6 +479,30 @@ impl Printer {
                 json!({"type": "notice", "level": level, "text": text})
             }
             AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
+            AgentEvent::SubagentStarted {
+                call_id,
+                agent,
+                description,
+                prompt,
+            } => {
+                json!({"type": "subagent_start", "id": call_id, "agent": agent, "description": description, "prompt": prompt})
+            }
+            AgentEvent::SubagentFinished {
+                call_id,
+                agent,
+                outcome,
+                summary,
+                usage,
+                cost,
+            } => {
+                json!({"type": "subagent_end", "id": call_id, "agent": agent, "outcome": outcome,
+                "summary": summary, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "cost": cost})
+            }
+            AgentEvent::Subagent { call_id, event } => match Self::json_of(event) {
+                Some(inner) => json!({"type": "subagent", "id": call_id, "event": inner}),
+                None => return None,
+            },
+            AgentEvent::PlanProposed { plan, .. } => json!({"type": "plan", "plan": plan}),
             AgentEvent::Compacted {
                 before_tokens,
                 after_tokens,
@@ -466,9 +511,8 @@ impl Printer {
             } => {
                 json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens, "summary": summary})
             }
-            _ => return,
-        };
-        self.json_line(v);
+            _ => return None,
+        })
     }
 
     fn finish(&mut self, outcome: &TurnOutcome) -> i32 {

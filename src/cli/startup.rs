@@ -47,6 +47,8 @@ pub struct Startup {
     /// Why a trust answer could not be read or kept, when it could not.
     pub trust_problem: Option<String>,
     pub sandbox: crate::sandbox::Sandbox,
+    /// `--trust-project` was given (a project's agents are trusted too).
+    pub trust_flag: bool,
 }
 
 /// Reads the configuration and picks the provider. A broken config is an
@@ -90,6 +92,7 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
         provider: None,
         trust,
         trust_problem,
+        trust_flag: overrides.trust_project,
         sandbox: crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox),
         config,
     })
@@ -261,10 +264,16 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     let gate = build_gate(s)?;
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), registry(s), gate);
     let hooks = hooks(s);
+    let trusted = matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag;
     agent = agent
         .with_sandbox(s.sandbox.clone())
         .with_commands(command_roots(s))
-        .with_hooks(hooks.clone());
+        .with_hooks(hooks.clone())
+        .with_delegation(crate::agent::Delegation::new(
+            command_roots(s),
+            trusted,
+            s.config.file.agents.max_parallel(),
+        ));
     let (sink, store_error) = match open_store() {
         Ok(store) => {
             let sink = Arc::new(StoreSink::start(

@@ -223,6 +223,22 @@ pub struct ConfigFile {
     /// keeps the file it came from, and lists a project's for trust.
     #[serde(default)]
     pub hooks: BTreeMap<String, toml::Value>,
+    /// `[agents]`: sub-agents.
+    #[serde(default)]
+    pub agents: AgentsConfig,
+}
+
+/// `[agents]`: how many sub-agents run at once (4 unless set).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsConfig {
+    pub max_parallel: Option<usize>,
+}
+
+impl AgentsConfig {
+    pub fn max_parallel(&self) -> usize {
+        self.max_parallel.unwrap_or(4).clamp(1, 16)
+    }
 }
 
 /// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,
@@ -454,6 +470,7 @@ impl ConfigFile {
         set(&mut self.ui.notify, other.ui.notify);
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         set(&mut self.compat.claude, other.compat.claude);
+        set(&mut self.agents.max_parallel, other.agents.max_parallel);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);

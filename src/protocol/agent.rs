@@ -282,6 +282,37 @@ pub enum AgentEvent {
     },
     /// Every waiting write is saved now.
     StoreRecovered,
+    /// A sub-agent started for the `agent` call `call_id`, which is its id.
+    SubagentStarted {
+        call_id: String,
+        agent: String,
+        description: String,
+        prompt: String,
+    },
+    /// One of a sub-agent's own events (its text, tool calls and results),
+    /// for its pane and its transcript. Its permission requests come as
+    /// plain `PermissionRequested` events naming it.
+    Subagent {
+        call_id: String,
+        event: Box<AgentEvent>,
+    },
+    /// A sub-agent ended; its usage and cost count toward the session's.
+    SubagentFinished {
+        call_id: String,
+        agent: String,
+        outcome: TurnOutcome,
+        /// One line of what it did ("4 tool calls: view ×3, grep; 2.1k tokens; 3.2 s").
+        summary: String,
+        usage: Usage,
+        cost: Option<f64>,
+    },
+    /// In plan mode, the model's finished plan (markdown) for the person
+    /// to approve (`Decision::ApprovePlan`) or send back (`Decision::Deny`
+    /// with a note); closed by `PermissionResolved`.
+    PlanProposed {
+        id: u64,
+        plan: String,
+    },
 }
 
 impl AgentCommand {

@@ -88,6 +88,9 @@ pub struct Model {
     pub slash_menu: crate::tui::commands::MenuState,
     /// The configured MCP servers' names, for completing `/mcp restart`.
     pub mcp_servers: Vec<String>,
+    /// What each sub-agent did, by the `agent` call that started it.
+    pub subagents:
+        std::collections::HashMap<String, crate::tui::widgets::sub_transcript::SubTranscript>,
     /// This project's recent sessions by title, for completing `/resume`.
     pub session_titles: Vec<(crate::sessions::SessionId, String)>,
     /// The person's own slash commands, for the menu and help.
@@ -138,6 +141,7 @@ impl Model {
             sandbox: Default::default(),
             slash_menu: Default::default(),
             mcp_servers: Vec::new(),
+            subagents: Default::default(),
             session_titles: Vec::new(),
             custom_commands: Vec::new(),
         }

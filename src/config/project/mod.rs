@@ -246,7 +246,8 @@ pub fn strictness(mode: Mode) -> u8 {
         Mode::Auto => 0,
         Mode::Smart => 1,
         Mode::AlwaysAsk => 2,
-        Mode::Chat => 3,
+        Mode::Plan => 3,
+        Mode::Chat => 4,
     }
 }
 

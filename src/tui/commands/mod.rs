@@ -34,8 +34,13 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "mode",
-        args: "[smart|always-ask|auto|chat]",
-        description: "Show or switch the permission mode",
+        args: "[mode]",
+        description: "Show or switch the permission mode: smart, always-ask, auto, chat, plan",
+    },
+    SlashCommand {
+        name: "plan",
+        args: "[goal]",
+        description: "Plan mode: explore read-only, then approve a plan before anything changes",
     },
     SlashCommand {
         name: "theme",
@@ -154,6 +159,8 @@ pub enum Slash {
     Resume(String),
     Model(Option<String>),
     Mode(Option<Mode>),
+    /// Plan mode, and the goal to plan for when given.
+    Plan(Option<String>),
     Theme(Option<String>),
     Compact(Option<String>),
     Undo,
@@ -197,9 +204,10 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "mode" => match arg {
             None => Slash::Mode(None),
             Some(m) => Slash::Mode(Some(Mode::parse(&m).ok_or_else(|| {
-                format!("`{m}` is not a mode; use smart, always-ask, auto or chat")
+                format!("`{m}` is not a mode; use smart, always-ask, auto, chat or plan")
             })?)),
         },
+        "plan" => Slash::Plan(arg),
         "theme" => Slash::Theme(arg),
         "compact" => Slash::Compact(arg),
         "undo" => Slash::Undo,

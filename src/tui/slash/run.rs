@@ -1,6 +1,7 @@
 //! Running a slash command: most change the model and return the effects
 //! for the runtime; some open a panel.
 
+use crate::permission::Mode;
 use crate::protocol::SessionRequest;
 use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
@@ -66,6 +67,21 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::Mode(Some(m)) => {
             model.mode = m;
             vec![Cmd::Send(AgentCommand::SetMode(m))]
+        }
+        Slash::Plan(goal) => {
+            model.mode = Mode::Plan;
+            let mut cmds = vec![Cmd::Send(AgentCommand::SetMode(Mode::Plan))];
+            if let Some(text) = goal {
+                model.transcript.to_bottom();
+                if model.turn_running {
+                    model.queued.push_back(text.clone());
+                }
+                cmds.push(Cmd::Send(AgentCommand::Submit {
+                    text,
+                    images: Vec::new(),
+                }));
+            }
+            cmds
         }
         Slash::Mode(None) => {
             model.open_panel(panels::modes_picker(model.mode));

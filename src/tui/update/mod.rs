@@ -225,6 +225,17 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     } else if keys.is(Action::SelectLast, &key) {
         model.transcript.select(n.checked_sub(1));
     } else if keys.is(Action::ToggleExpand, &key) {
+        let sub_agent = sel
+            .and_then(|s| model.transcript.cells().get(s))
+            .and_then(|c| match &c.kind {
+                CellKind::Tool(t) if t.name == "agent" => Some(t.call_id.clone()),
+                _ => None,
+            });
+        if let Some(call_id) = sub_agent
+            && agent::subagents::open(model, &call_id)
+        {
+            return Vec::new();
+        }
         if let Some(c) = sel.and_then(|s| model.transcript.get_mut(s)) {
             c.expanded = !c.expanded;
         }

@@ -14,6 +14,9 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         clear_retry(model);
     }
     let mut cmds = notification(model, &ev);
+    if subagents::record(model, &ev) {
+        return cmds;
+    }
     match ev {
         AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
         AgentEvent::ResponseStarted => response_started(model),
@@ -89,6 +92,11 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.transcript.push(CellKind::Attachment(Box::new(a)));
         }
         AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
+        AgentEvent::PlanProposed { id, plan } => {
+            let dialog = crate::tui::panels::plan::PlanDialog::new(id, plan);
+            model.open_panel(crate::tui::panels::Panel::Plan(Box::new(dialog)));
+            model.activity = Activity::WaitingForPermission;
+        }
         other => cmds.extend(super::session::agent_event(model, other)),
     }
     cmds
@@ -107,6 +115,7 @@ fn notification(model: &Model, ev: &AgentEvent) -> Vec<Cmd> {
             _ => "cairn: the turn stopped",
         },
         AgentEvent::PermissionRequested { .. } => "cairn: waiting for your approval",
+        AgentEvent::PlanProposed { .. } => "cairn: a plan waits for your approval",
         AgentEvent::InputRequested { .. } => "cairn: a server asks for your input",
         _ => return Vec::new(),
     };
@@ -178,6 +187,10 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
         }
         AgentEvent::PermissionResolved { id } => {
             model.modals.permissions.retain(|d| d.id != id);
+            model.modals.overlays.retain(|o| {
+                !matches!(o, crate::tui::model::Overlay::Panel(p)
+                    if matches!(&**p, crate::tui::panels::Panel::Plan(d) if d.id == id))
+            });
             settle_activity(model);
         }
         AgentEvent::InputRequested { id, request } => model
@@ -449,6 +462,8 @@ fn cancel_running_tools(model: &mut Model) {
         }
     }
 }
+
+pub mod subagents;
 
 #[cfg(test)]
 mod tests;
