@@ -19,7 +19,7 @@ fn permission_mode(shared: &Shared) -> &'static str {
     match lock(&shared.gate).mode() {
         crate::config::Mode::Smart | crate::config::Mode::AlwaysAsk => "default",
         crate::config::Mode::Auto => "acceptEdits",
-        crate::config::Mode::Chat => "plan",
+        crate::config::Mode::Chat | crate::config::Mode::Plan => "plan",
     }
 }
 

@@ -294,6 +294,10 @@ fn child_shared(
         earlier: Mutex::new(Vec::new()),
         route: Some(Route::new(parent.clone(), call_id, name)),
         sub_totals: Default::default(),
+        // The person's and the project's hooks see a sub-agent's calls too.
+        hooks: parent.hooks.clone(),
+        // Its own context: a subfolder's instructions load into it anew.
+        memory: Mutex::new(Vec::new()),
     }
 }
 
@@ -334,6 +338,7 @@ fn child_context(
         cancel: tool_ctx.cancel.clone(),
         turn: host.session.turn(),
         extensions: None,
+        hook_stop: std::sync::Mutex::new(None),
         sub: Some(Arc::new(Frame {
             name: def.name.clone(),
             description: task.description.clone(),
