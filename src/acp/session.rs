@@ -109,6 +109,7 @@ pub fn start(s: &Startup, origin: &Origin, cx: Connection) -> Result<Arc<Session
         session: session.clone(),
         cx,
         tr: Translator::new(s.cwd.clone()),
+        asking: Default::default(),
     };
     tokio::spawn(forwarder.run(running.events));
     Ok(session)
@@ -203,6 +204,9 @@ struct Forwarder {
     session: Arc<Session>,
     cx: Connection,
     tr: Translator,
+    /// Questions the editor has open, by cairn's request id: a cancelled
+    /// turn withdraws them (`$/cancel_request`), so no dialog lingers.
+    asking: std::collections::HashMap<u64, agent_client_protocol::RequestCancellationHandle>,
 }
 
 impl Forwarder {
@@ -210,6 +214,11 @@ impl Forwarder {
         while let Some(event) = events.recv().await {
             match &event {
                 AgentEvent::PermissionRequested { id, request } => self.ask(*id, request),
+                AgentEvent::PermissionResolved { id } => {
+                    if let Some(open) = self.asking.remove(id) {
+                        let _ = open.cancel();
+                    }
+                }
                 AgentEvent::InputRequested { id, .. } => {
                     // ACP v1 has no form for a server's question: decline it,
                     // so the server goes on without the answer.
@@ -247,11 +256,12 @@ impl Forwarder {
             permission::tool_call(self.tr.cwd(), &call, request),
             permission::options(request),
         );
-        let cx = self.cx.clone();
         let session = self.session.clone();
         let request = request.clone();
+        let sent = self.cx.send_request(ask);
+        self.asking.insert(id, sent.cancellation_handle());
         tokio::spawn(async move {
-            let outcome = match cx.send_request(ask).block_task().await {
+            let outcome = match sent.block_task().await {
                 Ok(answer) => answer.outcome,
                 Err(e) => {
                     tracing::warn!("acp: the permission request failed: {e}");
