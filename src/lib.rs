@@ -5,6 +5,7 @@
 //! `AgentEvent`; the agent uses the services (`llm`, `tools`, `permission`,
 //! ...); everything rests on the foundation (`conversation`, `config`, `shell`).
 
+pub mod acp;
 pub mod agent;
 pub mod ansi;
 pub mod cli;

@@ -104,6 +104,9 @@ enum Command {
         #[command(subcommand)]
         action: PermissionsAction,
     },
+    /// Serve an editor over the Agent Client Protocol on stdin/stdout
+    /// (register `cairn acp` as an agent server in Zed or any ACP client).
+    Acp,
     /// Projects whose settings you trusted or refused.
     Trust {
         #[command(subcommand)]
@@ -270,6 +273,7 @@ async fn async_main(cli: Cli) -> u8 {
             run_command(&overrides, prompt, output, resume).await
         }
         Some(Command::Sessions { action, json }) => sessions_command(action, json),
+        Some(Command::Acp) => cairn::acp::serve(overrides).await,
         Some(Command::Trust { action }) => {
             let action = match action {
                 TrustAction::List => cairn::cli::trust::Action::List,

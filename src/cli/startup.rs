@@ -57,10 +57,20 @@ pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
     resolve(load(overrides)?, overrides).await
 }
 
+/// The same for a directory other than the current one (an editor's
+/// session names its own).
+pub async fn prepare_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
+    resolve(load_at(overrides, cwd)?, overrides).await
+}
+
 /// Reads the configuration and applies a stored trust answer (or
 /// `--trust-project`); nothing from the project has run yet.
 pub fn load(overrides: &Overrides) -> Result<Startup> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    load_at(overrides, cwd)
+}
+
+fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
     let root = instructions::project_root(&cwd);
     let mut config = config::load(&root)?;
     // A project's hooks are held for trust like its settings, with their
