@@ -21,10 +21,12 @@ mod approval;
 mod calls;
 mod compaction;
 mod custom;
+mod effort;
 mod fixed;
 pub mod instructions;
 mod limits;
 mod mentions;
+mod pictures;
 pub mod prompt;
 pub mod recording;
 mod rerun;
@@ -69,6 +71,9 @@ pub struct AgentOptions {
     pub max_turns: u32,
     pub max_tokens: Option<u32>,
     pub reasoning: bool,
+    /// `--effort`, `/effort` or the config's `effort`: over the model's
+    /// own `[models.ID] effort`.
+    pub effort: Option<crate::config::effort::Effort>,
     /// False for `cairn run`: an ask becomes a denial the model is told of.
     pub interactive: bool,
     /// The global config directory, for global instruction files.
@@ -138,6 +143,8 @@ pub struct Agent {
     pending_note: Option<String>,
     /// Where custom commands are read from; `None`: none are.
     commands: Option<crate::extensions::commands::Roots>,
+    /// The model already told that it ignores the effort setting.
+    effort_noticed: Option<String>,
 }
 
 impl Agent {
@@ -192,6 +199,7 @@ impl Agent {
             cost: None,
             tracker: Tracker::default(),
             pending_note: None,
+            effort_noticed: None,
             commands: None,
         };
         (agent, rx)
@@ -255,6 +263,9 @@ impl Agent {
     }
 
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<AgentCommand>) {
+        if self.effective_effort().is_some() {
+            self.announce_effort();
+        }
         while let Some(cmd) = rx.recv().await {
             match cmd {
                 AgentCommand::Submit { text, images } => {
@@ -283,7 +294,11 @@ impl Agent {
             AgentCommand::PermissionReply { id, decision } => self.reply(id, decision),
             AgentCommand::InputReply { id, answer } => sources::answer(&self.shared, id, answer),
             AgentCommand::SetMode(mode) => self.set_mode(mode),
-            AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
+            AgentCommand::SetModel { provider, model } => {
+                self.set_model(provider, model);
+                self.announce_effort();
+            }
+            AgentCommand::SetEffort(effort) => self.set_effort(effort),
             AgentCommand::NewSession => {
                 if let Some(sink) = &self.shared.sink {
                     sink.read_only(false);
@@ -406,6 +421,7 @@ impl Agent {
             prompt: text.clone(),
         });
         let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
+        self.notice_ignored_effort();
         let cancel = CancellationToken::new();
         let mut ctx = self.turn_context(cancel.clone());
         limits::report_overhead(&ctx, learned);
@@ -425,6 +441,16 @@ impl Agent {
             }
         };
         let user = self.user_message(&text, images).await;
+        if let Some(error) = pictures::refusal(&user, &ctx.opts.model, &ctx.opts.model_info) {
+            // Nothing was sent or kept: the turn's number is free again.
+            self.turn -= 1;
+            self.session.set_turn(self.turn);
+            self.shared.emit(AgentEvent::TurnFinished {
+                turn: turn_no,
+                outcome: TurnOutcome::Failed { error },
+            });
+            return keep_running;
+        }
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
         let queue = &mut self.queue;
@@ -471,7 +497,8 @@ impl Agent {
             parts.push(Part::Text { text: note });
         }
         let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
-        parts.extend(mentions::attach(text, cwd, workspace, &self.shared).await);
+        let (attached, pictures) = mentions::attach(text, cwd, workspace, &self.shared).await;
+        parts.extend(attached);
         if let Some(source) = &self.tool_source {
             let images = self.opts.model_info.supports_images;
             parts.extend(sources::attachments(source.as_ref(), text, images, &self.shared).await);
@@ -479,7 +506,7 @@ impl Agent {
         parts.push(Part::Text {
             text: text.to_string(),
         });
-        parts.extend(images.into_iter().map(|image| Part::Image { image }));
+        parts.extend(pictures::parts(&self.shared, pictures, images));
         Message {
             role: Role::User,
             parts,
@@ -603,6 +630,7 @@ fn count_prompts(messages: &[Message]) -> u64 {
 fn command_name(cmd: &AgentCommand) -> &'static str {
     match cmd {
         AgentCommand::SetModel { .. } => "Changing the model",
+        AgentCommand::SetEffort(_) => "Changing the effort",
         AgentCommand::NewSession => "Starting a new session",
         AgentCommand::LoadHistory { .. } => "Loading a session",
         AgentCommand::PrepareUndo | AgentCommand::ConfirmUndo { .. } => "Undo",

@@ -34,6 +34,8 @@ pub struct Overrides {
     pub max_turns: Option<u32>,
     /// `--allow`: permission rules for this run only.
     pub allow: Vec<String>,
+    /// `--effort`: how hard reasoning models think.
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 pub struct Startup {
@@ -71,6 +73,9 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
             Err(e) => (Standing::Undecided, Some(e.to_string())),
         };
     // The command line's own settings hold for this run, trusted or not.
+    if overrides.effort.is_some() {
+        config.file.effort = overrides.effort;
+    }
     if overrides.max_turns.is_some() {
         config.file.max_turns = overrides.max_turns;
     }
@@ -239,6 +244,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         max_turns: s.config.max_turns(),
         max_tokens: s.config.file.max_tokens,
         reasoning: s.config.file.reasoning.unwrap_or(true),
+        effort: s.config.file.effort,
         interactive,
         global_config_dir: config::global_dir(),
         trust_store: TrustStore::default_location()

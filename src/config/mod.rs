@@ -16,6 +16,7 @@
 //! keeps API keys typed at set-up; `mode`, `sandbox` and `ui` are sections
 //! of the file.
 
+pub mod effort;
 pub mod keys;
 mod mode;
 pub mod project;
@@ -185,6 +186,8 @@ pub struct ConfigFile {
     pub max_turns: Option<u32>,
     pub max_tokens: Option<u32>,
     pub reasoning: Option<bool>,
+    /// How hard reasoning models think (`minimal` … `xhigh`).
+    pub effort: Option<effort::Effort>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
@@ -239,6 +242,9 @@ pub struct ModelConfig {
     pub cache_write_price: Option<f64>,
     pub images: Option<bool>,
     pub reasoning: Option<bool>,
+    /// This model's reasoning effort (the main model's, or the side
+    /// model's for titles and summaries).
+    pub effort: Option<effort::Effort>,
 }
 
 /// The merged configuration and where it came from.
@@ -439,6 +445,7 @@ impl ConfigFile {
         set(&mut self.max_turns, other.max_turns);
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
+        set(&mut self.effort, other.effort);
         set(&mut self.ui.notify, other.ui.notify);
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         set(&mut self.compat.claude, other.compat.claude);
@@ -452,6 +459,7 @@ impl ConfigFile {
             set(&mut entry.cache_write_price, m.cache_write_price);
             set(&mut entry.images, m.images);
             set(&mut entry.reasoning, m.reasoning);
+            set(&mut entry.effort, m.effort);
         }
         for (name, p) in other.providers {
             let entry = self.providers.entry(name).or_default();

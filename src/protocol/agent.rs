@@ -30,6 +30,9 @@ pub enum AgentCommand {
         decision: Decision,
     },
     SetMode(Mode),
+    /// The reasoning effort of the next requests (`None`: the model's
+    /// default).
+    SetEffort(Option<crate::config::effort::Effort>),
     /// Switch model (and provider, when given by name).
     SetModel {
         provider: Option<String>,
@@ -210,6 +213,8 @@ pub enum AgentEvent {
         provider: String,
         model: String,
     },
+    /// The reasoning effort now in force (`None`: the model's default).
+    EffortChanged(Option<crate::config::effort::Effort>),
     /// The conversation was compacted; the full history stays in the store.
     Compacted {
         before_tokens: u64,

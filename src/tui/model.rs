@@ -92,6 +92,14 @@ pub struct Model {
     pub session_titles: Vec<(crate::sessions::SessionId, String)>,
     /// The person's own slash commands, for the menu and help.
     pub custom_commands: Vec<crate::tui::commands::CustomEntry>,
+    /// Pictures attached to the next prompt (pasted, or a pasted path),
+    /// shown as chips over it.
+    pub images: Vec<(
+        crate::conversation::ImageData,
+        Option<crate::images::ImageInfo>,
+    )>,
+    /// The reasoning effort in force, for the status line.
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 impl Model {
@@ -140,6 +148,8 @@ impl Model {
             mcp_servers: Vec::new(),
             session_titles: Vec::new(),
             custom_commands: Vec::new(),
+            images: Vec::new(),
+            effort: None,
         }
     }
 
