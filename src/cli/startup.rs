@@ -72,6 +72,10 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
             }
             Err(e) => (Standing::Undecided, Some(e.to_string())),
         };
+    if let Some(search) = &config.file.search {
+        crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
+            .map_err(|why| anyhow::anyhow!("{why}"))?;
+    }
     // The command line's own settings hold for this run, trusted or not.
     if overrides.effort.is_some() {
         config.file.effort = overrides.effort;
@@ -378,6 +382,16 @@ fn registry(s: &Startup) -> Registry {
             roots,
             s.cwd.clone(),
         )));
+    }
+    if let Some(search) = &s.config.file.search {
+        // A broken `[search]` was refused when the config was read (`load`).
+        if let Ok(backend) =
+            crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
+        {
+            registry.register(Arc::new(crate::tools::web_search::WebSearchTool::new(
+                backend,
+            )));
+        }
     }
     registry
 }

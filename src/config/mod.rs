@@ -214,6 +214,18 @@ pub struct ConfigFile {
     /// `[compat]`: which other agents' files cairn reads.
     #[serde(default)]
     pub compat: CompatConfig,
+    /// `[search]`: the service the `web_search` tool asks.
+    pub search: Option<SearchConfig>,
+}
+
+/// `[search] provider = "searxng" | "brave" | "tavily"`, its `url` and the
+/// variable holding its key.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    pub provider: String,
+    pub url: Option<String>,
+    pub api_key_env: Option<String>,
 }
 
 /// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,
@@ -446,6 +458,7 @@ impl ConfigFile {
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
         set(&mut self.effort, other.effort);
+        set(&mut self.search, other.search);
         set(&mut self.ui.notify, other.ui.notify);
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         set(&mut self.compat.claude, other.compat.claude);
