@@ -125,3 +125,40 @@ async fn slash_effort_shows_in_the_status_line_and_changes_the_next_request() {
     app.wait_for_text("not an effort level");
     app.ctrl_c_to_quit();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bang_ls_shows_a_pane_and_the_next_request_carries_its_output() {
+    let home = TestHome::new();
+    std::fs::write(home.path("marker-file.txt"), "x").unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("I see the marker file."), Reply::text("Files")],
+    )
+    .await;
+    let mut app = start(&home, &mock);
+    app.type_text("!ls");
+    app.send(b"\r");
+    let screen = app.wait_for_text("marker-file.txt");
+    assert!(screen.contains("ls"), "{screen}");
+    assert!(mock.requests().is_empty(), "the command went to the model");
+    // `!` alone: shell mode, with its marker, until `!` again.
+    app.type_text("!");
+    app.send(b"\r");
+    app.wait_for_text("! shell: Enter runs the line in the sandbox");
+    app.type_text("echo from-shell-mode");
+    app.send(b"\r");
+    app.wait_for("the echo's output", |s| {
+        s.matches("from-shell-mode").count() >= 2
+    });
+    app.type_text("!");
+    app.send(b"\r");
+    app.wait_for("the marker gone", |s| !s.contains("! shell: Enter runs"));
+    app.type_text("what is here?");
+    app.send(b"\r");
+    app.wait_for_text("I see the marker file.");
+    let first = mock.requests()[0].to_string();
+    assert!(first.contains("$ ls\\nmarker-file.txt"), "{first}");
+    assert!(first.contains("$ echo from-shell-mode"), "{first}");
+    assert!(first.contains("what is here?"), "{first}");
+    app.ctrl_c_to_quit();
+}

@@ -26,6 +26,7 @@ mod fixed;
 pub mod instructions;
 mod limits;
 mod mentions;
+mod passthrough;
 mod pictures;
 pub mod prompt;
 pub mod recording;
@@ -145,6 +146,8 @@ pub struct Agent {
     commands: Option<crate::extensions::commands::Roots>,
     /// The model already told that it ignores the effort setting.
     effort_noticed: Option<String>,
+    /// `!cmd` runs so far, for their call ids.
+    shell_runs: u64,
 }
 
 impl Agent {
@@ -200,6 +203,7 @@ impl Agent {
             tracker: Tracker::default(),
             pending_note: None,
             effort_noticed: None,
+            shell_runs: 0,
             commands: None,
         };
         (agent, rx)
@@ -277,6 +281,11 @@ impl Agent {
                     }
                 }
                 AgentCommand::Shutdown => return,
+                AgentCommand::RunShell { command } => {
+                    if !self.run_shell(command, &mut rx).await {
+                        return;
+                    }
+                }
                 AgentCommand::Compact { focus } => {
                     if !self.run_compaction(focus, &mut rx).await {
                         return;
@@ -345,8 +354,10 @@ impl Agent {
             } => self.rewind(turn, restore_files, fork),
             AgentCommand::PrepareUndo => self.prepare_undo(),
             AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
-            AgentCommand::Submit { .. } | AgentCommand::Shutdown | AgentCommand::Compact { .. } => {
-            }
+            AgentCommand::Submit { .. }
+            | AgentCommand::Shutdown
+            | AgentCommand::Compact { .. }
+            | AgentCommand::RunShell { .. } => {}
         }
     }
 
@@ -631,6 +642,7 @@ fn command_name(cmd: &AgentCommand) -> &'static str {
     match cmd {
         AgentCommand::SetModel { .. } => "Changing the model",
         AgentCommand::SetEffort(_) => "Changing the effort",
+        AgentCommand::RunShell { .. } => "Running a command of your own",
         AgentCommand::NewSession => "Starting a new session",
         AgentCommand::LoadHistory { .. } => "Loading a session",
         AgentCommand::PrepareUndo | AgentCommand::ConfirmUndo { .. } => "Undo",

@@ -23,6 +23,11 @@ pub enum AgentCommand {
         text: String,
         images: Vec<ImageData>,
     },
+    /// `!cmd`: run the person's own command (through the gate, in the
+    /// sandbox) and attach its output to the next prompt.
+    RunShell {
+        command: String,
+    },
     /// Stop the running turn: the stream and any running tools.
     Cancel,
     PermissionReply {

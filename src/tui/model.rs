@@ -98,6 +98,9 @@ pub struct Model {
         crate::conversation::ImageData,
         Option<crate::images::ImageInfo>,
     )>,
+    /// `!` alone: every prompt is a command of the person's own until `!`
+    /// again.
+    pub shell_mode: bool,
     /// The reasoning effort in force, for the status line.
     pub effort: Option<crate::config::effort::Effort>,
 }
@@ -150,6 +153,7 @@ impl Model {
             custom_commands: Vec::new(),
             images: Vec::new(),
             effort: None,
+            shell_mode: false,
         }
     }
 

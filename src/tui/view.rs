@@ -142,6 +142,10 @@ fn draw_input(model: &mut Model, area: Rect, buf: &mut Buffer) {
             format!(" {text} "),
             model.styles.warning,
         ))),
+        None if model.shell_mode && model.focus == Focus::Prompt => Some(Line::from(Span::styled(
+            " ! shell: Enter runs the line in the sandbox, its output goes with your next prompt; ! alone leaves ",
+            model.styles.warning,
+        ))),
         None if model.focus == Focus::Transcript => Some(Line::from(Span::styled(
             " transcript: j/k select · Enter expand · y copy · c code · Tab back ",
             model.styles.accent,

@@ -21,6 +21,7 @@ mod panel;
 mod pictures;
 mod prompt;
 mod session;
+mod shell;
 mod type_ahead;
 
 use crate::tui::widgets::cell::CellKind;

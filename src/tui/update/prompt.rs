@@ -207,6 +207,9 @@ fn send(model: &mut Model) -> Vec<Cmd> {
     if model.read_only {
         return read_only_refusal(model);
     }
+    if let Some(cmds) = super::shell::shell_line(model) {
+        return cmds;
+    }
     let text = model.input.take();
     model.slash_menu = MenuState::default();
     model.transcript.to_bottom();
