@@ -34,8 +34,8 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "effort",
-        args: "[minimal|low|medium|high|xhigh|default]",
-        description: "How hard a reasoning model thinks",
+        args: "[level]",
+        description: "How hard a reasoning model thinks (minimal to xhigh)",
     },
     SlashCommand {
         name: "paste-image",
