@@ -164,8 +164,12 @@ impl Server {
         req: acp::SetSessionModeRequest,
     ) -> Result<acp::SetSessionModeResponse, Error> {
         let session = self.session(&req.session_id)?;
-        let Some(mode) = Mode::parse(&req.mode_id.0) else {
-            let ids: Vec<&str> = Mode::ALL.iter().map(|m| m.as_str()).collect();
+        let Some(mode) = Mode::parse(&req.mode_id.0).filter(|m| super::updates::offered(*m)) else {
+            let ids: Vec<&str> = Mode::ALL
+                .iter()
+                .filter(|m| super::updates::offered(**m))
+                .map(|m| m.as_str())
+                .collect();
             return Err(invalid(format!(
                 "no mode `{}`; cairn's modes are {}",
                 req.mode_id.0,

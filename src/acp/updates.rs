@@ -111,10 +111,17 @@ pub fn plan(todos: &[Todo]) -> acp::Plan {
     )
 }
 
+/// Modes an editor may switch to: plan mode ends in an approval dialog
+/// the protocol has no form for yet, so it stays in cairn's own front ends.
+pub fn offered(mode: Mode) -> bool {
+    mode != Mode::Plan
+}
+
 /// The session modes an editor offers: cairn's permission modes.
 pub fn modes(current: Mode) -> acp::SessionModeState {
     let modes = Mode::ALL
         .iter()
+        .filter(|m| offered(**m))
         .map(|m| {
             let (name, about) = match m {
                 Mode::Smart => (
@@ -126,7 +133,7 @@ pub fn modes(current: Mode) -> acp::SessionModeState {
                     "Auto",
                     "Tools run without asking (paths outside the workspace still ask; dangerous commands stay blocked)",
                 ),
-                Mode::Chat => ("Chat", "No tools run"),
+                Mode::Chat | Mode::Plan => ("Chat", "No tools run"),
             };
             acp::SessionMode::new(m.as_str(), name).description(about.to_string())
         })

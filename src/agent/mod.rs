@@ -21,12 +21,15 @@ mod approval;
 mod calls;
 mod compaction;
 mod custom;
+mod effort;
 mod fixed;
 mod hooks;
 pub mod instructions;
 mod limits;
 mod memory;
 mod mentions;
+mod passthrough;
+mod pictures;
 mod plan;
 pub mod prompt;
 pub mod recording;
@@ -74,6 +77,9 @@ pub struct AgentOptions {
     pub max_turns: u32,
     pub max_tokens: Option<u32>,
     pub reasoning: bool,
+    /// `--effort`, `/effort` or the config's `effort`: over the model's
+    /// own `[models.ID] effort`.
+    pub effort: Option<crate::config::effort::Effort>,
     /// False for `cairn run`: an ask becomes a denial the model is told of.
     pub interactive: bool,
     /// The global config directory, for global instruction files.
@@ -166,6 +172,10 @@ pub struct Agent {
     commands: Option<crate::extensions::commands::Roots>,
     /// Sub-agents the model may start; `None`: no `agent` tool.
     delegation: Option<Arc<Delegation>>,
+    /// The model already told that it ignores the effort setting.
+    effort_noticed: Option<String>,
+    /// `!cmd` runs so far, for their call ids.
+    shell_runs: u64,
 }
 
 impl Agent {
@@ -224,6 +234,8 @@ impl Agent {
             cost: None,
             tracker: Tracker::default(),
             pending_note: None,
+            effort_noticed: None,
+            shell_runs: 0,
             commands: None,
             delegation: None,
         };
@@ -304,6 +316,9 @@ impl Agent {
     }
 
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<AgentCommand>) {
+        if self.effective_effort().is_some() {
+            self.announce_effort();
+        }
         self.start_session("startup").await;
         self.serve(&mut rx).await;
         let cwd = self.session.cwd();
@@ -322,6 +337,11 @@ impl Agent {
                     }
                 }
                 AgentCommand::Shutdown => return,
+                AgentCommand::RunShell { command } => {
+                    if !self.run_shell(command, rx).await {
+                        return;
+                    }
+                }
                 AgentCommand::Compact { focus } => {
                     if !self.run_compaction(focus, rx).await {
                         return;
@@ -381,7 +401,11 @@ impl Agent {
             AgentCommand::PermissionReply { id, decision } => self.reply(id, decision),
             AgentCommand::InputReply { id, answer } => sources::answer(&self.shared, id, answer),
             AgentCommand::SetMode(mode) => self.set_mode(mode),
-            AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
+            AgentCommand::SetModel { provider, model } => {
+                self.set_model(provider, model);
+                self.announce_effort();
+            }
+            AgentCommand::SetEffort(effort) => self.set_effort(effort),
             AgentCommand::NewSession => {
                 if let Some(sink) = &self.shared.sink {
                     sink.read_only(false);
@@ -433,8 +457,10 @@ impl Agent {
             } => self.rewind(turn, restore_files, fork),
             AgentCommand::PrepareUndo => self.prepare_undo(),
             AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
-            AgentCommand::Submit { .. } | AgentCommand::Shutdown | AgentCommand::Compact { .. } => {
-            }
+            AgentCommand::Submit { .. }
+            | AgentCommand::Shutdown
+            | AgentCommand::Compact { .. }
+            | AgentCommand::RunShell { .. } => {}
         }
     }
 
@@ -509,6 +535,7 @@ impl Agent {
             prompt: text.clone(),
         });
         let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
+        self.notice_ignored_effort();
         let cancel = CancellationToken::new();
         let mut ctx = self.turn_context(cancel.clone());
         limits::report_overhead(&ctx, learned);
@@ -545,6 +572,16 @@ impl Agent {
             }
         };
         let user = self.user_message(&text, images, context).await;
+        if let Some(error) = pictures::refusal(&user, &ctx.opts.model, &ctx.opts.model_info) {
+            // Nothing was sent or kept: the turn's number is free again.
+            self.turn -= 1;
+            self.session.set_turn(self.turn);
+            self.shared.emit(AgentEvent::TurnFinished {
+                turn: turn_no,
+                outcome: TurnOutcome::Failed { error },
+            });
+            return keep_running;
+        }
         self.shared.emit(AgentEvent::MessageAdded(user.clone()));
         self.messages.push(user);
         let mut outcome = self.drive_turn(&ctx, rx, &cancel, &mut keep_running).await;
@@ -635,7 +672,8 @@ impl Agent {
             parts.push(Part::Text { text: note });
         }
         let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
-        parts.extend(mentions::attach(text, cwd, workspace, &self.shared).await);
+        let (attached, pictures) = mentions::attach(text, cwd, workspace, &self.shared).await;
+        parts.extend(attached);
         if let Some(source) = &self.tool_source {
             let images = self.opts.model_info.supports_images;
             parts.extend(sources::attachments(source.as_ref(), text, images, &self.shared).await);
@@ -643,7 +681,7 @@ impl Agent {
         parts.push(Part::Text {
             text: text.to_string(),
         });
-        parts.extend(images.into_iter().map(|image| Part::Image { image }));
+        parts.extend(pictures::parts(&self.shared, pictures, images));
         Message {
             role: Role::User,
             parts,
@@ -787,6 +825,8 @@ fn count_prompts(messages: &[Message]) -> u64 {
 fn command_name(cmd: &AgentCommand) -> &'static str {
     match cmd {
         AgentCommand::SetModel { .. } => "Changing the model",
+        AgentCommand::SetEffort(_) => "Changing the effort",
+        AgentCommand::RunShell { .. } => "Running a command of your own",
         AgentCommand::NewSession => "Starting a new session",
         AgentCommand::LoadHistory { .. } => "Loading a session",
         AgentCommand::PrepareUndo | AgentCommand::ConfirmUndo { .. } => "Undo",

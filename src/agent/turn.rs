@@ -210,6 +210,7 @@ fn build_request(ctx: &TurnContext, system: &str, messages: &[Message], estimate
         max_tokens: output_limit(ctx, estimate),
         temperature: None,
         reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
+        effort: ctx.opts.effort.or(ctx.opts.model_info.effort),
     }
 }
 

@@ -57,7 +57,7 @@ pub struct Recording {
 /// Sends the prompt, prints events until the turn ends, and returns the
 /// process exit code (see the module docs).
 pub async fn run(
-    prompt: String,
+    (prompt, images): (String, Vec<crate::conversation::ImageData>),
     output: Output,
     commands: mpsc::UnboundedSender<AgentCommand>,
     mut events: mpsc::UnboundedReceiver<AgentEvent>,
@@ -79,7 +79,7 @@ pub async fn run(
     if commands
         .send(AgentCommand::Submit {
             text: prompt,
-            images: vec![],
+            images,
         })
         .is_err()
     {
@@ -555,6 +555,7 @@ pub async fn main(
     let crate::cli::run_input::Prompt {
         text: prompt,
         notes,
+        images,
     } = prompt;
     let s = startup::prepare(overrides).await?;
     if let Some(note) = s.trust_note() {
@@ -600,7 +601,7 @@ pub async fn main(
         session_id,
     };
     let code = run(
-        prompt,
+        (prompt, images),
         output,
         running.commands,
         running.events,

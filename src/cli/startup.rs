@@ -34,6 +34,8 @@ pub struct Overrides {
     pub max_turns: Option<u32>,
     /// `--allow`: permission rules for this run only.
     pub allow: Vec<String>,
+    /// `--effort`: how hard reasoning models think.
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 pub struct Startup {
@@ -86,7 +88,14 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
             }
             Err(e) => (Standing::Undecided, Some(e.to_string())),
         };
+    if let Some(search) = &config.file.search {
+        crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
+            .map_err(|why| anyhow::anyhow!("{why}"))?;
+    }
     // The command line's own settings hold for this run, trusted or not.
+    if overrides.effort.is_some() {
+        config.file.effort = overrides.effort;
+    }
     if overrides.max_turns.is_some() {
         config.file.max_turns = overrides.max_turns;
     }
@@ -258,6 +267,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         max_turns: s.config.max_turns(),
         max_tokens: s.config.file.max_tokens,
         reasoning: s.config.file.reasoning.unwrap_or(true),
+        effort: s.config.file.effort,
         interactive,
         global_config_dir: config::global_dir(),
         trust_store: TrustStore::default_location()
@@ -426,6 +436,16 @@ fn registry(s: &Startup) -> Registry {
             roots,
             s.cwd.clone(),
         )));
+    }
+    if let Some(search) = &s.config.file.search {
+        // A broken `[search]` was refused when the config was read (`load`).
+        if let Ok(backend) =
+            crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
+        {
+            registry.register(Arc::new(crate::tools::web_search::WebSearchTool::new(
+                backend,
+            )));
+        }
     }
     registry
 }

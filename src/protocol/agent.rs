@@ -23,6 +23,11 @@ pub enum AgentCommand {
         text: String,
         images: Vec<ImageData>,
     },
+    /// `!cmd`: run the person's own command (through the gate, in the
+    /// sandbox) and attach its output to the next prompt.
+    RunShell {
+        command: String,
+    },
     /// Stop the running turn: the stream and any running tools.
     Cancel,
     /// Say which instruction files are in use (`/memory`), as a notice.
@@ -32,6 +37,9 @@ pub enum AgentCommand {
         decision: Decision,
     },
     SetMode(Mode),
+    /// The reasoning effort of the next requests (`None`: the model's
+    /// default).
+    SetEffort(Option<crate::config::effort::Effort>),
     /// Switch model (and provider, when given by name).
     SetModel {
         provider: Option<String>,
@@ -220,6 +228,8 @@ pub enum AgentEvent {
         provider: String,
         model: String,
     },
+    /// The reasoning effort now in force (`None`: the model's default).
+    EffortChanged(Option<crate::config::effort::Effort>),
     /// The conversation was compacted; the full history stays in the store.
     Compacted {
         before_tokens: u64,

@@ -26,6 +26,7 @@ pub mod tempfiles;
 pub mod todos;
 pub mod view;
 pub mod walk;
+pub mod web_search;
 pub mod write;
 
 use std::collections::BTreeMap;

@@ -95,6 +95,17 @@ pub struct Model {
     pub session_titles: Vec<(crate::sessions::SessionId, String)>,
     /// The person's own slash commands, for the menu and help.
     pub custom_commands: Vec<crate::tui::commands::CustomEntry>,
+    /// Pictures attached to the next prompt (pasted, or a pasted path),
+    /// shown as chips over it.
+    pub images: Vec<(
+        crate::conversation::ImageData,
+        Option<crate::images::ImageInfo>,
+    )>,
+    /// `!` alone: every prompt is a command of the person's own until `!`
+    /// again.
+    pub shell_mode: bool,
+    /// The reasoning effort in force, for the status line.
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 impl Model {
@@ -144,6 +155,9 @@ impl Model {
             subagents: Default::default(),
             session_titles: Vec::new(),
             custom_commands: Vec::new(),
+            images: Vec::new(),
+            effort: None,
+            shell_mode: false,
         }
     }
 

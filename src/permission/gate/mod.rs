@@ -261,7 +261,9 @@ impl Gate {
                 fixed.extend(outside_paths(&call.paths, call.workspace));
                 // `fetch` and an untrusted server's tools reach the network
                 // outside the sandbox: they ask in auto mode too.
-                let network = call.tool == "fetch" || call.tool.starts_with("mcp__");
+                let network = call.tool == "fetch"
+                    || call.tool == "web_search"
+                    || call.tool.starts_with("mcp__");
                 if (self.mode != Mode::Auto || network) && !self.tool_runs_freely(call) {
                     liftable.push(tool_reason(call));
                     if self.rules.allowed_by(call).is_some() {
@@ -383,6 +385,10 @@ fn tool_reason(call: &CallInfo) -> String {
         "fetch" => match call.input.get("url").and_then(|u| u.as_str()) {
             Some(url) => format!("fetches `{url}` from the network"),
             None => "fetches from the network".into(),
+        },
+        "web_search" => match call.input.get("query").and_then(|q| q.as_str()) {
+            Some(q) => format!("searches the web for `{q}`"),
+            None => "searches the web".into(),
         },
         "job_kill" => "stops a running job".into(),
         tool if tool.starts_with("mcp__") => {

@@ -33,6 +33,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "Show or switch the model",
     },
     SlashCommand {
+        name: "effort",
+        args: "[level]",
+        description: "How hard a reasoning model thinks (minimal to xhigh)",
+    },
+    SlashCommand {
+        name: "paste-image",
+        args: "",
+        description: "Attach the clipboard's picture to the next prompt",
+    },
+    SlashCommand {
         name: "mode",
         args: "[mode]",
         description: "Show or switch the permission mode: smart, always-ask, auto, chat, plan",
@@ -161,6 +171,10 @@ pub enum Slash {
     Mode(Option<Mode>),
     /// Plan mode, and the goal to plan for when given.
     Plan(Option<String>),
+    /// `/effort LEVEL` (`Some(None)`: back to the model's default);
+    /// `None` shows the choices.
+    Effort(Option<Option<crate::config::effort::Effort>>),
+    PasteImage,
     Theme(Option<String>),
     Compact(Option<String>),
     Undo,
@@ -208,6 +222,19 @@ pub fn parse(input: &str) -> Result<Slash, String> {
             })?)),
         },
         "plan" => Slash::Plan(arg),
+        "effort" => Slash::Effort(match arg.as_deref() {
+            None => None,
+            Some("default" | "auto" | "off") => Some(None),
+            Some(level) => Some(Some(
+                crate::config::effort::Effort::parse(level).ok_or_else(|| {
+                    format!(
+                        "`{level}` is not an effort level; use minimal, low, medium, high, \
+                         xhigh or default"
+                    )
+                })?,
+            )),
+        }),
+        "paste-image" => Slash::PasteImage,
         "theme" => Slash::Theme(arg),
         "compact" => Slash::Compact(arg),
         "undo" => Slash::Undo,
@@ -269,6 +296,18 @@ mod tests {
             Ok(Slash::McpRestart("github".into()))
         );
         assert!(parse("/mode yolo").unwrap_err().contains("not a mode"));
+        assert_eq!(
+            parse("/effort high"),
+            Ok(Slash::Effort(Some(Some(
+                crate::config::effort::Effort::High
+            ))))
+        );
+        assert_eq!(parse("/effort default"), Ok(Slash::Effort(Some(None))));
+        assert!(
+            parse("/effort max")
+                .unwrap_err()
+                .contains("not an effort level")
+        );
         assert!(parse("/rename").is_err());
         assert!(
             parse("/frobnicate")
@@ -281,6 +320,8 @@ mod tests {
     fn completes_by_prefix() {
         let names: Vec<_> = completions("/m").iter().map(|c| c.name).collect();
         assert_eq!(names, ["model", "mode", "mcp", "memory", "mouse"]);
+        let names: Vec<_> = completions("/e").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["effort", "export"]);
         assert_eq!(completions("").len(), COMMANDS.len());
     }
 }

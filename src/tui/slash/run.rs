@@ -87,6 +87,21 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
             model.open_panel(panels::modes_picker(model.mode));
             Vec::new()
         }
+        Slash::Effort(Some(effort)) => {
+            model.flash(match effort {
+                Some(e) => format!("Effort {e} from the next request"),
+                None => "Effort: the model's default".to_string(),
+            });
+            vec![Cmd::Send(AgentCommand::SetEffort(effort))]
+        }
+        Slash::Effort(None) => {
+            let now = model.effort.map_or("default", |e| e.as_str());
+            model.flash(format!(
+                "Effort is {now}; /effort minimal|low|medium|high|xhigh|default"
+            ));
+            Vec::new()
+        }
+        Slash::PasteImage => vec![Cmd::ReadImage(crate::tui::cmd::ImageSource::Clipboard)],
         Slash::Theme(Some(name)) => set_theme(model, &name, true),
         Slash::Theme(None) => {
             let p = panels::themes_picker(&model.themes.names(), &model.theme.name);

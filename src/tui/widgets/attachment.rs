@@ -30,6 +30,17 @@ impl Attachment {
         } else {
             "Enter expands"
         };
+        // A picture: its chip alone (after its `@path`, when it had one);
+        // there is no text to expand.
+        if self.text.is_empty() {
+            let mut spans = Vec::new();
+            if !self.mention.is_empty() {
+                spans.push(Span::styled(format!(" @{} ", self.mention), chip));
+                spans.push(Span::raw(" "));
+            }
+            spans.push(Span::styled(self.summary.clone(), s.accent));
+            return vec![Line::from(spans)];
+        }
         let mut out = vec![Line::from(vec![
             Span::styled(format!(" {}{} ", self.sigil, self.mention), chip),
             Span::styled(format!(" {} · {hint}", self.summary), s.dim),

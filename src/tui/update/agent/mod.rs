@@ -64,6 +64,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.provider = provider;
             model.model = name;
         }
+        AgentEvent::EffortChanged(effort) => model.effort = effort,
         AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
         AgentEvent::Attached {
             mention,
