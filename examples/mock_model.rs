@@ -11,7 +11,8 @@
 //! repeats. A reply is an object with any of: "text", "reasoning",
 //! "tool_calls": [{"id", "name", "args"}], "delay_ms", "chunk_chars",
 //! "status" (an HTTP error code), "repeat_text" (text repeated N times:
-//! {"repeat_text": ["word ", 1000]}).
+//! {"repeat_text": ["word ", 1000]}), "when" (answer only a request whose
+//! body contains this text: parallel sub-agents' requests come in any order).
 
 #[path = "../tests/support/mock_model.rs"]
 mod mock_model;
@@ -52,6 +53,9 @@ fn reply(v: &Value) -> Reply {
     }
     if let Some(n) = v["chunk_chars"].as_u64() {
         r = r.chunk_chars(n as usize);
+    }
+    if let Some(needle) = v["when"].as_str() {
+        r = r.when(needle);
     }
     r
 }

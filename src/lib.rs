@@ -5,6 +5,7 @@
 //! `AgentEvent`; the agent uses the services (`llm`, `tools`, `permission`,
 //! ...); everything rests on the foundation (`conversation`, `config`, `shell`).
 
+pub mod acp;
 pub mod agent;
 pub mod ansi;
 pub mod cli;
@@ -13,6 +14,7 @@ pub mod context;
 pub mod conversation;
 pub mod diff;
 pub mod extensions;
+pub mod images;
 pub mod llm;
 pub mod mcp;
 pub mod paths;

@@ -16,7 +16,7 @@ struct Cli {
     /// Model id to use.
     #[arg(long, global = true)]
     model: Option<String>,
-    /// Permission mode: smart, always-ask, auto or chat.
+    /// Permission mode: smart, always-ask, auto, chat or plan.
     #[arg(long, global = true, value_parser = parse_mode)]
     mode: Option<Mode>,
     /// Same as --mode auto: run tools without asking (dangerous commands stay blocked).
@@ -35,6 +35,13 @@ struct Cli {
     /// A permission rule to allow for this run only, e.g. 'bash(cargo test*)' (repeatable).
     #[arg(long, global = true, value_name = "RULE")]
     allow: Vec<String>,
+    /// How hard a reasoning model thinks: minimal, low, medium, high or xhigh.
+    #[arg(long, global = true, value_name = "LEVEL", value_parser = parse_effort)]
+    effort: Option<cairn::config::effort::Effort>,
+    /// A picture to send with the prompt of `cairn run` / -p (PNG, JPEG,
+    /// GIF, WebP; repeatable).
+    #[arg(short = 'i', long = "image", global = true, value_name = "FILE")]
+    image: Vec<std::path::PathBuf>,
     /// Answer one prompt without the interface, as `cairn run` does (the
     /// prompt from standard input when none is given).
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
@@ -104,6 +111,9 @@ enum Command {
         #[command(subcommand)]
         action: PermissionsAction,
     },
+    /// Serve an editor over the Agent Client Protocol on stdin/stdout
+    /// (register `cairn acp` as an agent server in Zed or any ACP client).
+    Acp,
     /// Projects whose settings you trusted or refused.
     Trust {
         #[command(subcommand)]
@@ -197,7 +207,13 @@ impl From<PermissionsAction> for cairn::cli::permissions::Action {
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
     Mode::parse(s)
-        .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto or chat"))
+        .ok_or_else(|| format!("`{s}` is not a mode; use smart, always-ask, auto, chat or plan"))
+}
+
+fn parse_effort(s: &str) -> Result<cairn::config::effort::Effort, String> {
+    cairn::config::effort::Effort::parse(s).ok_or_else(|| {
+        format!("`{s}` is not an effort level; use minimal, low, medium, high or xhigh")
+    })
 }
 
 fn main() -> ExitCode {
@@ -239,6 +255,7 @@ async fn async_main(cli: Cli) -> u8 {
         no_sandbox: cli.no_sandbox,
         max_turns: cli.max_turns,
         allow: cli.allow.clone(),
+        effort: cli.effort,
     };
     if let Err(e) = cairn::permission::rules::Rules::parse::<String, String>(&overrides.allow, &[])
     {
@@ -254,7 +271,7 @@ async fn async_main(cli: Cli) -> u8 {
         } else {
             vec![prompt.clone()]
         };
-        return run_command(&overrides, prompt, output, resume).await;
+        return run_command(&overrides, (prompt, &cli.image), output, resume).await;
     }
     match cli.command {
         Some(Command::Run {
@@ -267,9 +284,10 @@ async fn async_main(cli: Cli) -> u8 {
         }) => {
             let output = output_of(json, output_format);
             let resume = cairn::cli::resume::Resume::from_flags(continue_latest, session);
-            run_command(&overrides, prompt, output, resume).await
+            run_command(&overrides, (prompt, &cli.image), output, resume).await
         }
         Some(Command::Sessions { action, json }) => sessions_command(action, json),
+        Some(Command::Acp) => cairn::acp::serve(overrides).await,
         Some(Command::Trust { action }) => {
             let action = match action {
                 TrustAction::List => cairn::cli::trust::Action::List,
@@ -310,14 +328,18 @@ fn report(result: anyhow::Result<u8>) -> u8 {
 /// `cairn run`: the prompt from the arguments or standard input.
 async fn run_command(
     overrides: &Overrides,
-    prompt: Vec<String>,
+    (prompt, images): (Vec<String>, &[std::path::PathBuf]),
     output: Output,
     resume: cairn::cli::resume::Resume,
 ) -> u8 {
-    let prompt = match cairn::cli::run_input::read(&prompt) {
+    let read = cairn::cli::run_input::read(&prompt).and_then(|mut p| {
+        p.images = cairn::cli::run_input::read_images(images)?;
+        Ok(p)
+    });
+    let prompt = match read {
         Ok(p) => p,
         Err(why) => {
-            eprintln!("cairn: {why}");
+            eprintln!("cairn: {}", cairn::term_safe::escape(&why));
             return 2;
         }
     };

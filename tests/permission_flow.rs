@@ -51,6 +51,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         max_turns: 10,
         max_tokens: Some(1000),
         reasoning: false,
+        effort: None,
         interactive,
         global_config_dir: None,
         trust_store: None,

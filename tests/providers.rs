@@ -70,6 +70,7 @@ fn request() -> Request {
         max_tokens: 1024,
         temperature: None,
         reasoning: false,
+        effort: None,
     }
 }
 

@@ -91,7 +91,7 @@ async fn slash_mode_opens_the_mode_picker() {
     let mut app = start(&home, &mock, 24, 80);
     app.type_text("/mode");
     app.wait_for("the menu offering /mode first", |s| {
-        s.contains("/mode [smart")
+        s.contains("/mode [mode]")
     });
     app.send(b"\r");
     let screen = app.wait_for_text("Permission mode");

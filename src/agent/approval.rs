@@ -45,20 +45,45 @@ pub(crate) async fn ask(
         Ok(p) => p,
         Err(msg) => return Err((ToolStatus::Failed, ToolOutput::error(msg))),
     };
+    match super::hooks::permission_request(ctx, &call.name, input).await {
+        Some(Ok(())) => return Ok(Approval::Sandboxed),
+        Some(Err(why)) => {
+            return Err((
+                ToolStatus::Denied,
+                ToolOutput::error(format!(
+                    "A PermissionRequest hook denied this call; it was not run. The hook said: {why}"
+                )),
+            ));
+        }
+        None => {}
+    }
+    let mut reasons = question.reasons;
+    let mut summary = tool.summary(input);
+    if let Some(sub) = &ctx.sub {
+        // The person must see who asks, and for which task.
+        reasons.insert(
+            0,
+            format!(
+                "asked by the sub-agent `{}`, working on: {}",
+                sub.name, sub.description
+            ),
+        );
+        summary = format!("[{}] {summary}", sub.name);
+    }
     if !ctx.opts.interactive {
         return Err((
             ToolStatus::Denied,
             ToolOutput::error(format!(
                 "This call needs the person's approval ({}), and cairn is running non-interactively, so it was not run. Do without it, or explain what you would do and why.",
-                question.reasons.join("; ")
+                reasons.join("; ")
             )),
         ));
     }
     let offered = question.rules.clone();
     let request = PermissionRequest {
         tool: call.name.clone(),
-        summary: tool.summary(input),
-        reasons: question.reasons,
+        summary,
+        reasons,
         preview,
         rules: question.rules,
         sandbox: question.sandbox,
@@ -79,8 +104,13 @@ async fn wait_for_decision(
     });
     let (tx, rx) = oneshot::channel();
     lock(&ctx.shared.pending).insert(id, tx);
+    let asking = format!(
+        "cairn needs your permission to use {}",
+        crate::extensions::hooks::names::claude_name(&request.tool)
+    );
     ctx.shared
         .emit(AgentEvent::PermissionRequested { id, request });
+    super::hooks::notify(&ctx.shared, asking, ctx.session.cwd());
     let decision = tokio::select! {
         d = rx => d.ok(),
         _ = ctx.cancel.cancelled() => None,
@@ -101,7 +131,7 @@ fn approval(
             ToolStatus::Cancelled,
             "The turn was cancelled before this call was approved.".into(),
         )),
-        Some(Decision::AllowOnce) => Ok(Approval::Sandboxed),
+        Some(Decision::AllowOnce | Decision::ApprovePlan { .. }) => Ok(Approval::Sandboxed),
         Some(Decision::AllowUnsandboxed) => Ok(Approval::Unsandboxed),
         Some(Decision::AllowHunks { rejected, reason }) => Ok(Approval::Hunks(RejectedHunks {
             hunks: rejected,
@@ -181,11 +211,16 @@ fn store_and_keep_trust(
             .as_ref()
             .map(|d| d.join("config.toml"));
         let store = crate::config::trust::TrustStore::at(path.clone());
-        if let Err(e) = crate::config::trust::keep_after_own_edit(
+        // The project's hooks are part of what was trusted.
+        let hooks = (ctx.extensions.as_ref())
+            .map(|r| crate::extensions::hooks::project_held(&r.into()).1)
+            .unwrap_or_default();
+        if let Err(e) = crate::config::trust::keep_after_own_edit_with(
             &store,
             &ctx.opts.workspace,
             global.as_deref(),
             before.as_deref(),
+            &hooks,
         ) {
             tracing::warn!("cannot keep the project's trust after storing a rule: {e}");
         }

@@ -7,9 +7,11 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::approval::{Approval, Question, ask};
+use super::hooks::PreTool;
 use super::running::{for_screen, run_tool};
 use super::turn_context::{ParsedCall, PendingCall, TurnContext};
 use crate::conversation::{Part, ResultContent};
+use crate::extensions::hooks::Permission;
 use crate::permission::{CallInfo, Verdict};
 use crate::protocol::{AgentEvent, ToolStatus};
 use crate::sandbox::Grant;
@@ -38,16 +40,26 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
         fetch_hosts: crate::tools::fetch::FetchHosts::new(
             lock(&ctx.shared.gate).rules().fetch_hosts(),
         ),
+        call_id: String::new(),
     }
 }
 
 pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Part> {
     let tool_ctx = base_context(ctx);
+    // `PreToolUse` hooks of all the calls at once, before any is judged.
+    let pres = futures::future::join_all(calls.iter().map(|(call, parsed)| async move {
+        match (ctx.tools().get(&call.name), parsed) {
+            (Some(_), Ok(input)) => super::hooks::pre_tool(ctx, &call.name, input).await,
+            _ => PreTool::default(),
+        }
+    }))
+    .await;
     // Judge in order: the repetition inspector counts calls as they come.
     let plans: Vec<(PendingCall, Plan)> = calls
         .into_iter()
-        .map(|(call, parsed)| {
-            let plan = judge(ctx, &tool_ctx, &call, parsed);
+        .zip(pres)
+        .map(|((call, parsed), pre)| {
+            let plan = judge(ctx, &tool_ctx, &call, parsed, pre);
             (call, plan)
         })
         .collect();
@@ -60,7 +72,27 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     let futures = plans.into_iter().enumerate().map(|(slot, (call, plan))| {
         let tool_ctx = tool_ctx.clone();
         async move {
-            let (status, output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            let ran = match &plan {
+                Plan::Run(_, input, _) | Plan::Ask(_, input, ..) => Some(input.clone()),
+                Plan::Answer(..) => None,
+            };
+            let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            if let Some(input) = ran
+                && matches!(status, ToolStatus::Done | ToolStatus::Failed)
+            {
+                let failed = status == ToolStatus::Failed;
+                let text = output.text_content();
+                let said = super::hooks::post_tool(ctx, &call.name, &input, &text, failed);
+                if let Some(text) = said.await {
+                    output.content.push(ResultContent::Text { text });
+                }
+                let memory = (!failed)
+                    .then(|| super::memory::nested_for(ctx, &call.name, &input))
+                    .flatten();
+                if let Some(text) = memory {
+                    output.content.push(ResultContent::Text { text });
+                }
+            }
             let part = answer(ctx, &call, status, output);
             let so_far = {
                 let mut done = lock(finished);
@@ -87,7 +119,13 @@ fn judge(
     tool_ctx: &ToolContext,
     call: &PendingCall,
     parsed: Result<Value, String>,
+    pre: PreTool,
 ) -> Plan {
+    // What a hook's `updatedInput` says is what is shown, judged and run.
+    let parsed = match (parsed, pre.input.clone()) {
+        (Ok(_), Some(updated)) => Ok(updated),
+        (p, _) => p,
+    };
     let tool = ctx.tools().get(&call.name);
     let summary = match (&tool, &parsed) {
         (Some(t), Ok(input)) => t.summary(input),
@@ -121,6 +159,12 @@ fn judge(
         }
         (Some(tool), Ok(input)) => (tool, input),
     };
+    if let Some(why) = pre.refused {
+        return Plan::Answer(
+            ToolStatus::Denied,
+            format!("A PreToolUse hook stopped this call; it was not run. The hook said: {why}"),
+        );
+    }
     let paths = tool.paths(&input, tool_ctx);
     let cwd = ctx.session.cwd();
     let info = CallInfo {
@@ -132,14 +176,33 @@ fn judge(
         cwd: &cwd,
     };
     let mut gate = lock(&ctx.shared.gate);
-    match gate.check(&info) {
-        Verdict::Allow => {
+    if let Some(sub) = ctx.sub.as_ref().filter(|s| s.read_only)
+        && let Some(why) = gate.read_only_refusal(&info)
+    {
+        return Plan::Answer(
+            ToolStatus::Denied,
+            format!(
+                "The `{}` agent only reads: {why}, so it was not run. Report what you found instead.",
+                sub.name
+            ),
+        );
+    }
+    let verdict = gate.check(&info);
+    // A hook's `allow` spares the person the question, never the security
+    // inspector, a deny rule or the sandbox (no grant beyond the unasked).
+    match (verdict, pre.permission) {
+        (Verdict::Allow, Some(Permission::Ask)) => {
+            let why = format!("a PreToolUse hook asks you to confirm it: {}", pre.reason);
+            let grant = gate.grant_for(&info, true);
+            Plan::Ask(tool, input, vec![why], Vec::new(), grant)
+        }
+        (Verdict::Allow, _) | (Verdict::Ask { .. }, Some(Permission::Allow)) => {
             let grant = gate.grant_for(&info, false);
             Plan::Run(tool, input, grant)
         }
-        Verdict::Deny { message } => Plan::Answer(ToolStatus::Denied, message),
-        Verdict::Block { message } => Plan::Answer(ToolStatus::Blocked, message),
-        Verdict::Ask { reasons, rules } => {
+        (Verdict::Deny { message }, _) => Plan::Answer(ToolStatus::Denied, message),
+        (Verdict::Block { message }, _) => Plan::Answer(ToolStatus::Blocked, message),
+        (Verdict::Ask { reasons, rules }, _) => {
             let grant = gate.grant_for(&info, true);
             Plan::Ask(tool, input, reasons, rules, grant)
         }
@@ -189,6 +252,7 @@ async fn carry_out(
     plan: Plan,
     mut tool_ctx: ToolContext,
 ) -> (ToolStatus, ToolOutput) {
+    tool_ctx.call_id = call.id.clone();
     let (tool, input, grant) = match plan {
         Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
         Plan::Run(tool, input, grant) => (tool, input, grant),

@@ -178,7 +178,9 @@ impl SummaryAsk<'_> {
             max_tokens: self.max_tokens,
             temperature: None,
             reasoning: false,
+            effort: None,
         };
+        let request = super::side_model::with_effort(request);
         let mut stream = tokio::select! {
             biased;
             _ = self.cancel.cancelled() => return Err("cancelled".into()),

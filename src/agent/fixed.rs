@@ -18,7 +18,9 @@ pub(crate) fn build_system_prompt(ctx: &TurnContext) -> String {
         cwd,
         ctx.opts.instructions_max_bytes,
     );
-    let mut text = if is_small_window(ctx) {
+    let mut text = if let Some(sub) = &ctx.sub {
+        return prompt::system_prompt_from(&sub.prompt, &env, &files);
+    } else if is_small_window(ctx) {
         prompt::system_prompt_from(super::small_window::SYSTEM_SMALL, &env, &files)
     } else {
         prompt::system_prompt(&env, &files)
@@ -46,10 +48,14 @@ pub(crate) fn is_small_window(ctx: &TurnContext) -> bool {
 /// The tool specifications a request offers: none in chat mode, compact
 /// ones for a small window.
 pub(crate) fn offered_specs(ctx: &TurnContext) -> Vec<crate::llm::ToolSpec> {
-    if lock(&ctx.shared.gate).mode() == Mode::Chat {
+    let mode = lock(&ctx.shared.gate).mode();
+    if mode == Mode::Chat {
         return Vec::new();
     }
-    let specs = ctx.tools().specs();
+    let mut specs = ctx.tools().specs();
+    if mode != Mode::Plan {
+        specs.retain(|s| s.name != "exit_plan_mode");
+    }
     if is_small_window(ctx) {
         super::small_window::compact_specs(specs)
     } else {

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::Shared;
-use crate::conversation::{ATTACHED_TAG, Part};
+use crate::conversation::{ATTACHED_TAG, ImageData, Part};
 use crate::protocol::{AgentEvent, NoticeLevel};
 
 /// The most of a file attached.
@@ -36,6 +36,8 @@ pub struct Attachment {
 #[derive(Debug, Default)]
 pub struct Mentions {
     pub attached: Vec<Attachment>,
+    /// Pictures (`@shot.png`): sent as images, not text.
+    pub images: Vec<(String, ImageData)>,
     pub problems: Vec<String>,
 }
 
@@ -89,6 +91,15 @@ pub fn read(prompt: &str, cwd: &Path, workspace: &Path, unreadable: &[PathBuf]) 
             ));
             continue;
         }
+        if real.is_file() && is_picture(&real) {
+            match crate::images::read_file(&real) {
+                Ok((image, _)) => out.images.push((mention, image)),
+                Err(why) => out
+                    .problems
+                    .push(format!("@{mention} was not attached: {why}")),
+            }
+            continue;
+        }
         let read = if real.is_dir() {
             list_dir(&real, &mention)
         } else {
@@ -104,17 +115,30 @@ pub fn read(prompt: &str, cwd: &Path, workspace: &Path, unreadable: &[PathBuf]) 
     out
 }
 
-/// The parts the prompt's `@path` mentions add to the user's message; each
-/// attachment and each path that could not be attached is told to the
-/// front end.
+/// A picture by its name and its first bytes: a `.png` that is really
+/// text is attached as text.
+fn is_picture(path: &Path) -> bool {
+    if !crate::images::has_image_extension(path) {
+        return false;
+    }
+    let mut head = [0u8; 12];
+    let n = open_regular(path)
+        .and_then(|(mut f, _)| f.read(&mut head).map_err(|e| e.to_string()))
+        .unwrap_or(0);
+    crate::images::looks_like_image(&head[..n])
+}
+
+/// The parts the prompt's `@path` mentions add to the user's message (and
+/// the pictures it names, with their mentions); each attachment and each
+/// path that could not be attached is told to the front end.
 pub(crate) async fn attach(
     prompt: &str,
     cwd: PathBuf,
     workspace: PathBuf,
     shared: &Shared,
-) -> Vec<Part> {
+) -> (Vec<Part>, Vec<(String, ImageData)>) {
     if mentioned(prompt).is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     let prompt = prompt.to_string();
     let unreadable = shared.sandbox.unreadable(&workspace);
@@ -141,7 +165,7 @@ pub(crate) async fn attach(
             text: a.text,
         });
     }
-    parts
+    (parts, found.images)
 }
 
 fn wrap(mention: &str, kind: &str, note: &str, body: &str) -> String {

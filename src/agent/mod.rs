@@ -21,10 +21,16 @@ mod approval;
 mod calls;
 mod compaction;
 mod custom;
+mod effort;
 mod fixed;
+mod hooks;
 pub mod instructions;
 mod limits;
+mod memory;
 mod mentions;
+mod passthrough;
+mod pictures;
+mod plan;
 pub mod prompt;
 pub mod recording;
 mod rerun;
@@ -35,6 +41,7 @@ mod small_window;
 mod sources;
 mod stop;
 pub mod store_sink;
+mod subagent;
 pub mod title;
 mod turn;
 mod turn_context;
@@ -56,6 +63,7 @@ use crate::protocol::{AgentCommand, AgentEvent, Decision, NoticeLevel, TurnOutco
 use crate::tools::state::lock;
 use crate::tools::{Registry, SessionState, ToolSource};
 pub use recording::SessionSink;
+pub use subagent::Delegation;
 
 /// Everything fixed for the life of the agent task.
 #[derive(Clone)]
@@ -69,6 +77,9 @@ pub struct AgentOptions {
     pub max_turns: u32,
     pub max_tokens: Option<u32>,
     pub reasoning: bool,
+    /// `--effort`, `/effort` or the config's `effort`: over the model's
+    /// own `[models.ID] effort`.
+    pub effort: Option<crate::config::effort::Effort>,
     /// False for `cairn run`: an ask becomes a denial the model is told of.
     pub interactive: bool,
     /// The global config directory, for global instruction files.
@@ -92,20 +103,33 @@ pub struct AgentOptions {
     pub retry: crate::llm::retry::RetryPolicy,
 }
 
+/// How many times in one turn a `Stop` hook may send the model back to work.
+const STOP_HOOK_TURNS: u32 = 5;
+
 /// State shared between the turn and the command handler while a turn runs.
 pub(crate) struct Shared {
     pub events: mpsc::UnboundedSender<AgentEvent>,
     pub sink: Option<Arc<dyn SessionSink>>,
-    pub pending: Mutex<HashMap<u64, oneshot::Sender<Decision>>>,
+    /// Shared with sub-agents, whose requests the person answers here.
+    pub pending: Arc<Mutex<HashMap<u64, oneshot::Sender<Decision>>>>,
     /// Input requests (MCP elicitation) waiting for the person.
     pub inputs: Mutex<HashMap<u64, oneshot::Sender<crate::tools::input::InputAnswer>>>,
-    pub next_request: AtomicU64,
-    pub gate: Mutex<Gate>,
+    pub next_request: Arc<AtomicU64>,
+    /// One gate for the agent and its sub-agents: the same mode and rules.
+    pub gate: Arc<Mutex<Gate>>,
     /// What commands run under (`crate::sandbox`).
     pub sandbox: crate::sandbox::Sandbox,
     /// The messages compactions replaced, oldest first (summaries taken
     /// out), so a rewind to before a compaction finds them.
     pub earlier: Mutex<Vec<Message>>,
+    /// The session's hooks (`crate::extensions::hooks`), when any.
+    pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
+    /// Subfolder instruction files loaded this session, and after what.
+    pub memory: Mutex<Vec<(PathBuf, String)>>,
+    /// A sub-agent's: where its events go (its parent, tagged).
+    pub route: Option<subagent::Route>,
+    /// What sub-agents spent since the parent last counted it.
+    pub sub_totals: Mutex<(Usage, Option<f64>)>,
 }
 
 impl Shared {
@@ -113,8 +137,16 @@ impl Shared {
         if let Some(sink) = &self.sink {
             sink.event(&event);
         }
-        // The interface may be gone (quitting); the agent carries on.
-        let _ = self.events.send(event);
+        if let (Some(hooks), AgentEvent::MessageAdded(m)) = (&self.hooks, &event) {
+            hooks.message_added(m);
+        }
+        match &self.route {
+            Some(route) => route.forward(event),
+            // The interface may be gone (quitting); the agent carries on.
+            None => {
+                let _ = self.events.send(event);
+            }
+        }
     }
 }
 
@@ -138,6 +170,12 @@ pub struct Agent {
     pending_note: Option<String>,
     /// Where custom commands are read from; `None`: none are.
     commands: Option<crate::extensions::commands::Roots>,
+    /// Sub-agents the model may start; `None`: no `agent` tool.
+    delegation: Option<Arc<Delegation>>,
+    /// The model already told that it ignores the effort setting.
+    effort_noticed: Option<String>,
+    /// `!cmd` runs so far, for their call ids.
+    shell_runs: u64,
 }
 
 impl Agent {
@@ -172,12 +210,16 @@ impl Agent {
             shared: Arc::new(Shared {
                 events: tx,
                 sink: None,
-                pending: Mutex::new(HashMap::new()),
+                pending: Default::default(),
                 inputs: Mutex::new(HashMap::new()),
-                next_request: AtomicU64::new(1),
-                gate: Mutex::new(gate),
+                next_request: Arc::new(AtomicU64::new(1)),
+                gate: Arc::new(Mutex::new(gate)),
                 sandbox: crate::sandbox::Sandbox::default_for_user(),
                 earlier: Mutex::new(Vec::new()),
+                hooks: None,
+                memory: Mutex::new(Vec::new()),
+                route: None,
+                sub_totals: Default::default(),
             }),
             opts,
             provider,
@@ -192,7 +234,10 @@ impl Agent {
             cost: None,
             tracker: Tracker::default(),
             pending_note: None,
+            effort_noticed: None,
+            shell_runs: 0,
             commands: None,
+            delegation: None,
         };
         (agent, rx)
     }
@@ -205,13 +250,29 @@ impl Agent {
         self
     }
 
-    /// Runs commands under `sandbox`, and lets the gate ask accordingly.
+    /// Runs these hooks at each event (none when all are left out).
+    pub fn with_hooks(mut self, hooks: Arc<crate::extensions::hooks::Hooks>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared)
+            && !hooks.is_empty()
+        {
+            shared.hooks = Some(hooks);
+        }
+        self
+    }
+
     /// Reads custom commands (`/name args`) from these folders.
     pub fn with_commands(mut self, roots: crate::extensions::commands::Roots) -> Self {
         self.commands = Some(roots);
         self
     }
 
+    /// Offers the `agent` tool: sub-agents from these definitions.
+    pub fn with_delegation(mut self, delegation: Delegation) -> Self {
+        self.delegation = Some(Arc::new(delegation));
+        self
+    }
+
+    /// Runs commands under `sandbox`, and lets the gate ask accordingly.
     pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             lock(&shared.gate).set_sandbox(sandbox.facts());
@@ -255,25 +316,82 @@ impl Agent {
     }
 
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<AgentCommand>) {
+        if self.effective_effort().is_some() {
+            self.announce_effort();
+        }
+        self.start_session("startup").await;
+        self.serve(&mut rx).await;
+        let cwd = self.session.cwd();
+        hooks::session_end(&self.shared, "other", &cwd).await;
+    }
+
+    async fn serve(&mut self, rx: &mut mpsc::UnboundedReceiver<AgentCommand>) {
         while let Some(cmd) = rx.recv().await {
             match cmd {
                 AgentCommand::Submit { text, images } => {
                     self.queue.push_back((text, images));
                     while let Some((text, images)) = self.queue.pop_front() {
-                        if !self.run_turn(text, images, &mut rx).await {
+                        if !self.run_turn(text, images, rx).await {
                             return;
                         }
                     }
                 }
                 AgentCommand::Shutdown => return,
-                AgentCommand::Compact { focus } => {
-                    if !self.run_compaction(focus, &mut rx).await {
+                AgentCommand::RunShell { command } => {
+                    if !self.run_shell(command, rx).await {
                         return;
                     }
                 }
-                other => self.handle_idle(other),
+                AgentCommand::Compact { focus } => {
+                    if !self.run_compaction(focus, rx).await {
+                        return;
+                    }
+                }
+                other => {
+                    let source = match &other {
+                        AgentCommand::NewSession => Some("clear"),
+                        AgentCommand::LoadHistory { .. } => Some("resume"),
+                        _ => None,
+                    };
+                    self.handle_idle(other);
+                    if let Some(source) = source {
+                        lock(&self.shared.memory).clear();
+                        self.restart_hook_session(source).await;
+                    }
+                }
             }
         }
+    }
+
+    /// `SessionStart`: what its hooks print goes to the model with the
+    /// next prompt.
+    async fn start_session(&mut self, source: &str) {
+        let cwd = self.session.cwd();
+        let context = hooks::session_start(&self.shared, source, &cwd).await;
+        if context.is_empty() {
+            return;
+        }
+        let mut note = self.pending_note.take().unwrap_or_default();
+        for c in context {
+            if !note.is_empty() {
+                note.push('\n');
+            }
+            note.push_str(&format!("(SessionStart hook context) {c}"));
+        }
+        self.pending_note = Some(note);
+    }
+
+    /// A new or resumed session: hooks see a new id and transcript (holding
+    /// what was resumed), and `SessionStart` runs again.
+    async fn restart_hook_session(&mut self, source: &str) {
+        let Some(h) = self.shared.hooks.clone() else {
+            return;
+        };
+        h.restart_session();
+        for m in &self.messages {
+            h.message_added(m);
+        }
+        self.start_session(source).await;
     }
 
     /// Commands that arrive while no turn runs.
@@ -283,7 +401,11 @@ impl Agent {
             AgentCommand::PermissionReply { id, decision } => self.reply(id, decision),
             AgentCommand::InputReply { id, answer } => sources::answer(&self.shared, id, answer),
             AgentCommand::SetMode(mode) => self.set_mode(mode),
-            AgentCommand::SetModel { provider, model } => self.set_model(provider, model),
+            AgentCommand::SetModel { provider, model } => {
+                self.set_model(provider, model);
+                self.announce_effort();
+            }
+            AgentCommand::SetEffort(effort) => self.set_effort(effort),
             AgentCommand::NewSession => {
                 if let Some(sink) = &self.shared.sink {
                     sink.read_only(false);
@@ -291,6 +413,7 @@ impl Agent {
                 }
                 self.messages.clear();
                 lock(&self.shared.earlier).clear();
+                lock(&self.shared.memory).clear();
                 self.turn = 0;
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
                 self.session.set_cwd(self.opts.cwd.clone());
@@ -322,6 +445,10 @@ impl Agent {
                 read_only,
             ),
             AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
+            AgentCommand::ShowMemory => self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: memory::describe(&self.shared, &self.opts),
+            }),
             AgentCommand::PrepareRewind { turn } => self.prepare_rewind(turn),
             AgentCommand::Rewind {
                 turn,
@@ -330,8 +457,10 @@ impl Agent {
             } => self.rewind(turn, restore_files, fork),
             AgentCommand::PrepareUndo => self.prepare_undo(),
             AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
-            AgentCommand::Submit { .. } | AgentCommand::Shutdown | AgentCommand::Compact { .. } => {
-            }
+            AgentCommand::Submit { .. }
+            | AgentCommand::Shutdown
+            | AgentCommand::Compact { .. }
+            | AgentCommand::RunShell { .. } => {}
         }
     }
 
@@ -406,6 +535,7 @@ impl Agent {
             prompt: text.clone(),
         });
         let learned = limits::learn(self.provider.as_ref(), &mut self.opts, &self.shared).await;
+        self.notice_ignored_effort();
         let cancel = CancellationToken::new();
         let mut ctx = self.turn_context(cancel.clone());
         limits::report_overhead(&ctx, learned);
@@ -424,28 +554,58 @@ impl Agent {
                 expanded
             }
         };
-        let user = self.user_message(&text, images).await;
-        self.shared.emit(AgentEvent::MessageAdded(user.clone()));
-        self.messages.push(user);
-        let queue = &mut self.queue;
-        let shared = &self.shared;
-        let totals = turn::Totals {
-            usage: &mut self.usage,
-            cost: &mut self.cost,
-            tracker: &mut self.tracker,
-        };
-        let outcome = {
-            let fut = turn::run(&ctx, &mut self.messages, totals);
-            tokio::pin!(fut);
-            loop {
-                tokio::select! {
-                    outcome = &mut fut => break outcome,
-                    cmd = rx.recv(), if keep_running => {
-                        keep_running &= while_busy(cmd, &cancel, queue, shared);
-                    }
-                }
+        let cwd = self.session.cwd();
+        let fut = hooks::prompt_submitted(&self.shared, &text, &cwd, &cancel);
+        let (said, keep) = custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+        keep_running &= keep;
+        let context = match said {
+            hooks::Prompt::Go(context) => context,
+            hooks::Prompt::Blocked(why) => {
+                let error = format!(
+                    "a UserPromptSubmit hook blocked this prompt, so it was not sent: {why}"
+                );
+                self.shared.emit(AgentEvent::TurnFinished {
+                    turn: turn_no,
+                    outcome: TurnOutcome::Failed { error },
+                });
+                return keep_running;
             }
         };
+        let user = self.user_message(&text, images, context).await;
+        if let Some(error) = pictures::refusal(&user, &ctx.opts.model, &ctx.opts.model_info) {
+            // Nothing was sent or kept: the turn's number is free again.
+            self.turn -= 1;
+            self.session.set_turn(self.turn);
+            self.shared.emit(AgentEvent::TurnFinished {
+                turn: turn_no,
+                outcome: TurnOutcome::Failed { error },
+            });
+            return keep_running;
+        }
+        self.shared.emit(AgentEvent::MessageAdded(user.clone()));
+        self.messages.push(user);
+        let mut outcome = self.drive_turn(&ctx, rx, &cancel, &mut keep_running).await;
+        let mut continued = 0;
+        while matches!(outcome, TurnOutcome::Completed)
+            && keep_running
+            && continued < STOP_HOOK_TURNS
+        {
+            let fut = hooks::stop(&self.shared, continued > 0, &cwd, &cancel);
+            let (reason, keep) =
+                custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+            keep_running &= keep;
+            let Some(reason) = reason else { break };
+            continued += 1;
+            let note = Message {
+                role: Role::User,
+                parts: vec![Part::Text {
+                    text: format!("A Stop hook says the work is not done yet: {reason}"),
+                }],
+            };
+            self.shared.emit(AgentEvent::MessageAdded(note.clone()));
+            self.messages.push(note);
+            outcome = self.drive_turn(&ctx, rx, &cancel, &mut keep_running).await;
+        }
         if matches!(outcome, TurnOutcome::Cancelled) {
             // A cancelled turn drops what was queued behind it.
             self.queue.clear();
@@ -462,16 +622,58 @@ impl Agent {
         keep_running
     }
 
-    /// The person's message: a pending note, what the prompt attaches
-    /// (before it, so its last text part stays the person's own words), the
-    /// prompt, and its images.
-    async fn user_message(&mut self, text: &str, images: Vec<ImageData>) -> Message {
+    /// Runs the turn's model calls and tools to their end, answering the
+    /// commands that arrive meanwhile.
+    async fn drive_turn(
+        &mut self,
+        ctx: &turn_context::TurnContext,
+        rx: &mut mpsc::UnboundedReceiver<AgentCommand>,
+        cancel: &CancellationToken,
+        keep_running: &mut bool,
+    ) -> TurnOutcome {
+        let queue = &mut self.queue;
+        let shared = &self.shared;
+        let totals = turn::Totals {
+            usage: &mut self.usage,
+            cost: &mut self.cost,
+            tracker: &mut self.tracker,
+        };
+        let fut = turn::run(ctx, &mut self.messages, totals);
+        tokio::pin!(fut);
+        loop {
+            tokio::select! {
+                outcome = &mut fut => break outcome,
+                cmd = rx.recv(), if *keep_running => {
+                    *keep_running &= while_busy(cmd, cancel, queue, shared);
+                }
+            }
+        }
+    }
+
+    /// The person's message: a pending note, what hooks and the prompt
+    /// attach (before it, so its last text part stays the person's own
+    /// words), the prompt, and its images.
+    async fn user_message(
+        &mut self,
+        text: &str,
+        images: Vec<ImageData>,
+        hook_context: Vec<String>,
+    ) -> Message {
         let mut parts = Vec::new();
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text { text: note });
         }
+        for c in hook_context {
+            parts.push(Part::Text {
+                text: format!("(UserPromptSubmit hook context) {c}"),
+            });
+        }
+        if let Some(note) = self.delegation.as_ref().and_then(|d| d.mention_note(text)) {
+            parts.push(Part::Text { text: note });
+        }
         let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
-        parts.extend(mentions::attach(text, cwd, workspace, &self.shared).await);
+        let (attached, pictures) = mentions::attach(text, cwd, workspace, &self.shared).await;
+        parts.extend(attached);
         if let Some(source) = &self.tool_source {
             let images = self.opts.model_info.supports_images;
             parts.extend(sources::attachments(source.as_ref(), text, images, &self.shared).await);
@@ -479,7 +681,7 @@ impl Agent {
         parts.push(Part::Text {
             text: text.to_string(),
         });
-        parts.extend(images.into_iter().map(|image| Part::Image { image }));
+        parts.extend(pictures::parts(&self.shared, pictures, images));
         Message {
             role: Role::User,
             parts,
@@ -502,10 +704,30 @@ impl Agent {
 
 impl Agent {
     fn turn_context(&self, cancel: CancellationToken) -> turn_context::TurnContext {
+        let mut builtin = self.registry.clone();
+        if let Some(d) = &self.delegation {
+            let host = subagent::Host {
+                opts: self.opts.clone(),
+                provider: self.provider.clone(),
+                shared: self.shared.clone(),
+                session: self.session.clone(),
+                tools: self.registry.clone(),
+                tool_source: self.tool_source.clone(),
+                catalogue: Arc::new(d.catalogue(&self.shared)),
+                delegation: d.clone(),
+                depth: 0,
+            };
+            builtin.register(Arc::new(subagent::AgentTool::new(host)));
+        }
+        // Offered only while planning (`fixed::offered_specs`).
+        builtin.register(Arc::new(plan::ExitPlanTool::new(
+            self.shared.clone(),
+            self.opts.interactive,
+        )));
         turn_context::TurnContext {
             opts: self.opts.clone(),
             provider: self.provider.clone(),
-            builtin: self.registry.clone(),
+            builtin,
             tool_source: self.tool_source.clone(),
             registry: std::sync::Mutex::new(Arc::new(self.registry.clone())),
             shared: self.shared.clone(),
@@ -513,6 +735,8 @@ impl Agent {
             cancel,
             turn: self.turn,
             extensions: self.commands.clone(),
+            hook_stop: std::sync::Mutex::new(None),
+            sub: None,
         }
     }
 
@@ -527,13 +751,11 @@ impl Agent {
         let mut keep_running = true;
         let queue = &mut self.queue;
         let result = {
-            let fut = compaction::compact(
-                &ctx,
-                &mut self.messages,
-                focus.as_deref(),
-                true,
-                &mut self.tracker,
-            );
+            let (messages, tracker) = (&mut self.messages, &mut self.tracker);
+            let fut = async {
+                hooks::pre_compact(&ctx, true, focus.as_deref()).await;
+                compaction::compact(&ctx, messages, focus.as_deref(), true, tracker).await
+            };
             tokio::pin!(fut);
             loop {
                 tokio::select! {
@@ -603,6 +825,8 @@ fn count_prompts(messages: &[Message]) -> u64 {
 fn command_name(cmd: &AgentCommand) -> &'static str {
     match cmd {
         AgentCommand::SetModel { .. } => "Changing the model",
+        AgentCommand::SetEffort(_) => "Changing the effort",
+        AgentCommand::RunShell { .. } => "Running a command of your own",
         AgentCommand::NewSession => "Starting a new session",
         AgentCommand::LoadHistory { .. } => "Loading a session",
         AgentCommand::PrepareUndo | AgentCommand::ConfirmUndo { .. } => "Undo",

@@ -24,4 +24,11 @@ pub trait SessionSink: Send + Sync {
     /// The conversation returned to before `turn`: drop the later messages
     /// (in place) or continue in a copy of the history before it (fork).
     fn rewind(&self, turn: u64, fork: bool);
+    /// A recorder for a sub-agent's session, a child of this one titled
+    /// `title`; `None` when there is none to keep.
+    fn child(&self, _title: &str) -> Option<std::sync::Arc<dyn SessionSink>> {
+        None
+    }
+    /// Waits (bounded) until what was handed over is written.
+    fn settle(&self) {}
 }

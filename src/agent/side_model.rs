@@ -15,6 +15,16 @@ pub(crate) fn candidates(opts: &AgentOptions) -> Vec<String> {
     models
 }
 
+/// A side request with the reasoning effort `[models.ID] effort` gives its
+/// model; without one (or for a model that does not reason) it does not
+/// reason at all, which keeps titles and summaries quick.
+pub(crate) fn with_effort(mut request: crate::llm::Request) -> crate::llm::Request {
+    let info = crate::llm::ModelCatalog::global().lookup(&request.model);
+    request.effort = info.effort.filter(|_| info.supports_reasoning);
+    request.reasoning = request.effort.is_some();
+    request
+}
+
 #[cfg(test)]
 pub(crate) mod test_support {
     use crate::llm::{EventStream, LlmError, Provider, Request, StopReason, StreamEvent};

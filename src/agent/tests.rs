@@ -259,6 +259,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
         max_turns: 5,
         max_tokens: None,
         reasoning: false,
+        effort: None,
         interactive: true,
         global_config_dir: None,
         trust_store: None,

@@ -50,7 +50,16 @@ pub async fn generate(
         max_tokens: 60,
         temperature: None,
         reasoning: false,
+        effort: None,
     };
+    let mut request = super::side_model::with_effort(request);
+    if let Some(budget) = crate::llm::effort::thinking_budget(&Request {
+        max_tokens: u32::MAX,
+        ..request.clone()
+    }) {
+        // Room to think before the few words of a title.
+        request.max_tokens += budget + 1024;
+    }
     let mut stream = provider.stream(&request).await.map_err(|e| e.to_string())?;
     let mut text = String::new();
     while let Some(item) = stream.next().await {

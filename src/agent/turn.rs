@@ -11,6 +11,7 @@ use crate::context::Tracker;
 use crate::conversation::{Message, Part, Role, repair_tool_pairs};
 use crate::llm::{LlmError, Request, StopReason, StreamEvent, Usage};
 use crate::protocol::{AgentEvent, NoticeLevel, TurnOutcome};
+use crate::tools::state::lock;
 
 /// One model response, gathered.
 #[derive(Debug, Default)]
@@ -126,8 +127,17 @@ pub(crate) async fn run(
         if calls.is_empty() {
             return TurnOutcome::Completed;
         }
-        if let Some(outcome) = run_calls(ctx, calls, messages).await {
+        let outcome = run_calls(ctx, calls, messages).await;
+        absorb_subagents(ctx, total_usage, total_cost);
+        if let Some(outcome) = outcome {
             return outcome;
+        }
+        if let Some(why) = lock(&ctx.hook_stop).take() {
+            ctx.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Warning,
+                text: format!("A hook stopped this turn: {why}"),
+            });
+            return TurnOutcome::Completed;
         }
     }
     TurnOutcome::TurnLimit {
@@ -169,6 +179,7 @@ async fn compact_if_full(
     if estimate as f64 <= ctx.opts.compact_threshold * window as f64 {
         return true;
     }
+    super::hooks::pre_compact(ctx, false, None).await;
     let Err(e) = compaction::compact(ctx, messages, None, false, tracker).await else {
         return true;
     };
@@ -199,6 +210,7 @@ fn build_request(ctx: &TurnContext, system: &str, messages: &[Message], estimate
         max_tokens: output_limit(ctx, estimate),
         temperature: None,
         reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
+        effort: ctx.opts.effort.or(ctx.opts.model_info.effort),
     }
 }
 
@@ -272,6 +284,7 @@ async fn after_stream(
                     "The model's context window is full ({message}); compacting and retrying."
                 ),
             });
+            super::hooks::pre_compact(ctx, false, None).await;
             match compaction::compact(ctx, messages, None, true, tracker).await {
                 Ok(_) => AfterStream::Retry,
                 Err(_) if ctx.cancel.is_cancelled() => AfterStream::End(TurnOutcome::Cancelled),
@@ -309,11 +322,25 @@ async fn run_calls(
     ctx.cancel.is_cancelled().then_some(TurnOutcome::Cancelled)
 }
 
+/// Adds what the calls' sub-agents spent to the turn's totals; the next
+/// usage report carries it.
+fn absorb_subagents(ctx: &TurnContext, total_usage: &mut Usage, total_cost: &mut Option<f64>) {
+    let (usage, cost) = std::mem::take(&mut *crate::tools::state::lock(&ctx.shared.sub_totals));
+    total_usage.add(&usage);
+    if let Some(c) = cost {
+        *total_cost = Some(total_cost.unwrap_or(0.0) + c);
+    }
+}
+
 /// Hands the file versions recorded since the last call to the store.
+/// A sub-agent leaves them to its parent, whose turn they belong to.
 pub(crate) fn store_new_versions(
     shared: &super::Shared,
     session: &crate::tools::state::SessionState,
 ) {
+    if shared.route.is_some() {
+        return;
+    }
     let versions = session.take_unsent();
     if let (Some(sink), false) = (&shared.sink, versions.is_empty()) {
         sink.file_versions(&versions);

@@ -27,6 +27,10 @@ pub(crate) struct TurnContext {
     pub turn: u64,
     /// Where skills (and commands) are read from; `None`: none are.
     pub extensions: Option<crate::extensions::commands::Roots>,
+    /// A hook answered `continue: false`: the turn ends, for this reason.
+    pub hook_stop: std::sync::Mutex<Option<String>>,
+    /// Set when this turn is a sub-agent's.
+    pub sub: Option<Arc<Frame>>,
 }
 
 impl TurnContext {
@@ -59,6 +63,16 @@ impl TurnContext {
         *lock(&self.registry) = Arc::new(registry);
         true
     }
+}
+
+/// What marks a turn as a sub-agent's.
+pub(crate) struct Frame {
+    pub name: String,
+    pub description: String,
+    /// Its system prompt, before the environment is added.
+    pub prompt: String,
+    /// Only read-only calls run.
+    pub read_only: bool,
 }
 
 /// A tool call as it streams in.

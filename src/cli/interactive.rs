@@ -215,6 +215,7 @@ struct Started {
     sink: Option<std::sync::Arc<crate::agent::store_sink::StoreSink>>,
     mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
     task: Option<tokio::task::JoinHandle<()>>,
+    hooks: Option<std::sync::Arc<crate::extensions::hooks::Hooks>>,
 }
 
 fn start(
@@ -235,12 +236,19 @@ fn start(
             format!("This session will not be saved: {e}"),
         ));
     }
+    for problem in &running.hooks.problems {
+        notices.push((
+            NoticeLevel::Warning,
+            format!("A hook was not loaded: {problem}"),
+        ));
+    }
     Ok(Started {
         commands: running.commands,
         events: running.events,
         sink: running.sink,
         mcp: Some(running.mcp),
         task: Some(running.task),
+        hooks: Some(running.hooks),
     })
 }
 
@@ -275,6 +283,7 @@ fn tui_options(
         handles: Handles {
             sessions: store.map(|st| Sessions::new(st, s.root.clone())),
             mcp: agent.mcp.clone(),
+            hooks: agent.hooks.clone(),
             project_root: s.root.clone(),
             project_config: crate::config::project_config_path(&s.root),
             global_config: global.map(|g| g.join("config.toml")),

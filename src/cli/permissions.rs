@@ -52,11 +52,18 @@ pub fn run(action: Action) -> Result<()> {
             if remove_rule(&path, &rule)? {
                 if !g && let Ok(store) = crate::config::trust::TrustStore::default_location() {
                     let global = crate::config::global_dir().map(|d| d.join("config.toml"));
-                    crate::config::trust::keep_after_own_edit(
+                    let hooks = crate::config::load(&root)
+                        .map(|c| {
+                            let files = super::startup::hook_files(&root, &c);
+                            crate::extensions::hooks::project_held(&files).1
+                        })
+                        .unwrap_or_default();
+                    crate::config::trust::keep_after_own_edit_with(
                         &store,
                         &root,
                         global.as_deref(),
                         before.as_deref(),
+                        &hooks,
                     )?;
                 }
                 println!("Removed `{rule}` from {}", path.display());

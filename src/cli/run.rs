@@ -57,7 +57,7 @@ pub struct Recording {
 /// Sends the prompt, prints events until the turn ends, and returns the
 /// process exit code (see the module docs).
 pub async fn run(
-    prompt: String,
+    (prompt, images): (String, Vec<crate::conversation::ImageData>),
     output: Output,
     commands: mpsc::UnboundedSender<AgentCommand>,
     mut events: mpsc::UnboundedReceiver<AgentEvent>,
@@ -79,7 +79,7 @@ pub async fn run(
     if commands
         .send(AgentCommand::Submit {
             text: prompt,
-            images: vec![],
+            images,
         })
         .is_err()
     {
@@ -408,12 +408,36 @@ impl Printer {
                 };
                 eprintln!("[{tag}] {}", escape(text));
             }
+            AgentEvent::Hook {
+                summary, command, ..
+            } => eprintln!("[hook] {} ({})", escape(summary), escape(command)),
+            AgentEvent::SubagentStarted {
+                agent, description, ..
+            } => {
+                self.new_line();
+                eprintln!("⇢ sub-agent {}: {}", escape(agent), escape(description));
+            }
+            AgentEvent::SubagentFinished { summary, .. } => {
+                self.new_line();
+                eprintln!("⇠ {}", escape(summary));
+            }
+            AgentEvent::PlanProposed { plan, .. } => {
+                self.new_line();
+                out_line(&format!("\n{}\n", escape(plan)));
+            }
             _ => {}
         }
     }
 
     fn event_json(&mut self, event: &AgentEvent) {
-        let v = match event {
+        if let Some(v) = Self::json_of(event) {
+            self.json_line(v);
+        }
+    }
+
+    /// An event as a `--json` line; `None` for those it leaves out.
+    fn json_of(event: &AgentEvent) -> Option<serde_json::Value> {
+        Some(match event {
             AgentEvent::TextDelta(t) => json!({"type": "text", "text": t}),
             AgentEvent::ReasoningDelta(t) => json!({"type": "reasoning", "text": t}),
             AgentEvent::ResponseReset => json!({"type": "reset"}),
@@ -455,6 +479,30 @@ impl Printer {
                 json!({"type": "notice", "level": level, "text": text})
             }
             AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
+            AgentEvent::SubagentStarted {
+                call_id,
+                agent,
+                description,
+                prompt,
+            } => {
+                json!({"type": "subagent_start", "id": call_id, "agent": agent, "description": description, "prompt": prompt})
+            }
+            AgentEvent::SubagentFinished {
+                call_id,
+                agent,
+                outcome,
+                summary,
+                usage,
+                cost,
+            } => {
+                json!({"type": "subagent_end", "id": call_id, "agent": agent, "outcome": outcome,
+                "summary": summary, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens, "cost": cost})
+            }
+            AgentEvent::Subagent { call_id, event } => match Self::json_of(event) {
+                Some(inner) => json!({"type": "subagent", "id": call_id, "event": inner}),
+                None => return None,
+            },
+            AgentEvent::PlanProposed { plan, .. } => json!({"type": "plan", "plan": plan}),
             AgentEvent::Compacted {
                 before_tokens,
                 after_tokens,
@@ -463,9 +511,8 @@ impl Printer {
             } => {
                 json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens, "summary": summary})
             }
-            _ => return,
-        };
-        self.json_line(v);
+            _ => return None,
+        })
     }
 
     fn finish(&mut self, outcome: &TurnOutcome) -> i32 {
@@ -508,6 +555,7 @@ pub async fn main(
     let crate::cli::run_input::Prompt {
         text: prompt,
         notes,
+        images,
     } = prompt;
     let s = startup::prepare(overrides).await?;
     if let Some(note) = s.trust_note() {
@@ -519,6 +567,9 @@ pub async fn main(
     };
     let load = crate::cli::resume::prepare(&resume, &s.root)?;
     let running = startup::start_agent(&s, &provider, false)?;
+    for problem in &running.hooks.problems {
+        eprintln!("cairn: a hook was not loaded: {}", escape(problem));
+    }
     if let Some(command) = &load {
         let _ = running.commands.send(command.clone());
     }
@@ -550,7 +601,7 @@ pub async fn main(
         session_id,
     };
     let code = run(
-        prompt,
+        (prompt, images),
         output,
         running.commands,
         running.events,

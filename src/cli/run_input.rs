@@ -15,6 +15,23 @@ pub const STDIN_CAP: usize = 256 * 1024;
 pub struct Prompt {
     pub text: String,
     pub notes: Vec<String>,
+    /// Pictures given with `-i FILE`.
+    pub images: Vec<crate::conversation::ImageData>,
+}
+
+/// Reads each `-i FILE` as a picture to send; an error names the file and
+/// says why (a usage error).
+pub fn read_images(
+    paths: &[std::path::PathBuf],
+) -> Result<Vec<crate::conversation::ImageData>, String> {
+    paths
+        .iter()
+        .map(|p| {
+            crate::images::read_file(p)
+                .map(|(image, _)| image)
+                .map_err(|why| format!("-i {}: {why}", p.display()))
+        })
+        .collect()
 }
 
 /// Builds the prompt from the arguments and, when it is not a terminal,
@@ -91,7 +108,11 @@ pub fn compose(args: &[String], piped: Option<(Vec<u8>, usize)>) -> Result<Promp
             )
         }
     };
-    Ok(Prompt { text, notes })
+    Ok(Prompt {
+        text,
+        notes,
+        images: Vec::new(),
+    })
 }
 
 #[cfg(test)]

@@ -34,6 +34,8 @@ pub struct Overrides {
     pub max_turns: Option<u32>,
     /// `--allow`: permission rules for this run only.
     pub allow: Vec<String>,
+    /// `--effort`: how hard reasoning models think.
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 pub struct Startup {
@@ -47,6 +49,8 @@ pub struct Startup {
     /// Why a trust answer could not be read or kept, when it could not.
     pub trust_problem: Option<String>,
     pub sandbox: crate::sandbox::Sandbox,
+    /// `--trust-project` was given (a project's agents are trusted too).
+    pub trust_flag: bool,
 }
 
 /// Reads the configuration and picks the provider. A broken config is an
@@ -55,12 +59,26 @@ pub async fn prepare(overrides: &Overrides) -> Result<Startup> {
     resolve(load(overrides)?, overrides).await
 }
 
+/// The same for a directory other than the current one (an editor's
+/// session names its own).
+pub async fn prepare_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
+    resolve(load_at(overrides, cwd)?, overrides).await
+}
+
 /// Reads the configuration and applies a stored trust answer (or
 /// `--trust-project`); nothing from the project has run yet.
 pub fn load(overrides: &Overrides) -> Result<Startup> {
     let cwd = std::env::current_dir().context("cannot read the current directory")?;
+    load_at(overrides, cwd)
+}
+
+fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
     let root = instructions::project_root(&cwd);
     let mut config = config::load(&root)?;
+    // A project's hooks are held for trust like its settings, with their
+    // scripts' content: a changed script is asked about again.
+    let (held, fingerprint) = crate::extensions::hooks::project_held(&hook_files(&root, &config));
+    config.hold_more(held, &fingerprint);
     let store = TrustStore::default_location();
     let (trust, trust_problem) =
         match config.apply_trust(store.as_ref().ok(), &root, overrides.trust_project) {
@@ -70,7 +88,14 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
             }
             Err(e) => (Standing::Undecided, Some(e.to_string())),
         };
+    if let Some(search) = &config.file.search {
+        crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
+            .map_err(|why| anyhow::anyhow!("{why}"))?;
+    }
     // The command line's own settings hold for this run, trusted or not.
+    if overrides.effort.is_some() {
+        config.file.effort = overrides.effort;
+    }
     if overrides.max_turns.is_some() {
         config.file.max_turns = overrides.max_turns;
     }
@@ -86,6 +111,7 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
         provider: None,
         trust,
         trust_problem,
+        trust_flag: overrides.trust_project,
         sandbox: crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox),
         config,
     })
@@ -203,6 +229,8 @@ pub struct Running {
     /// The agent's task; it ends after `Shutdown` once a running turn has
     /// wound down (its cancelled calls answered and recorded).
     pub task: tokio::task::JoinHandle<()>,
+    /// The session's hooks, for `/hooks`.
+    pub hooks: Arc<crate::extensions::hooks::Hooks>,
 }
 
 /// Opens the session store at its usual place.
@@ -239,6 +267,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         max_turns: s.config.max_turns(),
         max_tokens: s.config.file.max_tokens,
         reasoning: s.config.file.reasoning.unwrap_or(true),
+        effort: s.config.file.effort,
         interactive,
         global_config_dir: config::global_dir(),
         trust_store: TrustStore::default_location()
@@ -254,9 +283,17 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     };
     let gate = build_gate(s)?;
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), registry(s), gate);
+    let hooks = hooks(s);
+    let trusted = matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag;
     agent = agent
         .with_sandbox(s.sandbox.clone())
-        .with_commands(command_roots(s));
+        .with_commands(command_roots(s))
+        .with_hooks(hooks.clone())
+        .with_delegation(crate::agent::Delegation::new(
+            command_roots(s),
+            trusted,
+            s.config.file.agents.max_parallel(),
+        ));
     let (sink, store_error) = match open_store() {
         Ok(store) => {
             let sink = Arc::new(StoreSink::start(
@@ -290,6 +327,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         store_error,
         mcp,
         task,
+        hooks,
     })
 }
 
@@ -360,6 +398,32 @@ pub fn command_roots(s: &Startup) -> crate::extensions::commands::Roots {
     }
 }
 
+/// Where hooks are read from (`crate::extensions::hooks`).
+pub fn hook_files(root: &std::path::Path, config: &Config) -> crate::extensions::hooks::Files {
+    crate::extensions::hooks::Files {
+        workspace: root.to_path_buf(),
+        user_config: config::global_dir().map(|d| d.join("config.toml")),
+        home: crate::paths::home_dir(),
+        claude: config.file.compat.claude(),
+    }
+}
+
+/// The session's hooks: the person's, and the project's once trusted.
+fn hooks(s: &Startup) -> Arc<crate::extensions::hooks::Hooks> {
+    let trusted = matches!(
+        s.trust,
+        Standing::Trusted | Standing::TrustedThisRun | Standing::NothingToTrust
+    );
+    Arc::new(crate::extensions::hooks::Hooks::load(
+        &hook_files(&s.root, &s.config),
+        trusted,
+        s.sandbox.clone(),
+        // Beside cairn's data, not in it: a project's hook, in the
+        // sandbox, may read its session's transcript but not the store.
+        config::data_dir().and_then(|d| d.parent().map(|p| p.join("cairn-transcripts"))),
+    ))
+}
+
 /// The built-in tools, and `skill` when any skill is installed.
 fn registry(s: &Startup) -> Registry {
     let mut registry = Registry::builtin();
@@ -372,6 +436,16 @@ fn registry(s: &Startup) -> Registry {
             roots,
             s.cwd.clone(),
         )));
+    }
+    if let Some(search) = &s.config.file.search {
+        // A broken `[search]` was refused when the config was read (`load`).
+        if let Ok(backend) =
+            crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
+        {
+            registry.register(Arc::new(crate::tools::web_search::WebSearchTool::new(
+                backend,
+            )));
+        }
     }
     registry
 }

@@ -218,6 +218,11 @@ impl<W: Write> StreamWriter<W> {
                 json!({"type": "notice", "level": level, "text": text})
             }
             AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
+            AgentEvent::Hook {
+                summary,
+                command,
+                output,
+            } => json!({"type": "hook", "summary": summary, "command": command, "output": output}),
             AgentEvent::Compacted {
                 before_tokens,
                 after_tokens,
@@ -226,6 +231,27 @@ impl<W: Write> StreamWriter<W> {
                 json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens})
             }
             AgentEvent::TurnStarted { turn, .. } => json!({"type": "turn_start", "turn": turn}),
+            AgentEvent::SubagentStarted {
+                call_id,
+                agent,
+                description,
+                ..
+            } => {
+                json!({"type": "subagent_start", "id": call_id, "agent": agent, "description": description})
+            }
+            AgentEvent::SubagentFinished {
+                call_id,
+                agent,
+                outcome,
+                summary,
+                usage,
+                ..
+            } => {
+                self.usage.add(usage);
+                json!({"type": "subagent_end", "id": call_id, "agent": agent, "outcome": outcome,
+                    "summary": summary, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens})
+            }
+            AgentEvent::PlanProposed { plan, .. } => json!({"type": "plan", "plan": plan}),
             _ => return None,
         })
     }

@@ -16,6 +16,7 @@
 //! keeps API keys typed at set-up; `mode`, `sandbox` and `ui` are sections
 //! of the file.
 
+pub mod effort;
 pub mod keys;
 mod mode;
 pub mod project;
@@ -192,6 +193,8 @@ pub struct ConfigFile {
     pub max_turns: Option<u32>,
     pub max_tokens: Option<u32>,
     pub reasoning: Option<bool>,
+    /// How hard reasoning models think (`minimal` … `xhigh`).
+    pub effort: Option<effort::Effort>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderConfig>,
     #[serde(default)]
@@ -218,6 +221,39 @@ pub struct ConfigFile {
     /// `[compat]`: which other agents' files cairn reads.
     #[serde(default)]
     pub compat: CompatConfig,
+    /// `[hooks]`, in Claude Code's shape. Never overlaid: the hooks room
+    /// reads each file's own (`crate::extensions::hooks`), so every hook
+    /// keeps the file it came from, and lists a project's for trust.
+    #[serde(default)]
+    pub hooks: BTreeMap<String, toml::Value>,
+    /// `[agents]`: sub-agents.
+    #[serde(default)]
+    pub agents: AgentsConfig,
+    /// `[search]`: the service the `web_search` tool asks.
+    pub search: Option<SearchConfig>,
+}
+
+/// `[agents]`: how many sub-agents run at once (4 unless set).
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AgentsConfig {
+    pub max_parallel: Option<usize>,
+}
+
+impl AgentsConfig {
+    pub fn max_parallel(&self) -> usize {
+        self.max_parallel.unwrap_or(4).clamp(1, 16)
+    }
+}
+
+/// `[search] provider = "searxng" | "brave" | "tavily"`, its `url` and the
+/// variable holding its key.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SearchConfig {
+    pub provider: String,
+    pub url: Option<String>,
+    pub api_key_env: Option<String>,
 }
 
 /// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,
@@ -246,6 +282,9 @@ pub struct ModelConfig {
     pub cache_write_price: Option<f64>,
     pub images: Option<bool>,
     pub reasoning: Option<bool>,
+    /// This model's reasoning effort (the main model's, or the side
+    /// model's for titles and summaries).
+    pub effort: Option<effort::Effort>,
 }
 
 /// The merged configuration and where it came from.
@@ -446,9 +485,12 @@ impl ConfigFile {
         set(&mut self.max_turns, other.max_turns);
         set(&mut self.max_tokens, other.max_tokens);
         set(&mut self.reasoning, other.reasoning);
+        set(&mut self.effort, other.effort);
+        set(&mut self.search, other.search);
         set(&mut self.ui.notify, other.ui.notify);
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         set(&mut self.compat.claude, other.compat.claude);
+        set(&mut self.agents.max_parallel, other.agents.max_parallel);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);
@@ -459,6 +501,7 @@ impl ConfigFile {
             set(&mut entry.cache_write_price, m.cache_write_price);
             set(&mut entry.images, m.images);
             set(&mut entry.reasoning, m.reasoning);
+            set(&mut entry.effort, m.effort);
         }
         for (name, p) in other.providers {
             let entry = self.providers.entry(name).or_default();

@@ -15,10 +15,18 @@ pub enum Mode {
     Auto,
     /// No tools run.
     Chat,
+    /// Read-only exploration that ends in a plan the person approves.
+    Plan,
 }
 
 impl Mode {
-    pub const ALL: [Mode; 4] = [Mode::Smart, Mode::AlwaysAsk, Mode::Auto, Mode::Chat];
+    pub const ALL: [Mode; 5] = [
+        Mode::Smart,
+        Mode::AlwaysAsk,
+        Mode::Auto,
+        Mode::Chat,
+        Mode::Plan,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
@@ -26,6 +34,7 @@ impl Mode {
             Mode::AlwaysAsk => "always-ask",
             Mode::Auto => "auto",
             Mode::Chat => "chat",
+            Mode::Plan => "plan",
         }
     }
 

@@ -1,13 +1,17 @@
 //! What a person's own files add to cairn, in the formats they already use
-//! with other agents: custom slash commands (`commands`), Agent Skills (`skills`), and the shared
+//! with other agents: custom slash commands (`commands`), Agent Skills (`skills`), sub-agent
+//! definitions (`agents`), and the shared
 //! reading of their markdown frontmatter (`frontmatter`).
 //!
-//! This room reads files; the agent calls it. Nothing here runs a program:
-//! the `` !`cmd` `` lines of a command are handed back to the agent, which
-//! runs them through the permission gate and the sandbox like a model's call.
+//! This room reads files; the agent calls it. The `` !`cmd` `` lines of a
+//! command are handed back to the agent, which runs them through the
+//! permission gate and the sandbox like a model's call; `hooks` runs the
+//! hook commands themselves, a project's through `crate::sandbox`.
 
+pub mod agents;
 pub mod commands;
 pub mod frontmatter;
+pub mod hooks;
 pub mod skills;
 
 use std::path::Path;

@@ -341,6 +341,7 @@ mod tests {
             max_tokens: 8000,
             temperature: Some(0.2),
             reasoning: true,
+            effort: None,
         };
         let b = request_body(&req);
         assert_eq!(b["system"][0]["text"], "sys");

@@ -49,8 +49,7 @@ pub fn request_body(request: &Request) -> Value {
         body["system"] =
             json!([{"type": "text", "text": request.system, "cache_control": ephemeral()}]);
     }
-    if request.reasoning && request.max_tokens > 2048 {
-        let budget = (request.max_tokens / 2).clamp(1024, 16_000);
+    if let Some(budget) = super::effort::thinking_budget(request) {
         body["thinking"] = json!({"type": "enabled", "budget_tokens": budget});
     } else if let Some(t) = request.temperature {
         body["temperature"] = json!(t);

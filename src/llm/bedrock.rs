@@ -124,10 +124,16 @@ pub fn request_body(request: &Request) -> Value {
     if !request.system.is_empty() {
         body["system"] = json!([{"text": request.system}]);
     }
-    if request.reasoning && request.max_tokens > 2048 && request.model.contains("claude") {
-        let budget = (request.max_tokens / 2).clamp(1024, 16_000);
+    let budget = super::effort::thinking_budget(request);
+    if let Some(budget) = budget.filter(|_| request.model.contains("claude")) {
         body["additionalModelRequestFields"] =
             json!({"thinking": {"type": "enabled", "budget_tokens": budget}});
+    } else if request.reasoning
+        && let Some(effort) = request.effort
+    {
+        // Other reasoning families on Bedrock (OpenAI's open models) take
+        // OpenAI's field.
+        body["additionalModelRequestFields"] = json!({"reasoning_effort": effort.three_level()});
     } else if let Some(t) = request.temperature {
         body["inferenceConfig"]["temperature"] = json!(t);
     }

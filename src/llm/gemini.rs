@@ -68,7 +68,7 @@ pub fn request_body(request: &Request) -> Value {
         .collect();
     let mut generation = json!({"maxOutputTokens": request.max_tokens});
     if request.reasoning {
-        generation["thinkingConfig"] = json!({"includeThoughts": true});
+        generation["thinkingConfig"] = thinking_config(request);
     }
     if let Some(t) = request.temperature {
         generation["temperature"] = json!(t);
@@ -86,6 +86,25 @@ pub fn request_body(request: &Request) -> Value {
         body["tools"] = json!([{"functionDeclarations": decls}]);
     }
     body
+}
+
+/// Thoughts shown, and the effort as Gemini 3's `thinkingLevel` (low or
+/// high) or Gemini 2.5's `thinkingBudget` in tokens.
+fn thinking_config(request: &Request) -> Value {
+    let mut config = json!({"includeThoughts": true});
+    match request.effort {
+        Some(e) if request.model.contains("gemini-3") => {
+            let level = if e <= crate::config::effort::Effort::Low {
+                "low"
+            } else {
+                "high"
+            };
+            config["thinkingLevel"] = json!(level);
+        }
+        Some(e) => config["thinkingBudget"] = json!(e.budget_tokens().min(request.max_tokens)),
+        None => {}
+    }
+    config
 }
 
 /// Call id → tool name: a function response must name its function.

@@ -20,6 +20,7 @@ pub mod anthropic;
 mod anthropic_request;
 pub mod aws;
 pub mod bedrock;
+pub mod effort;
 pub mod error;
 pub mod explain;
 pub mod gemini;
@@ -71,6 +72,9 @@ pub struct Request {
     pub temperature: Option<f32>,
     /// Ask for reasoning/thinking where the model supports it.
     pub reasoning: bool,
+    /// How hard to think, when `reasoning`; each format maps it to its own
+    /// field (`None`: the format's default).
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

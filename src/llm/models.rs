@@ -33,6 +33,9 @@ pub struct ModelInfo {
     /// Served only (or best) by OpenAI's Responses API.
     #[serde(default)]
     pub responses_api: bool,
+    /// `[models.ID] effort`: how hard it thinks unless `/effort` says.
+    #[serde(skip)]
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 impl ModelInfo {
@@ -50,6 +53,7 @@ impl ModelInfo {
             supports_images: false,
             supports_reasoning: false,
             responses_api: false,
+            effort: None,
         }
     }
 
@@ -101,6 +105,7 @@ fn apply(mut m: ModelInfo, o: Option<&ModelConfig>) -> ModelInfo {
     m.cache_write_price = o.cache_write_price.or(m.cache_write_price);
     m.supports_images = o.images.unwrap_or(m.supports_images);
     m.supports_reasoning = o.reasoning.unwrap_or(m.supports_reasoning);
+    m.effort = o.effort.or(m.effort);
     m
 }
 

@@ -125,7 +125,11 @@ pub fn request_body(request: &Request, num_ctx: Option<u64>) -> Value {
     let mut body =
         json!({"model": request.model, "messages": messages, "stream": true, "options": options});
     if request.reasoning {
-        body["think"] = json!(true);
+        // gpt-oss takes a level; other thinking models only on or off.
+        body["think"] = match request.effort {
+            Some(e) if request.model.contains("gpt-oss") => json!(e.three_level()),
+            _ => json!(true),
+        };
     }
     if !request.tools.is_empty() {
         body["tools"] = request

@@ -342,6 +342,7 @@ mod tests {
             max_tokens: 100,
             temperature: None,
             reasoning: false,
+            effort: None,
         };
         let b = request_body(&req, false);
         assert_eq!(

@@ -32,7 +32,11 @@ pub fn request_body(request: &Request, openai_host: bool) -> Value {
         "max_tokens"
     };
     body[key] = json!(request.max_tokens);
-    if let Some(t) = request.temperature {
+    if request.reasoning
+        && let Some(effort) = request.effort
+    {
+        body["reasoning_effort"] = json!(effort.as_str());
+    } else if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
     }
     if !request.tools.is_empty() {

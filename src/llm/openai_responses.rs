@@ -93,7 +93,8 @@ pub fn request_body(request: &Request) -> Value {
         "max_output_tokens": request.max_tokens,
     });
     if request.reasoning {
-        body["reasoning"] = json!({"effort": "medium", "summary": "auto"});
+        let effort = request.effort.map_or("medium", |e| e.as_str());
+        body["reasoning"] = json!({"effort": effort, "summary": "auto"});
         body["include"] = json!(["reasoning.encrypted_content"]);
     } else if let Some(t) = request.temperature {
         body["temperature"] = json!(t);

@@ -385,6 +385,7 @@ mod tests {
             max_tokens: 10,
             temperature: None,
             reasoning: false,
+            effort: None,
         }
     }
 

@@ -223,6 +223,7 @@ pub fn suggest_rules_covering(
                 out.push(format!("fetch({host})"));
             }
         }
+        "web_search" => out.push("web_search".to_string()),
         tool if tool.starts_with("mcp__") => out.push(tool.to_string()),
         _ => {}
     }

@@ -23,13 +23,23 @@ pub enum AgentCommand {
         text: String,
         images: Vec<ImageData>,
     },
+    /// `!cmd`: run the person's own command (through the gate, in the
+    /// sandbox) and attach its output to the next prompt.
+    RunShell {
+        command: String,
+    },
     /// Stop the running turn: the stream and any running tools.
     Cancel,
+    /// Say which instruction files are in use (`/memory`), as a notice.
+    ShowMemory,
     PermissionReply {
         id: u64,
         decision: Decision,
     },
     SetMode(Mode),
+    /// The reasoning effort of the next requests (`None`: the model's
+    /// default).
+    SetEffort(Option<crate::config::effort::Effort>),
     /// Switch model (and provider, when given by name).
     SetModel {
         provider: Option<String>,
@@ -117,6 +127,14 @@ pub enum AgentEvent {
         summary: String,
         /// The text the model reads.
         text: String,
+    },
+    /// A hook blocked, decided or added context: one compact line,
+    /// expandable to what it said.
+    Hook {
+        /// Its event (`PreToolUse`) and what it did ("blocked Bash").
+        summary: String,
+        command: String,
+        output: String,
     },
     /// The stream restarted and the partial response must be dropped.
     ResponseReset,
@@ -210,6 +228,8 @@ pub enum AgentEvent {
         provider: String,
         model: String,
     },
+    /// The reasoning effort now in force (`None`: the model's default).
+    EffortChanged(Option<crate::config::effort::Effort>),
     /// The conversation was compacted; the full history stays in the store.
     Compacted {
         before_tokens: u64,
@@ -272,6 +292,37 @@ pub enum AgentEvent {
     },
     /// Every waiting write is saved now.
     StoreRecovered,
+    /// A sub-agent started for the `agent` call `call_id`, which is its id.
+    SubagentStarted {
+        call_id: String,
+        agent: String,
+        description: String,
+        prompt: String,
+    },
+    /// One of a sub-agent's own events (its text, tool calls and results),
+    /// for its pane and its transcript. Its permission requests come as
+    /// plain `PermissionRequested` events naming it.
+    Subagent {
+        call_id: String,
+        event: Box<AgentEvent>,
+    },
+    /// A sub-agent ended; its usage and cost count toward the session's.
+    SubagentFinished {
+        call_id: String,
+        agent: String,
+        outcome: TurnOutcome,
+        /// One line of what it did ("4 tool calls: view ×3, grep; 2.1k tokens; 3.2 s").
+        summary: String,
+        usage: Usage,
+        cost: Option<f64>,
+    },
+    /// In plan mode, the model's finished plan (markdown) for the person
+    /// to approve (`Decision::ApprovePlan`) or send back (`Decision::Deny`
+    /// with a note); closed by `PermissionResolved`.
+    PlanProposed {
+        id: u64,
+        plan: String,
+    },
 }
 
 impl AgentCommand {

@@ -29,6 +29,10 @@ pub enum Decision {
         rejected: Vec<usize>,
         reason: Option<String>,
     },
+    /// A proposed plan is approved; work continues in `mode`.
+    ApprovePlan {
+        mode: crate::config::Mode,
+    },
 }
 
 /// What the dialog shows.

@@ -15,7 +15,7 @@
 //! have (an MCP server's own `env`), after this; it may point the working
 //! directory elsewhere when it must, knowing why.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::{Grant, Sandbox, SandboxError};
 use crate::config::SandboxMode;
@@ -29,11 +29,17 @@ pub enum Helper {
     Mcp { network: bool },
     /// A language server: read-only, no network.
     Lsp,
-    /// A project's hook: read-only, no network.
+    /// A project's hook: what the model's commands may do (the workspace
+    /// writable unless the sandbox is read-only: a formatter hook writes),
+    /// no network.
     Hook,
 }
 
 impl Helper {
+    fn writes_workspace(self) -> bool {
+        matches!(self, Helper::Hook)
+    }
+
     fn network(self) -> bool {
         matches!(self, Helper::Mcp { network: true })
     }
@@ -51,6 +57,18 @@ pub fn helper_command(
     helper_std_command(sandbox, helper, program, workspace).map(tokio::process::Command::from)
 }
 
+/// [`helper_command`] for a project's hook, which may also read the files
+/// `readable` (existing ones: its session's transcript, which lies under
+/// the hidden home).
+pub fn hook_command(
+    sandbox: &Sandbox,
+    program: &str,
+    workspace: &Path,
+    readable: &[PathBuf],
+) -> Result<tokio::process::Command, SandboxError> {
+    build(sandbox, Helper::Hook, program, workspace, readable).map(tokio::process::Command::from)
+}
+
 /// [`helper_command`] for a caller that waits synchronously (the system
 /// prompt's git calls).
 pub fn helper_std_command(
@@ -59,9 +77,23 @@ pub fn helper_std_command(
     program: &str,
     workspace: &Path,
 ) -> Result<std::process::Command, SandboxError> {
+    build(sandbox, helper, program, workspace, &[])
+}
+
+fn build(
+    sandbox: &Sandbox,
+    helper: Helper,
+    program: &str,
+    workspace: &Path,
+    readable: &[PathBuf],
+) -> Result<std::process::Command, SandboxError> {
     let policy = sandbox.policy(workspace).map(|mut p| {
-        p.mode = SandboxMode::ReadOnly;
-        p.writable.retain(|w| *w != p.workspace);
+        p.read
+            .extend(readable.iter().filter(|r| r.exists()).cloned());
+        if !helper.writes_workspace() {
+            p.mode = SandboxMode::ReadOnly;
+            p.writable.retain(|w| *w != p.workspace);
+        }
         p.network = false;
         p.with_grant(&Grant {
             network: helper.network(),

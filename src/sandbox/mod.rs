@@ -57,7 +57,7 @@ pub use caches::Caches;
 pub use classes::{Class, Holding};
 pub use detect::Stop;
 pub use group::{Group, kill_group};
-pub use helper::{Helper, helper_command, helper_std_command, output_within};
+pub use helper::{Helper, helper_command, helper_std_command, hook_command, output_within};
 pub use parent_death::die_with_parent;
 pub use policy::{Grant, Layer, Place, Policy};
 pub use support::Support;

@@ -19,16 +19,22 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// Inside the workspace, read-only to commands: what the person's own git
-/// and cairn (and other agents: `.claude/` commands, skills and hooks,
-/// `.agents/` skills) run or obey later.
+/// and cairn (and other agents: `.claude/` settings, commands, skills,
+/// agents and hook scripts, `.agents/` skills) run or obey later. The rest
+/// of `.claude/` stays writable: hooks people publish keep their logs there.
 pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".git/config",
     ".git/hooks",
     ".git/info",
     ".git/commondir",
     ".cairn",
-    ".claude",
-    ".agents",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/commands",
+    ".claude/skills",
+    ".claude/agents",
+    ".claude/hooks",
+    ".agents/skills",
 ];
 
 /// How a policy is enforced on Linux.

@@ -107,6 +107,15 @@ pub fn export(
     let (text, ext) = export_text(store, id, json)?;
     // The whole id: v7 ids made the same minute share their short form.
     let path = dir.join(format!("cairn-session-{}.{ext}", id.as_str()));
+    if !json {
+        // The pictures the Markdown refers to, beside it (JSON has them
+        // inline).
+        for (name, bytes) in store.export_images(id)? {
+            let file = dir.join(name);
+            crate::config::project_file::write_no_follow(&file, &bytes)
+                .map_err(|source| SessionError::Write { path: file, source })?;
+        }
+    }
     // Private (0600) and never through a planted link.
     crate::config::project_file::write_no_follow(&path, text.as_bytes()).map_err(|source| {
         SessionError::Write {

@@ -44,6 +44,16 @@ fn push_compaction(out: &mut String, c: &super::NewCompaction) {
     out.push('\n');
 }
 
+/// `cairn-session-ID-image-N.png`: the file a Markdown export names for
+/// its Nth picture.
+fn image_file_name(id: &SessionId, n: usize, media_type: &str) -> String {
+    let ext = ["png", "gif", "webp"]
+        .into_iter()
+        .find(|e| media_type.strip_prefix("image/") == Some(*e))
+        .unwrap_or("jpg");
+    format!("cairn-session-{}-image-{n}.{ext}", id.as_str())
+}
+
 impl Store {
     /// The session as Markdown: a heading per message, tool calls and their
     /// results as code blocks. Undone turns are left out.
@@ -62,6 +72,7 @@ impl Store {
         ));
         let compactions = self.compactions(id)?;
         let count = messages.len();
+        let mut pictures = 0;
         for (i, (_, message, meta)) in messages.into_iter().enumerate() {
             for c in compactions
                 .iter()
@@ -98,7 +109,9 @@ impl Store {
                         out.push('\n');
                     }
                     Part::Image { image } => {
-                        out.push_str(&format!("*[image {}]*\n\n", image.media_type));
+                        pictures += 1;
+                        let name = image_file_name(id, pictures, &image.media_type);
+                        out.push_str(&format!("![image {pictures}]({name})\n\n"));
                     }
                     // Opaque to people; kept only for the provider.
                     Part::ProviderData { .. } => {}
@@ -127,6 +140,24 @@ impl Store {
             .filter(|c| c.compaction.at_count as usize >= count)
         {
             push_compaction(&mut out, &c.compaction);
+        }
+        Ok(out)
+    }
+
+    /// The pictures of the session's prompts, named as the Markdown export
+    /// refers to them, with their bytes: written beside that export.
+    pub fn export_images(&self, id: &SessionId) -> Result<Vec<(String, Vec<u8>)>, StoreError> {
+        let mut out = Vec::new();
+        for (_, message, meta) in self.load_messages(id)? {
+            if meta.status == MessageStatus::Undone {
+                continue;
+            }
+            for part in &message.parts {
+                if let Part::Image { image } = part {
+                    let name = image_file_name(id, out.len() + 1, &image.media_type);
+                    out.push((name, crate::images::decoded(image).unwrap_or_default()));
+                }
+            }
         }
         Ok(out)
     }

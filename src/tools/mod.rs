@@ -26,6 +26,7 @@ pub mod tempfiles;
 pub mod todos;
 pub mod view;
 pub mod walk;
+pub mod web_search;
 pub mod write;
 
 use std::collections::BTreeMap;
@@ -64,6 +65,8 @@ pub struct ToolContext {
     /// The hosts `fetch(HOST)` allow rules name: the only ones `fetch`
     /// reaches at a local address or follows a redirect to.
     pub fetch_hosts: fetch::FetchHosts,
+    /// The id of the call being run (empty outside a turn).
+    pub call_id: String,
 }
 
 /// Hunks (numbered from 0, as `crate::diff::hunks` counts them) of an
@@ -86,6 +89,7 @@ impl ToolContext {
             grant: crate::sandbox::Grant::default(),
             rejected: None,
             fetch_hosts: fetch::FetchHosts::default(),
+            call_id: String::new(),
         }
     }
 
@@ -134,6 +138,13 @@ pub enum Progress {
 }
 
 impl ToolContext {
+    /// Says what the call is doing now; nothing when no one listens.
+    pub fn report_status(&self, status: String) {
+        if let Some(p) = &self.progress {
+            let _ = p.send(Progress::Status(status));
+        }
+    }
+
     /// Reports output the call produced so far; nothing when no one listens.
     pub fn report_output(&self, chunk: String) {
         if let Some(p) = &self.progress

@@ -4,6 +4,19 @@
 use crate::protocol::AgentCommand;
 use crate::protocol::SessionRequest;
 
+/// Where a picture for the prompt comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ImageSource {
+    /// The system clipboard (Ctrl+V, `/paste-image`).
+    Clipboard,
+    /// A file whose path was pasted; `pasted` is the text as it came, put
+    /// in the prompt instead when the file is not a picture.
+    File {
+        path: std::path::PathBuf,
+        pasted: String,
+    },
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Cmd {
     Send(AgentCommand),
@@ -19,6 +32,8 @@ pub enum Cmd {
     McpPrompt(String),
     /// The stored permission rules, answered with `Msg::Text`.
     ShowPermissionRules,
+    /// The hooks and how they last ran, answered with `Msg::Text`.
+    ShowHooks,
     /// Remember a top-level setting (`theme`) in the global config.
     SaveSetting {
         key: &'static str,
@@ -35,5 +50,7 @@ pub enum Cmd {
     SetMouseCapture(bool),
     /// Get the person's attention (bell or OSC 9/777 with this text).
     Notify(String),
+    /// Read a picture for the prompt, answered with `Msg::Image`.
+    ReadImage(ImageSource),
     Quit,
 }

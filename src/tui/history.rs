@@ -27,6 +27,27 @@ pub fn show(model: &mut Model, loaded: &LoadedSession) {
     model.usage.cost = loaded.cost;
 }
 
+/// The chips of a stored prompt's pictures, as they were shown when sent.
+fn image_chips(model: &mut Model, m: &Message) {
+    let images = m.parts.iter().filter_map(|p| match p {
+        Part::Image { image } => Some(image),
+        _ => None,
+    });
+    for (i, image) in images.enumerate() {
+        let summary = match crate::images::describe(image) {
+            Some(info) => info.chip(i + 1),
+            None => format!("[image {} · {}]", i + 1, image.media_type),
+        };
+        let a = crate::tui::widgets::attachment::Attachment {
+            sigil: "",
+            mention: String::new(),
+            summary,
+            text: String::new(),
+        };
+        model.transcript.push(CellKind::Attachment(Box::new(a)));
+    }
+}
+
 /// Replaces the transcript with the cells of `messages`.
 pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
     model.transcript = crate::tui::widgets::transcript::Transcript::new();
@@ -50,6 +71,7 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
                 if let Some(p) = prompt {
                     model.transcript.push(CellKind::User(p));
                 }
+                image_chips(model, m);
             }
             Role::Assistant => {
                 for p in &m.parts {

@@ -88,10 +88,24 @@ pub struct Model {
     pub slash_menu: crate::tui::commands::MenuState,
     /// The configured MCP servers' names, for completing `/mcp restart`.
     pub mcp_servers: Vec<String>,
+    /// What each sub-agent did, by the `agent` call that started it.
+    pub subagents:
+        std::collections::HashMap<String, crate::tui::widgets::sub_transcript::SubTranscript>,
     /// This project's recent sessions by title, for completing `/resume`.
     pub session_titles: Vec<(crate::sessions::SessionId, String)>,
     /// The person's own slash commands, for the menu and help.
     pub custom_commands: Vec<crate::tui::commands::CustomEntry>,
+    /// Pictures attached to the next prompt (pasted, or a pasted path),
+    /// shown as chips over it.
+    pub images: Vec<(
+        crate::conversation::ImageData,
+        Option<crate::images::ImageInfo>,
+    )>,
+    /// `!` alone: every prompt is a command of the person's own until `!`
+    /// again.
+    pub shell_mode: bool,
+    /// The reasoning effort in force, for the status line.
+    pub effort: Option<crate::config::effort::Effort>,
 }
 
 impl Model {
@@ -138,8 +152,12 @@ impl Model {
             sandbox: Default::default(),
             slash_menu: Default::default(),
             mcp_servers: Vec::new(),
+            subagents: Default::default(),
             session_titles: Vec::new(),
             custom_commands: Vec::new(),
+            images: Vec::new(),
+            effort: None,
+            shell_mode: false,
         }
     }
 

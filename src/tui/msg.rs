@@ -41,4 +41,14 @@ pub enum Msg {
     SubmitPrompt(String),
     /// An effect finished or failed: a notice to show.
     Notice(NoticeLevel, String),
+    /// A picture read for the prompt, or why not (with the pasted text
+    /// to put in the prompt instead, when it came from a paste).
+    Image(Result<crate::conversation::ImageData, ImageRefused>),
+}
+
+/// Why a picture could not be attached.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageRefused {
+    pub why: String,
+    pub pasted: Option<String>,
 }

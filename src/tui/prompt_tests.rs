@@ -132,7 +132,7 @@ fn the_menu_is_drawn_over_the_transcript_above_the_prompt() {
     type_text(&mut m, "/mo");
     let screen = draw_text(&mut m, 80, 24);
     let model_row = screen.lines().position(|l| l.contains("/model [id]"));
-    let mode_row = screen.lines().position(|l| l.contains("/mode [smart"));
+    let mode_row = screen.lines().position(|l| l.contains("/mode [mode]"));
     assert!(model_row.is_some() && mode_row > model_row, "{screen}");
     assert!(screen.contains("/mouse"), "{screen}");
     // Neither a file name after `@` in an address nor a path opens anything.

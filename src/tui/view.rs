@@ -21,7 +21,8 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
         return;
     }
     let todos = todo_lines(model, area);
-    let queued = queued_lines(model, area);
+    let mut queued = queued_lines(model, area);
+    queued.extend(picture_line(model, area));
     let input_h = model.input.height(area.width).min((area.height / 2).max(2));
     let [main, todo_area, queue_area, input_area, status_area] = Layout::vertical([
         Constraint::Min(1),
@@ -98,6 +99,18 @@ fn queued_lines(model: &Model, area: Rect) -> Vec<Line<'static>> {
         .collect()
 }
 
+/// The pictures waiting to go with the next prompt, as chips.
+fn picture_line(model: &Model, area: Rect) -> Option<Line<'static>> {
+    if model.images.is_empty() {
+        return None;
+    }
+    let chips = crate::tui::update::picture_chips(model).join(" ");
+    Some(Line::from(Span::styled(
+        truncate(&format!("  {chips}"), area.width as usize),
+        model.styles.accent,
+    )))
+}
+
 /// The empty transcript: a line on what to do, or the set-up help.
 fn draw_welcome(model: &Model, main: Rect, buf: &mut Buffer) {
     let text = model
@@ -129,6 +142,10 @@ fn draw_input(model: &mut Model, area: Rect, buf: &mut Buffer) {
             format!(" {text} "),
             model.styles.warning,
         ))),
+        None if model.shell_mode && model.focus == Focus::Prompt => Some(Line::from(Span::styled(
+            " ! shell: Enter runs the line in the sandbox, its output goes with your next prompt; ! alone leaves ",
+            model.styles.warning,
+        ))),
         None if model.focus == Focus::Transcript => Some(Line::from(Span::styled(
             " transcript: j/k select · Enter expand · y copy · c code · Tab back ",
             model.styles.accent,
@@ -144,6 +161,7 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         styles: &model.styles,
         provider: &model.provider,
         model: &model.model,
+        effort: model.effort,
         mode: model.mode,
         usage: &model.usage,
         cwd: &model.cwd,

@@ -87,6 +87,9 @@ pub struct Reply {
     cache: (u64, u64),
     /// `status`'s message is the whole body, sent as it is.
     raw_body: bool,
+    /// Only a request whose body contains this gets this reply (requests
+    /// that arrive together, as parallel sub-agents' do, in any order).
+    needle: Option<String>,
 }
 
 impl Default for Reply {
@@ -109,6 +112,7 @@ impl Default for Reply {
             keep_alive: None,
             cache: (0, 0),
             raw_body: false,
+            needle: None,
         }
     }
 }
@@ -119,6 +123,11 @@ impl Reply {
     }
     pub fn tool(id: &str, name: &str, args: Value) -> Reply {
         Reply::default().tool_call(id, name, args)
+    }
+    /// Answers only a request whose JSON body contains `needle`.
+    pub fn when(mut self, needle: &str) -> Reply {
+        self.needle = Some(needle.to_string());
+        self
     }
     pub fn and_text(mut self, t: &str) -> Reply {
         self.items.push(Item::Text(t.to_string()));
@@ -277,6 +286,9 @@ struct Shared {
     max_body: Mutex<Option<usize>>,
     /// The models list to answer instead of the usual one.
     models_list: Mutex<Option<Value>>,
+    /// Streams being written now, and the most at any one time.
+    streaming: std::sync::atomic::AtomicUsize,
+    most_streaming: std::sync::atomic::AtomicUsize,
 }
 
 #[path = "mock_bedrock.rs"]
@@ -348,6 +360,13 @@ impl MockModel {
 
     pub fn push(&self, reply: Reply) {
         self.shared.replies.lock().unwrap().push_back(reply);
+    }
+
+    /// The most answers that were streaming at the same time.
+    pub fn most_concurrent(&self) -> usize {
+        self.shared
+            .most_streaming
+            .load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Replies not yet used.
@@ -451,6 +470,7 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         .unwrap()
         .is_some_and(|max| req.body.len() > max);
     let cached = s.cache.lock().unwrap().as_mut().map(|c| c.account(&body));
+    let raw = body.to_string();
     s.requests.lock().unwrap().push(body);
     s.headers.lock().unwrap().push(req.headers);
     s.paths.lock().unwrap().push(req.target);
@@ -468,7 +488,14 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
         let resp = http::response("400 Bad Request", "application/json", "", &body);
         return sock.write_all(resp.as_bytes()).await;
     }
-    let reply = s.replies.lock().unwrap().pop_front().map(|mut r| {
+    let reply = {
+        let mut replies = s.replies.lock().unwrap();
+        let at = replies
+            .iter()
+            .position(|r| r.needle.as_ref().is_none_or(|n| raw.contains(n.as_str())));
+        at.and_then(|i| replies.remove(i))
+    }
+    .map(|mut r| {
         if let Some((input, read, write)) = cached {
             r.usage.0 = input;
             r.cache = (read, write);
@@ -507,7 +534,12 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
             .write_all(http::response("200 OK", ct, "", &body).as_bytes())
             .await;
     }
-    write_stream(&mut sock, format, &reply).await
+    use std::sync::atomic::Ordering::SeqCst;
+    let now = s.streaming.fetch_add(1, SeqCst) + 1;
+    s.most_streaming.fetch_max(now, SeqCst);
+    let written = write_stream(&mut sock, format, &reply).await;
+    s.streaming.fetch_sub(1, SeqCst);
+    written
 }
 
 /// A 200 stream of the reply in the format's framing, paced, cut or

@@ -64,6 +64,7 @@ pub fn request_with(messages: Vec<Message>) -> Request {
         max_tokens: 1024,
         temperature: None,
         reasoning: false,
+        effort: None,
     }
 }
 

@@ -68,6 +68,9 @@ pub struct Recorded {
 
 pub struct StoreSink {
     tx: Mutex<Sender<Job>>,
+    /// The database file and the session facts, for a sub-agent's writer.
+    path: Option<PathBuf>,
+    info: SessionInfo,
     state: Arc<Mutex<Recorded>>,
     /// Viewing a session another cairn writes: nothing is recorded.
     read_only: std::sync::atomic::AtomicBool,
@@ -81,11 +84,24 @@ impl StoreSink {
         info: SessionInfo,
         events: Option<UnboundedSender<AgentEvent>>,
     ) -> StoreSink {
+        Self::start_with(store, info, events, None)
+    }
+
+    /// Starts the writer of a sub-agent's session: a child of `parent`,
+    /// titled, whose store events are its parent's business.
+    fn start_with(
+        store: Store,
+        info: SessionInfo,
+        events: Option<UnboundedSender<AgentEvent>>,
+        child_of: Option<(SessionId, String)>,
+    ) -> StoreSink {
         let (tx, rx) = channel();
         let state = Arc::new(Mutex::new(Recorded::default()));
+        let path = store.path().map(|p| p.to_path_buf());
         let writer = Writer {
             store,
-            info,
+            info: info.clone(),
+            child_of,
             state: state.clone(),
             events,
             unsaved: VecDeque::new(),
@@ -103,6 +119,8 @@ impl StoreSink {
             .ok();
         StoreSink {
             tx: Mutex::new(tx),
+            path,
+            info,
             state,
             read_only: Default::default(),
         }
@@ -181,11 +199,30 @@ impl SessionSink for StoreSink {
     fn rewind(&self, turn: u64, fork: bool) {
         self.send(Job::Rewind(turn, fork));
     }
+    fn child(&self, title: &str) -> Option<Arc<dyn SessionSink>> {
+        // The parent's session must exist first, to be linked to.
+        let parent = self.flush_within(Duration::from_secs(5)).session?;
+        let store = match Store::open(self.path.as_ref()?) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("cannot record a sub-agent's session: {e}");
+                return None;
+            }
+        };
+        let info = self.info.clone();
+        let child = StoreSink::start_with(store, info, None, Some((parent, title.to_string())));
+        Some(Arc::new(child))
+    }
+    fn settle(&self) {
+        self.flush();
+    }
 }
 
 struct Writer {
     store: Store,
     info: SessionInfo,
+    /// A sub-agent's session: its parent and its title.
+    child_of: Option<(SessionId, String)>,
     state: Arc<Mutex<Recorded>>,
     events: Option<UnboundedSender<AgentEvent>>,
     /// Jobs the store refused, oldest first; later jobs queue behind them.
@@ -352,8 +389,11 @@ impl Writer {
             project_root: Some(self.info.project_root.clone()),
             provider: self.info.provider.clone(),
             model: self.info.model.clone(),
-            parent_id: None,
+            parent_id: self.child_of.as_ref().map(|c| c.0.clone()),
         })?;
+        if let Some((_, title)) = &self.child_of {
+            self.store.set_title(&id, title)?;
+        }
         self.set_session(Some(id.clone()));
         Ok(id)
     }

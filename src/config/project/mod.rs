@@ -26,6 +26,8 @@
 //! | `[mcp.NAME]` otherwise (command, url, env, headers, `trusted`) | held, server by server |
 //! | `[shell] env_passthrough` | held, name by name |
 //! | `[models."ID"]` | held, model by model (windows and prices shape compaction and the cost shown) |
+//! | `effort` | held |
+//! | `[search]` | held (the service the model's searches go to) |
 //!
 //! A new section gets its own `split_*` function below: put what tightens
 //! into `s.out` and call `s.hold` for everything else.
@@ -147,6 +149,9 @@ fn split_top(s: &mut Sorter, p: &ConfigFile) {
         &p.ui.scroll_regions,
         &base.ui.scroll_regions,
     );
+    s.same("effort", &p.effort, &base.effort);
+    // Where the model's searches (and so words of the code) would go.
+    s.same("search", &p.search, &base.search);
     let turns = Some(s.current.max_turns());
     s.out.max_turns = s.lower("max_turns", p.max_turns, turns);
     s.out.max_tokens = s.lower("max_tokens", p.max_tokens, base.max_tokens);
@@ -246,7 +251,8 @@ pub fn strictness(mode: Mode) -> u8 {
         Mode::Auto => 0,
         Mode::Smart => 1,
         Mode::AlwaysAsk => 2,
-        Mode::Chat => 3,
+        Mode::Plan => 3,
+        Mode::Chat => 4,
     }
 }
 

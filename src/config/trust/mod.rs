@@ -79,6 +79,16 @@ pub fn hash_text(bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What trust is stored under: the project file's hash, and with `extra`
+/// (the fingerprint of the project's hooks and their scripts) both.
+pub fn hash_with(project: &[u8], extra: &str) -> String {
+    let file = hash_text(project);
+    if extra.is_empty() {
+        return file;
+    }
+    hash_text(format!("{file}\n{extra}").as_bytes())
+}
+
 /// The key a project is stored under: its canonical root.
 pub fn project_key(root: &Path) -> PathBuf {
     std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())
@@ -198,6 +208,25 @@ impl Config {
         }
     }
 
+    /// Adds what the project holds beside its config file that needs trust
+    /// (its hooks, from `.claude/settings.json` too) and a fingerprint of
+    /// those files and the scripts they name: trust then covers them, and
+    /// a change to any of them is asked about again.
+    pub fn hold_more(&mut self, held: Vec<Held>, fingerprint: &str) {
+        if held.is_empty() {
+            return;
+        }
+        let file = self.file.clone();
+        let project = std::fs::read(&self.project_path).unwrap_or_default();
+        let pending = self.pending.get_or_insert_with(|| Pending {
+            held: Vec::new(),
+            hash: String::new(),
+            full: file,
+        });
+        pending.held.extend(held);
+        pending.hash = hash_with(&project, fingerprint);
+    }
+
     /// What the project file holds that needs trust (empty when nothing).
     pub fn held(&self) -> &[Held] {
         self.pending.as_ref().map(|p| &p.held[..]).unwrap_or(&[])
@@ -261,10 +290,22 @@ pub fn keep_after_own_edit(
     global: Option<&Path>,
     before: Option<&[u8]>,
 ) -> Result<bool, TrustError> {
+    keep_after_own_edit_with(store, root, global, before, "")
+}
+
+/// [`keep_after_own_edit`] in a project whose hooks have the fingerprint
+/// `extra` (`Config::hold_more`), which the stored answer covers too.
+pub fn keep_after_own_edit_with(
+    store: &TrustStore,
+    root: &Path,
+    global: Option<&Path>,
+    before: Option<&[u8]>,
+    extra: &str,
+) -> Result<bool, TrustError> {
     let was_own = match before {
         None => true,
         Some(bytes) => {
-            store.lookup(root, &hash_text(bytes))? == Some(true) || {
+            store.lookup(root, &hash_with(bytes, extra))? == Some(true) || {
                 let base = global
                     .and_then(|g| super::read_file(g).ok().flatten())
                     .map(|(f, _)| f)
@@ -279,7 +320,7 @@ pub fn keep_after_own_edit(
     }
     let path = super::project_config_path(root);
     let after = std::fs::read(&path).map_err(|source| TrustError::Io { path, source })?;
-    store.record(root, &hash_text(&after), true)?;
+    store.record(root, &hash_with(&after, extra), true)?;
     Ok(true)
 }
 
@@ -291,11 +332,19 @@ pub fn ignored_message(config_path: &Path, held: &[Held], standing: Standing) ->
             "this project is not trusted yet; start `cairn` here to decide, or pass --trust-project"
         }
     };
+    // Hooks alone (from `.claude/settings.json`) leave no project file.
+    let place = if config_path.exists() {
+        format!(
+            "in {}",
+            super::project::printable(&config_path.display().to_string())
+        )
+    } else {
+        "of this project".to_string()
+    };
     let mut text = format!(
-        "cairn: ignoring {} setting{} in {} ({why}):",
+        "cairn: ignoring {} setting{} {place} ({why}):",
         held.len(),
         if held.len() == 1 { "" } else { "s" },
-        super::project::printable(&config_path.display().to_string()),
     );
     for h in held {
         text.push_str(&format!("\n  - {h}"));

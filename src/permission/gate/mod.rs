@@ -121,7 +121,7 @@ impl Gate {
     /// Judge one call, and record it for the repetition check (so call
     /// this once per call the model makes).
     ///
-    /// - chat: every tool is denied.
+    /// - chat: every tool is denied; plan: every call that is not read-only.
     /// - security blocks (`rm -rf /`, `sudo`, `curl … | sh`, writes into
     ///   system directories, …) hold in every other mode; no rule lifts them.
     /// - deny rules refuse, in every mode.
@@ -140,6 +140,17 @@ impl Gate {
                 message: "tools are off in chat mode; answer in text. If a tool is really \
                           needed, ask the user to switch to another mode."
                     .into(),
+            };
+        }
+        if self.mode == Mode::Plan
+            && let Some(why) = self.read_only_refusal(call)
+        {
+            return Verdict::Deny {
+                message: format!(
+                    "you are in plan mode: {why}, so it was not run. While planning only \
+                     read-only tools run; explore, then call exit_plan_mode with your plan \
+                     for the person to approve."
+                ),
             };
         }
         let analysis = if call.tool == "bash" {
@@ -250,7 +261,9 @@ impl Gate {
                 fixed.extend(outside_paths(&call.paths, call.workspace));
                 // `fetch` and an untrusted server's tools reach the network
                 // outside the sandbox: they ask in auto mode too.
-                let network = call.tool == "fetch" || call.tool.starts_with("mcp__");
+                let network = call.tool == "fetch"
+                    || call.tool == "web_search"
+                    || call.tool.starts_with("mcp__");
                 if (self.mode != Mode::Auto || network) && !self.tool_runs_freely(call) {
                     liftable.push(tool_reason(call));
                     if self.rules.allowed_by(call).is_some() {
@@ -373,6 +386,10 @@ fn tool_reason(call: &CallInfo) -> String {
             Some(url) => format!("fetches `{url}` from the network"),
             None => "fetches from the network".into(),
         },
+        "web_search" => match call.input.get("query").and_then(|q| q.as_str()) {
+            Some(q) => format!("searches the web for `{q}`"),
+            None => "searches the web".into(),
+        },
         "job_kill" => "stops a running job".into(),
         tool if tool.starts_with("mcp__") => {
             let server = tool
@@ -396,6 +413,7 @@ fn dedup(mut items: Vec<String>) -> Vec<String> {
     items
 }
 
+mod read_only;
 mod sandbox_mode;
 
 #[cfg(test)]

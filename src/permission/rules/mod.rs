@@ -49,6 +49,7 @@ pub const KNOWN_TOOLS: &[&str] = &[
     "bash",
     "job_kill",
     "fetch",
+    "web_search",
 ];
 
 const PATH_TOOLS: &[&str] = &["edit", "multiedit", "write", "view", "grep", "glob", "ls"];

@@ -164,6 +164,11 @@ fn arg_choices(
             .map(|m| (m.as_str().to_string(), String::new()))
             .collect(),
         "export" => plain(&["markdown".into(), "json".into()]),
+        "effort" => (crate::config::effort::Effort::ALL.iter())
+            .map(|e| e.as_str().to_string())
+            .chain(["default".to_string()])
+            .map(|e| (e, String::new()))
+            .collect(),
         // A title has spaces: the whole rest is the argument.
         "sessions" | "resume" => return Some((0, plain(&values.sessions))),
         "mcp" => {

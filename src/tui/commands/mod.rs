@@ -33,9 +33,24 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "Show or switch the model",
     },
     SlashCommand {
+        name: "effort",
+        args: "[level]",
+        description: "How hard a reasoning model thinks (minimal to xhigh)",
+    },
+    SlashCommand {
+        name: "paste-image",
+        args: "",
+        description: "Attach the clipboard's picture to the next prompt",
+    },
+    SlashCommand {
         name: "mode",
-        args: "[smart|always-ask|auto|chat]",
-        description: "Show or switch the permission mode",
+        args: "[mode]",
+        description: "Show or switch the permission mode: smart, always-ask, auto, chat, plan",
+    },
+    SlashCommand {
+        name: "plan",
+        args: "[goal]",
+        description: "Plan mode: explore read-only, then approve a plan before anything changes",
     },
     SlashCommand {
         name: "theme",
@@ -76,6 +91,16 @@ pub const COMMANDS: &[SlashCommand] = &[
         name: "permissions",
         args: "",
         description: "List the stored permission rules",
+    },
+    SlashCommand {
+        name: "hooks",
+        args: "",
+        description: "List the hooks: source file, how they run, last exit and time",
+    },
+    SlashCommand {
+        name: "memory",
+        args: "",
+        description: "List the instruction files in use (AGENTS.md, CLAUDE.md, …)",
     },
     SlashCommand {
         name: "sandbox",
@@ -144,6 +169,12 @@ pub enum Slash {
     Resume(String),
     Model(Option<String>),
     Mode(Option<Mode>),
+    /// Plan mode, and the goal to plan for when given.
+    Plan(Option<String>),
+    /// `/effort LEVEL` (`Some(None)`: back to the model's default);
+    /// `None` shows the choices.
+    Effort(Option<Option<crate::config::effort::Effort>>),
+    PasteImage,
     Theme(Option<String>),
     Compact(Option<String>),
     Undo,
@@ -155,6 +186,8 @@ pub enum Slash {
     /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
     McpPrompt(String),
     Permissions,
+    Hooks,
+    Memory,
     Mouse,
     Sandbox,
     Help,
@@ -185,9 +218,23 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "mode" => match arg {
             None => Slash::Mode(None),
             Some(m) => Slash::Mode(Some(Mode::parse(&m).ok_or_else(|| {
-                format!("`{m}` is not a mode; use smart, always-ask, auto or chat")
+                format!("`{m}` is not a mode; use smart, always-ask, auto, chat or plan")
             })?)),
         },
+        "plan" => Slash::Plan(arg),
+        "effort" => Slash::Effort(match arg.as_deref() {
+            None => None,
+            Some("default" | "auto" | "off") => Some(None),
+            Some(level) => Some(Some(
+                crate::config::effort::Effort::parse(level).ok_or_else(|| {
+                    format!(
+                        "`{level}` is not an effort level; use minimal, low, medium, high, \
+                         xhigh or default"
+                    )
+                })?,
+            )),
+        }),
+        "paste-image" => Slash::PasteImage,
         "theme" => Slash::Theme(arg),
         "compact" => Slash::Compact(arg),
         "undo" => Slash::Undo,
@@ -206,6 +253,8 @@ pub fn parse(input: &str) -> Result<Slash, String> {
             _ => return Err("usage: /mcp or /mcp restart <server>".into()),
         },
         "permissions" => Slash::Permissions,
+        "hooks" => Slash::Hooks,
+        "memory" => Slash::Memory,
         "mouse" => Slash::Mouse,
         "sandbox" => Slash::Sandbox,
         "help" | "?" => Slash::Help,
@@ -247,6 +296,18 @@ mod tests {
             Ok(Slash::McpRestart("github".into()))
         );
         assert!(parse("/mode yolo").unwrap_err().contains("not a mode"));
+        assert_eq!(
+            parse("/effort high"),
+            Ok(Slash::Effort(Some(Some(
+                crate::config::effort::Effort::High
+            ))))
+        );
+        assert_eq!(parse("/effort default"), Ok(Slash::Effort(Some(None))));
+        assert!(
+            parse("/effort max")
+                .unwrap_err()
+                .contains("not an effort level")
+        );
         assert!(parse("/rename").is_err());
         assert!(
             parse("/frobnicate")
@@ -258,7 +319,9 @@ mod tests {
     #[test]
     fn completes_by_prefix() {
         let names: Vec<_> = completions("/m").iter().map(|c| c.name).collect();
-        assert_eq!(names, ["model", "mode", "mcp", "mouse"]);
+        assert_eq!(names, ["model", "mode", "mcp", "memory", "mouse"]);
+        let names: Vec<_> = completions("/e").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["effort", "export"]);
         assert_eq!(completions("").len(), COMMANDS.len());
     }
 }

@@ -33,6 +33,7 @@ pub enum Action {
     ToggleMouse,
     Help,
     OpenEditor,
+    PasteImage,
     HistoryPrev,
     HistoryNext,
     SelectPrev,

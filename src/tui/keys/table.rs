@@ -117,6 +117,13 @@ pub(super) const TABLE: &[Row] = &[
         "edit the prompt in $EDITOR",
     ),
     (
+        Action::PasteImage,
+        "paste_image",
+        "ctrl+v",
+        Scope::Prompt,
+        "attach a picture from the clipboard (text pastes as text)",
+    ),
+    (
         Action::HistoryPrev,
         "history_prev",
         "up",

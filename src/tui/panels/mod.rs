@@ -17,6 +17,7 @@ pub mod modals;
 mod open_elsewhere;
 pub mod permission;
 pub mod pickers;
+pub mod plan;
 pub mod sessions;
 mod text;
 pub mod trust;
@@ -93,6 +94,8 @@ pub enum Panel {
         id: SessionId,
         held: String,
     },
+    /// The model's plan, waiting for the person's approval.
+    Plan(Box<plan::PlanDialog>),
     /// A diff full-screen: scrollable, unified or side by side.
     Diff {
         view: Box<DiffView>,
@@ -205,6 +208,7 @@ impl Panel {
             Panel::Text { .. } => "text",
             Panel::Diff { .. } => "diff",
             Panel::OpenElsewhere { .. } => "open-elsewhere",
+            Panel::Plan(_) => "plan",
         }
     }
 
@@ -235,6 +239,7 @@ impl Panel {
             | Panel::StoredRewind { picker: p, .. }
             | Panel::Themes { picker: p, .. } => !p.query().is_empty(),
             Panel::Sessions(_) => true,
+            Panel::Plan(d) => d.note.is_some(),
             _ => false,
         }
     }
@@ -251,6 +256,7 @@ impl Panel {
             return out;
         }
         match self {
+            Panel::Plan(d) => d.handle_key(key, keys),
             Panel::Sessions(b) => sessions::handle_key(b, key, keys),
             Panel::Diff {
                 scroll,
@@ -277,6 +283,7 @@ impl Panel {
                 scroll,
             } => diff::render(view, *highlight, *side_by_side, scroll, area, buf, s, theme),
             Panel::Sessions(b) => sessions::render(b, area, buf, s),
+            Panel::Plan(d) => d.render(area, buf, s, theme),
             Panel::Text {
                 title,
                 text,

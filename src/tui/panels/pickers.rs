@@ -67,6 +67,7 @@ pub fn modes_picker(current: Mode) -> Panel {
                 Mode::AlwaysAsk => "everything but reading asks",
                 Mode::Auto => "nothing asks but paths outside the project; deny rules hold",
                 Mode::Chat => "no tools",
+                Mode::Plan => "read-only exploration that ends in a plan you approve",
             }
             .into(),
             value: m.as_str().to_string(),

@@ -17,6 +17,8 @@ use crate::tui::msg::Msg;
 pub struct Handles {
     pub sessions: Option<Sessions>,
     pub mcp: Option<Arc<McpManager>>,
+    /// The session's hooks, for `/hooks`.
+    pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
     pub project_root: PathBuf,
     pub project_config: PathBuf,
     pub global_config: Option<PathBuf>,
@@ -136,6 +138,18 @@ impl Handles {
             Some(Err(e)) => Msg::Notice(NoticeLevel::Warning, e),
             None => Msg::Notice(NoticeLevel::Warning, "MCP is not running.".into()),
         }
+    }
+
+    /// `/hooks`: every hook, its file, how it runs and how it last ended.
+    pub fn hooks(&self, tx: UnboundedSender<Msg>) {
+        let text = match &self.hooks {
+            Some(h) => h.describe(),
+            None => "Hooks are not running.".into(),
+        };
+        let _ = tx.send(Msg::Text {
+            title: "Hooks".into(),
+            text,
+        });
     }
 
     pub fn permission_rules(&self, tx: UnboundedSender<Msg>) {

@@ -3,6 +3,7 @@
 //! every ~8 ms after input and ~33 ms while only streamed text changes. Every `Cmd` that `update` returns runs here, in `execute`.
 
 mod effects;
+mod pictures;
 
 use std::io::Write;
 use std::time::Duration;
@@ -82,10 +83,12 @@ impl Runtime<'_> {
                 let _ = tx.send(self.handles.restart_mcp(&name));
             }
             Cmd::ShowPermissionRules => self.handles.permission_rules(tx),
+            Cmd::ShowHooks => self.handles.hooks(tx),
             Cmd::SaveSetting { key, value } => self.handles.save_setting(key, value, tx),
             Cmd::CopyToClipboard(text) => terminal::copy_to_clipboard(&text, &mut self.clipboard),
             Cmd::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
             Cmd::Notify(text) => terminal::notify(model.notify, &text),
+            Cmd::ReadImage(source) => pictures::read_image(source, &self.handles.project_root, tx),
             Cmd::AppendHistory(text) => {
                 if let Some(path) = &self.handles.history_file
                     && let Err(e) = append_history(path, &text)

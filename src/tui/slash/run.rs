@@ -1,6 +1,7 @@
 //! Running a slash command: most change the model and return the effects
 //! for the runtime; some open a panel.
 
+use crate::permission::Mode;
 use crate::protocol::SessionRequest;
 use crate::protocol::{AgentCommand, NoticeLevel};
 use crate::tui::cmd::Cmd;
@@ -67,10 +68,40 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
             model.mode = m;
             vec![Cmd::Send(AgentCommand::SetMode(m))]
         }
+        Slash::Plan(goal) => {
+            model.mode = Mode::Plan;
+            let mut cmds = vec![Cmd::Send(AgentCommand::SetMode(Mode::Plan))];
+            if let Some(text) = goal {
+                model.transcript.to_bottom();
+                if model.turn_running {
+                    model.queued.push_back(text.clone());
+                }
+                cmds.push(Cmd::Send(AgentCommand::Submit {
+                    text,
+                    images: Vec::new(),
+                }));
+            }
+            cmds
+        }
         Slash::Mode(None) => {
             model.open_panel(panels::modes_picker(model.mode));
             Vec::new()
         }
+        Slash::Effort(Some(effort)) => {
+            model.flash(match effort {
+                Some(e) => format!("Effort {e} from the next request"),
+                None => "Effort: the model's default".to_string(),
+            });
+            vec![Cmd::Send(AgentCommand::SetEffort(effort))]
+        }
+        Slash::Effort(None) => {
+            let now = model.effort.map_or("default", |e| e.as_str());
+            model.flash(format!(
+                "Effort is {now}; /effort minimal|low|medium|high|xhigh|default"
+            ));
+            Vec::new()
+        }
+        Slash::PasteImage => vec![Cmd::ReadImage(crate::tui::cmd::ImageSource::Clipboard)],
         Slash::Theme(Some(name)) => set_theme(model, &name, true),
         Slash::Theme(None) => {
             let p = panels::themes_picker(&model.themes.names(), &model.theme.name);
@@ -96,6 +127,8 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
         Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
         Slash::Permissions => vec![Cmd::ShowPermissionRules],
+        Slash::Hooks => vec![Cmd::ShowHooks],
+        Slash::Memory => vec![Cmd::Send(AgentCommand::ShowMemory)],
         Slash::Sandbox => {
             let text = model.sandbox.details();
             model.notice(NoticeLevel::Info, text);

@@ -18,13 +18,16 @@ use crate::tui::slash;
 mod agent;
 mod modal;
 mod panel;
+mod pictures;
 mod prompt;
 mod session;
+mod shell;
 mod type_ahead;
 
 use crate::tui::widgets::cell::CellKind;
 use agent::agent_event;
 pub use agent::settle_activity;
+pub use pictures::chips as picture_chips;
 use prompt::{interrupt, prompt_key};
 
 /// A second Ctrl+C within this long quits.
@@ -42,8 +45,15 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
                 }
             } else if model.modals.overlays.is_empty() {
                 model.focus = Focus::Prompt;
+                if let Some(read) = pictures::pasted_path(&text) {
+                    return vec![read];
+                }
                 model.input.paste(&text);
             }
+            Vec::new()
+        }
+        Msg::Image(result) => {
+            pictures::arrived(model, result);
             Vec::new()
         }
         Msg::Mouse(m) => on_mouse(model, m),
@@ -225,6 +235,17 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     } else if keys.is(Action::SelectLast, &key) {
         model.transcript.select(n.checked_sub(1));
     } else if keys.is(Action::ToggleExpand, &key) {
+        let sub_agent = sel
+            .and_then(|s| model.transcript.cells().get(s))
+            .and_then(|c| match &c.kind {
+                CellKind::Tool(t) if t.name == "agent" => Some(t.call_id.clone()),
+                _ => None,
+            });
+        if let Some(call_id) = sub_agent
+            && agent::subagents::open(model, &call_id)
+        {
+            return Vec::new();
+        }
         if let Some(c) = sel.and_then(|s| model.transcript.get_mut(s)) {
             c.expanded = !c.expanded;
         }

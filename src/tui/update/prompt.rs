@@ -38,6 +38,12 @@ pub fn menu_key(model: &mut Model, key: KeyEvent) -> Option<Vec<Cmd>> {
 }
 
 pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
+    if key.code == KeyCode::Backspace
+        && key.modifiers.is_empty()
+        && super::pictures::remove_last(model)
+    {
+        return Vec::new();
+    }
     let keys = &model.keys;
     if keys.is(Action::Submit, &key) {
         return submit(model);
@@ -49,6 +55,10 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     if keys.is(Action::OpenEditor, &key) {
         return vec![Cmd::OpenEditor(model.input.text())];
     }
+    if keys.is(Action::PasteImage, &key) {
+        return vec![Cmd::ReadImage(crate::tui::cmd::ImageSource::Clipboard)];
+    }
+
     if keys.is(Action::HistoryPrev, &key)
         && model.input.cursor_on_first_line()
         && model.input.history_prev()
@@ -145,7 +155,7 @@ fn readline_key(model: &mut Model, key: KeyEvent) -> bool {
 }
 
 pub fn submit(model: &mut Model) -> Vec<Cmd> {
-    if model.input.text().trim().is_empty() {
+    if model.input.text().trim().is_empty() && model.images.is_empty() {
         return Vec::new();
     }
     if model.agent_gone {
@@ -197,16 +207,20 @@ fn send(model: &mut Model) -> Vec<Cmd> {
     if model.read_only {
         return read_only_refusal(model);
     }
+    if let Some(cmds) = super::shell::shell_line(model) {
+        return cmds;
+    }
     let text = model.input.take();
     model.slash_menu = MenuState::default();
     model.transcript.to_bottom();
     if model.turn_running {
         model.queued.push_back(text.clone());
     }
+    let images = std::mem::take(&mut model.images);
     vec![
         Cmd::Send(AgentCommand::Submit {
             text: text.clone(),
-            images: Vec::new(),
+            images: images.into_iter().map(|(image, _)| image).collect(),
         }),
         Cmd::AppendHistory(text),
     ]

@@ -1,6 +1,8 @@
 //! What an `@path` attached to a prompt, shown under it as a chip
 //! (`@src/main.rs · 120 lines`) that Enter expands to the text the model
-//! was given.
+//! was given. A hook that blocked or added context is shown the same way
+//! (`PreToolUse hook blocked Bash · python3 guard.py`), expanding to what
+//! it said.
 
 use ratatui::style::Modifier;
 use ratatui::text::{Line, Span};
@@ -13,6 +15,8 @@ const SHOWN_LINES: usize = 200;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attachment {
+    /// `@` before a mention; nothing before a hook's line.
+    pub sigil: &'static str,
     pub mention: String,
     pub summary: String,
     pub text: String,
@@ -26,8 +30,19 @@ impl Attachment {
         } else {
             "Enter expands"
         };
+        // A picture: its chip alone (after its `@path`, when it had one);
+        // there is no text to expand.
+        if self.text.is_empty() {
+            let mut spans = Vec::new();
+            if !self.mention.is_empty() {
+                spans.push(Span::styled(format!(" @{} ", self.mention), chip));
+                spans.push(Span::raw(" "));
+            }
+            spans.push(Span::styled(self.summary.clone(), s.accent));
+            return vec![Line::from(spans)];
+        }
         let mut out = vec![Line::from(vec![
-            Span::styled(format!(" @{} ", self.mention), chip),
+            Span::styled(format!(" {}{} ", self.sigil, self.mention), chip),
             Span::styled(format!(" {} · {hint}", self.summary), s.dim),
         ])];
         if !expanded {
@@ -55,6 +70,7 @@ mod tests {
     #[test]
     fn a_chip_that_expands_to_the_attached_text() {
         let a = Attachment {
+            sigil: "@",
             mention: "notes.md".into(),
             summary: "2 lines".into(),
             text: "<attached path=\"notes.md\">\nalpha\nbeta\n</attached>".into(),

@@ -15,6 +15,7 @@ pub mod overlay;
 pub mod picker;
 pub mod slash_menu;
 pub mod status_bar;
+pub mod sub_transcript;
 pub mod text_field;
 pub mod tool_cell;
 pub mod transcript;

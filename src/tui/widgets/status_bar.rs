@@ -48,6 +48,8 @@ pub struct StatusInfo<'a> {
     pub styles: &'a Styles,
     pub provider: &'a str,
     pub model: &'a str,
+    /// The reasoning effort asked for, when one is set.
+    pub effort: Option<crate::config::effort::Effort>,
     pub mode: Mode,
     pub usage: &'a UsageInfo,
     pub cwd: &'a PathBuf,
@@ -117,6 +119,13 @@ fn parts(model: &StatusInfo) -> Vec<Part> {
         style: s.status,
         priority: 6,
     });
+    if let Some(effort) = model.effort {
+        parts.push(Part {
+            text: format!("effort {effort}"),
+            style: s.status,
+            priority: 5,
+        });
+    }
     let mode_style = if model.mode == Mode::Auto {
         s.warning
     } else {

@@ -14,6 +14,9 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         clear_retry(model);
     }
     let mut cmds = notification(model, &ev);
+    if subagents::record(model, &ev) {
+        return cmds;
+    }
     match ev {
         AgentEvent::TurnStarted { prompt, .. } => turn_started(model, prompt),
         AgentEvent::ResponseStarted => response_started(model),
@@ -61,6 +64,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             model.provider = provider;
             model.model = name;
         }
+        AgentEvent::EffortChanged(effort) => model.effort = effort,
         AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
         AgentEvent::Attached {
             mention,
@@ -68,13 +72,32 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             text,
         } => {
             let a = crate::tui::widgets::attachment::Attachment {
+                sigil: "@",
                 mention,
                 summary,
                 text,
             };
             model.transcript.push(CellKind::Attachment(Box::new(a)));
         }
+        AgentEvent::Hook {
+            summary,
+            command,
+            output,
+        } => {
+            let a = crate::tui::widgets::attachment::Attachment {
+                sigil: "",
+                mention: crate::term_safe::escape(&summary),
+                summary: crate::term_safe::escape(&crate::text::truncate_chars(&command, 60)),
+                text: crate::term_safe::escape(&output),
+            };
+            model.transcript.push(CellKind::Attachment(Box::new(a)));
+        }
         AgentEvent::TurnFinished { outcome, .. } => turn_finished(model, outcome),
+        AgentEvent::PlanProposed { id, plan } => {
+            let dialog = crate::tui::panels::plan::PlanDialog::new(id, plan);
+            model.open_panel(crate::tui::panels::Panel::Plan(Box::new(dialog)));
+            model.activity = Activity::WaitingForPermission;
+        }
         other => cmds.extend(super::session::agent_event(model, other)),
     }
     cmds
@@ -93,6 +116,7 @@ fn notification(model: &Model, ev: &AgentEvent) -> Vec<Cmd> {
             _ => "cairn: the turn stopped",
         },
         AgentEvent::PermissionRequested { .. } => "cairn: waiting for your approval",
+        AgentEvent::PlanProposed { .. } => "cairn: a plan waits for your approval",
         AgentEvent::InputRequested { .. } => "cairn: a server asks for your input",
         _ => return Vec::new(),
     };
@@ -164,6 +188,10 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
         }
         AgentEvent::PermissionResolved { id } => {
             model.modals.permissions.retain(|d| d.id != id);
+            model.modals.overlays.retain(|o| {
+                !matches!(o, crate::tui::model::Overlay::Panel(p)
+                    if matches!(&**p, crate::tui::panels::Panel::Plan(d) if d.id == id))
+            });
             settle_activity(model);
         }
         AgentEvent::InputRequested { id, request } => model
@@ -435,6 +463,8 @@ fn cancel_running_tools(model: &mut Model) {
         }
     }
 }
+
+pub mod subagents;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,275 @@
+//! One ACP session: an ordinary cairn agent (its own gate, sandbox, MCP
+//! servers and store writer, recording under the session's id, so the
+//! session is listed, searchable and resumable like any other) and the
+//! task that tells the editor what it does.
+//!
+//! The task reads the agent's events in order and sends each as
+//! `session/update`s; a permission request becomes
+//! `session/request_permission` (asked on a task of its own, so updates
+//! keep flowing), and the turn's end answers the waiting `session/prompt`.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::{Client, Error, ErrorCode, v1};
+use tokio::sync::mpsc;
+
+use super::{permission, updates::Translator};
+use crate::agent::store_sink::StoreSink;
+use crate::cli::startup::{self, Overrides, Startup};
+use crate::mcp::McpManager;
+use crate::protocol::{AgentCommand, AgentEvent, LoadedSession, PermissionRequest, TurnOutcome};
+use crate::store::{NewSession, SessionId};
+
+pub type Connection = v1::ConnectionTo<Client>;
+
+/// How long closing a session waits for its turn to wind down.
+const CLOSE_PATIENCE: Duration = Duration::from_secs(10);
+
+pub struct Session {
+    pub id: String,
+    pub cwd: PathBuf,
+    pub mode: crate::config::Mode,
+    commands: mpsc::UnboundedSender<AgentCommand>,
+    /// The `session/prompt` the running turn answers.
+    prompt: Mutex<Option<v1::Responder<acp::PromptResponse>>>,
+    sink: Option<Arc<StoreSink>>,
+    mcp: Arc<McpManager>,
+    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// What a session starts from: a new stored session, or a stored one.
+pub enum Origin {
+    New,
+    Stored(Box<LoadedSession>),
+}
+
+/// Reads the configuration for `cwd`; an error says what to fix.
+pub async fn prepare(overrides: &Overrides, cwd: PathBuf) -> Result<Startup, Error> {
+    if !cwd.is_absolute() {
+        return Err(invalid(format!(
+            "cwd must be an absolute path, not {}",
+            cwd.display()
+        )));
+    }
+    if !cwd.is_dir() {
+        return Err(invalid(format!("cwd {} is not a directory", cwd.display())));
+    }
+    startup::prepare_at(overrides, cwd)
+        .await
+        .map_err(|e| internal(format!("{e:#}")))
+}
+
+/// Bad parameters, said in cairn's words (the JSON-RPC message itself).
+pub fn invalid(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INVALID_PARAMS, message)
+}
+
+pub fn internal(message: impl Into<String>) -> Error {
+    Error::new(ErrorCode::INTERNAL_ERROR, message)
+}
+
+/// Starts the agent for `origin` and the task that forwards its events.
+pub fn start(s: &Startup, origin: &Origin, cx: Connection) -> Result<Arc<Session>, Error> {
+    let Some(provider) = s.provider.clone() else {
+        return Err(Error::new(ErrorCode::AUTH_REQUIRED, startup::setup_help()));
+    };
+    let id = match origin {
+        Origin::Stored(loaded) => loaded.id().clone(),
+        Origin::New => create(s, &provider)?,
+    };
+    let running =
+        startup::start_agent(s, &provider, true).map_err(|e| internal(format!("{e:#}")))?;
+    let load = match origin {
+        Origin::Stored(loaded) => AgentCommand::load(loaded),
+        Origin::New => AgentCommand::LoadHistory {
+            messages: vec![],
+            versions: vec![],
+            session_id: Some(id.clone()),
+            cost: None,
+            lost: vec![],
+            read_only: false,
+            compacted: None,
+        },
+    };
+    let _ = running.commands.send(load);
+    let session = Arc::new(Session {
+        id: id.as_str().to_string(),
+        cwd: s.cwd.clone(),
+        mode: s.mode,
+        commands: running.commands,
+        prompt: Mutex::new(None),
+        sink: running.sink,
+        mcp: running.mcp,
+        task: Mutex::new(Some(running.task)),
+    });
+    let forwarder = Forwarder {
+        session: session.clone(),
+        cx,
+        tr: Translator::new(s.cwd.clone()),
+        asking: Default::default(),
+    };
+    tokio::spawn(forwarder.run(running.events));
+    Ok(session)
+}
+
+/// A new stored session, so the editor's id is cairn's from the start.
+fn create(s: &Startup, provider: &crate::llm::ResolvedProvider) -> Result<SessionId, Error> {
+    let mut store = startup::open_store()
+        .map_err(|e| internal(format!("the session store cannot be opened: {e:#}")))?;
+    store
+        .create_session(&NewSession {
+            cwd: s.cwd.clone(),
+            project_root: Some(s.root.clone()),
+            provider: provider.settings.name.clone(),
+            model: provider.model.clone(),
+            parent_id: None,
+        })
+        .map_err(|e| internal(format!("the session cannot be recorded: {e}")))
+}
+
+impl Session {
+    pub fn send(&self, command: AgentCommand) {
+        let _ = self.commands.send(command);
+    }
+
+    /// Sends a prompt that `responder` answers when its turn ends; refused
+    /// while another prompt of this session runs.
+    pub fn prompt(
+        &self,
+        text: String,
+        images: Vec<crate::conversation::ImageData>,
+        responder: v1::Responder<acp::PromptResponse>,
+    ) -> Result<(), Error> {
+        let mut slot = lock(&self.prompt);
+        if slot.is_some() {
+            let _ = responder.respond_with_error(Error::new(
+                ErrorCode::INVALID_REQUEST,
+                "a prompt is already running in this session; cancel it or wait for its answer",
+            ));
+            return Ok(());
+        }
+        *slot = Some(responder);
+        drop(slot);
+        if self
+            .commands
+            .send(AgentCommand::Submit { text, images })
+            .is_err()
+            && let Some(r) = lock(&self.prompt).take()
+        {
+            r.respond_with_error(internal("the agent of this session has stopped"))?;
+        }
+        Ok(())
+    }
+
+    /// Ends the turn, stops the agent and its servers, and waits for the
+    /// store to take every write.
+    pub async fn close(&self) {
+        self.send(AgentCommand::Cancel);
+        self.send(AgentCommand::Shutdown);
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            let _ = tokio::time::timeout(CLOSE_PATIENCE, task).await;
+        }
+        if let Some(sink) = self.sink.clone() {
+            let _ = tokio::task::spawn_blocking(move || sink.flush_within(CLOSE_PATIENCE)).await;
+        }
+        self.mcp.shutdown().await;
+    }
+
+    fn finish(&self, outcome: &TurnOutcome) {
+        let Some(responder) = lock(&self.prompt).take() else {
+            return;
+        };
+        let stop = match outcome {
+            TurnOutcome::Completed => acp::StopReason::EndTurn,
+            TurnOutcome::Cancelled => acp::StopReason::Cancelled,
+            TurnOutcome::TurnLimit { .. } => acp::StopReason::MaxTurnRequests,
+            TurnOutcome::Failed { error } => {
+                let _ = responder.respond_with_error(internal(error.clone()));
+                return;
+            }
+        };
+        let _ = responder.respond(acp::PromptResponse::new(stop));
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+struct Forwarder {
+    session: Arc<Session>,
+    cx: Connection,
+    tr: Translator,
+    /// Questions the editor has open, by cairn's request id: a cancelled
+    /// turn withdraws them (`$/cancel_request`), so no dialog lingers.
+    asking: std::collections::HashMap<u64, agent_client_protocol::RequestCancellationHandle>,
+}
+
+impl Forwarder {
+    async fn run(mut self, mut events: mpsc::UnboundedReceiver<AgentEvent>) {
+        while let Some(event) = events.recv().await {
+            match &event {
+                AgentEvent::PermissionRequested { id, request } => self.ask(*id, request),
+                AgentEvent::PermissionResolved { id } => {
+                    if let Some(open) = self.asking.remove(id) {
+                        let _ = open.cancel();
+                    }
+                }
+                AgentEvent::InputRequested { id, .. } => {
+                    // ACP v1 has no form for a server's question: decline it,
+                    // so the server goes on without the answer.
+                    self.session.send(AgentCommand::InputReply {
+                        id: *id,
+                        answer: crate::tools::input::InputAnswer::Decline,
+                    });
+                }
+                _ => {}
+            }
+            for update in self.tr.updates(&event) {
+                let n = acp::SessionNotification::new(self.session.id.clone(), update);
+                if self.cx.send_notification(n).is_err() {
+                    return;
+                }
+            }
+            if let AgentEvent::TurnFinished { outcome, .. } = &event {
+                self.session.finish(outcome);
+            }
+        }
+        // The agent stopped: a prompt still waiting gets an answer.
+        self.session.finish(&TurnOutcome::Failed {
+            error: "the agent of this session stopped".into(),
+        });
+    }
+
+    /// Asks the editor on a task of its own; the answer goes to the gate.
+    fn ask(&mut self, id: u64, request: &PermissionRequest) {
+        let call = self
+            .tr
+            .call_for(&request.tool, &request.summary)
+            .unwrap_or_else(|| format!("permission-{id}"));
+        let ask = acp::RequestPermissionRequest::new(
+            self.session.id.clone(),
+            permission::tool_call(self.tr.cwd(), &call, request),
+            permission::options(request),
+        );
+        let session = self.session.clone();
+        let request = request.clone();
+        let sent = self.cx.send_request(ask);
+        self.asking.insert(id, sent.cancellation_handle());
+        tokio::spawn(async move {
+            let outcome = match sent.block_task().await {
+                Ok(answer) => answer.outcome,
+                Err(e) => {
+                    tracing::warn!("acp: the permission request failed: {e}");
+                    acp::RequestPermissionOutcome::Cancelled
+                }
+            };
+            let decision = permission::decision(&request, &outcome);
+            session.send(AgentCommand::PermissionReply { id, decision });
+        });
+    }
+}

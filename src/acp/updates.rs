@@ -1,0 +1,282 @@
+//! What the agent's events look like to an editor: each `AgentEvent`
+//! becomes the `session/update`s an ACP client draws (message and thought
+//! chunks, tool calls and their status, a command's output, diffs, the
+//! todo list as a plan, the mode, the title, the context usage).
+//!
+//! A `Translator` keeps the little state the mapping needs: the summary of
+//! each call still open (to pair a permission request with its call) and
+//! the output a running command has printed so far (an update replaces a
+//! call's content, so each one carries all of it).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use agent_client_protocol::v1::schema as acp;
+use serde_json::Value;
+
+use crate::config::Mode;
+use crate::protocol::{AgentEvent, NoticeLevel, ToolStatus};
+use crate::tools::ToolDisplay;
+use crate::tools::state::{Todo, TodoStatus};
+
+/// How much of a command's output an update carries (its tail).
+pub const OUTPUT_CAP: usize = 64 * 1024;
+
+pub fn text(t: impl Into<String>) -> acp::ContentBlock {
+    acp::ContentBlock::Text(acp::TextContent::new(t))
+}
+
+fn chunk(t: impl Into<String>) -> acp::ContentChunk {
+    acp::ContentChunk::new(text(t))
+}
+
+/// The kind an editor shows for a cairn tool.
+pub fn kind_of(tool: &str) -> acp::ToolKind {
+    match tool {
+        "view" | "job_output" | "skill" => acp::ToolKind::Read,
+        "edit" | "multiedit" | "write" => acp::ToolKind::Edit,
+        "bash" | "job_kill" => acp::ToolKind::Execute,
+        "grep" | "glob" | "ls" => acp::ToolKind::Search,
+        "fetch" => acp::ToolKind::Fetch,
+        "todos" => acp::ToolKind::Think,
+        _ => acp::ToolKind::Other,
+    }
+}
+
+/// The files a call touches, from its input, as absolute paths.
+pub fn locations(cwd: &Path, input: &Value) -> Vec<acp::ToolCallLocation> {
+    ["file_path", "path"]
+        .iter()
+        .filter_map(|k| input.get(*k).and_then(Value::as_str))
+        .take(1)
+        .map(|p| acp::ToolCallLocation::new(cwd.join(p)))
+        .collect()
+}
+
+/// A file change as the editor's diff view takes it (`old` empty: a new file).
+pub fn diff(cwd: &Path, d: &crate::diff::FileDiff) -> acp::ToolCallContent {
+    let old = (!d.old.is_empty()).then(|| d.old.clone());
+    acp::ToolCallContent::Diff(acp::Diff::new(cwd.join(&d.path), d.new.clone()).old_text(old))
+}
+
+pub fn content_text(t: impl Into<String>) -> acp::ToolCallContent {
+    acp::ToolCallContent::Content(acp::Content::new(text(t)))
+}
+
+pub fn status_of(status: ToolStatus) -> acp::ToolCallStatus {
+    match status {
+        ToolStatus::Done => acp::ToolCallStatus::Completed,
+        _ => acp::ToolCallStatus::Failed,
+    }
+}
+
+/// What a finished call shows: its diff, or what the model was told.
+pub fn finished_content(
+    cwd: &Path,
+    output: &str,
+    display: Option<&ToolDisplay>,
+) -> Vec<acp::ToolCallContent> {
+    match display {
+        Some(ToolDisplay::Diff(d)) => vec![diff(cwd, d)],
+        _ if output.is_empty() => vec![],
+        _ => vec![content_text(tail(&crate::ansi::strip(output), OUTPUT_CAP))],
+    }
+}
+
+/// The last `max` bytes of `s`, cut at a character boundary.
+fn tail(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut start = s.len() - max;
+    while !s.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("…{}", &s[start..])
+}
+
+pub fn plan(todos: &[Todo]) -> acp::Plan {
+    acp::Plan::new(
+        todos
+            .iter()
+            .map(|t| {
+                let status = match t.status {
+                    TodoStatus::Pending => acp::PlanEntryStatus::Pending,
+                    TodoStatus::InProgress => acp::PlanEntryStatus::InProgress,
+                    TodoStatus::Completed => acp::PlanEntryStatus::Completed,
+                };
+                acp::PlanEntry::new(t.content.clone(), acp::PlanEntryPriority::Medium, status)
+            })
+            .collect(),
+    )
+}
+
+/// Modes an editor may switch to: plan mode ends in an approval dialog
+/// the protocol has no form for yet, so it stays in cairn's own front ends.
+pub fn offered(mode: Mode) -> bool {
+    mode != Mode::Plan
+}
+
+/// The session modes an editor offers: cairn's permission modes.
+pub fn modes(current: Mode) -> acp::SessionModeState {
+    let modes = Mode::ALL
+        .iter()
+        .filter(|m| offered(**m))
+        .map(|m| {
+            let (name, about) = match m {
+                Mode::Smart => (
+                    "Smart",
+                    "Read-only tools run; edits and commands that may change things ask",
+                ),
+                Mode::AlwaysAsk => ("Always ask", "Every tool call asks first"),
+                Mode::Auto => (
+                    "Auto",
+                    "Tools run without asking (paths outside the workspace still ask; dangerous commands stay blocked)",
+                ),
+                Mode::Chat | Mode::Plan => ("Chat", "No tools run"),
+            };
+            acp::SessionMode::new(m.as_str(), name).description(about.to_string())
+        })
+        .collect();
+    acp::SessionModeState::new(current.as_str(), modes)
+}
+
+#[derive(Debug, Default)]
+pub struct Translator {
+    cwd: PathBuf,
+    /// Calls not finished yet: (tool, summary), by id.
+    open: HashMap<String, (String, String)>,
+    /// Calls waiting for the person, latest last.
+    waiting: Vec<String>,
+    /// What each running command printed so far.
+    output: HashMap<String, String>,
+}
+
+impl Translator {
+    pub fn new(cwd: PathBuf) -> Translator {
+        Translator {
+            cwd,
+            ..Default::default()
+        }
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// The call a permission request is about: the waiting call of that
+    /// tool and summary (the latest, should two be alike).
+    pub fn call_for(&mut self, tool: &str, summary: &str) -> Option<String> {
+        let pos = self.waiting.iter().rposition(|id| {
+            self.open
+                .get(id)
+                .is_some_and(|(t, s)| t == tool && s == summary)
+        })?;
+        Some(self.waiting.remove(pos))
+    }
+
+    /// The updates one event makes.
+    pub fn updates(&mut self, event: &AgentEvent) -> Vec<acp::SessionUpdate> {
+        use acp::SessionUpdate as U;
+        let one = |u| vec![u];
+        match event {
+            AgentEvent::TextDelta(t) => one(U::AgentMessageChunk(chunk(t.clone()))),
+            AgentEvent::ReasoningDelta(t) => one(U::AgentThoughtChunk(chunk(t.clone()))),
+            AgentEvent::ResponseReset => one(U::AgentMessageChunk(chunk(
+                "\n\n[the connection dropped; the answer starts again]\n\n",
+            ))),
+            AgentEvent::ToolCallStarted {
+                call_id,
+                name,
+                input,
+                summary,
+            } => {
+                self.open
+                    .insert(call_id.clone(), (name.clone(), summary.clone()));
+                one(U::ToolCall(
+                    acp::ToolCall::new(call_id.clone(), summary.clone())
+                        .kind(kind_of(name))
+                        .status(acp::ToolCallStatus::Pending)
+                        .locations(locations(&self.cwd, input))
+                        .raw_input(input.clone()),
+                ))
+            }
+            AgentEvent::ToolCallWaiting { call_id } => {
+                self.waiting.push(call_id.clone());
+                vec![]
+            }
+            AgentEvent::ToolCallRunning { call_id } => {
+                self.waiting.retain(|w| w != call_id);
+                one(update(
+                    call_id,
+                    acp::ToolCallUpdateFields::new().status(acp::ToolCallStatus::InProgress),
+                ))
+            }
+            AgentEvent::ToolCallOutput { call_id, chunk } => {
+                let so_far = self.output.entry(call_id.clone()).or_default();
+                so_far.push_str(&crate::ansi::strip(chunk));
+                if so_far.len() > 2 * OUTPUT_CAP {
+                    *so_far = tail(so_far, OUTPUT_CAP);
+                }
+                let shown = tail(so_far, OUTPUT_CAP);
+                one(update(
+                    call_id,
+                    acp::ToolCallUpdateFields::new().content(vec![content_text(shown)]),
+                ))
+            }
+            AgentEvent::ToolCallFinished {
+                call_id,
+                status,
+                output,
+                display,
+            } => {
+                self.open.remove(call_id);
+                self.output.remove(call_id);
+                self.waiting.retain(|w| w != call_id);
+                let fields = acp::ToolCallUpdateFields::new()
+                    .status(status_of(*status))
+                    .content(finished_content(&self.cwd, output, display.as_ref()))
+                    .raw_output(Value::String(crate::ansi::strip(output)));
+                one(update(call_id, fields))
+            }
+            AgentEvent::Todos(todos) => one(U::Plan(plan(todos))),
+            AgentEvent::ModeChanged(mode) => one(U::CurrentModeUpdate(
+                acp::CurrentModeUpdate::new(mode.as_str()),
+            )),
+            AgentEvent::TitleChanged(t) | AgentEvent::TitleGenerated(t) => one(
+                U::SessionInfoUpdate(acp::SessionInfoUpdate::new().title(t.clone())),
+            ),
+            AgentEvent::Usage {
+                context_tokens,
+                context_window,
+                cost,
+                ..
+            } => {
+                let mut u = acp::UsageUpdate::new(*context_tokens, *context_window);
+                if let Some(c) = cost {
+                    u = u.cost(acp::Cost::new(*c, "USD"));
+                }
+                one(U::UsageUpdate(u))
+            }
+            AgentEvent::Notice { level, text } if *level != NoticeLevel::Info => {
+                let tag = if *level == NoticeLevel::Error {
+                    "error"
+                } else {
+                    "warning"
+                };
+                one(U::AgentMessageChunk(chunk(format!(
+                    "\n\n_{tag}: {text}_\n\n"
+                ))))
+            }
+            _ => vec![],
+        }
+    }
+}
+
+pub fn update(call_id: &str, fields: acp::ToolCallUpdateFields) -> acp::SessionUpdate {
+    acp::SessionUpdate::ToolCallUpdate(acp::ToolCallUpdate::new(call_id.to_string(), fields))
+}
+
+#[cfg(test)]
+#[path = "updates_tests.rs"]
+mod tests;

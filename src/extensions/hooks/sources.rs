@@ -1,0 +1,263 @@
+//! Where hooks come from, in this order: `[hooks]` of cairn's user config,
+//! `~/.claude/settings.json`, then the project's `.cairn/config.toml`,
+//! `.claude/settings.json` and `.claude/settings.local.json` (the
+//! `.claude` files unless `[compat] claude = false`). Every file has the
+//! shape Claude Code documents:
+//!
+//! ```json
+//! {"hooks": {"PreToolUse": [{"matcher": "Bash",
+//!   "hooks": [{"type": "command", "command": "…", "timeout": 30}]}]}}
+//! ```
+//!
+//! (in TOML: `[[hooks.PreToolUse]]` with `matcher` and `hooks`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{DEFAULT_TIMEOUT, Event, Hook, Matcher};
+use crate::config::project::Held;
+use crate::config::project_file::{self, Over};
+use crate::extensions::commands::Scope;
+
+/// The files hooks are read from.
+#[derive(Debug, Clone)]
+pub struct Files {
+    pub workspace: PathBuf,
+    /// cairn's user config file (`~/.config/cairn/config.toml`).
+    pub user_config: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    /// Read Claude Code's `settings.json` files too.
+    pub claude: bool,
+}
+
+impl From<&crate::extensions::commands::Roots> for Files {
+    fn from(r: &crate::extensions::commands::Roots) -> Files {
+        Files {
+            workspace: r.workspace.clone(),
+            user_config: r.config_dir.as_ref().map(|d| d.join("config.toml")),
+            home: r.home.clone(),
+            claude: r.claude,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Toml,
+    Json,
+}
+
+/// The largest settings file read.
+const MAX_BYTES: u64 = 1024 * 1024;
+
+impl Files {
+    fn list(&self) -> Vec<(PathBuf, Scope, Format)> {
+        let mut out = Vec::new();
+        if let Some(c) = &self.user_config {
+            out.push((c.clone(), Scope::User, Format::Toml));
+        }
+        if let (Some(h), true) = (&self.home, self.claude) {
+            out.push((h.join(".claude/settings.json"), Scope::User, Format::Json));
+        }
+        let ws = &self.workspace;
+        out.push((ws.join(".cairn/config.toml"), Scope::Project, Format::Toml));
+        if self.claude {
+            out.push((
+                ws.join(".claude/settings.json"),
+                Scope::Project,
+                Format::Json,
+            ));
+            let local = ws.join(".claude/settings.local.json");
+            out.push((local, Scope::Project, Format::Json));
+        }
+        out
+    }
+}
+
+/// Every hook found, and a sentence for each that could not be read.
+pub fn discover(files: &Files) -> (Vec<Hook>, Vec<String>) {
+    let mut hooks = Vec::new();
+    let mut problems = Vec::new();
+    for (path, scope, format) in files.list() {
+        let root = (scope == Scope::Project).then_some(files.workspace.as_path());
+        match read(root, &path, format) {
+            Ok(Some(value)) => parse(&value, &path, scope, &mut hooks, &mut problems),
+            Ok(None) => {}
+            Err(why) => problems.push(why),
+        }
+    }
+    (hooks, problems)
+}
+
+/// The `hooks` value of one file, `None` when there is none.
+fn read(root: Option<&Path>, path: &Path, format: Format) -> Result<Option<Value>, String> {
+    let contents =
+        project_file::read(root, path, MAX_BYTES, Over::Refuse).map_err(|e| e.to_string())?;
+    let Some(contents) = contents else {
+        return Ok(None);
+    };
+    let text = String::from_utf8_lossy(&contents.bytes);
+    let whole: Value = match format {
+        Format::Json => serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not valid JSON ({e})", path.display()))?,
+        Format::Toml => {
+            let table: toml::Table = toml::from_str(&text)
+                .map_err(|e| format!("{}: not valid TOML ({e})", path.display()))?;
+            serde_json::to_value(table).map_err(|e| format!("{}: {e}", path.display()))?
+        }
+    };
+    Ok(whole.get("hooks").cloned())
+}
+
+/// Reads one file's `hooks` object into `hooks`.
+fn parse(
+    value: &Value,
+    path: &Path,
+    scope: Scope,
+    hooks: &mut Vec<Hook>,
+    problems: &mut Vec<String>,
+) {
+    let at = path.display();
+    let Some(events) = value.as_object() else {
+        problems.push(format!("{at}: `hooks` must be an object of events"));
+        return;
+    };
+    for (name, groups) in events {
+        let Some(event) = Event::parse(name) else {
+            let known: Vec<&str> = Event::ALL.iter().map(|e| e.name()).collect();
+            problems.push(format!(
+                "{at}: unknown hook event `{name}` (known: {})",
+                known.join(", ")
+            ));
+            continue;
+        };
+        let Some(groups) = groups.as_array() else {
+            problems.push(format!("{at}: hooks.{name} must be a list"));
+            continue;
+        };
+        for group in groups {
+            match parse_group(event, group, path, scope) {
+                Ok(found) => hooks.extend(found),
+                Err(why) => problems.push(format!("{at}: hooks.{name}: {why}")),
+            }
+        }
+    }
+}
+
+/// One `{matcher, hooks: [...]}` entry.
+fn parse_group(
+    event: Event,
+    group: &Value,
+    path: &Path,
+    scope: Scope,
+) -> Result<Vec<Hook>, String> {
+    let matcher = match group.get("matcher") {
+        None | Some(Value::Null) => "",
+        Some(Value::String(m)) => m.as_str(),
+        Some(_) => return Err("`matcher` must be a string".into()),
+    };
+    let matcher = Matcher::parse(matcher)?;
+    let Some(list) = group.get("hooks").and_then(Value::as_array) else {
+        return Err("each entry needs a `hooks` list".into());
+    };
+    let mut out = Vec::new();
+    for h in list {
+        let kind = h.get("type").and_then(Value::as_str).unwrap_or("command");
+        if kind != "command" {
+            return Err(format!(
+                "hooks of type `{kind}` are not supported; only `command`"
+            ));
+        }
+        let Some(command) = h.get("command").and_then(Value::as_str) else {
+            return Err("a hook needs a `command`".into());
+        };
+        let timeout = match h.get("timeout") {
+            None | Some(Value::Null) => DEFAULT_TIMEOUT,
+            Some(t) => match t.as_f64() {
+                Some(s) if s > 0.0 && s < 86_400.0 => Duration::from_secs_f64(s),
+                _ => return Err(format!("`timeout` must be seconds, got {t}")),
+            },
+        };
+        out.push(Hook {
+            event,
+            matcher: matcher.clone(),
+            command: command.to_string(),
+            timeout,
+            source: path.to_path_buf(),
+            scope,
+        });
+    }
+    Ok(out)
+}
+
+/// What the project's hooks would run, one item each for the trust
+/// question, and a fingerprint of them and of the scripts they name.
+pub fn project_held(files: &Files) -> (Vec<Held>, String) {
+    let (hooks, _) = discover(files);
+    let mut held = Vec::new();
+    let mut fingerprint = String::new();
+    for h in hooks.iter().filter(|h| h.scope == Scope::Project) {
+        let file = h
+            .source
+            .strip_prefix(&files.workspace)
+            .unwrap_or(&h.source)
+            .display()
+            .to_string();
+        let matcher = match h.matcher.text.as_str() {
+            "" => String::new(),
+            m => format!(" [{m}]"),
+        };
+        held.push(Held {
+            key: format!("hook {}{matcher}", h.event.name()),
+            what: format!("runs `{}` (from {file})", h.command),
+        });
+        fingerprint.push_str(&format!(
+            "{}\t{}\t{}\t{}\n",
+            h.event.name(),
+            h.matcher.text,
+            h.command,
+            h.timeout.as_millis()
+        ));
+        for script in scripts(&h.command, &files.workspace) {
+            let bytes =
+                project_file::read(Some(&files.workspace), &script, MAX_BYTES * 8, Over::Cut)
+                    .ok()
+                    .flatten()
+                    .map(|c| c.bytes)
+                    .unwrap_or_default();
+            let hash = crate::config::trust::hash_text(&bytes);
+            fingerprint.push_str(&format!("{}\t{hash}\n", script.display()));
+        }
+    }
+    (held, fingerprint)
+}
+
+/// The files inside the workspace a command names (`"$CLAUDE_PROJECT_DIR"/
+/// .claude/hooks/guard.py`, `./scripts/check.sh`), so trust covers them.
+pub(super) fn scripts(command: &str, workspace: &Path) -> Vec<PathBuf> {
+    let ws = workspace.display().to_string();
+    let expanded = [
+        "${CLAUDE_PROJECT_DIR}",
+        "$CLAUDE_PROJECT_DIR",
+        "${CAIRN_PROJECT_DIR}",
+        "$CAIRN_PROJECT_DIR",
+    ]
+    .iter()
+    .fold(command.to_string(), |c, v| c.replace(v, &ws));
+    let mut out: Vec<PathBuf> = Vec::new();
+    for word in expanded.split_whitespace() {
+        let word = word.trim_matches(|c| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')'));
+        let word = word.replace(['"', '\''], "");
+        if word.is_empty() || word.starts_with('-') {
+            continue;
+        }
+        let path = workspace.join(&word);
+        let path = crate::paths::lexical(&path);
+        if path.starts_with(workspace) && path.is_file() && !out.contains(&path) {
+            out.push(path);
+        }
+    }
+    out
+}

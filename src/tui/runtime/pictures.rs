@@ -1,0 +1,59 @@
+//! Reading a picture for the prompt off the interface thread: from the
+//! system clipboard, or from a file whose path was pasted.
+
+use std::path::Path;
+
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::tui::cmd::ImageSource;
+use crate::tui::msg::{ImageRefused, Msg};
+
+/// Reads the picture and answers with `Msg::Image` (or, when the clipboard
+/// holds text rather than a picture, with that text as a paste).
+pub fn read_image(source: ImageSource, root: &Path, tx: UnboundedSender<Msg>) {
+    let root = root.to_path_buf();
+    tokio::task::spawn_blocking(move || {
+        let msg = match source {
+            ImageSource::Clipboard => from_clipboard(),
+            ImageSource::File { path, pasted } => {
+                let path = root.join(path);
+                match crate::images::read_file(&path) {
+                    Ok((image, _)) => Msg::Image(Ok(image)),
+                    Err(why) => Msg::Image(Err(ImageRefused {
+                        why: format!("{} was not attached: {why}", path.display()),
+                        pasted: Some(pasted),
+                    })),
+                }
+            }
+        };
+        let _ = tx.send(msg);
+    });
+}
+
+fn from_clipboard() -> Msg {
+    let refused = |why: String| {
+        Msg::Image(Err(ImageRefused {
+            why: format!("no picture pasted: {why}"),
+            pasted: None,
+        }))
+    };
+    let mut clipboard = match arboard::Clipboard::new() {
+        Ok(c) => c,
+        Err(e) => return refused(format!("the clipboard cannot be read ({e})")),
+    };
+    match clipboard.get_image() {
+        Ok(img) => {
+            let (w, h) = (img.width as u32, img.height as u32);
+            match crate::images::from_rgba(w, h, img.bytes.into_owned()) {
+                Ok((image, _)) => Msg::Image(Ok(image)),
+                Err(why) => refused(why.to_string()),
+            }
+        }
+        // Ctrl+V where the terminal does not paste by itself: text is
+        // pasted as text.
+        Err(_) => match clipboard.get_text() {
+            Ok(text) if !text.is_empty() => Msg::Paste(text),
+            _ => refused("the clipboard holds no picture".into()),
+        },
+    }
+}

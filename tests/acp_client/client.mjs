@@ -1,0 +1,223 @@
+// An editor's side of the Agent Client Protocol, written against the
+// official TypeScript SDK (@agentclientprotocol/sdk), driving the real
+// `cairn acp` binary. tests/acp_sdk.rs starts the scripted model, runs this
+// with the binary's path and the project directory, and checks the report
+// it prints (one JSON object on stdout) and the files on disk.
+//
+//   node client.mjs CAIRN_BINARY PROJECT_DIR PINGS
+//
+// The conversation: initialize; a new session; a prompt whose answer views
+// and edits a.txt (the edit asks, with its diff; the client allows once)
+// and runs a command whose output streams; bad requests (an unknown session,
+// an unknown mode) answered with errors; a mode switch; PINGS short prompts
+// timed from the request to the first update; a slow answer cancelled
+// mid-stream; the session list; then a second `cairn acp` loads the session.
+
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Readable, Writable } from "node:stream";
+import * as acp from "@agentclientprotocol/sdk";
+
+const [cairn, project, pingsArg] = process.argv.slice(2);
+const pings = Number(pingsArg ?? "0");
+
+function start() {
+  const child = spawn(cairn, ["acp"], {
+    cwd: project,
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const stream = acp.ndJsonStream(
+    Writable.toWeb(child.stdin),
+    Readable.toWeb(child.stdout),
+  );
+  return { child, stream };
+}
+
+/// Updates and permission requests as they arrive, with their time.
+function recorder() {
+  const rec = { updates: [], permissions: [], waiters: [] };
+  rec.app = acp
+    .client({ name: "cairn-acp-test" })
+    .onNotification(acp.methods.client.session.update, ({ params }) => {
+      rec.updates.push({ at: performance.now(), ...params.update });
+      for (const w of rec.waiters.splice(0)) w();
+    })
+    .onRequest(acp.methods.client.session.requestPermission, ({ params }) => {
+      // What the file holds while the question is open: nothing is
+      // written before the answer.
+      const onDisk = readFileSync(join(project, "a.txt"), "utf8");
+      rec.permissions.push({ ...params, onDisk });
+      return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    });
+  rec.until = async (pred, what) => {
+    const deadline = Date.now() + 30000;
+    while (!rec.updates.some(pred)) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => {
+        rec.waiters.push(r);
+        setTimeout(r, 200);
+      });
+    }
+  };
+  return rec;
+}
+
+async function error(promise) {
+  try {
+    await promise;
+    return null;
+  } catch (e) {
+    return { code: e.code, message: e.message };
+  }
+}
+
+function text(updates, kind) {
+  return updates
+    .filter((u) => u.sessionUpdate === kind)
+    .map((u) => u.content?.text ?? "")
+    .join("");
+}
+
+function median(xs) {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.floor(s.length / 2)] : null;
+}
+
+async function firstSession(report) {
+  const rec = recorder();
+  const { child, stream } = start();
+  await rec.app.connectWith(stream, async (ctx) => {
+    const init = await ctx.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+      clientInfo: { name: "cairn-acp-test", version: "1" },
+    });
+    report.initialize = init;
+    const session = await ctx.request(acp.methods.agent.session.new, {
+      cwd: project,
+      mcpServers: [],
+    });
+    report.sessionId = session.sessionId;
+    report.modes = session.modes;
+
+    const sent = performance.now();
+    const edit = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "change alpha to beta in a.txt, then run the script" }],
+    });
+    report.edit = {
+      stopReason: edit.stopReason,
+      updates: rec.updates.map((u) => ({ ...u, at: u.at - sent })),
+      permissions: rec.permissions.slice(),
+      text: text(rec.updates, "agent_message_chunk"),
+    };
+    // The title comes from a model call of its own after the first turn;
+    // waiting for it keeps the scripted replies in order.
+    await rec.until((u) => u.sessionUpdate === "session_info_update", "the title");
+    report.title = rec.updates.find((u) => u.sessionUpdate === "session_info_update").title;
+
+    report.unknownSession = await error(
+      ctx.request(acp.methods.agent.session.prompt, {
+        sessionId: "no-such-session",
+        prompt: [{ type: "text", text: "hello" }],
+      }),
+    );
+    report.unknownMode = await error(
+      ctx.request(acp.methods.agent.session.setMode, {
+        sessionId: session.sessionId,
+        modeId: "reckless",
+      }),
+    );
+    report.emptyPrompt = await error(
+      ctx.request(acp.methods.agent.session.prompt, {
+        sessionId: session.sessionId,
+        prompt: [],
+      }),
+    );
+    await ctx.request(acp.methods.agent.session.setMode, {
+      sessionId: session.sessionId,
+      modeId: "always-ask",
+    });
+    await rec.until((u) => u.sessionUpdate === "current_mode_update", "the mode update");
+    report.modeUpdate = rec.updates.find((u) => u.sessionUpdate === "current_mode_update");
+
+    report.pings = { firstUpdateMs: [], firstTextMs: [] };
+    for (let i = 0; i < pings; i++) {
+      const from = rec.updates.length;
+      const t0 = performance.now();
+      await ctx.request(acp.methods.agent.session.prompt, {
+        sessionId: session.sessionId,
+        prompt: [{ type: "text", text: `ping ${i}` }],
+      });
+      const mine = rec.updates.slice(from);
+      const firstText = mine.find((u) => u.sessionUpdate === "agent_message_chunk");
+      if (mine.length) report.pings.firstUpdateMs.push(mine[0].at - t0);
+      if (firstText) report.pings.firstTextMs.push(firstText.at - t0);
+    }
+    report.pings.medianFirstUpdateMs = median(report.pings.firstUpdateMs);
+    report.pings.medianFirstTextMs = median(report.pings.firstTextMs);
+
+    // A slow answer, cancelled once it has started streaming.
+    const from = rec.updates.length;
+    const slow = ctx.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "tell me a long story" }],
+    });
+    await rec.until(
+      (u) => rec.updates.indexOf(u) >= from && u.sessionUpdate === "agent_message_chunk",
+      "the story to start",
+    );
+    await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+    const stopped = await slow;
+    report.cancel = {
+      stopReason: stopped.stopReason,
+      text: text(rec.updates.slice(from), "agent_message_chunk"),
+    };
+
+    report.list = await ctx.request(acp.methods.agent.session.list, { cwd: project });
+  });
+  child.stdin.end();
+  report.firstExit = await new Promise((r) => child.on("exit", (code) => r(code)));
+}
+
+async function loadAgain(report) {
+  const rec = recorder();
+  const { child, stream } = start();
+  await rec.app.connectWith(stream, async (ctx) => {
+    await ctx.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    const loaded = await ctx.request(acp.methods.agent.session.load, {
+      sessionId: report.sessionId,
+      cwd: project,
+      mcpServers: [],
+    });
+    report.load = {
+      response: loaded,
+      // Updates that arrived before the answer: the replayed conversation.
+      updates: rec.updates.slice(),
+      user: text(rec.updates, "user_message_chunk"),
+      agent: text(rec.updates, "agent_message_chunk"),
+    };
+    report.loadMissing = await error(
+      ctx.request(acp.methods.agent.session.load, {
+        sessionId: "0000dead-0000-0000-0000-000000000000",
+        cwd: project,
+        mcpServers: [],
+      }),
+    );
+  });
+  child.stdin.end();
+  report.secondExit = await new Promise((r) => child.on("exit", (code) => r(code)));
+}
+
+const report = {};
+try {
+  await firstSession(report);
+  await loadAgain(report);
+} catch (e) {
+  report.failure = String(e?.stack ?? e);
+}
+process.stdout.write(JSON.stringify(report) + "\n");

@@ -1,0 +1,248 @@
+//! The same editor conversation as tests/acp_sdk.rs, through the client
+//! side of the Rust `agent-client-protocol` crate, against the real
+//! `cairn acp` binary and the scripted model: initialize, a new session, an
+//! edit asked with its diff and allowed, streamed text, a cancel
+//! mid-stream, and the session loaded again by a second process.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/test_home.rs"]
+mod test_home;
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema as acp;
+use agent_client_protocol::{ByteStreams, Client};
+use mock_model::{Format, MockModel, Reply};
+use serde_json::{Value, json};
+use test_home::TestHome;
+use tokio::sync::mpsc;
+use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
+
+type Updates = mpsc::UnboundedReceiver<acp::SessionUpdate>;
+
+fn spawn_cairn(home: &TestHome, mock: &MockModel) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .arg("acp")
+        .current_dir(home.project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(home.vars(&mock.url()))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap()
+}
+
+/// Runs `op` as the editor of a fresh `cairn acp`, which allows every
+/// permission request it is asked (and records each, as JSON).
+async fn as_editor<T: Send + 'static>(
+    home: &TestHome,
+    mock: &MockModel,
+    op: impl AsyncFnOnce(
+        agent_client_protocol::v1::ConnectionTo<agent_client_protocol::Agent>,
+        Updates,
+        mpsc::UnboundedReceiver<Value>,
+    ) -> Result<T, agent_client_protocol::Error>,
+) -> T {
+    let mut child = spawn_cairn(home, mock);
+    let transport = ByteStreams::new(
+        child.stdin.take().unwrap().compat_write(),
+        child.stdout.take().unwrap().compat(),
+    );
+    let (utx, urx) = mpsc::unbounded_channel();
+    let (ptx, prx) = mpsc::unbounded_channel();
+    let conversation = Client
+        .v1()
+        .name("cairn-rust-test")
+        .on_receive_notification(
+            async move |n: acp::SessionNotification, _cx| {
+                let _ = utx.send(n.update);
+                Ok(())
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            async move |req: acp::RequestPermissionRequest, responder, _cx| {
+                let _ = ptx.send(serde_json::to_value(&req).unwrap());
+                responder.respond(acp::RequestPermissionResponse::new(
+                    acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(
+                        "allow_once",
+                    )),
+                ))
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(transport, async |cx| op(cx, urx, prx).await);
+    let result = tokio::time::timeout(Duration::from_secs(60), conversation)
+        .await
+        .expect("the conversation ended in time");
+    result_or_kill(result, &mut child).await
+}
+
+async fn result_or_kill<T>(
+    result: Result<T, agent_client_protocol::Error>,
+    child: &mut tokio::process::Child,
+) -> T {
+    match result {
+        Ok(v) => {
+            let status = tokio::time::timeout(Duration::from_secs(20), child.wait()).await;
+            assert!(
+                matches!(&status, Ok(Ok(s)) if s.success()),
+                "cairn acp ended badly: {status:?}"
+            );
+            v
+        }
+        Err(e) => {
+            let _ = child.kill().await;
+            panic!("the ACP conversation failed: {e:?}");
+        }
+    }
+}
+
+fn kind(u: &acp::SessionUpdate) -> String {
+    serde_json::to_value(u).unwrap()["sessionUpdate"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn message_text(updates: &[acp::SessionUpdate], wanted: &str) -> String {
+    updates
+        .iter()
+        .filter(|u| kind(u) == wanted)
+        .map(|u| {
+            serde_json::to_value(u).unwrap()["content"]["text"]
+                .as_str()
+                .unwrap_or("")
+                .to_string()
+        })
+        .collect()
+}
+
+fn drain(rx: &mut Updates) -> Vec<acp::SessionUpdate> {
+    let mut out = Vec::new();
+    while let Ok(u) = rx.try_recv() {
+        out.push(u);
+    }
+    out
+}
+
+fn text_prompt(id: &acp::SessionId, text: &str) -> acp::PromptRequest {
+    acp::PromptRequest::new(
+        id.clone(),
+        vec![acp::ContentBlock::Text(acp::TextContent::new(text))],
+    )
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
+    let home = TestHome::new();
+    let file = home.path("a.txt");
+    std::fs::write(&file, "alpha\n").unwrap();
+    let story = "A long story, told one small piece at a time. ".repeat(6);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Looking.").tool_call("v1", "view", json!({"file_path": "a.txt"})),
+            Reply::tool(
+                "e1",
+                "edit",
+                json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}),
+            ),
+            Reply::text("Changed it to beta.")
+                .chunk_chars(3)
+                .chunk_delay(Duration::from_millis(10)),
+            Reply::text("Beta edit"),
+            Reply::text(&story)
+                .chunk_chars(2)
+                .chunk_delay(Duration::from_millis(40)),
+        ],
+    )
+    .await;
+    let cwd = home.project.path().to_path_buf();
+
+    let c = cwd.clone();
+    let (id, edit, asked, cancel, cancelled_text) =
+        as_editor(&home, &mock, async move |cx, mut updates, mut perms| {
+            let init = cx
+                .send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
+                .block_task()
+                .await?;
+            assert!(init.agent_capabilities.load_session);
+            let new = cx
+                .send_request(acp::NewSessionRequest::new(c.clone()))
+                .block_task()
+                .await?;
+            let id = new.session_id;
+            let done = cx
+                .send_request(text_prompt(&id, "make it beta"))
+                .block_task()
+                .await?;
+            let edit = drain(&mut updates);
+            let asked = perms.try_recv().expect("the edit asked");
+            assert_eq!(done.stop_reason, acp::StopReason::EndTurn);
+            // The title's own model call comes after the turn; wait for it.
+            loop {
+                let u = updates.recv().await.expect("updates go on");
+                if kind(&u) == "session_info_update" {
+                    break;
+                }
+            }
+            let slow = cx.send_request(text_prompt(&id, "a story please"));
+            let mut told = Vec::new();
+            while !told.iter().any(|u| kind(u) == "agent_message_chunk") {
+                told.push(updates.recv().await.expect("the story starts"));
+            }
+            cx.send_notification(acp::CancelNotification::new(id.clone()))?;
+            let stopped = slow.block_task().await?;
+            told.extend(drain(&mut updates));
+            Ok((
+                id,
+                edit,
+                asked,
+                stopped.stop_reason,
+                message_text(&told, "agent_message_chunk"),
+            ))
+        })
+        .await;
+
+    let d = &asked["toolCall"]["content"][0];
+    assert_eq!(d["type"], "diff", "{asked}");
+    assert_eq!(d["path"], file.display().to_string());
+    assert_eq!(d["oldText"], "alpha\n");
+    assert_eq!(d["newText"], "beta\n");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "beta\n");
+    let chunks = edit
+        .iter()
+        .filter(|u| kind(u) == "agent_message_chunk")
+        .count();
+    assert!(chunks >= 4, "{chunks}");
+    assert!(message_text(&edit, "agent_message_chunk").contains("Changed it to beta."));
+    assert_eq!(cancel, acp::StopReason::Cancelled);
+    assert!(!cancelled_text.is_empty() && cancelled_text.len() < story.len());
+
+    let replayed = as_editor(&home, &mock, async move |cx, mut updates, _perms| {
+        cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        cx.send_request(acp::LoadSessionRequest::new(id, cwd))
+            .block_task()
+            .await?;
+        Ok(drain(&mut updates))
+    })
+    .await;
+    assert!(message_text(&replayed, "user_message_chunk").contains("make it beta"));
+    assert!(message_text(&replayed, "agent_message_chunk").contains("Changed it to beta."));
+    let edit_call = replayed
+        .iter()
+        .map(|u| serde_json::to_value(u).unwrap())
+        .find(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "e1")
+        .expect("the edit is replayed");
+    assert_eq!(edit_call["status"], "completed");
+    assert_eq!(edit_call["content"][0]["type"], "diff");
+}

@@ -1,0 +1,384 @@
+//! Hooks written for Claude Code, in `.claude/settings.json` with Python
+//! scripts as people publish them, through the front door: `cairn run` in
+//! a trusted and an untrusted project, and the interface's trust question
+//! and `/hooks` in a pty.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
+
+use std::time::{Duration, Instant};
+
+use mock_model::{Format, MockModel, Reply};
+use serde_json::{Value, json};
+use test_home::TestHome;
+
+fn command(env: &TestHome, mock: &MockModel) -> tokio::process::Command {
+    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+    c.current_dir(env.project.path())
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env.vars(&mock.url()))
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true);
+    c
+}
+
+fn write(path: std::path::PathBuf, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+const GUARD: &str = r#"#!/usr/bin/env python3
+"""Blocks destructive commands and reads of .env files."""
+import json
+import sys
+
+data = json.load(sys.stdin)
+tool = data.get("tool_name", "")
+tool_input = data.get("tool_input", {})
+if tool == "Bash" and "rm -rf" in tool_input.get("command", ""):
+    print("Blocked: rm -rf is not allowed in this repository", file=sys.stderr)
+    sys.exit(2)
+if tool == "Read" and tool_input.get("file_path", "").endswith(".env"):
+    print("Blocked: .env files hold secrets; do not read them", file=sys.stderr)
+    sys.exit(2)
+sys.exit(0)
+"#;
+
+const LOGGER: &str = r#"#!/usr/bin/env python3
+import json
+import os
+import sys
+
+data = json.load(sys.stdin)
+log = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], ".claude", "tool-log.jsonl")
+with open(log, "a") as f:
+    f.write(json.dumps({"tool_name": data["tool_name"], "tool_input": data["tool_input"]}) + "\n")
+"#;
+
+const CONTEXT: &str = r#"#!/usr/bin/env python3
+import json
+import sys
+
+prompt = json.load(sys.stdin)["prompt"]
+print(f"Team note for '{prompt}': the build command is `make ci`.")
+"#;
+
+/// Sends the model back once to update the changelog; records each call.
+const STOP: &str = r#"#!/usr/bin/env python3
+import json
+import os
+import sys
+
+data = json.load(sys.stdin)
+seen = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], ".claude", "stop-calls.txt")
+with open(seen, "a") as f:
+    f.write(f"{data['stop_hook_active']} {os.path.isfile(data['transcript_path'])}\n")
+if not data["stop_hook_active"]:
+    print(json.dumps({"decision": "block", "reason": "Also update CHANGELOG.md."}))
+"#;
+
+const SETTINGS: &str = r#"{
+  "permissions": {"allow": []},
+  "hooks": {
+    "PreToolUse": [
+      {"matcher": "Bash|Read", "hooks": [
+        {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/guard.py"}
+      ]}
+    ],
+    "PostToolUse": [
+      {"matcher": "*", "hooks": [
+        {"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/log_tools.py", "timeout": 10}
+      ]}
+    ],
+    "UserPromptSubmit": [
+      {"hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/context.py"}]}
+    ],
+    "Stop": [
+      {"hooks": [{"type": "command", "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/stop.py"}]}
+    ]
+  }
+}
+"#;
+
+fn install_hooks(env: &TestHome) {
+    write(env.path(".claude/hooks/guard.py"), GUARD);
+    write(env.path(".claude/hooks/log_tools.py"), LOGGER);
+    write(env.path(".claude/hooks/context.py"), CONTEXT);
+    write(env.path(".claude/hooks/stop.py"), STOP);
+    write(env.path(".claude/settings.json"), SETTINGS);
+    write(env.path(".env"), "API_TOKEN=canary-7f3a\n");
+    write(env.path("build/keep.txt"), "built\n");
+    write(env.path("README.md"), "# demo\n");
+}
+
+fn script() -> Vec<Reply> {
+    vec![
+        Reply::text("Cleaning.")
+            .tool_call(
+                "c1",
+                "bash",
+                json!({"command": "rm -rf build && echo ran > ran.txt"}),
+            )
+            .tool_call("c2", "view", json!({"file_path": ".env"}))
+            .tool_call("c3", "view", json!({"file_path": "README.md"}))
+            .tool_call("c4", "bash", json!({"command": "echo hello-from-bash"})),
+        Reply::text("Cleaned up."),
+        Reply::text("Changelog updated."),
+    ]
+}
+
+fn tool_results(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| b.to_string())
+        .collect()
+}
+
+/// The requests of the turn (a title request offers no tools).
+fn turn_requests(mock: &MockModel) -> Vec<Value> {
+    mock.requests()
+        .into_iter()
+        .filter(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .collect()
+}
+
+fn python_missing() -> bool {
+    let missing = std::process::Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .map(|s| !s.success())
+        .unwrap_or(true);
+    if missing {
+        eprintln!("skipped: python3 is not installed, and the published hooks are Python");
+    }
+    missing
+}
+
+#[tokio::test]
+async fn a_claude_hook_set_guards_logs_adds_context_and_keeps_the_model_working() {
+    if python_missing() {
+        return;
+    }
+    let env = TestHome::new();
+    install_hooks(&env);
+    let mock = MockModel::start(Format::Anthropic, script()).await;
+    let out = command(&env, &mock)
+        .args([
+            "run",
+            "--trust-project",
+            "--allow",
+            "bash(echo *)",
+            "clean up",
+        ])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The blocked calls never ran; the model read the scripts' stderr.
+    assert!(env.path("build/keep.txt").exists());
+    assert!(!env.path("ran.txt").exists());
+    let reqs = turn_requests(&mock);
+    let results = tool_results(&reqs[1]);
+    assert!(
+        results.contains("Blocked: rm -rf is not allowed in this repository"),
+        "{results}"
+    );
+    assert!(
+        results.contains("Blocked: .env files hold secrets"),
+        "{results}"
+    );
+    assert!(!results.contains("canary-7f3a"), "{results}");
+    assert!(
+        results.contains("# demo") && results.contains("hello-from-bash"),
+        "{results}"
+    );
+    // The prompt's context reached the model with the prompt.
+    let first = reqs[0]["messages"][0].to_string();
+    assert!(
+        first.contains("Team note for 'clean up': the build command is `make ci`."),
+        "{first}"
+    );
+    // The logger saw each call that ran, as Claude Code names them.
+    let log = std::fs::read_to_string(env.path(".claude/tool-log.jsonl")).unwrap();
+    let lines: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let readme = env.project.path().canonicalize().unwrap().join("README.md");
+    let read = json!({"tool_name": "Read", "tool_input": {"file_path": readme}});
+    let alt = json!({"tool_name": "Read", "tool_input": {"file_path": env.path("README.md")}});
+    assert!(lines.contains(&read) || lines.contains(&alt), "{log}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["tool_name"] == "Bash"
+                && l["tool_input"]["command"] == "echo hello-from-bash"),
+        "{log}"
+    );
+    assert_eq!(lines.len(), 2, "{log}");
+    // The Stop hook sent the model back once, with its reason.
+    assert_eq!(reqs.len(), 3);
+    assert!(reqs[2].to_string().contains("Also update CHANGELOG.md."));
+    let stops = std::fs::read_to_string(env.path(".claude/stop-calls.txt")).unwrap();
+    assert_eq!(stops, "False True\nTrue True\n");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Changelog updated."));
+    assert!(stderr.contains("PreToolUse hook blocked Bash"), "{stderr}");
+}
+
+#[tokio::test]
+async fn in_an_untrusted_project_none_of_the_hooks_runs() {
+    if python_missing() {
+        return;
+    }
+    let env = TestHome::new();
+    install_hooks(&env);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Reading.").tool_call("c1", "view", json!({"file_path": "README.md"})),
+            Reply::text("Read it."),
+        ],
+    )
+    .await;
+    let out = command(&env, &mock)
+        .args(["run", "look around"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // Each hook's command is listed as waiting for trust.
+    assert!(stderr.contains("not trusted yet"), "{stderr}");
+    assert!(stderr.contains(".claude/hooks/guard.py"), "{stderr}");
+    assert!(stderr.contains(".claude/hooks/stop.py"), "{stderr}");
+    assert!(!env.path(".claude/tool-log.jsonl").exists());
+    assert!(!env.path(".claude/stop-calls.txt").exists());
+    let reqs = turn_requests(&mock);
+    assert_eq!(reqs.len(), 2);
+    assert!(!reqs[0].to_string().contains("make ci"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_trust_question_lists_hooks_and_slash_hooks_shows_how_they_ran() {
+    if python_missing() {
+        return;
+    }
+    let env = TestHome::new();
+    install_hooks(&env);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Noted."), Reply::text("Fine.")],
+    )
+    .await;
+    let spawn = || {
+        pty::PtyApp::spawn(
+            std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+            &[],
+            &env.vars(&mock.url()),
+            env.project.path(),
+            40,
+            140,
+        )
+    };
+    let mut app = spawn();
+    let dialog = app.wait_for("the trust question", |s| s.contains("Trust this project"));
+    assert!(dialog.contains("hooks/context.py"), "{dialog}");
+    assert!(dialog.contains("hook PreToolUse [Bash|Read]"), "{dialog}");
+    std::thread::sleep(Duration::from_millis(800));
+    app.send(b"t");
+    app.wait_for_text("Ask cairn");
+    app.type_text("hello");
+    app.send(b"\r");
+    app.wait_for_text("UserPromptSubmit hook added context");
+    app.wait_for_text("Fine.");
+    app.type_text("/hooks");
+    app.send(b"\r");
+    let screen = app.wait_for("the hook list", |s| s.contains("last: exit 0"));
+    assert!(
+        screen.contains(".claude/settings.json (project, in the sandbox)"),
+        "{screen}"
+    );
+    assert!(screen.contains("PreToolUse [Bash|Read]"), "{screen}");
+    assert!(screen.contains("not run yet"), "{screen}");
+    app.ctrl_c_to_quit();
+    assert!(app.wait_exit(Duration::from_secs(10)).is_some());
+
+    // Trusted: not asked again, until a hook's script changes.
+    let mut app = spawn();
+    let screen = app.wait_for_text("Ask cairn");
+    assert!(!screen.contains("Trust this project"), "{screen}");
+    app.ctrl_c_to_quit();
+    assert!(app.wait_exit(Duration::from_secs(10)).is_some());
+    write(
+        env.path(".claude/hooks/guard.py"),
+        &format!("{GUARD}\n# changed\n"),
+    );
+    let mut app = spawn();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let asked = app.wait_for("the question again", |s| {
+        s.contains("Trust this project") || Instant::now() > deadline
+    });
+    assert!(asked.contains("Trust this project"), "{asked}");
+    std::thread::sleep(Duration::from_millis(800));
+    app.send(b"n");
+    app.wait_for_text("Ask cairn");
+    app.ctrl_c_to_quit();
+    assert!(app.wait_exit(Duration::from_secs(10)).is_some());
+}
+
+#[tokio::test]
+async fn a_subfolder_agents_md_joins_when_the_model_first_opens_a_file_below_it() {
+    let env = TestHome::new();
+    write(env.path("AGENTS.md"), "Root rules.\n");
+    write(
+        env.path("rust/slug/AGENTS.md"),
+        "Slugs are kebab-case (marker: quokka).\n",
+    );
+    write(env.path("rust/slug/src/lib.rs"), "pub fn slug() {}\n");
+    write(env.path("rust/slug/src/more.rs"), "pub fn more() {}\n");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Looking.").tool_call(
+                "v1",
+                "view",
+                json!({"file_path": "rust/slug/src/lib.rs"}),
+            ),
+            Reply::text("And more.").tool_call(
+                "v2",
+                "view",
+                json!({"file_path": "rust/slug/src/more.rs"}),
+            ),
+            Reply::text("Done."),
+        ],
+    )
+    .await;
+    let out = command(&env, &mock)
+        .args(["run", "read the slug crate"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let reqs = turn_requests(&mock);
+    // Not before the model opened a file below it; then once.
+    assert!(!reqs[0].to_string().contains("quokka"));
+    assert!(
+        tool_results(&reqs[1]).contains("quokka"),
+        "{}",
+        tool_results(&reqs[1])
+    );
+    assert_eq!(reqs[2].to_string().matches("quokka").count(), 1);
+    assert!(stderr.contains("Loaded rust/slug/AGENTS.md"), "{stderr}");
+}
