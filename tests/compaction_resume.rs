@@ -19,19 +19,8 @@ const SUMMARY_SYSTEM: &str = "You write faithful, compact summaries";
 const WINDOW: usize = 32_000;
 const MAX_BODY: usize = WINDOW * 4;
 
-fn command(home: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(home.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(home.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
 async fn run(home: &TestHome, mock: &MockModel, args: &[&str]) -> String {
-    let out = command(home, mock).args(args).output().await.unwrap();
+    let out = home.command(&mock.url()).args(args).output().await.unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{args:?}: {stdout}\n{stderr}");

@@ -11,23 +11,6 @@ use mock_model::{Format, MockModel, Reply};
 use serde_json::Value;
 use test_home::TestHome;
 
-fn command(env: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(env.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(env.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
-fn write(env: &TestHome, rel: &str, text: &str) {
-    let path = env.path(rel);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 /// Every text block of the first user message the model received.
 fn first_prompt(request: &Value) -> String {
     request["messages"][0]["content"]
@@ -65,15 +48,16 @@ async fn run_expands_a_claude_command_with_arguments_files_and_command_output() 
         eprintln!("skipped: git is not installed");
         return;
     }
-    write(&env, ".claude/commands/git/status.md", STATUS_MD);
-    write(&env, "README.md", "The heliotrope project.\n");
-    write(&env, "notes-marigold.txt", "x\n");
+    env.write(".claude/commands/git/status.md", STATUS_MD);
+    env.write("README.md", "The heliotrope project.\n");
+    env.write("notes-marigold.txt", "x\n");
     let mock = MockModel::start(
         Format::Anthropic,
         vec![Reply::text("All clean."), Reply::text("Status")],
     )
     .await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args(["run", "/git:status foo"])
         .output()
         .await
@@ -97,8 +81,7 @@ async fn run_expands_a_claude_command_with_arguments_files_and_command_output() 
 #[tokio::test]
 async fn a_command_line_the_gate_refuses_is_not_run() {
     let env = TestHome::new();
-    write(
-        &env,
+    env.write(
         ".cairn/commands/wipe.md",
         "Before: !`rm -rf ~/important-canary`\nSay done.\n",
     );
@@ -109,7 +92,8 @@ async fn a_command_line_the_gate_refuses_is_not_run() {
         vec![Reply::text("Done."), Reply::text("Wipe")],
     )
     .await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args(["run", "/wipe"])
         .output()
         .await
@@ -133,7 +117,8 @@ async fn an_unknown_slash_word_is_an_ordinary_prompt() {
         vec![Reply::text("Hm."), Reply::text("Path")],
     )
     .await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args(["run", "/usr/bin is a directory?"])
         .output()
         .await
@@ -148,13 +133,11 @@ mod pty;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_is_offered_in_the_menu_and_sent_expanded() {
     let env = TestHome::new();
-    write(
-        &env,
-        ".claude/commands/review.md",
+    env.write(".claude/commands/review.md",
         "---\ndescription: Review a file for bugs\nargument-hint: <file>\n---\nReview $1 for bugs.\n",
     );
     // A built-in keeps its name; the clash is said once.
-    write(&env, ".claude/commands/help.md", "Not the help.\n");
+    env.write(".claude/commands/help.md", "Not the help.\n");
     let mock = MockModel::start(
         Format::Anthropic,
         vec![Reply::text("Looks fine."), Reply::text("Review")],

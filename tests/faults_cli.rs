@@ -13,17 +13,6 @@ use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
 use test_home::TestHome;
 
-fn command(home: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(home.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(home.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
 fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),
@@ -32,7 +21,7 @@ fn text(o: &Output) -> (String, String) {
 }
 
 async fn run(home: &TestHome, mock: &MockModel, args: &[&str]) -> (Output, String, String) {
-    let out = command(home, mock).args(args).output().await.unwrap();
+    let out = home.command(&mock.url()).args(args).output().await.unwrap();
     let (o, e) = text(&out);
     (out, o, e)
 }
@@ -207,7 +196,7 @@ async fn a_closed_pipe_ends_quietly() {
         vec!["sessions", "show", id.as_str()],
         vec!["sessions", "export", id.as_str()],
     ] {
-        let mut c = command(&home, &mock);
+        let mut c = home.command(&mock.url());
         let child = c
             .args(&args)
             .stdout(std::process::Stdio::piped())

@@ -13,17 +13,6 @@ use mock_model::{Format, MockModel, Reply};
 use serde_json::json;
 use test_home::TestHome;
 
-fn command(home: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(home.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(home.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
 fn session_of(stderr: &str) -> String {
     stderr
         .lines()
@@ -47,7 +36,8 @@ fn prompts_of(home: &TestHome, id: &str) -> Vec<String> {
 
 async fn first_session(home: &TestHome) -> String {
     let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Noted."); 2]).await;
-    let out = command(home, &mock)
+    let out = home
+        .command(&mock.url())
         .args(["run", "the first prompt"])
         .output()
         .await
@@ -81,7 +71,8 @@ async fn a_second_instance_on_one_session_continues_in_a_fork() {
         ],
     )
     .await;
-    let a = command(&home, &slow)
+    let a = home
+        .command(&slow.url())
         .args(["run", "--session", &id, "prompt from A"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -89,7 +80,8 @@ async fn a_second_instance_on_one_session_continues_in_a_fork() {
         .unwrap();
     wait_for_writer(&home, &id, "prompt from A").await;
     let quick = MockModel::start(Format::Anthropic, vec![Reply::text("Quick.")]).await;
-    let b = command(&home, &quick)
+    let b = home
+        .command(&quick.url())
         .args(["run", "--session", &id, "prompt from B"])
         .output()
         .await
@@ -134,7 +126,8 @@ async fn the_lock_of_a_killed_instance_is_taken_over() {
         ],
     )
     .await;
-    let mut a = command(&home, &slow)
+    let mut a = home
+        .command(&slow.url())
         .args(["run", "--session", &id, "prompt from A"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -144,7 +137,8 @@ async fn the_lock_of_a_killed_instance_is_taken_over() {
     a.start_kill().unwrap(); // SIGKILL: no chance to clean up
     a.wait().await.unwrap();
     let quick = MockModel::start(Format::Anthropic, vec![Reply::text("Quick.")]).await;
-    let c = command(&home, &quick)
+    let c = home
+        .command(&quick.url())
         .args(["run", "--session", &id, "prompt from C"])
         .output()
         .await
@@ -193,7 +187,8 @@ async fn sighup_sigterm_and_sigint_cancel_the_turn_and_leave_no_process() {
             ],
         )
         .await;
-        let child = command(&home, &mock)
+        let child = home
+            .command(&mock.url())
             .args(["run", "--mode", "auto", "wait a while"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -238,7 +233,8 @@ async fn temporary_files_of_a_crashed_run_are_removed_at_the_next_start() {
         )],
     )
     .await;
-    let mut crashed = command(&home, &mock)
+    let mut crashed = home
+        .command(&mock.url())
         .args(["run", "--mode", "auto", "wait"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -286,7 +282,8 @@ async fn temporary_files_of_a_crashed_run_are_removed_at_the_next_start() {
     assert_eq!(left_by(pid).len(), 1, "a crash leaves it behind");
 
     let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Hi."); 2]).await;
-    let out = command(&home, &mock)
+    let out = home
+        .command(&mock.url())
         .args(["run", "hello"])
         .output()
         .await

@@ -14,19 +14,9 @@ use std::time::Duration;
 use mock_model::{Format, MockModel, Reply};
 use test_home::TestHome;
 
-fn command(home: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(home.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(home.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
 async fn run(home: &TestHome, mock: &MockModel, prompt: &str) -> (Output, String) {
-    let out = command(home, mock)
+    let out = home
+        .command(&mock.url())
         .args(["run", prompt])
         .output()
         .await

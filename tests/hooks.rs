@@ -16,22 +16,6 @@ use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
 use test_home::TestHome;
 
-fn command(env: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(env.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(env.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
-fn write(path: std::path::PathBuf, text: &str) {
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
-}
-
 const GUARD: &str = r#"#!/usr/bin/env python3
 """Blocks destructive commands and reads of .env files."""
 import json
@@ -106,14 +90,14 @@ const SETTINGS: &str = r#"{
 "#;
 
 fn install_hooks(env: &TestHome) {
-    write(env.path(".claude/hooks/guard.py"), GUARD);
-    write(env.path(".claude/hooks/log_tools.py"), LOGGER);
-    write(env.path(".claude/hooks/context.py"), CONTEXT);
-    write(env.path(".claude/hooks/stop.py"), STOP);
-    write(env.path(".claude/settings.json"), SETTINGS);
-    write(env.path(".env"), "API_TOKEN=canary-7f3a\n");
-    write(env.path("build/keep.txt"), "built\n");
-    write(env.path("README.md"), "# demo\n");
+    env.write(".claude/hooks/guard.py", GUARD);
+    env.write(".claude/hooks/log_tools.py", LOGGER);
+    env.write(".claude/hooks/context.py", CONTEXT);
+    env.write(".claude/hooks/stop.py", STOP);
+    env.write(".claude/settings.json", SETTINGS);
+    env.write(".env", "API_TOKEN=canary-7f3a\n");
+    env.write("build/keep.txt", "built\n");
+    env.write("README.md", "# demo\n");
 }
 
 fn script() -> Vec<Reply> {
@@ -172,7 +156,8 @@ async fn a_claude_hook_set_guards_logs_adds_context_and_keeps_the_model_working(
     let env = TestHome::new();
     install_hooks(&env);
     let mock = MockModel::start(Format::Anthropic, script()).await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args([
             "run",
             "--trust-project",
@@ -251,7 +236,8 @@ async fn in_an_untrusted_project_none_of_the_hooks_runs() {
         ],
     )
     .await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args(["run", "look around"])
         .output()
         .await
@@ -320,10 +306,7 @@ async fn the_trust_question_lists_hooks_and_slash_hooks_shows_how_they_ran() {
     assert!(!screen.contains("Trust this project"), "{screen}");
     app.ctrl_c_to_quit();
     assert!(app.wait_exit(Duration::from_secs(10)).is_some());
-    write(
-        env.path(".claude/hooks/guard.py"),
-        &format!("{GUARD}\n# changed\n"),
-    );
+    env.write(".claude/hooks/guard.py", &format!("{GUARD}\n# changed\n"));
     let mut app = spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     let asked = app.wait_for("the question again", |s| {
@@ -340,13 +323,13 @@ async fn the_trust_question_lists_hooks_and_slash_hooks_shows_how_they_ran() {
 #[tokio::test]
 async fn a_subfolder_agents_md_joins_when_the_model_first_opens_a_file_below_it() {
     let env = TestHome::new();
-    write(env.path("AGENTS.md"), "Root rules.\n");
-    write(
-        env.path("rust/slug/AGENTS.md"),
+    env.write("AGENTS.md", "Root rules.\n");
+    env.write(
+        "rust/slug/AGENTS.md",
         "Slugs are kebab-case (marker: quokka).\n",
     );
-    write(env.path("rust/slug/src/lib.rs"), "pub fn slug() {}\n");
-    write(env.path("rust/slug/src/more.rs"), "pub fn more() {}\n");
+    env.write("rust/slug/src/lib.rs", "pub fn slug() {}\n");
+    env.write("rust/slug/src/more.rs", "pub fn more() {}\n");
     let mock = MockModel::start(
         Format::Anthropic,
         vec![
@@ -364,7 +347,8 @@ async fn a_subfolder_agents_md_joins_when_the_model_first_opens_a_file_below_it(
         ],
     )
     .await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args(["run", "read the slug crate"])
         .output()
         .await

@@ -12,17 +12,6 @@ use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
 use test_home::TestHome;
 
-fn command(env: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(env.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(env.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
 fn write(path: std::path::PathBuf, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
@@ -75,7 +64,8 @@ async fn a_skill_is_listed_then_loaded_by_the_skill_tool() {
         ],
     )
     .await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args(["run", "get the text out of form.pdf"])
         .output()
         .await
@@ -114,7 +104,8 @@ async fn a_person_runs_a_skill_as_a_slash_command() {
         vec![Reply::text("On it."), Reply::text("PDF")],
     )
     .await;
-    let out = command(&env, &mock)
+    let out = env
+        .command(&mock.url())
         .args(["run", "/pdf-processing form.pdf"])
         .output()
         .await
@@ -143,7 +134,7 @@ async fn fifty_skills_cost_the_system_prompt_a_bounded_size() {
     )
     .await;
     let run = |env: &TestHome| {
-        let mut c = command(env, &mock);
+        let mut c = env.command(&mock.url());
         c.args(["run", "hello"]);
         c
     };

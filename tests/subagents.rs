@@ -12,17 +12,6 @@ use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
 use test_home::TestHome;
 
-fn command(home: &TestHome, mock: &MockModel) -> tokio::process::Command {
-    let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
-    c.current_dir(home.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(home.vars(&mock.url()))
-        .stdin(std::process::Stdio::null())
-        .kill_on_drop(true);
-    c
-}
-
 fn tool_names(request: &Value) -> Vec<String> {
     let mut names: Vec<String> = request["tools"]
         .as_array()
@@ -83,7 +72,8 @@ async fn two_explore_agents_run_in_parallel_in_their_own_contexts() {
         ],
     )
     .await;
-    let out = command(&home, &mock)
+    let out = home
+        .command(&mock.url())
         .args(["run", "find alpha and beta"])
         .output()
         .await
@@ -224,7 +214,8 @@ async fn published_agent_files_are_listed_delegated_to_and_run_with_their_tools(
         ],
     )
     .await;
-    let out = command(&home, &mock)
+    let out = home
+        .command(&mock.url())
         .args(["--trust-project", "run", "@code-reviewer check my work"])
         .output()
         .await
@@ -274,7 +265,8 @@ async fn an_untrusted_projects_agent_that_may_write_waits_for_trust() {
         vec![Reply::text("ok"), Reply::text("title")],
     )
     .await;
-    let out = command(&home, &mock)
+    let out = home
+        .command(&mock.url())
         .args(["run", "hello"])
         .output()
         .await
@@ -329,7 +321,8 @@ async fn a_sub_agents_edit_is_gated_and_the_refusal_returns_to_it() {
         ],
     )
     .await;
-    let out = command(&home, &mock)
+    let out = home
+        .command(&mock.url())
         .args(["run", "--json", "update the notes"])
         .output()
         .await

@@ -467,18 +467,6 @@ impl Printer {
                 "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
                 "context_tokens": context_tokens, "context_window": context_window, "cost": cost})
             }
-            AgentEvent::Retrying {
-                attempt,
-                max_attempts,
-                delay_ms,
-                error,
-            } => {
-                json!({"type": "retry", "attempt": attempt, "max_attempts": max_attempts, "delay_ms": delay_ms, "error": error})
-            }
-            AgentEvent::Notice { level, text } => {
-                json!({"type": "notice", "level": level, "text": text})
-            }
-            AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
             AgentEvent::SubagentStarted {
                 call_id,
                 agent,
@@ -502,7 +490,6 @@ impl Printer {
                 Some(inner) => json!({"type": "subagent", "id": call_id, "event": inner}),
                 None => return None,
             },
-            AgentEvent::PlanProposed { plan, .. } => json!({"type": "plan", "plan": plan}),
             AgentEvent::Compacted {
                 before_tokens,
                 after_tokens,
@@ -511,7 +498,7 @@ impl Printer {
             } => {
                 json!({"type": "compacted", "before_tokens": before_tokens, "after_tokens": after_tokens, "summary": summary})
             }
-            _ => return None,
+            other => return super::stream_json::shared_line(other),
         })
     }
 

@@ -136,6 +136,7 @@ impl<W: Write> StreamWriter<W> {
     }
 
     fn line_for(&mut self, event: &AgentEvent) -> Option<Value> {
+        // (Events both JSON outputs write alike: `shared_line`.)
         Some(match event {
             AgentEvent::ResponseStarted => {
                 // Responses of one turn read as paragraphs.
@@ -206,23 +207,6 @@ impl<W: Write> StreamWriter<W> {
                     "cache_write_tokens": usage.cache_write_tokens, "context_tokens": context_tokens,
                     "context_window": context_window, "cost_usd": cost})
             }
-            AgentEvent::Retrying {
-                attempt,
-                max_attempts,
-                delay_ms,
-                error,
-            } => {
-                json!({"type": "retry", "attempt": attempt, "max_attempts": max_attempts, "delay_ms": delay_ms, "error": error})
-            }
-            AgentEvent::Notice { level, text } => {
-                json!({"type": "notice", "level": level, "text": text})
-            }
-            AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
-            AgentEvent::Hook {
-                summary,
-                command,
-                output,
-            } => json!({"type": "hook", "summary": summary, "command": command, "output": output}),
             AgentEvent::Compacted {
                 before_tokens,
                 after_tokens,
@@ -251,8 +235,7 @@ impl<W: Write> StreamWriter<W> {
                 json!({"type": "subagent_end", "id": call_id, "agent": agent, "outcome": outcome,
                     "summary": summary, "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens})
             }
-            AgentEvent::PlanProposed { plan, .. } => json!({"type": "plan", "plan": plan}),
-            _ => return None,
+            other => return shared_line(other),
         })
     }
 
@@ -293,6 +276,31 @@ impl<W: Write> StreamWriter<W> {
         self.streaming = true;
         self.line(v);
     }
+}
+
+/// The events `--json` and stream-json write the same way.
+pub(super) fn shared_line(event: &AgentEvent) -> Option<Value> {
+    Some(match event {
+        AgentEvent::Retrying {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error,
+        } => {
+            json!({"type": "retry", "attempt": attempt, "max_attempts": max_attempts, "delay_ms": delay_ms, "error": error})
+        }
+        AgentEvent::Notice { level, text } => {
+            json!({"type": "notice", "level": level, "text": text})
+        }
+        AgentEvent::Todos(t) => json!({"type": "todos", "todos": t}),
+        AgentEvent::Hook {
+            summary,
+            command,
+            output,
+        } => json!({"type": "hook", "summary": summary, "command": command, "output": output}),
+        AgentEvent::PlanProposed { plan, .. } => json!({"type": "plan", "plan": plan}),
+        _ => return None,
+    })
 }
 
 #[cfg(test)]

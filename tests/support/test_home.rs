@@ -47,4 +47,24 @@ impl TestHome {
     pub fn path(&self, rel: &str) -> PathBuf {
         self.project.path().join(rel)
     }
+
+    /// The real `cairn` in the project, with only this home's environment
+    /// and the scripted model at `model_url`.
+    pub fn command(&self, model_url: &str) -> tokio::process::Command {
+        let mut c = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        c.current_dir(self.project.path())
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(self.vars(model_url))
+            .stdin(std::process::Stdio::null())
+            .kill_on_drop(true);
+        c
+    }
+
+    /// Writes `text` to `rel` in the project, making its folders.
+    pub fn write(&self, rel: &str, text: &str) {
+        let path = self.path(rel);
+        std::fs::create_dir_all(path.parent().expect("a file in the project")).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
 }
