@@ -33,7 +33,15 @@ use crate::cli::startup::Overrides;
 use server::Server;
 
 /// Serves one editor on stdio until it closes the connection; the exit code.
-pub async fn serve(overrides: Overrides) -> u8 {
+pub async fn serve(mut overrides: Overrides) -> u8 {
+    if overrides.trust_project {
+        // The editor names the folders: trusting each one unseen would run
+        // any cloned repository's hooks, servers and agents.
+        eprintln!(
+            "cairn acp: --trust-project is ignored here; trust a project by starting `cairn` in it once"
+        );
+        overrides.trust_project = false;
+    }
     let server = Arc::new(Server::new(overrides));
     let result = connection(server.clone()).await;
     server.shutdown().await;

@@ -57,6 +57,15 @@ pub async fn prepare(overrides: &Overrides, cwd: PathBuf) -> Result<Startup, Err
     if !cwd.is_dir() {
         return Err(invalid(format!("cwd {} is not a directory", cwd.display())));
     }
+    // A workspace is writable by commands: never the whole home or disk.
+    let home = crate::paths::home_dir().and_then(|h| h.canonicalize().ok());
+    let real = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    if real.parent().is_none() || home.as_ref() == Some(&real) {
+        return Err(invalid(format!(
+            "cwd {} is the home folder or the root; open a project folder",
+            cwd.display()
+        )));
+    }
     startup::prepare_at(overrides, cwd)
         .await
         .map_err(|e| internal(format!("{e:#}")))
@@ -218,6 +227,19 @@ impl Forwarder {
                     if let Some(open) = self.asking.remove(id) {
                         let _ = open.cancel();
                     }
+                }
+                AgentEvent::PlanProposed { id, .. } => {
+                    // No protocol form approves a plan (plan mode is not
+                    // offered, but a config may start in it): declined, so
+                    // the model goes on planning instead of waiting.
+                    self.session.send(AgentCommand::PermissionReply {
+                        id: *id,
+                        decision: crate::protocol::Decision::Deny {
+                            reason: Some(
+                                "this editor cannot approve plans; finish with a summary".into(),
+                            ),
+                        },
+                    });
                 }
                 AgentEvent::InputRequested { id, .. } => {
                     // ACP v1 has no form for a server's question: decline it,

@@ -38,17 +38,16 @@ pub(crate) async fn expand(ctx: &TurnContext, command: &CustomCommand, args: &st
         level: NoticeLevel::Info,
         text: format!("/{} — {}", command.name, command.source.display()),
     });
-    let text = commands::substitute(&command.body, args);
-    let spans = commands::shell_spans(&text);
+    let (pieces, spans) = commands::fill(&command.body, args);
     if spans.is_empty() {
-        return text;
+        return commands::join(&pieces, &[]);
     }
     let batch = uuid::Uuid::new_v4().simple().to_string();
     let calls: Vec<ParsedCall> = spans
         .iter()
         .enumerate()
         .map(|(i, span)| {
-            let input = json!({ "command": span.command });
+            let input = json!({ "command": span });
             let call = PendingCall {
                 id: format!("command-{}-{i}", &batch[..12]),
                 name: "bash".into(),
@@ -59,7 +58,7 @@ pub(crate) async fn expand(ctx: &TurnContext, command: &CustomCommand, args: &st
         .collect();
     let results = super::calls::execute(ctx, calls).await;
     let outputs: Vec<String> = results.iter().map(output_text).collect();
-    commands::inline(&text, &spans, &outputs)
+    commands::join(&pieces, &outputs)
 }
 
 /// A command's result as the prompt shows it; a failure says so.

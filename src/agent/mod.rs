@@ -137,7 +137,10 @@ impl Shared {
         if let Some(sink) = &self.sink {
             sink.event(&event);
         }
-        if let (Some(hooks), AgentEvent::MessageAdded(m)) = (&self.hooks, &event) {
+        // The hooks' transcript is the session's own conversation; a
+        // sub-agent's messages stay in its child session.
+        if let (Some(hooks), AgentEvent::MessageAdded(m), None) = (&self.hooks, &event, &self.route)
+        {
             hooks.message_added(m);
         }
         match &self.route {

@@ -40,3 +40,23 @@ pub fn invocable(roots: &commands::Roots, cwd: &Path) -> commands::Catalogue {
     catalogue.commands.sort_by(|a, b| a.name.cmp(&b.name));
     catalogue
 }
+
+/// The text of a command, skill or agent file, at most `max` bytes. A
+/// project's file is repository content the model can change: it is read
+/// only where it really lies inside the workspace, never through a link
+/// out of it (a `SKILL.md` linked to a secret would go to the model as a
+/// skill), and only when it is a regular file.
+pub(crate) fn read_definition(
+    path: &Path,
+    scope: commands::Scope,
+    workspace: &Path,
+    max: u64,
+) -> Result<String, String> {
+    let root = (scope == commands::Scope::Project).then_some(workspace);
+    let over = crate::config::project_file::Over::Refuse;
+    match crate::config::project_file::read(root, path, max, over) {
+        Ok(Some(c)) => Ok(String::from_utf8_lossy(&c.bytes).into_owned()),
+        Ok(None) => Err("it is gone".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}

@@ -219,7 +219,10 @@ const CONFIG_READ_LIMIT: std::time::Duration = std::time::Duration::from_secs(5)
 /// FIFO, which git would open and wait on, reading what the person types.
 /// Bounded in time whatever it meets.
 fn config_names(cwd: &Path, args: &[&str]) -> Vec<String> {
-    let sandbox = crate::sandbox::Sandbox::default_for_user();
+    // One for the process: its caches are made once, not before every
+    // command.
+    static SANDBOX: std::sync::OnceLock<crate::sandbox::Sandbox> = std::sync::OnceLock::new();
+    let sandbox = SANDBOX.get_or_init(crate::sandbox::Sandbox::default_for_user);
     let policy = sandbox
         .policy_in(cwd, crate::sandbox::Layer::Kernel)
         .map(|mut p| {

@@ -36,7 +36,15 @@ impl Group {
     /// members started in other groups or sessions.
     pub fn stop(pgid: i32) -> Group {
         // SAFETY: a signal to a process group; no memory is involved.
-        unsafe { libc::kill(-pgid, libc::SIGSTOP) };
+        let gone = unsafe { libc::kill(-pgid, libc::SIGSTOP) } != 0;
+        if gone {
+            // No member left (the usual end of a command): nothing to scan.
+            return Group {
+                pgid,
+                #[cfg(target_os = "linux")]
+                outside: Vec::new(),
+            };
+        }
         let deadline = Instant::now() + STOP_WAIT;
         let mut table = processes();
         while table

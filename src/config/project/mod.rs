@@ -150,8 +150,21 @@ fn split_top(s: &mut Sorter, p: &ConfigFile) {
         &base.ui.scroll_regions,
     );
     s.same("effort", &p.effort, &base.effort);
-    // Where the model's searches (and so words of the code) would go.
-    s.same("search", &p.search, &base.search);
+    // Where the model's searches (and so words of the code) would go, and
+    // which of the person's keys would go with them: said in words.
+    if let Some(search) = &p.search
+        && base.search.as_ref() != Some(search)
+    {
+        let to = search.url.as_deref().unwrap_or("its default address");
+        let key = match &search.api_key_env {
+            Some(var) => format!(", sending the value of ${var} as its key"),
+            None => String::new(),
+        };
+        s.hold(
+            "search",
+            format!("sends web searches to {} at {to}{key}", search.provider),
+        );
+    }
     let turns = Some(s.current.max_turns());
     s.out.max_turns = s.lower("max_turns", p.max_turns, turns);
     s.out.max_tokens = s.lower("max_tokens", p.max_tokens, base.max_tokens);

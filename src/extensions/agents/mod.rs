@@ -160,7 +160,7 @@ pub fn discover(roots: &Roots, project_trusted: bool) -> Catalogue {
         collect(&dir, 0, &mut files);
         files.sort();
         for path in files {
-            let def = match load(&path, scope) {
+            let def = match load(&path, scope, &roots.workspace) {
                 Ok((def, unknown)) => {
                     if !unknown.is_empty() {
                         out.problems.push(format!(
@@ -218,15 +218,8 @@ fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
 
 /// Reads one agent file: the definition, and the tool names it gave that
 /// cairn does not know.
-fn load(path: &Path, scope: Scope) -> Result<(AgentDef, Vec<String>), String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "{} bytes is too long for an agent (the most is {MAX_BYTES})",
-            meta.len()
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+fn load(path: &Path, scope: Scope, workspace: &Path) -> Result<(AgentDef, Vec<String>), String> {
+    let text = super::read_definition(path, scope, workspace, MAX_BYTES)?;
     parse(&text, path, scope)
 }
 

@@ -41,21 +41,57 @@ pub fn split_args(args: &str) -> Vec<String> {
 /// given). A prompt without any placeholder gets the arguments appended,
 /// so they are never silently dropped.
 pub fn substitute(body: &str, args: &str) -> String {
-    let positional = split_args(args);
-    let mut out = String::with_capacity(body.len() + args.len());
     let mut used = false;
-    let mut rest = body;
+    let mut out = placeholders(body, args, &split_args(args), false, &mut used);
+    append_unused(&mut out, args, used);
+    out
+}
+
+fn append_unused(out: &mut String, args: &str, used: bool) {
+    if !used && !args.trim().is_empty() {
+        out.push_str(&format!("\n\nARGUMENTS: {}", args.trim()));
+    }
+}
+
+/// `text` with `$ARGUMENTS` and `$1`…`$9` filled; in a shell command
+/// (`quote`) each argument is one single-quoted word, so what the person
+/// typed is never read as shell syntax.
+fn placeholders(
+    text: &str,
+    args: &str,
+    positional: &[String],
+    quote: bool,
+    used: &mut bool,
+) -> String {
+    let word = |a: &str| {
+        if quote {
+            format!("'{}'", a.replace('\'', r"'\''"))
+        } else {
+            a.to_string()
+        }
+    };
+    let all = if quote {
+        positional
+            .iter()
+            .map(|a| word(a))
+            .collect::<Vec<_>>()
+            .join(" ")
+    } else {
+        args.to_string()
+    };
+    let mut out = String::with_capacity(text.len() + args.len());
+    let mut rest = text;
     while let Some(at) = rest.find('$') {
         out.push_str(&rest[..at]);
         let after = &rest[at + 1..];
         if let Some(tail) = after.strip_prefix("ARGUMENTS") {
-            out.push_str(args);
-            used = true;
+            out.push_str(&all);
+            *used = true;
             rest = tail;
         } else if let Some(d) = after.chars().next().filter(|c| ('1'..='9').contains(c)) {
             let i = d as usize - '1' as usize;
-            out.push_str(positional.get(i).map(String::as_str).unwrap_or(""));
-            used = true;
+            out.push_str(&positional.get(i).map(|a| word(a)).unwrap_or_default());
+            *used = true;
             rest = &after[1..];
         } else {
             out.push('$');
@@ -63,8 +99,45 @@ pub fn substitute(body: &str, args: &str) -> String {
         }
     }
     out.push_str(rest);
-    if !used && !args.trim().is_empty() {
-        out.push_str(&format!("\n\nARGUMENTS: {}", args.trim()));
+    out
+}
+
+/// A command's prompt split at its `` !`cmd` `` spans (found in the file's
+/// own text, before any argument is filled in, so an argument cannot add
+/// a span), with the arguments filled: as typed in the text pieces,
+/// single-quoted words in the span commands. `pieces` has one more entry
+/// than `commands`; [`join`] puts them back together around the outputs.
+pub fn fill(body: &str, args: &str) -> (Vec<String>, Vec<String>) {
+    let positional = split_args(args);
+    let mut used = false;
+    let (mut pieces, mut commands) = (Vec::new(), Vec::new());
+    let mut at = 0;
+    for span in shell_spans(body) {
+        let before = &body[at..span.range.start];
+        pieces.push(placeholders(before, args, &positional, false, &mut used));
+        commands.push(placeholders(
+            &span.command,
+            args,
+            &positional,
+            true,
+            &mut used,
+        ));
+        at = span.range.end;
+    }
+    let mut last = placeholders(&body[at..], args, &positional, false, &mut used);
+    append_unused(&mut last, args, used);
+    pieces.push(last);
+    (pieces, commands)
+}
+
+/// The pieces of [`fill`] with each command's output between them.
+pub fn join(pieces: &[String], outputs: &[String]) -> String {
+    let mut out = String::new();
+    for (i, piece) in pieces.iter().enumerate() {
+        out.push_str(piece);
+        if let Some(o) = outputs.get(i) {
+            out.push_str(o.trim_end());
+        }
     }
     out
 }
@@ -98,18 +171,5 @@ pub fn shell_spans(text: &str) -> Vec<ShellSpan> {
             from = inner_start;
         }
     }
-    out
-}
-
-/// The prompt with each span replaced by its output (in span order).
-pub fn inline(text: &str, spans: &[ShellSpan], outputs: &[String]) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    for (span, output) in spans.iter().zip(outputs) {
-        out.push_str(&text[at..span.range.start]);
-        out.push_str(output.trim_end());
-        at = span.range.end;
-    }
-    out.push_str(&text[at..]);
     out
 }

@@ -8,7 +8,7 @@
 
 mod expand;
 
-pub use expand::{ShellSpan, inline, shell_spans, split_args, substitute};
+pub use expand::{ShellSpan, fill, join, shell_spans, split_args, substitute};
 
 use std::path::{Path, PathBuf};
 
@@ -96,7 +96,7 @@ pub fn discover(roots: &Roots) -> Catalogue {
             if out.get(&name).is_some() {
                 continue;
             }
-            match load(&name, &path, scope) {
+            match load(&name, &path, scope, &roots.workspace) {
                 Ok(cmd) => out.commands.push(cmd),
                 Err(why) => out.problems.push(format!("{}: {why}", path.display())),
             }
@@ -140,15 +140,8 @@ fn command_name(root: &Path, path: &Path) -> Option<String> {
     typable.then_some(name)
 }
 
-fn load(name: &str, path: &Path, scope: Scope) -> Result<CustomCommand, String> {
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if meta.len() > MAX_BYTES {
-        return Err(format!(
-            "{} bytes is too long for a command (the most is {MAX_BYTES})",
-            meta.len()
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read it: {e}"))?;
+fn load(name: &str, path: &Path, scope: Scope, workspace: &Path) -> Result<CustomCommand, String> {
+    let text = super::read_definition(path, scope, workspace, MAX_BYTES)?;
     let doc = frontmatter::parse(&text);
     let description = doc
         .text("description")

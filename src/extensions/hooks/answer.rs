@@ -42,6 +42,10 @@ pub struct Outcome {
     /// `continue: false`: the work stops, for this reason.
     pub stop: Option<String>,
     pub notes: Vec<Note>,
+    /// Whether the run being read may allow: the person's own hooks may, a
+    /// project's may not (its scripts are files the model can change, so
+    /// its `allow` would answer the person's questions for the model).
+    may_allow: bool,
 }
 
 impl Outcome {
@@ -49,10 +53,9 @@ impl Outcome {
     pub fn of(event: Event, hooks: &[Hook], runs: &[HookRun]) -> Outcome {
         let mut out = Outcome::default();
         for run in runs {
-            let command = hooks
-                .get(run.index)
-                .map(|h| h.command.clone())
-                .unwrap_or_default();
+            let hook = hooks.get(run.index);
+            let command = hook.map(|h| h.command.clone()).unwrap_or_default();
+            out.may_allow = hook.is_some_and(|h| h.scope == super::Scope::User);
             out.read_run(event, command, run);
         }
         out
@@ -174,6 +177,14 @@ impl Outcome {
     }
 
     fn permit(&mut self, command: &str, p: Permission, reason: String) {
+        if p == Permission::Allow && !self.may_allow {
+            self.note(
+                command,
+                "could not allow (a project's hook; the usual rules apply)",
+                &reason,
+            );
+            return;
+        }
         let did = match p {
             Permission::Allow => "allowed",
             Permission::Ask => "asked the person",

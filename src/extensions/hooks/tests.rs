@@ -156,6 +156,15 @@ async fn exit_codes_and_json_answers_are_read_as_claude_code_reads_them() {
     );
     assert_eq!(out.updated_input, Some(json!({"command": "ls"})));
     assert_eq!(out.messages, ["hi"]);
+    // The same answers from a project's hooks: no `allow` (the model can
+    // change a project's scripts), the block and the new input still hold.
+    let mut project = hooks.hooks().to_vec();
+    for h in &mut project {
+        h.scope = Scope::Project;
+    }
+    let out = Outcome::of(Event::PreToolUse, &project, &runs);
+    assert!(out.permission.is_none(), "{:?}", out.permission);
+    assert_eq!(out.blocked.as_deref(), Some("no rm"));
     let stdin: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(ws.join("input.json")).unwrap()).unwrap();
     assert_eq!(stdin, input);

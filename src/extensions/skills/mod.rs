@@ -90,7 +90,7 @@ pub fn discover(roots: &Roots, cwd: &Path) -> (Vec<Skill>, Vec<String>) {
             .collect();
         folders.sort();
         for folder in folders {
-            match load(&folder, scope) {
+            match load(&folder, scope, &roots.workspace) {
                 Ok(skill) if skills.iter().any(|s| s.name == skill.name) => {}
                 Ok(skill) => skills.push(skill),
                 Err(why) => problems.push(format!("{}: {why}", folder.join("SKILL.md").display())),
@@ -101,15 +101,9 @@ pub fn discover(roots: &Roots, cwd: &Path) -> (Vec<Skill>, Vec<String>) {
     (skills, problems)
 }
 
-fn load(folder: &Path, scope: Scope) -> Result<Skill, String> {
+fn load(folder: &Path, scope: Scope, workspace: &Path) -> Result<Skill, String> {
     let path = folder.join("SKILL.md");
-    let len = std::fs::metadata(&path).map_err(|e| e.to_string())?.len();
-    if len > MAX_BYTES {
-        return Err(format!(
-            "{len} bytes is more than a skill may hold ({MAX_BYTES})"
-        ));
-    }
-    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read it: {e}"))?;
+    let text = super::read_definition(&path, scope, workspace, MAX_BYTES)?;
     let doc = frontmatter::parse(&text);
     let folder_name = folder
         .file_name()
