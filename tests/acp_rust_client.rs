@@ -4,11 +4,7 @@
 //! edit asked with its diff and allowed, streamed text, a cancel
 //! mid-stream, and the session loaded again by a second process.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::process::Stdio;
 use std::time::Duration;
 

@@ -11,11 +11,7 @@
 //! errors, a mode switch, a cancelled slow answer, the session list, and
 //! the session loaded again by a second `cairn acp`.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;

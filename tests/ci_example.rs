@@ -2,11 +2,7 @@
 //! against the scripted model: a real git repository with a pull request's
 //! branch, the real binary on PATH, and the comment it writes.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::path::Path;
 use std::process::Command;
 

@@ -1,11 +1,7 @@
 //! The real `cairn` binary against the scripted server: stop reasons a
 //! person must hear about, and Anthropic's prompt cache over a tool loop.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::process::Output;
 
 use mock_model::{Format, MockModel, Reply};

@@ -1,10 +1,6 @@
 //! The real `cairn` binary, headless, against the scripted model.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::process::Output;
 
 use mock_model::{Format, MockModel, Reply};

@@ -2,11 +2,7 @@
 //! lines as things happen, piped standard input in the prompt, `-p`, and
 //! `--allow` / `--max-turns` for one run.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 

@@ -2,11 +2,7 @@
 //! through `cairn run -c`, against a scripted model that refuses requests
 //! larger than its window.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use cairn::conversation::Message;
 use cairn::store::{MessageMeta, Store};
 use mock_model::{Format, MockModel, Reply};

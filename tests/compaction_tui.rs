@@ -2,13 +2,7 @@
 //! and the next request carries the summary and the later turns only,
 //! while the transcript still shows the marker.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -2,11 +2,7 @@
 //! run through the front door: `cairn run "/git:status foo"` sends the
 //! expanded prompt, its `@path` attached and its `` !`cmd` `` output inlined.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use mock_model::{Format, MockModel, Reply};
 use serde_json::Value;
 use test_home::TestHome;
@@ -126,9 +122,6 @@ async fn an_unknown_slash_word_is_an_ordinary_prompt() {
     assert!(out.status.success());
     assert!(first_prompt(&mock.requests()[0]).contains("/usr/bin is a directory?"));
 }
-
-#[path = "support/pty.rs"]
-mod pty;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_command_is_offered_in_the_menu_and_sent_expanded() {

@@ -6,13 +6,7 @@
 //! Esc, so there the closed socket shows the tool itself was dropped, not
 //! merely that the process ended.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::Duration;
 

@@ -2,11 +2,7 @@
 //! restarted answer, the session id, continuing a session, escaped control
 //! sequences, quiet pipes.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::process::Output;
 
 use mock_model::{Format, MockModel, Reply};

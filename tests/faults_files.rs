@@ -1,11 +1,7 @@
 //! Issue 11, files: tools keep modes and links, new files follow the
 //! umask, cairn's own files are private — through the real binary.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 

@@ -2,11 +2,7 @@
 //! (a second instance continues in a fork; a killed one's lock is taken
 //! over) and signals that cancel cleanly.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::time::{Duration, Instant};
 
 use mock_model::{Format, MockModel, Reply};

@@ -2,11 +2,7 @@
 //! what it refused is written once it accepts writes again — the real
 //! binary against a locked, full, read-only and immutable store.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;

@@ -2,13 +2,7 @@
 //! command runs leaves nothing behind; Ctrl+Z suspends to the shell and
 //! `fg` redraws; a session open in another cairn is offered as a fork.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

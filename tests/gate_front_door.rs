@@ -2,11 +2,7 @@
 //! with the scripted model issuing bash calls in smart and auto mode, in
 //! a cloned-looking repository whose `.git/config` runs programs.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::path::Path;
 use std::process::Command;
 

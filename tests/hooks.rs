@@ -3,13 +3,7 @@
 //! a trusted and an untrusted project, and the interface's trust question
 //! and `/hooks` in a pty.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::time::{Duration, Instant};
 
 use mock_model::{Format, MockModel, Reply};

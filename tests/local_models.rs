@@ -3,11 +3,7 @@
 //! server's `/v1/models` metadata, llama.cpp's own "too long" answer
 //! compacted and retried, a request over the window never sent.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
 use test_home::TestHome;

@@ -6,11 +6,7 @@
 //! package cannot be fetched, each test prints `skipped: …` to stderr and
 //! returns; `.ci/mcp-setup.sh` fetches it beforehand in CI.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;

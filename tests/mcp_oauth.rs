@@ -5,16 +5,7 @@
 //! refreshing it when it expired or was revoked; `cairn mcp logout` removes
 //! it. The server is tests/support/oauth_server.rs, on 127.0.0.1.
 
-#[path = "support/mcp_server.rs"]
-#[allow(dead_code)] // the stdio half is for the other MCP tests
-mod mcp_server;
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/oauth_server.rs"]
-mod oauth_server;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, oauth_server, test_home};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::time::Duration;

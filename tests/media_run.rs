@@ -2,11 +2,7 @@
 //! cairn speaks: what reaches the scripted server, and what the person is
 //! told when a model cannot take a picture.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::io::Cursor;
 use std::process::Output;
 

@@ -2,11 +2,7 @@
 //! endpoint on 127.0.0.1: asked like `fetch`, results read as text with
 //! their sources.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::sync::{Arc, Mutex};
 
 use mock_model::{Format, MockModel, Reply};

@@ -2,13 +2,7 @@
 //! path becomes a chip sent with the prompt, `/effort high` shows in the
 //! status line and changes the next request.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::io::Cursor;
 use std::path::Path;
 use std::time::{Duration, Instant};

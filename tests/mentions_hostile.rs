@@ -2,11 +2,7 @@
 //! pipe or a device must not hang the turn, and a secret the provider uses
 //! is redacted from what is attached, as it is from tool output.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::time::Duration;
 
 use mock_model::{Format, MockModel, Reply};

@@ -1,9 +1,7 @@
 //! Acting tools through the agent loop and the permission gate, against the
 //! scripted model: what the person is asked, and what lands on disk.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-
+use crate::mock_model;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -3,13 +3,7 @@
 //! todo list, and the next edit asks as usual; headless, the plan is
 //! printed and nothing is written.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::Duration;
 

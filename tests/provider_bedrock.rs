@@ -1,11 +1,7 @@
 //! `kind = "bedrock"`: the Converse stream, event-stream frames encoded in
 //! the test with the same crate cairn decodes them with, SigV4 signed.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/provider_harness.rs"]
-mod provider_harness;
-
+use crate::{mock_model, provider_harness};
 use cairn::llm::{
     AwsCredentials, CloudSettings, LlmError, ProviderKind, ProviderSettings, StreamEvent,
 };

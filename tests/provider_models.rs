@@ -1,14 +1,6 @@
 //! The models a provider serves, from its models endpoint, cached.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/provider_harness.rs"]
-mod provider_harness;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, provider_harness, pty, test_home};
 use cairn::llm::ProviderKind;
 use cairn::llm::model_list::{cached_or_fetch, fetch, served};
 use mock_model::{Format, MockModel};

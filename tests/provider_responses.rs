@@ -1,10 +1,6 @@
 //! `kind = "openai-responses"` against the scripted Responses server.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/provider_harness.rs"]
-mod provider_harness;
-
+use crate::{mock_model, provider_harness};
 use cairn::conversation::{Message, Part, ResultContent, Role};
 use cairn::llm::{ProviderKind, StopReason, StreamEvent};
 use mock_model::{Format, MockModel, Reply};

@@ -1,11 +1,7 @@
 //! Streams as real servers send them, and network faults, against the
 //! scripted server: OpenAI Chat Completions and Anthropic Messages.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/provider_harness.rs"]
-mod provider_harness;
-
+use crate::{mock_model, provider_harness};
 use std::time::{Duration, SystemTime};
 
 use cairn::conversation::{Message, Part, Role};

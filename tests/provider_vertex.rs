@@ -1,11 +1,7 @@
 //! `kind = "vertex"`: Gemini and Anthropic models on Vertex AI, signed in
 //! with a service-account key exchanged at a token endpoint on 127.0.0.1.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/provider_harness.rs"]
-mod provider_harness;
-
+use crate::{mock_model, provider_harness};
 use std::path::Path;
 
 use base64::Engine;

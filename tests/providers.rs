@@ -1,8 +1,6 @@
 //! Both wire formats against the scripted model server.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-
+use crate::mock_model;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 

@@ -7,11 +7,7 @@
 //! fills, every turn answered, the tool result sent back, Esc closing the
 //! stream. Never on what the tiny model says.
 
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{pty, test_home};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -3,9 +3,7 @@
 //! do not outlive cairn. The finer cases run as unit tests beside the code
 //! (`src/sandbox/tests/`); the hostile end-to-end suite is `tests/escapes/`.
 
-#[path = "support/fixture_base.rs"]
-mod fixture_base;
-
+use crate::fixture_base;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};

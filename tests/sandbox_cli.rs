@@ -2,11 +2,7 @@
 //! binary, and `cairn run --mode auto` against wrapped `rm -rf ~`, with a
 //! fixture home outside the temporary directory (which stays writable).
 
-#[path = "support/fixture_base.rs"]
-mod fixture_base;
-#[path = "support/mock_model.rs"]
-mod mock_model;
-
+use crate::{fixture_base, mock_model};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 

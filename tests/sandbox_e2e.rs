@@ -2,13 +2,7 @@
 //! sandbox stops a command and the person re-runs it with the network, and
 //! smart mode runs a workspace write unasked that `/undo` takes back.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::io::Write;
 use std::path::Path;
 use std::time::Duration;

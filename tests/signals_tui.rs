@@ -4,13 +4,7 @@
 //! command; SIGTSTP suspends like Ctrl+Z and `fg` resumes with keys
 //! working; `kill -9` leaves no command running.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

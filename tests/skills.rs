@@ -3,11 +3,7 @@
 //! `skill` tool, runnable as `/name args`; and the system prompt's size
 //! with 50 installed skills.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
 use test_home::TestHome;

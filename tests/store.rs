@@ -2,9 +2,7 @@
 //! upgrades, refusing files it must not touch, concurrent writers, and a
 //! writer killed mid-stream.
 
-#[path = "support/store_child.rs"]
-mod store_child;
-
+use crate::store_child;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::path::Path;

@@ -1,11 +1,7 @@
 //! Sub-agents through the front door: `cairn run` against the scripted
 //! model, with agent files in the format people publish.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, test_home};
 use std::time::Duration;
 
 use mock_model::{Format, MockModel, Reply};

@@ -2,13 +2,7 @@
 //! sub-agent's dialog naming it, and Esc stopping every sub-agent and the
 //! commands they run.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -2,13 +2,7 @@
 //! loosen cairn or start programs before the person trusts it (headless and
 //! in the interface), and secrets stay out of commands and their output.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};

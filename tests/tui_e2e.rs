@@ -1,13 +1,7 @@
 //! The real binary in a pseudo-terminal against the scripted model: what a
 //! person sees, and what is on disk afterwards.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -3,13 +3,7 @@
 //! variable, an unknown model suggesting `/model`, a refused connection
 //! asking whether the server runs) and what it prints on exit.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::Duration;
 

@@ -5,13 +5,7 @@
 //! included, must be the same at the end either way; with them on, fewer
 //! bytes cross the wire.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

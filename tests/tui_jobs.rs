@@ -2,13 +2,7 @@
 //! against the scripted model. The job's lines keep arriving in the pane of
 //! the call that started it after the turn ended, then its exit.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,13 +1,7 @@
 //! Tool panes and edit review through the front door: the real binary in
 //! a pty against the scripted model.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::Duration;
 

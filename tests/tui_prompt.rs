@@ -1,13 +1,7 @@
 //! The prompt line in the real binary: slash commands typed with their
 //! arguments, prompts that only look like commands, `@` mentions.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -1,13 +1,7 @@
 //! Found in a new-user review of issues 15 and 16, through the front door:
 //! notices that outlived what they were about.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};
 

@@ -3,13 +3,7 @@
 //! endpoint (a wrong key is refused and the guide stays), stores the key
 //! 0600 and starts; the next start needs no set-up.
 
-#[path = "support/mock_model.rs"]
-mod mock_model;
-#[path = "support/pty.rs"]
-mod pty;
-#[path = "support/test_home.rs"]
-mod test_home;
-
+use crate::{mock_model, pty, test_home};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;

@@ -15,10 +15,15 @@ pub const ROLE_VAR: &str = "CAIRN_STORE_CHILD";
 pub fn spawn(role: &str, args: &[&str], envs: &[(&str, &str)]) -> Child {
     let exe = std::env::current_exe().expect("test binary path");
     let mut cmd = Command::new(exe);
-    cmd.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env(ROLE_VAR, format!("{role}\u{1f}{}", args.join("\u{1f}")))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    cmd.args([
+        "--exact",
+        "store::child_entry",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(ROLE_VAR, format!("{role}\u{1f}{}", args.join("\u{1f}")))
+    .stdout(Stdio::piped())
+    .stderr(Stdio::inherit());
     for (k, v) in envs {
         cmd.env(k, v);
     }
