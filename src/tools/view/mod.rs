@@ -17,8 +17,16 @@ use crate::conversation::ImageData;
 
 const DEFAULT_LIMIT: u64 = 2000;
 const MAX_LINE_CHARS: usize = 2000;
-/// Above this a whole-file view is refused; offset/limit still stream.
+/// Above this a file is read line by line rather than whole.
 const MAX_WHOLE_FILE: u64 = 5 * 1024 * 1024;
+/// Above this a view stops reading once its page is out: the lines after it
+/// are not counted, so a 2 GB log's first page costs what a small file's does.
+/// Every file the edit tools take is still read to its end, so its view is
+/// recorded for them.
+const COUNT_LIMIT: u64 = super::regular::MAX_EDIT_FILE;
+/// While streaming, a line keeps at most this many bytes in memory (the view
+/// cuts lines far shorter anyway); the rest is read past, not stored.
+const MAX_LINE_BYTES: usize = 64 * 1024;
 /// Providers reject larger images.
 const MAX_IMAGE: u64 = 5 * 1024 * 1024;
 /// How much of a file the binary heuristics look at.
@@ -156,15 +164,6 @@ fn view_file(
     }
     let range = LineRange::new(offset, limit);
     if meta.len() > MAX_WHOLE_FILE {
-        if offset.is_none() && limit.is_none() {
-            return ToolOutput::error(format!(
-                "{shown} is {}, over the {} limit for reading a whole file. \
-                 Read a part of it with offset and limit (e.g. offset=1, limit=500), \
-                 or search it with grep.",
-                human_size(meta.len()),
-                human_size(MAX_WHOLE_FILE)
-            ));
-        }
         return view_streaming(ctx, path, &meta, range);
     }
     let bytes = match super::regular::read_bounded(path, MAX_WHOLE_FILE) {
@@ -221,18 +220,26 @@ fn view_streaming(
     let mut hasher = StreamHasher::new(meta.len());
     let mut render = Render::new(range);
     let mut buf = Vec::new();
+    let counts_all = meta.len() <= COUNT_LIMIT;
     loop {
         if render.total.is_multiple_of(65_536) && ctx.cancel.is_cancelled() {
             return ToolOutput::error("cancelled");
         }
-        buf.clear();
-        match reader.read_until(b'\n', &mut buf) {
+        if !counts_all && render.page_done() {
+            return render.finish_uncounted(&shown, meta.len());
+        }
+        match read_capped_line(&mut reader, &mut buf, &mut hasher) {
             Ok(0) => break,
-            Ok(_) => {
-                hasher.write(&buf);
+            Ok(len) => {
                 if render.wants_text() {
                     let line = String::from_utf8_lossy(&buf);
-                    render.push(line.trim_end_matches(['\n', '\r']));
+                    let line = line.trim_end_matches(['\n', '\r']);
+                    if len > buf.len() {
+                        let kept: String = line.chars().take(MAX_LINE_CHARS).collect();
+                        render.push_cut(&kept, len as u64);
+                    } else {
+                        render.push(line);
+                    }
                 } else {
                     render.total += 1;
                 }
@@ -247,6 +254,40 @@ fn view_streaming(
         ctx.session.record_view(path, stamp);
     }
     out
+}
+
+/// Reads one line (up to and including its newline) into `buf`, keeping at
+/// most [`MAX_LINE_BYTES`] of it; every byte read goes to `hasher`. Returns
+/// how many bytes the line had, 0 at the end of the file.
+fn read_capped_line(
+    reader: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    hasher: &mut StreamHasher,
+) -> std::io::Result<usize> {
+    buf.clear();
+    let mut total = 0;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(total);
+        }
+        let (used, done) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        hasher.write(&chunk[..used]);
+        let room = MAX_LINE_BYTES.saturating_sub(buf.len());
+        buf.extend_from_slice(&chunk[..used.min(room)]);
+        reader.consume(used);
+        total += used;
+        if done {
+            return Ok(total);
+        }
+    }
 }
 
 /// Hashes a file read in pieces the same way `FileStamp::of_bytes` hashes
@@ -322,6 +363,17 @@ impl Render {
         next >= self.range.start && self.shown < self.range.limit
     }
 
+    /// A line too long to keep whole: its first characters and its size.
+    fn push_cut(&mut self, kept: &str, len: u64) {
+        let n = self.total + 1;
+        self.out.push_str(&format!(
+            "{n:>6}\t{kept}… [line cut, {} in all]\n",
+            human_size(len)
+        ));
+        self.shown += 1;
+        self.total += 1;
+    }
+
     fn push(&mut self, line: &str) {
         if self.wants_text() {
             let n = self.total + 1;
@@ -330,6 +382,23 @@ impl Render {
             self.shown += 1;
         }
         self.total += 1;
+    }
+
+    /// Whether every line the view asked for is out.
+    fn page_done(&self) -> bool {
+        self.shown >= self.range.limit
+    }
+
+    /// The page of a file too large to count to its end.
+    fn finish_uncounted(mut self, shown_path: &str, size: u64) -> ToolOutput {
+        let last = self.range.start + self.shown - 1;
+        self.out.push_str(&format!(
+            "\n… {shown_path} goes on: it is {}, too large to count its lines; \
+             use offset={} to continue, or grep to search it\n",
+            human_size(size),
+            last + 1
+        ));
+        ToolOutput::text(self.out)
     }
 
     fn finish(mut self, shown_path: &str) -> ToolOutput {

@@ -78,7 +78,7 @@ async fn long_lines_are_cut_with_a_marker() {
 }
 
 #[tokio::test]
-async fn files_over_5mb_are_refused_whole_but_stream_with_offset() {
+async fn files_over_5mb_stream_a_page_at_a_time() {
     let (_d, ctx) = setup();
     let path = ctx.workspace.join("huge.log");
     let line = format!("{}\n", "y".repeat(99));
@@ -86,13 +86,10 @@ async fn files_over_5mb_are_refused_whole_but_stream_with_offset() {
     fs::write(&path, line.repeat(count)).unwrap();
 
     let out = view(&ctx, json!({"file_path": "huge.log"})).await;
-    assert!(out.is_error);
-    let msg = out.text_content();
-    assert!(
-        msg.contains("offset and limit") && msg.contains("grep"),
-        "{msg}"
-    );
-    assert!(ctx.session.viewed(&path).is_none());
+    assert!(!out.is_error, "{}", out.text_content());
+    let text = out.text_content();
+    assert!(text.starts_with("     1\tyyyy"), "{text}");
+    assert!(text.contains(&format!("… {} more lines; use offset=2001", count - 2000)));
 
     let out = view(
         &ctx,
@@ -109,6 +106,55 @@ async fn files_over_5mb_are_refused_whole_but_stream_with_offset() {
         ctx.session.viewed(&path),
         Some(FileStamp::of_bytes(&bytes, &meta))
     );
+}
+
+/// A file past the counting limit gives its page without being read to the
+/// end: a sparse 3 GB file whose first lines are text answers at once.
+#[tokio::test]
+async fn a_huge_file_gives_its_first_page_without_reading_it_all() {
+    let (_d, ctx) = setup();
+    let path = ctx.workspace.join("huge.log");
+    let file = fs::File::create(&path).unwrap();
+    let head = "line of text\n".repeat(3000);
+    use std::io::Write;
+    (&file).write_all(head.as_bytes()).unwrap();
+    file.set_len(3 * 1024 * 1024 * 1024).unwrap();
+
+    let started = std::time::Instant::now();
+    let out = view(&ctx, json!({"file_path": "huge.log", "limit": 10})).await;
+    let text = out.text_content();
+    assert!(!out.is_error, "{text}");
+    assert!(text.starts_with("     1\tline of text"), "{text}");
+    assert!(
+        text.contains("goes on: it is 3.0 GB") && text.contains("offset=11"),
+        "{text}"
+    );
+    // Reading 3 GB of zeros line by line takes many seconds even in release.
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // Not read to the end, so nothing is recorded for the edit tools.
+    assert!(ctx.session.viewed(&path).is_none());
+}
+
+/// A line far longer than anything the view shows is read past, not held:
+/// the view of a 60 MB one-line file still shows it, cut, with its size.
+#[tokio::test]
+async fn a_giant_line_is_cut_while_streaming() {
+    let (_d, ctx) = setup();
+    let path = ctx.workspace.join("one.txt");
+    let mut text = "z".repeat(60 * 1024 * 1024);
+    text.push_str("\nsecond\n");
+    fs::write(&path, &text).unwrap();
+    let out = view(&ctx, json!({"file_path": "one.txt"})).await;
+    let shown = out.text_content();
+    assert!(!out.is_error, "{shown}");
+    assert!(shown.starts_with("     1\tzzzz"), "{}", &shown[..80]);
+    assert!(
+        shown.contains("     2\tsecond"),
+        "{}",
+        &shown[shown.len() - 200..]
+    );
+    assert!(shown.contains("[line cut, 60.0 MB in all]"), "{}", &shown[..2200]);
+    assert!(shown.len() < 10_000);
 }
 
 #[test]
