@@ -376,11 +376,12 @@ fn sessions_command(action: SessionsAction, json: bool) -> u8 {
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = cairn::config::state_dir()?;
     cairn::private::create_dir(&dir).ok()?;
-    cairn::private::touch(&dir.join("cairn.log")).ok()?;
-    let appender = tracing_appender::rolling::never(&dir, "cairn.log");
-    let (writer, guard) = tracing_appender::non_blocking(appender);
+    let file = cairn::config::log::LogFile::open(&dir.join("cairn.log")).ok()?;
+    let (writer, guard) = tracing_appender::non_blocking(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // rmcp writes a line at info for every message a server sends,
+        // which a chatty server turns into megabytes; its warnings stay.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"));
     tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)

@@ -18,9 +18,11 @@
 
 pub mod effort;
 pub mod keys;
+pub mod log;
 mod mode;
 pub mod project;
 pub mod project_file;
+mod range;
 mod sandbox;
 pub mod secrets;
 mod settings;
@@ -71,16 +73,21 @@ pub struct ProviderConfig {
     /// Azure OpenAI: the key goes in an `api-key` header.
     pub azure: Option<bool>,
     /// Seconds to wait for a response to start.
+    #[serde(default, deserialize_with = "range::seconds")]
     pub timeout_secs: Option<u64>,
     /// Seconds a started response may stay silent before it counts as
     /// stalled (and is retried).
+    #[serde(default, deserialize_with = "range::seconds")]
     pub idle_timeout_secs: Option<u64>,
     /// Seconds a response may take to send its first byte (a local server
     /// reads the whole prompt first).
+    #[serde(default, deserialize_with = "range::seconds")]
     pub first_byte_timeout_secs: Option<u64>,
     /// The largest single event of a streamed answer, in MB.
+    #[serde(default, deserialize_with = "range::megabytes")]
     pub max_event_mb: Option<u64>,
     /// The largest whole answer, in MB.
+    #[serde(default, deserialize_with = "range::megabytes")]
     pub max_response_mb: Option<u64>,
     /// Vertex AI: the Google Cloud project and location.
     pub project: Option<String>,
@@ -102,8 +109,11 @@ pub const DEFAULT_RETRY_ATTEMPTS: u32 = 5;
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct RetryConfig {
+    #[serde(default, deserialize_with = "range::attempts")]
     pub max_attempts: Option<u32>,
+    #[serde(default, deserialize_with = "range::millis")]
     pub base_delay_ms: Option<u64>,
+    #[serde(default, deserialize_with = "range::millis")]
     pub max_delay_ms: Option<u64>,
 }
 
@@ -115,6 +125,7 @@ pub struct PermissionsConfig {
     pub allow: Vec<String>,
     #[serde(default)]
     pub deny: Vec<String>,
+    #[serde(default, deserialize_with = "range::count")]
     pub repeat_limit: Option<u32>,
 }
 
@@ -122,11 +133,14 @@ pub struct PermissionsConfig {
 #[serde(deny_unknown_fields)]
 pub struct ContextConfig {
     /// Fraction of the window at which cairn compacts (0.5 to 0.95).
+    #[serde(default, deserialize_with = "range::fraction")]
     pub compact_threshold: Option<f64>,
     /// Bytes of project instructions (AGENTS.md, ...) taken at most.
+    #[serde(default, deserialize_with = "range::instruction_bytes")]
     pub instructions_max_bytes: Option<usize>,
     /// Windows (in tokens) below which requests carry a shorter system
     /// prompt and compact tool descriptions; 0 turns that off.
+    #[serde(default, deserialize_with = "range::tokens")]
     pub small_window: Option<u64>,
 }
 
@@ -152,10 +166,13 @@ pub struct McpServerConfig {
     #[serde(default)]
     pub trust_read_only_hints: bool,
     /// Both limits below at once (the older setting).
+    #[serde(default, deserialize_with = "range::seconds")]
     pub timeout_secs: Option<u64>,
     /// How long it may take to start and list its tools (default 10 s).
+    #[serde(default, deserialize_with = "range::seconds")]
     pub startup_timeout_secs: Option<u64>,
     /// How long one tool call may take (default 120 s).
+    #[serde(default, deserialize_with = "range::seconds")]
     pub tool_timeout_secs: Option<u64>,
     /// Only these of its tools are offered (all when absent).
     pub enabled_tools: Option<Vec<String>>,
@@ -190,7 +207,9 @@ pub struct ConfigFile {
     pub model: Option<String>,
     pub theme: Option<String>,
     /// Model round trips allowed in one turn.
+    #[serde(default, deserialize_with = "range::count")]
     pub max_turns: Option<u32>,
+    #[serde(default, deserialize_with = "range::answer_tokens")]
     pub max_tokens: Option<u32>,
     pub reasoning: Option<bool>,
     /// How hard reasoning models think (`minimal` … `xhigh`).
@@ -231,12 +250,17 @@ pub struct ConfigFile {
     pub agents: AgentsConfig,
     /// `[search]`: the service the `web_search` tool asks.
     pub search: Option<SearchConfig>,
+    /// `[log]`: the size and count of cairn's log files (the person's own
+    /// config only).
+    #[serde(default)]
+    pub log: log::LogConfig,
 }
 
 /// `[agents]`: how many sub-agents run at once (4 unless set).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AgentsConfig {
+    #[serde(default, deserialize_with = "range::count_usize")]
     pub max_parallel: Option<usize>,
 }
 
@@ -274,11 +298,17 @@ impl CompatConfig {
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ModelConfig {
+    #[serde(default, deserialize_with = "range::tokens")]
     pub context_window: Option<u64>,
+    #[serde(default, deserialize_with = "range::tokens")]
     pub max_output: Option<u64>,
+    #[serde(default, deserialize_with = "range::price")]
     pub input_price: Option<f64>,
+    #[serde(default, deserialize_with = "range::price")]
     pub output_price: Option<f64>,
+    #[serde(default, deserialize_with = "range::price")]
     pub cache_read_price: Option<f64>,
+    #[serde(default, deserialize_with = "range::price")]
     pub cache_write_price: Option<f64>,
     pub images: Option<bool>,
     pub reasoning: Option<bool>,
@@ -355,7 +385,9 @@ pub fn project_config_path(project_root: &Path) -> PathBuf {
 /// Loads the global file then the project file over it.
 pub fn load(project_root: &Path) -> Result<Config, ConfigError> {
     let global_path = global_dir().map(|d| d.join("config.toml"));
-    load_from(global_path.as_deref(), &project_config_path(project_root))
+    let config = load_from(global_path.as_deref(), &project_config_path(project_root))?;
+    log::apply(&config.file.log);
+    Ok(config)
 }
 
 /// The project file applies only where it tightens; [`Config::trust_project`]
@@ -374,6 +406,8 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         // The project's sandbox section may only tighten the person's,
         // trusted or not: containment is the person's to loosen.
         merged.sandbox.tighten(std::mem::take(&mut file.sandbox));
+        // How much of the person's disk cairn's log may take is theirs.
+        file.log = Default::default();
         let split = project::split(&merged, &file);
         let mut full = merged.clone();
         let servers: Vec<String> = (file.mcp.iter())
@@ -491,6 +525,8 @@ impl ConfigFile {
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         set(&mut self.compat.claude, other.compat.claude);
         set(&mut self.agents.max_parallel, other.agents.max_parallel);
+        set(&mut self.log.max_mb, other.log.max_mb);
+        set(&mut self.log.files, other.log.files);
         for (id, m) in other.models {
             let entry = self.models.entry(id).or_default();
             set(&mut entry.context_window, m.context_window);

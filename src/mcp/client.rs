@@ -5,8 +5,9 @@
 // servers speaking the older ones still send them and they belong in the log.
 #![allow(deprecated)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use rmcp::model::{
     ClientCapabilities, ClientConfig, Implementation, LoggingLevel,
@@ -31,6 +32,74 @@ pub(crate) struct CairnClient {
     pub(crate) root: Option<std::path::PathBuf>,
     /// Who to ask when the server wants input from the person.
     pub(crate) asker: super::elicit::SharedAsker,
+    /// How many of the server's log messages still go to cairn's log.
+    pub(crate) log_budget: Arc<LogBudget>,
+}
+
+/// Log messages of one server written per window; the rest are counted and
+/// the count is written instead, so a server flooding notifications costs
+/// a line per window, not the disk.
+const LOG_MESSAGES_PER_WINDOW: u32 = 20;
+const LOG_WINDOW: Duration = Duration::from_secs(10);
+
+#[derive(Default)]
+pub(crate) struct LogBudget {
+    state: Mutex<BudgetState>,
+}
+
+#[derive(Default)]
+struct BudgetState {
+    window_start: Option<Instant>,
+    written: u32,
+    dropped: u64,
+}
+
+impl LogBudget {
+    /// Whether a message arriving `now` may be written; the count of those
+    /// dropped in the window that just ended, when there were any.
+    fn admit(&self, now: Instant) -> (bool, u64) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut ended = 0;
+        if s.window_start
+            .is_none_or(|start| now.duration_since(start) >= LOG_WINDOW)
+        {
+            ended = std::mem::take(&mut s.dropped);
+            s.window_start = Some(now);
+            s.written = 0;
+        }
+        if s.written < LOG_MESSAGES_PER_WINDOW {
+            s.written += 1;
+            (true, ended)
+        } else {
+            s.dropped += 1;
+            (false, ended)
+        }
+    }
+
+    fn take_dropped(&self) -> u64 {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        std::mem::take(&mut s.dropped)
+    }
+}
+
+fn report_dropped(server: &str, dropped: u64) {
+    if dropped > 0 {
+        tracing::warn!(
+            %server,
+            "MCP server sent {dropped} more log messages than cairn writes \
+             ({LOG_MESSAGES_PER_WINDOW} per {} s); they were dropped",
+            LOG_WINDOW.as_secs()
+        );
+    }
+}
+
+impl Drop for CairnClient {
+    fn drop(&mut self) {
+        // The last window's count, when this handler is the last holder.
+        if Arc::strong_count(&self.log_budget) == 1 {
+            report_dropped(&self.server, self.log_budget.take_dropped());
+        }
+    }
 }
 
 impl CairnClient {
@@ -43,6 +112,7 @@ impl CairnClient {
             relisting: self.relisting.clone(),
             root: self.root.clone(),
             asker: self.asker.clone(),
+            log_budget: self.log_budget.clone(),
         }
     }
 }
@@ -68,7 +138,12 @@ impl ClientHandler for CairnClient {
         _context: NotificationContext<RoleClient>,
     ) {
         let server = &self.server;
-        let data = params.data.to_string();
+        let (admitted, dropped) = self.log_budget.admit(Instant::now());
+        report_dropped(server, dropped);
+        if !admitted {
+            return;
+        }
+        let data = crate::text::truncate_chars(&params.data.to_string(), 2_000);
         match params.level {
             LoggingLevel::Debug => tracing::debug!(%server, "MCP log: {data}"),
             LoggingLevel::Info | LoggingLevel::Notice => tracing::info!(%server, "MCP log: {data}"),
@@ -116,5 +191,23 @@ impl ClientHandler for CairnClient {
             capabilities,
             Implementation::new("cairn", env!("CARGO_PKG_VERSION")),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flood_is_cut_to_the_budget_and_counted() {
+        let budget = LogBudget::default();
+        let start = Instant::now();
+        let admitted = (0..1000).filter(|_| budget.admit(start).0).count();
+        assert_eq!(admitted, LOG_MESSAGES_PER_WINDOW as usize);
+        // The next window admits again and hands over the count.
+        let (ok, dropped) = budget.admit(start + LOG_WINDOW);
+        assert!(ok);
+        assert_eq!(dropped, 1000 - u64::from(LOG_MESSAGES_PER_WINDOW));
+        assert_eq!(budget.take_dropped(), 0);
     }
 }

@@ -350,6 +350,7 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         relisting: slot.relisting.clone(),
         root: slot.root.clone(),
         asker: slot.asker.clone(),
+        log_budget: Default::default(),
     };
     let Some((session, child, tools)) = start(&slot, generation, &stop, &hub, client).await else {
         return;

@@ -153,7 +153,11 @@ async fn a_giant_line_is_cut_while_streaming() {
         "{}",
         &shown[shown.len() - 200..]
     );
-    assert!(shown.contains("[line cut, 60.0 MB in all]"), "{}", &shown[..2200]);
+    assert!(
+        shown.contains("[line cut, 60.0 MB in all]"),
+        "{}",
+        &shown[..2200]
+    );
     assert!(shown.len() < 10_000);
 }
 

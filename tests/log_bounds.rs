@@ -1,0 +1,111 @@
+//! Bounds on what cairn keeps of its own (issue 24), through the real
+//! binary: a setting out of range is refused with its place in the file, and
+//! an MCP server that floods log notifications leaves a small log.
+
+use std::time::Duration;
+
+use crate::mock_model::{Format, MockModel, Reply};
+use crate::test_home::TestHome;
+
+fn write_config(env: &TestHome, text: &str) {
+    let dir = env.home.path().join("config/cairn");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.toml"), text).unwrap();
+}
+
+#[tokio::test]
+async fn a_setting_out_of_range_is_refused_with_its_place() {
+    let env = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("never")]).await;
+    write_config(
+        &env,
+        "[retry]\nmax_attempts = 3\n\n[context]\ncompact_threshold = 5.0\n",
+    );
+    let out = env
+        .command(&mock.url())
+        .args(["run", "hello"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "accepted: {stderr}");
+    assert!(stderr.contains("config.toml"), "{stderr}");
+    assert!(stderr.contains("line 5"), "{stderr}");
+    assert!(
+        stderr.contains("5 is out of range: use a value from 0.5 to 0.95"),
+        "{stderr}"
+    );
+    assert!(mock.requests().is_empty(), "a request went out");
+}
+
+/// A stdio MCP server that answers the handshake and, once initialized,
+/// sends twenty thousand different log messages before listing its tools.
+const FLOOD_SERVER: &str = r#"
+import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    method = m.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {
+            "protocolVersion": m["params"]["protocolVersion"],
+            "capabilities": {"tools": {}, "logging": {}},
+            "serverInfo": {"name": "flood", "version": "1"}}})
+    elif method == "notifications/initialized":
+        for i in range(20000):
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "flood message %d" % i}}) + "\n")
+        sys.stdout.flush()
+    elif method == "tools/list":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": []}})
+    elif "id" in m:
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+"#;
+
+#[tokio::test]
+async fn a_flood_of_mcp_log_messages_leaves_a_small_log() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let env = TestHome::new();
+    let script = env.home.path().join("flood.py");
+    std::fs::write(&script, FLOOD_SERVER).unwrap();
+    write_config(
+        &env,
+        &format!(
+            "[mcp.flood]\ncommand = \"python3\"\nargs = [\"{}\"]\n",
+            script.display()
+        ),
+    );
+    // The answer, then the session's title.
+    let replies = vec![Reply::text("done"), Reply::text("Flood")];
+    let mock = MockModel::start(Format::Anthropic, replies).await;
+    let out = tokio::time::timeout(
+        Duration::from_secs(60),
+        env.command(&mock.url()).args(["run", "hello"]).output(),
+    )
+    .await
+    .expect("cairn run finished")
+    .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let log = std::fs::read_to_string(env.home.path().join("state/cairn/cairn.log")).unwrap();
+    // Twenty thousand lines would be over a megabyte.
+    let head: String = log.lines().take(8).collect::<Vec<_>>().join("\n");
+    assert!(log.len() < 20_000, "the log is {} bytes: {head}", log.len());
+    assert!(log.contains("flood message 0"), "{log}");
+    assert!(
+        log.contains("more log messages than cairn writes"),
+        "no count of the dropped messages: {log}"
+    );
+}
