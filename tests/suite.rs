@@ -43,7 +43,7 @@ mod gate_front_door;
 mod hooks;
 mod layers;
 mod local_models;
-mod log_bounds;
+mod bounds;
 mod mcp_everything;
 mod mcp_oauth;
 mod media_run;

@@ -93,7 +93,8 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                     output.content.push(ResultContent::Text { text });
                 }
             }
-            let part = answer(ctx, &call, status, output);
+            let share = super::result_bound::share(ctx.opts.model_info.context_window, total);
+            let part = answer(ctx, &call, status, output, share);
             let so_far = {
                 let mut done = lock(finished);
                 done[slot] = Some(part.clone());
@@ -217,6 +218,7 @@ fn answer(
     call: &PendingCall,
     status: ToolStatus,
     mut output: ToolOutput,
+    share: usize,
 ) -> Part {
     crate::tools::env::redact_output(&mut output);
     let screen = crate::ansi::keep_colours(&output.text_content());
@@ -227,6 +229,7 @@ fn answer(
             *text = crate::ansi::strip(text);
         }
     }
+    super::result_bound::bound(&mut output, share);
     if call.name == "todos" && status == ToolStatus::Done {
         ctx.shared.emit(AgentEvent::Todos(ctx.session.todos()));
     }

@@ -34,6 +34,7 @@ mod plan;
 pub mod prompt;
 pub mod recording;
 mod rerun;
+mod result_bound;
 mod resume;
 mod running;
 mod side_model;

@@ -658,9 +658,12 @@ async fn provider_error_fails_the_turn_with_its_message() {
 
 #[tokio::test]
 async fn old_tool_outputs_are_elided_at_the_threshold() {
+    // One result fills at most half the window (result_bound), so two
+    // rounds of a wide result pass the threshold within the turn.
     let mut h = harness_with_window(
         vec![
             calls(&[("c1", "echo", json!({"text": "o", "times": 6_000}))]),
+            calls(&[("c2", "echo", json!({"text": "p", "times": 6_000}))]),
             text(&["read it"]),
             text(&["second answer"]),
         ],
@@ -669,18 +672,19 @@ async fn old_tool_outputs_are_elided_at_the_threshold() {
         Some(2_000),
     );
     h.submit("first");
-    h.until_finished().await;
-    h.submit("second");
     let ev = h.until_finished().await;
     assert_eq!(outcome(&ev), TurnOutcome::Completed);
     assert!(
         ev.iter()
             .any(|e| matches!(e, AgentEvent::Compacted { summary: None, .. }))
     );
+    h.submit("second");
+    let ev = h.until_finished().await;
+    assert_eq!(outcome(&ev), TurnOutcome::Completed);
     let reqs = h.provider.requests();
     assert_eq!(
         reqs.len(),
-        3,
+        4,
         "elision alone was enough: no summary request"
     );
     let out = &results_in(&reqs[2])[0].1;

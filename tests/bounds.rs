@@ -1,6 +1,7 @@
-//! Bounds on what cairn keeps of its own (issue 24), through the real
-//! binary: a setting out of range is refused with its place in the file, and
-//! an MCP server that floods log notifications leaves a small log.
+//! Bounds (issue 24), through the real binary: a setting out of range is
+//! refused with its place in the file, an MCP server that floods log
+//! notifications leaves a small log, and a tool's wide output reaches the
+//! model bounded.
 
 use std::time::Duration;
 
@@ -108,4 +109,52 @@ async fn a_flood_of_mcp_log_messages_leaves_a_small_log() {
         log.contains("more log messages than cairn writes"),
         "no count of the dropped messages: {log}"
     );
+}
+
+/// The text of every tool result in an Anthropic request.
+fn result_texts(request: &serde_json::Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| match &b["content"] {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        })
+        .collect()
+}
+
+/// A `view` of 2,000 lines of 3,000 characters would be four million
+/// characters; what the model gets is bounded and says what was cut.
+#[tokio::test]
+async fn a_wide_tool_result_reaches_the_model_bounded() {
+    let env = TestHome::new();
+    let line = format!("{}\n", "w".repeat(3_000));
+    env.write("wide.txt", &format!("FIRST\n{}LAST\n", line.repeat(1_500)));
+    let replies = vec![
+        Reply::tool("v1", "view", serde_json::json!({"file_path": "wide.txt"})),
+        Reply::text("seen"),
+        Reply::text("Wide"),
+    ];
+    let mock = MockModel::start(Format::Anthropic, replies).await;
+    let out = env
+        .command(&mock.url())
+        .args(["run", "look at it"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let requests = mock.requests();
+    let results = result_texts(&requests[1]);
+    assert_eq!(results.len(), 1);
+    let text = &results[0];
+    assert!(text.chars().count() < 121_000, "{} characters", text.len());
+    assert!(text.contains("FIRST") && text.contains("LAST"));
+    assert!(text.contains("cut here: one tool result carries at most"));
 }
