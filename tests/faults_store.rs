@@ -187,3 +187,33 @@ async fn an_immutable_database_is_reported_and_run_exits_non_zero() {
         "{err}"
     );
 }
+
+/// The database deleted while a run streams its answer: the run writes it
+/// back whole (the earlier session too), says so, and exits 0.
+#[tokio::test]
+async fn a_database_deleted_mid_run_is_written_back_whole() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, answers(2)).await;
+    let (out, err) = run(&home, &mock, "first prompt").await;
+    assert!(out.status.success(), "{err}");
+    let slow = Reply::text(&"slowly. ".repeat(40))
+        .chunk_chars(16)
+        .chunk_delay(Duration::from_millis(100));
+    let mock = MockModel::start(Format::Anthropic, vec![slow, Reply::text("Title")]).await;
+    let child = home
+        .command(&mock.url())
+        .args(["run", "second prompt"])
+        .output();
+    let remover = async {
+        tokio::time::sleep(Duration::from_millis(1200)).await;
+        std::fs::remove_file(db(&home)).expect("the database exists");
+    };
+    let (out, ()) = tokio::join!(child, remover);
+    let out = out.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("was deleted while cairn ran"), "{err}");
+    let prompts = stored_prompts(&db(&home)).join(" ");
+    assert!(prompts.contains("first prompt"), "{prompts}");
+    assert!(prompts.contains("second prompt"), "{prompts}");
+}

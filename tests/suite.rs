@@ -26,6 +26,7 @@ mod test_home;
 
 mod acp_rust_client;
 mod acp_sdk;
+mod bounds;
 mod ci_example;
 mod cli_providers;
 mod cli_run;
@@ -43,7 +44,6 @@ mod gate_front_door;
 mod hooks;
 mod layers;
 mod local_models;
-mod bounds;
 mod mcp_everything;
 mod mcp_oauth;
 mod media_run;

@@ -27,6 +27,7 @@
 mod compactions;
 mod error;
 mod export;
+mod file_guard;
 mod lock;
 mod messages;
 mod schema;
@@ -42,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub use compactions::{NewCompaction, StoredCompaction};
 pub use error::StoreError;
+pub use file_guard::FileState;
 pub use lock::{HeldElsewhere, SessionLock};
 #[cfg(test)]
 pub(crate) use schema::BUSY_TIMEOUT;
@@ -210,6 +212,9 @@ const WRITE_TRIES: u32 = 4;
 pub struct Store {
     conn: Connection,
     path: Option<PathBuf>,
+    /// The device and inode of the file opened, to notice it deleted or
+    /// replaced while open (`file_guard.rs`).
+    identity: Option<(u64, u64)>,
 }
 
 /// Where the app keeps its sessions: `$XDG_DATA_HOME/cairn/sessions.db` on
@@ -238,6 +243,7 @@ impl Store {
         Ok(Store {
             conn,
             path: Some(path.to_path_buf()),
+            identity: file_guard::identity(path),
         })
     }
 
@@ -247,6 +253,7 @@ impl Store {
         Ok(Store {
             conn: schema::open_memory()?,
             path: None,
+            identity: None,
         })
     }
 

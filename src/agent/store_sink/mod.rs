@@ -308,6 +308,7 @@ impl Writer {
 
     /// Writes the waiting jobs in order, stopping at the first refusal.
     fn retry(&mut self) {
+        self.guard_file();
         let was_failing = lock(&self.state).error.is_some();
         while let Some(job) = self.unsaved.front().cloned() {
             match self.handle(job) {
@@ -338,6 +339,40 @@ impl Writer {
             tracing::info!("session store: every waiting write is saved now");
             self.tell(AgentEvent::StoreRecovered);
         }
+    }
+
+    /// The database file deleted or replaced under the open store is
+    /// written back whole before anything more is written.
+    fn guard_file(&mut self) {
+        let state = self.store.file_state();
+        if state == crate::store::FileState::Same {
+            return;
+        }
+        let shown = self
+            .store
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let text = match self.store.restore_file() {
+            Ok(Some(kept)) => format!(
+                "The session database {shown} was replaced while cairn ran; cairn wrote its \
+                 sessions back there and kept the other file as {}.",
+                kept.display()
+            ),
+            Ok(None) => format!(
+                "The session database {shown} was deleted while cairn ran; cairn wrote it \
+                 back whole from what it had open."
+            ),
+            Err(e) => {
+                self.failed(&e);
+                return;
+            }
+        };
+        tracing::warn!("{text}");
+        self.tell(AgentEvent::Notice {
+            level: super::NoticeLevel::Warning,
+            text,
+        });
     }
 
     fn failed(&mut self, e: &StoreError) {
