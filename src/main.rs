@@ -221,6 +221,7 @@ fn main() -> ExitCode {
     // use a descriptor cairn was started with.
     cairn::tools::env::shield_own_environment();
     cairn::sandbox::seal_inherited_descriptors();
+    cairn::private::survive_file_size_limit();
     let cli = Cli::parse();
     // A panic the shell parser raises and cairn catches is not news.
     let default_hook = std::panic::take_hook();

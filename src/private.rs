@@ -90,6 +90,25 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     std::fs::rename(&partial, path)
 }
 
+/// A file-size limit (`ulimit -f`) would kill cairn with SIGXFSZ in the
+/// middle of saving the session; with this handler the write fails with
+/// EFBIG instead, which the store reports like any refused write. A
+/// handler, unlike ignoring the signal, is not inherited by the programs
+/// cairn runs: they keep the usual behaviour.
+pub fn survive_file_size_limit() {
+    extern "C" fn note(_: libc::c_int) {}
+    use nix::sys::signal::{SaFlags, SigAction, SigHandler, SigSet, Signal, sigaction};
+    let action = SigAction::new(
+        SigHandler::Handler(note),
+        SaFlags::SA_RESTART,
+        SigSet::empty(),
+    );
+    // SAFETY: the handler does nothing, so it is async-signal-safe.
+    if let Err(e) = unsafe { sigaction(Signal::SIGXFSZ, &action) } {
+        tracing::warn!("cannot handle SIGXFSZ: {e}");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

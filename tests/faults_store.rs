@@ -217,3 +217,35 @@ async fn a_database_deleted_mid_run_is_written_back_whole() {
     assert!(prompts.contains("first prompt"), "{prompts}");
     assert!(prompts.contains("second prompt"), "{prompts}");
 }
+
+/// Under `ulimit -f` the store's writes fail with EFBIG instead of the
+/// signal killing cairn: the run says so and exits 3.
+#[tokio::test]
+async fn a_file_size_limit_is_reported_not_fatal() {
+    use std::os::unix::process::ExitStatusExt;
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, answers(2)).await;
+    let mut command = home.command(&mock.url());
+    command.args(["run", "a prompt"]);
+    // SAFETY: setrlimit is async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: 16 * 1024,
+                rlim_max: 16 * 1024,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = command.output().await.unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.signal(), None, "killed by a signal: {err}");
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("will not be saved") || err.contains("could not be saved"),
+        "{err}"
+    );
+}
