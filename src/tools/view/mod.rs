@@ -178,7 +178,18 @@ fn view_file(
     for line in text.lines() {
         render.push(line);
     }
-    let out = render.finish(&shown);
+    let mut out = render.finish(&shown);
+    if let std::borrow::Cow::Owned(lossy) = &text
+        && !out.is_error
+    {
+        let bad = lossy.matches(char::REPLACEMENT_CHARACTER).count();
+        out.content
+            .push(crate::conversation::ResultContent::text(format!(
+                "\n(The file is not all UTF-8: {bad} invalid byte sequence{} shown as \
+             \u{FFFD}. An edit cannot quote those characters; edit around them.)",
+                if bad == 1 { " is" } else { "s are" }
+            )));
+    }
     if !out.is_error {
         ctx.session
             .record_view(path, FileStamp::of_bytes(&bytes, &meta));

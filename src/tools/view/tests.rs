@@ -207,6 +207,12 @@ async fn a_stray_latin1_byte_is_still_text() {
     let out = view(&ctx, json!({"file_path": "old.c"})).await;
     assert!(!out.is_error, "{}", out.text_content());
     assert!(out.text_content().starts_with("     1\t// caf\u{fffd}"));
+    assert!(
+        out.text_content()
+            .contains("not all UTF-8: 1 invalid byte sequence is shown as \u{fffd}"),
+        "{}",
+        out.text_content()
+    );
 }
 
 const PNG: &[u8] = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0";
