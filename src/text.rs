@@ -86,6 +86,12 @@ pub fn truncate_middle(text: &str, max: usize) -> String {
     )
 }
 
+/// The word for one or for many, as `n` needs: `plural(1, "line",
+/// "lines")` is "line".
+pub fn plural<'a>(n: usize, one: &'a str, many: &'a str) -> &'a str {
+    if n == 1 { one } else { many }
+}
+
 /// The first line of `s` that is not blank, trimmed.
 pub fn first_line(s: &str) -> &str {
     s.lines()
@@ -114,6 +120,13 @@ pub fn one_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_say_one_and_many() {
+        assert_eq!(plural(1, "line", "lines"), "line");
+        assert_eq!(plural(0, "line", "lines"), "lines");
+        assert_eq!(plural(3, "session", "sessions"), "sessions");
+    }
 
     #[test]
     fn widths_count_columns_per_grapheme() {

@@ -427,7 +427,8 @@ impl Render {
         let remaining = self.total - last;
         if remaining > 0 {
             self.out.push_str(&format!(
-                "\n… {remaining} more lines; use offset={} to continue\n",
+                "\n… {remaining} more {}; use offset={} to continue\n",
+                crate::text::plural(remaining as usize, "line", "lines"),
                 last + 1
             ));
         }

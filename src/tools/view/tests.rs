@@ -44,6 +44,17 @@ async fn default_limit_is_2000_with_a_footer() {
 }
 
 #[tokio::test]
+async fn one_line_left_is_said_in_the_singular() {
+    let (_d, ctx) = setup();
+    fs::write(ctx.workspace.join("three.txt"), "a\nb\nc\n").unwrap();
+    let out = view(&ctx, json!({"file_path": "three.txt", "limit": 2})).await;
+    assert!(
+        out.text_content()
+            .ends_with("… 1 more line; use offset=3 to continue\n")
+    );
+}
+
+#[tokio::test]
 async fn offset_and_limit_select_a_range() {
     let (_d, ctx) = setup();
     fs::write(ctx.workspace.join("f.txt"), numbered(10)).unwrap();

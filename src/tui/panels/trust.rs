@@ -167,7 +167,10 @@ impl TrustDialog {
         if below > 0 || self.scroll > 0 {
             // On the row above the answers, so no width hides it.
             let text = if below > 0 {
-                format!("↓ {below} more lines below (↑↓ PgUp PgDn to read them all)")
+                format!(
+                    "↓ {below} more {} below (↑↓ PgUp PgDn to read them all)",
+                    crate::text::plural(below, "line", "lines")
+                )
             } else {
                 "↑ the end; more above (↑ PgUp)".to_string()
             };

@@ -55,7 +55,11 @@ impl Attachment {
         }
         if shown < body.len() {
             out.push(Line::from(Span::styled(
-                format!("… {} more lines (y copies all)", body.len() - shown),
+                format!(
+                    "… {n} more {} (y copies all)",
+                    crate::text::plural(body.len() - shown, "line", "lines"),
+                    n = body.len() - shown
+                ),
                 s.dim,
             )));
         }

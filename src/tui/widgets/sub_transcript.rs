@@ -68,7 +68,11 @@ impl SubTranscript {
                         .map(|l| format!("  │ {l}\n"))
                         .collect();
                     if lines.len() > 12 {
-                        shown.push_str(&format!("  │ … {} more lines\n", lines.len() - 12));
+                        let more = lines.len() - 12;
+                        shown.push_str(&format!(
+                            "  │ … {more} more {}\n",
+                            crate::text::plural(more, "line", "lines")
+                        ));
                     }
                     format!("  {}\n{shown}", status_word(*status))
                 }

@@ -45,7 +45,10 @@ pub fn push_capped(buf: &mut String, chunk: &str, max: usize) {
 
 pub fn more_line(n: usize, styles: &Styles) -> Line<'static> {
     Line::from(Span::styled(
-        format!("  … {n} more lines (Tab, Enter to expand)"),
+        format!(
+            "  … {n} more {} (Tab, Enter to expand)",
+            crate::text::plural(n, "line", "lines")
+        ),
         styles.dim,
     ))
 }

@@ -52,7 +52,14 @@ impl SessionBrowser {
                 Span::styled("search: ", st.dim),
                 Span::styled(self.query.clone(), st.text),
                 Span::styled("▏", st.dim),
-                Span::styled(format!("  {} sessions", self.entries.len()), st.dim),
+                Span::styled(
+                    format!(
+                        "  {n} {}",
+                        crate::text::plural(self.entries.len(), "session", "sessions"),
+                        n = self.entries.len()
+                    ),
+                    st.dim,
+                ),
             ]),
         };
         Paragraph::new(search_line).render(search, buf);
