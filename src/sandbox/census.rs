@@ -23,15 +23,16 @@ use std::path::{Path, PathBuf};
 
 use super::gitindex;
 
-/// Control files that redirect git (in `.git` itself) or that cairn and
-/// other agents obey; a command cannot create them while they exist (they
-/// are bound read-only) but can while they do not.
+/// Control files that redirect git (in `.git` itself) or that other agents
+/// obey; a command cannot create them while they exist (they are bound
+/// read-only) but can while they do not. `.cairn/` is not among them:
+/// cairn writes it itself ("always" rules), and what a new one loosens
+/// waits for the person's trust.
 const WATCHED: &[&str] = &[
     ".git/commondir",
     ".git/config.worktree",
     ".git/hooks",
     ".git/info",
-    ".cairn",
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".claude/commands",
