@@ -105,11 +105,27 @@ impl Census {
         let watched = WATCHED.iter().map(PathBuf::from);
         let links = self.gitlinks.iter().map(|g| g.join(".git"));
         for rel in watched.chain(links) {
-            if let Some(id) = ident(&self.workspace.join(&rel)) {
+            let path = self.workspace.join(&rel);
+            if self.plainly_inside(&path)
+                && let Some(id) = ident(&path)
+            {
                 out.insert(rel, id);
             }
         }
         out
+    }
+
+    /// Whether the folder holding `path` is where its name says, with no
+    /// link on the way: a link (`vendor/x -> ~/other`, `.claude -> ~/.claude`)
+    /// must never make cairn move the person's own files.
+    fn plainly_inside(&self, path: &Path) -> bool {
+        let (Some(parent), Ok(ws)) = (path.parent(), std::fs::canonicalize(&self.workspace)) else {
+            return false;
+        };
+        let Ok(rel) = parent.strip_prefix(&self.workspace) else {
+            return false;
+        };
+        std::fs::canonicalize(parent).is_ok_and(|real| real == ws.join(rel))
     }
 
     /// Moves what appeared or changed since the last check into

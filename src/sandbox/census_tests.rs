@@ -105,3 +105,32 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     out
 }
+
+#[test]
+fn a_link_never_makes_cairn_move_what_lies_outside() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    // The person's other project, and their own agent settings.
+    let other = ws.parent().unwrap().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join(".git/config"), "[core]\n").unwrap();
+    let claude = ws.parent().unwrap().join("dot-claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(claude.join("settings.json"), "{}").unwrap();
+    let mut census = Census::take(&ws);
+    std::os::unix::fs::symlink(&other, ws.join("vendor")).unwrap();
+    std::os::unix::fs::symlink(&claude, ws.join(".claude")).unwrap();
+    let sha = git(&ws, &["rev-parse", "HEAD"]);
+    git(
+        &ws,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{sha},vendor"),
+        ],
+    );
+    assert!(census.check(&q, &[]).is_empty());
+    assert!(other.join(".git/config").exists());
+    assert!(claude.join("settings.json").exists());
+}

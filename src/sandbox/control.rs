@@ -22,12 +22,14 @@ pub fn control_file(rel: &Path) -> Option<&'static str> {
             _ => None,
         })
         .collect();
-    if parts.iter().any(|p| *p == ".git") {
+    // Case-blind: on a case-insensitive file system `.GIT` is `.git`.
+    if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
         return Some("one of git's control files: your own git reads it and runs what it names");
     }
-    let first = parts.first().and_then(|p| p.to_str())?;
-    let second = parts.get(1).and_then(|p| p.to_str());
-    match (first, second) {
+    let lower = |p: &&std::ffi::OsStr| p.to_str().map(str::to_ascii_lowercase);
+    let first = parts.first().and_then(lower)?;
+    let second = parts.get(1).and_then(lower);
+    match (first.as_str(), second.as_deref()) {
         (".cairn", _) => Some("cairn's project settings: cairn obeys them and runs what they name"),
         (
             ".claude",
@@ -64,6 +66,8 @@ mod tests {
             ".git",
             "vendor/lib/.git",
             "sub/.git/config",
+            "sub/.GIT/config",
+            ".Claude/Settings.json",
             ".cairn/config.toml",
             ".cairn",
             ".claude/settings.json",

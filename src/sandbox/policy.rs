@@ -209,6 +209,12 @@ impl Policy {
         let mut read_only = Vec::new();
         if workspace_usable {
             make_bind_points(&workspace);
+            // A linked worktree's `.git` is a file naming its git folder:
+            // rewritten, it would send the person's git anywhere.
+            let gitfile = workspace.join(".git");
+            if std::fs::symlink_metadata(&gitfile).is_ok_and(|m| m.is_file()) {
+                push_inside(&mut read_only, gitfile, &workspace);
+            }
             for inside in READ_ONLY_IN_WORKSPACE {
                 push_inside(&mut read_only, workspace.join(inside), &workspace);
             }

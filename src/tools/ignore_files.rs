@@ -72,6 +72,9 @@ impl Ignores {
 
     fn rules_of(&self, dir: &Path) -> Arc<DirRules> {
         let mut cache = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(rules) = cache.get(dir) {
+            return rules.clone();
+        }
         cache
             .entry(dir.to_path_buf())
             .or_insert_with(|| {
