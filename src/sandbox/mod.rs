@@ -426,10 +426,15 @@ fn confine_with(
     program: &std::ffi::OsStr,
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
-    let prepared = linux::prepare(policy)?;
+    let mut prepared = linux::prepare(policy)?;
+    let (args, bind_fds) = bwrap::args_with_fds(policy).map_err(|e| {
+        SandboxError::Build(format!("a path to bind inside the workspace changed: {e}"))
+    })?;
     let mut cmd = std_new(bwrap);
-    cmd.args(bwrap::args(policy));
-    for fd in prepared.filter_fds() {
+    cmd.args(args);
+    let seccomp = prepared.filter_fds();
+    prepared.keep_open(bind_fds);
+    for fd in seccomp {
         cmd.arg("--add-seccomp-fd").arg(fd.to_string());
     }
     cmd.arg("--").arg(program);
