@@ -16,17 +16,33 @@ const MAX_INDEX: u64 = 256 << 20;
 /// The workspace-relative paths of the gitlinks in the index of the
 /// repository whose git folder is `git`; `None` when it cannot be read.
 pub fn gitlinks(git: &Path) -> Option<Vec<PathBuf>> {
-    let meta = std::fs::symlink_metadata(git.join("index")).ok()?;
-    if !meta.is_file() || meta.len() > MAX_INDEX {
-        return None;
-    }
-    let bytes = std::fs::read(git.join("index")).ok()?;
-    let config = std::fs::read_to_string(git.join("config")).unwrap_or_default();
+    let bytes = read_plain(&git.join("index"), MAX_INDEX)?;
+    let config = read_plain(&git.join("config"), 1 << 20).unwrap_or_default();
+    let config = String::from_utf8_lossy(&config);
     let sha256 = config.lines().any(|l| {
         l.replace([' ', '\t'], "")
             .eq_ignore_ascii_case("objectformat=sha256")
     });
     parse(&bytes, if sha256 { 32 } else { 20 })
+}
+
+/// The regular file `path`, opened without blocking or following a link
+/// (a FIFO or a link a command put there is not read), if at most `max`.
+fn read_plain(path: &Path, max: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path)
+        .ok()?;
+    let meta = f.metadata().ok()?;
+    if !meta.is_file() || meta.len() > max {
+        return None;
+    }
+    let mut out = Vec::new();
+    f.take(max).read_to_end(&mut out).ok()?;
+    Some(out)
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {
