@@ -76,7 +76,22 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 Plan::Run(_, input, _) | Plan::Ask(_, input, ..) => Some(input.clone()),
                 Plan::Answer(..) => None,
             };
+            // What a file tool writes once it runs (asked about if it is a
+            // control file) is the person's, not a command's plant.
+            let writes = match &plan {
+                Plan::Run(tool, input, _) | Plan::Ask(tool, input, ..)
+                    if matches!(tool.name(), "edit" | "multiedit" | "write") =>
+                {
+                    tool.paths(input, &tool_ctx)
+                }
+                _ => Vec::new(),
+            };
             let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            let accepted = if status == ToolStatus::Done {
+                writes
+            } else {
+                Vec::new()
+            };
             if let Some(input) = ran
                 && matches!(status, ToolStatus::Done | ToolStatus::Failed)
             {
@@ -94,7 +109,7 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 }
             }
             let share = super::result_bound::share(ctx.opts.model_info.context_window, total);
-            let part = answer(ctx, &call, status, output, share);
+            let part = answer(ctx, &call, status, output, &accepted, share);
             let so_far = {
                 let mut done = lock(finished);
                 done[slot] = Some(part.clone());
@@ -190,8 +205,12 @@ fn judge(
     }
     let verdict = gate.check(&info);
     // A hook's `allow` spares the person the question, never the security
-    // inspector, a deny rule or the sandbox (no grant beyond the unasked).
-    match (verdict, pre.permission) {
+    // inspector, a deny rule, the sandbox (no grant beyond the unasked) or
+    // the question about a control file the person's git runs later.
+    let hook_permission = pre
+        .permission
+        .filter(|_| crate::permission::gate::control_reasons(&info).is_empty());
+    match (verdict, hook_permission) {
         (Verdict::Allow, Some(Permission::Ask)) => {
             let why = format!("a PreToolUse hook asks you to confirm it: {}", pre.reason);
             let grant = gate.grant_for(&info, true);
@@ -218,8 +237,16 @@ fn answer(
     call: &PendingCall,
     status: ToolStatus,
     mut output: ToolOutput,
+    accepted: &[std::path::PathBuf],
     share: usize,
 ) -> Part {
+    // What a command (or a job still running) added that the person's
+    // own git would obey is moved away before anyone runs git.
+    let moved = ctx.session.check_control_files(accepted);
+    if !moved.is_empty() {
+        let note = format!("[cairn] {}", moved.join("\n[cairn] "));
+        output.content.push(ResultContent::text(note));
+    }
     crate::tools::env::redact_output(&mut output);
     let screen = crate::ansi::keep_colours(&output.text_content());
     for c in &mut output.content {

@@ -101,6 +101,11 @@ pub struct ProviderConfig {
     /// Fields added to every request body as they are (`{ top_k = 20 }`),
     /// for what a server needs that cairn does not send.
     pub extra_body: Option<serde_json::Map<String, serde_json::Value>>,
+    /// Set when a trusted project's file names this provider's address:
+    /// no key or cloud credential from the person's environment goes to
+    /// it (`project::withhold_keys`); the address is said.
+    #[serde(skip)]
+    pub key_withheld: Option<String>,
 }
 
 /// Tries of a model request when `[retry] max_attempts` is not set.
@@ -278,6 +283,10 @@ pub struct SearchConfig {
     pub provider: String,
     pub url: Option<String>,
     pub api_key_env: Option<String>,
+    /// Set when a trusted project's file names the service's address: no
+    /// key from the person's environment goes to it.
+    #[serde(skip)]
+    pub key_withheld: bool,
 }
 
 /// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,
@@ -415,6 +424,9 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
             .map(|(name, _)| name.clone())
             .collect();
         full.overlay(file);
+        // Keys go only where the person's own config (or a built-in
+        // default) sends them, trusted project or not.
+        project::withhold_keys(&merged, &mut full);
         for name in servers {
             if let Some(server) = full.mcp.get_mut(&name) {
                 server.from_project = true;

@@ -56,6 +56,11 @@ pub struct SandboxConfig {
     /// `AF_UNIX` sockets to commands. Only from the user's file.
     #[serde(default)]
     pub unix_sockets: Vec<String>,
+    /// `false`: the person's own hooks run as them, unconfined (a hook
+    /// that runs the repository's code, `npx prettier`, `make fmt`, then
+    /// runs it outside the sandbox). They run in the sandbox unless this
+    /// is set in the person's own config.
+    pub user_hooks: Option<bool>,
     /// What a project's file asked for and did not get, to tell the person.
     #[serde(skip)]
     pub ignored: Vec<String>,
@@ -68,6 +73,11 @@ impl SandboxConfig {
 
     pub fn network(&self) -> bool {
         self.network.unwrap_or(false)
+    }
+
+    /// Whether the person's own hooks run in the sandbox (the default).
+    pub fn user_hooks(&self) -> bool {
+        self.user_hooks.unwrap_or(true)
     }
 
     /// Lays a project's section over the user's, keeping only what makes
@@ -89,6 +99,13 @@ impl SandboxConfig {
             Some(true) if !self.network() => self
                 .ignored
                 .push("network = true (a project may not turn the network on)".into()),
+            _ => {}
+        }
+        match project.user_hooks {
+            Some(true) => self.user_hooks = Some(true),
+            Some(false) if self.user_hooks() => self.ignored.push(
+                "user_hooks = false (only the user's config may run their hooks unconfined)".into(),
+            ),
             _ => {}
         }
         for root in project.writable {
@@ -140,16 +157,18 @@ mod tests {
         let mut user = SandboxConfig::default();
         user.tighten(parse(
             "mode = \"off\"\nnetwork = true\nwritable = [\"/etc\"]\n\
-             read = [\"~/.ssh\"]\nunix_sockets = [\"/run/docker.sock\"]\n",
+             read = [\"~/.ssh\"]\nunix_sockets = [\"/run/docker.sock\"]\nuser_hooks = false\n",
         ));
         assert_eq!(user.mode(), SandboxMode::WorkspaceWrite);
         assert!(!user.network());
         assert!(user.writable.is_empty());
         assert!(user.read.is_empty() && user.unix_sockets.is_empty());
-        assert_eq!(user.ignored.len(), 5, "{:?}", user.ignored);
-        assert!(user.ignored[2].contains("/etc"));
-        assert!(user.ignored[3].contains("~/.ssh"));
-        assert!(user.ignored[4].contains("docker.sock"));
+        assert!(user.user_hooks());
+        assert_eq!(user.ignored.len(), 6, "{:?}", user.ignored);
+        assert!(user.ignored[2].contains("user_hooks"));
+        assert!(user.ignored[3].contains("/etc"));
+        assert!(user.ignored[4].contains("~/.ssh"));
+        assert!(user.ignored[5].contains("docker.sock"));
     }
 
     #[test]

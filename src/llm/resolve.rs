@@ -302,8 +302,22 @@ fn from_entry(
         .or(preset.map(|p| p.1.to_string()))
         .or_else(|| kind.is_cloud().then(String::new))
         .ok_or_else(|| ResolveError(format!("[providers.{name}] needs `base_url`")))?;
+    let key_var = p.api_key_env.as_deref().or(preset.and_then(|p| p.2));
+    if let Some(url) = &p.key_withheld
+        && (key_var.is_some() || kind.is_cloud())
+    {
+        return Err(ResolveError(format!(
+            "provider `{name}` is set to {url} by this project's .cairn/config.toml, not by \
+             your own config, and cairn sends no key or credential of yours to an address a \
+             repository names. If you mean to use it, set that `base_url` for \
+             [providers.{name}] in your own config ({}).",
+            crate::config::global_dir()
+                .map(|d| d.join("config.toml").display().to_string())
+                .unwrap_or_else(|| "~/.config/cairn/config.toml".into())
+        )));
+    }
     let cloud = super::resolve_cloud::cloud_settings(kind, name, p, env)?;
-    let api_key = match p.api_key_env.as_deref().or(preset.and_then(|p| p.2)) {
+    let api_key = match key_var {
         Some(var) => Some(non_empty(env(var)).ok_or_else(|| {
             ResolveError(format!(
                 "provider `{name}` reads its key from {var}, which is not set"

@@ -12,6 +12,7 @@
 //! without user namespaces get).
 
 use std::ffi::OsString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::OnceLock;
@@ -95,10 +96,39 @@ const BASE: &[&str] = &[
     "--unshare-cgroup-try",
 ];
 
-/// The arguments that run a command under `policy`; the seccomp
-/// descriptors, `--`, the program and its arguments follow them.
+/// The arguments that run a command under `policy`, and the descriptors
+/// they name (kept open for bubblewrap); the seccomp descriptors, `--`,
+/// the program and its arguments follow them.
+///
+/// What is bound from inside the workspace (`.git` onto itself, the
+/// read-only control files) is opened here first, one component at a time
+/// without following a link, and bound by descriptor: a background job
+/// that swaps one for a link (`.cairn -> ~/.ssh`) between the policy and
+/// bubblewrap's start cannot make it bind what the link points at. A path
+/// that became a link or vanished fails the start (nothing runs).
+pub fn args_with_fds(policy: &Policy) -> std::io::Result<(Vec<OsString>, Vec<OwnedFd>)> {
+    let mut fds = Vec::new();
+    let mut a = Args::default();
+    build_with(policy, &mut a, &mut fds, true)?;
+    Ok((a.0, fds))
+}
+
+/// [`args_with_fds`] without descriptors: every bind by path (the probe,
+/// and tests of the arguments).
 pub fn args(policy: &Policy) -> Vec<OsString> {
     let mut a = Args::default();
+    let mut none = Vec::new();
+    // Binding by path cannot fail here.
+    let _ = build_with(policy, &mut a, &mut none, false);
+    a.0
+}
+
+fn build_with(
+    policy: &Policy,
+    a: &mut Args,
+    fds: &mut Vec<OwnedFd>,
+    by_fd: bool,
+) -> std::io::Result<()> {
     a.flags(BASE);
     if !policy.network {
         a.flags(&["--unshare-net"]);
@@ -131,12 +161,24 @@ pub fn args(policy: &Policy) -> Vec<OsString> {
     let git = policy.workspace.join(".git");
     // A real folder only: a link (`.git -> ~`) would bind what it points at.
     let git_is_dir = std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir());
+    let mut inside = |flag: &str, path: &Path, a: &mut Args| -> std::io::Result<()> {
+        if !by_fd {
+            a.pair(flag, path, path);
+            return Ok(());
+        }
+        let fd = open_without_links(&policy.workspace, path)?;
+        a.0.push(format!("{flag}-fd").into());
+        a.0.push(fd.as_raw_fd().to_string().into());
+        a.0.push(path.into());
+        fds.push(fd);
+        Ok(())
+    };
     if policy.workspace_usable && writable.contains(&policy.workspace) && git_is_dir {
         // A mount point cannot be renamed away and replaced.
-        a.pair("--bind", &git, &git);
+        inside("--bind", &git, a)?;
     }
     for path in &policy.read_only {
-        a.pair("--ro-bind", path, path);
+        inside("--ro-bind", path, a)?;
     }
     for denied in policy.deny_read.iter().filter(|d| visible(policy, d)) {
         if denied.is_dir() {
@@ -157,7 +199,51 @@ pub fn args(policy: &Policy) -> Vec<OsString> {
         // Writes to home fail plainly instead of vanishing with the tmpfs.
         a.one("--remount-ro", home);
     }
-    a.0
+    Ok(())
+}
+
+/// `path` (inside `workspace`) opened as a bare reference (`O_PATH`), one
+/// component at a time with `O_NOFOLLOW`: an error when any part of it is
+/// a link or it is gone.
+fn open_without_links(workspace: &Path, path: &Path) -> std::io::Result<OwnedFd> {
+    use std::os::unix::ffi::OsStrExt;
+    let rel = path.strip_prefix(workspace).map_err(|_| {
+        std::io::Error::other(format!("{} is not in the workspace", path.display()))
+    })?;
+    let open = |at: i32, name: &std::ffi::OsStr| -> std::io::Result<OwnedFd> {
+        let c = std::ffi::CString::new(name.as_bytes())
+            .map_err(|_| std::io::Error::other("a path with a NUL byte"))?;
+        let flags = libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+        // SAFETY: a valid C string and flags; the result is checked.
+        let fd = unsafe { libc::openat(at, c.as_ptr(), flags) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a fresh descriptor owned from here on.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    };
+    let mut here = open(libc::AT_FDCWD, workspace.as_os_str())?;
+    for part in rel.components() {
+        let std::path::Component::Normal(name) = part else {
+            return Err(std::io::Error::other("an unusual path"));
+        };
+        here = open(here.as_raw_fd(), name)?;
+        if file_type(&here) == Some(libc::S_IFLNK) {
+            return Err(std::io::Error::other(format!(
+                "{} became a link while the sandbox was being built; nothing was run",
+                path.display()
+            )));
+        }
+    }
+    Ok(here)
+}
+
+/// The file type bits of what `fd` refers to.
+fn file_type(fd: &OwnedFd) -> Option<libc::mode_t> {
+    // SAFETY: fstat on a valid descriptor into a zeroed buffer.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    let ok = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0;
+    ok.then_some(st.st_mode & libc::S_IFMT)
 }
 
 /// Whether `path` would be seen at all: outside the hidden home, or in

@@ -110,7 +110,11 @@ fn namespace(class: Class, support: Support, sockets_named: bool) -> (bool, Stri
         ),
         Class::Processes => (false, "no seccomp: prlimit/renice/taskset are open".into()),
         Class::Caches => text("private per project in cairn's cache area"),
-        Class::RepoConfig => text("bubblewrap: bound read-only"),
+        Class::RepoConfig => text(
+            "bubblewrap: bound read-only (by descriptor); what a bind cannot stop (a new \
+             .git/commondir, a repository put in the index as a submodule, new .claude/ \
+             settings) is moved away after each tool call",
+        ),
         Class::Network => text("bubblewrap: a network namespace without interfaces"),
     }
 }

@@ -33,15 +33,24 @@ pub enum Helper {
     /// writable unless the sandbox is read-only: a formatter hook writes),
     /// no network.
     Hook,
+    /// The person's own hook: what the model's commands may do, the
+    /// network as `[sandbox] network` says, and the files its command
+    /// names outside the workspace readable.
+    UserHook,
 }
 
 impl Helper {
     fn writes_workspace(self) -> bool {
-        matches!(self, Helper::Hook)
+        matches!(self, Helper::Hook | Helper::UserHook)
     }
 
-    fn network(self) -> bool {
-        matches!(self, Helper::Mcp { network: true })
+    /// The network it gets; `policy` is what commands get.
+    fn network(self, policy: bool) -> bool {
+        match self {
+            Helper::Mcp { network } => network,
+            Helper::UserHook => policy,
+            _ => false,
+        }
     }
 }
 
@@ -69,6 +78,18 @@ pub fn hook_command(
     build(sandbox, Helper::Hook, program, workspace, readable).map(tokio::process::Command::from)
 }
 
+/// [`hook_command`] for one of the person's own hooks (see
+/// [`Helper::UserHook`]).
+pub fn user_hook_command(
+    sandbox: &Sandbox,
+    program: &str,
+    workspace: &Path,
+    readable: &[PathBuf],
+) -> Result<tokio::process::Command, SandboxError> {
+    build(sandbox, Helper::UserHook, program, workspace, readable)
+        .map(tokio::process::Command::from)
+}
+
 /// [`helper_command`] for a caller that waits synchronously (the system
 /// prompt's git calls).
 pub fn helper_std_command(
@@ -94,9 +115,10 @@ fn build(
             p.mode = SandboxMode::ReadOnly;
             p.writable.retain(|w| *w != p.workspace);
         }
+        let network = helper.network(p.network);
         p.network = false;
         p.with_grant(&Grant {
-            network: helper.network(),
+            network,
             write: Vec::new(),
         })
     });

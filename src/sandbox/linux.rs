@@ -41,6 +41,12 @@ impl Prepared {
     pub fn filter_fds(&self) -> Vec<i32> {
         self.filter_fds.iter().map(AsRawFd::as_raw_fd).collect()
     }
+
+    /// Keeps `fds` (bubblewrap's `--bind-fd` sources) open across `exec`
+    /// too; they close in cairn when the command is built.
+    pub fn keep_open(&mut self, fds: Vec<OwnedFd>) {
+        self.filter_fds.extend(fds);
+    }
 }
 
 /// A sealed-off memory file holding `program` as the kernel reads it.

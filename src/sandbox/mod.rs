@@ -5,6 +5,11 @@
 //!
 //! - `policy` — the policy built from `[sandbox]`, the workspace and the
 //!   home directory, and what a person's approval adds for one run.
+//! - `control` — the workspace's control files (git's, cairn's, other
+//!   agents'), which nothing writes unasked.
+//! - `census` — git control files a bind cannot stop (a new `commondir`,
+//!   a gitlinked repository), checked after every tool call; `gitindex`
+//!   reads the index's gitlinks without git.
 //! - `home` — the home directory is denied but for a tested allow-list.
 //! - `caches` — build caches private per project, `/tmp` per session.
 //! - `bwrap` — the namespace layer (bubblewrap), used when it works here.
@@ -29,9 +34,12 @@
 #[cfg(target_os = "linux")]
 pub mod bwrap;
 pub mod caches;
+pub mod census;
 pub mod classes;
+pub mod control;
 pub mod detect;
 pub mod env;
+mod gitindex;
 pub mod group;
 pub mod helper;
 pub mod home;
@@ -57,7 +65,9 @@ pub use caches::Caches;
 pub use classes::{Class, Holding};
 pub use detect::Stop;
 pub use group::{Group, kill_group};
-pub use helper::{Helper, helper_command, helper_std_command, hook_command, output_within};
+pub use helper::{
+    Helper, helper_command, helper_std_command, hook_command, output_within, user_hook_command,
+};
 pub use parent_death::die_with_parent;
 pub use policy::{Grant, Layer, Place, Policy};
 pub use support::Support;
@@ -416,10 +426,15 @@ fn confine_with(
     program: &std::ffi::OsStr,
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
-    let prepared = linux::prepare(policy)?;
+    let mut prepared = linux::prepare(policy)?;
+    let (args, bind_fds) = bwrap::args_with_fds(policy).map_err(|e| {
+        SandboxError::Build(format!("a path to bind inside the workspace changed: {e}"))
+    })?;
     let mut cmd = std_new(bwrap);
-    cmd.args(bwrap::args(policy));
-    for fd in prepared.filter_fds() {
+    cmd.args(args);
+    let seccomp = prepared.filter_fds();
+    prepared.keep_open(bind_fds);
+    for fd in seccomp {
         cmd.arg("--add-seccomp-fd").arg(fd.to_string());
     }
     cmd.arg("--").arg(program);

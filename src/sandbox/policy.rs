@@ -208,6 +208,13 @@ impl Policy {
         writable.retain(|w| !deny_read.iter().any(|d| w.starts_with(d)));
         let mut read_only = Vec::new();
         if workspace_usable {
+            make_bind_points(&workspace);
+            // A linked worktree's `.git` is a file naming its git folder:
+            // rewritten, it would send the person's git anywhere.
+            let gitfile = workspace.join(".git");
+            if std::fs::symlink_metadata(&gitfile).is_ok_and(|m| m.is_file()) {
+                push_inside(&mut read_only, gitfile, &workspace);
+            }
             for inside in READ_ONLY_IN_WORKSPACE {
                 push_inside(&mut read_only, workspace.join(inside), &workspace);
             }
@@ -320,6 +327,23 @@ fn is_default_writable(path: &Path) -> bool {
         || path.ancestors().any(|a| a.ends_with(super::CACHE_AREA))
 }
 
+/// Creates `.git/hooks` and `.git/info` when a repository lacks them (as
+/// `git init` would have), so that they are bound read-only: a bind needs
+/// something to bind over, and a missing folder could be created with a
+/// hook in it. Only in a real `.git` folder of the workspace itself.
+pub(crate) fn make_bind_points(workspace: &Path) {
+    let git = workspace.join(".git");
+    if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {
+        return;
+    }
+    for dir in ["hooks", "info"] {
+        let path = git.join(dir);
+        if std::fs::symlink_metadata(&path).is_err() {
+            let _ = std::fs::create_dir(&path);
+        }
+    }
+}
+
 /// The config, hooks and info of each submodule under `.git/modules`.
 fn submodule_git_dirs(workspace: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -417,7 +441,11 @@ mod tests {
         assert!(!p.read.contains(&h.join(".mozilla")));
         assert_eq!(
             p.read_only,
-            [h.join("project/.git/config"), h.join("project/.git/hooks")]
+            [
+                h.join("project/.git/config"),
+                h.join("project/.git/hooks"),
+                h.join("project/.git/info")
+            ]
         );
         assert!(p.workspace_usable);
         assert!(!p.network);

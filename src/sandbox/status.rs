@@ -95,6 +95,22 @@ fn classes(out: &mut String, sandbox: &Sandbox) {
         };
         out.push_str(&format!("  {name:<12} {state}: {how}\n"));
     }
+    let (state, how) = match (sandbox.config().user_hooks(), enforced) {
+        (true, true) => (
+            "contained",
+            "a project's hooks run in the sandbox with the network off; yours run in it too, \
+             with the network as `[sandbox] network` says and the files their command names \
+             readable (`[sandbox] user_hooks = false` in your config runs yours as you)",
+        ),
+        (false, true) => (
+            "NOT SANDBOXED",
+            "yours run as you, unconfined (`[sandbox] user_hooks = false` in your config): a \
+             hook that runs the repository's code runs it outside the sandbox; a project's run \
+             in the sandbox",
+        ),
+        (_, false) => ("NOT SANDBOXED", "no sandbox here"),
+    };
+    out.push_str(&format!("  {:<12} {state}: {how}\n", "hooks"));
 }
 
 /// cairn's own helpers: what the sandbox adds when it is enforced, and
@@ -116,7 +132,9 @@ const HELPERS: &[(&str, Option<&str>, &str)] = &[
         "file tools",
         None,
         "paths in the workspace open beneath it (openat2 RESOLVE_BENEATH, else one component \
-         at a time without following links): no link leads a read, write or undo out of it",
+         at a time without following links): no link leads a read, write or undo out of it; \
+         a write of git's, cairn's or other agents' control files asks every time and never \
+         goes through a link; ignore files are read as regular files inside the workspace only",
     ),
     (
         "fetch",

@@ -16,6 +16,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     // Renaming over a symlink would replace the link with a plain file;
     // write the file it points to instead — when it stays in the workspace
     // (`beneath::real_path` refuses a link out of it).
+    let asked = path;
     let target;
     let path = match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => {
@@ -32,7 +33,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     // The directory is pinned by a descriptor opened beneath the
     // workspace, and the rename into it replaces whatever entry is there
     // by then (a link swapped in is replaced, not followed).
-    let (_pin, pinned) = super::beneath::pinned_dir(dir)?;
+    let (pin, pinned) = super::beneath::pinned_dir(dir)?;
+    if cfg!(target_os = "linux") {
+        // Where it lands now, links in the directories resolved: a
+        // control file reached by another name is refused.
+        super::beneath::check_control(asked, &super::beneath::landing(&pin, name)?)?;
+    }
     let path_in_pin = pinned.join(name);
     let perms: Option<Permissions> = fs::symlink_metadata(&path_in_pin)
         .ok()

@@ -247,6 +247,54 @@ pub fn pinned_dir(dir: &Path) -> io::Result<(OwnedFd, PathBuf)> {
     Ok((fd, by_fd))
 }
 
+/// Refuses a write (or removal) that would reach one of the workspace's
+/// control files (`sandbox::control`: git's, cairn's, other agents') by
+/// another name than its own — through a link, perhaps one a background
+/// job swapped in after the gate judged the path. `real` is where the
+/// write really lands (the pinned directory's own path and the name). A
+/// control file named by its own path was asked about by the gate.
+pub fn check_control(asked: &Path, real: &Path) -> io::Result<()> {
+    let Some((_, real_rel)) = split(real) else {
+        return Ok(());
+    };
+    let Some(what) = crate::sandbox::control::control_file(&real_rel) else {
+        return Ok(());
+    };
+    let asked_rel = split(&lexical(asked)).map(|(_, rel)| rel);
+    if asked_rel.as_deref() == Some(real_rel.as_path()) {
+        return Ok(());
+    }
+    Err(io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{} leads to {} through a link, and that is {what}; the file tools change such \
+             files only by their own path (which always asks). Nothing was written",
+            asked.display(),
+            real_rel.display()
+        ),
+    ))
+}
+
+/// `path` with `.` and `..` taken out by its text.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    out
+}
+
+/// Where a write into the pinned directory `pin` under `name` lands.
+pub fn landing(pin: &OwnedFd, name: &OsStr) -> io::Result<PathBuf> {
+    Ok(fd_path(pin)?.join(name))
+}
+
 /// Removes the file `path` without following a link in its directories
 /// (a link as the last component is removed itself, as unlink does).
 pub fn remove_file(path: &Path) -> io::Result<()> {
@@ -257,6 +305,9 @@ pub fn remove_file(path: &Path) -> io::Result<()> {
         Ok(fd) => (fd, ()),
         Err(e) => return Err(e),
     };
+    if cfg!(target_os = "linux") {
+        check_control(path, &landing(&fd, name)?)?;
+    }
     let c = cstr(name)?;
     // SAFETY: a valid directory descriptor and C string.
     if unsafe { libc::unlinkat(fd.as_raw_fd(), c.as_ptr(), 0) } < 0 {

@@ -63,3 +63,28 @@ fn writes_and_removals_stay_in_the_workspace() {
     remove_file(&ws.join("a/b/c.txt")).unwrap();
     assert!(!ws.join("a/b/c.txt").exists());
 }
+
+#[test]
+fn a_control_file_is_written_only_by_its_own_path() {
+    let (_d, ws, _o) = workspace();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::fs::write(ws.join(".git/config"), "[core]\n").unwrap();
+    // A folder and a file that a background job turned into links.
+    std::os::unix::fs::symlink(".git/hooks", ws.join("scripts")).unwrap();
+    std::os::unix::fs::symlink(".git/config", ws.join("notes.txt")).unwrap();
+    let write = crate::tools::atomic::write_atomic;
+    let e = write(&ws.join("scripts/pre-commit"), b"#!/bin/sh\n").unwrap_err();
+    assert!(e.to_string().contains(".git/hooks/pre-commit"), "{e}");
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(write(&ws.join("notes.txt"), b"[core]\nfsmonitor = x\n").is_err());
+    assert_eq!(
+        std::fs::read_to_string(ws.join(".git/config")).unwrap(),
+        "[core]\n"
+    );
+    std::fs::write(ws.join(".git/hooks/post-merge"), "x").unwrap();
+    assert!(remove_file(&ws.join("scripts/post-merge")).is_err());
+    assert!(ws.join(".git/hooks/post-merge").exists());
+    // By its own path (the gate asked): written.
+    write(&ws.join(".git/hooks/pre-commit"), b"#!/bin/sh\n").unwrap();
+    assert!(ws.join(".git/hooks/pre-commit").exists());
+}

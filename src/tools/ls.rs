@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use globset::GlobSet;
 use serde_json::{Value, json};
 
-use super::walk::{blocking, glob_set, walker};
+use super::walk::{blocking, glob_set, walker, walker_with};
 use super::{Tool, ToolContext, ToolOutput, opt_str_arg};
 
 const MAX_ENTRIES: usize = 1000;
@@ -118,12 +118,14 @@ fn list(ctx: &ToolContext, root: &Path, ignore: Option<GlobSet>) -> ToolOutput {
             "{shown_root} is a file, not a directory; use view to read it"
         ));
     }
-    let mut builder = walker(root);
-    if let Some(set) = ignore {
-        let base = root.to_path_buf();
-        // Pruning here keeps the walk out of ignored directories entirely.
-        builder.filter_entry(move |e| !is_ignored(&set, &base, e.path()));
-    }
+    let builder = match ignore {
+        Some(set) => {
+            let base = root.to_path_buf();
+            // Pruning here keeps the walk out of ignored directories entirely.
+            walker_with(root, move |e| !is_ignored(&set, &base, e.path()))
+        }
+        None => walker(root),
+    };
     let mut out = format!("{}/\n", root.display());
     let mut listed = 0usize;
     let mut more = 0usize;

@@ -11,6 +11,7 @@ pub mod git_safety;
 pub mod glob;
 pub mod grep;
 pub mod hunks;
+pub mod ignore_files;
 pub mod input;
 pub mod interactive;
 pub mod job_tools;

@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use super::walk::walker;
+use super::walk::walker_with;
 
 const MAX_CONTENT_FILE: u64 = 256 * 1024;
 const MAX_CONTENT_FILES: usize = 2_000;
@@ -36,9 +36,8 @@ pub struct Snapshot {
 /// track, hidden ones included (`.github/`, `.env`, `.cargo/config.toml`),
 /// but not git's own directory.
 fn files(root: &Path) -> impl Iterator<Item = (PathBuf, fs::Metadata)> {
-    walker(root)
+    walker_with(root, |e| e.file_name() != ".git")
         .hidden(false)
-        .filter_entry(|e| e.file_name() != ".git")
         .build()
         .filter_map(Result::ok)
         .filter(|e| e.file_type().is_some_and(|t| t.is_file()))

@@ -72,6 +72,8 @@ pub struct SessionState {
     turn: Mutex<u64>,
     /// Shell commands left running in the background.
     pub jobs: super::jobs::JobTable,
+    /// Git control files a command could add past the sandbox's binds.
+    census: Mutex<crate::sandbox::census::Census>,
 }
 
 impl SessionState {
@@ -87,7 +89,18 @@ impl SessionState {
             todos: Mutex::new(Vec::new()),
             turn: Mutex::new(0),
             jobs: super::jobs::JobTable::new(),
+            census: Mutex::new(crate::sandbox::census::Census::take(workspace)),
         }
+    }
+
+    /// Moves away git control files that appeared since the last check
+    /// (`sandbox::census`) and says what was moved; call after each tool,
+    /// with the paths a file tool was approved to write.
+    pub fn check_control_files(&self, accepted: &[PathBuf]) -> Vec<String> {
+        let quarantine = crate::config::state_dir()
+            .unwrap_or_else(std::env::temp_dir)
+            .join("quarantine");
+        lock(&self.census).check(&quarantine, accepted)
     }
 
     /// The shell's working directory, kept across `bash` calls.

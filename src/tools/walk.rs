@@ -4,23 +4,41 @@
 use std::path::Path;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
-use ignore::WalkBuilder;
+use ignore::{DirEntry, WalkBuilder};
+
+use super::ignore_files::Ignores;
 
 /// A walker that skips hidden entries and honours `.gitignore`, `.ignore`
 /// and git's exclude files, even when the directory is not a git checkout
 /// (a fresh project without `git init` still has meaningful ignores).
-/// Entries come sorted by name so output is stable from run to run.
+/// Entries come sorted by name so output is stable from run to run. The
+/// ignore files are read by [`Ignores`], never through a link out of the
+/// workspace nor from a FIFO or device; only the person's global excludes
+/// file (`core.excludesFile`, outside every workspace) is read by the crate.
 pub fn walker(root: &Path) -> WalkBuilder {
+    walker_with(root, |_| true)
+}
+
+/// [`walker`] that also leaves out (and does not enter) what `keep` refuses.
+pub fn walker_with<F>(root: &Path, keep: F) -> WalkBuilder
+where
+    F: Fn(&DirEntry) -> bool + Send + Sync + 'static,
+{
     let mut b = WalkBuilder::new(root);
     b.hidden(true)
-        .git_ignore(true)
+        .git_ignore(false)
         .git_global(true)
-        .git_exclude(true)
-        .ignore(true)
-        .parents(true)
+        .git_exclude(false)
+        .ignore(false)
+        .parents(false)
         .require_git(false)
         .follow_links(false)
         .sort_by_file_name(|a, b| a.cmp(b));
+    let ignores = Ignores::new(root);
+    b.filter_entry(move |e| {
+        let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+        keep(e) && (e.depth() == 0 || !ignores.ignored(e.path(), is_dir))
+    });
     b
 }
 
@@ -91,12 +109,7 @@ pub fn quote_short(s: &str, max: usize) -> String {
 /// at most `cap`.
 pub fn workspace_files(root: &std::path::Path, cap: usize) -> Vec<String> {
     let mut out = Vec::new();
-    for entry in ignore::WalkBuilder::new(root)
-        .hidden(true)
-        .git_ignore(true)
-        .build()
-        .flatten()
-    {
+    for entry in walker(root).build().flatten() {
         if out.len() >= cap {
             break;
         }

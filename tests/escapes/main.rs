@@ -19,6 +19,9 @@ mod mock_model;
 mod pty;
 
 mod c0_control;
+mod c10_walker;
+mod c11_keys;
+mod c12_hooks;
 mod c1_helpers;
 mod c2_terminal;
 mod c3_sockets;
@@ -27,6 +30,7 @@ mod c5_credentials;
 mod c6_network;
 mod c7_smaller;
 mod c8_review;
+mod c9_control;
 
 use serde_json::json;
 

@@ -29,6 +29,10 @@
 //! | `effort` | held |
 //! | `[search]` | held (the service the model's searches go to) |
 //!
+//! Trusted or not, a project never pairs an address with the person's key:
+//! a provider or search service at an address the project names gets no
+//! key from the person's environment ([`withhold_keys`]).
+//!
 //! A new section gets its own `split_*` function below: put what tightens
 //! into `s.out` and call `s.hold` for everything else.
 
@@ -156,9 +160,17 @@ fn split_top(s: &mut Sorter, p: &ConfigFile) {
         && base.search.as_ref() != Some(search)
     {
         let to = search.url.as_deref().unwrap_or("its default address");
-        let key = match &search.api_key_env {
-            Some(var) => format!(", sending the value of ${var} as its key"),
-            None => String::new(),
+        let mine = base
+            .search
+            .as_ref()
+            .filter(|b| b.provider == search.provider);
+        let key = if search.url.is_some() && search.url != mine.and_then(|m| m.url.clone()) {
+            NO_KEY.to_string()
+        } else {
+            match &search.api_key_env {
+                Some(var) => format!(", sending the value of ${var} as its key"),
+                None => String::new(),
+            }
         };
         s.hold(
             "search",
@@ -182,9 +194,14 @@ fn split_providers(s: &mut Sorter, p: &ConfigFile) {
         let base = s.base.providers.get(name).cloned().unwrap_or_default();
         let fields = provider_fields(entry, &base);
         if !fields.is_empty() {
+            let elsewhere = entry.base_url.is_some() && entry.base_url != base.base_url;
             s.hold(
                 format!("providers.{name}"),
-                format!("sets provider `{name}`: {}", fields.join(", ")),
+                format!(
+                    "sets provider `{name}`: {}{}",
+                    fields.join(", "),
+                    if elsewhere { NO_KEY } else { "" }
+                ),
             );
         }
     }
@@ -248,6 +265,42 @@ fn provider_fields(p: &ProviderConfig, base: &ProviderConfig) -> Vec<String> {
     }
     out
 }
+
+/// Makes the person's keys flow only to addresses the person named. In
+/// `full` (the person's config with a trusted project's laid over it), a
+/// provider or `[search]` service whose address the project set (one that
+/// differs from the person's own) is marked to get no key or credential
+/// from the person's environment; where the address stays the person's,
+/// the variable its key is read from stays the person's too. So a
+/// repository cannot pair `base_url = "https://its.server"` with
+/// `api_key_env = "ANTHROPIC_API_KEY"` (or with a preset's usual key).
+pub fn withhold_keys(base: &ConfigFile, full: &mut ConfigFile) {
+    for (name, entry) in full.providers.iter_mut() {
+        let mine = base.providers.get(name);
+        let my_url = mine.and_then(|m| m.base_url.clone());
+        if entry.base_url.is_some() && entry.base_url != my_url {
+            entry.key_withheld = entry.base_url.clone();
+        } else {
+            entry.api_key_env = mine.and_then(|m| m.api_key_env.clone());
+        }
+    }
+    if let Some(search) = full.search.as_mut() {
+        let mine = base
+            .search
+            .as_ref()
+            .filter(|b| b.provider == search.provider);
+        let my_url = mine.and_then(|m| m.url.clone());
+        if search.url.is_some() && search.url != my_url {
+            search.key_withheld = true;
+        } else {
+            search.api_key_env = mine.and_then(|m| m.api_key_env.clone());
+        }
+    }
+}
+
+/// What the trust question adds to a provider or service the project
+/// points elsewhere.
+const NO_KEY: &str = " (an address from this project: cairn sends it no key of yours)";
 
 fn split_retry(s: &mut Sorter, p: &ConfigFile) {
     let base = s.base;

@@ -8,8 +8,9 @@
 //! - `names` — cairn's tools under the names and input fields Claude
 //!   Code's hooks expect (`bash` is `Bash {command}`, `view` is
 //!   `Read {file_path}`), and back for `updatedInput`.
-//! - `run` — one event's hooks run in parallel, each with its timeout, the
-//!   project's inside the sandbox; cancelled with the turn.
+//! - `run` — one event's hooks run in parallel, each with its timeout,
+//!   inside the sandbox (the person's own too, unless their config opts
+//!   out); cancelled with the turn.
 //! - `answer` — what the runs say together (blocked, allowed, context).
 //! - `transcript` — the JSONL transcript `transcript_path` points at.
 //!
@@ -149,7 +150,8 @@ pub struct Hook {
     pub timeout: Duration,
     /// The file it was read from.
     pub source: PathBuf,
-    /// A project's hook runs in the sandbox; the person's runs as them.
+    /// A project's hook runs in the sandbox; the person's too, unless
+    /// their config says `[sandbox] user_hooks = false`.
     pub scope: Scope,
 }
 
@@ -266,7 +268,8 @@ impl Hooks {
             };
             let how = match h.scope {
                 Scope::Project => "project, in the sandbox",
-                Scope::User => "yours, runs as you",
+                Scope::User if self.confines_user_hooks() => "yours, in the sandbox",
+                Scope::User => "yours, runs as you ([sandbox] user_hooks = false)",
             };
             let ran = match last.get(i).cloned().flatten() {
                 None => "not run yet".to_string(),

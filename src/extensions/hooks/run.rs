@@ -1,8 +1,12 @@
 //! Running one event's hooks: all that match at once, each given the event
 //! as JSON on stdin and `$CLAUDE_PROJECT_DIR`/`$CAIRN_PROJECT_DIR`, each
 //! stopped (its whole process group) at its timeout or when the turn is
-//! cancelled. A project's hook runs through `crate::sandbox`, like a command
-//! the model runs; the person's own runs as them.
+//! cancelled. Hooks run through `crate::sandbox`, like a command the model
+//! runs: a project's, and the person's own unless `[sandbox] user_hooks =
+//! false` (a hook of theirs such as `npx prettier --write` runs the
+//! repository's code, which must stay contained). The person's own hook
+//! may also read what its command names outside the workspace (its script
+//! in `~/.claude/hooks/`, say).
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -73,6 +77,12 @@ impl Hooks {
                 crate::sandbox::hook_command(&self.sandbox, "sh", &self.workspace, &transcript)
                     .map_err(|e| format!("could not be contained: {e}"))?
             }
+            Scope::User if self.confines_user_hooks() => {
+                let mut readable: Vec<_> = self.transcript.path().into_iter().collect();
+                readable.extend(named_outside(&hook.command, &self.workspace));
+                crate::sandbox::user_hook_command(&self.sandbox, "sh", &self.workspace, &readable)
+                    .map_err(|e| format!("could not be contained: {e}"))?
+            }
             Scope::User => tokio::process::Command::new("sh"),
         };
         cmd.arg("-c")
@@ -87,6 +97,12 @@ impl Hooks {
             .kill_on_drop(true)
             .process_group(0);
         Ok(cmd)
+    }
+
+    /// Whether the person's own hooks run in the sandbox: unless their
+    /// config says `[sandbox] user_hooks = false` or turns the sandbox off.
+    pub fn confines_user_hooks(&self) -> bool {
+        self.sandbox.config().user_hooks() && self.sandbox.mode() != crate::config::SandboxMode::Off
     }
 
     async fn run_one(
@@ -148,6 +164,44 @@ impl Hooks {
         run.duration = start.elapsed();
         run
     }
+}
+
+/// Where a hook's command names files outside `workspace` (`~/.claude/
+/// hooks/fmt.py`, `$HOME/bin/notify`, `/opt/tools/check`): the folders of
+/// those that exist, for the sandbox to let it read. The secret paths stay
+/// unreadable whatever is named (`deny_read` wins).
+fn named_outside(command: &str, workspace: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let home = crate::paths::home_dir();
+    let mut out: Vec<std::path::PathBuf> = Vec::new();
+    for word in command.split_whitespace() {
+        let word = word.trim_matches(|c| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')'));
+        let rest = ["~/", "$HOME/", "${HOME}/"]
+            .iter()
+            .find_map(|p| word.strip_prefix(p));
+        let path = match (rest, &home) {
+            (Some(rest), Some(h)) => h.join(rest),
+            (None, _) if word.starts_with('/') => std::path::PathBuf::from(word),
+            _ => continue,
+        };
+        let path = crate::paths::lexical(&path);
+        let dir = if path.is_dir() {
+            path
+        } else if path.is_file() {
+            match path.parent() {
+                Some(p) => p.to_path_buf(),
+                None => continue,
+            }
+        } else {
+            continue;
+        };
+        let too_wide = dir == std::path::Path::new("/")
+            || home.as_deref().is_some_and(|h| h.starts_with(&dir))
+            || dir.starts_with(workspace);
+        if !too_wide && !out.contains(&dir) {
+            out.push(dir);
+        }
+    }
+    out
 }
 
 async fn read_capped<R: AsyncRead + Unpin>(pipe: Option<R>) -> String {

@@ -259,6 +259,7 @@ impl Gate {
             }
             None => {
                 fixed.extend(outside_paths(&call.paths, call.workspace));
+                fixed.extend(control_reasons(call));
                 // `fetch` and an untrusted server's tools reach the network
                 // outside the sandbox: they ask in auto mode too.
                 let network = call.tool == "fetch"
@@ -355,6 +356,41 @@ impl Gate {
         let judge = super::outside::Outside::new(call.workspace, self.home.as_deref());
         dedup(judge.shell(a, call.cwd))
     }
+}
+
+/// Why a file tool's write of one of the workspace's control files
+/// (`sandbox::control`) asks in every mode, whatever the rules say: the
+/// person's own git (or cairn, or another agent) runs what it names later,
+/// outside the sandbox. Judged by the path's text and by where its links
+/// lead now; `tools::beneath` refuses a link swapped in afterwards.
+pub fn control_reasons(call: &CallInfo) -> Vec<String> {
+    if !matches!(call.tool, "edit" | "multiedit" | "write") {
+        return Vec::new();
+    }
+    let workspace = paths::normalize(call.workspace);
+    let real_workspace = std::fs::canonicalize(call.workspace).ok();
+    let mut reasons = Vec::new();
+    for path in &call.paths {
+        let lexical = paths::normalize(path);
+        let real = paths::physical_path(&lexical);
+        let places = [
+            lexical.strip_prefix(&workspace).ok().map(Path::to_path_buf),
+            real.as_deref()
+                .zip(real_workspace.as_deref())
+                .and_then(|(r, w)| r.strip_prefix(w).ok())
+                .map(Path::to_path_buf),
+        ];
+        for rel in places.iter().flatten() {
+            if let Some(what) = crate::sandbox::control::control_file(rel) {
+                reasons.push(format!(
+                    "changes `{}`, {what} later, outside the sandbox; cairn asks every time \
+                     (no rule or mode skips this)",
+                    rel.display()
+                ));
+            }
+        }
+    }
+    dedup(reasons)
 }
 
 fn outside_paths(paths_in: &[PathBuf], workspace: &Path) -> Vec<String> {

@@ -172,3 +172,65 @@ fn symbolic_links_out_of_the_workspace_count_as_outside() {
         Verdict::Allow
     );
 }
+
+/// The file tools' writes of git's, cairn's and other agents' control files
+/// ask in every mode, under any allow rule, by name or through a link
+/// (issue 22: a hook written unasked ran in the person's own git).
+#[test]
+fn control_files_ask_in_every_mode_whatever_the_rules() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = std::fs::canonicalize(dir.path()).unwrap();
+    std::fs::create_dir_all(ws.join(".git/hooks")).unwrap();
+    std::os::unix::fs::symlink(".git/hooks", ws.join("scripts")).unwrap();
+    let input = json!({});
+    for mode in [Mode::Smart, Mode::Auto, Mode::AlwaysAsk] {
+        for rel in [
+            ".git/hooks/pre-commit",
+            ".git/config",
+            ".git/commondir",
+            ".git/worktrees/w/commondir",
+            "vendor/sub/.git",
+            "scripts/post-checkout",
+            "src/../.git/info/attributes",
+            ".cairn/config.toml",
+            ".claude/settings.json",
+            ".agents/skills/deploy/SKILL.md",
+        ] {
+            for tool in ["write", "edit", "multiedit"] {
+                let mut g = Gate::new(mode, Rules::new(), 99);
+                for rule in ["write", "edit", "multiedit", "write(*)", "edit(**)"] {
+                    g.add_allow_rule(rule).ok();
+                }
+                let info = CallInfo {
+                    tool,
+                    input: &input,
+                    read_only: false,
+                    paths: vec![ws.join(rel)],
+                    workspace: &ws,
+                    cwd: &ws,
+                };
+                match g.check(&info) {
+                    Verdict::Ask { reasons, rules } => {
+                        assert!(
+                            reasons.iter().any(|r| r.contains("asks every time")),
+                            "{mode:?} {tool} {rel}: {reasons:?}"
+                        );
+                        assert!(rules.is_empty(), "no rule is offered: {rules:?}");
+                    }
+                    other => panic!("{mode:?} {tool} {rel}: {other:?}"),
+                }
+            }
+        }
+        let mut g = Gate::new(mode, Rules::new(), 99);
+        g.add_allow_rule("write").ok();
+        let info = CallInfo {
+            tool: "write",
+            input: &input,
+            read_only: false,
+            paths: vec![ws.join("src/.gitignore")],
+            workspace: &ws,
+            cwd: &ws,
+        };
+        assert_eq!(g.check(&info), Verdict::Allow, "{mode:?}");
+    }
+}

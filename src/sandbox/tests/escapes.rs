@@ -317,3 +317,67 @@ fn git_config_hooks_and_cairns_files_are_read_only_under_bubblewrap() {
         ""
     );
 }
+
+/// A background job swaps a path cairn binds read-only from inside the
+/// workspace (`.cairn`) for a link to a secret folder, after the policy is
+/// built and before bubblewrap starts: bubblewrap must not bind what the
+/// link points at. The swap is made between the two steps here, so the race
+/// is won every time. (bubblewrap 0.8 already refuses a link as the place
+/// to mount on; cairn now binds the folder it checked, by descriptor, and
+/// refuses to start when it became a link.)
+#[test]
+fn a_bound_path_swapped_for_a_link_binds_nothing_outside() {
+    if !enforced() || bwrap::available().is_none() {
+        eprintln!("skipped: needs bubblewrap");
+        return;
+    }
+    let f = fixture();
+    std::fs::create_dir_all(f.ws.join(".cairn")).unwrap();
+    std::fs::write(f.ws.join(".cairn/config.toml"), "").unwrap();
+    let p = policy(&f, false, Layer::Namespace);
+    assert!(
+        p.read_only.contains(&f.ws.join(".cairn")),
+        "{:?}",
+        p.read_only
+    );
+    std::fs::rename(f.ws.join(".cairn"), f.ws.join("cairn-old")).unwrap();
+    // Two targets: the hidden home, and a folder of the person's in the
+    // real /tmp (commands get a /tmp of their own).
+    let theirs = tempfile::tempdir().unwrap();
+    std::fs::write(theirs.path().join("id_rsa"), "PRIVATE KEY in tmp").unwrap();
+    let mut text = String::new();
+    let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap();
+    let secret = std::fs::canonicalize(theirs.path()).unwrap().join("id_rsa");
+    for target in [f.home.join(".ssh"), tmp] {
+        let _ = std::fs::remove_file(f.ws.join(".cairn"));
+        std::os::unix::fs::symlink(&target, f.ws.join(".cairn")).unwrap();
+        let script = format!(
+            "cat .cairn/id_rsa {0}/id_rsa {1} 2>&1",
+            target.display(),
+            secret.display()
+        );
+        text.push_str(&run_swapped(&p, &f, &script));
+    }
+    assert!(!text.contains("PRIVATE KEY"), "{text}");
+}
+
+/// Runs `script` under `p`, built after the swap; empty when the sandbox
+/// refused to start (a fine answer to the swap).
+fn run_swapped(p: &Policy, f: &Fixture, script: &str) -> String {
+    let mut cmd = match std_command("bash".as_ref(), Some(p)) {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(e.to_string().contains("changed"), "{e}");
+            return String::new();
+        }
+    };
+    let out = cmd
+        .arg("-c")
+        .arg(script)
+        .current_dir(&f.ws)
+        .env("HOME", &f.home)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+}

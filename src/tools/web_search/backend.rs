@@ -37,6 +37,14 @@ impl Backend {
         env: impl Fn(&str) -> Option<String>,
     ) -> Result<Backend, String> {
         let key = |default_var: &str| {
+            if c.key_withheld {
+                return Err(format!(
+                    "[search] sends to {} because this project's .cairn/config.toml says so, \
+                     not your own config; cairn sends no key of yours to an address a \
+                     repository names. Set that `url` in your own config to use it.",
+                    c.url.as_deref().unwrap_or("another address")
+                ));
+            }
             let var = c.api_key_env.as_deref().unwrap_or(default_var);
             env(var).filter(|k| !k.is_empty()).ok_or_else(|| {
                 format!(
@@ -176,6 +184,7 @@ mod tests {
             provider: provider.into(),
             url: url.map(String::from),
             api_key_env: None,
+            key_withheld: false,
         }
     }
 

@@ -1,0 +1,246 @@
+//! What the sandbox's read-only binds cannot stop: git control files that
+//! did not exist when a command started. A bind needs something to bind
+//! over, and git writes its locks beside `.git/config`, so `.git` itself
+//! stays writable. Two routes remain by which a command makes the person's
+//! own `git status` (at the top of the workspace, outside cairn) obey a
+//! config the command wrote:
+//!
+//! - a new `.git/commondir` (or `.git/config.worktree`): git then reads its
+//!   config and hooks from the folder it names;
+//! - a gitlink in the index (`git update-index --cacheinfo 160000,…`) at a
+//!   folder holding a repository (`git init`) or a `.git` file: `git
+//!   status` runs `git status` in that submodule, with its config
+//!   (`core.fsmonitor`).
+//!
+//! [`Census`] notes these at the start of a session and checks them after
+//! every tool call: what appeared or changed is moved out of the workspace
+//! into cairn's quarantine folder (nothing is lost) and reported. Other
+//! `.git` entries deeper in the workspace are repositories the person only
+//! obeys by going into them (docs/security.md).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::gitindex;
+
+/// Control files that redirect git (in `.git` itself) or that other agents
+/// obey; a command cannot create them while they exist (they are bound
+/// read-only) but can while they do not. `.cairn/` is not among them:
+/// cairn writes it itself ("always" rules), and what a new one loosens
+/// waits for the person's trust.
+const WATCHED: &[&str] = &[
+    ".git/commondir",
+    ".git/config.worktree",
+    ".git/hooks",
+    ".git/info",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/commands",
+    ".claude/skills",
+    ".claude/agents",
+    ".claude/hooks",
+    ".agents/skills",
+];
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Ident {
+    File(u64),
+    /// A folder: its inode, and what its config and hooks hold.
+    Dir(u64, u64),
+    Other(u64),
+}
+
+#[derive(Debug, Default)]
+pub struct Census {
+    workspace: PathBuf,
+    /// Workspace-relative path → what was there.
+    seen: BTreeMap<PathBuf, Ident>,
+    /// The index's (length, modified time, inode) when last read.
+    index_stamp: Option<(u64, i64, u64)>,
+    gitlinks: Vec<PathBuf>,
+}
+
+impl Census {
+    /// What is there now, in the repository at `workspace` (nothing when
+    /// `.git` is not a folder).
+    pub fn take(workspace: &Path) -> Census {
+        // The folders the binds need are made first, so that they are not
+        // taken for a command's.
+        super::policy::make_bind_points(workspace);
+        let mut c = Census {
+            workspace: workspace.to_path_buf(),
+            ..Census::default()
+        };
+        c.refresh_gitlinks();
+        c.seen = c.current();
+        c
+    }
+
+    fn git_dir(&self) -> Option<PathBuf> {
+        let git = self.workspace.join(".git");
+        std::fs::symlink_metadata(&git)
+            .is_ok_and(|m| m.is_dir())
+            .then_some(git)
+    }
+
+    fn refresh_gitlinks(&mut self) {
+        let Some(git) = self.git_dir() else {
+            self.gitlinks.clear();
+            return;
+        };
+        let index = git.join("index");
+        let stamp = std::fs::symlink_metadata(&index).ok().map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino())
+        });
+        if stamp == self.index_stamp {
+            return;
+        }
+        self.index_stamp = stamp;
+        self.gitlinks = gitindex::gitlinks(&git).unwrap_or_default();
+    }
+
+    fn current(&self) -> BTreeMap<PathBuf, Ident> {
+        let mut out = BTreeMap::new();
+        let watched = WATCHED.iter().map(PathBuf::from);
+        let links = self.gitlinks.iter().map(|g| g.join(".git"));
+        for rel in watched.chain(links) {
+            let path = self.workspace.join(&rel);
+            if self.plainly_inside(&path)
+                && let Some(id) = ident(&path)
+            {
+                out.insert(rel, id);
+            }
+        }
+        out
+    }
+
+    /// Whether the folder holding `path` is where its name says, with no
+    /// link on the way: a link (`vendor/x -> ~/other`, `.claude -> ~/.claude`)
+    /// must never make cairn move the person's own files.
+    fn plainly_inside(&self, path: &Path) -> bool {
+        let (Some(parent), Ok(ws)) = (path.parent(), std::fs::canonicalize(&self.workspace)) else {
+            return false;
+        };
+        let Ok(rel) = parent.strip_prefix(&self.workspace) else {
+            return false;
+        };
+        std::fs::canonicalize(parent).is_ok_and(|real| real == ws.join(rel))
+    }
+
+    /// Moves what appeared or changed since the last check into
+    /// `quarantine` and says what, for the model and the person. What the
+    /// person approved a file tool to write (`accepted`, absolute paths)
+    /// is taken as it is now.
+    pub fn check(&mut self, quarantine: &Path, accepted: &[PathBuf]) -> Vec<String> {
+        self.refresh_gitlinks();
+        let now = self.current();
+        for path in accepted {
+            let Ok(rel) = path.strip_prefix(&self.workspace) else {
+                continue;
+            };
+            for (watched, id) in &now {
+                if rel.starts_with(watched) {
+                    self.seen.insert(watched.clone(), id.clone());
+                }
+            }
+        }
+        let mut said = Vec::new();
+        for (rel, id) in &now {
+            if self.seen.get(rel) == Some(id) {
+                continue;
+            }
+            let from = self.workspace.join(rel);
+            match move_out(&from, rel, quarantine) {
+                Ok(to) => said.push(format!(
+                    "`{}` appeared or changed during the command; your own git (or cairn, or \
+                     another agent) would obey it outside the sandbox, so cairn moved it to {}",
+                    rel.display(),
+                    to.display()
+                )),
+                Err(e) => said.push(format!(
+                    "`{}` appeared or changed during the command and your own git (or cairn, \
+                     or another agent) would obey it; cairn could not move it away ({e}): \
+                     remove it before you run git or an agent here",
+                    rel.display()
+                )),
+            }
+        }
+        self.seen = self.current();
+        said
+    }
+}
+
+fn ident(path: &Path) -> Option<Ident> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    let hash = |bytes: &[u8]| {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        bytes.hash(&mut h);
+        h.finish()
+    };
+    Some(if meta.is_file() {
+        Ident::File(hash(&head(path)) ^ meta.len())
+    } else if meta.is_dir() {
+        let mut inside = head(&path.join("config"));
+        if let Ok(hooks) = std::fs::read_dir(path.join("hooks")) {
+            let mut names: Vec<_> = hooks.flatten().map(|e| e.file_name()).collect();
+            names.sort();
+            for n in names {
+                inside.extend_from_slice(n.as_encoded_bytes());
+            }
+        }
+        Ident::Dir(meta.ino(), hash(&inside))
+    } else {
+        Ident::Other(meta.ino())
+    })
+}
+
+/// The first MiB of the regular file `path` (a huge or special file a
+/// command planted must not stall or fill cairn).
+fn head(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut out = Vec::new();
+    // Non-blocking and not through a link: a FIFO swapped in never waits.
+    let opened = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+        .open(path);
+    if let Ok(f) = opened
+        && f.metadata().is_ok_and(|m| m.is_file())
+    {
+        let _ = f.take(1 << 20).read_to_end(&mut out);
+    }
+    out
+}
+
+/// Moves `from` into a new folder under `quarantine`; where that is on
+/// another file system, renames it beside itself to a name git ignores.
+fn move_out(from: &Path, rel: &Path, quarantine: &Path) -> std::io::Result<PathBuf> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let flat = rel.to_string_lossy().replace('/', "%");
+    let dir = quarantine.join(format!("{stamp}"));
+    let to = dir.join(&flat);
+    let moved = std::fs::create_dir_all(&dir).and_then(|_| std::fs::rename(from, &to));
+    match moved {
+        Ok(()) => Ok(to),
+        Err(_) => {
+            let name = from
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let beside = from.with_file_name(format!("{name}.quarantined-by-cairn-{stamp}"));
+            std::fs::rename(from, &beside)?;
+            Ok(beside)
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "census_tests.rs"]
+mod tests;

@@ -1,0 +1,136 @@
+use super::*;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+fn repo() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let ws = std::fs::canonicalize(d.path()).unwrap().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    git(&ws, &["init", "-q", "-b", "main"]);
+    git(&ws, &["config", "user.email", "a@b"]);
+    git(&ws, &["config", "user.name", "a"]);
+    std::fs::write(ws.join("a"), "a").unwrap();
+    git(&ws, &["add", "a"]);
+    git(&ws, &["commit", "-qm", "a"]);
+    (d, ws)
+}
+
+/// A repository at `ws/rel` with one commit, added to ws's index as a
+/// gitlink: what a command can do in the sandbox.
+fn plant_gitlink(ws: &Path, rel: &str) {
+    let sub = ws.join(rel);
+    std::fs::create_dir_all(&sub).unwrap();
+    git(&sub, &["init", "-q", "-b", "main"]);
+    git(&sub, &["config", "user.email", "a@b"]);
+    git(&sub, &["config", "user.name", "a"]);
+    std::fs::write(sub.join("y"), "y").unwrap();
+    git(&sub, &["add", "y"]);
+    git(&sub, &["commit", "-qm", "y"]);
+    let sha = git(&sub, &["rev-parse", "HEAD"]);
+    git(
+        ws,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{sha},{rel}"),
+        ],
+    );
+}
+
+#[test]
+fn the_index_parser_finds_gitlinks_in_every_version() {
+    let (_d, ws) = repo();
+    plant_gitlink(&ws, "vendor/evil");
+    for version in ["2", "3", "4"] {
+        git(&ws, &["update-index", "--index-version", version]);
+        let links = gitindex::gitlinks(&ws.join(".git")).unwrap();
+        assert_eq!(links, [PathBuf::from("vendor/evil")], "version {version}");
+    }
+    assert_eq!(gitindex::parse(b"DIRC\0\0\0\x02\0\0\0\x05", 20), None);
+    assert_eq!(gitindex::parse(b"nope", 20), None);
+}
+
+#[test]
+fn a_new_gitlinked_repository_or_commondir_is_moved_out() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    assert!(census.check(&q, &[]).is_empty());
+    plant_gitlink(&ws, "evil");
+    std::fs::write(ws.join(".git/commondir"), "../elsewhere\n").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(!ws.join("evil/.git").exists());
+    assert!(!ws.join(".git/commondir").exists());
+    assert!(said.iter().all(|s| s.contains("moved it to")), "{said:?}");
+    // Kept, not lost.
+    let kept: Vec<_> = walk(&q);
+    assert!(kept.iter().any(|p| p.ends_with("evil%.git")), "{kept:?}");
+    // Nothing new: nothing said.
+    assert!(census.check(&q, &[]).is_empty());
+}
+
+#[test]
+fn a_submodule_that_was_there_stays_until_its_config_changes() {
+    let (_d, ws) = repo();
+    plant_gitlink(&ws, "lib");
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    git(&ws.join("lib"), &["status", "--short"]);
+    assert!(census.check(&q, &[]).is_empty());
+    assert!(ws.join("lib/.git").exists());
+    git(&ws.join("lib"), &["config", "core.fsmonitor", "touch x"]);
+    assert_eq!(census.check(&q, &[]).len(), 1);
+    assert!(!ws.join("lib/.git").exists());
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        out.push(e.path());
+        if e.file_type().is_ok_and(|t| t.is_dir()) {
+            out.extend(walk(&e.path()));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_link_never_makes_cairn_move_what_lies_outside() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    // The person's other project, and their own agent settings.
+    let other = ws.parent().unwrap().join("other");
+    std::fs::create_dir_all(other.join(".git")).unwrap();
+    std::fs::write(other.join(".git/config"), "[core]\n").unwrap();
+    let claude = ws.parent().unwrap().join("dot-claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::fs::write(claude.join("settings.json"), "{}").unwrap();
+    let mut census = Census::take(&ws);
+    std::os::unix::fs::symlink(&other, ws.join("vendor")).unwrap();
+    std::os::unix::fs::symlink(&claude, ws.join(".claude")).unwrap();
+    let sha = git(&ws, &["rev-parse", "HEAD"]);
+    git(
+        &ws,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{sha},vendor"),
+        ],
+    );
+    assert!(census.check(&q, &[]).is_empty());
+    assert!(other.join(".git/config").exists());
+    assert!(claude.join("settings.json").exists());
+}
