@@ -18,6 +18,7 @@
 
 pub mod effort;
 pub mod keys;
+pub mod lsp;
 mod mode;
 pub mod project;
 pub mod project_file;
@@ -231,6 +232,9 @@ pub struct ConfigFile {
     pub agents: AgentsConfig,
     /// `[search]`: the service the `web_search` tool asks.
     pub search: Option<SearchConfig>,
+    /// `[lsp]`: the language servers that check edits.
+    #[serde(default)]
+    pub lsp: lsp::LspConfig,
 }
 
 /// `[agents]`: how many sub-agents run at once (4 unless set).
@@ -548,6 +552,7 @@ impl ConfigFile {
         );
         self.keys.extend(other.keys);
         self.mcp.extend(other.mcp);
+        self.lsp.overlay(other.lsp);
         self.shell
             .env_passthrough
             .extend(other.shell.env_passthrough);
