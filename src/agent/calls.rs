@@ -77,6 +77,15 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 Plan::Answer(..) => None,
             };
             let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            if status == ToolStatus::Done {
+                super::checks::after_edit(
+                    &ctx.shared,
+                    &ctx.opts.workspace,
+                    &call.name,
+                    &mut output,
+                )
+                .await;
+            }
             if let Some(input) = ran
                 && matches!(status, ToolStatus::Done | ToolStatus::Failed)
             {
@@ -166,6 +175,7 @@ fn judge(
         );
     }
     let paths = tool.paths(&input, tool_ctx);
+    super::checks::touch(&ctx.shared, &paths);
     let cwd = ctx.session.cwd();
     let info = CallInfo {
         tool: tool.name(),

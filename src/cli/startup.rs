@@ -224,6 +224,8 @@ pub struct Running {
     pub sink: Option<Arc<StoreSink>>,
     /// The MCP servers (started in the background).
     pub mcp: Arc<McpManager>,
+    /// The language servers (none started until a tool touches a file).
+    pub lsp: Arc<crate::lsp::LspManager>,
     /// Why sessions are not being recorded, when they are not.
     pub store_error: Option<String>,
     /// The agent's task; it ends after `Shutdown` once a running turn has
@@ -319,6 +321,8 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         Some(s.sandbox.clone()),
     );
     agent = agent.with_tool_source(mcp.clone());
+    let lsp = crate::lsp::LspManager::new(&s.config.file.lsp, s.root.clone(), s.sandbox.clone());
+    agent = agent.with_lsp(lsp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {
         commands,
@@ -326,6 +330,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         sink,
         store_error,
         mcp,
+        lsp,
         task,
         hooks,
     })

@@ -17,6 +17,8 @@ use crate::tui::msg::Msg;
 pub struct Handles {
     pub sessions: Option<Sessions>,
     pub mcp: Option<Arc<McpManager>>,
+    /// The language servers, for `/lsp`.
+    pub lsp: Option<Arc<crate::lsp::LspManager>>,
     /// The session's hooks, for `/hooks`.
     pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
     pub project_root: PathBuf,
