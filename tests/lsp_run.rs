@@ -142,3 +142,62 @@ async fn a_server_that_exits_at_start_leaves_edits_working_and_says_so() {
         "{edit}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lsp_tool_finds_definitions_references_and_diagnostics() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("lib.py", "def helper(x):\n    return x * 2\n");
+    home.write(
+        "app.py",
+        "from lib import helper\n\nprint(helper(1))\nprint(helper(2))\nprint(nope)\n",
+    );
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "l1",
+                "lsp",
+                json!({"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "helper"}),
+            ),
+            Reply::tool(
+                "l2",
+                "lsp",
+                json!({"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "helper"}),
+            ),
+            Reply::tool("l3", "lsp", json!({"operation": "diagnostics", "file_path": "app.py"})),
+            Reply::tool("l4", "lsp", json!({"operation": "document_symbols", "file_path": "lib.py"})),
+            Reply::text("Found."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .env("PATH", path_with(&bin))
+        .args(["run", "where is helper defined?"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let results = result_texts(&mock.requests()[4]);
+    assert!(
+        results[0].contains("lib.py:1: def helper(x):"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("app.py:3:")
+            && results[1].contains("app.py:4:")
+            && results[1].contains("lib.py:1:"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains("app.py:5: error: \"nope\" is not defined"),
+        "{results:?}"
+    );
+    assert!(
+        results[3].contains("function helper  lib.py:1"),
+        "{results:?}"
+    );
+}

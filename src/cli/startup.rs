@@ -284,7 +284,14 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         retry: retry_policy(&s.config),
     };
     let gate = build_gate(s)?;
-    let (mut agent, events) = Agent::new(opts, Arc::from(llm), registry(s), gate);
+    // Nothing starts here: a server starts with the first file of its
+    // language that a tool touches.
+    let lsp = crate::lsp::LspManager::new(&s.config.file.lsp, s.root.clone(), s.sandbox.clone());
+    let mut tools = registry(s);
+    if s.config.file.lsp.enabled() {
+        tools.register(Arc::new(crate::lsp::tool::LspTool::new(lsp.clone())));
+    }
+    let (mut agent, events) = Agent::new(opts, Arc::from(llm), tools, gate);
     let hooks = hooks(s);
     let trusted = matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag;
     agent = agent
@@ -321,7 +328,6 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         Some(s.sandbox.clone()),
     );
     agent = agent.with_tool_source(mcp.clone());
-    let lsp = crate::lsp::LspManager::new(&s.config.file.lsp, s.root.clone(), s.sandbox.clone());
     agent = agent.with_lsp(lsp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {

@@ -270,6 +270,20 @@ impl LspManager {
         futures::future::join_all(clients.iter().map(|c| c.stop())).await;
     }
 
+    /// What every running server has published, file by file.
+    pub fn published(&self) -> Vec<(PathBuf, Vec<lsp_types::Diagnostic>)> {
+        let clients: Vec<Arc<Client>> = lock(&self.slots)
+            .values()
+            .filter_map(|tx| match &*tx.borrow() {
+                Phase::Ready(c) => Some(c.clone()),
+                _ => None,
+            })
+            .collect();
+        let mut out: Vec<_> = clients.iter().flat_map(|c| c.all_published()).collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     /// Resident memory of every running server, in KiB.
     pub fn memory_kib(&self) -> u64 {
         lock(&self.slots)

@@ -9,6 +9,7 @@
 //! - `manager` — the workspace's servers, their states, restart.
 //! - `documents` — what each opened file holds in its server.
 //! - `sync` — a proposed text given to a server unsaved, and its verdict.
+//! - `tool` — the `lsp` tool: definition, references, hover, symbols, diagnostics.
 //! - `verdict` — diagnostics before and after, compared.
 
 mod client;
@@ -18,6 +19,7 @@ mod manager;
 pub mod memory;
 pub mod servers;
 mod sync;
+pub mod tool;
 pub mod uri;
 pub mod verdict;
 
