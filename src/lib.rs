@@ -16,6 +16,7 @@ pub mod diff;
 pub mod extensions;
 pub mod images;
 pub mod llm;
+pub mod lsp;
 pub mod mcp;
 pub mod paths;
 pub mod permission;

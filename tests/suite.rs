@@ -44,6 +44,8 @@ mod gate_front_door;
 mod hooks;
 mod layers;
 mod local_models;
+mod lsp_run;
+mod lsp_tui;
 mod mcp_everything;
 mod mcp_oauth;
 mod media_run;

@@ -108,8 +108,10 @@ async fn wait_for_decision(
         "cairn needs your permission to use {}",
         crate::extensions::hooks::names::claude_name(&request.tool)
     );
+    let preview = request.preview.clone();
     ctx.shared
         .emit(AgentEvent::PermissionRequested { id, request });
+    super::checks::check_request(&ctx.shared, &ctx.opts.workspace, id, preview.as_ref());
     super::hooks::notify(&ctx.shared, asking, ctx.session.cwd());
     let decision = tokio::select! {
         d = rx => d.ok(),

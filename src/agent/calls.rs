@@ -92,6 +92,15 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
             } else {
                 Vec::new()
             };
+            if status == ToolStatus::Done {
+                super::checks::after_edit(
+                    &ctx.shared,
+                    &ctx.opts.workspace,
+                    &call.name,
+                    &mut output,
+                )
+                .await;
+            }
             if let Some(input) = ran
                 && matches!(status, ToolStatus::Done | ToolStatus::Failed)
             {
@@ -182,6 +191,7 @@ fn judge(
         );
     }
     let paths = tool.paths(&input, tool_ctx);
+    super::checks::touch(&ctx.shared, &paths);
     let cwd = ctx.session.cwd();
     let info = CallInfo {
         tool: tool.name(),

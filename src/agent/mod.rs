@@ -19,6 +19,7 @@
 
 mod approval;
 mod calls;
+mod checks;
 mod compaction;
 mod custom;
 mod effort;
@@ -131,6 +132,8 @@ pub(crate) struct Shared {
     pub route: Option<subagent::Route>,
     /// What sub-agents spent since the parent last counted it.
     pub sub_totals: Mutex<(Usage, Option<f64>)>,
+    /// The language servers that check edits, when configured.
+    pub lsp: Option<Arc<crate::lsp::LspManager>>,
 }
 
 impl Shared {
@@ -224,6 +227,7 @@ impl Agent {
                 memory: Mutex::new(Vec::new()),
                 route: None,
                 sub_totals: Default::default(),
+                lsp: None,
             }),
             opts,
             provider,
@@ -285,6 +289,14 @@ impl Agent {
         self
     }
 
+    /// Checks edits with these language servers.
+    pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspManager>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.lsp = Some(lsp);
+        }
+        self
+    }
+
     /// Adds tools that change while cairn runs (MCP servers).
     pub fn with_tool_source(mut self, source: Arc<dyn ToolSource>) -> Self {
         self.tool_source = Some(source);
@@ -305,6 +317,7 @@ impl Agent {
         tokio::task::JoinHandle<()>,
     ) {
         let (tx, rx) = mpsc::unbounded_channel();
+        checks::watch(&self.shared);
         if let Some(source) = &self.tool_source {
             sources::watch(source.clone(), self.shared.clone());
             if self.opts.interactive {

@@ -64,10 +64,14 @@ pub async fn run(
         events,
         sink,
         mcp,
+        lsp,
         task,
         ..
     } = agent;
     let result = crate::tui::run(opts, commands, events).await;
+    if let Some(lsp) = lsp {
+        lsp.shutdown().await;
+    }
     finish(result, task, sink, mcp, resumed_id).await
 }
 
@@ -214,6 +218,7 @@ struct Started {
     events: mpsc::UnboundedReceiver<AgentEvent>,
     sink: Option<std::sync::Arc<crate::agent::store_sink::StoreSink>>,
     mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    lsp: Option<std::sync::Arc<crate::lsp::LspManager>>,
     task: Option<tokio::task::JoinHandle<()>>,
     hooks: Option<std::sync::Arc<crate::extensions::hooks::Hooks>>,
 }
@@ -247,6 +252,7 @@ fn start(
         events: running.events,
         sink: running.sink,
         mcp: Some(running.mcp),
+        lsp: Some(running.lsp),
         task: Some(running.task),
         hooks: Some(running.hooks),
     })
@@ -283,6 +289,7 @@ fn tui_options(
         handles: Handles {
             sessions: store.map(|st| Sessions::new(st, s.root.clone())),
             mcp: agent.mcp.clone(),
+            lsp: agent.lsp.clone(),
             hooks: agent.hooks.clone(),
             project_root: s.root.clone(),
             project_config: crate::config::project_config_path(&s.root),

@@ -599,5 +599,6 @@ pub async fn main(
     .await;
     // Stdio servers (and whatever they started) end with cairn.
     running.mcp.shutdown().await;
+    running.lsp.shutdown().await;
     Ok(code.clamp(0, 255) as u8)
 }

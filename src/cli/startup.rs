@@ -224,6 +224,8 @@ pub struct Running {
     pub sink: Option<Arc<StoreSink>>,
     /// The MCP servers (started in the background).
     pub mcp: Arc<McpManager>,
+    /// The language servers (none started until a tool touches a file).
+    pub lsp: Arc<crate::lsp::LspManager>,
     /// Why sessions are not being recorded, when they are not.
     pub store_error: Option<String>,
     /// The agent's task; it ends after `Shutdown` once a running turn has
@@ -282,7 +284,14 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         retry: retry_policy(&s.config),
     };
     let gate = build_gate(s)?;
-    let (mut agent, events) = Agent::new(opts, Arc::from(llm), registry(s), gate);
+    // Nothing starts here: a server starts with the first file of its
+    // language that a tool touches.
+    let lsp = crate::lsp::LspManager::new(&s.config.file.lsp, s.root.clone(), s.sandbox.clone());
+    let mut tools = registry(s);
+    if s.config.file.lsp.enabled() {
+        tools.register(Arc::new(crate::lsp::tool::LspTool::new(lsp.clone())));
+    }
+    let (mut agent, events) = Agent::new(opts, Arc::from(llm), tools, gate);
     let hooks = hooks(s);
     let trusted = matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag;
     agent = agent
@@ -319,6 +328,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         Some(s.sandbox.clone()),
     );
     agent = agent.with_tool_source(mcp.clone());
+    agent = agent.with_lsp(lsp.clone());
     let (commands, task) = agent.spawn();
     Ok(Running {
         commands,
@@ -326,6 +336,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         sink,
         store_error,
         mcp,
+        lsp,
         task,
         hooks,
     })

@@ -19,6 +19,7 @@
 pub mod effort;
 pub mod keys;
 pub mod log;
+pub mod lsp;
 mod mode;
 pub mod project;
 pub mod project_file;
@@ -259,6 +260,9 @@ pub struct ConfigFile {
     /// config only).
     #[serde(default)]
     pub log: log::LogConfig,
+    /// `[lsp]`: the language servers that check edits.
+    #[serde(default)]
+    pub lsp: lsp::LspConfig,
 }
 
 /// `[agents]`: how many sub-agents run at once (4 unless set).
@@ -596,6 +600,7 @@ impl ConfigFile {
         );
         self.keys.extend(other.keys);
         self.mcp.extend(other.mcp);
+        self.lsp.overlay(other.lsp);
         self.shell
             .env_passthrough
             .extend(other.shell.env_passthrough);

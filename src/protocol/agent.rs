@@ -187,6 +187,13 @@ pub enum AgentEvent {
         id: u64,
         request: PermissionRequest,
     },
+    /// The language server's check of the edit a request shows: `None`
+    /// while it runs ("checking…"), then its verdict.
+    EditCheck {
+        id: u64,
+        server: String,
+        verdict: Option<crate::lsp::Verdict>,
+    },
     /// A request was answered (or dropped by a cancel).
     PermissionResolved {
         id: u64,
@@ -213,6 +220,8 @@ pub enum AgentEvent {
     },
     /// How many MCP servers are up, starting, and enabled in all.
     ServersChanged(crate::tools::SourceHealth),
+    /// The language servers started so far and their states.
+    LanguageServers(Vec<crate::lsp::ServerStatus>),
     /// A server asks the person for input; answer with `InputReply`.
     InputRequested {
         id: u64,

@@ -82,6 +82,8 @@ pub struct Model {
     pub last_idle_esc: Option<Instant>,
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
+    /// The language servers started so far and their states.
+    pub language_servers: Vec<crate::lsp::ServerStatus>,
     /// The sandbox commands run in, as the status line shows it.
     pub sandbox: crate::tui::sandbox_view::SandboxView,
     /// Where the person is in the `/` completion menu.
@@ -149,6 +151,7 @@ impl Model {
             themes: crate::tui::theme::Themes::default(),
             last_idle_esc: None,
             servers: None,
+            language_servers: Vec::new(),
             sandbox: Default::default(),
             slash_menu: Default::default(),
             mcp_servers: Vec::new(),

@@ -171,6 +171,7 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         mouse_captured: model.mouse_captured,
         store_warning: model.store_warning.as_deref(),
         servers: model.servers,
+        language_servers: &model.language_servers,
         sandbox: &model.sandbox,
     };
     status_bar::render(&status, area, buf);

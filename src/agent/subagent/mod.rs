@@ -291,6 +291,7 @@ fn child_shared(
         next_request: parent.next_request.clone(),
         gate: parent.gate.clone(),
         sandbox: parent.sandbox.clone(),
+        lsp: parent.lsp.clone(),
         earlier: Mutex::new(Vec::new()),
         route: Some(Route::new(parent.clone(), call_id, name)),
         sub_totals: Default::default(),

@@ -39,6 +39,7 @@ impl Route {
         match &event {
             AgentEvent::PermissionRequested { .. }
             | AgentEvent::PermissionResolved { .. }
+            | AgentEvent::EditCheck { .. }
             | AgentEvent::InputRequested { .. }
             | AgentEvent::InputResolved { .. }
             | AgentEvent::PlanProposed { .. } => return self.parent.emit(event),

@@ -28,6 +28,8 @@
 //! | `[models."ID"]` | held, model by model (windows and prices shape compaction and the cost shown) |
 //! | `effort` | held |
 //! | `[search]` | held (the service the model's searches go to) |
+//! | `[lsp] enabled = false`, `[lsp.NAME] disabled = true` | applies (turns servers off) |
+//! | `[lsp.NAME]` otherwise, `[lsp] enabled = true` | held, server by server (runs a program) |
 //!
 //! Trusted or not, a project never pairs an address with the person's key:
 //! a provider or search service at an address the project names gets no
@@ -82,6 +84,7 @@ pub fn split(base: &ConfigFile, project: &ConfigFile) -> Split {
     split_context(&mut s, project);
     split_keys(&mut s, project);
     split_mcp(&mut s, project);
+    split_lsp(&mut s, project);
     split_shell(&mut s, project);
     split_models(&mut s, project);
     Split {
@@ -472,6 +475,44 @@ fn secret_references(m: &McpServerConfig) -> Vec<String> {
         }
     }
     names
+}
+
+fn split_lsp(s: &mut Sorter, p: &ConfigFile) {
+    match p.lsp.enabled {
+        Some(false) => s.out.lsp.enabled = Some(false),
+        Some(true) if s.base.lsp.enabled == Some(false) => {
+            s.hold("lsp.enabled", "turns language servers back on");
+        }
+        _ => {}
+    }
+    for (name, server) in &p.lsp.servers {
+        if server.disabled {
+            // Turning a server off only ever removes something.
+            s.out.lsp.servers.insert(
+                name.clone(),
+                crate::config::lsp::LspServerConfig {
+                    disabled: true,
+                    ..Default::default()
+                },
+            );
+            continue;
+        }
+        if s.base.lsp.servers.get(name) == Some(server) {
+            continue;
+        }
+        let command = match (&server.command, &server.args) {
+            (Some(c), args) => std::iter::once(c)
+                .chain(args.iter().flatten())
+                .map(|w| shell_quote(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+            (None, _) => format!("changes the built-in `{name}` language server"),
+        };
+        s.hold(
+            format!("lsp.{name}"),
+            format!("runs the language server `{name}`: {command}"),
+        );
+    }
 }
 
 fn split_shell(s: &mut Sorter, p: &ConfigFile) {

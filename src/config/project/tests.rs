@@ -220,3 +220,20 @@ fn a_project_address_gets_no_key_of_the_persons() {
     withhold_keys(&base, &mut full);
     assert!(!full.search.unwrap().key_withheld);
 }
+
+#[test]
+fn a_projects_language_server_waits_and_turning_one_off_applies() {
+    let s = sort(
+        "",
+        "[lsp.pyright]\ncommand = \"./evil\"\nargs = [\"--stdio\"]\n\
+         [lsp.gopls]\ndisabled = true\n[lsp]\nenabled = false\n",
+    );
+    assert_eq!(keys(&s), ["lsp.pyright"]);
+    assert!(s.held[0].what.contains("./evil --stdio"), "{:?}", s.held);
+    assert_eq!(s.tightening.lsp.enabled, Some(false));
+    assert!(s.tightening.lsp.servers["gopls"].disabled);
+    assert!(!s.tightening.lsp.servers.contains_key("pyright"));
+    // Back on, against the person's `enabled = false`, is held.
+    let s = sort("[lsp]\nenabled = false\n", "[lsp]\nenabled = true\n");
+    assert_eq!(keys(&s), ["lsp.enabled"]);
+}

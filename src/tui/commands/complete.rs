@@ -178,6 +178,9 @@ fn arg_choices(
             }
             vec![("restart".to_string(), "<server>".to_string())]
         }
+        "lsp" if !rest.starts_with("restart ") => {
+            vec![("restart".to_string(), "<server>".to_string())]
+        }
         _ => return None,
     };
     if rest.contains(char::is_whitespace) {

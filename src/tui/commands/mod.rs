@@ -88,6 +88,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "MCP servers: state and tools",
     },
     SlashCommand {
+        name: "lsp",
+        args: "[restart <server>]",
+        description: "Language servers: state, why one failed; restart one",
+    },
+    SlashCommand {
         name: "permissions",
         args: "",
         description: "List the stored permission rules",
@@ -183,6 +188,8 @@ pub enum Slash {
     Export(ExportFormat),
     Mcp,
     McpRestart(String),
+    Lsp,
+    LspRestart(String),
     /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
     McpPrompt(String),
     Permissions,
@@ -251,6 +258,13 @@ pub fn parse(input: &str) -> Result<Slash, String> {
             }
             _ if rest.is_empty() => Slash::Mcp,
             _ => return Err("usage: /mcp or /mcp restart <server>".into()),
+        },
+        "lsp" => match rest.split_once(char::is_whitespace) {
+            Some(("restart", server)) if !server.trim().is_empty() => {
+                Slash::LspRestart(server.trim().to_string())
+            }
+            _ if rest.is_empty() => Slash::Lsp,
+            _ => return Err("usage: /lsp or /lsp restart <server>".into()),
         },
         "permissions" => Slash::Permissions,
         "hooks" => Slash::Hooks,

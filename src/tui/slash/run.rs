@@ -125,6 +125,8 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::Export(fmt) => export(model, fmt),
         Slash::Mcp => vec![Cmd::ShowMcpStatus],
         Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
+        Slash::Lsp => vec![Cmd::ShowLspStatus],
+        Slash::LspRestart(name) => vec![Cmd::RestartLsp(name)],
         Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
         Slash::Permissions => vec![Cmd::ShowPermissionRules],
         Slash::Hooks => vec![Cmd::ShowHooks],

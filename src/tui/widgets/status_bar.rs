@@ -61,6 +61,8 @@ pub struct StatusInfo<'a> {
     pub store_warning: Option<&'a str>,
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
+    /// The language servers started so far.
+    pub language_servers: &'a [crate::lsp::ServerStatus],
     /// The sandbox commands run in.
     pub sandbox: &'a crate::tui::sandbox_view::SandboxView,
 }
@@ -154,6 +156,7 @@ fn parts(model: &StatusInfo) -> Vec<Part> {
         priority: 3,
     });
     parts.extend(servers(model));
+    parts.extend(language_servers(model));
     if !model.mouse_captured {
         parts.push(Part {
             text: "mouse off (F2)".into(),
@@ -217,6 +220,34 @@ fn servers(model: &StatusInfo) -> Option<Part> {
         style: if down > 0 { s.warning } else { s.status },
         priority: 5,
     })
+}
+
+/// Language servers while they matter: starting, busy, or failed (a
+/// failed one checks nothing, so it stays shown); ready ones say nothing.
+fn language_servers(model: &StatusInfo) -> Vec<Part> {
+    use crate::lsp::ServerState;
+    let s = model.styles;
+    model
+        .language_servers
+        .iter()
+        .filter_map(|l| {
+            let (text, style, priority) = match &l.state {
+                ServerState::Ready => return None,
+                ServerState::Starting => (format!("{} starting…", l.name), s.dim, 4),
+                ServerState::Indexing(what) => (
+                    format!("{}: {}", l.name, crate::term_safe::escape(what)),
+                    s.dim,
+                    4,
+                ),
+                ServerState::Failed(_) => (format!("{} failed (/lsp)", l.name), s.warning, 7),
+            };
+            Some(Part {
+                text,
+                style,
+                priority,
+            })
+        })
+        .collect()
 }
 
 fn activity(model: &StatusInfo) -> Option<String> {

@@ -16,6 +16,7 @@ use crate::tui::theme::Theme;
 use crate::tui::widgets::diff_view::{DiffLayout, DiffView};
 use crate::tui::wrap::{wrap_plain, wrap_prefixed};
 
+mod check;
 mod keys;
 mod preview;
 mod review;
@@ -71,6 +72,8 @@ pub struct PermissionDialog {
     pub typed_over: Option<std::time::Instant>,
     /// When it appeared just after a key press (it takes no answer at once).
     pub opened: Option<std::time::Instant>,
+    /// The language server's check of the edit, once one began.
+    pub check: Option<check::EditCheck>,
 }
 
 /// Most rules stored together for one command: more cannot all be read
@@ -104,6 +107,7 @@ impl PermissionDialog {
             choices_cut: false,
             typed_over: None,
             opened: None,
+            check: None,
         }
     }
 
@@ -191,7 +195,7 @@ impl PermissionDialog {
     fn preview(&mut self, width: u16, theme: &Theme, styles: &Styles) -> &[Line<'static>] {
         let key = (width, self.layout, self.full, self.review_rev);
         if self.preview_cache.as_ref().is_none_or(|c| c.0 != key) {
-            let (lines, marks) = match &self.request.preview {
+            let (mut lines, marks) = match &self.request.preview {
                 Some(p) => preview::lines(
                     p,
                     self.diff.as_deref(),
@@ -206,6 +210,7 @@ impl PermissionDialog {
                 ),
                 None => (Vec::new(), Vec::new()),
             };
+            check::mark_hunks(self.check.as_ref(), &mut lines, &marks, styles);
             self.preview_cache = Some((key, lines, marks));
         }
         if let Some(review) = &mut self.review
@@ -304,6 +309,7 @@ impl PermissionDialog {
         let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
             + self.request.reasons.len()
             + usize::from(self.request.sandbox.is_some())
+            + (self.check.as_ref()).map_or(0, |c| check::head_lines(c, inner_w, styles).len())
             + self.preview(inner_w, theme, styles).len()
             + self.choices().len()
             + if self.lists_rules() {
@@ -366,6 +372,9 @@ impl PermissionDialog {
         }
         if let Some(line) = &self.request.sandbox {
             head.extend(wrap_plain(line, w, styles.dim));
+        }
+        if let Some(c) = &self.check {
+            head.extend(check::head_lines(c, w, styles));
         }
         head
     }

@@ -55,6 +55,16 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         } => retrying(model, attempt, max_attempts, delay_ms, error),
         AgentEvent::Notice { level, text } => model.notice(level, text),
         AgentEvent::ServersChanged(health) => model.servers = Some(health),
+        AgentEvent::LanguageServers(list) => model.language_servers = list,
+        AgentEvent::EditCheck {
+            id,
+            server,
+            verdict,
+        } => {
+            if let Some(d) = model.modals.permissions.iter_mut().find(|d| d.id == id) {
+                d.set_check(server, verdict);
+            }
+        }
         AgentEvent::Todos(todos) => model.todos = todos,
         AgentEvent::ModeChanged(mode) => model.mode = mode,
         AgentEvent::ModelChanged {

@@ -1,0 +1,132 @@
+//! Checked edits: the language server's verdict on an edit, given to the
+//! permission dialog while it is open and to the model (and the tool's
+//! pane) once the edit is applied. The servers' states go to the status
+//! line.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::Shared;
+use crate::lsp::Verdict;
+use crate::protocol::AgentEvent;
+use crate::tools::{Preview, ToolDisplay, ToolOutput};
+
+/// How long the dialog's check may take, a server's start included (the
+/// dialog is open meanwhile, saying "checking…").
+const DIALOG_WAIT: Duration = Duration::from_secs(60);
+
+/// How long an applied edit's result waits for the verdict.
+const RESULT_WAIT: Duration = Duration::from_secs(20);
+
+/// The tools whose applied change is checked.
+const EDITING: &[&str] = &["edit", "multiedit", "write"];
+
+/// Forwards the servers' states as events until the front end goes away.
+pub(crate) fn watch(shared: &Arc<Shared>) {
+    let Some(lsp) = shared.lsp.clone() else {
+        return;
+    };
+    let shared = shared.clone();
+    let mut changes = lsp.changes();
+    tokio::spawn(async move {
+        let mut last = Vec::new();
+        while changes.changed().await.is_ok() {
+            let now = lsp.statuses();
+            if now != last {
+                shared.emit(AgentEvent::LanguageServers(now.clone()));
+                last = now;
+            }
+            if shared.events.is_closed() {
+                return;
+            }
+        }
+    });
+}
+
+/// Starts the servers of files a call touches, so they are ready by the
+/// time an edit comes (nothing for files of no server's language).
+pub(crate) fn touch(shared: &Shared, paths: &[PathBuf]) {
+    if let Some(lsp) = &shared.lsp {
+        for p in paths {
+            lsp.touch(p);
+        }
+    }
+}
+
+/// The file an edit preview changes, absolute, with its old and new text.
+fn edit_of(workspace: &std::path::Path, diff: &crate::diff::FileDiff) -> (PathBuf, String, String) {
+    let path = workspace.join(&diff.path);
+    (path, diff.old.clone(), diff.new.clone())
+}
+
+/// When the request previews an edit of a file some server looks after:
+/// says "checking…" for request `id`, and its verdict when it comes.
+pub(crate) fn check_request(
+    shared: &Arc<Shared>,
+    workspace: &std::path::Path,
+    id: u64,
+    preview: Option<&Preview>,
+) {
+    let (Some(lsp), Some(Preview::Diff(diff))) = (shared.lsp.clone(), preview) else {
+        return;
+    };
+    let (path, old, new) = edit_of(workspace, diff);
+    let Some((spec, _)) = lsp.server_for(&path) else {
+        return;
+    };
+    shared.emit(AgentEvent::EditCheck {
+        id,
+        server: spec.name.clone(),
+        verdict: None,
+    });
+    let shared = shared.clone();
+    tokio::spawn(async move {
+        let verdict = lsp.check(&path, &old, &new, DIALOG_WAIT).await;
+        if let Some(verdict) = verdict {
+            shared.emit(AgentEvent::EditCheck {
+                id,
+                server: spec.name,
+                verdict: Some(verdict),
+            });
+        }
+    });
+}
+
+/// After an edit was applied: the errors it introduced, added to its
+/// result (and so to its pane); a line saying it was checked otherwise.
+pub(crate) async fn after_edit(
+    shared: &Shared,
+    workspace: &std::path::Path,
+    tool: &str,
+    output: &mut ToolOutput,
+) {
+    let (Some(lsp), Some(ToolDisplay::Diff(diff))) = (&shared.lsp, &output.display) else {
+        return;
+    };
+    if !EDITING.contains(&tool) || output.is_error {
+        return;
+    }
+    let (path, old, new) = edit_of(workspace, diff);
+    let Some(verdict) = lsp.check(&path, &old, &new, RESULT_WAIT).await else {
+        return;
+    };
+    output
+        .content
+        .push(crate::conversation::ResultContent::text(result_note(
+            &verdict, &diff.path,
+        )));
+}
+
+fn result_note(verdict: &Verdict, path: &str) -> String {
+    match (verdict.for_model(path), verdict) {
+        (Some(text), _) => text,
+        (None, Verdict::Unavailable { server, reason }) => {
+            format!(
+                "Not checked by {server}: {}.",
+                crate::text::fit(reason, 160)
+            )
+        }
+        (None, _) => format!("Checked by {}: {}.", verdict.server(), verdict.tally()),
+    }
+}

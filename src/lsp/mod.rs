@@ -1,0 +1,30 @@
+//! Language servers: started lazily in the sandbox for the files tools
+//! touch, they check every proposed edit (`check`: the diagnostics the
+//! edit adds or removes, see `verdict`) and answer the `lsp` tool's
+//! questions.
+//!
+//! - `framing` — the base protocol's `Content-Length` framing.
+//! - `client` — one server process and the JSON-RPC exchange with it.
+//! - `servers` — the servers cairn knows, `[lsp.NAME]`, which serves a file.
+//! - `manager` — the workspace's servers, their states, restart.
+//! - `documents` — what each opened file holds in its server.
+//! - `sync` — a proposed text given to a server unsaved, and its verdict.
+//! - `tool` — the `lsp` tool: definition, references, hover, symbols, diagnostics.
+//! - `verdict` — diagnostics before and after, compared.
+
+mod client;
+mod documents;
+pub mod framing;
+mod manager;
+pub mod memory;
+pub mod servers;
+mod sync;
+pub mod tool;
+pub mod uri;
+pub mod verdict;
+
+pub use manager::{LspManager, ServerState, ServerStatus, format_status};
+pub use verdict::{Finding, Severity, Verdict};
+
+#[cfg(test)]
+mod tests;

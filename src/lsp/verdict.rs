@@ -1,0 +1,311 @@
+//! What an edit did to a file's diagnostics: the problems the server
+//! reports for the new text that it did not report for the old one, and
+//! the ones that went away. A diagnostic is known by its severity,
+//! message, code and the text it points at, not by its line, so lines
+//! that merely moved do not count as new.
+
+use std::collections::HashMap;
+
+use lsp_types::{Diagnostic, DiagnosticSeverity, NumberOrString};
+use serde::{Deserialize, Serialize};
+
+/// Most findings carried in one verdict (the counts stay exact).
+pub const MAX_FINDINGS: usize = 20;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One problem the edit introduced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub severity: Severity,
+    /// 0-based line in the new text.
+    pub line: u32,
+    pub message: String,
+    pub code: Option<String>,
+}
+
+/// The server's verdict on one proposed text of one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Verdict {
+    Checked {
+        server: String,
+        /// New problems, errors first, at most [`MAX_FINDINGS`].
+        new: Vec<Finding>,
+        new_errors: usize,
+        new_warnings: usize,
+        fixed_errors: usize,
+        fixed_warnings: usize,
+    },
+    /// The file has a server, but it gave no verdict: why.
+    Unavailable { server: String, reason: String },
+}
+
+impl Verdict {
+    pub fn server(&self) -> &str {
+        match self {
+            Verdict::Checked { server, .. } | Verdict::Unavailable { server, .. } => server,
+        }
+    }
+
+    /// "+1 error, −2 warnings", or "no new problems".
+    pub fn tally(&self) -> String {
+        match self {
+            Verdict::Checked {
+                new_errors,
+                new_warnings,
+                fixed_errors,
+                fixed_warnings,
+                ..
+            } => {
+                let parts: Vec<String> = [
+                    (*new_errors, "+", "error"),
+                    (*new_warnings, "+", "warning"),
+                    (*fixed_errors, "−", "error"),
+                    (*fixed_warnings, "−", "warning"),
+                ]
+                .into_iter()
+                .filter(|(n, ..)| *n > 0)
+                .map(|(n, sign, what)| format!("{sign}{n} {}", plural(n, what)))
+                .collect();
+                if parts.is_empty() {
+                    "no new problems".into()
+                } else {
+                    parts.join(", ")
+                }
+            }
+            Verdict::Unavailable { reason, .. } => format!("not checked: {reason}"),
+        }
+    }
+
+    /// What the model is told after the edit: the errors it introduced
+    /// (warnings counted), or nothing when it introduced none.
+    pub fn for_model(&self, path: &str) -> Option<String> {
+        let Verdict::Checked {
+            server,
+            new,
+            new_errors,
+            new_warnings,
+            ..
+        } = self
+        else {
+            return None;
+        };
+        if *new_errors == 0 {
+            return None;
+        }
+        let mut text = format!(
+            "The language server ({server}) reports {new_errors} new {} in {path} after this edit \
+             (problems that were there before are not listed):",
+            plural(*new_errors, "error")
+        );
+        for f in new.iter().filter(|f| f.severity == Severity::Error) {
+            let code = f
+                .code
+                .as_deref()
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "\n  line {}: {}{code}",
+                f.line + 1,
+                one_line(&f.message)
+            ));
+        }
+        let shown = new.iter().filter(|f| f.severity == Severity::Error).count();
+        if shown < *new_errors {
+            text.push_str(&format!("\n  … and {} more", new_errors - shown));
+        }
+        if *new_warnings > 0 {
+            text.push_str(&format!(
+                "\n(and {new_warnings} new {})",
+                plural(*new_warnings, "warning")
+            ));
+        }
+        Some(text)
+    }
+
+    /// The findings on lines `lines` (0-based, of the new text).
+    pub fn findings_in(&self, lines: std::ops::Range<usize>) -> Vec<&Finding> {
+        match self {
+            Verdict::Checked { new, .. } => new
+                .iter()
+                .filter(|f| lines.contains(&(f.line as usize)))
+                .collect(),
+            Verdict::Unavailable { .. } => Vec::new(),
+        }
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    if n == 1 {
+        word.to_string()
+    } else {
+        format!("{word}s")
+    }
+}
+
+fn one_line(s: &str) -> String {
+    crate::text::fit(&s.split_whitespace().collect::<Vec<_>>().join(" "), 300)
+}
+
+/// A diagnostic as cairn compares it, with its 0-based line.
+#[derive(Debug, Clone)]
+struct Keyed {
+    key: (Severity, String, Option<String>, String),
+    line: u32,
+}
+
+fn keyed(d: &Diagnostic, text: &str) -> Option<Keyed> {
+    let severity = match d.severity {
+        // A server that says nothing means an error (the protocol leaves
+        // it to the client; every common server sets it).
+        None | Some(DiagnosticSeverity::ERROR) => Severity::Error,
+        Some(DiagnosticSeverity::WARNING) => Severity::Warning,
+        _ => return None,
+    };
+    let code = d.code.as_ref().map(|c| match c {
+        NumberOrString::Number(n) => n.to_string(),
+        NumberOrString::String(s) => s.clone(),
+    });
+    let symbol = range_text(text, d);
+    Some(Keyed {
+        key: (severity, d.message.clone(), code, symbol),
+        line: d.range.start.line,
+    })
+}
+
+/// The text the diagnostic points at (at most one line of it).
+fn range_text(text: &str, d: &Diagnostic) -> String {
+    let (s, e) = (d.range.start, d.range.end);
+    let Some(line) = text.lines().nth(s.line as usize) else {
+        return String::new();
+    };
+    let end = if e.line == s.line {
+        e.character as usize
+    } else {
+        usize::MAX
+    };
+    // Positions count UTF-16 units; most code is ASCII, and a symbol cut
+    // differently in both texts still matches itself.
+    let units: Vec<u16> = line.encode_utf16().collect();
+    let a = (s.character as usize).min(units.len());
+    let b = end.clamp(a, units.len());
+    String::from_utf16_lossy(&units[a..b]).trim().to_string()
+}
+
+/// Compares the diagnostics of the old and new texts of one file.
+pub fn compare(
+    server: &str,
+    old_text: &str,
+    before: &[Diagnostic],
+    new_text: &str,
+    after: &[Diagnostic],
+) -> Verdict {
+    let mut left: HashMap<_, usize> = HashMap::new();
+    for k in before.iter().filter_map(|d| keyed(d, old_text)) {
+        *left.entry(k.key).or_default() += 1;
+    }
+    let mut new = Vec::new();
+    let (mut new_errors, mut new_warnings) = (0, 0);
+    let mut after_keyed: Vec<Keyed> = after.iter().filter_map(|d| keyed(d, new_text)).collect();
+    after_keyed.sort_by_key(|k| (k.key.0 != Severity::Error, k.line));
+    for k in after_keyed {
+        match left.get_mut(&k.key) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => {
+                match k.key.0 {
+                    Severity::Error => new_errors += 1,
+                    Severity::Warning => new_warnings += 1,
+                }
+                if new.len() < MAX_FINDINGS {
+                    new.push(Finding {
+                        severity: k.key.0,
+                        line: k.line,
+                        message: k.key.1.clone(),
+                        code: k.key.2.clone(),
+                    });
+                }
+            }
+        }
+    }
+    let (mut fixed_errors, mut fixed_warnings) = (0, 0);
+    for (key, n) in left {
+        match key.0 {
+            Severity::Error => fixed_errors += n,
+            Severity::Warning => fixed_warnings += n,
+        }
+    }
+    Verdict::Checked {
+        server: server.to_string(),
+        new,
+        new_errors,
+        new_warnings,
+        fixed_errors,
+        fixed_warnings,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lsp_types::{Position, Range};
+
+    fn diag(line: u32, from: u32, to: u32, msg: &str, sev: DiagnosticSeverity) -> Diagnostic {
+        Diagnostic {
+            range: Range::new(Position::new(line, from), Position::new(line, to)),
+            severity: Some(sev),
+            code: Some(NumberOrString::String("reportX".into())),
+            message: msg.into(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn moved_problems_are_not_new_and_gone_ones_are_counted() {
+        let old = "import os\nx = foo\n";
+        let new = "import os\n\n\nx = foo\ny = bar\n";
+        let before = [
+            diag(1, 4, 7, "\"foo\" is not defined", DiagnosticSeverity::ERROR),
+            diag(0, 7, 9, "\"os\" is unused", DiagnosticSeverity::WARNING),
+        ];
+        let after = [
+            diag(3, 4, 7, "\"foo\" is not defined", DiagnosticSeverity::ERROR),
+            diag(4, 4, 7, "\"bar\" is not defined", DiagnosticSeverity::ERROR),
+            diag(4, 0, 1, "hint only", DiagnosticSeverity::HINT),
+        ];
+        let v = compare("pyright", old, &before, new, &after);
+        assert_eq!(v.tally(), "+1 error, −1 warning");
+        let text = v.for_model("a.py").unwrap();
+        assert!(
+            text.contains("line 5: \"bar\" is not defined [reportX]"),
+            "{text}"
+        );
+        assert!(!text.contains("foo"), "{text}");
+        assert_eq!(v.findings_in(4..5).len(), 1);
+        assert!(v.findings_in(0..4).is_empty());
+    }
+
+    #[test]
+    fn the_same_message_on_another_symbol_is_new() {
+        let old = "a = x\n";
+        let new = "a = x\nb = x\nc = y\n";
+        let msg = "undefined";
+        let before = [diag(0, 4, 5, msg, DiagnosticSeverity::ERROR)];
+        let after = [
+            diag(0, 4, 5, msg, DiagnosticSeverity::ERROR),
+            diag(1, 4, 5, msg, DiagnosticSeverity::ERROR),
+            diag(2, 4, 5, msg, DiagnosticSeverity::ERROR),
+        ];
+        let v = compare("s", old, &before, new, &after);
+        // One more `x` (counted) and a `y`.
+        assert_eq!(v.tally(), "+2 errors");
+        let clean = compare("s", old, &before, old, &before);
+        assert_eq!(clean.tally(), "no new problems");
+        assert_eq!(clean.for_model("a.py"), None);
+    }
+}

@@ -1,0 +1,132 @@
+//! The language server's verdict on the edit a dialog shows: "checking…"
+//! while it runs, then "+1 error" with the messages under the head, and
+//! beside each hunk the problems that fall in it.
+
+use ratatui::text::{Line, Span};
+
+use super::PermissionDialog;
+use crate::lsp::{Severity, Verdict};
+use crate::tools::Preview;
+use crate::tui::styles::Styles;
+use crate::tui::wrap::wrap_prefixed;
+
+/// Messages listed under the head (the rest are counted).
+const SHOWN: usize = 4;
+
+#[derive(Debug, Clone)]
+pub struct EditCheck {
+    pub server: String,
+    /// `None` while the server checks.
+    pub verdict: Option<Verdict>,
+    /// Per hunk of the diff: "+1 error" when problems fall in it.
+    hunk_notes: Vec<Option<(String, bool)>>,
+}
+
+impl PermissionDialog {
+    /// The check of this dialog's edit began (`None`) or ended.
+    pub fn set_check(&mut self, server: String, verdict: Option<Verdict>) {
+        let mut hunk_notes = Vec::new();
+        if let (Some(v), Some(Preview::Diff(d))) = (&verdict, &self.request.preview) {
+            for h in crate::diff::hunks(&d.old, &d.new) {
+                let found = v.findings_in(h.new.clone());
+                let errors = found
+                    .iter()
+                    .filter(|f| f.severity == Severity::Error)
+                    .count();
+                let warnings = found.len() - errors;
+                hunk_notes
+                    .push((!found.is_empty()).then(|| (counts(errors, warnings), errors > 0)));
+            }
+        }
+        self.check = Some(EditCheck {
+            server,
+            verdict,
+            hunk_notes,
+        });
+        self.review_rev += 1;
+    }
+}
+
+fn counts(errors: usize, warnings: usize) -> String {
+    let mut parts = Vec::new();
+    if errors > 0 {
+        parts.push(format!(
+            "+{errors} error{}",
+            if errors == 1 { "" } else { "s" }
+        ));
+    }
+    if warnings > 0 {
+        parts.push(format!(
+            "+{warnings} warning{}",
+            if warnings == 1 { "" } else { "s" }
+        ));
+    }
+    parts.join(", ")
+}
+
+/// The head's lines for the check.
+pub(super) fn head_lines(check: &EditCheck, width: u16, styles: &Styles) -> Vec<Line<'static>> {
+    let server = crate::term_safe::escape(&check.server);
+    let Some(v) = &check.verdict else {
+        return vec![Line::from(Span::styled(
+            format!("{server}: checking…"),
+            styles.dim,
+        ))];
+    };
+    let (style, findings) = match v {
+        Verdict::Checked {
+            new, new_errors, ..
+        } if *new_errors > 0 => (styles.error, &new[..]),
+        Verdict::Checked { new, .. } if !new.is_empty() => (styles.warning, &new[..]),
+        Verdict::Checked { .. } => (styles.success, &[][..]),
+        Verdict::Unavailable { .. } => (styles.warning, &[][..]),
+    };
+    let mut out = wrap_prefixed(
+        &crate::term_safe::escape(&v.tally()),
+        width,
+        Span::styled(format!("{server}: "), styles.dim),
+        Span::raw(" ".repeat(server.chars().count() + 2)),
+        style,
+    );
+    for f in findings.iter().take(SHOWN) {
+        let text = format!(
+            "line {}: {}",
+            f.line + 1,
+            crate::term_safe::escape(&f.message.split_whitespace().collect::<Vec<_>>().join(" "))
+        );
+        let style = match f.severity {
+            Severity::Error => styles.error,
+            Severity::Warning => styles.warning,
+        };
+        out.extend(wrap_prefixed(
+            &text,
+            width,
+            Span::raw("  "),
+            Span::raw("    "),
+            style,
+        ));
+    }
+    if findings.len() > SHOWN {
+        out.push(Line::from(Span::styled(
+            format!("  … {} more", findings.len() - SHOWN),
+            styles.dim,
+        )));
+    }
+    out
+}
+
+/// Puts each hunk's problems beside its review mark.
+pub(super) fn mark_hunks(
+    check: Option<&EditCheck>,
+    lines: &mut [Line<'static>],
+    marks: &[usize],
+    styles: &Styles,
+) {
+    let Some(check) = check else { return };
+    for (note, &at) in check.hunk_notes.iter().zip(marks) {
+        if let (Some((text, error)), Some(line)) = (note, lines.get_mut(at)) {
+            let style = if *error { styles.error } else { styles.warning };
+            line.spans.push(Span::styled(format!("  {text}"), style));
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! Checked edits through `cairn run`: a real language server (pyright,
+//! installed into tests/lsp_servers by `.ci/run`) checks each applied edit,
+//! and the model's result names the errors the edit introduced and only
+//! those. Skips, saying why, when pyright is not installed.
+
+use crate::{mock_model, test_home};
+use std::path::PathBuf;
+
+use mock_model::{Format, MockModel, Reply};
+use serde_json::{Value, json};
+use test_home::TestHome;
+
+/// tests/lsp_servers/node_modules/.bin, when pyright is installed there.
+fn servers_bin() -> Option<PathBuf> {
+    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lsp_servers/node_modules/.bin");
+    if bin.join("pyright-langserver").exists() {
+        Some(bin)
+    } else {
+        eprintln!(
+            "skipped: pyright is not installed in tests/lsp_servers \
+             (`npm ci` there, as .ci/run does)"
+        );
+        None
+    }
+}
+
+/// PATH with the test servers first.
+fn path_with(bin: &std::path::Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The text of every tool result the model was sent in `request`.
+fn result_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| {
+            b["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["text"].as_str().map(String::from))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .collect()
+}
+
+const OLD: &str = "import os\n\nprint(missing_one)\n\n\ndef f():\n    return 1\n";
+
+fn edit_script() -> Vec<Reply> {
+    vec![
+        Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+        Reply::tool(
+            "e1",
+            "edit",
+            json!({"file_path": "app.py", "old_string": "return 1", "new_string": "return undefined_two"}),
+        ),
+        Reply::text("Edited."),
+        Reply::text("Title"),
+    ]
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_adds_an_undefined_name_is_answered_with_that_error_only() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let mock = MockModel::start(Format::Anthropic, edit_script()).await;
+    let out = home
+        .command(&mock.url())
+        .env("PATH", path_with(&bin))
+        .args(["run", "--mode", "auto", "make f return something"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        std::fs::read_to_string(home.path("app.py"))
+            .unwrap()
+            .contains("undefined_two"),
+        "the edit is applied"
+    );
+    let requests = mock.requests();
+    let results = result_texts(&requests[2]);
+    let edit = results.last().expect("the edit's result");
+    assert!(edit.contains("1 new error"), "{edit}");
+    assert!(
+        edit.contains("line 7") && edit.contains("\"undefined_two\" is not defined"),
+        "{edit}"
+    );
+    assert!(
+        !edit.contains("missing_one"),
+        "a pre-existing error is not repeated: {edit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_exits_at_start_leaves_edits_working_and_says_so() {
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let config = home.home.path().join("config/cairn/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        "[lsp.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo licence expired >&2; exit 3\"]\n\
+         filetypes = [\"py\"]\n[lsp.pyright]\ndisabled = true\n[lsp.basedpyright]\ndisabled = true\n\
+         [lsp.pylsp]\ndisabled = true\n",
+    )
+    .unwrap();
+    let mock = MockModel::start(Format::Anthropic, edit_script()).await;
+    let out = home
+        .command(&mock.url())
+        .args(["run", "--mode", "auto", "make f return something"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        std::fs::read_to_string(home.path("app.py"))
+            .unwrap()
+            .contains("undefined_two")
+    );
+    let results = result_texts(&mock.requests()[2]);
+    let edit = results.last().unwrap();
+    assert!(edit.starts_with("Edited app.py"), "{edit}");
+    assert!(
+        edit.contains("Not checked by broken") && edit.contains("licence expired"),
+        "{edit}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lsp_tool_finds_definitions_references_and_diagnostics() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("lib.py", "def helper(x):\n    return x * 2\n");
+    home.write(
+        "app.py",
+        "from lib import helper\n\nprint(helper(1))\nprint(helper(2))\nprint(nope)\n",
+    );
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "l1",
+                "lsp",
+                json!({"operation": "definition", "file_path": "app.py", "line": 3, "symbol": "helper"}),
+            ),
+            Reply::tool(
+                "l2",
+                "lsp",
+                json!({"operation": "references", "file_path": "lib.py", "line": 1, "symbol": "helper"}),
+            ),
+            Reply::tool("l3", "lsp", json!({"operation": "diagnostics", "file_path": "app.py"})),
+            Reply::tool("l4", "lsp", json!({"operation": "document_symbols", "file_path": "lib.py"})),
+            Reply::text("Found."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .env("PATH", path_with(&bin))
+        .args(["run", "where is helper defined?"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let results = result_texts(&mock.requests()[4]);
+    assert!(
+        results[0].contains("lib.py:1: def helper(x):"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].contains("app.py:3:")
+            && results[1].contains("app.py:4:")
+            && results[1].contains("lib.py:1:"),
+        "{results:?}"
+    );
+    assert!(
+        results[2].contains("app.py:5: error: \"nope\" is not defined"),
+        "{results:?}"
+    );
+    assert!(
+        results[3].contains("function helper  lib.py:1"),
+        "{results:?}"
+    );
+}

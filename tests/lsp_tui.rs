@@ -1,0 +1,173 @@
+//! Checked edits in the real interface, in a pty: the permission dialog
+//! opens at once, says the language server is checking, and fills in its
+//! verdict per file and beside the hunk it concerns; a server that cannot
+//! start is in the status line and `/lsp`, and edits go on without it.
+//! The pyright case skips, saying why, when it is not installed.
+
+use crate::{mock_model, pty, test_home};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use mock_model::{Format, MockModel, Reply};
+use pty::PtyApp;
+use serde_json::json;
+use test_home::TestHome;
+
+fn servers_bin() -> Option<PathBuf> {
+    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lsp_servers/node_modules/.bin");
+    if bin.join("pyright-langserver").exists() {
+        Some(bin)
+    } else {
+        eprintln!(
+            "skipped: pyright is not installed in tests/lsp_servers \
+             (`npm ci` there, as .ci/run does)"
+        );
+        None
+    }
+}
+
+fn start(home: &TestHome, url: &str, path: Option<&Path>, args: &[&str]) -> PtyApp {
+    let mut vars = home.vars(url);
+    if let Some(bin) = path {
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        vars.push(("PATH".into(), path));
+    }
+    let app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        args,
+        &vars,
+        home.project.path(),
+        40,
+        120,
+    );
+    app.wait_for_text("Ask cairn");
+    app
+}
+
+/// Waits up to `secs` (a server's first start is slow on a busy machine).
+fn wait_long(app: &PtyApp, what: &str, secs: u64, pred: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = app.screen();
+        if pred(&s) {
+            return s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for {what}:\n{s}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+const OLD: &str = "import os\n\nprint(missing_one)\n\n\n\n\n\n\ndef f():\n    return 1\n\n\n\n\n\n\ndef g():\n    return 2\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_dialog_shows_the_servers_verdict_beside_the_hunk() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::tool(
+                "e1",
+                "multiedit",
+                json!({"file_path": "app.py", "edits": [
+                    {"old_string": "return 1", "new_string": "return undefined_two"},
+                    {"old_string": "return 2", "new_string": "return 3"}
+                ]}),
+            ),
+            Reply::text("Done."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock.url(), Some(&bin), &[]);
+    app.type_text("change f and g");
+    app.send(b"\r");
+    let screen = wait_long(&app, "the dialog", 20, |s| s.contains("Allow once"));
+    assert!(
+        screen.contains("pyright: checking") || screen.contains("pyright: +1 error"),
+        "the dialog says a check is on its way: {screen}"
+    );
+    let screen = wait_long(&app, "the verdict", 60, |s| s.contains("pyright: +1 error"));
+    assert!(
+        screen.contains("line 11: \"undefined_two\" is not defined"),
+        "{screen}"
+    );
+    assert!(!screen.contains("missing_one\" is not defined"), "{screen}");
+    // Beside the first hunk's mark, not the second's.
+    let first = screen
+        .lines()
+        .find(|l| l.contains("hunk 1/2"))
+        .unwrap_or("");
+    let second = screen
+        .lines()
+        .find(|l| l.contains("hunk 2/2"))
+        .unwrap_or("");
+    assert!(first.contains("+1 error"), "{screen}");
+    assert!(!second.contains("error"), "{screen}");
+    app.send(b"a");
+    wait_long(&app, "the answer", 30, |s| s.contains("Done."));
+    assert!(
+        std::fs::read_to_string(home.path("app.py"))
+            .unwrap()
+            .contains("undefined_two")
+    );
+    let sent = mock.requests()[2].to_string();
+    assert!(sent.contains("undefined_two\\\" is not defined"), "{sent}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_cannot_start_is_shown_and_edits_go_on() {
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let dir = home.home.path().join("config/cairn");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("config.toml"),
+        "[lsp.broken]\ncommand = \"sh\"\nargs = [\"-c\", \"echo licence expired >&2; exit 3\"]\n\
+         filetypes = [\"py\"]\n",
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::tool(
+                "e1",
+                "edit",
+                json!({"file_path": "app.py", "old_string": "return 1", "new_string": "return 5"}),
+            ),
+            Reply::text("Done."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock.url(), None, &["--mode", "auto"]);
+    app.type_text("change f");
+    app.send(b"\r");
+    let screen = wait_long(&app, "the answer", 30, |s| s.contains("Done."));
+    assert!(screen.contains("broken failed (/lsp)"), "{screen}");
+    assert!(
+        std::fs::read_to_string(home.path("app.py"))
+            .unwrap()
+            .contains("return 5")
+    );
+    app.type_text("/lsp");
+    wait_long(&app, "/lsp typed", 10, |s| {
+        s.lines().any(|l| l.starts_with("/lsp"))
+    });
+    app.send(b"\r");
+    let screen = wait_long(&app, "/lsp", 10, |s| s.contains("Known here"));
+    assert!(
+        screen.contains("broken  failed: ") && screen.contains("licence expired"),
+        "{screen}"
+    );
+}
