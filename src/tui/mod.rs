@@ -118,6 +118,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
     m.themes = themes;
+    m.theme_chosen = !opts.theme.is_empty();
     m.dialog_pause = opts.dialog_pause;
     m.sandbox = opts.sandbox.clone();
     m.mcp_servers = opts.handles.mcp_server_names();

@@ -78,6 +78,11 @@ pub struct Model {
     pub notify: crate::config::ui::Notify,
     /// The themes to switch between by name.
     pub themes: crate::tui::theme::Themes,
+    /// The person named a theme (config or `/theme`); otherwise it follows
+    /// the terminal's background.
+    pub theme_chosen: bool,
+    /// What the terminal is and answered at start.
+    pub terminal: crate::tui::msg::TerminalFacts,
     /// When Esc was last pressed while idle (Esc twice rewinds).
     pub last_idle_esc: Option<Instant>,
     /// MCP servers up / starting / enabled, once any is configured.
@@ -147,6 +152,8 @@ impl Model {
             focused: true,
             notify: Default::default(),
             themes: crate::tui::theme::Themes::default(),
+            theme_chosen: false,
+            terminal: Default::default(),
             last_idle_esc: None,
             servers: None,
             sandbox: Default::default(),

@@ -44,6 +44,15 @@ pub enum Msg {
     /// A picture read for the prompt, or why not (with the pasted text
     /// to put in the prompt instead, when it came from a paste).
     Image(Result<crate::conversation::ImageData, ImageRefused>),
+    /// What the terminal is and answered, learned once at start.
+    Terminal(TerminalFacts),
+}
+
+/// What the runtime learned about the terminal at start.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TerminalFacts {
+    /// The background colour it reported (OSC 11), if it did.
+    pub background: Option<(u8, u8, u8)>,
 }
 
 /// Why a picture could not be attached.

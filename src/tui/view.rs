@@ -67,6 +67,7 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     model
         .modals
         .render(area, dialog_area, buf, styles, theme, keys);
+    crate::tui::theme::contrast::keep_legible(buf, model.terminal.background);
 }
 
 /// The `/` menu, while the prompt has the keys and a `/…` offers any.

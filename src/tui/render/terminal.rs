@@ -21,19 +21,24 @@ use super::flush;
 /// Whether the screen is currently set up, so restoring twice is harmless.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
-/// The terminal's answer about synchronized output, asked once.
-static SYNC_OUTPUT: OnceLock<bool> = OnceLock::new();
+/// The terminal's answers (synchronized output, background), asked once.
+static ANSWERS: OnceLock<flush::Answers> = OnceLock::new();
 
 /// Whether the terminal said it supports synchronized output (DEC 2026).
 pub fn synchronized_output() -> bool {
-    SYNC_OUTPUT.get().copied().unwrap_or(false)
+    ANSWERS.get().and_then(|a| a.sync).unwrap_or(false)
+}
+
+/// The background colour the terminal reported at start, if it did.
+pub fn background() -> Option<(u8, u8, u8)> {
+    ANSWERS.get().and_then(|a| a.background)
 }
 
 pub fn enter(mouse: bool) -> io::Result<()> {
     enable_raw_mode()?;
     // Asked before anything reads input, and only the first time: later
     // the input reader is running and would take the answers.
-    SYNC_OUTPUT.get_or_init(|| flush::synchronized_output_supported(flush::PROBE_TIMEOUT));
+    ANSWERS.get_or_init(|| flush::ask_terminal(flush::PROBE_TIMEOUT));
     let mut out = io::stdout();
     execute!(
         out,

@@ -140,6 +140,14 @@ async fn event_loop(
         replies,
         handles,
     };
+    // What the terminal answered at start decides the first frame's theme.
+    let facts = crate::tui::msg::TerminalFacts {
+        background: terminal::background(),
+    };
+    let first = update(model, Msg::Terminal(facts));
+    if let Flow::Quit = rt.execute_all(first, model)? {
+        return Ok(());
+    }
     if let Flow::Quit = rt.execute_all(startup, model)? {
         return Ok(());
     }

@@ -50,6 +50,10 @@ pub struct Theme {
     pub fg: Option<Color>,
     /// Default background; `None` leaves the terminal's own.
     pub bg: Option<Color>,
+    /// The text and background colours a theme that keeps the terminal's
+    /// own paints when the terminal's background is the opposite of the one
+    /// it was made for (a dark theme in a white xterm).
+    pub canvas: Style,
     pub dim: Style,
     pub accent: Style,
     pub border: Style,
@@ -152,6 +156,7 @@ impl Theme {
             name: "plain".into(),
             fg: None,
             bg: None,
+            canvas: s,
             dim: s.add_modifier(Modifier::DIM),
             accent: b,
             border: s,
@@ -182,6 +187,21 @@ impl Theme {
             syntax_theme: "base16-ocean.dark".into(),
             color_depth: ColorDepth::NoColor,
         }
+    }
+
+    /// The theme as drawn on a terminal whose background is `terminal_bg`:
+    /// a theme that keeps the terminal's colours but was made for the other
+    /// kind of background paints its canvas instead.
+    pub fn on_background(mut self, terminal_bg: Option<(u8, u8, u8)>) -> Theme {
+        let (Some(term), None, Some(Color::Rgb(r, g, b))) = (terminal_bg, self.bg, self.canvas.bg)
+        else {
+            return self;
+        };
+        if contrast::is_light(term) != contrast::is_light((r, g, b)) {
+            self.bg = self.canvas.bg;
+            self.fg = self.canvas.fg.or(self.fg);
+        }
+        self
     }
 
     /// Maps every colour to what `depth` can show. With `NoColor` all colours
@@ -387,6 +407,7 @@ fn nearest_16(r: u8, g: u8, b: u8) -> Color {
         .map_or(Color::Reset, |(c, _)| *c)
 }
 
+pub mod contrast;
 mod depth;
 mod parse;
 mod set;
@@ -395,6 +416,8 @@ use parse::parse;
 pub use parse::parse_color;
 pub use set::Themes;
 
+#[cfg(test)]
+mod contrast_tests;
 #[cfg(test)]
 mod usage_tests;
 #[cfg(test)]

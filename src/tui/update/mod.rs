@@ -93,6 +93,7 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
             notice(model, level, text);
             Vec::new()
         }
+        Msg::Terminal(facts) => terminal_facts(model, facts),
         Msg::AgentGone => {
             model.agent_gone = true;
             model.turn_running = false;
@@ -105,6 +106,20 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
             Vec::new()
         }
     }
+}
+
+/// The terminal answered: a theme nobody chose follows its background,
+/// and a chosen one is redrawn for it (a dark theme paints its canvas on a
+/// light terminal).
+fn terminal_facts(model: &mut Model, facts: crate::tui::msg::TerminalFacts) -> Vec<Cmd> {
+    model.themes.set_background(facts.background);
+    let name = if model.theme_chosen {
+        model.theme.name.clone()
+    } else {
+        model.themes.automatic().to_string()
+    };
+    model.terminal = facts;
+    slash::set_theme(model, &name, false)
 }
 
 pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {

@@ -1,0 +1,73 @@
+//! Issue 31: cairn fits the terminal it runs in, the real binary in a pty:
+//! the theme follows the background the terminal reports (OSC 11), and a
+//! terminal that answers nothing keeps the default.
+
+#[path = "support/mock_model.rs"]
+mod mock_model;
+#[path = "support/pty.rs"]
+mod pty;
+#[path = "support/test_home.rs"]
+mod test_home;
+
+use std::path::Path;
+
+use mock_model::{Format, MockModel};
+use pty::{PtyApp, Replies};
+use test_home::TestHome;
+
+const WELCOME: &str = "describe what you want done";
+
+fn spawn(home: &TestHome, url: &str, extra: &[(&str, &str)], replies: Replies) -> PtyApp {
+    let mut vars = home.vars(url);
+    vars.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    PtyApp::spawn_with(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &vars,
+        home.project.path(),
+        (30, 100),
+        replies,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_light_background_answer_picks_the_light_theme() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let replies = Replies {
+        background: Some("rgb:ffff/ffff/ffff".into()),
+    };
+    let app = spawn(&home, &mock.url(), &[("COLORTERM", "truecolor")], replies);
+    app.wait_for_text(WELCOME);
+    // The light theme paints its own white page, and its grey hint text.
+    assert_eq!(app.bg_of(WELCOME), Some(vt100::Color::Rgb(255, 255, 255)));
+    assert_eq!(app.fg_of(WELCOME), Some(vt100::Color::Rgb(106, 115, 125)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_background_answer_keeps_the_default_theme() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let app = spawn(
+        &home,
+        &mock.url(),
+        &[("COLORTERM", "truecolor")],
+        Replies::default(),
+    );
+    app.wait_for_text(WELCOME);
+    // The dark theme keeps the terminal's own background.
+    assert_eq!(app.bg_of(WELCOME), Some(vt100::Color::Default));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chosen_dark_theme_on_a_light_terminal_paints_its_canvas() {
+    let home = TestHome::new();
+    home.write_config("theme = \"dark\"\n");
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let replies = Replies {
+        background: Some("rgb:ffff/ffff/ffff".into()),
+    };
+    let app = spawn(&home, &mock.url(), &[("COLORTERM", "truecolor")], replies);
+    app.wait_for_text(WELCOME);
+    assert_eq!(app.bg_of(WELCOME), Some(vt100::Color::Rgb(28, 33, 40)));
+}
