@@ -71,3 +71,54 @@ async fn a_chosen_dark_theme_on_a_light_terminal_paints_its_canvas() {
     app.wait_for_text(WELCOME);
     assert_eq!(app.bg_of(WELCOME), Some(vt100::Color::Rgb(28, 33, 40)));
 }
+
+fn light() -> Replies {
+    Replies {
+        background: Some("rgb:ffff/ffff/ffff".into()),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminfo_rgb_gives_true_colour_without_colorterm() {
+    let home = TestHome::new();
+    let info = home.home.path().join("terminfo");
+    std::fs::create_dir_all(&info).unwrap();
+    let src = info.join("entry.src");
+    std::fs::write(
+        &src,
+        "cairn-direct|test,\n\tcolors#256, RGB, use=xterm-256color,\n",
+    )
+    .unwrap();
+    let compiled = std::process::Command::new("tic")
+        .args(["-x", "-o"])
+        .arg(&info)
+        .arg(&src)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !compiled {
+        eprintln!("skipped: ncurses' tic is not installed");
+        return;
+    }
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let dir = info.display().to_string();
+    let env = [("TERM", "cairn-direct"), ("TERMINFO", dir.as_str())];
+    let app = spawn(&home, &mock.url(), &env, light());
+    app.wait_for_text(WELCOME);
+    assert_eq!(app.bg_of(WELCOME), Some(vt100::Color::Rgb(255, 255, 255)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn forced_sixteen_colours_reverse_the_chosen_option() {
+    let home = TestHome::new();
+    home.write_config("[ui]\ncolors = \"16\"\n");
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = spawn(&home, &mock.url(), &[("COLORTERM", "truecolor")], light());
+    app.wait_for_text(WELCOME);
+    // The light theme's white page, as the sixteen-colour white.
+    assert_eq!(app.bg_of(WELCOME), Some(vt100::Color::Idx(15)));
+    app.type_text("/theme");
+    app.send(b"\r");
+    app.wait_for_text("high-contrast");
+    let parser_has_inverse = app.inverse_row_containing("light");
+    assert!(parser_has_inverse, "{}", app.screen());
+}

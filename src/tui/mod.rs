@@ -55,6 +55,8 @@ pub struct TuiOptions {
     pub context_window: u64,
     /// Theme name (`dark`, `light`, `high-contrast`, or a user theme).
     pub theme: String,
+    /// `[ui] colors`: the colour depth the person forced, if any.
+    pub colors: Option<crate::config::ui::Colors>,
     /// Where user themes live (`<config>/themes`), if anywhere.
     pub theme_dir: Option<PathBuf>,
     /// Shown in the empty transcript when no provider is configured.
@@ -102,7 +104,10 @@ pub async fn run(
 /// The starting model for `opts`; theme and key problems become notices.
 pub fn build_model(opts: TuiOptions) -> model::Model {
     let mut problems = Vec::new();
-    let themes = theme::Themes::load(opts.theme_dir.as_deref(), theme::detect_color_depth());
+    let themes = theme::Themes::load(
+        opts.theme_dir.as_deref(),
+        theme::detect_color_depth(opts.colors),
+    );
     let name = if opts.theme.is_empty() {
         "dark"
     } else {

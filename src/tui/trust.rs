@@ -24,7 +24,7 @@ pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
     terminal::install_panic_hook();
     terminal::enter(false)?;
     // After `enter`: the terminal's background is known by then.
-    let mut themes = Themes::load(dir.as_deref(), detect_color_depth());
+    let mut themes = Themes::load(dir.as_deref(), detect_color_depth(config.file.ui.colors));
     themes.set_background(terminal::background());
     let theme = themes.chosen_or_automatic(config.file.theme.as_deref());
     let (keys, _) = KeyMap::with_overrides(&config.file.keys);

@@ -170,6 +170,27 @@ impl PtyApp {
         None
     }
 
+    /// Whether a row showing `needle` draws it in reverse video.
+    pub fn inverse_row_containing(&self, needle: &str) -> bool {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        (0..rows).any(|row| {
+            let line: String = (0..cols)
+                .map(|c| {
+                    screen
+                        .cell(row, c)
+                        .map_or(" ".to_string(), |x| x.contents().to_string())
+                })
+                .map(|s| if s.is_empty() { " ".to_string() } else { s })
+                .collect();
+            line.find(needle).is_some_and(|at| {
+                let col = line[..at].chars().count() as u16;
+                screen.cell(row, col).is_some_and(|c| c.inverse())
+            })
+        })
+    }
+
     /// The screen with its colours and attributes, as escape sequences.
     pub fn formatted(&self) -> Vec<u8> {
         self.parser.lock().unwrap().screen().contents_formatted()

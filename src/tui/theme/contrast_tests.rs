@@ -174,12 +174,7 @@ fn with_no_theme_chosen_the_background_picks_one() {
         (None, "dark"),
     ] {
         let mut m = model();
-        update(
-            &mut m,
-            Msg::Terminal(TerminalFacts {
-                background: bg,
-            }),
-        );
+        update(&mut m, Msg::Terminal(TerminalFacts { background: bg }));
         assert_eq!(m.theme.name, want, "{bg:?}");
     }
     let mut m = model();
