@@ -1,6 +1,8 @@
 //! Issue 31: cairn fits the terminal it runs in, the real binary in a pty:
 //! the theme follows the background the terminal reports (OSC 11), and a
-//! terminal that answers nothing keeps the default.
+//! terminal that answers nothing keeps the default; colours come from
+//! terminfo; Esc works under GNU screen; the newline hint names a key the
+//! terminal can send; a copy says where it went.
 
 #[path = "support/mock_model.rs"]
 mod mock_model;
@@ -11,7 +13,7 @@ mod test_home;
 
 use std::path::Path;
 
-use mock_model::{Format, MockModel};
+use mock_model::{Format, MockModel, Reply};
 use pty::{PtyApp, Replies};
 use test_home::TestHome;
 
@@ -121,4 +123,65 @@ async fn forced_sixteen_colours_reverse_the_chosen_option() {
     app.wait_for_text("high-contrast");
     let parser_has_inverse = app.inverse_row_containing("light");
     assert!(parser_has_inverse, "{}", app.screen());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn under_gnu_screen_esc_closes_the_palette() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = spawn(
+        &home,
+        &mock.url(),
+        &[("TERM", "screen")],
+        Replies::default(),
+    );
+    let screen = app.wait_for_text(WELCOME);
+    // screen holds a lone Esc while mouse tracking is on: it stays off,
+    // and the status line says why and how to turn it on.
+    assert!(screen.contains("mouse off so Esc works"), "{screen}");
+    let raw = String::from_utf8_lossy(&app.raw_output()).to_string();
+    assert!(!raw.contains("\x1b[?1000h"), "mouse tracking was turned on");
+    app.send(b"\x10");
+    app.wait_for_text("Commands");
+    app.send(b"\x1b");
+    app.wait_for("the palette closed", |s| !s.contains("Commands"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_xterm_the_hint_names_ctrl_j_and_it_adds_a_line() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = spawn(&home, &mock.url(), &[("TERM", "xterm")], Replies::default());
+    let screen = app.wait_for_text(WELCOME);
+    // The harness, like xterm's default encoding, has no kitty protocol:
+    // Shift+Enter would arrive as Enter.
+    assert!(screen.contains("Ctrl+J newline"), "{screen}");
+    assert!(!screen.contains("Shift+Enter"), "{screen}");
+    app.type_text("first");
+    app.send(b"\n");
+    app.type_text("second");
+    let screen = app.wait_for_text("second");
+    let first = screen.lines().position(|l| l.contains("first")).unwrap();
+    assert!(
+        screen.lines().nth(first + 1).unwrap().contains("second"),
+        "{screen}"
+    );
+    assert_eq!(mock.requests().len(), 0, "Ctrl+J sent the prompt");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_without_a_system_clipboard_says_it_went_to_the_terminal() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("Copy me.")]).await;
+    let mut app = spawn(&home, &mock.url(), &[], Replies::default());
+    app.wait_for_text(WELCOME);
+    app.type_text("say something");
+    app.send(b"\r");
+    app.wait_for_text("Copy me.");
+    app.send(b"\t");
+    app.send(b"y");
+    let screen = app.wait_for_text("sent to the terminal (OSC 52)");
+    assert!(!screen.contains("copied"), "{screen}");
+    let raw = String::from_utf8_lossy(&app.raw_output()).to_string();
+    assert!(raw.contains("\x1b]52;c;"), "no OSC 52 went out");
 }

@@ -92,6 +92,11 @@ pub async fn run(
     handles.history_file = opts.history_file.clone();
     let open_sessions = opts.open_sessions;
     let mut model = build_model(opts);
+    // Under GNU screen the mouse starts off, so Esc reaches cairn alone
+    // (the status line says so, and how to turn it back on).
+    if render::terminal::holds_lone_esc() {
+        model.mouse_captured = false;
+    }
     let startup = if open_sessions {
         model.now_ms = chrono::Utc::now().timestamp_millis();
         slash::open_sessions(&mut model)

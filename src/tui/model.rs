@@ -81,6 +81,8 @@ pub struct Model {
     /// The person named a theme (config or `/theme`); otherwise it follows
     /// the terminal's background.
     pub theme_chosen: bool,
+    /// What is being copied ("12 characters"), until the copy reports.
+    pub copying: Option<String>,
     /// What the terminal is and answered at start.
     pub terminal: crate::tui::msg::TerminalFacts,
     /// When Esc was last pressed while idle (Esc twice rewinds).
@@ -154,6 +156,7 @@ impl Model {
             themes: crate::tui::theme::Themes::default(),
             theme_chosen: false,
             terminal: Default::default(),
+            copying: None,
             last_idle_esc: None,
             servers: None,
             sandbox: Default::default(),

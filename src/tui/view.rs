@@ -170,6 +170,7 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         activity: &model.activity,
         now: model.now,
         mouse_captured: model.mouse_captured,
+        holds_lone_esc: model.terminal.holds_lone_esc,
         store_warning: model.store_warning.as_deref(),
         servers: model.servers,
         sandbox: &model.sandbox,

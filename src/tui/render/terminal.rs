@@ -29,6 +29,19 @@ pub fn synchronized_output() -> bool {
     ANSWERS.get().and_then(|a| a.sync).unwrap_or(false)
 }
 
+/// Whether the terminal reports Shift+Enter apart from Enter.
+pub fn enhanced_keys() -> bool {
+    ENHANCED_KEYS.load(Ordering::SeqCst)
+}
+
+/// GNU screen holds a lone Esc while mouse tracking is on, waiting to see
+/// whether a key follows, and then sends both as Alt+key. tmux also names
+/// itself `screen*` but sends Esc on its own.
+pub fn holds_lone_esc() -> bool {
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    !var("STY").is_empty() || (var("TERM").starts_with("screen") && var("TMUX").is_empty())
+}
+
 /// The background colour the terminal reported at start, if it did.
 pub fn background() -> Option<(u8, u8, u8)> {
     ANSWERS.get().and_then(|a| a.background)
@@ -132,8 +145,10 @@ pub fn set_mouse_capture(on: bool) -> io::Result<()> {
 }
 
 /// OSC 52 reaches the clipboard of the terminal the person sits at, even
-/// over ssh; the system clipboard is tried too where there is one.
-pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) {
+/// over ssh; the system clipboard is tried too where there is one. True
+/// when the system clipboard took the text: a terminal never says whether
+/// it honoured OSC 52.
+pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) -> bool {
     let encoded = base64::engine::general_purpose::STANDARD.encode(text);
     let mut out = io::stdout();
     let _ = write!(out, "\x1b]52;c;{encoded}\x07");
@@ -141,11 +156,13 @@ pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) {
     if system.is_none() {
         *system = arboard::Clipboard::new().ok();
     }
-    if let Some(cb) = system.as_mut()
-        && cb.set_text(text.to_string()).is_err()
-    {
+    let took = system
+        .as_mut()
+        .is_some_and(|cb| cb.set_text(text.to_string()).is_ok());
+    if !took {
         *system = None;
     }
+    took
 }
 
 /// Runs `$VISUAL`/`$EDITOR` on `text` with the screen handed over, and

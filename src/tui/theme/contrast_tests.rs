@@ -75,6 +75,7 @@ fn themed(theme: &str, depth: ColorDepth, term: &Terminal16) -> Model {
         &mut m,
         Msg::Terminal(TerminalFacts {
             background: Some(term.bg),
+            ..TerminalFacts::default()
         }),
     );
     assert_eq!(m.theme.name, theme);
@@ -174,7 +175,13 @@ fn with_no_theme_chosen_the_background_picks_one() {
         (None, "dark"),
     ] {
         let mut m = model();
-        update(&mut m, Msg::Terminal(TerminalFacts { background: bg }));
+        update(
+            &mut m,
+            Msg::Terminal(TerminalFacts {
+                background: bg,
+                ..TerminalFacts::default()
+            }),
+        );
         assert_eq!(m.theme.name, want, "{bg:?}");
     }
     let mut m = model();
@@ -183,6 +190,7 @@ fn with_no_theme_chosen_the_background_picks_one() {
         &mut m,
         Msg::Terminal(TerminalFacts {
             background: Some((255, 255, 255)),
+            ..TerminalFacts::default()
         }),
     );
     assert_eq!(m.theme.name, "dark");
