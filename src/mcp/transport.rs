@@ -33,6 +33,9 @@ const STDERR_TAIL: usize = 10;
 pub(crate) struct Connection {
     pub(crate) session: Session,
     pub(crate) child: Option<ServerProcess>,
+    /// It speaks the older HTTP+SSE transport (asked for, or fallen back
+    /// to when streamable HTTP was refused), as `/mcp` reports it.
+    pub(crate) sse: bool,
 }
 
 /// Why a connection did not open: the reason shown in `/mcp`.
@@ -178,6 +181,7 @@ async fn connect_stdio(
         Ok(session) => Ok(Connection {
             session,
             child: Some(process),
+            sse: false,
         }),
         Err(e) => {
             let why = process.exit_reason(Duration::from_millis(500)).await;
@@ -224,6 +228,7 @@ async fn connect_http(
             return Ok(Connection {
                 session,
                 child: None,
+                sse: false,
             });
         }
         Err(e) => e,
@@ -261,6 +266,7 @@ async fn connect_sse(
     Ok(Connection {
         session,
         child: None,
+        sse: true,
     })
 }
 
