@@ -27,7 +27,9 @@ use crate::sync::lock;
 pub(crate) type Session = RunningService<RoleClient, CairnClient>;
 
 /// Lines of a server's stderr kept to explain a crash.
-const STDERR_TAIL: usize = 10;
+/// Lines of a server's stderr kept for the reason it failed: enough for a
+/// hint and the traceback after it.
+const STDERR_TAIL: usize = 60;
 
 /// An open session, and the process behind it for stdio servers.
 pub(crate) struct Connection {
@@ -377,8 +379,8 @@ impl ServerProcess {
         let tail = lock(&self.stderr_tail);
         if !tail.is_empty() {
             let lines: Vec<&str> = tail.iter().map(String::as_str).collect();
-            reason.push_str("; its last output: ");
-            reason.push_str(&lines.join(" | "));
+            reason.push_str("; its last output:\n");
+            reason.push_str(&lines.join("\n"));
         }
         Some(reason)
     }
