@@ -1,13 +1,13 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Subcommand};
 
 use cairn::cli::run::Output;
 use cairn::cli::startup::Overrides;
 use cairn::config::Mode;
 
-#[derive(Parser, Debug)]
+#[derive(clap::Parser, Debug)]
 #[command(name = "cairn", version, about = "A full-screen terminal coding agent")]
 struct Cli {
     /// Provider to use, by name (from the config or a preset: anthropic, openai, ollama, …).
@@ -42,6 +42,10 @@ struct Cli {
     /// GIF, WebP; repeatable).
     #[arg(short = 'i', long = "image", global = true, value_name = "FILE")]
     image: Vec<std::path::PathBuf>,
+    /// Run without recording the session: nothing is written to the
+    /// session store (prompt history and settings are still kept).
+    #[arg(long, alias = "ephemeral", global = true)]
+    no_save: bool,
     /// Answer one prompt without the interface, as `cairn run` does (the
     /// prompt from standard input when none is given).
     #[arg(short = 'p', long = "print", value_name = "PROMPT", num_args = 0..=1, default_missing_value = "")]
@@ -119,6 +123,46 @@ enum Command {
         #[command(subcommand)]
         action: TrustAction,
     },
+    /// Print a shell completion script: `cairn completions bash > ~/.local/share/bash-completion/completions/cairn`.
+    Completions {
+        /// bash, zsh, fish, elvish or powershell.
+        shell: clap_complete::Shell,
+    },
+    /// Print cairn's manual page (roff): `cairn man | man -l -`.
+    Man,
+}
+
+/// The command line as parsed: the options every subcommand takes are
+/// listed once, in `cairn --help`. Each subcommand still accepts them (a
+/// hidden copy), and its help says where they are described.
+fn cli_command() -> clap::Command {
+    let top = Cli::command();
+    let globals: Vec<clap::Arg> = top
+        .get_arguments()
+        .filter(|a| a.is_global_set())
+        .cloned()
+        .collect();
+    hide_globals(top, &globals)
+}
+
+fn hide_globals(cmd: clap::Command, globals: &[clap::Arg]) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_string())
+        .collect();
+    let mut cmd = cmd;
+    for name in names {
+        cmd = cmd.mut_subcommand(name, |sub| {
+            let sub = globals
+                .iter()
+                .fold(sub, |sub, a| sub.arg(a.clone().hide(true)))
+                .after_help(
+                    "Options for every command (--model, --provider, --mode, --no-save, …): see `cairn --help`.",
+                );
+            hide_globals(sub, globals)
+        });
+    }
+    cmd
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -222,7 +266,10 @@ fn main() -> ExitCode {
     cairn::tools::env::shield_own_environment();
     cairn::sandbox::seal_inherited_descriptors();
     cairn::private::survive_file_size_limit();
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&cli_command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     // A panic the shell parser raises and cairn catches is not news.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
@@ -257,7 +304,14 @@ async fn async_main(cli: Cli) -> u8 {
         max_turns: cli.max_turns,
         allow: cli.allow.clone(),
         effort: cli.effort,
+        no_save: cli.no_save,
     };
+    if cli.no_save && (cli.continue_latest || cli.resume.is_some()) {
+        eprintln!(
+            "cairn: --no-save starts a session that is not recorded; it cannot continue or resume one"
+        );
+        return 2;
+    }
     if let Err(e) = cairn::permission::rules::Rules::parse::<String, String>(&overrides.allow, &[])
     {
         eprintln!("cairn: --allow: {e}");
@@ -288,6 +342,18 @@ async fn async_main(cli: Cli) -> u8 {
             run_command(&overrides, (prompt, &cli.image), output, resume).await
         }
         Some(Command::Sessions { action, json }) => sessions_command(action, json),
+        Some(Command::Completions { shell }) => {
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut cli_command(), "cairn", &mut script);
+            print_bytes(&script)
+        }
+        Some(Command::Man) => {
+            let mut page = Vec::new();
+            match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+                Ok(()) => print_bytes(&page),
+                Err(e) => report(Err(e.into())),
+            }
+        }
         Some(Command::Acp) => cairn::acp::serve(overrides).await,
         Some(Command::Trust { action }) => {
             let action = match action {
@@ -316,6 +382,20 @@ async fn async_main(cli: Cli) -> u8 {
 
 /// The exit code of a command's result; an error is printed, escaped, as
 /// one `cairn:` line.
+/// Writes generated text to standard output; a reader that closed early
+/// (`| head`) ends it quietly.
+fn print_bytes(bytes: &[u8]) -> u8 {
+    use std::io::Write;
+    cairn::term_safe::quiet_broken_pipe();
+    let mut out = std::io::stdout();
+    report(
+        out.write_all(bytes)
+            .and_then(|()| out.flush())
+            .map(|()| 0)
+            .map_err(Into::into),
+    )
+}
+
 fn report(result: anyhow::Result<u8>) -> u8 {
     match result {
         Ok(code) => code,

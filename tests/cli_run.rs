@@ -150,6 +150,8 @@ async fn json_output_is_one_object_per_line() {
         .collect();
     let kinds: Vec<&str> = lines.iter().map(|l| l["type"].as_str().unwrap()).collect();
     assert!(kinds.contains(&"text") && kinds.contains(&"usage"));
+    // Every line says which version of the format it follows.
+    assert!(lines.iter().all(|l| l["schema"] == 1), "{stdout}");
     let last = lines.last().unwrap();
     assert_eq!(last["type"], "final");
     assert_eq!(last["text"], "Hi!");

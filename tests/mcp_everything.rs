@@ -297,6 +297,26 @@ async fn everything_over_sse() {
     let _ = server.wait().await;
 }
 
+/// A plain `…/sse` address with no `transport`: cairn falls back to
+/// HTTP+SSE and reports the transport it connected with, not `http`.
+#[tokio::test]
+async fn a_fallen_back_server_is_reported_as_sse() {
+    require_package!("a_fallen_back_server_is_reported_as_sse");
+    let (mut server, port) = serve("sse").await;
+    let config = McpServerConfig {
+        url: Some(format!("http://127.0.0.1:{port}/sse")),
+        timeout_secs: Some(60),
+        ..Default::default()
+    };
+    let manager = McpManager::start(BTreeMap::from([("everything".to_string(), config)]));
+    connected(&manager, "everything").await;
+    let status = manager.statuses().remove(0);
+    assert_eq!(status.transport.to_string(), "sse", "{status:?}");
+    manager.shutdown().await;
+    stop(&server);
+    let _ = server.wait().await;
+}
+
 /// The messages of every request the model received (a title request may
 /// follow the turn).
 fn last_results(mock: &MockModel) -> String {

@@ -498,7 +498,14 @@ async fn a_server_that_cannot_start_fails_with_the_reason() {
 async fn a_server_that_exits_at_startup_shows_its_stderr() {
     let config = McpServerConfig {
         command: Some("sh".into()),
-        args: vec!["-c".into(), "echo 'missing API key' >&2; exit 2".into()],
+        // A hint as Python servers print it: the reason first, then a long
+        // traceback-like tail; all of it must reach the person.
+        args: vec![
+            "-c".into(),
+            "echo 'missing API key: set FETCH_TOKEN, see https://example.invalid/setup' >&2; \
+             for i in $(seq 1 24); do echo \"  frame $i\" >&2; done; exit 2"
+                .into(),
+        ],
         ..Default::default()
     };
     let manager = one("broken", config);
@@ -510,7 +517,14 @@ async fn a_server_that_exits_at_startup_shows_its_stderr() {
         unreachable!()
     };
     assert!(reason.contains("exit status: 2"), "{reason}");
-    assert!(reason.contains("missing API key"), "{reason}");
+    assert!(
+        reason.contains("missing API key: set FETCH_TOKEN, see https://example.invalid/setup"),
+        "{reason}"
+    );
+    assert!(reason.contains("frame 24"), "{reason}");
+    // `cairn mcp list` / `get` indent every line of it under the server.
+    let table = cairn::mcp::format_status(&manager.statuses());
+    assert!(table.contains("\n        frame 24"), "{table}");
 }
 
 async fn disabled_servers_stay_down() {

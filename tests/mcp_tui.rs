@@ -194,6 +194,11 @@ fn a_servers_request_for_input_is_a_form() {
         at("Your name*:") < at("mood:") && at("mood:") < at("count:"),
         "{form}"
     );
+    // A titled choice shows its titles, never its ids.
+    assert!(
+        form.contains("Ada Lovelace") && form.contains("Grace Hopper") && !form.contains("hero-1"),
+        "{form}"
+    );
     // Sending without the required name says so and keeps the form.
     app.send(b"\r");
     app.wait_for_text("Your name is required");
@@ -209,7 +214,8 @@ fn a_servers_request_for_input_is_a_form() {
         result.contains("answer: Accept")
             && result.contains(r#"\"name\":\"Ada\""#)
             && result.contains(r#"\"mood\":\"calm\""#)
-            && result.contains(r#"\"count\":3"#),
+            && result.contains(r#"\"count\":3"#)
+            && result.contains(r#"\"hero\":\"hero-1\""#),
         "{result}"
     );
     quit(app);

@@ -28,6 +28,7 @@ mod acp_rust_client;
 mod acp_sdk;
 mod bounds;
 mod ci_example;
+mod cli_conventions;
 mod cli_providers;
 mod cli_run;
 mod cli_stream_json;
@@ -82,6 +83,7 @@ mod tui_prompt;
 mod tui_review;
 mod tui_sessions;
 mod tui_setup;
+mod tui_terminal;
 
 /// A test file that is neither a module of this binary nor a `[[test]]` of
 /// its own would never be compiled (the package sets `autotests = false`).

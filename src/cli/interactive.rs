@@ -158,9 +158,9 @@ async fn first_start_setup(s: &Startup) -> Result<bool> {
     ) else {
         return Ok(false);
     };
-    let theme = s.config.file.theme.clone().unwrap_or_else(|| "dark".into());
+    let theme = (s.config.file.theme.as_deref(), s.config.file.ui.colors);
     let setup = crate::tui::setup::Setup::new(crate::cli::setup::env_urls());
-    crate::tui::setup::run(&theme, setup, crate::cli::setup::check(config, keys)).await
+    crate::tui::setup::run(theme, setup, crate::cli::setup::check(config, keys)).await
 }
 
 /// The session `-c` or `--resume ID` names, and whether it opens read-only
@@ -281,7 +281,8 @@ fn tui_options(
         cwd: s.cwd.clone(),
         git_branch: git_branch(&s.cwd),
         context_window: info.context_window,
-        theme: s.config.file.theme.clone().unwrap_or_else(|| "dark".into()),
+        theme: s.config.file.theme.clone().unwrap_or_default(),
+        colors: s.config.file.ui.colors,
         theme_dir: global.as_ref().map(|g| g.join("themes")),
         first_run_help: None,
         history_file: history_file(s),

@@ -25,6 +25,10 @@ use crate::cli::stream_json::{ExitReason, RunInfo, StreamWriter};
 use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::term_safe::escape;
 
+/// The version of `cairn run --json`'s line format (docs/json-lines.md),
+/// on every line; raised when a field changes meaning or disappears.
+pub const JSON_SCHEMA: u32 = 1;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Output {
     Plain,
@@ -262,6 +266,7 @@ impl Printer {
     }
 
     fn json_line(&self, v: serde_json::Value) {
+        let v = super::stream_json::versioned(v, JSON_SCHEMA);
         out_line(&format!("{v}\n"));
     }
 

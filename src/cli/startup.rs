@@ -36,6 +36,8 @@ pub struct Overrides {
     pub allow: Vec<String>,
     /// `--effort`: how hard reasoning models think.
     pub effort: Option<crate::config::effort::Effort>,
+    /// `--no-save`: the session is not recorded.
+    pub no_save: bool,
 }
 
 pub struct Startup {
@@ -51,6 +53,8 @@ pub struct Startup {
     pub sandbox: crate::sandbox::Sandbox,
     /// `--trust-project` was given (a project's agents are trusted too).
     pub trust_flag: bool,
+    /// `--no-save`: nothing goes to the session store.
+    pub no_save: bool,
 }
 
 /// Reads the configuration and picks the provider. A broken config is an
@@ -112,6 +116,7 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
         trust,
         trust_problem,
         trust_flag: overrides.trust_project,
+        no_save: overrides.no_save,
         sandbox: crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox),
         config,
     })
@@ -303,8 +308,11 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
             trusted,
             s.config.file.agents.max_parallel(),
         ));
-    let (sink, store_error) = match open_store() {
-        Ok(store) => {
+    // `--no-save`: the store is not even opened.
+    let opened = (!s.no_save).then(open_store);
+    let (sink, store_error) = match opened {
+        None => (None, None),
+        Some(Ok(store)) => {
             let sink = Arc::new(StoreSink::start(
                 store,
                 SessionInfo {
@@ -318,7 +326,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
             agent = agent.with_sink(sink.clone());
             (Some(sink), None)
         }
-        Err(e) => (None, Some(format!("{e:#}"))),
+        Some(Err(e)) => (None, Some(format!("{e:#}"))),
     };
     // What crashed runs left in temporary files, off the start-up path.
     tokio::task::spawn_blocking(crate::tools::tempfiles::sweep_stale);

@@ -110,6 +110,7 @@ impl<W: Write> StreamWriter<W> {
     }
 
     fn line(&mut self, v: Value) {
+        let v = versioned(v, SCHEMA);
         if self.streaming {
             // One write and a flush per event, so a reader sees each line as
             // it happens and never half of one.
@@ -279,6 +280,15 @@ impl<W: Write> StreamWriter<W> {
 }
 
 /// The events `--json` and stream-json write the same way.
+/// `v` with `"schema": schema` added, so each line says which schema it
+/// follows whatever line a reader starts at (`tail -f`, a cut log).
+pub(super) fn versioned(mut v: Value, schema: u32) -> Value {
+    if let Some(o) = v.as_object_mut() {
+        o.entry("schema").or_insert(schema.into());
+    }
+    v
+}
+
 pub(super) fn shared_line(event: &AgentEvent) -> Option<Value> {
     Some(match event {
         AgentEvent::Retrying {
@@ -326,6 +336,7 @@ mod tests {
         let l = lines(&buf);
         assert_eq!(l[0]["type"], "init");
         assert_eq!(l[0]["schema"], SCHEMA);
+        assert!(l.iter().all(|line| line["schema"] == SCHEMA), "{l:?}");
         let last = l.last().unwrap();
         assert_eq!(last["text"], "whole");
         assert_eq!(last["exit_reason"], "completed");

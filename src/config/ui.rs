@@ -18,9 +18,26 @@ pub enum Notify {
     Off,
 }
 
+/// How many colours to draw with, when the terminal's own word (terminfo,
+/// `COLORTERM`) is wrong: `[ui] colors = "16"`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+pub enum Colors {
+    #[serde(rename = "truecolor", alias = "24bit")]
+    TrueColor,
+    #[serde(rename = "256")]
+    Ansi256,
+    #[serde(rename = "16")]
+    Ansi16,
+    #[serde(rename = "none")]
+    None,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct UiConfig {
+    /// Forces the colour depth; detected from terminfo and `COLORTERM`
+    /// when unset.
+    pub colors: Option<Colors>,
     pub notify: Option<Notify>,
     /// Let the terminal scroll the transcript itself (a scroll region and
     /// `CSI n S`) instead of redrawing every row. On unless set to false,
@@ -74,5 +91,15 @@ mod tests {
         let off: UiConfig = toml::from_str("scroll_regions = false").unwrap();
         assert!(!off.scroll_regions());
         assert!(toml::from_str::<UiConfig>("scroll_region = false").is_err());
+    }
+
+    #[test]
+    fn colours_are_named_by_their_count() {
+        let c: UiConfig = toml::from_str("colors = \"16\"").unwrap();
+        assert_eq!(c.colors, Some(Colors::Ansi16));
+        let c: UiConfig = toml::from_str("colors = \"24bit\"").unwrap();
+        assert_eq!(c.colors, Some(Colors::TrueColor));
+        let err = toml::from_str::<UiConfig>("colors = \"88\"").unwrap_err();
+        assert!(err.to_string().contains("256"), "{err}");
     }
 }

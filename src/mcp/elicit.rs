@@ -37,7 +37,8 @@ pub(crate) async fn answer(
                 url: None,
             };
             match ask(request).await {
-                Ok(InputAnswer::Accept(values)) => {
+                Ok(InputAnswer::Accept(mut values)) => {
+                    chosen_values(&schema, &mut values);
                     ElicitResult::new(ElicitationAction::Accept).with_content(Value::Object(values))
                 }
                 Ok(InputAnswer::Decline) => ElicitResult::new(ElicitationAction::Decline),
@@ -103,13 +104,7 @@ fn fields(schema: &Value, order: Option<&[String]>) -> Vec<InputField> {
         .iter()
         .map(|(name, p)| {
             let text = |k: &str| p[k].as_str().unwrap_or("").to_string();
-            let options: Vec<String> = p["enum"]
-                .as_array()
-                .or(p["oneOf"].as_array())
-                .into_iter()
-                .flatten()
-                .filter_map(|o| o.as_str().or(o["const"].as_str()).map(String::from))
-                .collect();
+            let options: Vec<String> = choices(p).into_iter().map(|(shown, _)| shown).collect();
             let kind = match p["type"].as_str() {
                 _ if !options.is_empty() => FieldKind::Choice(options),
                 Some("integer") => FieldKind::Integer,
@@ -142,6 +137,55 @@ fn fields(schema: &Value, order: Option<&[String]>) -> Vec<InputField> {
         out.sort_by_key(|f| rank(&f.name));
     }
     out
+}
+
+/// A choice field's options as `(shown, value)`: a titled option
+/// (`oneOf`/`anyOf` of `{const, title}`, or `enum` with `enumNames`) shows
+/// its title and answers with its value.
+fn choices(p: &Value) -> Vec<(String, String)> {
+    if let Some(values) = p["enum"].as_array() {
+        let names = p["enumNames"].as_array();
+        return values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| {
+                let value = v.as_str()?.to_string();
+                let shown = names
+                    .and_then(|n| n.get(i))
+                    .and_then(Value::as_str)
+                    .map_or_else(|| value.clone(), String::from);
+                Some((shown, value))
+            })
+            .collect();
+    }
+    p["oneOf"]
+        .as_array()
+        .or(p["anyOf"].as_array())
+        .into_iter()
+        .flatten()
+        .filter_map(|o| {
+            let value = o.as_str().or(o["const"].as_str())?.to_string();
+            let shown = o["title"]
+                .as_str()
+                .map_or_else(|| value.clone(), String::from);
+            Some((shown, value))
+        })
+        .collect()
+}
+
+/// Puts back the value behind each title the person chose.
+fn chosen_values(schema: &Value, values: &mut serde_json::Map<String, Value>) {
+    let Some(props) = schema["properties"].as_object() else {
+        return;
+    };
+    for (name, p) in props {
+        let Some(Value::String(shown)) = values.get(name) else {
+            continue;
+        };
+        if let Some((_, value)) = choices(p).into_iter().find(|(s, _)| s == shown) {
+            values.insert(name.clone(), Value::String(value));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -180,6 +224,34 @@ mod tests {
             .map(|f| f.name)
             .collect();
         assert_eq!(names, ["b", "a"]);
+    }
+
+    #[test]
+    fn titled_choices_show_titles_and_answer_with_values() {
+        let schema = json!({"properties": {
+            "hero": {"type": "string", "oneOf": [
+                {"const": "hero-1", "title": "Ada Lovelace"},
+                {"const": "hero-2", "title": "Grace Hopper"}]},
+            "size": {"type": "string", "enum": ["s", "l"], "enumNames": ["Small", "Large"]},
+            "plain": {"type": "string", "enum": ["x", "y"]}
+        }});
+        let f = fields(&schema, None);
+        let shown = |i: usize| match &f[i].kind {
+            FieldKind::Choice(o) => o.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(shown(0), ["Ada Lovelace", "Grace Hopper"]);
+        assert_eq!(shown(1), ["Small", "Large"]);
+        assert_eq!(shown(2), ["x", "y"]);
+        let mut answer = serde_json::Map::new();
+        answer.insert("hero".into(), json!("Grace Hopper"));
+        answer.insert("size".into(), json!("Small"));
+        answer.insert("plain".into(), json!("y"));
+        chosen_values(&schema, &mut answer);
+        assert_eq!(
+            Value::Object(answer),
+            json!({"hero": "hero-2", "size": "s", "plain": "y"})
+        );
     }
 
     /// The order survives rmcp's decoding of the whole JSON-RPC message,

@@ -80,6 +80,7 @@ impl McpManager {
                         task: None,
                         started: tokio::time::Instant::now(),
                         failed_before: false,
+                        sse: false,
                     }),
                     relisting: Arc::new(AtomicBool::new(false)),
                     root: root.clone(),
@@ -276,7 +277,9 @@ impl Slot {
                 }
                 (TransportKind::Stdio, line)
             }
-            (None, Some(url)) if self.config.transport.as_deref() == Some("sse") => {
+            // The transport connected, which may be the older one a
+            // streamable HTTP address fell back to.
+            (None, Some(url)) if self.config.transport.as_deref() == Some("sse") || inner.sse => {
                 (TransportKind::Sse, url.clone())
             }
             (None, Some(url)) => (TransportKind::Http, url.clone()),
@@ -352,7 +355,8 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         asker: slot.asker.clone(),
         log_budget: Default::default(),
     };
-    let Some((session, child, tools)) = start(&slot, generation, &stop, &hub, client).await else {
+    let Some((session, child, tools, sse)) = start(&slot, generation, &stop, &hub, client).await
+    else {
         return;
     };
     tracing::info!(server = %slot.name, tools = tools.len(), "MCP server connected");
@@ -365,6 +369,7 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         inner.state = ServerState::Connected { tools: tools.len() };
         inner.tools = tools;
         inner.live = Some(live);
+        inner.sse = sse;
     });
     serve(
         &slot, generation, &stop, &hub, session, child, peer, list_rx,
@@ -372,10 +377,13 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
     .await;
 }
 
+/// A started server: its session, process, tools, and whether it speaks
+/// HTTP+SSE.
 type Started = (
     transport::Session,
     Option<transport::ServerProcess>,
     Vec<McpToolDef>,
+    bool,
 );
 
 /// Connects and lists the tools within the start-up limit; `None` when it
@@ -404,7 +412,11 @@ async fn start(
             r.unwrap_or_else(|_| Err(late().into()))
         }
     };
-    let Connection { session, mut child } = match connected {
+    let Connection {
+        session,
+        mut child,
+        sse,
+    } = match connected {
         Ok(c) => c,
         Err(ConnectError::Failed(reason)) => {
             slot.fail(generation, reason, hub);
@@ -440,7 +452,7 @@ async fn start(
             return None;
         }
     };
-    Some((session, child, tools))
+    Some((session, child, tools, sse))
 }
 
 /// Serves a connected session until it is stopped or ends, re-listing the

@@ -17,7 +17,9 @@ use crate::sync::lock;
 
 /// How long a server gets to start and list its tools, unless its
 /// `startup_timeout_secs` (or `timeout_secs`) says otherwise.
-const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(10);
+/// A cold `uvx` or `npx` start downloads the server first: 7 s was seen
+/// for a small PyPI server, so 10 s left too little room.
+const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long one tool call may take, unless its `tool_timeout_secs` (or
 /// `timeout_secs`) says otherwise.
 const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(120);
@@ -47,6 +49,8 @@ pub(crate) struct SlotInner {
     pub(super) started: tokio::time::Instant,
     /// Whether the server has failed before, so coming back is news.
     pub(super) failed_before: bool,
+    /// The live connection speaks HTTP+SSE.
+    pub(super) sse: bool,
 }
 
 /// What a tool call needs from a connected server.

@@ -39,7 +39,11 @@ pub fn format_status(statuses: &[ServerStatus]) -> String {
         push_row(&mut out, &widths, row, &status.target);
         match &status.state {
             ServerState::Failed { reason } | ServerState::NeedsLogin { reason } => {
-                out.push_str(&format!("    reason: {reason}\n"))
+                // Every line of it (a server's stderr hint), indented.
+                out.push_str(&format!(
+                    "    reason: {}\n",
+                    reason.replace('\n', "\n      ")
+                ))
             }
             ServerState::Connected { .. } if !status.tools.is_empty() => {
                 out.push_str(&format!("    tools: {}\n", status.tools.join(", ")))

@@ -27,12 +27,17 @@ use crate::sync::lock;
 pub(crate) type Session = RunningService<RoleClient, CairnClient>;
 
 /// Lines of a server's stderr kept to explain a crash.
-const STDERR_TAIL: usize = 10;
+/// Lines of a server's stderr kept for the reason it failed: enough for a
+/// hint and the traceback after it.
+const STDERR_TAIL: usize = 60;
 
 /// An open session, and the process behind it for stdio servers.
 pub(crate) struct Connection {
     pub(crate) session: Session,
     pub(crate) child: Option<ServerProcess>,
+    /// It speaks the older HTTP+SSE transport (asked for, or fallen back
+    /// to when streamable HTTP was refused), as `/mcp` reports it.
+    pub(crate) sse: bool,
 }
 
 /// Why a connection did not open: the reason shown in `/mcp`.
@@ -178,6 +183,7 @@ async fn connect_stdio(
         Ok(session) => Ok(Connection {
             session,
             child: Some(process),
+            sse: false,
         }),
         Err(e) => {
             let why = process.exit_reason(Duration::from_millis(500)).await;
@@ -224,6 +230,7 @@ async fn connect_http(
             return Ok(Connection {
                 session,
                 child: None,
+                sse: false,
             });
         }
         Err(e) => e,
@@ -261,6 +268,7 @@ async fn connect_sse(
     Ok(Connection {
         session,
         child: None,
+        sse: true,
     })
 }
 
@@ -371,8 +379,8 @@ impl ServerProcess {
         let tail = lock(&self.stderr_tail);
         if !tail.is_empty() {
             let lines: Vec<&str> = tail.iter().map(String::as_str).collect();
-            reason.push_str("; its last output: ");
-            reason.push_str(&lines.join(" | "));
+            reason.push_str("; its last output:\n");
+            reason.push_str(&lines.join("\n"));
         }
         Some(reason)
     }

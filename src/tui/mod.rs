@@ -55,6 +55,8 @@ pub struct TuiOptions {
     pub context_window: u64,
     /// Theme name (`dark`, `light`, `high-contrast`, or a user theme).
     pub theme: String,
+    /// `[ui] colors`: the colour depth the person forced, if any.
+    pub colors: Option<crate::config::ui::Colors>,
     /// Where user themes live (`<config>/themes`), if anywhere.
     pub theme_dir: Option<PathBuf>,
     /// Shown in the empty transcript when no provider is configured.
@@ -90,6 +92,11 @@ pub async fn run(
     handles.history_file = opts.history_file.clone();
     let open_sessions = opts.open_sessions;
     let mut model = build_model(opts);
+    // Under GNU screen the mouse starts off, so Esc reaches cairn alone
+    // (the status line says so, and how to turn it back on).
+    if render::terminal::holds_lone_esc() {
+        model.mouse_captured = false;
+    }
     let startup = if open_sessions {
         model.now_ms = chrono::Utc::now().timestamp_millis();
         slash::open_sessions(&mut model)
@@ -102,7 +109,10 @@ pub async fn run(
 /// The starting model for `opts`; theme and key problems become notices.
 pub fn build_model(opts: TuiOptions) -> model::Model {
     let mut problems = Vec::new();
-    let themes = theme::Themes::load(opts.theme_dir.as_deref(), theme::detect_color_depth());
+    let themes = theme::Themes::load(
+        opts.theme_dir.as_deref(),
+        theme::detect_color_depth(opts.colors),
+    );
     let name = if opts.theme.is_empty() {
         "dark"
     } else {
@@ -118,6 +128,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
     m.themes = themes;
+    m.theme_chosen = !opts.theme.is_empty();
     m.dialog_pause = opts.dialog_pause;
     m.sandbox = opts.sandbox.clone();
     m.mcp_servers = opts.handles.mcp_server_names();

@@ -78,6 +78,13 @@ pub struct Model {
     pub notify: crate::config::ui::Notify,
     /// The themes to switch between by name.
     pub themes: crate::tui::theme::Themes,
+    /// The person named a theme (config or `/theme`); otherwise it follows
+    /// the terminal's background.
+    pub theme_chosen: bool,
+    /// What is being copied ("12 characters"), until the copy reports.
+    pub copying: Option<String>,
+    /// What the terminal is and answered at start.
+    pub terminal: crate::tui::msg::TerminalFacts,
     /// When Esc was last pressed while idle (Esc twice rewinds).
     pub last_idle_esc: Option<Instant>,
     /// MCP servers up / starting / enabled, once any is configured.
@@ -149,6 +156,9 @@ impl Model {
             focused: true,
             notify: Default::default(),
             themes: crate::tui::theme::Themes::default(),
+            theme_chosen: false,
+            terminal: Default::default(),
+            copying: None,
             last_idle_esc: None,
             servers: None,
             language_servers: Vec::new(),

@@ -44,6 +44,25 @@ pub enum Msg {
     /// A picture read for the prompt, or why not (with the pasted text
     /// to put in the prompt instead, when it came from a paste).
     Image(Result<crate::conversation::ImageData, ImageRefused>),
+    /// A copy went out: `system` when the system clipboard took it (else
+    /// only the terminal was asked, with OSC 52).
+    Copied {
+        system: bool,
+    },
+    /// What the terminal is and answered, learned once at start.
+    Terminal(TerminalFacts),
+}
+
+/// What the runtime learned about the terminal at start.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TerminalFacts {
+    /// The background colour it reported (OSC 11), if it did.
+    pub background: Option<(u8, u8, u8)>,
+    /// A multiplexer that holds a lone Esc while mouse tracking is on and
+    /// sends it with the next key (GNU screen).
+    pub holds_lone_esc: bool,
+    /// The terminal reports Shift+Enter apart from Enter (kitty protocol).
+    pub enhanced_keys: bool,
 }
 
 /// Why a picture could not be attached.

@@ -15,18 +15,18 @@ use crate::protocol::NoticeLevel;
 use crate::tui::keys::KeyMap;
 use crate::tui::panels::trust::{Answer, TrustDialog};
 use crate::tui::render::terminal;
-use crate::tui::theme::{Theme, detect_color_depth};
+use crate::tui::theme::{Theme, Themes, detect_color_depth};
 
 /// Asks whether to trust the project's settings. `None`: the person quit.
 pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
     let mut dialog = TrustDialog::new(&config.project_path, config.held().to_vec());
-    let name = config.file.theme.clone().unwrap_or_else(|| "dark".into());
     let dir = crate::config::global_dir().map(|g| g.join("themes"));
-    let theme = Theme::load(&name, dir.as_deref())
-        .unwrap_or_default()
-        .adapt(detect_color_depth());
     terminal::install_panic_hook();
     terminal::enter(false)?;
+    // After `enter`: the terminal's background is known by then.
+    let mut themes = Themes::load(dir.as_deref(), detect_color_depth(config.file.ui.colors));
+    themes.set_background(terminal::background());
+    let theme = themes.chosen_or_automatic(config.file.theme.as_deref());
     let (keys, _) = KeyMap::with_overrides(&config.file.keys);
     let answer = question(&mut dialog, &theme, &keys).await;
     terminal::restore();

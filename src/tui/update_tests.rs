@@ -490,6 +490,17 @@ fn transcript_focus_selects_expands_and_copies() {
     let second = update(&mut m, key(KeyCode::Char('c')));
     assert_eq!(first, vec![Cmd::CopyToClipboard("fn main() {}\n".into())]);
     assert_eq!(second, vec![Cmd::CopyToClipboard("ls\n".into())]);
+    // Only a system clipboard is known to take a copy; OSC 52 alone is
+    // reported as sent.
+    update(&mut m, Msg::Copied { system: false });
+    let flash = m.flash.clone().unwrap().0;
+    assert!(
+        flash.starts_with("code block") && flash.ends_with("sent to the terminal (OSC 52)"),
+        "{flash}"
+    );
+    update(&mut m, key(KeyCode::Char('c')));
+    update(&mut m, Msg::Copied { system: true });
+    assert!(m.flash.clone().unwrap().0.starts_with("copied code block"));
     update(&mut m, key(KeyCode::Enter));
     assert!(m.transcript.cells()[1].expanded);
     update(&mut m, key(KeyCode::Tab));

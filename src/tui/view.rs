@@ -67,6 +67,7 @@ pub fn view(model: &mut Model, frame: &mut Frame) {
     model
         .modals
         .render(area, dialog_area, buf, styles, theme, keys);
+    crate::tui::theme::contrast::keep_legible(buf, model.terminal.background);
 }
 
 /// The `/` menu, while the prompt has the keys and a `/…` offers any.
@@ -169,6 +170,7 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         activity: &model.activity,
         now: model.now,
         mouse_captured: model.mouse_captured,
+        holds_lone_esc: model.terminal.holds_lone_esc,
         store_warning: model.store_warning.as_deref(),
         servers: model.servers,
         language_servers: &model.language_servers,

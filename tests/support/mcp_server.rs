@@ -273,8 +273,11 @@ impl ServerHandler for TestServer {
                     r#"{"type": "object", "properties": {
                         "name": {"type": "string", "title": "Your name"},
                         "mood": {"type": "string"},
-                        "count": {"type": "integer", "description": "How many?"}
-                    }, "required": ["name"]}"#,
+                        "count": {"type": "integer", "description": "How many?"},
+                        "hero": {"type": "string", "oneOf": [
+                            {"const": "hero-1", "title": "Ada Lovelace"},
+                            {"const": "hero-2", "title": "Grace Hopper"}]}
+                    }, "required": ["name", "hero"]}"#,
                 )
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
                 let params = ElicitRequestParams::FormElicitationParams {

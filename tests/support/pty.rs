@@ -19,6 +19,13 @@ pub struct PtyApp {
     raw: Arc<Mutex<Vec<u8>>>,
 }
 
+/// What the emulated terminal answers beyond the usual: its background
+/// colour (OSC 11) as `rgb:RRRR/GGGG/BBBB`, or nothing, as many terminals do.
+#[derive(Debug, Clone, Default)]
+pub struct Replies {
+    pub background: Option<String>,
+}
+
 impl PtyApp {
     pub fn spawn(
         bin: &Path,
@@ -27,6 +34,18 @@ impl PtyApp {
         cwd: &Path,
         rows: u16,
         cols: u16,
+    ) -> PtyApp {
+        PtyApp::spawn_with(bin, args, env, cwd, (rows, cols), Replies::default())
+    }
+
+    /// As `spawn`, with the terminal answering as `replies` says.
+    pub fn spawn_with(
+        bin: &Path,
+        args: &[&str],
+        env: &[(String, String)],
+        cwd: &Path,
+        (rows, cols): (u16, u16),
+        replies: Replies,
     ) -> PtyApp {
         let system = NativePtySystem::default();
         let pair = system
@@ -72,7 +91,7 @@ impl PtyApp {
                             let chunk = &buf[..n];
                             parser.lock().unwrap().process(chunk);
                             raw.lock().unwrap().extend_from_slice(chunk);
-                            answer_queries(chunk, &parser, &writer);
+                            answer_queries(chunk, &parser, &writer, &replies);
                         }
                     }
                 }
@@ -126,6 +145,50 @@ impl PtyApp {
             }
         }
         None
+    }
+
+    /// The background colour of the first character of `needle` where it
+    /// first appears on screen.
+    pub fn bg_of(&self, needle: &str) -> Option<vt100::Color> {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        for row in 0..rows {
+            let line: String = (0..cols)
+                .map(|c| {
+                    screen
+                        .cell(row, c)
+                        .map_or(" ".to_string(), |x| x.contents().to_string())
+                })
+                .map(|s| if s.is_empty() { " ".to_string() } else { s })
+                .collect();
+            if let Some(at) = line.find(needle) {
+                let col = line[..at].chars().count() as u16;
+                return screen.cell(row, col).map(|c| c.bgcolor());
+            }
+        }
+        None
+    }
+
+    /// Whether a row showing `needle` draws it in reverse video.
+    pub fn inverse_row_containing(&self, needle: &str) -> bool {
+        let parser = self.parser.lock().unwrap();
+        let screen = parser.screen();
+        let (rows, cols) = screen.size();
+        (0..rows).any(|row| {
+            let line: String = (0..cols)
+                .map(|c| {
+                    screen
+                        .cell(row, c)
+                        .map_or(" ".to_string(), |x| x.contents().to_string())
+                })
+                .map(|s| if s.is_empty() { " ".to_string() } else { s })
+                .collect();
+            line.find(needle).is_some_and(|at| {
+                let col = line[..at].chars().count() as u16;
+                screen.cell(row, col).is_some_and(|c| c.inverse())
+            })
+        })
     }
 
     /// The screen with its colours and attributes, as escape sequences.
@@ -215,15 +278,22 @@ impl PtyApp {
 }
 
 /// Answers what a real terminal answers: the cursor position (DSR), the
-/// device attributes (DA1), which crossterm asks for at start-up, and
-/// whether synchronized output (DEC mode 2026) is supported (DECRQM).
+/// device attributes (DA1), which crossterm asks for at start-up,
+/// whether synchronized output (DEC mode 2026) is supported (DECRQM), and
+/// the background colour when `replies` has one (OSC 11).
 fn answer_queries(
     chunk: &[u8],
     parser: &Arc<Mutex<vt100::Parser>>,
     writer: &Arc<Mutex<Box<dyn Write + Send>>>,
+    replies: &Replies,
 ) {
     let find = |pat: &[u8]| chunk.windows(pat.len()).any(|w| w == pat);
     let mut reply = Vec::new();
+    if let Some(bg) = &replies.background
+        && find(b"\x1b]11;?")
+    {
+        reply.extend_from_slice(format!("\x1b]11;{bg}\x1b\\").as_bytes());
+    }
     if find(b"\x1b[6n") {
         let (row, col) = parser.lock().unwrap().screen().cursor_position();
         reply.extend_from_slice(format!("\x1b[{};{}R", row + 1, col + 1).as_bytes());

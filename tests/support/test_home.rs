@@ -67,4 +67,11 @@ impl TestHome {
         std::fs::create_dir_all(path.parent().expect("a file in the project")).unwrap();
         std::fs::write(path, text).unwrap();
     }
+
+    /// Writes the person's own config (`$XDG_CONFIG_HOME/cairn/config.toml`).
+    pub fn write_config(&self, text: &str) {
+        let dir = self.home.path().join("config/cairn");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("config.toml"), text).unwrap();
+    }
 }

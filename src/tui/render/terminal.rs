@@ -21,19 +21,37 @@ use super::flush;
 /// Whether the screen is currently set up, so restoring twice is harmless.
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static ENHANCED_KEYS: AtomicBool = AtomicBool::new(false);
-/// The terminal's answer about synchronized output, asked once.
-static SYNC_OUTPUT: OnceLock<bool> = OnceLock::new();
+/// The terminal's answers (synchronized output, background), asked once.
+static ANSWERS: OnceLock<flush::Answers> = OnceLock::new();
 
 /// Whether the terminal said it supports synchronized output (DEC 2026).
 pub fn synchronized_output() -> bool {
-    SYNC_OUTPUT.get().copied().unwrap_or(false)
+    ANSWERS.get().and_then(|a| a.sync).unwrap_or(false)
+}
+
+/// Whether the terminal reports Shift+Enter apart from Enter.
+pub fn enhanced_keys() -> bool {
+    ENHANCED_KEYS.load(Ordering::SeqCst)
+}
+
+/// GNU screen holds a lone Esc while mouse tracking is on, waiting to see
+/// whether a key follows, and then sends both as Alt+key. tmux also names
+/// itself `screen*` but sends Esc on its own.
+pub fn holds_lone_esc() -> bool {
+    let var = |k: &str| std::env::var(k).unwrap_or_default();
+    !var("STY").is_empty() || (var("TERM").starts_with("screen") && var("TMUX").is_empty())
+}
+
+/// The background colour the terminal reported at start, if it did.
+pub fn background() -> Option<(u8, u8, u8)> {
+    ANSWERS.get().and_then(|a| a.background)
 }
 
 pub fn enter(mouse: bool) -> io::Result<()> {
     enable_raw_mode()?;
     // Asked before anything reads input, and only the first time: later
     // the input reader is running and would take the answers.
-    SYNC_OUTPUT.get_or_init(|| flush::synchronized_output_supported(flush::PROBE_TIMEOUT));
+    ANSWERS.get_or_init(|| flush::ask_terminal(flush::PROBE_TIMEOUT));
     let mut out = io::stdout();
     execute!(
         out,
@@ -127,8 +145,10 @@ pub fn set_mouse_capture(on: bool) -> io::Result<()> {
 }
 
 /// OSC 52 reaches the clipboard of the terminal the person sits at, even
-/// over ssh; the system clipboard is tried too where there is one.
-pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) {
+/// over ssh; the system clipboard is tried too where there is one. True
+/// when the system clipboard took the text: a terminal never says whether
+/// it honoured OSC 52.
+pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) -> bool {
     let encoded = base64::engine::general_purpose::STANDARD.encode(text);
     let mut out = io::stdout();
     let _ = write!(out, "\x1b]52;c;{encoded}\x07");
@@ -136,11 +156,13 @@ pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) {
     if system.is_none() {
         *system = arboard::Clipboard::new().ok();
     }
-    if let Some(cb) = system.as_mut()
-        && cb.set_text(text.to_string()).is_err()
-    {
+    let took = system
+        .as_mut()
+        .is_some_and(|cb| cb.set_text(text.to_string()).is_ok());
+    if !took {
         *system = None;
     }
+    took
 }
 
 /// Runs `$VISUAL`/`$EDITOR` on `text` with the screen handed over, and

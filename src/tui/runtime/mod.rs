@@ -91,7 +91,10 @@ impl Runtime<'_> {
             Cmd::ShowPermissionRules => self.handles.permission_rules(tx),
             Cmd::ShowHooks => self.handles.hooks(tx),
             Cmd::SaveSetting { key, value } => self.handles.save_setting(key, value, tx),
-            Cmd::CopyToClipboard(text) => terminal::copy_to_clipboard(&text, &mut self.clipboard),
+            Cmd::CopyToClipboard(text) => {
+                let system = terminal::copy_to_clipboard(&text, &mut self.clipboard);
+                let _ = tx.send(Msg::Copied { system });
+            }
             Cmd::SetMouseCapture(on) => terminal::set_mouse_capture(on)?,
             Cmd::Notify(text) => terminal::notify(model.notify, &text),
             Cmd::ReadImage(source) => pictures::read_image(source, &self.handles.project_root, tx),
@@ -146,6 +149,16 @@ async fn event_loop(
         replies,
         handles,
     };
+    // What the terminal answered at start decides the first frame's theme.
+    let facts = crate::tui::msg::TerminalFacts {
+        background: terminal::background(),
+        holds_lone_esc: terminal::holds_lone_esc(),
+        enhanced_keys: terminal::enhanced_keys(),
+    };
+    let first = update(model, Msg::Terminal(facts));
+    if let Flow::Quit = rt.execute_all(first, model)? {
+        return Ok(());
+    }
     if let Flow::Quit = rt.execute_all(startup, model)? {
         return Ok(());
     }

@@ -14,7 +14,7 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
 use crate::tui::render::terminal;
-use crate::tui::theme::{Theme, detect_color_depth};
+use crate::tui::theme::{Theme, Themes, detect_color_depth};
 
 /// One provider the set-up offers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -289,13 +289,19 @@ impl Setup {
 }
 
 /// Runs the set-up until a provider works (`true`) or the person quits.
-pub async fn run(theme_name: &str, mut setup: Setup, check: Check) -> anyhow::Result<bool> {
+/// The first argument is the theme the person named and the colour depth they forced.
+pub async fn run(
+    (theme_name, colors): (Option<&str>, Option<crate::config::ui::Colors>),
+    mut setup: Setup,
+    check: Check,
+) -> anyhow::Result<bool> {
     let dir = crate::config::global_dir().map(|g| g.join("themes"));
-    let theme = Theme::load(theme_name, dir.as_deref())
-        .unwrap_or_default()
-        .adapt(detect_color_depth());
     terminal::install_panic_hook();
     terminal::enter(false)?;
+    // After `enter`: the terminal's background is known by then.
+    let mut themes = Themes::load(dir.as_deref(), detect_color_depth(colors));
+    themes.set_background(terminal::background());
+    let theme = themes.chosen_or_automatic(theme_name);
     let result = event_loop(&mut setup, &theme, &check).await;
     terminal::restore();
     result

@@ -251,6 +251,7 @@ pub fn set_theme(model: &mut Model, name: &str, save: bool) -> Vec<Cmd> {
             model.styles = Styles::from_theme(&model.theme);
             model.transcript.invalidate();
             if save {
+                model.theme_chosen = true;
                 vec![Cmd::SaveSetting {
                     key: "theme",
                     value: name.to_string(),

@@ -50,6 +50,10 @@ pub struct Theme {
     pub fg: Option<Color>,
     /// Default background; `None` leaves the terminal's own.
     pub bg: Option<Color>,
+    /// The text and background colours a theme that keeps the terminal's
+    /// own paints when the terminal's background is the opposite of the one
+    /// it was made for (a dark theme in a white xterm).
+    pub canvas: Style,
     pub dim: Style,
     pub accent: Style,
     pub border: Style,
@@ -152,6 +156,7 @@ impl Theme {
             name: "plain".into(),
             fg: None,
             bg: None,
+            canvas: s,
             dim: s.add_modifier(Modifier::DIM),
             accent: b,
             border: s,
@@ -184,6 +189,21 @@ impl Theme {
         }
     }
 
+    /// The theme as drawn on a terminal whose background is `terminal_bg`:
+    /// a theme that keeps the terminal's colours but was made for the other
+    /// kind of background paints its canvas instead.
+    pub fn on_background(mut self, terminal_bg: Option<(u8, u8, u8)>) -> Theme {
+        let (Some(term), None, Some(Color::Rgb(r, g, b))) = (terminal_bg, self.bg, self.canvas.bg)
+        else {
+            return self;
+        };
+        if contrast::is_light(term) != contrast::is_light((r, g, b)) {
+            self.bg = self.canvas.bg;
+            self.fg = self.canvas.fg.or(self.fg);
+        }
+        self
+    }
+
     /// Maps every colour to what `depth` can show. With `NoColor` all colours
     /// go and the background-only roles gain a modifier instead.
     pub fn adapt(mut self, depth: ColorDepth) -> Theme {
@@ -205,6 +225,9 @@ impl Theme {
             self.diff_del_bg.bg = None;
             self.diff_add_word_bg = Style::default().add_modifier(Modifier::REVERSED);
             self.diff_del_word_bg = Style::default().add_modifier(Modifier::REVERSED);
+            // Nor a shade to lift the chosen row from the page (its nearest
+            // colour is often the page's own): reverse video shows it.
+            self.selection_bg = Style::default().add_modifier(Modifier::REVERSED);
         }
         depth::derive(&mut self, &declared, depth);
         if depth == ColorDepth::NoColor {
@@ -270,19 +293,53 @@ impl Default for Theme {
     }
 }
 
-/// Reads the terminal's colour support from the environment.
-pub fn detect_color_depth() -> ColorDepth {
-    let var = |k: &str| std::env::var(k).unwrap_or_default();
-    depth_from_env(&var("NO_COLOR"), &var("COLORTERM"), &var("TERM"))
+/// The terminal's colour support: `forced` when the person set it, else
+/// from the environment and the terminal's terminfo entry.
+pub fn detect_color_depth(forced: Option<crate::config::ui::Colors>) -> ColorDepth {
+    use crate::config::ui::Colors;
+    if let Some(c) = forced {
+        return match c {
+            Colors::TrueColor => ColorDepth::TrueColor,
+            Colors::Ansi256 => ColorDepth::Ansi256,
+            Colors::Ansi16 => ColorDepth::Ansi16,
+            Colors::None => ColorDepth::NoColor,
+        };
+    }
+    let var = |k: &str| std::env::var(k).ok();
+    let term = var("TERM").unwrap_or_default();
+    let home = var("HOME").map(PathBuf::from);
+    let info = terminfo::lookup(
+        &term,
+        home.as_deref(),
+        var("TERMINFO").as_deref(),
+        var("TERMINFO_DIRS").as_deref(),
+    );
+    depth_from_env(
+        &var("NO_COLOR").unwrap_or_default(),
+        &var("COLORTERM").unwrap_or_default(),
+        &term,
+        info,
+    )
 }
 
-fn depth_from_env(no_color: &str, colorterm: &str, term: &str) -> ColorDepth {
+fn depth_from_env(
+    no_color: &str,
+    colorterm: &str,
+    term: &str,
+    info: Option<terminfo::Colours>,
+) -> ColorDepth {
     if !no_color.is_empty() {
         return ColorDepth::NoColor;
     }
     let ct = colorterm.to_ascii_lowercase();
-    if ct == "truecolor" || ct == "24bit" {
+    if ct == "truecolor" || ct == "24bit" || info.is_some_and(|i| i.direct) {
         return ColorDepth::TrueColor;
+    }
+    match info.and_then(|i| i.count) {
+        Some(n) if n >= 256 => return ColorDepth::Ansi256,
+        Some(n) if n >= 8 => return ColorDepth::Ansi16,
+        Some(_) => return ColorDepth::NoColor,
+        None => {}
     }
     if term.ends_with("-256color") || term.ends_with("-direct") {
         return ColorDepth::Ansi256;
@@ -387,14 +444,18 @@ fn nearest_16(r: u8, g: u8, b: u8) -> Color {
         .map_or(Color::Reset, |(c, _)| *c)
 }
 
+pub mod contrast;
 mod depth;
 mod parse;
 mod set;
+pub mod terminfo;
 
 use parse::parse;
 pub use parse::parse_color;
 pub use set::Themes;
 
+#[cfg(test)]
+mod contrast_tests;
 #[cfg(test)]
 mod usage_tests;
 #[cfg(test)]
@@ -537,20 +598,53 @@ mod tests {
 
     #[test]
     fn depth_detection() {
+        let none = None;
         assert_eq!(
-            depth_from_env("1", "truecolor", "xterm-256color"),
+            depth_from_env("1", "truecolor", "xterm-256color", none),
             ColorDepth::NoColor
         );
         assert_eq!(
-            depth_from_env("", "truecolor", "xterm"),
+            depth_from_env("", "truecolor", "xterm", none),
             ColorDepth::TrueColor
         );
-        assert_eq!(depth_from_env("", "24bit", ""), ColorDepth::TrueColor);
+        assert_eq!(depth_from_env("", "24bit", "", none), ColorDepth::TrueColor);
         assert_eq!(
-            depth_from_env("", "", "xterm-256color"),
+            depth_from_env("", "", "xterm-256color", none),
             ColorDepth::Ansi256
         );
-        assert_eq!(depth_from_env("", "", "xterm"), ColorDepth::Ansi16);
-        assert_eq!(depth_from_env("", "", ""), ColorDepth::Ansi16);
+        assert_eq!(depth_from_env("", "", "xterm", none), ColorDepth::Ansi16);
+        assert_eq!(depth_from_env("", "", "", none), ColorDepth::Ansi16);
+        let info = |count, direct| Some(terminfo::Colours { count, direct });
+        // kitty and foot over ssh: no COLORTERM, but terminfo knows.
+        assert_eq!(
+            depth_from_env("", "", "xterm-kitty", info(Some(256), true)),
+            ColorDepth::TrueColor
+        );
+        assert_eq!(
+            depth_from_env("", "", "foot", info(Some(256), false)),
+            ColorDepth::Ansi256
+        );
+        assert_eq!(
+            depth_from_env("", "", "xterm-mono", info(None, false)),
+            ColorDepth::Ansi16
+        );
+        assert_eq!(
+            depth_from_env("", "", "vt100", info(Some(2), false)),
+            ColorDepth::NoColor
+        );
+        use crate::config::ui::Colors;
+        assert_eq!(detect_color_depth(Some(Colors::Ansi16)), ColorDepth::Ansi16);
+    }
+
+    #[test]
+    fn sixteen_colours_show_the_selection_in_reverse() {
+        for name in Theme::builtin_names() {
+            let t = Theme::load(name, None).unwrap().adapt(ColorDepth::Ansi16);
+            assert!(
+                t.selection_bg.add_modifier.contains(Modifier::REVERSED),
+                "{name}: {:?}",
+                t.selection_bg
+            );
+        }
     }
 }

@@ -179,6 +179,9 @@ fn set_key(
                 theme.bg = c;
             }
         }
+        "canvas" => {
+            theme.canvas = parse_style(value).map_err(|m| key_err(key, m))?;
+        }
         "styles" => {
             let styles = value
                 .as_table()
@@ -198,7 +201,8 @@ fn set_key(
         other => {
             return Err(key_err(
                 other,
-                "unknown key; expected name, inherits, syntax_theme, fg, bg or [styles]".into(),
+                "unknown key; expected name, inherits, syntax_theme, fg, bg, canvas or [styles]"
+                    .into(),
             ));
         }
     }

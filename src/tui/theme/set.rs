@@ -19,6 +19,8 @@ struct UserTheme {
 pub struct Themes {
     user: BTreeMap<String, UserTheme>,
     depth: ColorDepth,
+    /// The terminal's background, once it answered.
+    background: Option<(u8, u8, u8)>,
 }
 
 impl Default for Themes {
@@ -26,6 +28,7 @@ impl Default for Themes {
         Themes {
             user: BTreeMap::new(),
             depth: ColorDepth::TrueColor,
+            background: None,
         }
     }
 }
@@ -62,7 +65,11 @@ impl Themes {
                 },
             );
         }
-        Themes { user, depth }
+        Themes {
+            user,
+            depth,
+            background: None,
+        }
     }
 
     /// The theme called `name`, adapted to the terminal: the user's file of
@@ -82,13 +89,40 @@ impl Themes {
             },
         };
         theme
-            .map(|t| t.adapt(self.depth))
+            .map(|t| t.on_background(self.background).adapt(self.depth))
             .map_err(|e| e.to_string())
     }
 
     /// The default theme, adapted to the terminal.
     pub fn fallback(&self) -> Theme {
-        Theme::default().adapt(self.depth)
+        Theme::default()
+            .on_background(self.background)
+            .adapt(self.depth)
+    }
+
+    /// The theme called `name`, or the one that suits the terminal when
+    /// `name` is `None`; the default theme when the named one is broken.
+    pub fn chosen_or_automatic(&self, name: Option<&str>) -> Theme {
+        self.get(name.unwrap_or(self.automatic()))
+            .unwrap_or_else(|_| self.fallback())
+    }
+
+    /// Records the background the terminal reported.
+    pub fn set_background(&mut self, rgb: Option<(u8, u8, u8)>) {
+        self.background = rgb;
+    }
+
+    /// The theme that suits the terminal when the person chose none: light
+    /// on a light background, else dark.
+    pub fn automatic(&self) -> &'static str {
+        match self.background {
+            Some(bg) if super::contrast::is_light(bg) => "light",
+            _ => "dark",
+        }
+    }
+
+    pub fn depth(&self) -> ColorDepth {
+        self.depth
     }
 
     /// The names the theme picker offers.

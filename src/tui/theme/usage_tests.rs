@@ -126,14 +126,18 @@ fn every_colour_a_theme_declares_is_on_screen() {
     theme.bg = Some(Color::Rgb(2, 2, 2));
     let mut declared = Vec::new();
     for (i, style) in theme.styles_mut().into_iter().enumerate() {
-        let unique = Color::Rgb(10 + i as u8, 100, 200);
         // A role that names a background is drawn by it; the others by
-        // their text colour.
-        if style.bg.is_some() && style.fg.is_none() {
-            style.bg = Some(unique);
+        // their text colour. Backgrounds dark and text light, so every
+        // glyph stays legible and keeps its own colour.
+        let unique = if style.bg.is_some() && style.fg.is_none() {
+            let c = Color::Rgb(10 + i as u8, 20, 30);
+            style.bg = Some(c);
+            c
         } else {
-            style.fg = Some(unique);
-        }
+            let c = Color::Rgb(10 + i as u8, 200, 230);
+            style.fg = Some(c);
+            c
+        };
         declared.push(unique);
     }
     let seen = colours(&screens(theme));

@@ -93,6 +93,19 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
             notice(model, level, text);
             Vec::new()
         }
+        Msg::Terminal(facts) => terminal_facts(model, facts),
+        Msg::Copied { system } => {
+            // OSC 52 has no answer: only the system clipboard is known to
+            // have taken the text.
+            if let Some(what) = model.copying.take() {
+                model.flash(if system {
+                    format!("copied {what}")
+                } else {
+                    format!("{what} sent to the terminal (OSC 52)")
+                });
+            }
+            Vec::new()
+        }
         Msg::AgentGone => {
             model.agent_gone = true;
             model.turn_running = false;
@@ -105,6 +118,26 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
             Vec::new()
         }
     }
+}
+
+/// The terminal answered: a theme nobody chose follows its background,
+/// and a chosen one is redrawn for it (a dark theme paints its canvas on a
+/// light terminal).
+fn terminal_facts(model: &mut Model, facts: crate::tui::msg::TerminalFacts) -> Vec<Cmd> {
+    model.themes.set_background(facts.background);
+    let name = if model.theme_chosen {
+        model.theme.name.clone()
+    } else {
+        model.themes.automatic().to_string()
+    };
+    let newline = if facts.enhanced_keys {
+        crate::tui::widgets::input::NEWLINE_KEY
+    } else {
+        crate::tui::widgets::input::NEWLINE_KEY_PLAIN
+    };
+    model.input.set_newline_key(newline);
+    model.terminal = facts;
+    slash::set_theme(model, &name, false)
 }
 
 pub fn notice(model: &mut Model, level: NoticeLevel, text: String) {
@@ -255,7 +288,7 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
             .and_then(|s| model.transcript.cells().get(s))
             .map(|c| c.copy_text())
         {
-            model.flash(format!("copied {} characters", text.chars().count()));
+            model.copying = Some(format!("{} characters", text.chars().count()));
             return vec![Cmd::CopyToClipboard(text)];
         }
     } else if keys.is(Action::CopyCode, &key) {
@@ -316,8 +349,8 @@ fn copy_code(model: &mut Model) -> Vec<Cmd> {
     };
     model.code_cursor = (i, next);
     let code = blocks[next].code.clone();
-    model.flash(format!(
-        "copied code block {} of {} ({} lines)",
+    model.copying = Some(format!(
+        "code block {} of {} ({} lines)",
         next + 1,
         blocks.len(),
         code.lines().count()

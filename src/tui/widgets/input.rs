@@ -24,6 +24,8 @@ pub struct PromptInput {
     /// Position while walking the history; `None` when editing a draft.
     history_pos: Option<usize>,
     draft: String,
+    /// The key the empty prompt's hint names for a new line.
+    newline_key: &'static str,
 }
 
 impl Default for PromptInput {
@@ -40,6 +42,7 @@ impl PromptInput {
             history,
             history_pos: None,
             draft: String::new(),
+            newline_key: NEWLINE_KEY,
         }
     }
 
@@ -65,9 +68,17 @@ impl PromptInput {
 
     pub fn set_text(&mut self, text: &str) {
         self.area = new_area(text.split('\n').map(str::to_string).collect());
+        self.area
+            .set_placeholder_text(placeholder(self.newline_key));
         self.area.move_cursor(CursorMove::Bottom);
         self.area.move_cursor(CursorMove::End);
         self.pastes.clear();
+    }
+
+    /// Names `key` as the one that adds a line, in the empty prompt's hint.
+    pub fn set_newline_key(&mut self, key: &'static str) {
+        self.newline_key = key;
+        self.area.set_placeholder_text(placeholder(key));
     }
 
     pub fn clear(&mut self) {
@@ -234,8 +245,18 @@ fn new_area(lines: Vec<String>) -> TextArea<'static> {
     };
     a.set_wrap_mode(WrapMode::WordOrGlyph);
     a.set_cursor_line_style(Style::default());
-    a.set_placeholder_text("Ask cairn…  (Enter send · Shift+Enter newline · F1 help)");
+    a.set_placeholder_text(placeholder(NEWLINE_KEY));
     a
+}
+
+/// The key the hint names for a new line: Shift+Enter only where the
+/// terminal reports it apart from Enter (the kitty keyboard protocol);
+/// xterm's default encoding sends both as the same byte.
+pub const NEWLINE_KEY: &str = "Shift+Enter";
+pub const NEWLINE_KEY_PLAIN: &str = "Ctrl+J";
+
+fn placeholder(newline_key: &str) -> String {
+    format!("Ask cairn…  (Enter send · {newline_key} newline · F1 help)")
 }
 
 #[cfg(test)]

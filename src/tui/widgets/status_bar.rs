@@ -57,6 +57,8 @@ pub struct StatusInfo<'a> {
     pub activity: &'a Activity,
     pub now: Instant,
     pub mouse_captured: bool,
+    /// GNU screen: with the mouse on, a lone Esc waits for the next key.
+    pub holds_lone_esc: bool,
     /// Why the session store refuses writes, while it does.
     pub store_warning: Option<&'a str>,
     /// MCP servers up / starting / enabled, once any is configured.
@@ -157,9 +159,15 @@ fn parts(model: &StatusInfo) -> Vec<Part> {
     });
     parts.extend(servers(model));
     parts.extend(language_servers(model));
-    if !model.mouse_captured {
+    let mouse = match (model.mouse_captured, model.holds_lone_esc) {
+        (false, false) => Some("mouse off (F2)"),
+        (false, true) => Some("screen: mouse off so Esc works (F2 on)"),
+        (true, true) => Some("screen: Esc waits for a key; F2 mouse off"),
+        (true, false) => None,
+    };
+    if let Some(text) = mouse {
         parts.push(Part {
-            text: "mouse off (F2)".into(),
+            text: text.into(),
             style: s.warning,
             priority: 8,
         });

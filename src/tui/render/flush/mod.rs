@@ -33,7 +33,7 @@ use ratatui::buffer::{Buffer, Cell};
 use ratatui::layout::{Position, Rect, Size};
 
 use encode::Encoder;
-pub use probe::{PROBE_TIMEOUT, synchronized_output_supported};
+pub use probe::{Answers, PROBE_TIMEOUT, ask_terminal};
 
 const SYNC_BEGIN: &str = "\x1b[?2026h";
 const SYNC_END: &str = "\x1b[?2026l";

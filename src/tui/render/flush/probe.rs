@@ -1,7 +1,8 @@
 //! Asking the terminal, once at start, whether it supports synchronized
-//! output (DEC private mode 2026), with DECRQM.
+//! output (DEC private mode 2026), with DECRQM, and what colour its
+//! background is (OSC 11), so a theme can match a light or dark terminal.
 //!
-//! The question is followed by a request for the primary device attributes
+//! The questions are followed by a request for the primary device attributes
 //! (DA1), which every terminal and multiplexer answers: its answer ends the
 //! wait at once, whether or not mode 2026 was reported. A terminal that
 //! answers nothing costs the timeout, never a hang. The answers are read
@@ -20,20 +21,25 @@ use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
 /// How long to wait for the terminal's answers.
 pub const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
 
-const QUERY: &[u8] = b"\x1b[?2026$p\x1b[c";
+const QUERY: &[u8] = b"\x1b]11;?\x07\x1b[?2026$p\x1b[c";
 
 /// What the terminal answered so far.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Answers {
     /// `Some(true)` when DECRPM reported mode 2026 set or reset (known).
     pub sync: Option<bool>,
+    /// The background colour OSC 11 reported, as 8-bit red, green, blue.
+    pub background: Option<(u8, u8, u8)>,
     /// The device attributes arrived: nothing more will come.
     pub done: bool,
 }
 
-/// Reads the DECRPM and DA1 answers out of what the terminal sent.
+/// Reads the OSC 11, DECRPM and DA1 answers out of what the terminal sent.
 pub fn parse(bytes: &[u8]) -> Answers {
-    let mut answers = Answers::default();
+    let mut answers = Answers {
+        background: background(bytes),
+        ..Answers::default()
+    };
     let mut i = 0;
     while let Some(start) = find(&bytes[i..], b"\x1b[?").map(|p| p + i) {
         let body = &bytes[start + 3..];
@@ -60,23 +66,45 @@ pub fn parse(bytes: &[u8]) -> Answers {
     answers
 }
 
+/// The colour in an OSC 11 answer: `ESC ] 11 ; rgb:R/G/B` ended by BEL or
+/// ST, each channel one to four hex digits (scaled to eight bits).
+fn background(bytes: &[u8]) -> Option<(u8, u8, u8)> {
+    let start = find(bytes, b"\x1b]11;")? + 5;
+    let rest = &bytes[start..];
+    let end = rest.iter().position(|b| *b == 0x07 || *b == 0x1b)?;
+    let text = std::str::from_utf8(&rest[..end]).ok()?;
+    let body = text
+        .strip_prefix("rgb:")
+        .or_else(|| text.strip_prefix("rgba:"))?;
+    let mut channels = body.split('/').map(|h| {
+        let digits = u32::try_from(h.len())
+            .ok()
+            .filter(|n| (1..=4).contains(n))?;
+        let v = u32::from_str_radix(h, 16).ok()?;
+        u8::try_from(v * 255 / (16u32.pow(digits) - 1)).ok()
+    });
+    Some((channels.next()??, channels.next()??, channels.next()??))
+}
+
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
 }
 
-/// Asks the terminal; true only when it said it supports mode 2026.
-/// Raw mode must be on, and nothing else may be reading the terminal yet.
-pub fn synchronized_output_supported(timeout: Duration) -> bool {
+/// Asks the terminal and returns what it answered within `timeout`
+/// (nothing known when it answered nothing). Raw mode must be on, and
+/// nothing else may be reading the terminal yet.
+pub fn ask_terminal(timeout: Duration) -> Answers {
     let Ok(mut tty) = File::options().read(true).write(true).open("/dev/tty") else {
-        return false;
+        return Answers::default();
     };
     // Keys typed ahead are the person's: asking now would mean reading
-    // them here, where they would be lost. Without an answer, no sync.
+    // them here, where they would be lost. Without an answer, no sync and
+    // no known background.
     if input_pending(&tty) {
-        return false;
+        return Answers::default();
     }
     if tty.write_all(QUERY).and_then(|_| tty.flush()).is_err() {
-        return false;
+        return Answers::default();
     }
     let deadline = Instant::now() + timeout;
     let mut got = Vec::new();
@@ -84,23 +112,23 @@ pub fn synchronized_output_supported(timeout: Duration) -> bool {
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
-            return false;
+            return parse(&got);
         }
         let ms = PollTimeout::from(left.as_millis().clamp(1, 60_000) as u16);
         let mut fds = [PollFd::new(tty.as_fd(), PollFlags::POLLIN)];
         match poll(&mut fds, ms) {
-            Ok(0) => return false,
+            Ok(0) => return parse(&got),
             Ok(_) => {}
             Err(nix::errno::Errno::EINTR) => continue,
-            Err(_) => return false,
+            Err(_) => return parse(&got),
         }
         match tty.read(&mut buf) {
-            Ok(0) | Err(_) => return false,
+            Ok(0) | Err(_) => return parse(&got),
             Ok(n) => got.extend_from_slice(&buf[..n]),
         }
         let answers = parse(&got);
         if answers.done {
-            return answers.sync == Some(true);
+            return answers;
         }
     }
 }
@@ -121,6 +149,7 @@ mod tests {
             a,
             Answers {
                 sync: Some(true),
+                background: None,
                 done: true
             }
         );
@@ -137,5 +166,20 @@ mod tests {
         let partial = parse(b"\x1b[?2026;1$y\x1b[?6");
         assert_eq!(partial.sync, Some(true));
         assert!(!partial.done);
+    }
+
+    #[test]
+    fn reads_the_background_in_every_spelling_terminals_use() {
+        let a = parse(b"\x1b]11;rgb:ffff/ffff/ffff\x1b\\\x1b[?2026;2$y\x1b[?62c");
+        assert_eq!(a.background, Some((255, 255, 255)));
+        assert!(a.done && a.sync == Some(true));
+        let a = parse(b"\x1b]11;rgb:1e1e/2020/2828\x07\x1b[?1;2c");
+        assert_eq!(a.background, Some((30, 32, 40)));
+        let a = parse(b"\x1b]11;rgb:f/8/0\x07");
+        assert_eq!(a.background, Some((255, 136, 0)));
+        assert_eq!(parse(b"\x1b]11;rgb:ff/ff\x07").background, None);
+        assert_eq!(parse(b"\x1b]11;rgb:zz/00/00\x07").background, None);
+        assert_eq!(parse(b"\x1b]11;rgb:ffff/ffff/ff").background, None);
+        assert_eq!(parse(b"\x1b[?62;22c").background, None);
     }
 }
