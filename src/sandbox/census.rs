@@ -33,6 +33,7 @@ const WATCHED: &[&str] = &[
     ".git/config.worktree",
     ".git/hooks",
     ".git/info",
+    ".git/worktrees",
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".claude/commands",
@@ -104,13 +105,28 @@ impl Census {
         let mut out = BTreeMap::new();
         let watched = WATCHED.iter().map(PathBuf::from);
         let links = self.gitlinks.iter().map(|g| g.join(".git"));
-        for rel in watched.chain(links) {
+        // A submodule's own commondir or worktree config redirects the
+        // person's git as the top-level one does.
+        let submodules = super::policy::submodule_dirs(&self.workspace)
+            .into_iter()
+            .filter_map(|d| d.strip_prefix(&self.workspace).ok().map(Path::to_path_buf))
+            .flat_map(|d| [d.join("commondir"), d.join("config.worktree")]);
+        for rel in watched.chain(links).chain(submodules) {
             let path = self.workspace.join(&rel);
             if self.plainly_inside(&path)
                 && let Some(id) = ident(&path)
             {
                 out.insert(rel, id);
             }
+        }
+        // An index that is a link is read by git but not by cairn's
+        // gitlink reader: taken for a plant.
+        let index = self.workspace.join(".git/index");
+        if std::fs::symlink_metadata(&index).is_ok_and(|m| m.file_type().is_symlink())
+            && self.plainly_inside(&index)
+            && let Some(id) = ident(&index)
+        {
+            out.insert(PathBuf::from(".git/index"), id);
         }
         out
     }
@@ -183,12 +199,17 @@ fn ident(path: &Path) -> Option<Ident> {
     Some(if meta.is_file() {
         Ident::File(hash(&head(path)) ^ meta.len())
     } else if meta.is_dir() {
+        // A git folder: what redirects or runs — its config, commondir,
+        // worktree config and each hook, by name and content.
         let mut inside = head(&path.join("config"));
+        inside.extend(head(&path.join("commondir")));
+        inside.extend(head(&path.join("config.worktree")));
         if let Ok(hooks) = std::fs::read_dir(path.join("hooks")) {
             let mut names: Vec<_> = hooks.flatten().map(|e| e.file_name()).collect();
             names.sort();
             for n in names {
                 inside.extend_from_slice(n.as_encoded_bytes());
+                inside.extend(head(&path.join("hooks").join(&n)));
             }
         }
         Ident::Dir(meta.ino(), hash(&inside))

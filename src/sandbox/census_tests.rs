@@ -134,3 +134,55 @@ fn a_link_never_makes_cairn_move_what_lies_outside() {
     assert!(other.join(".git/config").exists());
     assert!(claude.join("settings.json").exists());
 }
+
+/// Second hostile review: a split index hid a planted gitlink in
+/// `sharedindex.*`, and an index made a link was not read at all.
+#[test]
+fn a_split_or_linked_index_hides_no_gitlink() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    plant_gitlink(&ws, "vendor/evil");
+    git(&ws, &["update-index", "--split-index"]);
+    let said = census.check(&q, &[]);
+    assert!(
+        said.iter().any(|s| s.contains("vendor/evil/.git")),
+        "{said:?}"
+    );
+    assert!(!ws.join("vendor/evil/.git").exists());
+
+    let (_d, ws) = repo();
+    let mut census = Census::take(&ws);
+    std::fs::rename(ws.join(".git/index"), ws.join(".git/idx2")).unwrap();
+    std::os::unix::fs::symlink("idx2", ws.join(".git/index")).unwrap();
+    let said = census.check(&q, &[]);
+    assert!(said.iter().any(|s| s.contains(".git/index")), "{said:?}");
+    assert!(std::fs::symlink_metadata(ws.join(".git/index")).is_err());
+}
+
+/// Second hostile review: a submodule's own commondir, and a commondir or
+/// hook rewritten inside an embedded submodule's `.git`, redirect the
+/// person's git as the top-level ones do.
+#[test]
+fn a_submodules_commondir_or_changed_hook_is_moved_out() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let modules = ws.join(".git/modules/lib");
+    std::fs::create_dir_all(&modules).unwrap();
+    git(&modules, &["init", "-q", "--bare"]);
+    plant_gitlink(&ws, "embedded");
+    std::fs::create_dir_all(ws.join("embedded/.git/hooks")).unwrap();
+    std::fs::write(ws.join("embedded/.git/hooks/pre-commit"), "true\n").unwrap();
+    let mut census = Census::take(&ws);
+    assert!(census.check(&q, &[]).is_empty());
+    std::fs::write(modules.join("commondir"), "../../../evilc\n").unwrap();
+    std::fs::write(ws.join("embedded/.git/hooks/pre-commit"), "touch /tmp/x\n").unwrap();
+    let said = census.check(&q, &[]);
+    assert!(
+        said.iter()
+            .any(|s| s.contains(".git/modules/lib/commondir")),
+        "{said:?}"
+    );
+    assert!(said.iter().any(|s| s.contains("embedded/.git")), "{said:?}");
+    assert!(!modules.join("commondir").exists());
+}

@@ -23,7 +23,25 @@ pub fn gitlinks(git: &Path) -> Option<Vec<PathBuf>> {
         l.replace([' ', '\t'], "")
             .eq_ignore_ascii_case("objectformat=sha256")
     });
-    parse(&bytes, if sha256 { 32 } else { 20 })
+    let hash = if sha256 { 32 } else { 20 };
+    let mut links = parse(&bytes, hash)?;
+    // A split index keeps most entries in `sharedindex.<hash>` files; the
+    // gitlinks there count as much as the main index's. Every shared file
+    // is read, not only the one the index names: a stale one costs a look.
+    if let Ok(entries) = std::fs::read_dir(git) {
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if name.to_string_lossy().starts_with("sharedindex.")
+                && let Some(shared) = read_plain(&entry.path(), MAX_INDEX)
+                && let Some(more) = parse(&shared, hash)
+            {
+                links.extend(more);
+            }
+        }
+    }
+    links.sort();
+    links.dedup();
+    Some(links)
 }
 
 /// The regular file `path`, opened without blocking or following a link

@@ -27,6 +27,8 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".git/hooks",
     ".git/info",
     ".git/commondir",
+    // A linked worktree's own `commondir` and config live here.
+    ".git/worktrees",
     ".cairn",
     ".claude/settings.json",
     ".claude/settings.local.json",
@@ -344,8 +346,21 @@ pub(crate) fn make_bind_points(workspace: &Path) {
     }
 }
 
-/// The config, hooks and info of each submodule under `.git/modules`.
+/// The config, hooks, info and commondir of each submodule under
+/// `.git/modules`.
 fn submodule_git_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for dir in submodule_dirs(workspace) {
+        for inside in ["config", "hooks", "info", "commondir", "config.worktree"] {
+            push_inside(&mut out, dir.join(inside), workspace);
+        }
+    }
+    out
+}
+
+/// The git folders of the submodules under `.git/modules` (nested too),
+/// not through links.
+pub(crate) fn submodule_dirs(workspace: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![workspace.join(".git/modules")];
     while let Some(dir) = stack.pop() {
@@ -358,9 +373,7 @@ fn submodule_git_dirs(workspace: &Path) -> Vec<PathBuf> {
                 continue;
             }
             if path.join("HEAD").is_file() {
-                for inside in ["config", "hooks", "info"] {
-                    push_inside(&mut out, path.join(inside), workspace);
-                }
+                out.push(path.clone());
                 stack.push(path.join("modules"));
             } else {
                 stack.push(path);
