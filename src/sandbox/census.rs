@@ -120,13 +120,18 @@ impl Census {
             }
         }
         // An index that is a link is read by git but not by cairn's
-        // gitlink reader: taken for a plant.
-        let index = self.workspace.join(".git/index");
-        if std::fs::symlink_metadata(&index).is_ok_and(|m| m.file_type().is_symlink())
-            && self.plainly_inside(&index)
-            && let Some(id) = ident(&index)
-        {
-            out.insert(PathBuf::from(".git/index"), id);
+        // gitlink reader; a `.claude` or `.agents` that is a link leads
+        // other agents to settings and skills the checks above do not
+        // follow (they never go through links). Each is taken for a plant
+        // when it appears; the link itself is moved, never what it names.
+        for rel in [".git/index", ".claude", ".agents"] {
+            let path = self.workspace.join(rel);
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
+                && self.plainly_inside(&path)
+                && let Some(id) = ident(&path)
+            {
+                out.insert(PathBuf::from(rel), id);
+            }
         }
         out
     }

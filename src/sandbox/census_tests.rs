@@ -130,7 +130,11 @@ fn a_link_never_makes_cairn_move_what_lies_outside() {
             &format!("160000,{sha},vendor"),
         ],
     );
-    assert!(census.check(&q, &[]).is_empty());
+    // The new `.claude` link itself is moved (a link is a plant of its
+    // own); nothing it or `vendor` names is touched.
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("`.claude`"), "{said:?}");
     assert!(other.join(".git/config").exists());
     assert!(claude.join("settings.json").exists());
 }
@@ -185,4 +189,23 @@ fn a_submodules_commondir_or_changed_hook_is_moved_out() {
     );
     assert!(said.iter().any(|s| s.contains("embedded/.git")), "{said:?}");
     assert!(!modules.join("commondir").exists());
+}
+
+/// Second hostile review: `.claude` made a link to a folder the command
+/// filled with settings whose hook other agents run.
+#[test]
+fn a_new_claude_or_agents_link_is_moved_but_not_what_it_names() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    std::fs::create_dir_all(ws.join("docs/cc")).unwrap();
+    std::fs::write(ws.join("docs/cc/settings.json"), "{\"hooks\":{}}").unwrap();
+    std::os::unix::fs::symlink("docs/cc", ws.join(".claude")).unwrap();
+    std::os::unix::fs::symlink("docs", ws.join(".agents")).unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(std::fs::symlink_metadata(ws.join(".claude")).is_err());
+    assert!(std::fs::symlink_metadata(ws.join(".agents")).is_err());
+    // The folder the link named is the workspace's own and stays.
+    assert!(ws.join("docs/cc/settings.json").is_file());
 }
