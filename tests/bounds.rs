@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use crate::mock_model::{Format, MockModel, Reply};
+use crate::mock_model::{self, Format, MockModel, Reply};
 use crate::test_home::TestHome;
 
 fn write_config(env: &TestHome, text: &str) {
@@ -111,21 +111,6 @@ async fn a_flood_of_mcp_log_messages_leaves_a_small_log() {
     );
 }
 
-/// The text of every tool result in an Anthropic request.
-fn result_texts(request: &serde_json::Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter(|b| b["type"] == "tool_result")
-        .map(|b| match &b["content"] {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
-        })
-        .collect()
-}
-
 /// A `view` of 2,000 lines of 3,000 characters would be four million
 /// characters; what the model gets is bounded and says what was cut.
 #[tokio::test]
@@ -151,10 +136,10 @@ async fn a_wide_tool_result_reaches_the_model_bounded() {
         String::from_utf8_lossy(&out.stderr)
     );
     let requests = mock.requests();
-    let results = result_texts(&requests[1]);
+    let results = mock_model::tool_result_texts(&requests[1]);
     assert_eq!(results.len(), 1);
     let text = &results[0];
     assert!(text.chars().count() < 121_000, "{} characters", text.len());
     assert!(text.contains("FIRST") && text.contains("LAST"));
-    assert!(text.contains("cut here: one tool result carries at most"));
+    assert!(text.contains("One tool result carries at most"));
 }

@@ -7,7 +7,7 @@ use crate::{mock_model, test_home};
 use std::path::PathBuf;
 
 use mock_model::{Format, MockModel, Reply};
-use serde_json::{Value, json};
+use serde_json::json;
 use test_home::TestHome;
 
 /// tests/lsp_servers/node_modules/.bin, when pyright is installed there.
@@ -31,26 +31,6 @@ fn path_with(bin: &std::path::Path) -> String {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     )
-}
-
-/// The text of every tool result the model was sent in `request`.
-fn result_texts(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
-        .filter(|b| b["type"] == "tool_result")
-        .map(|b| {
-            b["content"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c["text"].as_str().map(String::from))
-                .collect::<Vec<_>>()
-                .join("\n")
-        })
-        .collect()
 }
 
 const OLD: &str = "import os\n\nprint(missing_one)\n\n\ndef f():\n    return 1\n";
@@ -90,7 +70,7 @@ async fn an_edit_that_adds_an_undefined_name_is_answered_with_that_error_only() 
         "the edit is applied"
     );
     let requests = mock.requests();
-    let results = result_texts(&requests[2]);
+    let results = mock_model::tool_result_texts(&requests[2]);
     let edit = results.last().expect("the edit's result");
     assert!(edit.contains("1 new error"), "{edit}");
     assert!(
@@ -130,7 +110,7 @@ async fn a_server_that_exits_at_start_leaves_edits_working_and_says_so() {
             .unwrap()
             .contains("undefined_two")
     );
-    let results = result_texts(&mock.requests()[2]);
+    let results = mock_model::tool_result_texts(&mock.requests()[2]);
     let edit = results.last().unwrap();
     assert!(edit.starts_with("Edited app.py"), "{edit}");
     assert!(
@@ -177,7 +157,7 @@ async fn the_lsp_tool_finds_definitions_references_and_diagnostics() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let results = result_texts(&mock.requests()[4]);
+    let results = mock_model::tool_result_texts(&mock.requests()[4]);
     assert!(
         results[0].contains("lib.py:1: def helper(x):"),
         "{results:?}"

@@ -33,24 +33,14 @@ pub(crate) fn bound(output: &mut ToolOutput, max: usize) {
             left -= len;
             continue;
         }
-        *text = cut_middle(text, len, left, max);
+        *text = format!(
+            "{}\n[One tool result carries at most {max} characters; the middle of this one \
+             was cut. Ask for less at a time to see it: a range (offset and limit), a \
+             narrower path or pattern, or `head`/`tail`/`grep` on a command's output.]",
+            crate::text::truncate_middle(text, left)
+        );
         left = 0;
     }
-}
-
-fn cut_middle(text: &str, len: usize, keep: usize, max: usize) -> String {
-    let head = keep * 2 / 3;
-    let tail = keep - head;
-    let cut = len - head - tail;
-    let start: String = text.chars().take(head).collect();
-    let end: String = text.chars().skip(len - tail).collect();
-    format!(
-        "{start}\n[… {cut} characters (about {} tokens) cut here: one tool result carries at \
-         most {max} characters. Ask for less at a time to see them: a range (offset and \
-         limit), a narrower path or pattern, or `head`/`tail`/`grep` on a command's \
-         output.]\n{end}",
-        cut / 4
-    )
 }
 
 #[cfg(test)]
@@ -73,13 +63,8 @@ mod tests {
         bound(&mut output, 10_000);
         let text = output.text_content();
         assert!(text.starts_with("FIRST\n"));
-        assert!(text.ends_with("LAST"));
-        assert!(
-            text.contains("characters (about"),
-            "{}",
-            &text[6_000..7_000]
-        );
-        assert!(text.contains("one tool result carries at most 10000 characters"));
+        assert!(text.contains("LAST\n[One tool result carries at most 10000 characters"));
+        assert!(text.contains("characters cut from the middle"), "{text}");
         assert!(text.chars().count() < 10_400);
     }
 
@@ -98,6 +83,6 @@ mod tests {
         let ResultContent::Text { text: second } = &output.content[1] else {
             panic!("text");
         };
-        assert!(second.starts_with(&"b".repeat(1_333)) && second.contains("cut here"));
+        assert!(second.starts_with(&"b".repeat(1_000)) && second.contains("was cut"));
     }
 }

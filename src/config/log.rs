@@ -96,16 +96,16 @@ impl LogFile {
             name.push(format!(".{n}"));
             PathBuf::from(name)
         };
-        // Old files past today's count (it may have been lowered) go too.
-        for n in keep.max(1)..=keep.max(1) + 100 {
-            if std::fs::remove_file(numbered(n)).is_err() && n > keep {
-                break;
-            }
+        // The oldest kept goes (and any past a count since lowered), the
+        // others move up one, and the current one becomes `.1`.
+        let mut n = keep.max(1);
+        while std::fs::remove_file(numbered(n)).is_ok() || n == keep.max(1) {
+            n += 1;
+        }
+        for n in (1..keep).rev() {
+            let _ = std::fs::rename(numbered(n), numbered(n + 1));
         }
         if keep > 0 {
-            for n in (1..keep).rev() {
-                let _ = std::fs::rename(numbered(n), numbered(n + 1));
-            }
             std::fs::rename(&self.path, numbered(1))?;
         } else {
             std::fs::remove_file(&self.path)?;

@@ -28,6 +28,16 @@ pub enum StoreError {
         source: rusqlite::Error,
     },
 
+    #[error(
+        "the session database {} was deleted or replaced while cairn ran, and writing it back failed: {source}",
+        path.display()
+    )]
+    Restore {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
     #[error("cannot create the directory for the session database {}: {source}", path.display())]
     CreateDir {
         path: PathBuf,

@@ -58,12 +58,8 @@ impl Store {
         let _ = std::fs::remove_file(&fresh);
         self.conn
             .execute("VACUUM INTO ?1", [fresh.to_string_lossy().as_ref()])?;
-        crate::private::restrict(&fresh, crate::private::FILE_MODE).map_err(|e| {
-            StoreError::Open {
-                path: fresh.clone(),
-                source: rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
-            }
-        })?;
+        crate::private::restrict(&fresh, crate::private::FILE_MODE)
+            .map_err(|e| io_error(&fresh, e))?;
         let kept = if identity(&path).is_some() {
             let mut aside = path.clone().into_os_string();
             aside.push(format!(".replaced-{}", super::now_ms()));
@@ -88,10 +84,10 @@ impl Store {
     }
 }
 
-fn io_error(path: &Path, e: std::io::Error) -> StoreError {
-    StoreError::Open {
+fn io_error(path: &Path, source: std::io::Error) -> StoreError {
+    StoreError::Restore {
         path: path.to_path_buf(),
-        source: rusqlite::Error::ToSqlConversionFailure(Box::new(e)),
+        source,
     }
 }
 

@@ -25,6 +25,27 @@ pub fn system_text(request: &Value) -> String {
     }
 }
 
+/// The text of every tool result in an Anthropic request, oldest first
+/// (a result sent as a string or as text blocks).
+pub fn tool_result_texts(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["content"].as_array().cloned().unwrap_or_default())
+        .filter(|b| b["type"] == "tool_result")
+        .map(|b| match &b["content"] {
+            Value::String(s) => s.clone(),
+            Value::Array(blocks) => blocks
+                .iter()
+                .filter_map(|c| c["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        })
+        .collect()
+}
+
 /// Anthropic's cache: a prefix is written at each `cache_control`
 /// breakpoint; a later request reads the longest written prefix found at
 /// one of its breakpoints or up to 20 blocks before one. Tokens are

@@ -304,7 +304,7 @@ mod responses_wire;
 #[path = "mock_cache.rs"]
 mod super_cache;
 #[allow(unused_imports)]
-pub use super_cache::system_text;
+pub use super_cache::{system_text, tool_result_texts};
 
 pub struct MockModel {
     format: Format,

@@ -261,7 +261,10 @@ fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
 fn worth_retrying(e: &StoreError) -> bool {
     use rusqlite::ErrorCode as C;
     match e {
-        StoreError::Busy | StoreError::Open { .. } | StoreError::CreateDir { .. } => true,
+        StoreError::Busy
+        | StoreError::Open { .. }
+        | StoreError::CreateDir { .. }
+        | StoreError::Restore { .. } => true,
         StoreError::Sqlite(e) => matches!(
             e.sqlite_error_code(),
             Some(
