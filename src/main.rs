@@ -349,7 +349,7 @@ async fn async_main(cli: Cli) -> u8 {
         }
         Some(Command::Man) => {
             let mut page = Vec::new();
-            match clap_mangen::Man::new(Cli::command()).render(&mut page) {
+            match clap_mangen::Man::new(cli_command()).render(&mut page) {
                 Ok(()) => print_bytes(&page),
                 Err(e) => report(Err(e.into())),
             }
@@ -380,8 +380,6 @@ async fn async_main(cli: Cli) -> u8 {
     }
 }
 
-/// The exit code of a command's result; an error is printed, escaped, as
-/// one `cairn:` line.
 /// Writes generated text to standard output; a reader that closed early
 /// (`| head`) ends it quietly.
 fn print_bytes(bytes: &[u8]) -> u8 {
@@ -396,6 +394,8 @@ fn print_bytes(bytes: &[u8]) -> u8 {
     )
 }
 
+/// The exit code of a command's result; an error is printed, escaped, as
+/// one `cairn:` line.
 fn report(result: anyhow::Result<u8>) -> u8 {
     match result {
         Ok(code) => code,

@@ -185,13 +185,16 @@ fn apply(spec: &mut ServerSpec, o: &LspServerConfig) {
 }
 
 /// Where `program` is: itself when it names a path, else the first match
-/// on `PATH`.
+/// on `PATH`. Relative `PATH` entries (`.`, an empty one) are skipped:
+/// they would find a program the repository ships, started unasked the
+/// first time the model opens a file.
 pub fn find_program(program: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if program.contains('/') {
         let p = PathBuf::from(program);
         return p.is_file().then_some(p);
     }
     std::env::split_paths(path_var?)
+        .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))
 }
@@ -286,5 +289,16 @@ mod tests {
         std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
         assert_eq!(find_program("srv", Some(&path)), Some(exe));
         assert_eq!(find_program("other", Some(&path)), None);
+        // A relative entry (`.` is the repository cairn runs in) is not
+        // used, even when it names the same folder.
+        let here = std::env::current_dir().unwrap();
+        let mut rel_dir = std::path::PathBuf::new();
+        for _ in 1..here.components().count() {
+            rel_dir.push("..");
+        }
+        rel_dir.push(dir.path().strip_prefix("/").unwrap());
+        assert!(rel_dir.join("srv").is_file());
+        let rel_path = std::env::join_paths([rel_dir]).unwrap();
+        assert_eq!(find_program("srv", Some(&rel_path)), None);
     }
 }

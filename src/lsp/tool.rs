@@ -157,15 +157,14 @@ impl LspTool {
             }
             Err((server, why)) => return Err(format!("the language server {server}: {why}")),
         };
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let text = read_text(file)?;
         self.manager.docs.put(&client, file, &text).await?;
         Ok(client)
     }
 
     async fn file_diagnostics(&self, file: &Path, ctx: &ToolContext) -> Result<String, String> {
         let client = self.opened(file).await?;
-        let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+        let text = read_text(file)?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
         let _one = self.manager.docs.busy.lock().await;
         let d = self
@@ -199,7 +198,7 @@ fn doc(file: &Path) -> Value {
 /// no symbol is given), in UTF-16 units.
 fn position(file: &Path, input: &Value) -> Result<Value, String> {
     let line = opt_u64_arg(input, "line")?.ok_or("give `line` (1-based) and `symbol`")?;
-    let text = std::fs::read_to_string(file).map_err(|e| e.to_string())?;
+    let text = read_text(file)?;
     let row = line.saturating_sub(1) as usize;
     let Some(content) = text.lines().nth(row) else {
         return Err(format!("{} has no line {line}", file.display()));
@@ -214,10 +213,25 @@ fn position(file: &Path, input: &Value) -> Result<Value, String> {
     Ok(json!({"line": row, "character": character}))
 }
 
+/// The text of `path` as the file tools read it: never through a link out
+/// of its workspace, never blocking on a FIFO, at most 8 MiB.
+fn read_text(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    crate::tools::beneath::open(path)
+        .and_then(|f| f.take(8 << 20).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// A location a server answered with. Its line is shown only for a file in
+/// the workspace: the server (running a repository's build scripts) must
+/// not make cairn read `~/.ssh` for it.
 fn place(ctx: &ToolContext, uri: &str, line: u64) -> String {
     let path = super::uri::to_path(uri).unwrap_or_else(|| PathBuf::from(uri));
-    let text = std::fs::read_to_string(&path)
-        .ok()
+    let text = Some(&path)
+        .filter(|p| p.starts_with(&ctx.workspace))
+        .and_then(|p| read_text(p).ok())
         .and_then(|t| t.lines().nth(line as usize).map(|l| l.trim().to_string()))
         .unwrap_or_default();
     format!(

@@ -121,10 +121,6 @@ impl Themes {
         }
     }
 
-    pub fn depth(&self) -> ColorDepth {
-        self.depth
-    }
-
     /// The names the theme picker offers.
     pub fn names(&self) -> Vec<String> {
         BUILTIN_NAMES.iter().map(|n| n.to_string()).collect()

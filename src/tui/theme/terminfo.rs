@@ -49,9 +49,29 @@ pub fn lookup(
     roots.into_iter().find_map(|root| {
         [first.to_string(), format!("{:x}", u32::from(first))]
             .iter()
-            .find_map(|sub| std::fs::read(root.join(sub).join(term)).ok())
+            .find_map(|sub| read_entry(&root.join(sub).join(term)))
             .and_then(|bytes| parse(&bytes))
     })
+}
+
+/// A compiled entry: a regular file (links followed: system entries are
+/// links), opened without blocking and read to at most 64 KiB, so a FIFO
+/// or a link to `/dev/zero` under `$TERMINFO` or `~/.terminfo` stalls
+/// nothing and fills nothing.
+fn read_entry(path: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(64 * 1024).read_to_end(&mut bytes).ok()?;
+    Some(bytes)
 }
 
 fn short(b: &[u8], at: usize) -> Option<i32> {

@@ -12,7 +12,8 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
-use super::{ANSI16, CUBE, ColorDepth, Theme, dist, index_to_rgb};
+use super::contrast::rgb_of as rgb;
+use super::{CUBE, ColorDepth, Theme, dist};
 
 /// The diff colours a theme declared, before adaptation.
 #[derive(Debug, Clone, Copy)]
@@ -41,16 +42,6 @@ pub fn derive(theme: &mut Theme, declared: &Declared, depth: ColorDepth) {
         ColorDepth::Ansi256 => derive_256(theme, declared),
         ColorDepth::Ansi16 => derive_16(theme, declared),
         ColorDepth::TrueColor | ColorDepth::NoColor => {}
-    }
-}
-
-/// The colour's red, green and blue.
-fn rgb(c: Color) -> Option<(u8, u8, u8)> {
-    match c {
-        Color::Rgb(r, g, b) => Some((r, g, b)),
-        Color::Indexed(i) => Some(index_to_rgb(i)),
-        Color::Reset => None,
-        named => ANSI16.iter().find(|(c, _)| *c == named).map(|(_, v)| *v),
     }
 }
 
