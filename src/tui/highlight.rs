@@ -1,9 +1,11 @@
 //! Syntax highlighting with syntect.
 //!
-//! Loading syntect's syntax and theme sets costs milliseconds, and the first
-//! frame must not wait for it, so they load once, on a background thread
-//! started by [`warm_up`]. Until they are ready, code comes back plain;
-//! callers that cache rendered lines can watch [`is_ready`] and re-render once.
+//! Loading syntect's syntax and theme sets costs milliseconds and several
+//! megabytes, and a session may never show code, so they load on first use,
+//! on a background thread started by [`warm_up`] (the first code block or
+//! diff asks for them). Until they are ready, code comes back plain; callers
+//! that cache rendered lines watch [`is_loading`] / [`is_ready`] and re-render
+//! once.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -38,8 +40,8 @@ fn load() -> Assets {
     }
 }
 
-/// Starts loading syntect's data on a background thread (once). Call at
-/// start-up; calling again is free.
+/// Starts loading syntect's data on a background thread (once). Called by
+/// the first caller that wants highlighting; calling again is free.
 pub fn warm_up() {
     if ASSETS.get().is_some() || WARMING.swap(true, Ordering::AcqRel) {
         return;
@@ -59,6 +61,12 @@ pub fn warm_up() {
 /// Whether highlighting is available yet.
 pub fn is_ready() -> bool {
     ASSETS.get().is_some()
+}
+
+/// Whether the data is being loaded now: something asked for highlighting
+/// and got plain text, and will look different once [`is_ready`].
+pub fn is_loading() -> bool {
+    WARMING.load(Ordering::Acquire) && !is_ready()
 }
 
 /// Loads syntect's data on this thread if it is not loaded yet (for tests,

@@ -125,7 +125,6 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
             themes.fallback()
         }
     };
-    highlight::warm_up();
     let mut m = model::Model::new(opts.provider, opts.model, opts.mode, opts.cwd, theme);
     m.themes = themes;
     m.theme_chosen = !opts.theme.is_empty();

@@ -81,6 +81,9 @@ pub struct Model {
     /// The person named a theme (config or `/theme`); otherwise it follows
     /// the terminal's background.
     pub theme_chosen: bool,
+    /// The transcript was last rendered knowing syntax highlighting is
+    /// loaded (it loads on first use; code drawn before is plain).
+    pub highlight_seen: bool,
     /// What is being copied ("12 characters"), until the copy reports.
     pub copying: Option<String>,
     /// What the terminal is and answered at start.
@@ -157,6 +160,7 @@ impl Model {
             notify: Default::default(),
             themes: crate::tui::theme::Themes::default(),
             theme_chosen: false,
+            highlight_seen: false,
             terminal: Default::default(),
             copying: None,
             last_idle_esc: None,
@@ -198,6 +202,9 @@ impl Model {
         self.activity != Activity::Idle
             || self.turn_running
             || self.flash.is_some()
+            // Highlighting is loading: notice when it is ready.
+            || crate::tui::highlight::is_loading()
+            || (crate::tui::highlight::is_ready() && !self.highlight_seen)
             // A background job's pane keeps its clock between turns.
             || self.transcript.cells().iter().rev().take(64).any(|c| c.is_animated())
     }

@@ -27,6 +27,8 @@ pub fn model() -> Model {
     m.now = Instant::now();
     // Tests answer a dialog the moment it opens (the pause has its own test).
     m.dialog_pause = std::time::Duration::ZERO;
+    // Highlighting is loaded above, before anything was drawn.
+    m.highlight_seen = true;
     m
 }
 

@@ -535,6 +535,28 @@ fn f2_toggles_mouse_capture() {
 }
 
 #[test]
+fn code_drawn_before_highlighting_loaded_is_drawn_again_once_it_is() {
+    let mut m = model();
+    turn(&mut m, "go");
+    agent(
+        &mut m,
+        AgentEvent::TextDelta("```rust\nfn main() {}\n```\n\n".into()),
+    );
+    let cell = m.transcript.len() - 1;
+    let before = m.transcript.cells()[cell].revision();
+    // As if the transcript was drawn while the data was still loading.
+    m.highlight_seen = false;
+    assert!(m.needs_tick(), "a tick notices the data arrived");
+    update(&mut m, Msg::Tick(std::time::Instant::now()));
+    assert!(m.highlight_seen);
+    assert_ne!(m.transcript.cells()[cell].revision(), before, "re-rendered");
+    update(&mut m, Msg::Tick(std::time::Instant::now()));
+    let after = m.transcript.cells()[cell].revision();
+    update(&mut m, Msg::Tick(std::time::Instant::now()));
+    assert_eq!(m.transcript.cells()[cell].revision(), after, "only once");
+}
+
+#[test]
 fn the_clock_runs_only_while_something_moves() {
     let mut m = model();
     assert!(!m.needs_tick(), "idle: no periodic redraw");

@@ -67,6 +67,11 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
             if model.flash.as_ref().is_some_and(|f| f.1 <= now) {
                 model.flash = None;
             }
+            if !model.highlight_seen && crate::tui::highlight::is_ready() {
+                // Code drawn plain while highlighting loaded gets its colours.
+                model.highlight_seen = true;
+                model.transcript.invalidate();
+            }
             let n = model.transcript.len();
             // Only the current turn's cells can be animated.
             for i in (n.saturating_sub(64)..n).rev() {

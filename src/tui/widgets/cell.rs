@@ -204,6 +204,21 @@ impl Cell {
         self.rev = self.rev.wrapping_add(1);
     }
 
+    /// How many times the cell changed (tests).
+    #[cfg(test)]
+    pub fn revision(&self) -> u64 {
+        self.rev
+    }
+
+    /// Like [`Cell::touch`], and a streaming answer also renders its
+    /// finished blocks again instead of keeping their lines.
+    pub fn restyle(&mut self) {
+        if let CellKind::Assistant(a) = &mut self.kind {
+            a.committed_width = 0;
+        }
+        self.touch();
+    }
+
     pub fn is_streaming(&self) -> bool {
         matches!(
             &self.kind,

@@ -73,10 +73,11 @@ impl Transcript {
         }
     }
 
-    /// Re-wraps every cell (the theme changed). Costs one pass, once.
+    /// Re-renders every cell, streaming ones included (the theme changed,
+    /// or highlighting became ready). Costs one pass, once.
     pub fn invalidate(&mut self) {
         for c in &mut self.cells {
-            c.touch();
+            c.restyle();
         }
     }
 
