@@ -165,6 +165,10 @@ pub struct Agent {
     quiet_provider: Arc<dyn Provider>,
     registry: Registry,
     tool_source: Option<Arc<dyn ToolSource>>,
+    /// The sandbox was set and the gate has not heard what it guarantees
+    /// yet: worked out when the agent's task starts, off the thread that
+    /// built the agent (finding out may start bubblewrap once).
+    sandbox_unsettled: bool,
     shared: Arc<Shared>,
     session: Arc<SessionState>,
     messages: Vec<Message>,
@@ -234,6 +238,7 @@ impl Agent {
             quiet_provider,
             registry,
             tool_source: None,
+            sandbox_unsettled: false,
             session,
             messages: Vec::new(),
             queue: VecDeque::new(),
@@ -283,10 +288,23 @@ impl Agent {
     /// Runs commands under `sandbox`, and lets the gate ask accordingly.
     pub fn with_sandbox(mut self, sandbox: crate::sandbox::Sandbox) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
-            lock(&shared.gate).set_sandbox(sandbox.facts());
             shared.sandbox = sandbox;
+            self.sandbox_unsettled = true;
         }
         self
+    }
+
+    /// Tells the gate what the sandbox guarantees, before the first call
+    /// can be judged. Until then the gate assumes no sandbox (asks more).
+    async fn settle_sandbox(&mut self) {
+        if !std::mem::take(&mut self.sandbox_unsettled) {
+            return;
+        }
+        let sandbox = self.shared.sandbox.clone();
+        let facts = tokio::task::spawn_blocking(move || sandbox.facts())
+            .await
+            .unwrap_or(crate::sandbox::Facts::NONE);
+        lock(&self.shared.gate).set_sandbox(facts);
     }
 
     /// Checks edits with these language servers.
@@ -333,6 +351,7 @@ impl Agent {
     }
 
     async fn run(mut self, mut rx: mpsc::UnboundedReceiver<AgentCommand>) {
+        self.settle_sandbox().await;
         if self.effective_effort().is_some() {
             self.announce_effort();
         }
@@ -557,20 +576,21 @@ impl Agent {
         let mut ctx = self.turn_context(cancel.clone());
         limits::report_overhead(&ctx, learned);
         let mut keep_running = true;
-        let text = match custom::find(self.commands.as_ref(), &self.session.cwd(), &text) {
-            None => text,
-            Some((command, args)) => {
-                let fut = custom::expand(&ctx, &command, &args);
-                let (expanded, keep) =
-                    custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
-                keep_running = keep;
-                if let Some(model) = command.model {
-                    ctx.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
-                    ctx.opts.model = model;
+        let (text, mentionable) =
+            match custom::find(self.commands.as_ref(), &self.session.cwd(), &text) {
+                None => (text.clone(), text),
+                Some((command, args)) => {
+                    let fut = custom::expand(&ctx, &command, &args);
+                    let (expanded, keep) =
+                        custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+                    keep_running = keep;
+                    if let Some(model) = command.model {
+                        ctx.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
+                        ctx.opts.model = model;
+                    }
+                    expanded
                 }
-                expanded
-            }
-        };
+            };
         let cwd = self.session.cwd();
         let fut = hooks::prompt_submitted(&self.shared, &text, &cwd, &cancel);
         let (said, keep) = custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
@@ -588,7 +608,9 @@ impl Agent {
                 return keep_running;
             }
         };
-        let user = self.user_message(&text, images, context).await;
+        let user = self
+            .user_message(&text, &mentionable, images, context)
+            .await;
         if let Some(error) = pictures::refusal(&user, &ctx.opts.model, &ctx.opts.model_info) {
             // Nothing was sent or kept: the turn's number is free again.
             self.turn -= 1;
@@ -669,10 +691,13 @@ impl Agent {
 
     /// The person's message: a pending note, what hooks and the prompt
     /// attach (before it, so its last text part stays the person's own
-    /// words), the prompt, and its images.
+    /// words), the prompt, and its images. Files are attached for the
+    /// `@path` mentions of `mentionable` (the prompt without what a custom
+    /// command's `` !`cmd` `` printed).
     async fn user_message(
         &mut self,
         text: &str,
+        mentionable: &str,
         images: Vec<ImageData>,
         hook_context: Vec<String>,
     ) -> Message {
@@ -689,11 +714,13 @@ impl Agent {
             parts.push(Part::Text { text: note });
         }
         let (cwd, workspace) = (self.session.cwd(), self.opts.workspace.clone());
-        let (attached, pictures) = mentions::attach(text, cwd, workspace, &self.shared).await;
+        let (attached, pictures) =
+            mentions::attach(mentionable, cwd, workspace, &self.shared).await;
         parts.extend(attached);
         if let Some(source) = &self.tool_source {
             let images = self.opts.model_info.supports_images;
-            parts.extend(sources::attachments(source.as_ref(), text, images, &self.shared).await);
+            let found = sources::attachments(source.as_ref(), mentionable, images, &self.shared);
+            parts.extend(found.await);
         }
         parts.push(Part::Text {
             text: text.to_string(),

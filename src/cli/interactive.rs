@@ -297,11 +297,12 @@ fn tui_options(
             global_config: global.map(|g| g.join("config.toml")),
             history_file: None,
             scroll_regions: s.config.file.ui.scroll_regions(),
+            sandbox_probe: Some(sandbox_probe(s)),
         },
         resumed,
         notices,
         open_sessions,
-        sandbox: sandbox_view(s),
+        sandbox: first_sandbox_view(s),
         read_only: false,
         notify: s.config.file.ui.notify.unwrap_or_default(),
     }
@@ -377,14 +378,34 @@ fn history_file(s: &Startup) -> Option<std::path::PathBuf> {
     Some(dir.join(format!("{hash:016x}.jsonl")))
 }
 
-fn sandbox_view(s: &Startup) -> crate::tui::sandbox_view::SandboxView {
-    let policy = s.sandbox.policy(&s.root);
-    let support = crate::sandbox::Support::detect();
+/// What the first frame shows of the sandbox: whether it is off. The rest
+/// (which layer works here) comes from [`sandbox_probe`] a moment later.
+fn first_sandbox_view(s: &Startup) -> crate::tui::sandbox_view::SandboxView {
+    let off = s.sandbox.mode() == crate::config::SandboxMode::Off;
     crate::tui::sandbox_view::SandboxView {
-        label: s.sandbox.label(),
-        off: s.sandbox.mode() == crate::config::SandboxMode::Off,
-        report: crate::sandbox::status::report(&s.sandbox, policy.as_ref(), support),
+        label: if off {
+            s.sandbox.label()
+        } else {
+            String::new()
+        },
+        off,
+        report: String::new(),
     }
+}
+
+/// How the sandbox stands here, worked out off the interface thread.
+fn sandbox_probe(s: &Startup) -> crate::tui::sandbox_view::SandboxProbe {
+    let sandbox = s.sandbox.clone();
+    let root = s.root.clone();
+    std::sync::Arc::new(move || {
+        let policy = sandbox.policy(&root);
+        let support = crate::sandbox::Support::detect();
+        crate::tui::sandbox_view::SandboxView {
+            label: sandbox.label(),
+            off: sandbox.mode() == crate::config::SandboxMode::Off,
+            report: crate::sandbox::status::report(&sandbox, policy.as_ref(), support),
+        }
+    })
 }
 
 /// Said once at start: commands run unconfined, or the project's config

@@ -36,7 +36,7 @@ impl Provider for Anthropic {
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
-        let req = (self.0.client.post(self.url()))
+        let req = (self.0.client()?.post(self.url()))
             .query(&self.0.settings.query)
             .header("anthropic-version", API_VERSION)
             .json(&request_body(request));

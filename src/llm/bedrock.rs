@@ -105,7 +105,7 @@ impl Provider for Bedrock {
                 time: SystemTime::now(),
             },
         )?;
-        let mut req = (self.http.client.post(parsed))
+        let mut req = (self.http.client()?.post(parsed))
             .header("content-type", "application/json")
             .header("accept", "application/vnd.amazon.eventstream")
             .body(body);

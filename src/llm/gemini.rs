@@ -41,7 +41,7 @@ impl Provider for Gemini {
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
-        let req = (self.0.client.post(self.url(&request.model)))
+        let req = (self.0.client()?.post(self.url(&request.model)))
             .query(&[("alt", "sse")])
             .query(&self.0.settings.query)
             .json(&request_body(request));

@@ -45,7 +45,7 @@ impl Ollama {
         if let Some(known) = self.context.lock().ok()?.get(model) {
             return *known;
         }
-        let found = show(&self.http.client, self.root(), model).await;
+        let found = show(self.http.client().ok()?, self.root(), model).await;
         if let Ok(mut c) = self.context.lock() {
             c.insert(model.to_string(), found);
         }
@@ -95,9 +95,12 @@ impl Provider for Ollama {
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let num_ctx = self.context_length(&request.model).await;
-        let req = (self.http.client.post(format!("{}/api/chat", self.root())))
-            .query(&self.http.settings.query)
-            .json(&request_body(request, num_ctx));
+        let req = (self
+            .http
+            .client()?
+            .post(format!("{}/api/chat", self.root())))
+        .query(&self.http.settings.query)
+        .json(&request_body(request, num_ctx));
         let req = stream::with_key(req, &self.http.settings, KeyIn::Bearer);
         stream::send::<Lines>(req, &self.http.settings, NdjsonLines::default()).await
     }

@@ -51,7 +51,7 @@ impl Provider for OpenAi {
             o.extend(wire.extra_body.clone());
         }
         let url = format!("{}/chat/completions", self.0.base());
-        let req = (self.0.client.post(url))
+        let req = (self.0.client()?.post(url))
             .query(&self.0.settings.query)
             .json(&body);
         let req = stream::with_key(req, &self.0.settings, KeyIn::AzureOrBearer);
@@ -61,9 +61,13 @@ impl Provider for OpenAi {
     async fn limits(&self, model: &str) -> Option<super::server_limits::Limits> {
         let s = &self.0.settings;
         let key = s.api_key.as_deref().filter(|_| !s.azure);
-        let found =
-            super::server_limits::openai_compatible(&self.0.client, self.0.base(), key, model)
-                .await;
+        let found = super::server_limits::openai_compatible(
+            self.0.client().ok()?,
+            self.0.base(),
+            key,
+            model,
+        )
+        .await;
         found.or_else(|| {
             super::server_limits::is_local(&s.base_url).then(super::server_limits::local_default)
         })

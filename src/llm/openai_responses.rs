@@ -35,7 +35,7 @@ impl Provider for Responses {
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let url = format!("{}/responses", self.0.base());
-        let req = (self.0.client.post(url))
+        let req = (self.0.client()?.post(url))
             .query(&self.0.settings.query)
             .json(&request_body(request));
         let req = stream::with_key(req, &self.0.settings, KeyIn::AzureOrBearer);

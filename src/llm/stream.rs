@@ -208,15 +208,26 @@ pub(crate) async fn send<W: WireFormat>(
 /// The HTTP side every provider holds: its settings and a client.
 pub(crate) struct Endpoint {
     pub settings: ProviderSettings,
-    pub client: reqwest::Client,
+    /// Built on the first request: building reads every certificate of the
+    /// system's store, and the interface's first frame must not wait for it.
+    client: std::sync::OnceLock<reqwest::Client>,
 }
 
 impl Endpoint {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
         Ok(Endpoint {
-            client: super::http_client()?,
+            client: std::sync::OnceLock::new(),
             settings,
         })
+    }
+
+    /// The HTTP client, built the first time it is needed.
+    pub fn client(&self) -> Result<&reqwest::Client, LlmError> {
+        if let Some(c) = self.client.get() {
+            return Ok(c);
+        }
+        let built = super::http_client()?;
+        Ok(self.client.get_or_init(|| built))
     }
 
     /// The base URL without its trailing slash.

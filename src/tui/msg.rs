@@ -32,6 +32,8 @@ pub enum Msg {
     Session(SessionReply),
     /// The project's files, for the `@` picker.
     Files(Vec<String>),
+    /// How the sandbox stands, worked out after the first frame.
+    Sandbox(crate::tui::sandbox_view::SandboxView),
     /// A text to show in a panel (`/mcp`, `/permissions`).
     Text {
         title: String,

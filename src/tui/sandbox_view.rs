@@ -13,6 +13,10 @@ pub struct SandboxView {
     pub report: String,
 }
 
+/// Works out the [`SandboxView`]; run once, off the interface thread, after
+/// the first frame (it may start bubblewrap to see whether it works here).
+pub type SandboxProbe = std::sync::Arc<dyn Fn() -> SandboxView + Send + Sync>;
+
 impl SandboxView {
     /// The text `/sandbox` shows.
     pub fn details(&self) -> String {

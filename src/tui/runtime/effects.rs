@@ -28,6 +28,8 @@ pub struct Handles {
     pub history_file: Option<PathBuf>,
     /// `[ui] scroll_regions`: let the terminal scroll the transcript.
     pub scroll_regions: bool,
+    /// How the sandbox stands, worked out after the first frame.
+    pub sandbox_probe: Option<crate::tui::sandbox_view::SandboxProbe>,
 }
 
 impl std::fmt::Debug for Handles {
@@ -41,6 +43,17 @@ impl std::fmt::Debug for Handles {
 }
 
 impl Handles {
+    /// Works out how the sandbox stands in the background; the answer
+    /// arrives as [`Msg::Sandbox`].
+    pub fn probe_sandbox(&self, tx: UnboundedSender<Msg>) {
+        let Some(probe) = self.sandbox_probe.clone() else {
+            return;
+        };
+        tokio::task::spawn_blocking(move || {
+            let _ = tx.send(Msg::Sandbox(probe()));
+        });
+    }
+
     /// Asks the sessions service in the background.
     pub fn session(&self, req: SessionRequest, tx: UnboundedSender<Msg>) {
         let sessions = self.sessions.clone();

@@ -162,6 +162,8 @@ async fn event_loop(
     if let Flow::Quit = rt.execute_all(startup, model)? {
         return Ok(());
     }
+    // Not needed for the first frame: it may start a process.
+    rt.handles.probe_sandbox(rt.replies.clone());
     let mut tick = interval(TICK);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let mut end_signals = super::render::suspend::EndSignals::new()?;

@@ -92,6 +92,10 @@ pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
         Msg::Agent(ev) => agent_event(model, ev),
         Msg::Session(reply) => session::session_reply(model, reply),
         Msg::Files(files) => session::files(model, files),
+        Msg::Sandbox(view) => {
+            model.sandbox = view;
+            Vec::new()
+        }
         Msg::Text { title, text } => session::text(model, title, text),
         Msg::SubmitPrompt(text) => session::submit_prompt(model, text),
         Msg::Notice(level, text) => {
