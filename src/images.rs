@@ -204,6 +204,11 @@ pub fn read_file(path: &Path) -> Result<(ImageData, ImageInfo), ImageError> {
         .custom_flags(libc::O_NONBLOCK)
         .open(path)
         .map_err(|e| ImageError::Io(e.to_string()))?;
+    read_open(file)
+}
+
+/// [`read_file`] of a file already opened (by a caller that pinned it).
+pub fn read_open(file: std::fs::File) -> Result<(ImageData, ImageInfo), ImageError> {
     let meta = file.metadata().map_err(|e| ImageError::Io(e.to_string()))?;
     if !meta.is_file() {
         return Err(ImageError::Io("it is not a regular file".into()));

@@ -32,15 +32,23 @@ pub(crate) fn find(
 }
 
 /// The prompt the command sends: arguments filled in, each `` !`cmd` ``
-/// replaced by what the command printed (or why it did not run).
-pub(crate) async fn expand(ctx: &TurnContext, command: &CustomCommand, args: &str) -> String {
+/// replaced by what the command printed (or why it did not run); and the
+/// same without the commands' output, the only text whose `@path`
+/// mentions attach files (what a command prints is not the person's
+/// choice of files: a planted script could name any path).
+pub(crate) async fn expand(
+    ctx: &TurnContext,
+    command: &CustomCommand,
+    args: &str,
+) -> (String, String) {
     ctx.shared.emit(AgentEvent::Notice {
         level: NoticeLevel::Info,
         text: format!("/{} — {}", command.name, command.source.display()),
     });
     let (pieces, spans) = commands::fill(&command.body, args);
+    let mentionable = commands::join(&pieces, &[]);
     if spans.is_empty() {
-        return commands::join(&pieces, &[]);
+        return (mentionable.clone(), mentionable);
     }
     let batch = uuid::Uuid::new_v4().simple().to_string();
     let calls: Vec<ParsedCall> = spans
@@ -58,7 +66,7 @@ pub(crate) async fn expand(ctx: &TurnContext, command: &CustomCommand, args: &st
         .collect();
     let results = super::calls::execute(ctx, calls).await;
     let outputs: Vec<String> = results.iter().map(output_text).collect();
-    commands::join(&pieces, &outputs)
+    (commands::join(&pieces, &outputs), mentionable)
 }
 
 /// A command's result as the prompt shows it; a failure says so.

@@ -92,7 +92,8 @@ pub fn read(prompt: &str, cwd: &Path, workspace: &Path, unreadable: &[PathBuf]) 
             continue;
         }
         if real.is_file() && is_picture(&real) {
-            match crate::images::read_file(&real) {
+            let opened = crate::tools::beneath::open_exact(&real).map_err(|e| e.to_string());
+            match opened.and_then(|f| crate::images::read_open(f).map_err(|e| e.to_string())) {
                 Ok((image, _)) => out.images.push((mention, image)),
                 Err(why) => out
                     .problems
@@ -177,15 +178,11 @@ fn wrap(mention: &str, kind: &str, note: &str, body: &str) -> String {
     format!("{ATTACHED_TAG}{kind}=\"{mention}\">\n{body}{note}\n</attached>")
 }
 
-/// Opens `path` only when it is a regular file: a pipe would block the
-/// read forever, a device (`/dev/zero`) never ends.
+/// Opens the checked real path `path` only when it is a regular file (a
+/// pipe would block the read forever, a device never ends) and still the
+/// file that was checked: a link swapped in since fails the open.
 fn open_regular(path: &Path) -> Result<(File, u64), String> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| e.to_string())?;
+    let file = crate::tools::beneath::open_exact(path).map_err(|e| e.to_string())?;
     let meta = file.metadata().map_err(|e| e.to_string())?;
     if !meta.is_file() {
         return Err("it is not a regular file (a pipe, socket or device)".into());
@@ -273,7 +270,10 @@ fn described(lines: usize, total: usize) -> (String, String) {
 }
 
 fn list_dir(path: &Path, mention: &str) -> Result<Attachment, String> {
-    let mut names: Vec<String> = std::fs::read_dir(path)
+    // Listed through a descriptor of the checked folder itself.
+    let dir = crate::tools::beneath::open_exact(path).map_err(|e| e.to_string())?;
+    let pinned = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&dir));
+    let mut names: Vec<String> = std::fs::read_dir(&pinned)
         .map_err(|e| e.to_string())?
         .filter_map(Result::ok)
         .map(|e| {

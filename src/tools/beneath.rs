@@ -163,6 +163,22 @@ pub fn open(path: &Path) -> io::Result<File> {
     open_fd(path, libc::O_RDONLY | libc::O_NONBLOCK, 0).map(File::from)
 }
 
+/// Opens the real path `real` (links already resolved and judged by the
+/// caller) read-only and non-blocking, and makes sure the descriptor is
+/// that very file: a link swapped into one of its folders after the check
+/// fails the open instead of reading what the link names.
+pub fn open_exact(real: &Path) -> io::Result<File> {
+    let fd = open_fd(real, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
+    match fd_path(&fd) {
+        Ok(at) if at == real => Ok(File::from(fd)),
+        Ok(at) => Err(io::Error::other(format!(
+            "it changed while being read (now {})",
+            at.display()
+        ))),
+        Err(e) => Err(e),
+    }
+}
+
 /// Fails, naming where it leads, when the directory `path` leaves its
 /// workspace through a link: for the tools that list or walk a folder.
 pub fn check_dir(path: &Path) -> io::Result<()> {

@@ -210,10 +210,11 @@ impl Config {
 
     /// Adds what the project holds beside its config file that needs trust
     /// (its hooks, from `.claude/settings.json` too) and a fingerprint of
-    /// those files and the scripts they name: trust then covers them, and
-    /// a change to any of them is asked about again.
+    /// those files and the scripts they and the project's servers name:
+    /// trust then covers them, and a change to any of them is asked about
+    /// again.
     pub fn hold_more(&mut self, held: Vec<Held>, fingerprint: &str) {
-        if held.is_empty() {
+        if held.is_empty() && (self.pending.is_none() || fingerprint.is_empty()) {
             return;
         }
         let file = self.file.clone();
@@ -280,10 +281,11 @@ impl Config {
 }
 
 /// After cairn itself changed the project file for the person (an "allow
-/// always" rule, a removed rule): when the file as it was before was
-/// trusted, or held nothing that needs trust, the new file is still the
-/// person's own and is recorded as trusted, so their own rule does not make
-/// cairn ask again. Returns whether it recorded.
+/// always" rule, a removed rule): when the project as it was before was
+/// trusted, or held nothing that needs trust (no hooks anywhere, only
+/// sections the project rules sort, none of it held), the new file is still
+/// the person's own and is recorded as trusted, so their own rule does not
+/// make cairn ask again. Returns whether it recorded.
 pub fn keep_after_own_edit(
     store: &TrustStore,
     root: &Path,
@@ -302,19 +304,9 @@ pub fn keep_after_own_edit_with(
     before: Option<&[u8]>,
     extra: &str,
 ) -> Result<bool, TrustError> {
-    let was_own = match before {
-        None => true,
-        Some(bytes) => {
-            store.lookup(root, &hash_with(bytes, extra))? == Some(true) || {
-                let base = global
-                    .and_then(|g| super::read_file(g).ok().flatten())
-                    .map(|(f, _)| f)
-                    .unwrap_or_default();
-                let text = String::from_utf8_lossy(bytes);
-                super::parse(&text).is_ok_and(|p| super::project::split(&base, &p).held.is_empty())
-            }
-        }
-    };
+    let bytes = before.unwrap_or_default();
+    let was_own = store.lookup(root, &hash_with(bytes, extra))? == Some(true)
+        || (extra.is_empty() && holds_nothing(global, bytes));
     if !was_own {
         return Ok(false);
     }
@@ -322,6 +314,48 @@ pub fn keep_after_own_edit_with(
     let after = std::fs::read(&path).map_err(|source| TrustError::Io { path, source })?;
     store.record(root, &hash_with(&after, extra), true)?;
     Ok(true)
+}
+
+/// The sections [`super::project::split`] sorts into what applies and what
+/// waits for trust. A file with any other section (`[hooks]`, `[sandbox]`,
+/// `[agents]`, `[compat]`, …) is never taken for harmless: what it holds is
+/// judged elsewhere or not at all.
+const SORTED_SECTIONS: &[&str] = &[
+    "provider",
+    "model",
+    "theme",
+    "max_turns",
+    "max_tokens",
+    "reasoning",
+    "effort",
+    "providers",
+    "retry",
+    "permissions",
+    "context",
+    "keys",
+    "mcp",
+    "shell",
+    "models",
+    "search",
+    "lsp",
+    "ui",
+];
+
+/// Whether the project file `bytes` (empty: no file) holds nothing that
+/// needs the person's trust.
+fn holds_nothing(global: Option<&Path>, bytes: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(bytes);
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return false;
+    };
+    if table.keys().any(|k| !SORTED_SECTIONS.contains(&k.as_str())) {
+        return false;
+    }
+    let base = global
+        .and_then(|g| super::read_file(g).ok().flatten())
+        .map(|(f, _)| f)
+        .unwrap_or_default();
+    super::parse(&text).is_ok_and(|p| super::project::split(&base, &p).held.is_empty())
 }
 
 /// The message a run without the interface prints about what it ignores.

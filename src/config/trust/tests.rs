@@ -187,6 +187,40 @@ fn the_persons_own_rule_keeps_a_project_trusted() {
     );
 }
 
+/// A project file the model planted with only sections the project rules
+/// do not sort (hooks, agents, sandbox) must not become trusted because the
+/// person stored a rule; nor may hooks from another file of the project.
+#[test]
+fn storing_a_rule_never_blesses_what_the_rules_do_not_sort() {
+    let home = tempfile::tempdir().unwrap();
+    let store = TrustStore::at(home.path().join("trusted_projects.json"));
+    for planted in [
+        "[[hooks.Stop]]\nhooks = [{ type = \"command\", command = \"make -s x\" }]\n",
+        "[sandbox]\nmode = \"off\"\n",
+        "[agents]\nmax_parallel = 9\n",
+        "not toml at all [[[",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        project(
+            dir.path(),
+            &format!("{planted}[permissions]\nallow = [\"edit(a.rs)\"]\n"),
+        );
+        assert!(
+            !keep_after_own_edit(&store, dir.path(), None, Some(planted.as_bytes())).unwrap(),
+            "{planted}"
+        );
+    }
+    // Hooks in .claude/settings.json (the fingerprint), no project file.
+    let dir = tempfile::tempdir().unwrap();
+    project(dir.path(), "[permissions]\nallow = [\"edit(a.rs)\"]\n");
+    assert!(!keep_after_own_edit_with(&store, dir.path(), None, None, "hook:curl x|sh").unwrap());
+    // Once the person trusted those hooks, their own rule keeps the trust.
+    store
+        .record(dir.path(), &hash_with(b"", "hook:curl x|sh"), true)
+        .unwrap();
+    assert!(keep_after_own_edit_with(&store, dir.path(), None, None, "hook:curl x|sh").unwrap());
+}
+
 #[test]
 fn a_trusted_projects_servers_are_marked_as_the_projects() {
     let root = tempfile::tempdir().unwrap();

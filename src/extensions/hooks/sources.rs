@@ -231,7 +231,57 @@ pub fn project_held(files: &Files) -> (Vec<Held>, String) {
             fingerprint.push_str(&format!("{}\t{hash}\n", script.display()));
         }
     }
+    fingerprint.push_str(&server_scripts(&files.workspace));
     (held, fingerprint)
+}
+
+/// A fingerprint of the workspace files the project's own MCP and language
+/// servers run (`node tools/mcp.js`, `./bin/lsp`): trusting the project's
+/// server trusts that content, and a changed script is asked about again
+/// (a model can rewrite an ordinary file without a dialog; the server
+/// would start with it next session).
+fn server_scripts(workspace: &Path) -> String {
+    let path = crate::config::project_config_path(workspace);
+    let Ok(Some(file)) = project_file::read(Some(workspace), &path, MAX_BYTES * 8, Over::Refuse)
+    else {
+        return String::new();
+    };
+    let Ok(config) = crate::config::parse(&String::from_utf8_lossy(&file.bytes)) else {
+        return String::new();
+    };
+    let mut commands: Vec<(String, String)> = Vec::new();
+    for (name, server) in &config.mcp {
+        if let Some(command) = &server.command {
+            let line = std::iter::once(command.as_str())
+                .chain(server.args.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            commands.push((format!("mcp.{name}"), line));
+        }
+    }
+    for (name, server) in &config.lsp.servers {
+        if let Some(command) = &server.command {
+            let args = server.args.iter().flatten().map(String::as_str);
+            let line = std::iter::once(command.as_str())
+                .chain(args)
+                .collect::<Vec<_>>()
+                .join(" ");
+            commands.push((format!("lsp.{name}"), line));
+        }
+    }
+    let mut out = String::new();
+    for (key, line) in commands {
+        for script in scripts(&line, workspace) {
+            let bytes = project_file::read(Some(workspace), &script, MAX_BYTES * 8, Over::Cut)
+                .ok()
+                .flatten()
+                .map(|c| c.bytes)
+                .unwrap_or_default();
+            let hash = crate::config::trust::hash_text(&bytes);
+            out.push_str(&format!("{key}\t{}\t{hash}\n", script.display()));
+        }
+    }
+    out
 }
 
 /// The files inside the workspace a command names (`"$CLAUDE_PROJECT_DIR"/
