@@ -182,6 +182,8 @@ fn status_names_what_the_kernel_enforces_and_what_is_denied() {
         ("mcp", "neutral directory"),
         ("file tools", "RESOLVE_BENEATH"),
         ("fetch", "no Referer"),
+        ("web_search", "asks in every mode"),
+        ("lsp", "wait for trust"),
     ] {
         let line = status
             .lines()

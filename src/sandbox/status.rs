@@ -143,6 +143,19 @@ const HELPERS: &[(&str, Option<&str>, &str)] = &[
          address unless a rule names the host; redirects only to the approved host or one a \
          rule names; no Referer",
     ),
+    (
+        "web_search",
+        None,
+        "asks in every mode unless a rule covers it (`web_search`, `web_search(QUERY*)`); the \
+         query goes only to the service your own config names: a project's `[search]` waits \
+         for trust and never gets your key",
+    ),
+    (
+        "lsp",
+        Some("language servers run in the sandbox, read-only, network off"),
+        "none starts before a tool touches a file of its language; a project's `[lsp]` servers \
+         wait for trust, and trust covers the workspace scripts they run",
+    ),
 ];
 
 fn policy_lines(out: &mut String, p: &Policy) {
