@@ -115,6 +115,13 @@ pub struct Model {
     pub shell_mode: bool,
     /// The reasoning effort in force, for the status line.
     pub effort: Option<crate::config::effort::Effort>,
+    /// What is printed to the normal screen after quitting.
+    pub on_exit: crate::config::ui::OnExit,
+    /// The session's background jobs, for the status line and `/jobs`.
+    pub jobs: Vec<crate::tui::panels::jobs::JobRow>,
+    /// Prompts sent with folded pastes, until their turn shows them:
+    /// (the text sent, the text the prompt showed).
+    pub folded_prompts: Vec<(String, String)>,
 }
 
 impl Model {
@@ -171,6 +178,9 @@ impl Model {
             images: Vec::new(),
             effort: None,
             shell_mode: false,
+            on_exit: Default::default(),
+            jobs: Vec::new(),
+            folded_prompts: Vec::new(),
         }
     }
 
@@ -198,6 +208,8 @@ impl Model {
         self.activity != Activity::Idle
             || self.turn_running
             || self.flash.is_some()
+            // `/jobs` shows the running ones' clocks.
+            || self.jobs.iter().any(|j| j.running())
             // A background job's pane keeps its clock between turns.
             || self.transcript.cells().iter().rev().take(64).any(|c| c.is_animated())
     }

@@ -30,9 +30,13 @@ pub fn files_picker(files: Vec<String>, query: &str) -> Panel {
 }
 
 pub fn models_picker(current: &str) -> Panel {
-    let mut items: Vec<PickerItem> = crate::llm::ModelCatalog::global()
+    let catalog = crate::llm::ModelCatalog::global();
+    let mut seen = std::collections::HashSet::new();
+    let mut items: Vec<PickerItem> = catalog
         .pickable()
         .iter()
+        // Two served names of one model (a dated id and its alias) are one row.
+        .filter(|m| seen.insert(m.id.to_ascii_lowercase()))
         .map(|m| PickerItem {
             label: m.id.clone(),
             detail: match crate::llm::ModelCatalog::learned_source(&m.id) {
@@ -42,6 +46,16 @@ pub fn models_picker(current: &str) -> Panel {
             value: m.id.clone(),
         })
         .collect();
+    // The model in use, under whatever name it was chosen by.
+    let known = catalog.lookup(current).id;
+    let current = match items
+        .iter()
+        .find(|i| i.value == current || i.value == known)
+    {
+        Some(i) => i.value.clone(),
+        None => current.to_string(),
+    };
+    let current = current.as_str();
     if !items.iter().any(|i| i.value == current) {
         items.insert(
             0,

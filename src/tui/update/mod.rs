@@ -35,6 +35,12 @@ pub const DOUBLE_INTERRUPT: Duration = Duration::from_millis(1500);
 const WHEEL_ROWS: i64 = 3;
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
+    let cmds = handle(model, msg);
+    crate::tui::jobs::refresh_panel(model);
+    cmds
+}
+
+fn handle(model: &mut Model, msg: Msg) -> Vec<Cmd> {
     match msg {
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::Key(key) => on_key(model, key),

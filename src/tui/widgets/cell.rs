@@ -21,7 +21,7 @@ pub struct RenderCtx<'a> {
 
 #[derive(Debug, Clone)]
 pub enum CellKind {
-    User(String),
+    User(UserText),
     Assistant(AssistantText),
     Reasoning {
         text: String,
@@ -46,6 +46,33 @@ pub enum CellKind {
     Setup(String),
     /// What an `@path` of the prompt attached.
     Attachment(Box<super::attachment::Attachment>),
+}
+
+/// What the person sent, and how it shows while folded: a large paste as
+/// its `[pasted N lines]` placeholder, as the prompt box showed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserText {
+    pub text: String,
+    pub folded: Option<String>,
+}
+
+impl UserText {
+    /// The text as the transcript shows it folded.
+    pub fn shown(&self) -> &str {
+        self.folded.as_deref().unwrap_or(&self.text)
+    }
+}
+
+impl From<String> for UserText {
+    fn from(text: String) -> UserText {
+        UserText { text, folded: None }
+    }
+}
+
+impl From<&str> for UserText {
+    fn from(text: &str) -> UserText {
+        UserText::from(text.to_string())
+    }
 }
 
 /// Markdown that may still be streaming. Finished blocks (up to a blank
@@ -232,9 +259,8 @@ impl Cell {
     /// The text `y` copies.
     pub fn copy_text(&self) -> String {
         match &self.kind {
-            CellKind::User(t) | CellKind::Marker(t) | CellKind::Setup(t) | CellKind::Retry(t) => {
-                t.clone()
-            }
+            CellKind::User(u) => u.text.clone(),
+            CellKind::Marker(t) | CellKind::Setup(t) | CellKind::Retry(t) => t.clone(),
             CellKind::Compaction { text, summary } => summary.clone().unwrap_or(text.clone()),
             CellKind::Assistant(a) => a.text.clone(),
             CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
@@ -320,7 +346,17 @@ fn render_simple(
 ) -> Vec<Line<'static>> {
     let s = ctx.styles;
     match kind {
-        CellKind::User(text) => wrap_plain(text, width, s.user),
+        CellKind::User(u) => match &u.folded {
+            Some(folded) if !expanded => {
+                let mut l = wrap_plain(folded, width, s.user);
+                l.push(Line::from(Span::styled(
+                    "  folded: Tab to the transcript, Enter on it shows it whole",
+                    s.dim,
+                )));
+                l
+            }
+            _ => wrap_plain(&u.text, width, s.user),
+        },
         CellKind::Assistant(a) => markdown::render(&a.text, width, ctx.theme),
         CellKind::Reasoning { text, streaming } => {
             if expanded {
