@@ -2,7 +2,8 @@
 //! front door: the real binary in a pty against the scripted model. Help's
 //! search with no match, a large paste folded in the transcript and in
 //! history, background jobs (status line, `/jobs`, stopping one, quitting),
-//! what stays on the normal screen after quitting, Shift+Enter as CSI u,
+//! what stays on the normal screen after quitting, how to select text with
+//! the mouse captured, Shift+Enter as CSI u,
 //! headings, the `/` menu's aliases, undo of a created file, one clock.
 
 use crate::{mock_model, pty, test_home};
@@ -84,6 +85,9 @@ async fn help_search_without_a_match_keeps_its_box_and_its_keys() {
     app.wait_for("help closed", |s| !s.contains("Keys and commands"));
     app.type_text("still here");
     app.wait_for_text("still here");
+    // Dragging to select while cairn has the mouse says how to select.
+    app.send(b"\x1b[<0;10;5M\x1b[<32;12;5M\x1b[<32;14;5M\x1b[<0;14;5m");
+    app.wait_for_text("hold Shift while dragging");
     quit(app);
 }
 
