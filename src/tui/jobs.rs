@@ -49,12 +49,7 @@ pub fn open(model: &mut Model) {
 
 /// Brings an open `/jobs` panel up to date (clocks, ends, output).
 pub fn refresh_panel(model: &mut Model) {
-    let open = model
-        .modals
-        .overlays
-        .iter()
-        .any(|o| matches!(o, Overlay::Panel(p) if matches!(**p, Panel::Jobs(_))));
-    if !open {
+    if !model.jobs_panel_open() {
         return;
     }
     let rows = views(model);

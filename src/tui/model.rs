@@ -203,13 +203,20 @@ impl Model {
         self.flash = Some((text.into(), self.now + std::time::Duration::from_secs(3)));
     }
 
+    /// Whether `/jobs` is open.
+    pub fn jobs_panel_open(&self) -> bool {
+        self.modals.overlays.iter().any(
+            |o| matches!(o, Overlay::Panel(p) if matches!(**p, crate::tui::panels::Panel::Jobs(_))),
+        )
+    }
+
     /// Something on screen moves with time (spinner, timer, countdown).
     pub fn needs_tick(&self) -> bool {
         self.activity != Activity::Idle
             || self.turn_running
             || self.flash.is_some()
-            // `/jobs` shows the running ones' clocks.
-            || self.jobs.iter().any(|j| j.running())
+            // An open `/jobs` shows the running ones' clocks.
+            || (self.jobs.iter().any(|j| j.running()) && self.jobs_panel_open())
             // A background job's pane keeps its clock between turns.
             || self.transcript.cells().iter().rev().take(64).any(|c| c.is_animated())
     }
