@@ -139,6 +139,24 @@ async fn a_large_paste_is_folded_in_the_transcript_and_recalled_folded() {
         .unwrap();
     assert_eq!(second.matches("pasted row 601").count(), 2, "{second}");
     quit(app);
+
+    // Resumed, a prompt that large is folded whole: which part was pasted
+    // is not stored.
+    let app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &["-c"],
+        &home.vars(&mock.url()),
+        home.project.path(),
+        30,
+        100,
+    );
+    let s = app.wait_for_text("Read it again.");
+    assert!(
+        s.contains("› look at this: pasted row 0 … [601 more lines]"),
+        "{s}"
+    );
+    assert!(!s.contains("pasted row 300"), "{s}");
+    quit(app);
 }
 
 fn last_rows(screen: &str, n: usize) -> String {

@@ -56,7 +56,34 @@ pub struct UserText {
     pub folded: Option<String>,
 }
 
+/// A stored prompt longer than this many lines is shown folded.
+const STORED_FOLD_LINES: usize = 10;
+/// ... or longer than this many characters.
+const STORED_FOLD_CHARS: usize = 1000;
+
 impl UserText {
+    /// A prompt of a resumed session. Which part was pasted is not stored,
+    /// so one as large as a folded paste is folded whole: its first line
+    /// and how much more there is.
+    pub fn stored(text: String) -> UserText {
+        let lines = text.lines().count();
+        let chars = text.chars().count();
+        if lines <= STORED_FOLD_LINES && chars <= STORED_FOLD_CHARS {
+            return UserText::from(text);
+        }
+        let first = crate::text::fit(text.lines().next().unwrap_or(""), 80);
+        let more = if lines > 1 {
+            let n = lines - 1;
+            format!("{n} more {}", crate::text::plural(n, "line", "lines"))
+        } else {
+            format!("{chars} characters")
+        };
+        UserText {
+            folded: Some(format!("{first} … [{more}]")),
+            text,
+        }
+    }
+
     /// The text as the transcript shows it folded.
     pub fn shown(&self) -> &str {
         self.folded.as_deref().unwrap_or(&self.text)
@@ -414,6 +441,22 @@ fn compaction_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_stored_prompt_is_folded_and_a_small_one_is_not() {
+        let big: String = (0..40).map(|i| format!("row {i}\n")).collect();
+        let u = UserText::stored(format!("fix this:\n{big}"));
+        assert_eq!(u.shown(), "fix this: … [40 more lines]");
+        assert!(u.text.contains("row 39"));
+        let small = UserText::stored("two\nlines".into());
+        assert_eq!(small.shown(), "two\nlines");
+        let long = UserText::stored("x".repeat(1200));
+        assert!(
+            long.shown().ends_with("… [1200 characters]"),
+            "{}",
+            long.shown()
+        );
+    }
 
     #[test]
     fn block_boundaries_skip_fences_and_continuations() {
