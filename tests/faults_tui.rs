@@ -204,7 +204,13 @@ async fn a_session_open_elsewhere_is_offered_as_a_fork_or_read_only() {
     let mut c = spawn_b();
     c.wait_for_text("[F]ork it");
     c.type_text("r\r");
-    c.wait_for_text("Read-only");
+    let shown = c.wait_for_text("Read-only");
+    // The status line says so as long as it lasts.
+    let status = shown.lines().last().unwrap_or("");
+    assert!(
+        status.contains("read-only (open in another cairn)"),
+        "{shown}"
+    );
     c.type_text("prompt while read-only");
     c.send(b"\r");
     // Read-only refuses the prompt (issue 16): nothing reaches the model.

@@ -84,6 +84,7 @@ mod tui_review;
 mod tui_sessions;
 mod tui_setup;
 mod tui_terminal;
+mod tui_workday;
 
 /// A test file that is neither a module of this binary nor a `[[test]]` of
 /// its own would never be compiled (the package sets `autotests = false`).

@@ -114,6 +114,25 @@ fn styles_reach_the_spans() {
 }
 
 #[test]
+fn headings_show_their_level_by_style_not_hashes() {
+    let theme = Theme::dark();
+    let lines = render("# Top\n\n## Next\n\ntext\n", 40, &theme);
+    let shown = text(&lines);
+    assert!(!shown.contains('#'), "{shown}");
+    let span = |word: &str| {
+        lines
+            .iter()
+            .flat_map(|l| l.spans.iter())
+            .find(|s| s.content.contains(word))
+            .map(|s| s.style.add_modifier)
+            .unwrap()
+    };
+    assert!(span("Top").contains(Modifier::BOLD | Modifier::UNDERLINED));
+    assert!(span("Next").contains(Modifier::BOLD));
+    assert!(!span("Next").contains(Modifier::UNDERLINED));
+}
+
+#[test]
 fn nocolor_theme_renders_without_colour() {
     highlight::ensure_loaded();
     let theme = Theme::dark().adapt(ColorDepth::NoColor);

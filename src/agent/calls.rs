@@ -196,7 +196,7 @@ fn judge(
     let info = CallInfo {
         tool: tool.name(),
         input: &input,
-        read_only: tool.read_only(),
+        read_only: tool.read_only_call(&input, tool_ctx),
         paths,
         workspace: &ctx.opts.workspace,
         cwd: &cwd,

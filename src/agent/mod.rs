@@ -134,6 +134,9 @@ pub(crate) struct Shared {
     pub sub_totals: Mutex<(Usage, Option<f64>)>,
     /// The language servers that check edits, when configured.
     pub lsp: Option<Arc<crate::lsp::LspManager>>,
+    /// The session whose background jobs `/jobs` stops, also while a
+    /// turn runs.
+    pub jobs_of: Mutex<std::sync::Weak<SessionState>>,
 }
 
 impl Shared {
@@ -232,6 +235,7 @@ impl Agent {
                 route: None,
                 sub_totals: Default::default(),
                 lsp: None,
+                jobs_of: Mutex::new(std::sync::Weak::new()),
             }),
             opts,
             provider,
@@ -346,6 +350,11 @@ impl Agent {
         (tx, handle)
     }
 
+    /// Points `/jobs` at the current session's jobs.
+    fn track_jobs(&self) {
+        *lock(&self.shared.jobs_of) = Arc::downgrade(&self.session);
+    }
+
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
@@ -355,6 +364,7 @@ impl Agent {
         if self.effective_effort().is_some() {
             self.announce_effort();
         }
+        self.track_jobs();
         self.start_session("startup").await;
         self.serve(&mut rx).await;
         let cwd = self.session.cwd();
@@ -452,6 +462,7 @@ impl Agent {
                 lock(&self.shared.memory).clear();
                 self.turn = 0;
                 self.session = Arc::new(SessionState::new(&self.opts.workspace));
+                self.track_jobs();
                 self.session.set_cwd(self.opts.cwd.clone());
                 self.usage = Usage::default();
                 self.cost = None;
@@ -491,6 +502,7 @@ impl Agent {
                 restore_files,
                 fork,
             } => self.rewind(turn, restore_files, fork),
+            AgentCommand::KillJob { job_id } => kill_job(&self.shared, &job_id),
             AgentCommand::PrepareUndo => self.prepare_undo(),
             AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
             AgentCommand::Submit { .. }
@@ -844,6 +856,7 @@ fn while_busy(
             }
         }
         Some(AgentCommand::InputReply { id, answer }) => sources::answer(shared, id, answer),
+        Some(AgentCommand::KillJob { job_id }) => kill_job(shared, &job_id),
         Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
         Some(AgentCommand::SetMode(mode)) => {
             lock(&shared.gate).set_mode(mode);
@@ -864,6 +877,22 @@ fn while_busy(
 /// How many prompts (user messages with text) a history holds.
 fn count_prompts(messages: &[Message]) -> u64 {
     crate::context::turn_starts(messages).len() as u64
+}
+
+/// Stops a running background job of the current session; its follower
+/// reports the end.
+fn kill_job(shared: &Shared, job_id: &str) {
+    let session = lock(&shared.jobs_of).upgrade();
+    let Some(job) = session.and_then(|s| s.jobs.get(job_id)) else {
+        shared.emit(AgentEvent::Notice {
+            level: NoticeLevel::Warning,
+            text: format!("There is no background job {job_id} in this session."),
+        });
+        return;
+    };
+    if job.exit_code().is_none() {
+        tokio::spawn(async move { job.kill().await });
+    }
 }
 
 fn command_name(cmd: &AgentCommand) -> &'static str {

@@ -46,6 +46,7 @@ impl Agent {
             .unwrap_or(0)
             .max(count_prompts(&messages));
         self.session = Arc::new(SessionState::new(&self.opts.workspace));
+        self.track_jobs();
         self.session.set_cwd(self.opts.cwd.clone());
         self.session
             .set_todos(crate::tools::todos::latest(&messages));

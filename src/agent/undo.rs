@@ -142,18 +142,24 @@ impl Agent {
             });
             return;
         }
-        let (restored, failed) = restore::apply(&versions, turn, &self.opts.workspace);
+        let (restored, removed, failed) = restore::apply(&versions, turn, &self.opts.workspace);
         // The restored files differ from what the model last saw.
         self.session.forget_views();
-        if !restored.is_empty() {
+        if !restored.is_empty() || !removed.is_empty() {
             self.pending_note = Some(format!(
-                "[Note: the person undid the file changes of an earlier turn; these files are back to how they were before it: {}. View them again before editing.]",
-                restored.join(", ")
+                "[Note: the person undid the file changes of an earlier turn; these files are back to how they were before it (absent if it created them): {}. View them again before editing.]",
+                restored
+                    .iter()
+                    .chain(&removed)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
         }
         self.shared.emit(AgentEvent::UndoApplied {
             turn,
             restored,
+            removed,
             failed,
         });
     }

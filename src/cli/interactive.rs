@@ -305,6 +305,7 @@ fn tui_options(
         sandbox: first_sandbox_view(s),
         read_only: false,
         notify: s.config.file.ui.notify.unwrap_or_default(),
+        on_exit: s.config.file.ui.on_exit.unwrap_or_default(),
     }
 }
 

@@ -32,6 +32,19 @@ pub enum Colors {
     None,
 }
 
+/// What stays in the terminal's scrollback after quitting (`[ui] on_exit`).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum OnExit {
+    /// The last prompt and the answer that ended its turn.
+    #[default]
+    Summary,
+    /// Every prompt, answer and notice of the session, as plain text.
+    Transcript,
+    /// Nothing but what must be said (jobs stopped by quitting).
+    None,
+}
+
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct UiConfig {
@@ -39,6 +52,7 @@ pub struct UiConfig {
     /// when unset.
     pub colors: Option<Colors>,
     pub notify: Option<Notify>,
+    pub on_exit: Option<OnExit>,
     /// Let the terminal scroll the transcript itself (a scroll region and
     /// `CSI n S`) instead of redrawing every row. On unless set to false,
     /// for terminals or multiplexers where scroll regions misbehave.
@@ -82,6 +96,9 @@ mod tests {
         assert_eq!(Notify::Off.sequence("x"), None);
         let c: UiConfig = toml::from_str("notify = \"osc777\"").unwrap();
         assert_eq!(c.notify, Some(Notify::Osc777));
+        let c: UiConfig = toml::from_str("on_exit = \"transcript\"").unwrap();
+        assert_eq!(c.on_exit, Some(OnExit::Transcript));
+        assert!(toml::from_str::<UiConfig>("on_exit = \"all\"").is_err());
     }
 
     #[test]

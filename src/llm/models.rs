@@ -210,6 +210,30 @@ impl ModelCatalog {
 
     /// The built-in entry for `model_id`, or defaults for an unknown model.
     pub fn lookup_builtin(&self, model_id: &str) -> ModelInfo {
+        match self.builtin_entry(model_id) {
+            Some((m, true)) => m.clone(),
+            Some((m, false)) => {
+                let mut m = m.clone();
+                m.id = model_id.to_string();
+                m
+            }
+            None => ModelInfo::unknown(model_id),
+        }
+    }
+
+    /// The catalogue's own id for `model_id` when that is one of the
+    /// catalogue's names for the model (its id or an alias, any case, with
+    /// or without a provider prefix); `None` for other ids, tagged or dated
+    /// ones included (`qwen2.5-coder:7b` and `:32b` are different models).
+    pub fn catalogue_id(&self, model_id: &str) -> Option<String> {
+        self.builtin_entry(model_id)
+            .filter(|(_, exact)| *exact)
+            .map(|(m, _)| m.id.clone())
+    }
+
+    /// The catalogue entry `model_id` names, and whether by one of its
+    /// names exactly (rather than as a dated or tagged form of one).
+    fn builtin_entry(&self, model_id: &str) -> Option<(&ModelInfo, bool)> {
         let id = model_id.to_ascii_lowercase();
         let id = id.rsplit('/').next().unwrap_or(&id).to_string();
         let names = |m: &ModelInfo| {
@@ -218,7 +242,7 @@ impl ModelCatalog {
                 .collect::<Vec<_>>()
         };
         if let Some(m) = self.models.iter().find(|m| names(m).contains(&id)) {
-            return m.clone();
+            return Some((m, true));
         }
         // Longest name that the id starts with: `gpt-4.1-mini-2025…` is
         // gpt-4.1-mini, not gpt-4.1; tags like `qwen2.5-coder:7b` too.
@@ -235,14 +259,7 @@ impl ModelCatalog {
                 }
             }
         }
-        match best {
-            Some((_, m)) => {
-                let mut m = m.clone();
-                m.id = model_id.to_string();
-                m
-            }
-            None => ModelInfo::unknown(model_id),
-        }
+        best.map(|(_, m)| (m, false))
     }
 }
 

@@ -32,6 +32,11 @@ pub enum AgentCommand {
     Cancel,
     /// Say which instruction files are in use (`/memory`), as a notice.
     ShowMemory,
+    /// Stop a background job of the session (`/jobs`); its end arrives as
+    /// `JobFinished`. A job that already ended is left as it is.
+    KillJob {
+        job_id: String,
+    },
     PermissionReply {
         id: u64,
         decision: Decision,
@@ -251,10 +256,11 @@ pub enum AgentEvent {
     },
     /// What an undo would do; the interface asks for confirmation.
     UndoPlanned(crate::tools::restore::UndoPlan),
-    /// Files were restored.
+    /// Files were restored, or removed where the turn had created them.
     UndoApplied {
         turn: u64,
         restored: Vec<String>,
+        removed: Vec<String>,
         failed: Vec<(String, String)>,
     },
     /// What a rewind would do: the prompt it returns to and the files that

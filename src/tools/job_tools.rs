@@ -110,6 +110,11 @@ impl Tool for JobKillTool {
     fn read_only(&self) -> bool {
         false
     }
+    /// Nothing to stop (the job ended, or there is no such job) is
+    /// nothing to ask about.
+    fn read_only_call(&self, input: &Value, ctx: &ToolContext) -> bool {
+        find_job(input, ctx).map_or(true, |(_, job)| job.exit_code().is_some())
+    }
     fn summary(&self, input: &Value) -> String {
         format!("job_kill {}", id_of(input))
     }

@@ -225,6 +225,12 @@ pub trait Tool: Send + Sync {
     fn schema(&self) -> Value;
     /// Read-only tools change nothing outside cairn's own state.
     fn read_only(&self) -> bool;
+    /// Whether this call changes nothing; for most tools the same as
+    /// `read_only` (stopping a job that already ended changes nothing).
+    fn read_only_call(&self, input: &Value, ctx: &ToolContext) -> bool {
+        let _ = (input, ctx);
+        self.read_only()
+    }
     /// One line for the transcript: `grep "fn main" src/`.
     fn summary(&self, input: &Value) -> String {
         let _ = input;

@@ -90,24 +90,35 @@ pub fn plan_range(versions: &[FileVersion], from: u64, to: u64, workspace: &Path
 }
 
 /// Restores the files. Returns the paths restored and the failures.
-pub fn apply(
-    versions: &[FileVersion],
-    turn: u64,
-    workspace: &Path,
-) -> (Vec<String>, Vec<(String, String)>) {
-    apply_range(versions, turn, turn, workspace)
+/// What putting files back did: the files written back as they were, the
+/// files removed (the turn had created them), and the failures.
+pub type Applied = (Vec<String>, Vec<String>, Vec<(String, String)>);
+
+/// Puts back the files of `turn`, saying which were removed.
+pub fn apply(versions: &[FileVersion], turn: u64, workspace: &Path) -> Applied {
+    apply_split(versions, turn, turn, workspace)
 }
 
+/// Puts back the files of turns `from..=to`; removed files count as
+/// restored.
 pub fn apply_range(
     versions: &[FileVersion],
     from: u64,
     to: u64,
     workspace: &Path,
 ) -> (Vec<String>, Vec<(String, String)>) {
+    let (mut done, removed, failed) = apply_split(versions, from, to, workspace);
+    done.extend(removed);
+    (done, failed)
+}
+
+fn apply_split(versions: &[FileVersion], from: u64, to: u64, workspace: &Path) -> Applied {
     let mut done = Vec::new();
+    let mut removed = Vec::new();
     let mut failed = Vec::new();
     for (path, before) in earliest_since(versions, from, to) {
         let shown = display(&path, workspace);
+        let created = before.is_none();
         let result = match before {
             Some(bytes) => write_atomic(&path, &bytes),
             None => match crate::tools::beneath::remove_file(&path) {
@@ -116,11 +127,12 @@ pub fn apply_range(
             },
         };
         match result {
+            Ok(()) if created => removed.push(shown),
             Ok(()) => done.push(shown),
             Err(e) => failed.push((shown, e.to_string())),
         }
     }
-    (done, failed)
+    (done, removed, failed)
 }
 
 fn display(path: &Path, workspace: &Path) -> String {
@@ -166,8 +178,12 @@ mod tests {
                 turn: 1,
             },
         ];
-        let (done, failed) = apply(&versions, 1, dir.path());
-        assert_eq!((done.len(), failed.len()), (2, 0), "{failed:?}");
+        let (done, removed, failed) = apply(&versions, 1, dir.path());
+        assert_eq!(
+            (done.len(), removed.len(), failed.len()),
+            (2, 0, 0),
+            "{failed:?}"
+        );
         assert_eq!(std::fs::read(&script).unwrap(), b"original");
         let mode = std::fs::metadata(&script).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o755);
@@ -219,8 +235,9 @@ mod tests {
                 ("new/b.txt".to_string(), FileAction::Delete)
             ]
         );
-        let (done, failed) = apply(&versions, 2, dir.path());
-        assert_eq!(done.len(), 2);
+        let (done, removed, failed) = apply(&versions, 2, dir.path());
+        assert_eq!(done, vec!["a.txt".to_string()]);
+        assert_eq!(removed, vec!["new/b.txt".to_string()]);
         assert!(failed.is_empty());
         assert_eq!(std::fs::read(&a).unwrap(), b"orig\r\n\xff");
         assert!(!b.exists());

@@ -69,7 +69,9 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
                     _ => None,
                 });
                 if let Some(p) = prompt {
-                    model.transcript.push(CellKind::User(p));
+                    model.transcript.push(CellKind::User(
+                        crate::tui::widgets::cell::UserText::stored(p),
+                    ));
                 }
                 image_chips(model, m);
             }

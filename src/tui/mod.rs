@@ -9,9 +9,11 @@
 
 pub mod cmd;
 pub mod commands;
+pub mod exit_text;
 pub mod fuzzy;
 pub mod highlight;
 pub mod history;
+pub mod jobs;
 pub mod keys;
 pub mod markdown;
 pub mod model;
@@ -79,6 +81,8 @@ pub struct TuiOptions {
     pub read_only: bool,
     /// `[ui] notify`: how to get attention while the terminal is unfocused.
     pub notify: crate::config::ui::Notify,
+    /// `[ui] on_exit`: what is printed to the normal screen after quitting.
+    pub on_exit: crate::config::ui::OnExit,
 }
 
 /// Runs the full-screen interface until the person quits. The interface
@@ -144,6 +148,7 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
     m.first_run_help = opts.first_run_help;
     m.read_only = opts.read_only;
     m.notify = opts.notify;
+    m.on_exit = opts.on_exit;
     let history = opts
         .history_file
         .as_deref()

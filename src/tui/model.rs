@@ -118,6 +118,13 @@ pub struct Model {
     pub shell_mode: bool,
     /// The reasoning effort in force, for the status line.
     pub effort: Option<crate::config::effort::Effort>,
+    /// What is printed to the normal screen after quitting.
+    pub on_exit: crate::config::ui::OnExit,
+    /// The session's background jobs, for the status line and `/jobs`.
+    pub jobs: Vec<crate::tui::panels::jobs::JobRow>,
+    /// Prompts sent with folded pastes, until their turn shows them:
+    /// (the text sent, the text the prompt showed).
+    pub folded_prompts: Vec<(String, String)>,
 }
 
 impl Model {
@@ -175,6 +182,9 @@ impl Model {
             images: Vec::new(),
             effort: None,
             shell_mode: false,
+            on_exit: Default::default(),
+            jobs: Vec::new(),
+            folded_prompts: Vec::new(),
         }
     }
 
@@ -197,6 +207,13 @@ impl Model {
         self.flash = Some((text.into(), self.now + std::time::Duration::from_secs(3)));
     }
 
+    /// Whether `/jobs` is open.
+    pub fn jobs_panel_open(&self) -> bool {
+        self.modals.overlays.iter().any(
+            |o| matches!(o, Overlay::Panel(p) if matches!(**p, crate::tui::panels::Panel::Jobs(_))),
+        )
+    }
+
     /// Something on screen moves with time (spinner, timer, countdown).
     pub fn needs_tick(&self) -> bool {
         self.activity != Activity::Idle
@@ -205,6 +222,8 @@ impl Model {
             // Highlighting is loading: notice when it is ready.
             || crate::tui::highlight::is_loading()
             || (crate::tui::highlight::is_ready() && !self.highlight_seen)
+            // An open `/jobs` shows the running ones' clocks.
+            || (self.jobs.iter().any(|j| j.running()) && self.jobs_panel_open())
             // A background job's pane keeps its clock between turns.
             || self.transcript.cells().iter().rev().take(64).any(|c| c.is_animated())
     }

@@ -107,7 +107,7 @@ fn streaming_text_grows_one_cell_and_ends_with_the_turn() {
     agent(&mut m, AgentEvent::TextDelta("lo **there**".into()));
     let cells = m.transcript.cells();
     assert_eq!(cells.len(), 3);
-    assert!(matches!(&cells[0].kind, CellKind::User(p) if p == "hello"));
+    assert!(matches!(&cells[0].kind, CellKind::User(p) if p.text == "hello"));
     assert!(matches!(
         &cells[1].kind,
         CellKind::Reasoning {

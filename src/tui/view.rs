@@ -175,6 +175,8 @@ fn draw_status(model: &Model, area: Rect, buf: &mut Buffer) {
         servers: model.servers,
         language_servers: &model.language_servers,
         sandbox: &model.sandbox,
+        read_only: model.read_only,
+        jobs_running: crate::tui::jobs::running(model),
     };
     status_bar::render(&status, area, buf);
 }

@@ -298,6 +298,9 @@ fn scrolled_up_shows_new_output_indicator_and_end_follows() {
     );
     let s = screen(&mut m, 60, 12);
     assert!(s.contains("new output (End)"), "{s}");
+    // The marker has its row to itself: no line of text under it.
+    let marker = s.lines().find(|l| l.contains("new output")).unwrap();
+    assert!(!marker.contains("line"), "{s}");
     update(&mut m, key(KeyCode::End));
     let s = screen(&mut m, 60, 12);
     assert!(s.contains("fresh") && !s.contains("new output"), "{s}");

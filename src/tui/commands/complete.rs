@@ -3,7 +3,7 @@
 
 use crate::config::Mode;
 
-use super::{COMMANDS, CustomEntry, SlashCommand};
+use super::{ALIAS_COMMANDS, COMMANDS, CustomEntry, SlashCommand};
 
 /// Names `parse` accepts besides the table's.
 const ALIASES: [&str; 6] = ["clear", "resume", "exit", "q", "?", "mcp__"];
@@ -75,8 +75,11 @@ fn command(name: &str) -> Option<&'static SlashCommand> {
 /// Commands starting with `typed`: the exact name first, then the others
 /// in the table's order.
 pub fn rank_names(typed: &str) -> Vec<&'static SlashCommand> {
+    // An alias joins the list once typed, so `/` alone lists each command once.
+    let aliases = ALIAS_COMMANDS.iter().filter(|_| !typed.is_empty());
     let mut out: Vec<_> = COMMANDS
         .iter()
+        .chain(aliases)
         .filter(|c| c.name.starts_with(typed))
         .collect();
     out.sort_by_key(|c| c.name != typed);
@@ -287,6 +290,14 @@ mod tests {
     fn the_exact_name_ranks_first() {
         let names: Vec<_> = rank_names("mode").iter().map(|c| c.name).collect();
         assert_eq!(names, ["mode", "model"]);
+        let names: Vec<_> = rank_names("cl").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["clear"]);
+        let names: Vec<_> = rank_names("re").iter().map(|c| c.name).collect();
+        assert!(
+            names.contains(&"resume") && names.contains(&"rewind"),
+            "{names:?}"
+        );
+        assert!(!rank_names("").iter().any(|c| c.name == "clear"));
         let names: Vec<_> = rank_names("mo").iter().map(|c| c.name).collect();
         assert_eq!(names, ["model", "mode", "mouse"]);
     }

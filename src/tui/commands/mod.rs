@@ -118,6 +118,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "Toggle mouse capture (off = terminal selection)",
     },
     SlashCommand {
+        name: "jobs",
+        args: "",
+        description: "Background jobs: what runs, their output, stop one",
+    },
+    SlashCommand {
         name: "help",
         args: "",
         description: "Show every key and command",
@@ -126,6 +131,26 @@ pub const COMMANDS: &[SlashCommand] = &[
         name: "quit",
         args: "",
         description: "Quit cairn",
+    },
+];
+
+/// Other names for commands, offered in the `/` menu once typed (what
+/// people used to other agents type).
+pub const ALIAS_COMMANDS: &[SlashCommand] = &[
+    SlashCommand {
+        name: "clear",
+        args: "",
+        description: "Start a new session (same as /new)",
+    },
+    SlashCommand {
+        name: "resume",
+        args: "[title]",
+        description: "Browse and resume sessions (same as /sessions)",
+    },
+    SlashCommand {
+        name: "exit",
+        args: "",
+        description: "Quit cairn (same as /quit)",
     },
 ];
 
@@ -197,6 +222,7 @@ pub enum Slash {
     Memory,
     Mouse,
     Sandbox,
+    Jobs,
     Help,
     Quit,
 }
@@ -271,6 +297,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "memory" => Slash::Memory,
         "mouse" => Slash::Mouse,
         "sandbox" => Slash::Sandbox,
+        "jobs" => Slash::Jobs,
         "help" | "?" => Slash::Help,
         "quit" | "exit" | "q" => Slash::Quit,
         other if other.starts_with("mcp__") => Slash::McpPrompt(body.trim().to_string()),

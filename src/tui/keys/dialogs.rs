@@ -308,4 +308,32 @@ pub(super) const DIALOG_TABLE: &[Row] = &[
         Scope::Trust,
         "quit",
     ),
+    (
+        Action::JobPrev,
+        "job_prev",
+        "up",
+        Scope::Jobs,
+        "the job above",
+    ),
+    (
+        Action::JobNext,
+        "job_next",
+        "down",
+        Scope::Jobs,
+        "the job below",
+    ),
+    (
+        Action::JobOutput,
+        "job_output",
+        "enter",
+        Scope::Jobs,
+        "show or hide the job's latest output",
+    ),
+    (
+        Action::JobKill,
+        "job_kill",
+        "k, delete",
+        Scope::Jobs,
+        "stop the job (asks first; y confirms)",
+    ),
 ];

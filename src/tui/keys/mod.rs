@@ -107,6 +107,10 @@ pub enum Action {
     TrustChoose,
     TrustSwitch,
     TrustQuit,
+    JobPrev,
+    JobNext,
+    JobOutput,
+    JobKill,
     // Text fields, the permission dialog, input forms (`fields.rs`).
     TextSubmit,
     TextCancel,
@@ -155,11 +159,13 @@ pub enum Scope {
     Browser,
     Help,
     Trust,
+    /// The background jobs panel (`/jobs`).
+    Jobs,
 }
 
 impl Scope {
     /// Every screen, in the order help lists them.
-    pub const ALL: [Scope; 14] = [
+    pub const ALL: [Scope; 15] = [
         Scope::Global,
         Scope::Prompt,
         Scope::Transcript,
@@ -172,6 +178,7 @@ impl Scope {
         Scope::TextPanel,
         Scope::Diff,
         Scope::Browser,
+        Scope::Jobs,
         Scope::Help,
         Scope::Trust,
     ];
@@ -192,6 +199,7 @@ impl Scope {
             Scope::Browser => "Session browser",
             Scope::Help => "This help",
             Scope::Trust => "Trust screen",
+            Scope::Jobs => "Background jobs (/jobs)",
         }
     }
 }

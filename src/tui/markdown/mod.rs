@@ -239,12 +239,14 @@ impl<'a> Renderer<'a> {
             Tag::Paragraph => self.start_block(),
             Tag::Heading { level, .. } => {
                 self.start_block();
-                let n = level as usize;
-                self.push_style(|s| s.patch(t.heading));
-                self.push_text(
-                    &format!("{} ", "#".repeat(n)),
-                    t.heading.add_modifier(Modifier::DIM),
-                );
+                // The level shows in the style, not as the source's `#`s:
+                // bold and underlined, bold, then the heading colour only.
+                let extra = match level as usize {
+                    1 => Modifier::BOLD | Modifier::UNDERLINED,
+                    2 => Modifier::BOLD,
+                    _ => Modifier::ITALIC,
+                };
+                self.push_style(|s| s.patch(t.heading).add_modifier(extra));
             }
             Tag::BlockQuote(_) => self.start_quote(),
             Tag::CodeBlock(kind) => {

@@ -108,7 +108,13 @@ mod tests {
         let new = old.replace("line 50\n", "line fifty\n");
         let mut p = diff_panel("a.txt", &old, &new);
         let mut buf = Buffer::empty(Rect::new(0, 0, 100, 20));
-        p.render(buf.area, &mut buf, &styles, &theme);
+        p.render(
+            buf.area,
+            &mut buf,
+            &styles,
+            &theme,
+            &crate::tui::keys::KeyMap::default(),
+        );
         let text: String = buf.content.iter().map(|c| c.symbol()).collect();
         assert!(text.contains("a.txt +1 −1"), "{text}");
         assert!(text.contains("line 0"), "the top of the whole file");
@@ -119,7 +125,13 @@ mod tests {
         }
         assert!(press(&mut p, KeyCode::Char('t')).keep);
         let mut buf = Buffer::empty(Rect::new(0, 0, 100, 20));
-        p.render(buf.area, &mut buf, &styles, &theme);
+        p.render(
+            buf.area,
+            &mut buf,
+            &styles,
+            &theme,
+            &crate::tui::keys::KeyMap::default(),
+        );
         let text: String = buf.content.iter().map(|c| c.symbol()).collect();
         assert!(
             text.contains("line fifty"),

@@ -13,6 +13,7 @@ mod confirm;
 mod diff;
 pub mod help;
 pub mod input_form;
+pub mod jobs;
 pub mod modals;
 mod open_elsewhere;
 pub mod permission;
@@ -96,6 +97,8 @@ pub enum Panel {
     },
     /// The model's plan, waiting for the person's approval.
     Plan(Box<plan::PlanDialog>),
+    /// The session's background jobs (`/jobs`).
+    Jobs(Box<jobs::JobsPanel>),
     /// A diff full-screen: scrollable, unified or side by side.
     Diff {
         view: Box<DiffView>,
@@ -209,6 +212,7 @@ impl Panel {
             Panel::Diff { .. } => "diff",
             Panel::OpenElsewhere { .. } => "open-elsewhere",
             Panel::Plan(_) => "plan",
+            Panel::Jobs(_) => "jobs",
         }
     }
 
@@ -218,6 +222,7 @@ impl Panel {
             Panel::Sessions(_) => vec![Scope::Browser, Scope::TextField],
             Panel::Text { .. } => vec![Scope::TextPanel],
             Panel::Diff { .. } => vec![Scope::Diff],
+            Panel::Jobs(_) => vec![Scope::Jobs, Scope::Confirm],
             Panel::ConfirmUndo(_)
             | Panel::ConfirmRewind { .. }
             | Panel::ConfirmStoredRewind { .. }
@@ -257,6 +262,7 @@ impl Panel {
         }
         match self {
             Panel::Plan(d) => d.handle_key(key, keys),
+            Panel::Jobs(p) => p.handle_key(key, keys),
             Panel::Sessions(b) => sessions::handle_key(b, key, keys),
             Panel::Diff {
                 scroll,
@@ -268,7 +274,14 @@ impl Panel {
         }
     }
 
-    pub fn render(&mut self, area: Rect, buf: &mut Buffer, s: &Styles, theme: &Theme) {
+    pub fn render(
+        &mut self,
+        area: Rect,
+        buf: &mut Buffer,
+        s: &Styles,
+        theme: &Theme,
+        keys: &KeyMap,
+    ) {
         if pickers::render(self, area, buf, s)
             || confirm::render(self, area, buf, s)
             || open_elsewhere::render(self, area, buf, s)
@@ -284,6 +297,7 @@ impl Panel {
             } => diff::render(view, *highlight, *side_by_side, scroll, area, buf, s, theme),
             Panel::Sessions(b) => sessions::render(b, area, buf, s),
             Panel::Plan(d) => d.render(area, buf, s, theme),
+            Panel::Jobs(p) => p.render(area, buf, s, keys),
             Panel::Text {
                 title,
                 text,

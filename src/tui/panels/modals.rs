@@ -113,7 +113,7 @@ impl Modals {
         for o in self.overlays.iter_mut() {
             overlay::draw(buf, area, base, |b| match o {
                 Overlay::Help(state) => help::render(area, b, keys, styles, state),
-                Overlay::Panel(p) => p.render(area, b, styles, theme),
+                Overlay::Panel(p) => p.render(area, b, styles, theme, keys),
             });
         }
     }

@@ -30,9 +30,19 @@ pub fn files_picker(files: Vec<String>, query: &str) -> Panel {
 }
 
 pub fn models_picker(current: &str) -> Panel {
-    let mut items: Vec<PickerItem> = crate::llm::ModelCatalog::global()
+    let catalog = crate::llm::ModelCatalog::global();
+    // Two names of one model (an alias, a dated id and the catalogue's)
+    // are one row.
+    let same = |id: &str| {
+        catalog
+            .catalogue_id(undated(id))
+            .unwrap_or_else(|| id.to_ascii_lowercase())
+    };
+    let mut seen = std::collections::HashSet::new();
+    let mut items: Vec<PickerItem> = catalog
         .pickable()
         .iter()
+        .filter(|m| seen.insert(same(&m.id)))
         .map(|m| PickerItem {
             label: m.id.clone(),
             detail: match crate::llm::ModelCatalog::learned_source(&m.id) {
@@ -42,6 +52,15 @@ pub fn models_picker(current: &str) -> Panel {
             value: m.id.clone(),
         })
         .collect();
+    // The model in use, under whatever name it was chosen by.
+    let current = match items
+        .iter()
+        .find(|i| i.value == current || same(&i.value) == same(current))
+    {
+        Some(i) => i.value.clone(),
+        None => current.to_string(),
+    };
+    let current = current.as_str();
     if !items.iter().any(|i| i.value == current) {
         items.insert(
             0,
@@ -55,6 +74,27 @@ pub fn models_picker(current: &str) -> Panel {
     let mut p = Picker::new("Model (type any id, Enter)", items, false);
     p.select_value(current);
     Panel::Models(p)
+}
+
+/// `id` without a release date at its end (`-20250929`, `-2025-04-14`).
+fn undated(id: &str) -> &str {
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if let Some((head, date)) = id.rsplit_once('-')
+        && date.len() == 8
+        && digits(date)
+    {
+        return head;
+    }
+    let parts: Vec<&str> = id.rsplitn(4, '-').collect();
+    if let [d, m, y, head] = parts[..]
+        && (y.len(), m.len(), d.len()) == (4, 2, 2)
+        && digits(y)
+        && digits(m)
+        && digits(d)
+    {
+        return head;
+    }
+    id
 }
 
 pub fn modes_picker(current: Mode) -> Panel {
@@ -270,5 +310,29 @@ pub(super) fn render(panel: &mut Panel, area: Rect, buf: &mut Buffer, s: &Styles
             true
         }
         _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_in_use_under_a_dated_name_is_listed_once() {
+        let all = crate::llm::ModelCatalog::global().pickable().len();
+        let Panel::Models(p) = models_picker("claude-sonnet-4-5-20250929") else {
+            panic!("not the model picker");
+        };
+        // No extra "current" row: it is the catalogue's own, highlighted.
+        assert_eq!(p.visible_count(), all);
+        assert_eq!(p.selected_value(), Some("claude-sonnet-4-5"));
+        let Panel::Models(p) = models_picker("my-own-model") else {
+            panic!("not the model picker");
+        };
+        assert_eq!(p.visible_count(), all + 1);
+        assert_eq!(p.selected_value(), Some("my-own-model"));
+        assert_eq!(undated("gpt-4.1-2025-04-14"), "gpt-4.1");
+        assert_eq!(undated("claude-sonnet-4-5-20250929"), "claude-sonnet-4-5");
+        assert_eq!(undated("qwen2.5-coder:7b"), "qwen2.5-coder:7b");
     }
 }

@@ -45,6 +45,14 @@ pub async fn run_loop(
     let result = event_loop(&mut model, &commands, &mut events, handles, startup).await;
     terminal::restore();
     let _ = commands.send(AgentCommand::Shutdown);
+    // Back on the normal screen: what should stay in the scrollback.
+    let width = crossterm::terminal::size().map_or(80, |(w, _)| w);
+    let text = crate::tui::exit_text::after_exit(&model, width);
+    if !text.is_empty() {
+        let mut out = std::io::stdout();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
     result
 }
 

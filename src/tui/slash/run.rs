@@ -140,6 +140,10 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
             model.mouse_captured = !model.mouse_captured;
             vec![Cmd::SetMouseCapture(model.mouse_captured)]
         }
+        Slash::Jobs => {
+            crate::tui::jobs::open(model);
+            Vec::new()
+        }
         Slash::Help => {
             model.modals.overlays.push(Overlay::Help(
                 crate::tui::panels::help::HelpState::with_custom(&model.custom_commands),
@@ -232,7 +236,7 @@ pub fn open_rewind(model: &mut Model) -> Vec<Cmd> {
         .cells()
         .iter()
         .filter_map(|c| match &c.kind {
-            CellKind::User(p) => Some(p.clone()),
+            CellKind::User(p) => Some(p.shown().to_string()),
             _ => None,
         })
         .collect();

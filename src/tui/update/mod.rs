@@ -33,8 +33,17 @@ use prompt::{interrupt, prompt_key};
 /// A second Ctrl+C within this long quits.
 pub const DOUBLE_INTERRUPT: Duration = Duration::from_millis(1500);
 const WHEEL_ROWS: i64 = 3;
+/// How to select text with the terminal while cairn captures the mouse.
+pub const SELECT_HINT: &str =
+    "To select text, hold Shift while dragging (Option in iTerm2), or press F2 to free the mouse";
 
 pub fn update(model: &mut Model, msg: Msg) -> Vec<Cmd> {
+    let cmds = handle(model, msg);
+    crate::tui::jobs::refresh_panel(model);
+    cmds
+}
+
+fn handle(model: &mut Model, msg: Msg) -> Vec<Cmd> {
     match msg {
         Msg::Key(key) if key.kind == KeyEventKind::Release => Vec::new(),
         Msg::Key(key) => on_key(model, key),
@@ -371,6 +380,12 @@ fn on_mouse(model: &mut Model, m: MouseEvent) -> Vec<Cmd> {
     let delta = match m.kind {
         MouseEventKind::ScrollUp => -WHEEL_ROWS,
         MouseEventKind::ScrollDown => WHEEL_ROWS,
+        // Dragging to select while cairn holds the mouse selects nothing:
+        // say how the terminal selects anyway.
+        MouseEventKind::Drag(_) => {
+            model.flash(SELECT_HINT);
+            return Vec::new();
+        }
         _ => return Vec::new(),
     };
     if let Some(Overlay::Help(help)) = model.modals.overlays.last_mut() {

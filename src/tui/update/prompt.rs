@@ -210,7 +210,10 @@ fn send(model: &mut Model) -> Vec<Cmd> {
     if let Some(cmds) = super::shell::shell_line(model) {
         return cmds;
     }
-    let text = model.input.take();
+    let (text, shown) = model.input.take_shown();
+    if let Some(shown) = shown {
+        model.folded_prompts.push((text.clone(), shown));
+    }
     model.slash_menu = MenuState::default();
     model.transcript.to_bottom();
     if model.turn_running {

@@ -40,13 +40,20 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             }
         }
         AgentEvent::UndoApplied {
-            restored, failed, ..
+            restored,
+            removed,
+            failed,
+            ..
         } => {
+            let mut done = Vec::new();
             if !restored.is_empty() {
-                model.notice(
-                    NoticeLevel::Info,
-                    format!("Undone: restored {}", restored.join(", ")),
-                );
+                done.push(format!("restored {}", restored.join(", ")));
+            }
+            if !removed.is_empty() {
+                done.push(format!("removed {}", removed.join(", ")));
+            }
+            if !done.is_empty() {
+                model.notice(NoticeLevel::Info, format!("Undone: {}", done.join("; ")));
             }
             for (path, why) in failed {
                 model.notice(

@@ -21,7 +21,7 @@ pub struct RenderCtx<'a> {
 
 #[derive(Debug, Clone)]
 pub enum CellKind {
-    User(String),
+    User(UserText),
     Assistant(AssistantText),
     Reasoning {
         text: String,
@@ -46,6 +46,60 @@ pub enum CellKind {
     Setup(String),
     /// What an `@path` of the prompt attached.
     Attachment(Box<super::attachment::Attachment>),
+}
+
+/// What the person sent, and how it shows while folded: a large paste as
+/// its `[pasted N lines]` placeholder, as the prompt box showed it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UserText {
+    pub text: String,
+    pub folded: Option<String>,
+}
+
+/// A stored prompt longer than this many lines is shown folded.
+const STORED_FOLD_LINES: usize = 10;
+/// ... or longer than this many characters.
+const STORED_FOLD_CHARS: usize = 1000;
+
+impl UserText {
+    /// A prompt of a resumed session. Which part was pasted is not stored,
+    /// so one as large as a folded paste is folded whole: its first line
+    /// and how much more there is.
+    pub fn stored(text: String) -> UserText {
+        let lines = text.lines().count();
+        let chars = text.chars().count();
+        if lines <= STORED_FOLD_LINES && chars <= STORED_FOLD_CHARS {
+            return UserText::from(text);
+        }
+        let first = crate::text::fit(text.lines().next().unwrap_or(""), 80);
+        let more = if lines > 1 {
+            let n = lines - 1;
+            format!("{n} more {}", crate::text::plural(n, "line", "lines"))
+        } else {
+            format!("{chars} characters")
+        };
+        UserText {
+            folded: Some(format!("{first} … [{more}]")),
+            text,
+        }
+    }
+
+    /// The text as the transcript shows it folded.
+    pub fn shown(&self) -> &str {
+        self.folded.as_deref().unwrap_or(&self.text)
+    }
+}
+
+impl From<String> for UserText {
+    fn from(text: String) -> UserText {
+        UserText { text, folded: None }
+    }
+}
+
+impl From<&str> for UserText {
+    fn from(text: &str) -> UserText {
+        UserText::from(text.to_string())
+    }
 }
 
 /// Markdown that may still be streaming. Finished blocks (up to a blank
@@ -247,9 +301,8 @@ impl Cell {
     /// The text `y` copies.
     pub fn copy_text(&self) -> String {
         match &self.kind {
-            CellKind::User(t) | CellKind::Marker(t) | CellKind::Setup(t) | CellKind::Retry(t) => {
-                t.clone()
-            }
+            CellKind::User(u) => u.text.clone(),
+            CellKind::Marker(t) | CellKind::Setup(t) | CellKind::Retry(t) => t.clone(),
             CellKind::Compaction { text, summary } => summary.clone().unwrap_or(text.clone()),
             CellKind::Assistant(a) => a.text.clone(),
             CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
@@ -335,7 +388,17 @@ fn render_simple(
 ) -> Vec<Line<'static>> {
     let s = ctx.styles;
     match kind {
-        CellKind::User(text) => wrap_plain(text, width, s.user),
+        CellKind::User(u) => match &u.folded {
+            Some(folded) if !expanded => {
+                let mut l = wrap_plain(folded, width, s.user);
+                l.push(Line::from(Span::styled(
+                    "  folded: Tab to the transcript, Enter on it shows it whole",
+                    s.dim,
+                )));
+                l
+            }
+            _ => wrap_plain(&u.text, width, s.user),
+        },
         CellKind::Assistant(a) => markdown::render(&a.text, width, ctx.theme),
         CellKind::Reasoning { text, streaming } => {
             if expanded {
@@ -393,6 +456,22 @@ fn compaction_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_stored_prompt_is_folded_and_a_small_one_is_not() {
+        let big: String = (0..40).map(|i| format!("row {i}\n")).collect();
+        let u = UserText::stored(format!("fix this:\n{big}"));
+        assert_eq!(u.shown(), "fix this: … [40 more lines]");
+        assert!(u.text.contains("row 39"));
+        let small = UserText::stored("two\nlines".into());
+        assert_eq!(small.shown(), "two\nlines");
+        let long = UserText::stored("x".repeat(1200));
+        assert!(
+            long.shown().ends_with("… [1200 characters]"),
+            "{}",
+            long.shown()
+        );
+    }
 
     #[test]
     fn block_boundaries_skip_fences_and_continuations() {

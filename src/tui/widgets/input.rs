@@ -15,15 +15,67 @@ pub const MAX_ROWS: u16 = 10;
 const PASTE_MAX_LINES: usize = 10;
 const PASTE_MAX_CHARS: usize = 1000;
 
+/// A prompt as the box showed it: its text with placeholders, and the
+/// pastes they stand for.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Recall {
+    shown: String,
+    pastes: Vec<(String, String)>,
+}
+
+impl Recall {
+    /// A prompt from the history file, folded whole when it is as large as
+    /// a paste the box would fold.
+    fn stored(text: String) -> Recall {
+        match fold(&text) {
+            Some(placeholder) => Recall {
+                shown: placeholder.clone(),
+                pastes: vec![(placeholder, text)],
+            },
+            None => Recall {
+                shown: text,
+                pastes: Vec::new(),
+            },
+        }
+    }
+
+    fn text(&self) -> String {
+        expand(&self.shown, &self.pastes)
+    }
+}
+
+/// The placeholder a paste of `text` is shown as, when it is folded.
+fn fold(text: &str) -> Option<String> {
+    let lines = text.lines().count();
+    if lines > PASTE_MAX_LINES {
+        Some(format!("[pasted {lines} lines]"))
+    } else if text.chars().count() > PASTE_MAX_CHARS {
+        Some(format!("[pasted {} chars]", text.chars().count()))
+    } else {
+        None
+    }
+}
+
+/// `shown` with each placeholder replaced by its paste.
+fn expand(shown: &str, pastes: &[(String, String)]) -> String {
+    let mut text = shown.to_string();
+    for (placeholder, content) in pastes {
+        if let Some(at) = text.find(placeholder.as_str()) {
+            text.replace_range(at..at + placeholder.len(), content);
+        }
+    }
+    text
+}
+
 #[derive(Debug, Clone)]
 pub struct PromptInput {
     area: TextArea<'static>,
     /// Collapsed pastes: the placeholder shown and the text it stands for.
     pastes: Vec<(String, String)>,
-    history: Vec<String>,
+    history: Vec<Recall>,
     /// Position while walking the history; `None` when editing a draft.
     history_pos: Option<usize>,
-    draft: String,
+    draft: Recall,
     /// The key the empty prompt's hint names for a new line.
     newline_key: &'static str,
 }
@@ -39,9 +91,9 @@ impl PromptInput {
         PromptInput {
             area: new_area(Vec::new()),
             pastes: Vec::new(),
-            history,
+            history: history.into_iter().map(Recall::stored).collect(),
             history_pos: None,
-            draft: String::new(),
+            draft: Recall::default(),
             newline_key: NEWLINE_KEY,
         }
     }
@@ -57,13 +109,20 @@ impl PromptInput {
 
     /// The prompt as it will be sent: placeholders replaced by their pastes.
     pub fn text(&self) -> String {
-        let mut text = self.shown_text();
-        for (placeholder, content) in &self.pastes {
-            if let Some(at) = text.find(placeholder.as_str()) {
-                text.replace_range(at..at + placeholder.len(), content);
-            }
+        expand(&self.shown_text(), &self.pastes)
+    }
+
+    /// The box's text with its pastes, to keep or recall.
+    fn recall(&self) -> Recall {
+        Recall {
+            shown: self.shown_text(),
+            pastes: self.pastes.clone(),
         }
-        text
+    }
+
+    fn restore(&mut self, r: &Recall) {
+        self.set_text(&r.shown);
+        self.pastes = r.pastes.clone();
     }
 
     pub fn set_text(&mut self, text: &str) {
@@ -88,12 +147,20 @@ impl PromptInput {
 
     /// Takes the prompt for sending and records it in the history.
     pub fn take(&mut self) -> String {
-        let text = self.text();
-        if !text.trim().is_empty() && self.history.last() != Some(&text) {
-            self.history.push(text.clone());
+        self.take_shown().0
+    }
+
+    /// Takes the prompt for sending: the text sent, and the text shown
+    /// when a paste was folded in it.
+    pub fn take_shown(&mut self) -> (String, Option<String>) {
+        let kept = self.recall();
+        let text = kept.text();
+        let folded = (kept.shown != text).then(|| kept.shown.clone());
+        if !text.trim().is_empty() && self.history.last().map(Recall::text) != Some(text.clone()) {
+            self.history.push(kept);
         }
         self.clear();
-        text
+        (text, folded)
     }
 
     pub fn key(&mut self, key: KeyEvent) {
@@ -132,13 +199,7 @@ impl PromptInput {
 
     pub fn paste(&mut self, text: &str) {
         let text = text.replace("\r\n", "\n").replace('\r', "\n");
-        let lines = text.lines().count();
-        if lines > PASTE_MAX_LINES || text.chars().count() > PASTE_MAX_CHARS {
-            let placeholder = if lines > PASTE_MAX_LINES {
-                format!("[pasted {lines} lines]")
-            } else {
-                format!("[pasted {} chars]", text.chars().count())
-            };
+        if let Some(placeholder) = fold(&text) {
             self.area.insert_str(&placeholder);
             self.pastes.push((placeholder, text));
         } else {
@@ -165,7 +226,7 @@ impl PromptInput {
         let pos = match self.history_pos {
             None if self.history.is_empty() => return false,
             None => {
-                self.draft = self.text();
+                self.draft = self.recall();
                 self.history.len() - 1
             }
             Some(0) => return false,
@@ -173,7 +234,7 @@ impl PromptInput {
         };
         self.history_pos = Some(pos);
         let entry = self.history[pos].clone();
-        self.set_text(&entry);
+        self.restore(&entry);
         true
     }
 
@@ -185,11 +246,11 @@ impl PromptInput {
         if pos + 1 < self.history.len() {
             self.history_pos = Some(pos + 1);
             let entry = self.history[pos + 1].clone();
-            self.set_text(&entry);
+            self.restore(&entry);
         } else {
             self.history_pos = None;
             let draft = std::mem::take(&mut self.draft);
-            self.set_text(&draft);
+            self.restore(&draft);
         }
         true
     }
@@ -289,6 +350,26 @@ mod tests {
         assert!(input.history_next());
         assert_eq!(input.text(), "draft");
         assert!(!input.history_next());
+    }
+
+    #[test]
+    fn a_folded_paste_is_recalled_folded_and_sent_whole() {
+        let big: String = (0..602).map(|i| format!("row {i}\n")).collect();
+        let mut input = PromptInput::new(vec![big.clone()]);
+        input.paste("look: ");
+        input.paste(&big);
+        let (sent, shown) = input.take_shown();
+        assert_eq!(sent, format!("look: {big}"));
+        assert_eq!(shown.as_deref(), Some("look: [pasted 602 lines]"));
+        assert!(input.history_prev());
+        assert_eq!(input.shown_text(), "look: [pasted 602 lines]");
+        assert_eq!(input.text(), sent);
+        // One from the history file is folded whole.
+        assert!(input.history_prev());
+        assert_eq!(input.shown_text(), "[pasted 602 lines]");
+        assert_eq!(input.text(), big);
+        input.take_shown();
+        assert_eq!(input.take_shown(), (String::new(), None));
     }
 
     #[test]

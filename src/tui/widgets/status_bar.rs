@@ -12,7 +12,7 @@ use ratatui::text::{Line, Span};
 
 use crate::config::Mode;
 use crate::tui::styles::Styles;
-use crate::tui::widgets::tool_cell::{SPINNER, format_elapsed};
+use crate::tui::widgets::tool_cell::{SPINNER, format_running};
 
 /// What the agent is doing, for the status line.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,6 +67,10 @@ pub struct StatusInfo<'a> {
     pub language_servers: &'a [crate::lsp::ServerStatus],
     /// The sandbox commands run in.
     pub sandbox: &'a crate::tui::sandbox_view::SandboxView,
+    /// The session is open in another cairn: shown, never sent to.
+    pub read_only: bool,
+    /// Background jobs still running.
+    pub jobs_running: usize,
 }
 
 /// One part of the line; lower `priority` is dropped first.
@@ -105,6 +109,24 @@ fn parts(model: &StatusInfo) -> Vec<Part> {
             text: format!("not saved: {}", crate::term_safe::escape(why)),
             style: s.error,
             priority: 10,
+        });
+    }
+    if model.read_only {
+        parts.push(Part {
+            text: "read-only (open in another cairn)".into(),
+            style: s.warning,
+            priority: 9,
+        });
+    }
+    if model.jobs_running > 0 {
+        let n = model.jobs_running;
+        parts.push(Part {
+            text: format!(
+                "{n} {} running (/jobs)",
+                crate::text::plural(n, "job", "jobs")
+            ),
+            style: s.accent,
+            priority: 7,
         });
     }
     if let Some(a) = activity(model) {
@@ -265,16 +287,24 @@ fn activity(model: &StatusInfo) -> Option<String> {
     let text = match model.activity {
         Activity::Idle => return None,
         Activity::Thinking { since } => {
-            format!("{} thinking {}", spin(secs(*since)), whole(secs(*since)))
+            format!(
+                "{} thinking {}",
+                spin(secs(*since)),
+                format_running(secs(*since))
+            )
         }
         Activity::Responding { since } => {
-            format!("{} writing {}", spin(secs(*since)), whole(secs(*since)))
+            format!(
+                "{} writing {}",
+                spin(secs(*since)),
+                format_running(secs(*since))
+            )
         }
         Activity::RunningTool { name, since } => {
             format!(
                 "{} running {name} {}",
                 spin(secs(*since)),
-                whole(secs(*since))
+                format_running(secs(*since))
             )
         }
         Activity::WaitingForPermission => "waiting for you".to_string(),
@@ -288,14 +318,6 @@ fn activity(model: &StatusInfo) -> Option<String> {
         ),
     };
     Some(text)
-}
-
-fn whole(d: Duration) -> String {
-    if d.as_secs() < 60 {
-        format!("{}s", d.as_secs())
-    } else {
-        format_elapsed(d)
-    }
 }
 
 fn tokens(n: u64) -> String {

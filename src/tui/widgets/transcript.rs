@@ -303,7 +303,10 @@ impl Transcript {
         let (mut ci, mut off) = self.resolve_top(width, rows, ctx);
         let first = ci;
         let mut y = area.y;
-        let bottom = area.y + area.height;
+        // The "new output" marker takes the last row of its own, so it
+        // never covers a line of text.
+        let marker = self.has_unseen() && area.height >= 2;
+        let bottom = area.y + area.height - u16::from(marker);
         while y < bottom && ci < self.cells.len() {
             let gap = usize::from(ci > 0);
             let h = self.height(ci, width, ctx);
@@ -348,12 +351,17 @@ impl Transcript {
             }
         }
         self.painted = shown;
-        if self.has_unseen() {
+        if marker {
             let label = " ↓ new output (End) ";
             let w = label.chars().count() as u16;
+            let row = Rect::new(area.x, bottom, area.width, 1);
+            buf.set_style(row, ctx.styles.text);
+            for x in row.left()..row.right() {
+                buf[(x, bottom)].set_symbol(" ");
+            }
             if area.width > w {
                 let line = Line::from(Span::styled(label, ctx.styles.focused_choice));
-                buf.set_line(area.right() - w - 1, bottom - 1, &line, w);
+                buf.set_line(area.right() - w - 1, bottom, &line, w);
             }
         }
     }

@@ -180,9 +180,16 @@ pub fn lines(keys: &KeyMap, styles: &Styles, state: &HelpState, width: u16) -> V
         out.push(Line::from(Span::styled("Nothing matches.", styles.dim)));
     }
     out.push(Line::default());
-    let note = "Keys can be changed in the config's [keys] table: action = \"ctrl+g\".";
-    for part in wrap(note, usize::from(width).max(10)) {
-        out.push(Line::from(Span::styled(part, styles.dim)));
+    let notes = [
+        "Keys can be changed in the config's [keys] table: action = \"ctrl+g\".",
+        "Selecting text: cairn takes the mouse for scrolling; hold Shift while dragging \
+         (Option in iTerm2) to select as usual, or press F2 to let the terminal \
+         have the mouse.",
+    ];
+    for note in notes {
+        for part in wrap(note, usize::from(width).max(10)) {
+            out.push(Line::from(Span::styled(part, styles.dim)));
+        }
     }
     out
 }

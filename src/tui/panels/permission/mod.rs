@@ -448,8 +448,7 @@ impl PermissionDialog {
             y += 1;
         }
         if sep_rows > 0 {
-            let sep = Line::from(Span::styled("─".repeat(w as usize), styles.border));
-            buf.set_line(inner.x, y, &sep, w);
+            rule(buf, inner, y, "", styles);
             y += 1;
         }
         for l in self
@@ -468,12 +467,8 @@ impl PermissionDialog {
         } else {
             String::new()
         };
-        let sep = Line::from(Span::styled(
-            truncate(&format!("{more}{}", "─".repeat(w as usize)), w as usize),
-            styles.border,
-        ));
         if y < inner.bottom() {
-            buf.set_line(inner.x, y, &sep, w);
+            rule(buf, inner, y, &more, styles);
             y += 1;
         }
         self.choices_cut = false;
@@ -492,6 +487,26 @@ impl PermissionDialog {
             ));
             buf.set_line(inner.x, y, &hint, w);
         }
+    }
+}
+
+/// A rule across the dialog at row `y`, joined to its border (`├──┤`),
+/// starting with `label` when there is one.
+fn rule(buf: &mut Buffer, inner: Rect, y: u16, label: &str, styles: &Styles) {
+    let w = usize::from(inner.width);
+    let label = crate::text::clip(label, w);
+    let fill = w.saturating_sub(crate::text::width(&label));
+    let line = Line::from(Span::styled(
+        format!("{label}{}", "─".repeat(fill)),
+        styles.border,
+    ));
+    buf.set_line(inner.x, y, &line, inner.width);
+    // The block's own border is one column outside `inner` on each side.
+    let area = buf.area;
+    if inner.x > area.x && inner.right() < area.right() {
+        let border = styles.accent;
+        buf[(inner.x - 1, y)].set_symbol("├").set_style(border);
+        buf[(inner.right(), y)].set_symbol("┤").set_style(border);
     }
 }
 

@@ -6,7 +6,7 @@ use crate::protocol::{AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
 use crate::tui::cmd::Cmd;
 use crate::tui::model::{Activity, Model, UsageInfo};
 use crate::tui::panels::permission::PermissionDialog;
-use crate::tui::widgets::cell::{AssistantText, CellKind};
+use crate::tui::widgets::cell::{AssistantText, CellKind, UserText};
 use crate::tui::widgets::tool_cell::ToolCell;
 
 pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
@@ -177,6 +177,7 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
                 t.finish(status, output, display, now);
                 t.follow_job();
             }
+            crate::tui::jobs::started(model, &call_id);
             settle_activity(model);
         }
         AgentEvent::JobOutput { call_id, chunk } => {
@@ -188,6 +189,7 @@ fn tool_event(model: &mut Model, ev: AgentEvent) {
             if let Some(t) = tool_mut(model, &call_id) {
                 t.end_job(end);
             }
+            crate::tui::jobs::ended(model, &call_id, end);
         }
         AgentEvent::PermissionRequested { id, request } => {
             let mut dialog = PermissionDialog::new(id, request);
@@ -255,7 +257,19 @@ fn turn_started(model: &mut Model, prompt: String) {
     }
     model.turn_running = true;
     model.response_start = None;
-    model.transcript.push(CellKind::User(prompt));
+    // A prompt with a folded paste shows folded, as the box showed it.
+    let folded = match model
+        .folded_prompts
+        .iter()
+        .position(|(sent, _)| *sent == prompt)
+    {
+        Some(i) => Some(model.folded_prompts.remove(i).1),
+        None => None,
+    };
+    model.transcript.push(CellKind::User(UserText {
+        text: prompt,
+        folded,
+    }));
     model.activity = Activity::Thinking { since: now };
 }
 

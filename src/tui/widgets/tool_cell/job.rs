@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use ratatui::style::Style;
 use ratatui::text::Span;
 
-use super::{LIVE_MAX_BYTES, SPINNER, format_elapsed, output};
+use super::{LIVE_MAX_BYTES, SPINNER, format_elapsed, format_running, output};
 use crate::tools::jobs::JobEnd;
 use crate::tui::styles::Styles;
 
@@ -44,7 +44,7 @@ impl JobPane {
             None => {
                 let ran = now.saturating_duration_since(started);
                 return (
-                    format!("background {id} · running {}", format_elapsed(ran)),
+                    format!("background {id} · running {}", format_running(ran)),
                     styles.accent,
                 );
             }

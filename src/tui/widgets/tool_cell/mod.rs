@@ -381,18 +381,15 @@ impl ToolCell {
             CallState::Finished(ToolStatus::Cancelled) => ("cancelled", styles.warning),
         };
         let time = match self.state {
-            CallState::Running => Some(now.saturating_duration_since(self.started)),
-            CallState::Finished(_) => self.elapsed,
+            CallState::Running => Some(format_running(now.saturating_duration_since(self.started))),
+            CallState::Finished(_) => self.elapsed.map(format_elapsed),
             CallState::Pending | CallState::Waiting => None,
         };
-        let tail = [
-            label.to_string(),
-            time.map(format_elapsed).unwrap_or_default(),
-        ]
-        .into_iter()
-        .filter(|s| !s.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ");
+        let tail = [label.to_string(), time.unwrap_or_default()]
+            .into_iter()
+            .filter(|s| !s.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
         (tail, style)
     }
 }
@@ -412,6 +409,18 @@ fn dim_line(text: &str, width: u16, styles: &Styles) -> Line<'static> {
     ))
 }
 
+/// A clock that is still running: whole seconds (`0s`, `42s`, `1m05s`), the
+/// same in a pane's header, a job's and the status line.
+pub fn format_running(d: Duration) -> String {
+    let s = d.as_secs();
+    if s < 60 {
+        format!("{s}s")
+    } else {
+        format!("{}m{:02}s", s / 60, s % 60)
+    }
+}
+
+/// How long something took, once it ended (`901ms`, `3s`, `2m01s`).
 pub fn format_elapsed(d: Duration) -> String {
     let s = d.as_secs();
     if s < 1 {
