@@ -55,6 +55,7 @@ mod media_tui;
 mod mentions_hostile;
 mod permission_flow;
 mod plan_mode;
+mod project_memory;
 mod provider_bedrock;
 mod provider_models;
 mod provider_native;

@@ -70,6 +70,9 @@ pub(crate) async fn ask(
         );
         summary = format!("[{}] {summary}", sub.name);
     }
+    if let Some(mark) = instruction_mark(&call.name, input) {
+        reasons.push(mark);
+    }
     if !ctx.opts.interactive {
         return Err((
             ToolStatus::Denied,
@@ -90,6 +93,16 @@ pub(crate) async fn ask(
     };
     let decision = wait_for_decision(ctx, &call.id, request).await;
     approval(ctx, decision, &offered).map_err(|(status, text)| (status, ToolOutput::error(text)))
+}
+
+/// "`AGENTS.md` changes the instructions of every future session", for a
+/// file tool's write of an instruction file.
+pub(crate) fn instruction_mark(tool: &str, input: &Value) -> Option<String> {
+    if !matches!(tool, "edit" | "multiedit" | "write") {
+        return None;
+    }
+    let path = input.get("file_path")?.as_str()?;
+    crate::extensions::instruction_files::mark(path)
 }
 
 /// Shows the request and waits for the person (or a cancel: `None`).

@@ -370,9 +370,9 @@ impl Agent {
                         AgentCommand::LoadHistory { .. } => Some("resume"),
                         _ => None,
                     };
+                    // Each sets the session's loaded memory itself.
                     self.handle_idle(other);
                     if let Some(source) = source {
-                        lock(&self.shared.memory).clear();
                         self.restart_hook_session(source).await;
                     }
                 }
@@ -557,8 +557,13 @@ impl Agent {
         let mut ctx = self.turn_context(cancel.clone());
         limits::report_overhead(&ctx, learned);
         let mut keep_running = true;
-        let text = match custom::find(self.commands.as_ref(), &self.session.cwd(), &text) {
-            None => text,
+        let builtin = custom::builtin(&text);
+        let found = match builtin {
+            Some(_) => None,
+            None => custom::find(self.commands.as_ref(), &self.session.cwd(), &text),
+        };
+        let text = match found {
+            None => builtin.unwrap_or(text),
             Some((command, args)) => {
                 let fut = custom::expand(&ctx, &command, &args);
                 let (expanded, keep) =

@@ -1,6 +1,7 @@
 //! What a person's own files add to cairn, in the formats they already use
 //! with other agents: custom slash commands (`commands`), Agent Skills (`skills`), sub-agent
-//! definitions (`agents`), and the shared
+//! definitions (`agents`), which files steer later sessions
+//! (`instruction_files`), and the shared
 //! reading of their markdown frontmatter (`frontmatter`).
 //!
 //! This room reads files; the agent calls it. The `` !`cmd` `` lines of a
@@ -12,6 +13,7 @@ pub mod agents;
 pub mod commands;
 pub mod frontmatter;
 pub mod hooks;
+pub mod instruction_files;
 pub mod skills;
 
 use std::path::Path;

@@ -103,6 +103,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "List the hooks: source file, how they run, last exit and time",
     },
     SlashCommand {
+        name: "init",
+        args: "[focus]",
+        description: "Write an AGENTS.md for this project (the model explores; you review the diff)",
+    },
+    SlashCommand {
         name: "memory",
         args: "",
         description: "List the instruction files in use (AGENTS.md, CLAUDE.md, …)",
@@ -194,6 +199,8 @@ pub enum Slash {
     McpPrompt(String),
     Permissions,
     Hooks,
+    /// `/init [focus]`: the model explores and writes AGENTS.md.
+    Init(Option<String>),
     Memory,
     Mouse,
     Sandbox,
@@ -269,6 +276,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "permissions" => Slash::Permissions,
         "hooks" => Slash::Hooks,
         "memory" => Slash::Memory,
+        "init" => Slash::Init(arg),
         "mouse" => Slash::Mouse,
         "sandbox" => Slash::Sandbox,
         "help" | "?" => Slash::Help,
@@ -334,6 +342,13 @@ mod tests {
     fn completes_by_prefix() {
         let names: Vec<_> = completions("/m").iter().map(|c| c.name).collect();
         assert_eq!(names, ["model", "mode", "mcp", "memory", "mouse"]);
+        let names: Vec<_> = completions("/i").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["init"]);
+        assert_eq!(parse("/init"), Ok(Slash::Init(None)));
+        assert_eq!(
+            parse("/init the parser crate"),
+            Ok(Slash::Init(Some("the parser crate".into())))
+        );
         let names: Vec<_> = completions("/e").iter().map(|c| c.name).collect();
         assert_eq!(names, ["effort", "export"]);
         assert_eq!(completions("").len(), COMMANDS.len());

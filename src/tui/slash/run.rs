@@ -131,6 +131,25 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::Permissions => vec![Cmd::ShowPermissionRules],
         Slash::Hooks => vec![Cmd::ShowHooks],
         Slash::Memory => vec![Cmd::Send(AgentCommand::ShowMemory)],
+        Slash::Init(focus) => {
+            if model.read_only {
+                model.flash("/init is not sent: this session is read-only here (/new starts one)");
+                return Vec::new();
+            }
+            // The agent replaces `/init` with its built-in prompt.
+            let text = match focus {
+                Some(f) => format!("/init {f}"),
+                None => "/init".to_string(),
+            };
+            model.transcript.to_bottom();
+            if model.turn_running {
+                model.queued.push_back(text.clone());
+            }
+            vec![Cmd::Send(AgentCommand::Submit {
+                text,
+                images: Vec::new(),
+            })]
+        }
         Slash::Sandbox => {
             let text = model.sandbox.details();
             model.notice(NoticeLevel::Info, text);
