@@ -26,6 +26,7 @@ mod test_home;
 
 mod acp_rust_client;
 mod acp_sdk;
+mod agents_trust;
 mod bounds;
 mod ci_example;
 mod cli_conventions;
@@ -72,6 +73,7 @@ mod skills;
 mod store;
 mod subagents;
 mod subagents_tui;
+mod subagents_undo;
 mod trust_boundaries;
 mod tui_diff;
 mod tui_e2e;

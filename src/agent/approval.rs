@@ -226,9 +226,9 @@ fn store_and_keep_trust(
             .as_ref()
             .map(|d| d.join("config.toml"));
         let store = crate::config::trust::TrustStore::at(path.clone());
-        // The project's hooks are part of what was trusted.
+        // The project's hooks and agents are part of what was trusted.
         let hooks = (ctx.extensions.as_ref())
-            .map(|r| crate::extensions::hooks::project_held(&r.into()).1)
+            .map(|r| crate::extensions::project_held(r).1)
             .unwrap_or_default();
         if let Err(e) = crate::config::trust::keep_after_own_edit_with(
             &store,

@@ -43,6 +43,17 @@ pub fn invocable(roots: &commands::Roots, cwd: &Path) -> commands::Catalogue {
     catalogue
 }
 
+/// What a project adds that waits for trust beyond its config file (its
+/// hooks, and agents granting more than `explore`), one item each for the
+/// trust question, and one fingerprint of them and the files they name.
+pub fn project_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
+    let (mut held, mut fingerprint) = hooks::project_held(&roots.into());
+    let (agents, agents_print) = agents::project_held(roots);
+    held.extend(agents);
+    fingerprint.push_str(&agents_print);
+    (held, fingerprint)
+}
+
 /// The text of a command, skill or agent file, at most `max` bytes. A
 /// project's file is repository content the model can change: it is read
 /// only where it really lies inside the workspace, never through a link
