@@ -1,5 +1,6 @@
 //! `/undo` in the parent takes back what its sub-agents changed, in the
-//! running session and after it was resumed from the store.
+//! running session and after it was resumed from the store; the session
+//! browser lists the sub-agents' sessions under their parent.
 
 use crate::{mock_model, pty, test_home};
 use std::path::Path;
@@ -109,5 +110,20 @@ async fn undo_restores_what_a_sub_agent_changed_live_and_after_resume() {
     let mut app = start(&env, &mock, &["-c", "--mode", "auto"]);
     app.wait_for_text("The sub-agent changed b.txt.");
     undo(&mut app, "b.txt", &env.path("b.txt"), "beta = 2\n");
+    // The browser lists each sub-agent's session under its parent.
+    app.type_text("/sessions");
+    app.send(b"\r");
+    let screen = app.wait_for_text("sub-agent of");
+    assert_eq!(
+        screen.matches("sub-agent of “Alpha”").count(),
+        2,
+        "{screen}"
+    );
+    let rows: Vec<&str> = screen.lines().filter(|l| l.contains(" msgs")).collect();
+    assert_eq!(rows.len(), 3, "{screen}");
+    assert!(rows[0].contains("Alpha"), "{screen}");
+    assert!(rows[1].contains("↳ general: change"), "{screen}");
+    assert!(rows[2].contains("↳ general: change"), "{screen}");
+    app.send(b"\x1b");
     quit(app);
 }
