@@ -88,6 +88,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "MCP servers: state and tools",
     },
     SlashCommand {
+        name: "prompts",
+        args: "",
+        description: "List the MCP servers' prompts and their arguments",
+    },
+    SlashCommand {
         name: "lsp",
         args: "[restart <server>]",
         description: "Language servers: state, why one failed; restart one",
@@ -197,6 +202,8 @@ pub enum Slash {
     LspRestart(String),
     /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
     McpPrompt(String),
+    /// `/prompts`: the MCP servers' prompts.
+    Prompts,
     Permissions,
     Hooks,
     /// `/init [focus]`: the model explores and writes AGENTS.md.
@@ -274,6 +281,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
             _ => return Err("usage: /lsp or /lsp restart <server>".into()),
         },
         "permissions" => Slash::Permissions,
+        "prompts" => Slash::Prompts,
         "hooks" => Slash::Hooks,
         "memory" => Slash::Memory,
         "init" => Slash::Init(arg),
