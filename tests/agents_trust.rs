@@ -75,7 +75,10 @@ async fn a_project_agent_is_in_the_trust_question_and_a_changed_file_asks_again(
         )
     };
     let mut app = spawn();
-    let dialog = app.wait_for("the trust question", |s| s.contains("Trust this project"));
+    // Drawn whole: its last line as well as the agent.
+    let dialog = app.wait_for("the whole trust question", |s| {
+        s.contains("agent code-reviewer") && s.contains("Don't trust")
+    });
     assert!(dialog.contains("agent code-reviewer"), "{dialog}");
     assert!(dialog.contains("code-reviewer.md"), "{dialog}");
     std::thread::sleep(Duration::from_millis(800));
@@ -100,7 +103,8 @@ async fn a_project_agent_is_in_the_trust_question_and_a_changed_file_asks_again(
     let mut app = spawn();
     let deadline = Instant::now() + Duration::from_secs(20);
     let asked = app.wait_for("the question again", |s| {
-        s.contains("Trust this project") || Instant::now() > deadline
+        (s.contains("agent code-reviewer") && s.contains("Don't trust"))
+            || Instant::now() > deadline
     });
     assert!(asked.contains("agent code-reviewer"), "{asked}");
     std::thread::sleep(Duration::from_millis(800));

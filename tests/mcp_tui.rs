@@ -333,6 +333,8 @@ fn a_prompt_is_a_slash_command() {
     });
     app.type_text("/mcp");
     app.send(b"\r");
+    // The `/` menu shows the prompt too: wait for the panel's own text.
+    app.wait_for_text("Restart one with /mcp restart");
     let panel = app.wait_for_text("/mcp__test__greet <name> [mood]");
     assert!(panel.contains("Greets someone."), "{panel}");
     app.send(b"\x1b");
@@ -342,7 +344,7 @@ fn a_prompt_is_a_slash_command() {
     // `/prompts` lists them too.
     app.type_text("/prompts");
     app.send(b"\r");
-    let panel = app.wait_for_text("MCP prompts");
+    let panel = app.wait_for_text("Type one to send it");
     assert!(
         panel.contains("/mcp__test__greet <name> [mood]") && panel.contains("Greets someone."),
         "{panel}"
