@@ -360,3 +360,36 @@ async fn a_subfolder_agents_md_joins_when_the_model_first_opens_a_file_below_it(
     assert_eq!(reqs[2].to_string().matches("quokka").count(), 1);
     assert!(stderr.contains("Loaded rust/slug/AGENTS.md"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_prompt_hook_is_reported_unsupported_and_the_command_beside_it_runs() {
+    let env = TestHome::new();
+    // The person's own settings, as Claude Code documents prompt hooks.
+    let settings = json!({"hooks": {"Stop": [{"hooks": [
+        {"type": "prompt", "prompt": "Is every task done? $ARGUMENTS", "timeout": 30},
+        {"type": "command", "command": "echo stopped > \"$CLAUDE_PROJECT_DIR\"/stop-ran.txt"}
+    ]}]}});
+    let dir = env.home.path().join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("All done.")]).await;
+    let out = env
+        .command(&mock.url())
+        .args(["run", "finish up"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("not supported: prompt hooks"))
+        .collect();
+    assert_eq!(said.len(), 1, "{stderr}");
+    assert!(said[0].contains("hooks.Stop"), "{stderr}");
+    assert_eq!(
+        std::fs::read_to_string(env.path("stop-ran.txt")).unwrap_or_default(),
+        "stopped\n",
+        "{stderr}"
+    );
+}

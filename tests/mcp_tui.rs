@@ -51,6 +51,10 @@ fn main() {
         ),
         ("a_prompt_is_a_slash_command", a_prompt_is_a_slash_command),
         (
+            "a_multiple_choice_answers_with_an_array",
+            a_multiple_choice_answers_with_an_array,
+        ),
+        (
             "a_resource_is_attached_from_the_at_picker",
             a_resource_is_attached_from_the_at_picker,
         ),
@@ -221,6 +225,44 @@ fn a_servers_request_for_input_is_a_form() {
     quit(app);
 }
 
+fn a_multiple_choice_answers_with_an_array() {
+    let (_rt, mock) = model(vec![
+        Reply::tool("a1", "mcp__test__ask", json!({"many": true})),
+        Reply::text("Noted your instruments."),
+        Reply::text("Asked"),
+    ]);
+    let (_home, mut app) = start(&test_server("test", "trusted = true"), &mock, 30, 120);
+    app.type_text("ask me");
+    app.send(b"\r");
+    let form = app.wait_for("the form", |s| s.contains("Instruments*:"));
+    assert!(
+        form.contains("‹[ ] Guitar›  [ ] Piano  [ ] Drums") && !form.contains("gtr"),
+        "{form}"
+    );
+    // None picked: the form says at least one is needed.
+    app.send(b"\r");
+    app.wait_for_text("Instruments is required");
+    app.send(b" ");
+    app.send(b"\x1b[C");
+    app.send(b"\x1b[C");
+    app.send(b" ");
+    app.wait_for_text("[x] Guitar  [ ] Piano  ‹[x] Drums›");
+    app.send(b"\t");
+    app.send(b"\x1b[C");
+    app.send(b" ");
+    app.wait_for_text("[ ] jazz  ‹[x] rock›");
+    app.send(b"\r");
+    app.wait_for_text("Noted your instruments.");
+    let result = mock.requests()[1]["messages"].to_string();
+    assert!(
+        result.contains("answer: Accept")
+            && result.contains(r#"\"instruments\":[\"gtr\",\"drm\"]"#)
+            && result.contains(r#"\"genres\":[\"rock\"]"#),
+        "{result}"
+    );
+    quit(app);
+}
+
 fn a_servers_request_to_open_a_page_shows_it_and_opens_it() {
     let page = "https://example.com/verify?id=7";
     let (_rt, mock) = model(vec![
@@ -291,13 +333,32 @@ fn a_prompt_is_a_slash_command() {
     });
     app.type_text("/mcp");
     app.send(b"\r");
+    // The `/` menu shows the prompt too: wait for the panel's own text.
+    app.wait_for_text("Restart one with /mcp restart");
     let panel = app.wait_for_text("/mcp__test__greet <name> [mood]");
     assert!(panel.contains("Greets someone."), "{panel}");
     app.send(b"\x1b");
     // A key right after Esc would read as Alt+key.
     std::thread::sleep(Duration::from_millis(300));
     app.wait_for("the panel closed", |s| !s.contains("Greets someone."));
-    app.type_text("/mcp__test__greet name=Ada mood=briskly");
+    // `/prompts` lists them too.
+    app.type_text("/prompts");
+    app.send(b"\r");
+    let panel = app.wait_for_text("Type one to send it");
+    assert!(
+        panel.contains("/mcp__test__greet <name> [mood]") && panel.contains("Greets someone."),
+        "{panel}"
+    );
+    app.send(b"\x1b");
+    std::thread::sleep(Duration::from_millis(300));
+    app.wait_for("the panel closed", |s| !s.contains("Greets someone."));
+    // The `/` menu offers it with its arguments; Enter fills in the name.
+    app.type_text("/mcp__test__g");
+    let menu = app.wait_for_text("Greets someone.");
+    assert!(menu.contains("/mcp__test__greet <name> [mood]"), "{menu}");
+    app.send(b"\r");
+    app.wait_for_text("/mcp__test__greet ");
+    app.type_text("name=Ada mood=briskly");
     app.send(b"\r");
     let screen = app.wait_for_text("Hello there, Ada.");
     assert!(screen.contains("Say hello to Ada, briskly."), "{screen}");

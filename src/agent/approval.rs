@@ -70,6 +70,9 @@ pub(crate) async fn ask(
         );
         summary = format!("[{}] {summary}", sub.name);
     }
+    if let Some(mark) = instruction_mark(&call.name, input) {
+        reasons.push(mark);
+    }
     if !ctx.opts.interactive {
         return Err((
             ToolStatus::Denied,
@@ -90,6 +93,16 @@ pub(crate) async fn ask(
     };
     let decision = wait_for_decision(ctx, &call.id, request).await;
     approval(ctx, decision, &offered).map_err(|(status, text)| (status, ToolOutput::error(text)))
+}
+
+/// "`AGENTS.md` changes the instructions of every future session", for a
+/// file tool's write of an instruction file.
+pub(crate) fn instruction_mark(tool: &str, input: &Value) -> Option<String> {
+    if !matches!(tool, "edit" | "multiedit" | "write") {
+        return None;
+    }
+    let path = input.get("file_path")?.as_str()?;
+    crate::extensions::instruction_files::mark(path)
 }
 
 /// Shows the request and waits for the person (or a cancel: `None`).
@@ -213,9 +226,9 @@ fn store_and_keep_trust(
             .as_ref()
             .map(|d| d.join("config.toml"));
         let store = crate::config::trust::TrustStore::at(path.clone());
-        // The project's hooks are part of what was trusted.
+        // The project's hooks and agents are part of what was trusted.
         let hooks = (ctx.extensions.as_ref())
-            .map(|r| crate::extensions::hooks::project_held(&r.into()).1)
+            .map(|r| crate::extensions::project_held(r).1)
             .unwrap_or_default();
         if let Err(e) = crate::config::trust::keep_after_own_edit_with(
             &store,

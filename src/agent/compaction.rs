@@ -77,6 +77,8 @@ fn emit_done(
     summary: Option<String>,
     from_turn: u64,
 ) {
+    // Instructions summarised or elided away load again when needed.
+    *lock(&ctx.shared.memory) = super::memory::loaded_in(messages, &ctx.opts.workspace);
     ctx.shared.emit(AgentEvent::Compacted {
         before_tokens: before,
         after_tokens: fixed + context::estimate_messages(messages),

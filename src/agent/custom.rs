@@ -17,6 +17,20 @@ use crate::conversation::{ImageData, Part, ResultContent};
 use crate::extensions::commands::{self, CustomCommand, Roots};
 use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel};
 
+/// `/init`'s prompt: explore the project, then write its `AGENTS.md`.
+const INIT_PROMPT: &str = include_str!("../../assets/prompts/init.md");
+
+/// The prompt of a built-in prompt command (`/init [focus]`), which wins
+/// over a person's command of the same name; `None` for any other prompt.
+pub(crate) fn builtin(prompt: &str) -> Option<String> {
+    let (name, args) = commands::split_invocation(prompt)?;
+    match name {
+        "init" if args.is_empty() => Some(INIT_PROMPT.to_string()),
+        "init" => Some(format!("{INIT_PROMPT}\nThe person adds: {args}\n")),
+        _ => None,
+    }
+}
+
 /// The custom command `prompt` invokes and its arguments; `None` when it
 /// invokes none (also when no command folders are configured).
 pub(crate) fn find(

@@ -12,6 +12,7 @@ use super::Shared;
 use super::instructions::{self, INSTRUCTION_FILES, Instructions};
 use super::turn_context::TurnContext;
 use crate::config::project_file::{self, Over};
+use crate::conversation::{Message, Part, ResultContent};
 use crate::protocol::{AgentEvent, NoticeLevel};
 use crate::tools::state::lock;
 
@@ -52,9 +53,62 @@ pub(crate) fn nested_for(ctx: &TurnContext, tool: &str, input: &Value) -> Option
         ),
     });
     Some(format!(
-        "Instructions for the folder of this file, loaded now that you opened a file in it (they apply to work there):\n{}",
+        "{LOADED_HEAD} (they apply to work there):\n{}",
         instructions::render(&fresh)
     ))
+}
+
+/// How a call's result begins when it brought instruction files in.
+const LOADED_HEAD: &str =
+    "Instructions for the folder of this file, loaded now that you opened a file in it";
+
+/// The instruction files a stored conversation already holds (loaded with
+/// a call's result before it was saved), each with the call that brought
+/// it in: a resumed session lists them in `/memory` and never loads them
+/// twice. Only files named as instruction files inside `root` count, so a
+/// file's text that imitates the markup cannot list anything else.
+pub(crate) fn loaded_in(messages: &[Message], root: &Path) -> Vec<(PathBuf, String)> {
+    let mut calls: std::collections::HashMap<&str, String> = std::collections::HashMap::new();
+    let mut out: Vec<(PathBuf, String)> = Vec::new();
+    for part in messages.iter().flat_map(|m| &m.parts) {
+        match part {
+            Part::ToolCall { id, name, input } => {
+                let path = input.get("file_path").and_then(Value::as_str).unwrap_or("");
+                calls.insert(id, format!("{name} {path}"));
+            }
+            Part::ToolResult {
+                call_id, content, ..
+            } => {
+                for text in content.iter().filter_map(|c| match c {
+                    ResultContent::Text { text } if text.starts_with(LOADED_HEAD) => Some(text),
+                    _ => None,
+                }) {
+                    let why = calls.get(call_id.as_str()).cloned().unwrap_or_default();
+                    for path in rendered_paths(text, root) {
+                        if !out.iter().any(|(p, _)| *p == path) {
+                            out.push((path, why.clone()));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The paths of `<instructions path="…">` lines in `text`.
+fn rendered_paths(text: &str, root: &Path) -> Vec<PathBuf> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("<instructions path=\"")?.strip_suffix("\">"))
+        .map(PathBuf::from)
+        .filter(|p| p.starts_with(root))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| INSTRUCTION_FILES.contains(&n))
+        })
+        .collect()
 }
 
 /// The instruction files in the folders between the project root and

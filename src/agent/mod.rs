@@ -399,9 +399,9 @@ impl Agent {
                         AgentCommand::LoadHistory { .. } => Some("resume"),
                         _ => None,
                     };
+                    // Each sets the session's loaded memory itself.
                     self.handle_idle(other);
                     if let Some(source) = source {
-                        lock(&self.shared.memory).clear();
                         self.restart_hook_session(source).await;
                     }
                 }
@@ -588,21 +588,28 @@ impl Agent {
         let mut ctx = self.turn_context(cancel.clone());
         limits::report_overhead(&ctx, learned);
         let mut keep_running = true;
-        let (text, mentionable) =
-            match custom::find(self.commands.as_ref(), &self.session.cwd(), &text) {
-                None => (text.clone(), text),
-                Some((command, args)) => {
-                    let fut = custom::expand(&ctx, &command, &args);
-                    let (expanded, keep) =
-                        custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
-                    keep_running = keep;
-                    if let Some(model) = command.model {
-                        ctx.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
-                        ctx.opts.model = model;
-                    }
-                    expanded
+        let builtin = custom::builtin(&text);
+        let found = match builtin {
+            Some(_) => None,
+            None => custom::find(self.commands.as_ref(), &self.session.cwd(), &text),
+        };
+        let (text, mentionable) = match found {
+            None => {
+                let text = builtin.unwrap_or(text);
+                (text.clone(), text)
+            }
+            Some((command, args)) => {
+                let fut = custom::expand(&ctx, &command, &args);
+                let (expanded, keep) =
+                    custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;
+                keep_running = keep;
+                if let Some(model) = command.model {
+                    ctx.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
+                    ctx.opts.model = model;
                 }
-            };
+                expanded
+            }
+        };
         let cwd = self.session.cwd();
         let fut = hooks::prompt_submitted(&self.shared, &text, &cwd, &cancel);
         let (said, keep) = custom::drive(fut, rx, &cancel, &mut self.queue, &self.shared).await;

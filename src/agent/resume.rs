@@ -77,6 +77,8 @@ impl Agent {
         }
         *lock(&self.shared.earlier) = earlier;
         self.messages = working;
+        // What was loaded before the save is in the conversation already.
+        *lock(&self.shared.memory) = super::memory::loaded_in(&self.messages, &self.opts.workspace);
         self.tracker.reset();
         let ctx = self.turn_context(CancellationToken::new());
         super::limits::report_context(&ctx, &self.messages, self.cost);

@@ -95,6 +95,8 @@ impl Agent {
         self.session.drop_turns_from(turn);
         self.messages.truncate(index);
         crate::conversation::repair_tool_pairs(&mut self.messages);
+        // Instructions loaded in the rewound turns load again when needed.
+        *lock(&self.shared.memory) = super::memory::loaded_in(&self.messages, &self.opts.workspace);
         self.turn = turn - 1;
         self.tracker.reset();
         if let Some(sink) = &self.shared.sink {

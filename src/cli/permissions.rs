@@ -54,8 +54,8 @@ pub fn run(action: Action) -> Result<()> {
                     let global = crate::config::global_dir().map(|d| d.join("config.toml"));
                     let hooks = crate::config::load(&root)
                         .map(|c| {
-                            let files = super::startup::hook_files(&root, &c);
-                            crate::extensions::hooks::project_held(&files).1
+                            let roots = super::startup::roots_at(&root, &c);
+                            crate::extensions::project_held(&roots).1
                         })
                         .unwrap_or_default();
                     crate::config::trust::keep_after_own_edit_with(

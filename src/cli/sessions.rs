@@ -105,10 +105,16 @@ fn list(
     } else {
         let now = chrono::Utc::now().timestamp_millis();
         for s in sessions {
+            let short =
+                |id: &crate::store::SessionId| id.as_str()[..id.as_str().len().min(13)].to_string();
+            let child = match (&s.parent_id, s.subagent) {
+                (Some(p), true) => format!("  (sub-agent of {})", short(p)),
+                _ => String::new(),
+            };
             writeln!(
                 out,
-                "{}  {:>9}  {:>4} msgs  {}",
-                &s.id.as_str()[..s.id.as_str().len().min(13)],
+                "{}  {:>9}  {:>4} msgs  {}{child}",
+                short(&s.id),
                 crate::sessions::age(now, s.updated_at),
                 s.message_count,
                 escape(&one_line_max(s.display_title(), 80))

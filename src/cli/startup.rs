@@ -79,9 +79,9 @@ pub fn load(overrides: &Overrides) -> Result<Startup> {
 fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
     let root = instructions::project_root(&cwd);
     let mut config = config::load(&root)?;
-    // A project's hooks are held for trust like its settings, with their
-    // scripts' content: a changed script is asked about again.
-    let (held, fingerprint) = crate::extensions::hooks::project_held(&hook_files(&root, &config));
+    // A project's hooks and agents are held for trust like its settings,
+    // with their files' content: a changed script or agent asks again.
+    let (held, fingerprint) = crate::extensions::project_held(&roots_at(&root, &config));
     config.hold_more(held, &fingerprint);
     let store = TrustStore::default_location();
     let (trust, trust_problem) =
@@ -298,7 +298,12 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     }
     let (mut agent, events) = Agent::new(opts, Arc::from(llm), tools, gate);
     let hooks = hooks(s);
-    let trusted = matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag;
+    // Agents that need trust are in the question: with nothing to trust,
+    // none of them does.
+    let trusted = matches!(
+        s.trust,
+        Standing::Trusted | Standing::TrustedThisRun | Standing::NothingToTrust
+    ) || s.trust_flag;
     agent = agent
         .with_sandbox(s.sandbox.clone())
         .with_commands(command_roots(s))
@@ -409,11 +414,16 @@ fn locate_rule_error(config: &Config, message: &str) -> String {
 
 /// Where custom commands are read from (`crate::extensions::commands`).
 pub fn command_roots(s: &Startup) -> crate::extensions::commands::Roots {
+    roots_at(&s.root, &s.config)
+}
+
+/// The extension folders of the project at `root` and of the person.
+pub fn roots_at(root: &std::path::Path, config: &Config) -> crate::extensions::commands::Roots {
     crate::extensions::commands::Roots {
-        workspace: s.root.clone(),
+        workspace: root.to_path_buf(),
         home: crate::paths::home_dir(),
         config_dir: config::global_dir(),
-        claude: s.config.file.compat.claude(),
+        claude: config.file.compat.claude(),
     }
 }
 

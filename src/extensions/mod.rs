@@ -1,6 +1,7 @@
 //! What a person's own files add to cairn, in the formats they already use
 //! with other agents: custom slash commands (`commands`), Agent Skills (`skills`), sub-agent
-//! definitions (`agents`), and the shared
+//! definitions (`agents`), which files steer later sessions
+//! (`instruction_files`), and the shared
 //! reading of their markdown frontmatter (`frontmatter`).
 //!
 //! This room reads files; the agent calls it. The `` !`cmd` `` lines of a
@@ -12,6 +13,7 @@ pub mod agents;
 pub mod commands;
 pub mod frontmatter;
 pub mod hooks;
+pub mod instruction_files;
 pub mod skills;
 
 use std::path::Path;
@@ -39,6 +41,17 @@ pub fn invocable(roots: &commands::Roots, cwd: &Path) -> commands::Catalogue {
     }
     catalogue.commands.sort_by(|a, b| a.name.cmp(&b.name));
     catalogue
+}
+
+/// What a project adds that waits for trust beyond its config file (its
+/// hooks, and agents granting more than `explore`), one item each for the
+/// trust question, and one fingerprint of them and the files they name.
+pub fn project_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
+    let (mut held, mut fingerprint) = hooks::project_held(&roots.into());
+    let (agents, agents_print) = agents::project_held(roots);
+    held.extend(agents);
+    fingerprint.push_str(&agents_print);
+    (held, fingerprint)
 }
 
 /// The text of a command, skill or agent file, at most `max` bytes. A

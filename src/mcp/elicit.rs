@@ -105,7 +105,17 @@ fn fields(schema: &Value, order: Option<&[String]>) -> Vec<InputField> {
         .map(|(name, p)| {
             let text = |k: &str| p[k].as_str().unwrap_or("").to_string();
             let options: Vec<String> = choices(p).into_iter().map(|(shown, _)| shown).collect();
+            let many: Vec<(String, String)> = match p["type"].as_str() {
+                Some("array") => choices(&p["items"]),
+                _ => Vec::new(),
+            };
+            let count = |k: &str| p[k].as_u64().map(|n| n as usize);
             let kind = match p["type"].as_str() {
+                _ if !many.is_empty() => FieldKind::Choices {
+                    options: many.iter().map(|(shown, _)| shown.clone()).collect(),
+                    min: count("minItems"),
+                    max: count("maxItems"),
+                },
                 _ if !options.is_empty() => FieldKind::Choice(options),
                 Some("integer") => FieldKind::Integer,
                 Some("number") => FieldKind::Number,
@@ -114,6 +124,14 @@ fn fields(schema: &Value, order: Option<&[String]>) -> Vec<InputField> {
             };
             let default = match &p["default"] {
                 Value::Null => None,
+                // A multiple choice's default values, shown by their titles.
+                Value::Array(values) if !many.is_empty() => {
+                    let shown: Vec<&String> = (many.iter())
+                        .filter(|(_, v)| values.iter().any(|d| d.as_str() == Some(v)))
+                        .map(|(s, _)| s)
+                        .collect();
+                    Some(serde_json::to_string(&shown).unwrap_or_default())
+                }
                 Value::Bool(b) => Some(if *b { "yes" } else { "no" }.to_string()),
                 Value::String(s) => Some(s.clone()),
                 other => Some(other.to_string()),
@@ -178,12 +196,31 @@ fn chosen_values(schema: &Value, values: &mut serde_json::Map<String, Value>) {
     let Some(props) = schema["properties"].as_object() else {
         return;
     };
+    let value_of = |options: &[(String, String)], shown: &str| {
+        (options.iter())
+            .find(|(s, _)| s == shown)
+            .map(|(_, v)| Value::String(v.clone()))
+    };
     for (name, p) in props {
-        let Some(Value::String(shown)) = values.get(name) else {
-            continue;
-        };
-        if let Some((_, value)) = choices(p).into_iter().find(|(s, _)| s == shown) {
-            values.insert(name.clone(), Value::String(value));
+        match values.get(name) {
+            Some(Value::String(shown)) => {
+                if let Some(value) = value_of(&choices(p), shown) {
+                    values.insert(name.clone(), value);
+                }
+            }
+            // A multiple choice answers with an array of values.
+            Some(Value::Array(shown)) => {
+                let options = choices(&p["items"]);
+                let chosen: Vec<Value> = (shown.iter())
+                    .map(|s| {
+                        s.as_str()
+                            .and_then(|s| value_of(&options, s))
+                            .unwrap_or_else(|| s.clone())
+                    })
+                    .collect();
+                values.insert(name.clone(), Value::Array(chosen));
+            }
+            _ => {}
         }
     }
 }
@@ -257,6 +294,42 @@ mod tests {
     /// The order survives rmcp's decoding of the whole JSON-RPC message,
     /// which goes through `serde_json::Value` (hence serde_json's
     /// `preserve_order` feature).
+    #[test]
+    fn a_multiple_choice_is_a_choices_field_and_answers_with_an_array_of_values() {
+        let schema = json!({"type": "object", "properties": {
+            "instruments": {"type": "array", "minItems": 1, "maxItems": 2,
+                "default": ["pno"],
+                "items": {"anyOf": [
+                    {"const": "gtr", "title": "Guitar"},
+                    {"const": "pno", "title": "Piano"}]}},
+            "genres": {"type": "array", "items": {"type": "string", "enum": ["jazz", "rock"]}}
+        }});
+        let f = fields(&schema, None);
+        assert_eq!(
+            f[0].kind,
+            FieldKind::Choices {
+                options: vec!["Guitar".into(), "Piano".into()],
+                min: Some(1),
+                max: Some(2)
+            }
+        );
+        assert_eq!(f[0].default.as_deref(), Some(r#"["Piano"]"#));
+        assert!(
+            matches!(&f[1].kind, FieldKind::Choices { options, .. } if options == &["jazz", "rock"])
+        );
+        let mut values = serde_json::Map::new();
+        values.insert(
+            "instruments".into(),
+            f[0].kind.value("Guitar, Piano").unwrap(),
+        );
+        values.insert("genres".into(), f[1].kind.value(r#"["rock"]"#).unwrap());
+        chosen_values(&schema, &mut values);
+        assert_eq!(
+            Value::Object(values),
+            json!({"instruments": ["gtr", "pno"], "genres": ["rock"]})
+        );
+    }
+
     #[test]
     fn the_order_survives_the_wire() {
         let wire = r#"{"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{

@@ -38,6 +38,7 @@ mod transport;
 pub(crate) use transport::{expand_env, http_headers};
 
 pub use manager::McpManager;
+pub use prompts::PromptEntry;
 pub use status::format_status;
 pub use tool::McpTool;
 

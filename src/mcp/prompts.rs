@@ -15,10 +15,34 @@ use super::{server_key, split_tool_name, tool_name};
 /// How long fetching a prompt may take.
 const LIMIT: Duration = Duration::from_secs(30);
 
+/// One prompt of a server as a slash command offers it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptEntry {
+    /// `mcp__docs__summary`, without the `/`.
+    pub name: String,
+    /// `<topic> [length]`: required arguments in angle brackets.
+    pub args: String,
+    pub description: String,
+}
+
 impl McpManager {
     /// Every prompt of the connected servers as its slash command, with
     /// its arguments and description: `/mcp__docs__summary <topic> — …`.
     pub async fn prompt_commands(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for p in self.prompt_entries().await {
+            let mut line = format!("/{} {}", p.name, p.args).trim_end().to_string();
+            if !p.description.is_empty() {
+                line.push_str(" — ");
+                line.push_str(&p.description);
+            }
+            out.push(line);
+        }
+        out
+    }
+
+    /// Every prompt of the connected servers, for the `/` menu.
+    pub async fn prompt_entries(&self) -> Vec<PromptEntry> {
         let mut out = Vec::new();
         for slot in self.slots.values() {
             let Ok(live) = slot.live() else { continue };
@@ -34,19 +58,19 @@ impl McpManager {
                 continue;
             };
             for p in prompts {
-                let mut line = format!("/{}", tool_name(&slot.name, &p.name));
-                for a in p.arguments.iter().flatten() {
-                    if a.required == Some(true) {
-                        line.push_str(&format!(" <{}>", a.name));
-                    } else {
-                        line.push_str(&format!(" [{}]", a.name));
-                    }
-                }
-                if let Some(d) = p.description.as_deref().filter(|d| !d.trim().is_empty()) {
-                    line.push_str(" — ");
-                    line.push_str(&d.replace('\n', " "));
-                }
-                out.push(line);
+                let args: Vec<String> = (p.arguments.iter().flatten())
+                    .map(|a| match a.required {
+                        Some(true) => format!("<{}>", a.name),
+                        _ => format!("[{}]", a.name),
+                    })
+                    .collect();
+                out.push(PromptEntry {
+                    name: tool_name(&slot.name, &p.name),
+                    args: args.join(" "),
+                    description: (p.description.as_deref().unwrap_or(""))
+                        .trim()
+                        .replace('\n', " "),
+                });
             }
         }
         out

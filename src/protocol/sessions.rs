@@ -168,6 +168,8 @@ pub struct SessionEntry {
     /// For search results: the matching text, with `\u{1}` … `\u{2}` around
     /// the matched words.
     pub snippet: Option<String>,
+    /// A sub-agent's session: the session that started it.
+    pub subagent_of: Option<SessionId>,
 }
 
 impl SessionEntry {
@@ -184,6 +186,7 @@ impl SessionEntry {
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
             snippet,
+            subagent_of: s.parent_id.clone().filter(|_| s.subagent),
         }
     }
 }

@@ -163,6 +163,9 @@ pub struct SessionSummary {
     pub message_count: u64,
     /// The first thing the person asked, shortened; stands in for a title.
     pub first_prompt: Option<String>,
+    /// A sub-agent's session; `parent_id` is the session that started it.
+    #[serde(default)]
+    pub subagent: bool,
 }
 
 impl SessionSummary {

@@ -24,6 +24,7 @@ const MIGRATIONS: &[Migration] = &[
     v4_tool_run_status_backfill,
     v5_turn_outcomes,
     v6_compactions,
+    v7_subagent_sessions,
 ];
 
 pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -203,6 +204,19 @@ fn v5_turn_outcomes(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 /// before `turn` (the first turn kept verbatim), and how many messages the
 /// session had when it happened (where the transcript shows its marker).
 /// A resumed session continues from the latest one.
+/// Marks the sessions of sub-agents, so the browser lists them under
+/// their parent and `--continue` never picks one. Before this version a
+/// child had a parent like a fork; a fork's title says "(fork", a child's
+/// never did, so that is how older rows are told apart (a fork renamed
+/// since is taken for a sub-agent's: it is still listed, marked).
+fn v7_subagent_sessions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "ALTER TABLE sessions ADD COLUMN subagent INTEGER NOT NULL DEFAULT 0;
+         UPDATE sessions SET subagent = 1
+          WHERE parent_id IS NOT NULL AND (title IS NULL OR title NOT LIKE '%(fork%');",
+    )
+}
+
 fn v6_compactions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
     tx.execute_batch(
         "CREATE TABLE compactions (

@@ -11,7 +11,7 @@ use super::{
 
 pub(crate) const SUMMARY_COLUMNS: &str = "id, title, cwd, project_root, provider, model, \
      created_at, updated_at, input_tokens, output_tokens, cost, parent_id, message_count, \
-     first_prompt";
+     first_prompt, subagent";
 
 pub(crate) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {
@@ -29,6 +29,7 @@ pub(crate) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> 
         parent_id: r.get::<_, Option<String>>(11)?.map(SessionId),
         message_count: r.get::<_, i64>(12)?.max(0) as u64,
         first_prompt: r.get(13)?,
+        subagent: r.get::<_, i64>(14)? != 0,
     })
 }
 
@@ -101,19 +102,30 @@ impl Store {
         Ok(rows)
     }
 
-    /// The most recently active session of a project, for `--continue`.
+    /// The most recently active session of a project, for `--continue`;
+    /// never a sub-agent's.
     pub fn latest_session(
         &self,
         project_root: &Path,
     ) -> Result<Option<SessionSummary>, StoreError> {
         Ok(self
-            .list_sessions(&ListFilter {
-                project_root: Some(project_root),
-                limit: 1,
-                offset: 0,
-            })?
-            .into_iter()
-            .next())
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {SUMMARY_COLUMNS} FROM sessions WHERE project_root = ?1 AND subagent = 0
+                 ORDER BY updated_at DESC, id DESC LIMIT 1"
+            ))?
+            .query_row([path_text(project_root)], summary_from_row)
+            .optional()?)
+    }
+
+    /// Marks `id` as the session of a sub-agent (its parent is its
+    /// `parent_id`).
+    pub fn mark_subagent(&mut self, id: &SessionId) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.prepare_cached("UPDATE sessions SET subagent = 1 WHERE id = ?1")?
+                .execute([&id.0])?;
+            Ok(())
+        })
     }
 
     /// Finds the one session whose id starts with `prefix` (case and

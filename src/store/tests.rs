@@ -689,3 +689,26 @@ fn a_tool_run_with_an_unknown_status_is_left_out() {
     let runs = store.tool_runs(&id).unwrap();
     assert_eq!(runs.keys().collect::<Vec<_>>(), vec!["c1"]);
 }
+
+#[test]
+fn a_sub_agents_session_is_marked_and_never_the_latest_to_continue() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("db.sqlite")).unwrap();
+    let root = "/work/proj";
+    let parent = new_session(&mut store, root);
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let child = store
+        .create_session(&NewSession {
+            cwd: PathBuf::from(root),
+            project_root: Some(PathBuf::from(root)),
+            parent_id: Some(parent.clone()),
+            ..NewSession::default()
+        })
+        .unwrap();
+    store.mark_subagent(&child).unwrap();
+    let s = store.session(&child).unwrap();
+    assert!(s.subagent && s.parent_id.as_ref() == Some(&parent));
+    assert!(!store.session(&parent).unwrap().subagent);
+    let latest = store.latest_session(Path::new(root)).unwrap().unwrap();
+    assert_eq!(latest.id, parent);
+}

@@ -41,6 +41,12 @@ pub enum FieldKind {
     Integer,
     Boolean,
     Choice(Vec<String>),
+    /// Any number of the options (an array field), `min` to `max` of them.
+    Choices {
+        options: Vec<String>,
+        min: Option<usize>,
+        max: Option<usize>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,8 +85,45 @@ impl FieldKind {
                 .find(|o| o.as_str() == t)
                 .map(|o| Value::String(o.clone()))
                 .ok_or_else(|| format!("`{t}` is not one of {}", options.join(", "))),
+            FieldKind::Choices { options, min, max } => {
+                let picked = picked_options(t, options)?;
+                let n = picked.len();
+                if let Some(min) = min.filter(|m| n < *m) {
+                    return Err(format!("pick at least {min}"));
+                }
+                if let Some(max) = max.filter(|m| n > *m) {
+                    return Err(format!("pick at most {max}"));
+                }
+                Ok(Value::Array(
+                    picked.into_iter().map(Value::String).collect(),
+                ))
+            }
         }
     }
+}
+
+/// The options named by `text`: a JSON array of them (as the form keeps
+/// a multiple choice), or a comma-separated list; each must be an option.
+pub fn picked_options(text: &str, options: &[String]) -> Result<Vec<String>, String> {
+    let named: Vec<String> = match serde_json::from_str::<Vec<String>>(text) {
+        Ok(list) => list,
+        Err(_) => text
+            .split(',')
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+            .collect(),
+    };
+    for n in &named {
+        if !options.contains(n) {
+            return Err(format!("`{n}` is not one of {}", options.join(", ")));
+        }
+    }
+    // In the options' order, each once.
+    Ok(options
+        .iter()
+        .filter(|o| named.contains(o))
+        .cloned()
+        .collect())
 }
 
 #[cfg(test)]
@@ -95,5 +138,25 @@ mod tests {
         let choice = FieldKind::Choice(vec!["a".into(), "b".into()]);
         assert_eq!(choice.value("b"), Ok(Value::String("b".into())));
         assert!(choice.value("c").unwrap_err().contains("one of a, b"));
+        let many = FieldKind::Choices {
+            options: vec!["Guitar".into(), "Piano".into(), "Drums".into()],
+            min: Some(1),
+            max: Some(2),
+        };
+        assert_eq!(
+            many.value(r#"["Drums","Guitar"]"#),
+            Ok(serde_json::json!(["Guitar", "Drums"]))
+        );
+        assert_eq!(
+            many.value("Piano, Guitar"),
+            Ok(serde_json::json!(["Guitar", "Piano"]))
+        );
+        assert!(many.value("[]").unwrap_err().contains("at least 1"));
+        assert!(
+            many.value("Guitar, Piano, Drums")
+                .unwrap_err()
+                .contains("at most 2")
+        );
+        assert!(many.value("Banjo").unwrap_err().contains("not one of"));
     }
 }

@@ -107,6 +107,8 @@ pub struct Model {
     pub session_titles: Vec<(crate::sessions::SessionId, String)>,
     /// The person's own slash commands, for the menu and help.
     pub custom_commands: Vec<crate::tui::commands::CustomEntry>,
+    /// The MCP servers' prompts (`mcp__server__prompt`), as they last said.
+    pub mcp_prompts: Vec<crate::tui::commands::CustomEntry>,
     /// Pictures attached to the next prompt (pasted, or a pasted path),
     /// shown as chips over it.
     pub images: Vec<(
@@ -179,6 +181,7 @@ impl Model {
             subagents: Default::default(),
             session_titles: Vec::new(),
             custom_commands: Vec::new(),
+            mcp_prompts: Vec::new(),
             images: Vec::new(),
             effort: None,
             shell_mode: false,

@@ -41,6 +41,9 @@ pub enum Msg {
     },
     /// Text to send as the person's prompt (an MCP prompt's result).
     SubmitPrompt(String),
+    /// The prompts the MCP servers offer now, for the `/` menu and
+    /// `/prompts`.
+    McpPrompts(Vec<crate::tui::commands::CustomEntry>),
     /// An effect finished or failed: a notice to show.
     Notice(NoticeLevel, String),
     /// A picture read for the prompt, or why not (with the pasted text

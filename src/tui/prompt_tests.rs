@@ -190,6 +190,7 @@ fn resume_completes_session_titles_and_resumes_by_title() {
         first_prompt: "add two numbers".into(),
         project: "/work/project".into(),
         snippet: None,
+        subagent_of: None,
     };
     let reply = SessionReply::Sessions {
         query: String::new(),

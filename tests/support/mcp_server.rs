@@ -268,8 +268,20 @@ impl ServerHandler for TestServer {
             }
             "ask" => {
                 // From text, so the fields keep this order on the wire
-                // (neither by name nor required-first).
-                let schema = serde_json::from_str(
+                // (neither by name nor required-first). With `many`, two
+                // multiple choices as the 2025-11 revision writes them.
+                let many = r#"{"type": "object", "properties": {
+                        "instruments": {"type": "array", "title": "Instruments",
+                            "minItems": 1, "maxItems": 2,
+                            "items": {"anyOf": [
+                                {"const": "gtr", "title": "Guitar"},
+                                {"const": "pno", "title": "Piano"},
+                                {"const": "drm", "title": "Drums"}]}},
+                        "genres": {"type": "array", "items": {"type": "string", "enum": ["jazz", "rock"]}}
+                    }, "required": ["instruments"]}"#;
+                let text = if args.get("many").is_some() {
+                    many
+                } else {
                     r#"{"type": "object", "properties": {
                         "name": {"type": "string", "title": "Your name"},
                         "mood": {"type": "string"},
@@ -277,9 +289,10 @@ impl ServerHandler for TestServer {
                         "hero": {"type": "string", "oneOf": [
                             {"const": "hero-1", "title": "Ada Lovelace"},
                             {"const": "hero-2", "title": "Grace Hopper"}]}
-                    }, "required": ["name", "hero"]}"#,
-                )
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                    }, "required": ["name", "hero"]}"#
+                };
+                let schema = serde_json::from_str(text)
+                    .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
                 let params = ElicitRequestParams::FormElicitationParams {
                     meta: None,
                     message: "Who is asking?".into(),

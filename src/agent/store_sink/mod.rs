@@ -431,6 +431,7 @@ impl Writer {
         })?;
         if let Some((_, title)) = &self.child_of {
             self.store.set_title(&id, title)?;
+            self.store.mark_subagent(&id)?;
         }
         self.set_session(Some(id.clone()));
         Ok(id)

@@ -197,6 +197,39 @@ pub fn discover(roots: &Roots, project_trusted: bool) -> Catalogue {
     out
 }
 
+/// The project's agents that wait for trust (those granting more than
+/// `explore`), one item each for the trust question, and a fingerprint of
+/// their files: trust covers them, and a changed agent file asks again.
+pub fn project_held(roots: &Roots) -> (Vec<crate::config::project::Held>, String) {
+    let mut held = Vec::new();
+    let mut fingerprint = String::new();
+    let catalogue = discover(roots, true);
+    let project = catalogue
+        .agents
+        .iter()
+        .filter(|a| a.scope == Some(Scope::Project) && a.grants_more_than_explore());
+    for agent in project {
+        let Some(path) = &agent.source else { continue };
+        let file = path
+            .strip_prefix(&roots.workspace)
+            .unwrap_or(path)
+            .display();
+        let tools = match &agent.tools {
+            None => "every tool the session has".to_string(),
+            Some(t) => t.join(", "),
+        };
+        held.push(crate::config::project::Held {
+            key: format!("agent {}", agent.name),
+            what: format!("a sub-agent allowed {tools} (from {file})"),
+        });
+        let text = super::read_definition(path, Scope::Project, &roots.workspace, MAX_BYTES)
+            .unwrap_or_default();
+        let hash = crate::config::trust::hash_text(text.as_bytes());
+        fingerprint.push_str(&format!("agent\t{}\t{file}\t{hash}\n", agent.name));
+    }
+    (held, fingerprint)
+}
+
 fn collect(dir: &Path, depth: usize, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;

@@ -92,6 +92,26 @@ fn project_agents_granting_more_than_explore_wait_for_trust() {
         untrusted.get("writer").is_some(),
         "the person's own agents need no trust"
     );
+    // The trust question lists it, and its file's content is in the hash.
+    let (held, before) = project_held(&r);
+    let keys: Vec<&str> = held.iter().map(|h| h.key.as_str()).collect();
+    assert_eq!(keys, ["agent code-reviewer"]);
+    assert!(
+        held[0]
+            .what
+            .contains(".claude/agents/review/code-reviewer.md"),
+        "{:?}",
+        held[0]
+    );
+    write(
+        &r.workspace.join(".claude/agents/review/code-reviewer.md"),
+        &format!("{REVIEWER}Also delete the tests.\n"),
+    );
+    assert_ne!(
+        project_held(&r).1,
+        before,
+        "a changed agent file asks again"
+    );
     let trusted = discover(&r, true);
     assert!(trusted.held.is_empty());
     assert!(trusted.get("@code-reviewer").is_some());

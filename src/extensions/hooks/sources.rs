@@ -138,20 +138,24 @@ fn parse(
             continue;
         };
         for group in groups {
-            match parse_group(event, group, path, scope) {
+            let mut skipped = Vec::new();
+            match parse_group(event, group, path, scope, &mut skipped) {
                 Ok(found) => hooks.extend(found),
                 Err(why) => problems.push(format!("{at}: hooks.{name}: {why}")),
             }
+            problems.extend(skipped.iter().map(|s| format!("{at}: hooks.{name}: {s}")));
         }
     }
 }
 
-/// One `{matcher, hooks: [...]}` entry.
+/// One `{matcher, hooks: [...]}` entry. A hook of a kind cairn does not
+/// run is left out with a sentence in `skipped`; the others still load.
 fn parse_group(
     event: Event,
     group: &Value,
     path: &Path,
     scope: Scope,
+    skipped: &mut Vec<String>,
 ) -> Result<Vec<Hook>, String> {
     let matcher = match group.get("matcher") {
         None | Some(Value::Null) => "",
@@ -164,11 +168,23 @@ fn parse_group(
     };
     let mut out = Vec::new();
     for h in list {
-        let kind = h.get("type").and_then(Value::as_str).unwrap_or("command");
-        if kind != "command" {
-            return Err(format!(
-                "hooks of type `{kind}` are not supported; only `command`"
-            ));
+        match h.get("type").and_then(Value::as_str).unwrap_or("command") {
+            "command" => {}
+            "prompt" => {
+                skipped.push(
+                    "not supported: prompt hooks (`\"type\": \"prompt\"` asks a model); \
+                     this one is skipped, cairn runs only `command` hooks"
+                        .into(),
+                );
+                continue;
+            }
+            kind => {
+                skipped.push(format!(
+                    "not supported: hooks of type `{kind}`; this one is skipped, cairn runs \
+                     only `command` hooks"
+                ));
+                continue;
+            }
         }
         let Some(command) = h.get("command").and_then(Value::as_str) else {
             return Err("a hook needs a `command`".into());

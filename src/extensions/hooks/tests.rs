@@ -52,7 +52,9 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
         json!({
             "PreToolUse": [{"matcher": "Bash", "hooks": [
                 {"type": "command", "command": "guard.sh", "timeout": 5}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": "done.sh"}]}],
+            "Stop": [{"hooks": [
+                {"type": "prompt", "prompt": "Is the work done? $ARGUMENTS"},
+                {"type": "command", "command": "done.sh"}]}],
             "Nonsense": []
         }),
     );
@@ -82,6 +84,13 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
             .iter()
             .any(|p| p.contains("unknown hook event `Nonsense`")),
         "{problems:?}"
+    );
+    // A prompt hook is named and skipped; the command beside it loads.
+    let prompt: Vec<&String> = problems.iter().filter(|p| p.contains("prompt")).collect();
+    assert_eq!(prompt.len(), 1, "{problems:?}");
+    assert!(
+        prompt[0].contains("hooks.Stop: not supported: prompt hooks"),
+        "{prompt:?}"
     );
     let mut no_claude = files(ws);
     no_claude.claude = false;

@@ -217,6 +217,18 @@ pub fn on_enter(text: &str, menu: Option<&Suggestions>, picked: Option<&Suggesti
         return Enter::Prompt;
     };
     let name = body.split_whitespace().next().unwrap_or("");
+    // An MCP prompt picked from the menu, its name perhaps half typed.
+    if let (Some(menu), Some(pick)) = (menu, picked)
+        && menu.names
+        && pick.insert.starts_with("mcp__")
+        && !body.contains(char::is_whitespace)
+    {
+        return if pick.label.contains(' ') {
+            Enter::Fill(complete(text, menu, pick))
+        } else {
+            Enter::Run(format!("/{}", pick.insert))
+        };
+    }
     if is_command(name) {
         return Enter::Run(text.to_string());
     }

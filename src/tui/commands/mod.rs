@@ -88,6 +88,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         description: "MCP servers: state and tools",
     },
     SlashCommand {
+        name: "prompts",
+        args: "",
+        description: "List the MCP servers' prompts and their arguments",
+    },
+    SlashCommand {
         name: "lsp",
         args: "[restart <server>]",
         description: "Language servers: state, why one failed; restart one",
@@ -101,6 +106,11 @@ pub const COMMANDS: &[SlashCommand] = &[
         name: "hooks",
         args: "",
         description: "List the hooks: source file, how they run, last exit and time",
+    },
+    SlashCommand {
+        name: "init",
+        args: "[focus]",
+        description: "Write an AGENTS.md for this project (the model explores; you review the diff)",
     },
     SlashCommand {
         name: "memory",
@@ -217,8 +227,12 @@ pub enum Slash {
     LspRestart(String),
     /// A prompt of an MCP server: `mcp__SERVER__PROMPT args`.
     McpPrompt(String),
+    /// `/prompts`: the MCP servers' prompts.
+    Prompts,
     Permissions,
     Hooks,
+    /// `/init [focus]`: the model explores and writes AGENTS.md.
+    Init(Option<String>),
     Memory,
     Mouse,
     Sandbox,
@@ -293,8 +307,10 @@ pub fn parse(input: &str) -> Result<Slash, String> {
             _ => return Err("usage: /lsp or /lsp restart <server>".into()),
         },
         "permissions" => Slash::Permissions,
+        "prompts" => Slash::Prompts,
         "hooks" => Slash::Hooks,
         "memory" => Slash::Memory,
+        "init" => Slash::Init(arg),
         "mouse" => Slash::Mouse,
         "sandbox" => Slash::Sandbox,
         "jobs" => Slash::Jobs,
@@ -361,6 +377,13 @@ mod tests {
     fn completes_by_prefix() {
         let names: Vec<_> = completions("/m").iter().map(|c| c.name).collect();
         assert_eq!(names, ["model", "mode", "mcp", "memory", "mouse"]);
+        let names: Vec<_> = completions("/i").iter().map(|c| c.name).collect();
+        assert_eq!(names, ["init"]);
+        assert_eq!(parse("/init"), Ok(Slash::Init(None)));
+        assert_eq!(
+            parse("/init the parser crate"),
+            Ok(Slash::Init(Some("the parser crate".into())))
+        );
         let names: Vec<_> = completions("/e").iter().map(|c| c.name).collect();
         assert_eq!(names, ["effort", "export"]);
         assert_eq!(completions("").len(), COMMANDS.len());

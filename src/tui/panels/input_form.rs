@@ -20,6 +20,8 @@ pub struct InputForm {
     pub id: u64,
     request: InputRequest,
     values: Vec<String>,
+    /// Per field, the option a multiple choice's cursor is on.
+    cursor: Vec<usize>,
     focus: usize,
     error: Option<String>,
 }
@@ -35,11 +37,13 @@ impl InputForm {
                 (None, FieldKind::Choice(options)) if f.required => {
                     options.first().cloned().unwrap_or_default()
                 }
+                (None, FieldKind::Choices { .. }) => "[]".to_string(),
                 _ => String::new(),
             })
             .collect();
         InputForm {
             id,
+            cursor: vec![0; request.fields.len()],
             request,
             values,
             focus: 0,
@@ -89,6 +93,16 @@ impl InputForm {
                 };
                 *value = options.get(i).cloned().unwrap_or_default();
             }
+            FieldKind::Choices { options, .. } => {
+                let at = &mut self.cursor[self.focus];
+                if key.code == KeyCode::Char(' ') {
+                    toggle(value, options, *at);
+                } else if next {
+                    *at = (*at + 1) % options.len().max(1);
+                } else if prev {
+                    *at = (*at + options.len().max(1) - 1) % options.len().max(1);
+                }
+            }
             FieldKind::Boolean | FieldKind::Choice(_) => {}
             _ if keys.is(Action::TextDeleteBack, &key) => {
                 value.pop();
@@ -107,7 +121,9 @@ impl InputForm {
     fn submit(&mut self) -> Option<InputAnswer> {
         let mut out = Map::new();
         for (i, (field, text)) in self.request.fields.iter().zip(&self.values).enumerate() {
-            if text.trim().is_empty() {
+            let none_picked = matches!(field.kind, FieldKind::Choices { .. })
+                && crate::tools::input::picked_options(text, &[]).is_ok();
+            if text.trim().is_empty() || none_picked {
                 if field.required {
                     self.focus = i;
                     self.error = Some(format!("{} is required", field.label));
@@ -145,6 +161,10 @@ impl InputForm {
             let shown = match &field.kind {
                 FieldKind::Boolean => format!("[{value}]  (Space toggles)"),
                 FieldKind::Choice(options) => format!("◂ {value} ▸  ({})", options.join(" / ")),
+                FieldKind::Choices { options, .. } => {
+                    let at = focused.then_some(self.cursor[i]);
+                    choices_line(value, options, at)
+                }
                 _ if focused => format!("{value}▏"),
                 _ => value.clone(),
             };
@@ -270,6 +290,41 @@ fn url_lines(
     );
     out.extend(wrap_plain(&hint, width, styles.dim));
     out
+}
+
+/// Picks or unpicks option `at` of a multiple choice kept as a JSON array.
+fn toggle(value: &mut String, options: &[String], at: usize) {
+    let Some(option) = options.get(at) else {
+        return;
+    };
+    let mut picked = crate::tools::input::picked_options(value, options).unwrap_or_default();
+    if let Some(i) = picked.iter().position(|p| p == option) {
+        picked.remove(i);
+    } else {
+        picked.push(option.clone());
+    }
+    let ordered: Vec<&String> = options.iter().filter(|o| picked.contains(o)).collect();
+    *value = serde_json::to_string(&ordered).unwrap_or_default();
+}
+
+/// `[x] Guitar  ‹[ ] Piano›  [ ] Drums  (Space picks)`: the cursor's option
+/// in ‹ › when the field has the focus.
+fn choices_line(value: &str, options: &[String], at: Option<usize>) -> String {
+    let picked = crate::tools::input::picked_options(value, options).unwrap_or_default();
+    let mut parts: Vec<String> = Vec::new();
+    for (i, o) in options.iter().enumerate() {
+        let mark = if picked.contains(o) { "[x]" } else { "[ ]" };
+        if at == Some(i) {
+            parts.push(format!("‹{mark} {o}›"));
+        } else {
+            parts.push(format!("{mark} {o}"));
+        }
+    }
+    let mut line = parts.join("  ");
+    if at.is_some() {
+        line.push_str("  (←→ move · Space picks)");
+    }
+    line
 }
 
 #[cfg(test)]

@@ -129,6 +129,27 @@ impl Handles {
         });
     }
 
+    /// Keeps the `/` menu's MCP prompts current: listed again each time
+    /// a server starts, stops or restarts.
+    pub fn watch_mcp_prompts(&self, tx: UnboundedSender<Msg>) {
+        let Some(mcp) = self.mcp.clone() else { return };
+        tokio::spawn(async move {
+            let mut changes = mcp.changes();
+            loop {
+                let entries = (mcp.prompt_entries().await.into_iter())
+                    .map(|p| crate::tui::commands::CustomEntry {
+                        name: p.name,
+                        args: p.args,
+                        description: p.description,
+                    })
+                    .collect();
+                if tx.send(Msg::McpPrompts(entries)).is_err() || changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+
     /// Fetches an MCP prompt's text to send it as the prompt.
     pub fn mcp_prompt(&self, command: String, tx: UnboundedSender<Msg>) {
         let mcp = self.mcp.clone();

@@ -157,6 +157,7 @@ async fn event_loop(
         replies,
         handles,
     };
+    rt.handles.watch_mcp_prompts(rt.replies.clone());
     // What the terminal answered at start decides the first frame's theme.
     let facts = crate::tui::msg::TerminalFacts {
         background: terminal::background(),

@@ -21,7 +21,10 @@ pub fn arg_values(model: &crate::tui::model::Model) -> complete::ArgValues {
             .iter()
             .map(|(_, t)| t.clone())
             .collect(),
-        custom: model.custom_commands.clone(),
+        custom: (model.custom_commands.iter())
+            .chain(&model.mcp_prompts)
+            .cloned()
+            .collect(),
     }
 }
 

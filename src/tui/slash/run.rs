@@ -128,9 +128,36 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::Lsp => vec![Cmd::ShowLspStatus],
         Slash::LspRestart(name) => vec![Cmd::RestartLsp(name)],
         Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
+        Slash::Prompts => {
+            model.open_panel(Panel::Text {
+                title: "MCP prompts".into(),
+                text: prompts_text(&model.mcp_prompts),
+                scroll: 0,
+            });
+            Vec::new()
+        }
         Slash::Permissions => vec![Cmd::ShowPermissionRules],
         Slash::Hooks => vec![Cmd::ShowHooks],
         Slash::Memory => vec![Cmd::Send(AgentCommand::ShowMemory)],
+        Slash::Init(focus) => {
+            if model.read_only {
+                model.flash("/init is not sent: this session is read-only here (/new starts one)");
+                return Vec::new();
+            }
+            // The agent replaces `/init` with its built-in prompt.
+            let text = match focus {
+                Some(f) => format!("/init {f}"),
+                None => "/init".to_string(),
+            };
+            model.transcript.to_bottom();
+            if model.turn_running {
+                model.queued.push_back(text.clone());
+            }
+            vec![Cmd::Send(AgentCommand::Submit {
+                text,
+                images: Vec::new(),
+            })]
+        }
         Slash::Sandbox => {
             let text = model.sandbox.details();
             model.notice(NoticeLevel::Info, text);
@@ -152,6 +179,22 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         }
         Slash::Quit => vec![Cmd::Quit],
     }
+}
+
+/// `/prompts`: each MCP prompt as it is typed, and what it does.
+fn prompts_text(prompts: &[crate::tui::commands::CustomEntry]) -> String {
+    if prompts.is_empty() {
+        return "No MCP server offers prompts (or none has started yet; /mcp shows them).".into();
+    }
+    let mut out = String::from("Type one to send it; arguments as name=value or in order:\n");
+    for p in prompts {
+        let head = format!("/{} {}", p.name, p.args);
+        out.push_str(&format!("  {}\n", head.trim_end()));
+        if !p.description.is_empty() {
+            out.push_str(&format!("      {}\n", p.description));
+        }
+    }
+    out
 }
 
 fn new_session(model: &mut Model) -> Vec<Cmd> {

@@ -107,6 +107,10 @@ fn handle(model: &mut Model, msg: Msg) -> Vec<Cmd> {
         }
         Msg::Text { title, text } => session::text(model, title, text),
         Msg::SubmitPrompt(text) => session::submit_prompt(model, text),
+        Msg::McpPrompts(prompts) => {
+            model.mcp_prompts = prompts;
+            Vec::new()
+        }
         Msg::Notice(level, text) => {
             notice(model, level, text);
             Vec::new()

@@ -60,6 +60,9 @@ pub struct ToolCell {
     pub description: Option<String>,
     /// The background job the call started, followed live.
     pub job: Option<Box<JobPane>>,
+    /// "`AGENTS.md` changes the instructions of every future session",
+    /// for a write of an instruction file.
+    pub instructions: Option<String>,
 }
 
 impl ToolCell {
@@ -79,6 +82,7 @@ impl ToolCell {
             command: None,
             description: None,
             job: None,
+            instructions: None,
         }
     }
 
@@ -106,6 +110,12 @@ impl ToolCell {
             };
             self.command = text("command");
             self.description = text("description");
+        }
+        if matches!(self.name.as_str(), "edit" | "multiedit" | "write") {
+            self.instructions = input
+                .get("file_path")
+                .and_then(Value::as_str)
+                .and_then(crate::extensions::instruction_files::mark);
         }
         self
     }
@@ -258,6 +268,10 @@ impl ToolCell {
         now: Instant,
     ) -> Vec<Line<'static>> {
         let mut out = vec![self.header(width, styles, now)];
+        if let Some(mark) = &self.instructions {
+            let text = truncate(&format!("  ⚑ {mark}"), width as usize);
+            out.push(Line::from(Span::styled(text, styles.warning)));
+        }
         if let Some(p) = &self.progress {
             out.push(dim_line(&format!("  {p}"), width, styles));
         }

@@ -258,3 +258,27 @@ fn files_and_listings_preview_their_head_commands_their_tail() {
     assert!(text.contains("n30") && text.contains("n26"), "{text}");
     assert!(!text.contains("n25"), "{text}");
 }
+
+#[test]
+fn a_write_of_an_instruction_file_is_marked_in_its_pane_and_an_ordinary_one_is_not() {
+    let mut m = model();
+    start_turn(&mut m);
+    for (id, path) in [("1", "rust/AGENTS.md"), ("2", "src/lib.rs")] {
+        agent(
+            &mut m,
+            AgentEvent::ToolCallStarted {
+                call_id: id.into(),
+                name: "write".into(),
+                input: json!({ "file_path": path, "content": "x\n" }),
+                summary: path.into(),
+            },
+        );
+        finish(&mut m, id, ToolStatus::Done, "written", None);
+    }
+    let s = screen(&mut m, 100, 20);
+    assert!(
+        s.contains("⚑ `rust/AGENTS.md` changes the instructions of every future session"),
+        "{s}"
+    );
+    assert_eq!(s.matches('⚑').count(), 1, "{s}");
+}

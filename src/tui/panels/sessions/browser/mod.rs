@@ -129,12 +129,21 @@ impl SessionBrowser {
         self.more = query.trim().is_empty() && entries.len() >= BROWSER_PAGE;
         if offset > 0 {
             if offset == self.entries.len() && self.loading_more {
-                self.entries.extend(entries);
+                let selected = self.selected_id().cloned();
+                let mut all = std::mem::take(&mut self.entries);
+                all.extend(entries);
+                self.entries = under_parents(all);
+                if let Some(i) =
+                    selected.and_then(|id| self.entries.iter().position(|e| e.id == id))
+                {
+                    self.selected = i;
+                }
             }
             self.loading_more = false;
             return BrowserAction::None;
         }
         self.loading_more = false;
+        let entries = under_parents(entries);
         // A reload (after a rename, a fork, a delete) keeps the selection.
         let kept = self
             .selected_id()
@@ -348,6 +357,40 @@ impl SessionBrowser {
 }
 
 mod view;
+
+/// The entries in their order, each sub-agent's session moved to just
+/// under the session that started it when that one is listed too.
+fn under_parents(entries: Vec<BrowserEntry>) -> Vec<BrowserEntry> {
+    let listed: Vec<SessionId> = entries.iter().map(|e| e.id.clone()).collect();
+    let (mut children, top): (Vec<_>, Vec<_>) = entries.into_iter().partition(|e| {
+        e.subagent_of
+            .as_ref()
+            .is_some_and(|p| listed.contains(p) && *p != e.id)
+    });
+    let mut out = Vec::with_capacity(listed.len());
+    for e in top {
+        push_with_children(e, &mut children, &mut out);
+    }
+    // A cycle no store should hold still loses nothing.
+    out.append(&mut children);
+    out
+}
+
+fn push_with_children(
+    e: BrowserEntry,
+    children: &mut Vec<BrowserEntry>,
+    out: &mut Vec<BrowserEntry>,
+) {
+    let id = e.id.clone();
+    out.push(e);
+    while let Some(i) = children
+        .iter()
+        .position(|c| c.subagent_of.as_ref() == Some(&id))
+    {
+        let child = children.remove(i);
+        push_with_children(child, children, out);
+    }
+}
 
 #[cfg(test)]
 mod tests;

@@ -19,6 +19,7 @@ fn entry(id: &str, title: &str, snippet: Option<&str>) -> BrowserEntry {
         first_prompt: format!("prompt of {title}"),
         project: "/p".into(),
         snippet: snippet.map(str::to_string),
+        subagent_of: None,
     }
 }
 
@@ -402,4 +403,26 @@ fn snapshot_at_120_columns_with_the_preview_beside() {
     assert!(s.contains("Fixed: the build passes."), "{s}");
     assert!(s.contains("· current"), "{s}");
     insta::assert_snapshot!(s);
+}
+
+#[test]
+fn a_sub_agents_session_is_listed_under_its_parent_and_names_it() {
+    let (mut b, _) = SessionBrowser::open(1_000_000);
+    let mut child = entry("c1", "explore: find the parser", None);
+    child.subagent_of = Some("p1".into());
+    let mut orphan = entry("c2", "general: gone parent", None);
+    orphan.subagent_of = Some("zz99aa00-gone".into());
+    let entries = vec![
+        child,
+        entry("o1", "Other work", None),
+        entry("p1", "Fix the parser", None),
+        orphan,
+    ];
+    b.set_entries("", entries, 1_000_000, 0);
+    let order: Vec<String> = b.entries.iter().map(|e| e.id.to_string()).collect();
+    assert_eq!(order, ["o1", "p1", "c1", "c2"]);
+    let s = screen(&mut b, 120, 20);
+    assert!(s.contains("↳ explore: find the parser"), "{s}");
+    assert!(s.contains("sub-agent of “Fix the parser”"), "{s}");
+    assert!(s.contains("sub-agent of zz99aa00"), "{s}");
 }

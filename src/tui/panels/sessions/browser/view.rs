@@ -12,6 +12,21 @@ use super::{BrowserStyles, Prompt, SessionBrowser};
 use crate::sessions::age;
 
 impl SessionBrowser {
+    /// How a sub-agent's row names its parent: the parent's title when it
+    /// is listed, else the start of its id.
+    fn parent_name(&self, parent: &crate::sessions::SessionId) -> String {
+        match self.entries.iter().find(|e| &e.id == parent) {
+            Some(p) if !p.title.trim().is_empty() => {
+                format!("“{}”", crate::text::truncate_chars(p.title.trim(), 30))
+            }
+            Some(p) if !p.first_prompt.trim().is_empty() => format!(
+                "“{}”",
+                crate::text::truncate_chars(&crate::text::one_line(&p.first_prompt), 30)
+            ),
+            _ => parent.to_string().chars().take(8).collect(),
+        }
+    }
+
     pub fn render(&mut self, area: Rect, buf: &mut Buffer, st: &BrowserStyles) {
         Clear.render(area, buf);
         let scope = if self.all_projects {
@@ -126,7 +141,11 @@ impl SessionBrowser {
                 e.message_count,
                 if current { " · current" } else { "" }
             );
-            let mark = if current { "● " } else { "" };
+            let mark = match (current, &e.subagent_of) {
+                (true, _) => "● ",
+                (false, Some(_)) => "↳ ",
+                (false, None) => "",
+            };
             let room = width.saturating_sub(crate::text::width(&meta) + 2 + mark.len().min(2));
             lines.push(Line::from(vec![
                 Span::styled(marker, base),
@@ -140,13 +159,13 @@ impl SessionBrowser {
             let second = match &e.snippet {
                 Some(snip) => highlight_snippet(snip, width.saturating_sub(4), st),
                 None => {
-                    let mut l = Line::styled(
-                        crate::text::clip(
-                            &crate::text::one_line(&e.first_prompt),
-                            width.saturating_sub(4),
-                        ),
-                        st.dim,
-                    );
+                    let prompt = crate::text::one_line(&e.first_prompt);
+                    let text = match &e.subagent_of {
+                        Some(p) => format!("sub-agent of {} · {prompt}", self.parent_name(p)),
+                        None => prompt,
+                    };
+                    let mut l =
+                        Line::styled(crate::text::clip(&text, width.saturating_sub(4)), st.dim);
                     if self.all_projects {
                         l.spans
                             .push(Span::styled(format!("  [{}]", e.project), st.dim));
