@@ -105,13 +105,15 @@ impl Census {
         let mut out = BTreeMap::new();
         let watched = WATCHED.iter().map(PathBuf::from);
         let links = self.gitlinks.iter().map(|g| g.join(".git"));
+        // Files the repository's config includes from the workspace.
+        let included = super::gitstate::included_configs(&self.workspace);
         // A submodule's own commondir or worktree config redirects the
         // person's git as the top-level one does.
         let submodules = super::policy::submodule_dirs(&self.workspace)
             .into_iter()
             .filter_map(|d| d.strip_prefix(&self.workspace).ok().map(Path::to_path_buf))
             .flat_map(|d| [d.join("commondir"), d.join("config.worktree")]);
-        for rel in watched.chain(links).chain(submodules) {
+        for rel in watched.chain(links).chain(submodules).chain(included) {
             let path = self.workspace.join(&rel);
             if self.plainly_inside(&path)
                 && let Some(id) = ident(&path)
@@ -187,6 +189,13 @@ impl Census {
                 )),
             }
         }
+        if let Some(git) = self.git_dir() {
+            let mut away = |path: &Path| {
+                let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
+                move_out(path, rel, quarantine)
+            };
+            said.extend(super::gitstate::disarm(&git, accepted, &mut away));
+        }
         self.seen = self.current();
         said
     }
@@ -225,7 +234,7 @@ fn ident(path: &Path) -> Option<Ident> {
 
 /// The first MiB of the regular file `path` (a huge or special file a
 /// command planted must not stall or fill cairn).
-fn head(path: &Path) -> Vec<u8> {
+pub(crate) fn head(path: &Path) -> Vec<u8> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let mut out = Vec::new();

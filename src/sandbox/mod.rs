@@ -9,7 +9,8 @@
 //!   agents'), which nothing writes unasked.
 //! - `census` — git control files a bind cannot stop (a new `commondir`,
 //!   a gitlinked repository), checked after every tool call; `gitindex`
-//!   reads the index's gitlinks without git.
+//!   reads the index's gitlinks without git; `gitstate` disarms an
+//!   interrupted rebase's `exec` lines and finds included configs.
 //! - `home` — the home directory is denied but for a tested allow-list.
 //! - `caches` — build caches private per project, `/tmp` per session.
 //! - `bwrap` — the namespace layer (bubblewrap), used when it works here.
@@ -40,6 +41,7 @@ pub mod control;
 pub mod detect;
 pub mod env;
 mod gitindex;
+pub mod gitstate;
 pub mod group;
 pub mod helper;
 pub mod home;

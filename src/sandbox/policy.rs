@@ -221,6 +221,11 @@ impl Policy {
                 push_inside(&mut read_only, workspace.join(inside), &workspace);
             }
             read_only.extend(submodule_git_dirs(&workspace));
+            // What the repository's config includes from the workspace is
+            // config too (`[include] path = ../.gitconfig`).
+            for rel in super::gitstate::included_configs(&workspace) {
+                push_inside(&mut read_only, workspace.join(rel), &workspace);
+            }
         }
         let unix_sockets = config
             .unix_sockets

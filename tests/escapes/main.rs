@@ -22,6 +22,7 @@ mod c0_control;
 mod c10_walker;
 mod c11_keys;
 mod c12_hooks;
+mod c13_gitstate;
 mod c1_helpers;
 mod c2_terminal;
 mod c3_sockets;
