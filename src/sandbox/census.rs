@@ -43,8 +43,8 @@ const WATCHED: &[&str] = &[
     ".agents/skills",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ident {
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Ident {
     File(u64),
     /// A folder: its inode, and what its config and hooks hold.
     Dir(u64, u64),
@@ -59,6 +59,10 @@ pub struct Census {
     /// The index's (length, modified time, inode) when last read.
     index_stamp: Option<(u64, i64, u64)>,
     gitlinks: Vec<PathBuf>,
+    /// Where this census is kept between sessions (`census_record`), and
+    /// this session's mark in it.
+    record: Option<PathBuf>,
+    owner: u64,
 }
 
 impl Census {
@@ -197,19 +201,101 @@ impl Census {
             said.extend(super::gitstate::disarm(&git, accepted, &mut away));
         }
         self.seen = self.current();
+        self.save(None, &[]);
         said
     }
+
+    /// What is there now, compared with what the last session in this
+    /// workspace knew (kept in `record`): a difference made while one of
+    /// cairn's jobs could still write is moved into `quarantine`
+    /// (`census_record`). Returns what it moved, and what the last
+    /// session's final check moved.
+    pub fn resume(workspace: &Path, record: &Path, quarantine: &Path) -> (Census, Vec<String>) {
+        use super::census_record as r;
+        let mut c = Census::take(workspace);
+        c.record = Some(record.to_path_buf());
+        c.owner = r::fnv(&r::now().to_le_bytes()) ^ u64::from(std::process::id());
+        let mut said = Vec::new();
+        if let Some(last) = r::load(record) {
+            said.extend(last.unreported.iter().cloned());
+            let known: BTreeMap<PathBuf, Ident> = last.seen.iter().cloned().collect();
+            for (rel, id) in &c.seen {
+                let path = workspace.join(rel);
+                if known.get(rel) == Some(id)
+                    || !r::made_while_unwatched(&last, r::changed_at(&path))
+                {
+                    continue;
+                }
+                said.push(match move_out(&path, rel, quarantine) {
+                    Ok(to) => format!(
+                        "`{}` appeared or changed after cairn's last check in this workspace, \
+                         while a command of its last session may still have been running \
+                         (that session did not end cleanly); your own git (or another agent) \
+                         would obey it, so cairn moved it to {} — if you made it yourself, \
+                         move it back",
+                        rel.display(),
+                        to.display()
+                    ),
+                    Err(e) => format!(
+                        "`{}` appeared or changed after cairn's last check, while a command of \
+                         its last session may still have been running, and cairn could not \
+                         move it ({e}): check it before you run git or an agent here",
+                        rel.display()
+                    ),
+                });
+            }
+            c.seen = c.current();
+        }
+        c.save(None, &[]);
+        (c, said)
+    }
+
+    /// The session's end, after its jobs were killed: one last check, and
+    /// the record marked as ended cleanly, with what this check moved for
+    /// the next session to say.
+    pub fn finish(&mut self, quarantine: &Path) {
+        let said = self.check(quarantine, &[]);
+        self.save(Some(super::census_record::now()), &said);
+    }
+
+    /// Keeps the census for the next session, unless a newer session took
+    /// the record over.
+    fn save(&self, ended: Option<i128>, unreported: &[String]) {
+        use super::census_record as r;
+        let Some(file) = &self.record else {
+            return;
+        };
+        if let Some(last) = r::load(file)
+            && last.owner != self.owner
+            && last.ended.is_none()
+            && ended.is_some()
+        {
+            return;
+        }
+        let record = r::Record {
+            owner: self.owner,
+            ended,
+            seen: self
+                .seen
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            unreported: unreported.to_vec(),
+        };
+        r::save(file, &record);
+    }
+}
+
+/// Where the census of `workspace` is kept under cairn's state folder.
+pub fn record_file(state: &Path, workspace: &Path) -> PathBuf {
+    super::census_record::file_for(state, workspace)
 }
 
 fn ident(path: &Path) -> Option<Ident> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(path).ok()?;
-    let hash = |bytes: &[u8]| {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        bytes.hash(&mut h);
-        h.finish()
-    };
+    // Kept on disk between sessions: a hash that never changes.
+    let hash = super::census_record::fnv;
     Some(if meta.is_file() {
         Ident::File(hash(&head(path)) ^ meta.len())
     } else if meta.is_dir() {

@@ -265,3 +265,31 @@ fn a_new_included_config_is_moved_out() {
     assert!(said.iter().any(|s| s.contains("`.gitconfig`")), "{said:?}");
     assert!(!ws.join(".gitconfig").exists());
 }
+
+/// Third hostile review: a plant made after a session's last check was
+/// taken as normal by the next session's census.
+#[test]
+fn a_new_session_compares_with_what_the_last_one_knew() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let record = ws.parent().unwrap().join("state/census/x.json");
+    // A session that did not end cleanly: what changed since is moved.
+    let (mut first, said) = Census::resume(&ws, &record, &q);
+    assert!(said.is_empty(), "{said:?}");
+    assert!(first.check(&q, &[]).is_empty());
+    std::fs::write(ws.join(".git/commondir"), "../elsewhere\n").unwrap();
+    let (_second, said) = Census::resume(&ws, &record, &q);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(!ws.join(".git/commondir").exists());
+    // A session that ended cleanly: the person's own later change stays.
+    let (mut third, _) = Census::resume(&ws, &record, &q);
+    std::fs::write(ws.join(".git/commondir"), "../a\n").unwrap();
+    third.finish(&q);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(ws.join(".git/hooks/pre-push"), "#!/bin/sh\n").unwrap();
+    let (_fourth, said) = Census::resume(&ws, &record, &q);
+    // The final check's move is said by the next session; the hook stays.
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("commondir"), "{said:?}");
+    assert!(ws.join(".git/hooks/pre-push").exists());
+}

@@ -8,7 +8,9 @@
 //! - `control` — the workspace's control files (git's, cairn's, other
 //!   agents'), which nothing writes unasked.
 //! - `census` — git control files a bind cannot stop (a new `commondir`,
-//!   a gitlinked repository), checked after every tool call; `gitindex`
+//!   a gitlinked repository), checked after every tool call, when a job
+//!   ends and at each turn, and kept between sessions (`census_record`);
+//!   `gitindex`
 //!   reads the index's gitlinks without git; `gitstate` disarms an
 //!   interrupted rebase's `exec` lines and finds included configs.
 //! - `home` — the home directory is denied but for a tested allow-list.
@@ -36,6 +38,7 @@
 pub mod bwrap;
 pub mod caches;
 pub mod census;
+mod census_record;
 pub mod classes;
 pub mod control;
 pub mod detect;

@@ -23,6 +23,7 @@ mod c10_walker;
 mod c11_keys;
 mod c12_hooks;
 mod c13_gitstate;
+mod c14_unwatched;
 mod c1_helpers;
 mod c2_terminal;
 mod c3_sockets;
