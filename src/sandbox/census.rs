@@ -41,6 +41,18 @@ const WATCHED: &[&str] = &[
     ".claude/agents",
     ".claude/hooks",
     ".agents/skills",
+    // Other tools' (see `control::other_tool`).
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".vscode/launch.json",
+    ".envrc",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".cursor",
+    ".idea/runConfigurations",
+    ".idea/workspace.xml",
+    ".devcontainer",
+    ".devcontainer.json",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -130,7 +142,14 @@ impl Census {
         // other agents to settings and skills the checks above do not
         // follow (they never go through links). Each is taken for a plant
         // when it appears; the link itself is moved, never what it names.
-        for rel in [".git/index", ".claude", ".agents"] {
+        for rel in [
+            ".git/index",
+            ".claude",
+            ".agents",
+            ".vscode",
+            ".gemini",
+            ".idea",
+        ] {
             let path = self.workspace.join(rel);
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
                 && self.plainly_inside(&path)

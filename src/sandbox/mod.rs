@@ -150,6 +150,8 @@ impl Sandbox {
             crate::config::data_dir(),
             crate::config::state_dir(),
             own_cache,
+            // Every session's transcript for hooks (a hook reads its own).
+            crate::config::data_dir().and_then(|d| d.parent().map(|p| p.join("cairn-transcripts"))),
         ]
         .into_iter()
         .flatten()

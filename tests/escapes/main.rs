@@ -24,6 +24,8 @@ mod c11_keys;
 mod c12_hooks;
 mod c13_gitstate;
 mod c14_unwatched;
+mod c15_other_tools;
+mod c16_wide_read;
 mod c1_helpers;
 mod c2_terminal;
 mod c3_sockets;
