@@ -26,6 +26,7 @@ mod c13_gitstate;
 mod c14_unwatched;
 mod c15_other_tools;
 mod c16_wide_read;
+mod c17_project_env;
 mod c1_helpers;
 mod c2_terminal;
 mod c3_sockets;
