@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::gitindex;
+use super::head::head;
 
 /// Control files that redirect git (in `.git` itself) or that other agents
 /// obey; a command cannot create them while they exist (they are bound
@@ -55,13 +56,7 @@ const WATCHED: &[&str] = &[
     ".devcontainer.json",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Ident {
-    File(u64),
-    /// A folder: its inode, and what its config and hooks hold.
-    Dir(u64, u64),
-    Other(u64),
-}
+use super::census_record::Ident;
 
 #[derive(Debug, Default)]
 pub struct Census {
@@ -335,25 +330,6 @@ fn ident(path: &Path) -> Option<Ident> {
     } else {
         Ident::Other(meta.ino())
     })
-}
-
-/// The first MiB of the regular file `path` (a huge or special file a
-/// command planted must not stall or fill cairn).
-pub(crate) fn head(path: &Path) -> Vec<u8> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut out = Vec::new();
-    // Non-blocking and not through a link: a FIFO swapped in never waits.
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path);
-    if let Ok(f) = opened
-        && f.metadata().is_ok_and(|m| m.is_file())
-    {
-        let _ = f.take(1 << 20).read_to_end(&mut out);
-    }
-    out
 }
 
 /// Moves `from` into a new folder under `quarantine`; where that is on

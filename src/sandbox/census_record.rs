@@ -15,7 +15,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::census::Ident;
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ident {
+    File(u64),
+    /// A folder: its inode, and what its config and hooks hold.
+    Dir(u64, u64),
+    Other(u64),
+}
 
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Record {
@@ -38,7 +44,7 @@ pub fn file_for(state: &Path, workspace: &Path) -> PathBuf {
 }
 
 pub fn load(file: &Path) -> Option<Record> {
-    let bytes = super::census::head(file);
+    let bytes = super::head::head(file);
     serde_json::from_slice(&bytes).ok()
 }
 

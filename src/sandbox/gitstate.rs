@@ -97,7 +97,7 @@ pub fn disarm(
             said.push(moved(&shown, quarantine_file(&path)));
             continue;
         }
-        let text = String::from_utf8_lossy(&super::census::head(&path)).into_owned();
+        let text = String::from_utf8_lossy(&super::head::head(&path)).into_owned();
         if STRATEGY_FILES.contains(rel) {
             if names_a_program(rel, &text) {
                 said.push(moved(&shown, quarantine_file(&path)));
@@ -161,7 +161,7 @@ fn rewrite(
 /// so what it includes is fixed while a session runs.
 pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
     let git = workspace.join(".git");
-    let text = String::from_utf8_lossy(&super::census::head(&git.join("config"))).into_owned();
+    let text = String::from_utf8_lossy(&super::head::head(&git.join("config"))).into_owned();
     let mut out = Vec::new();
     let mut in_include = false;
     for line in text.lines() {

@@ -46,6 +46,7 @@ pub mod env;
 mod gitindex;
 pub mod gitstate;
 pub mod group;
+mod head;
 pub mod helper;
 pub mod home;
 #[cfg(target_os = "linux")]
