@@ -48,6 +48,7 @@ fn main() {
                 &config,
                 ws.clone(),
                 cairn::sandbox::Sandbox::default_for_user(),
+                false,
             );
             let started = Instant::now();
             let new = old.replace("return x + 7\n", "return y + 7\n");

@@ -326,12 +326,24 @@ async fn carry_out(
 /// started it, and then how it ended, however long that takes: the task
 /// outlives the turn, and ends with the job (which a new session, a
 /// resume or quitting kills).
+/// Tells the person what a check between tool calls moved away.
+pub(super) fn moved_notice(shared: &super::Shared, moved: &[String]) {
+    for text in moved {
+        shared.emit(AgentEvent::Notice {
+            level: crate::protocol::NoticeLevel::Warning,
+            text: format!("[cairn] {text}"),
+        });
+    }
+}
+
 fn follow_job(ctx: &TurnContext, call_id: &str, job_id: &str) {
     let Some(process) = ctx.session.jobs.get(job_id) else {
         return;
     };
     let shared = ctx.shared.clone();
     let call_id = call_id.to_string();
+    // Not kept alive by its jobs: a session's end kills them.
+    let session = Arc::downgrade(&ctx.session);
     tokio::spawn(async move {
         let end = process
             .follow(JOB_LIVE_EVERY, |chunk| {
@@ -342,5 +354,9 @@ fn follow_job(ctx: &TurnContext, call_id: &str, job_id: &str) {
             })
             .await;
         shared.emit(AgentEvent::JobFinished { call_id, end });
+        // What the job planted after the last tool call's check.
+        if let Some(session) = session.upgrade() {
+            moved_notice(&shared, &session.check_between());
+        }
     });
 }

@@ -369,6 +369,8 @@ impl Agent {
         self.serve(&mut rx).await;
         let cwd = self.session.cwd();
         hooks::session_end(&self.shared, "other", &cwd).await;
+        // Jobs killed, control files checked once more, census kept.
+        self.session.finish();
     }
 
     async fn serve(&mut self, rx: &mut mpsc::UnboundedReceiver<AgentCommand>) {
@@ -577,6 +579,10 @@ impl Agent {
         // The repetition guard watches the model within one prompt; a person
         // asking again ("run the tests again") is never a loop.
         lock(&self.shared.gate).reset_repetition();
+        // What a job still running planted since the last turn's checks
+        // (and, the first time, what start-up found) goes before anything
+        // of this turn runs.
+        calls::moved_notice(&self.shared, &self.session.check_between());
         let turn_no = self.turn;
         self.shared.emit(AgentEvent::TurnStarted {
             turn: turn_no,

@@ -291,7 +291,13 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
     let gate = build_gate(s)?;
     // Nothing starts here: a server starts with the first file of its
     // language that a tool touches.
-    let lsp = crate::lsp::LspManager::new(&s.config.file.lsp, s.root.clone(), s.sandbox.clone());
+    let trusted = matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag;
+    let lsp = crate::lsp::LspManager::new(
+        &s.config.file.lsp,
+        s.root.clone(),
+        s.sandbox.clone(),
+        trusted,
+    );
     let mut tools = registry(s);
     if s.config.file.lsp.enabled() {
         tools.register(Arc::new(crate::lsp::tool::LspTool::new(lsp.clone())));

@@ -53,7 +53,13 @@ pub struct LspManager {
     configured: HashSet<String>,
     /// Config entries that cannot be servers, with why.
     problems: Vec<(String, String)>,
+    /// `PATH` without relative entries and without folders inside the
+    /// workspace: where programs are found, and the servers' own `PATH`.
     path_var: Option<OsString>,
+    /// The project is trusted: with the sandbox off, an untrusted
+    /// project's server does not start (it runs the repository's config
+    /// and plugins).
+    trusted: bool,
     slots: Mutex<BTreeMap<Key, watch::Sender<Phase>>>,
     changes: Arc<watch::Sender<u64>>,
     pub(super) docs: super::documents::Documents,
@@ -65,6 +71,7 @@ impl LspManager {
         config: &LspConfig,
         workspace: PathBuf,
         sandbox: crate::sandbox::Sandbox,
+        trusted: bool,
     ) -> Arc<LspManager> {
         let (specs, problems) = servers::specs(config);
         let configured = (config.servers.iter())
@@ -72,12 +79,13 @@ impl LspManager {
             .map(|(n, _)| n.clone())
             .collect();
         Arc::new(LspManager {
-            workspace,
+            workspace: workspace.clone(),
             sandbox,
             specs,
             configured,
             problems,
-            path_var: std::env::var_os("PATH"),
+            path_var: servers::safe_path(std::env::var_os("PATH").as_deref(), &workspace),
+            trusted,
             slots: Mutex::new(BTreeMap::new()),
             changes: Arc::new(watch::channel(0).0),
             docs: Default::default(),
@@ -142,9 +150,30 @@ impl LspManager {
         let program = servers::find_program(&spec.command, self.path_var.as_deref())
             .ok_or_else(|| format!("`{}` is not installed or not on PATH", spec.command))?;
         let program = program.to_string_lossy();
+        if self.sandbox.mode() == crate::config::SandboxMode::Off && !self.trusted {
+            return Err(
+                "the sandbox is off and this project is not trusted: a language server \
+                 runs the repository's own config and plugins, so cairn does not start it \
+                 (trust the project, or turn the sandbox on)"
+                    .into(),
+            );
+        }
         let helper = crate::sandbox::Helper::Lsp;
         let mut cmd = crate::sandbox::helper_command(&self.sandbox, helper, &program, root)
             .map_err(|e| format!("cannot start it in the sandbox: {e}"))?;
+        // `#!/usr/bin/env node` looks `node` up on the server's own PATH:
+        // the same safe one, also where the entry sets its own.
+        let mut spec = spec.clone();
+        let own = spec.env.get("PATH").map(OsString::from);
+        let path = match own {
+            Some(p) => servers::safe_path(Some(&p), &self.workspace),
+            None => self.path_var.clone(),
+        };
+        spec.env.remove("PATH");
+        if let Some(path) = path {
+            cmd.env("PATH", path);
+        }
+        let spec = &spec;
         #[cfg(unix)]
         cmd.process_group(0);
         let changes = self.changes.clone();

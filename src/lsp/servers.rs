@@ -190,13 +190,34 @@ fn apply(spec: &mut ServerSpec, o: &LspServerConfig) {
 /// first time the model opens a file.
 pub fn find_program(program: &str, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if program.contains('/') {
+        // A relative path would be checked from cairn's folder and started
+        // from the server's root: two different programs. Absolute only.
         let p = PathBuf::from(program);
-        return p.is_file().then_some(p);
+        return (p.is_absolute() && p.is_file()).then_some(p);
     }
     std::env::split_paths(path_var?)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(program))
         .find(|p| is_executable(p))
+}
+
+/// `path_var` without relative entries and without folders inside
+/// `workspace` (by their real location): a folder the repository fills
+/// (`node_modules/.bin`, `./bin`, a venv) must not supply a language
+/// server's program or the interpreter its `#!` line names.
+pub fn safe_path(
+    path_var: Option<&std::ffi::OsStr>,
+    workspace: &Path,
+) -> Option<std::ffi::OsString> {
+    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let kept: Vec<PathBuf> = std::env::split_paths(path_var?)
+        .filter(|dir| dir.is_absolute())
+        .filter(|dir| {
+            let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+            !real.starts_with(&ws) && !dir.starts_with(workspace)
+        })
+        .collect();
+    std::env::join_paths(kept).ok()
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -298,7 +319,28 @@ mod tests {
         }
         rel_dir.push(dir.path().strip_prefix("/").unwrap());
         assert!(rel_dir.join("srv").is_file());
-        let rel_path = std::env::join_paths([rel_dir]).unwrap();
+        let rel_path = std::env::join_paths([&rel_dir]).unwrap();
         assert_eq!(find_program("srv", Some(&rel_path)), None);
+        // A relative program path would be checked and started from two
+        // different folders.
+        let rel = rel_dir.join("srv");
+        assert!(rel.is_file());
+        assert_eq!(find_program(&rel.to_string_lossy(), None), None);
+    }
+
+    #[test]
+    fn a_path_inside_the_workspace_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().join("ws");
+        let bin = ws.join("node_modules/.bin");
+        let usr = dir.path().join("usr-bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&usr).unwrap();
+        // Also through a link that leads into the workspace.
+        let link = dir.path().join("linked");
+        std::os::unix::fs::symlink(&bin, &link).unwrap();
+        let path = std::env::join_paths([&bin, &usr, &link, Path::new("rel")]).unwrap();
+        let safe = safe_path(Some(&path), &ws).unwrap();
+        assert_eq!(std::env::split_paths(&safe).collect::<Vec<_>>(), [usr]);
     }
 }

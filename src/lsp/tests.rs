@@ -27,6 +27,7 @@ fn manager_with(bin: &std::path::Path, ws: &std::path::Path) -> std::sync::Arc<L
         &config,
         ws.to_path_buf(),
         crate::sandbox::Sandbox::default_for_user(),
+        false,
     )
 }
 
@@ -79,6 +80,7 @@ async fn a_server_that_exits_at_start_is_failed_with_its_words() {
         &config,
         ws.clone(),
         crate::sandbox::Sandbox::default_for_user(),
+        false,
     );
     let v = m
         .check(&ws.join("a.py"), "", "x = 1\n", Duration::from_secs(20))
@@ -100,4 +102,26 @@ async fn a_server_that_exits_at_start_is_failed_with_its_words() {
             .await
             .is_none()
     );
+}
+
+#[tokio::test]
+async fn with_the_sandbox_off_an_untrusted_projects_server_does_not_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("a.py"), "x = 1\n").unwrap();
+    let config = crate::config::parse("[lsp.s]\ncommand = \"/bin/cat\"\nfiletypes = [\"py\"]\n")
+        .unwrap()
+        .lsp;
+    for (trusted, starts) in [(false, false), (true, true)] {
+        let m = LspManager::new(&config, ws.clone(), crate::sandbox::Sandbox::off(), trusted);
+        let got = m.client_for(&ws.join("a.py"), Duration::from_secs(2)).await;
+        let refused = matches!(&got, Err((_, why)) if why.contains("not trusted"));
+        assert_eq!(
+            !refused,
+            starts,
+            "trusted {trusted}: {:?}",
+            got.as_ref().err()
+        );
+    }
 }

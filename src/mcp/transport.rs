@@ -57,12 +57,13 @@ impl From<String> for ConnectError {
 /// Connects to the server `config` describes.
 pub(crate) async fn connect(slot: &Slot, client: CairnClient) -> Result<Connection, ConnectError> {
     let (name, config) = (slot.name.as_str(), &slot.config);
+    let expand = |text: &str| expand_for(config, text);
     if let Some(command) = &config.command {
-        let cmd = stdio_command(slot, &expand_env(command)?)?;
+        let cmd = stdio_command(slot, &expand(command)?)?;
         Ok(connect_stdio(name, cmd, command, config, client).await?)
     } else if let Some(url) = &config.url {
-        let url = expand_env(url)?;
-        let headers = http_headers(&config.headers)?;
+        let url = expand(url)?;
+        let headers = headers_for(config)?;
         match config.transport.as_deref() {
             None | Some("http") => connect_http(name, &url, headers, client).await,
             Some("sse") => Ok(connect_sse(&url, headers, client).await?),
@@ -145,11 +146,11 @@ async fn connect_stdio(
     config: &McpServerConfig,
     client: CairnClient,
 ) -> Result<Connection, String> {
-    let program = expand_env(command)?;
+    let program = expand_for(config, command)?;
     let args = config
         .args
         .iter()
-        .map(|a| expand_env(a))
+        .map(|a| expand_for(config, a))
         .collect::<Result<Vec<_>, _>>()?;
     cmd.args(&args)
         .stdin(Stdio::piped())
@@ -158,7 +159,7 @@ async fn connect_stdio(
         .kill_on_drop(true);
     // Secrets stay out unless the server's own `env` names them.
     for (key, value) in &config.env {
-        cmd.env(key, expand_env(value)?);
+        cmd.env(key, expand_for(config, value)?);
     }
     // Its own process group, so stopping it also stops what it started
     // (`npx` runs the server as a grandchild).
@@ -275,11 +276,22 @@ async fn connect_sse(
 pub(crate) fn http_headers(
     headers: &BTreeMap<String, String>,
 ) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+    headers_with(headers, expand_env)
+}
+
+fn headers_for(config: &McpServerConfig) -> Result<HashMap<HeaderName, HeaderValue>, String> {
+    headers_with(&config.headers, |text| expand_for(config, text))
+}
+
+fn headers_with(
+    headers: &BTreeMap<String, String>,
+    expand: impl Fn(&str) -> Result<String, String>,
+) -> Result<HashMap<HeaderName, HeaderValue>, String> {
     let mut out = HashMap::new();
     for (key, value) in headers {
         let name = HeaderName::from_bytes(key.as_bytes())
             .map_err(|_| format!("`{key}` is not a valid HTTP header name"))?;
-        let value = HeaderValue::from_str(&expand_env(value)?)
+        let value = HeaderValue::from_str(&expand(value)?)
             .map_err(|_| format!("the value of header `{key}` is not a valid HTTP header value"))?;
         out.insert(name, value);
     }
@@ -293,7 +305,42 @@ pub(crate) fn expand_env(text: &str) -> Result<String, String> {
     expand_with(text, |name| std::env::var(name).ok())
 }
 
-fn expand_with(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+/// [`expand_env`] for `config`: a project's server (even trusted) gets no
+/// variable cairn withholds from commands (keys, tokens, sessions) — its
+/// entry could name its own address, or run repository code that sends it
+/// on. The person's own servers get what they name.
+fn expand_for(config: &McpServerConfig, text: &str) -> Result<String, String> {
+    if !config.from_project {
+        return expand_env(text);
+    }
+    let secrets = crate::tools::env::current();
+    let mut refused = None;
+    let out = expand_with(text, |name| {
+        let value = std::env::var(name).ok()?;
+        if secrets.withheld(name, &value) {
+            refused = Some(name.to_string());
+            return Some(String::new());
+        }
+        Some(value)
+    })?;
+    match refused {
+        Some(name) => Err(project_secret(&name)),
+        None => Ok(out),
+    }
+}
+
+pub(crate) fn project_secret(name: &str) -> String {
+    format!(
+        "a project's server may not take `${{{name}}}` from your environment: it holds a \
+         secret, and the repository names where the server sends it. To give a server a key, \
+         add it to your own config (~/.config/cairn/config.toml)"
+    )
+}
+
+fn expand_with(
+    text: &str,
+    mut lookup: impl FnMut(&str) -> Option<String>,
+) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {

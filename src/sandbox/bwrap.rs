@@ -183,10 +183,25 @@ fn build_with(
     for denied in policy.deny_read.iter().filter(|d| visible(policy, d)) {
         if denied.is_dir() {
             a.one("--tmpfs", denied);
+            // A file revealed alone, bound before the folder turns read-only.
+            for file in policy.reveal.iter().filter(|f| f.starts_with(denied)) {
+                a.pair("--ro-bind", file, file);
+            }
             a.one("--remount-ro", denied);
         } else {
             a.pair("--ro-bind", Path::new("/dev/null"), denied);
         }
+    }
+    // A revealed file whose denied folder is not shown at all (nothing
+    // wider names it) is bound by itself.
+    let shown = |f: &&PathBuf| {
+        policy
+            .deny_read
+            .iter()
+            .any(|d| f.starts_with(d) && d.is_dir() && visible(policy, d))
+    };
+    for file in policy.reveal.iter().filter(|f| !shown(f)) {
+        a.pair("--ro-bind", file, file);
     }
     for socket in &policy.unix_sockets {
         a.pair("--bind-try", socket, socket);

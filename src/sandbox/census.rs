@@ -22,6 +22,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::gitindex;
+use super::head::head;
 
 /// Control files that redirect git (in `.git` itself) or that other agents
 /// obey; a command cannot create them while they exist (they are bound
@@ -41,15 +42,21 @@ const WATCHED: &[&str] = &[
     ".claude/agents",
     ".claude/hooks",
     ".agents/skills",
+    // Other tools' (see `control::other_tool`).
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".vscode/launch.json",
+    ".envrc",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".cursor",
+    ".idea/runConfigurations",
+    ".idea/workspace.xml",
+    ".devcontainer",
+    ".devcontainer.json",
 ];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Ident {
-    File(u64),
-    /// A folder: its inode, and what its config and hooks hold.
-    Dir(u64, u64),
-    Other(u64),
-}
+use super::census_record::Ident;
 
 #[derive(Debug, Default)]
 pub struct Census {
@@ -59,6 +66,10 @@ pub struct Census {
     /// The index's (length, modified time, inode) when last read.
     index_stamp: Option<(u64, i64, u64)>,
     gitlinks: Vec<PathBuf>,
+    /// Where this census is kept between sessions (`census_record`), and
+    /// this session's mark in it.
+    record: Option<PathBuf>,
+    owner: u64,
 }
 
 impl Census {
@@ -105,13 +116,15 @@ impl Census {
         let mut out = BTreeMap::new();
         let watched = WATCHED.iter().map(PathBuf::from);
         let links = self.gitlinks.iter().map(|g| g.join(".git"));
+        // Files the repository's config includes from the workspace.
+        let included = super::gitstate::included_configs(&self.workspace);
         // A submodule's own commondir or worktree config redirects the
         // person's git as the top-level one does.
         let submodules = super::policy::submodule_dirs(&self.workspace)
             .into_iter()
             .filter_map(|d| d.strip_prefix(&self.workspace).ok().map(Path::to_path_buf))
             .flat_map(|d| [d.join("commondir"), d.join("config.worktree")]);
-        for rel in watched.chain(links).chain(submodules) {
+        for rel in watched.chain(links).chain(submodules).chain(included) {
             let path = self.workspace.join(&rel);
             if self.plainly_inside(&path)
                 && let Some(id) = ident(&path)
@@ -124,7 +137,14 @@ impl Census {
         // other agents to settings and skills the checks above do not
         // follow (they never go through links). Each is taken for a plant
         // when it appears; the link itself is moved, never what it names.
-        for rel in [".git/index", ".claude", ".agents"] {
+        for rel in [
+            ".git/index",
+            ".claude",
+            ".agents",
+            ".vscode",
+            ".gemini",
+            ".idea",
+        ] {
             let path = self.workspace.join(rel);
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink())
                 && self.plainly_inside(&path)
@@ -187,20 +207,109 @@ impl Census {
                 )),
             }
         }
+        if let Some(git) = self.git_dir() {
+            let mut away = |path: &Path| {
+                let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
+                move_out(path, rel, quarantine)
+            };
+            said.extend(super::gitstate::disarm(&git, accepted, &mut away));
+        }
         self.seen = self.current();
+        self.save(None, &[]);
         said
     }
+
+    /// What is there now, compared with what the last session in this
+    /// workspace knew (kept in `record`): a difference made while one of
+    /// cairn's jobs could still write is moved into `quarantine`
+    /// (`census_record`). Returns what it moved, and what the last
+    /// session's final check moved.
+    pub fn resume(workspace: &Path, record: &Path, quarantine: &Path) -> (Census, Vec<String>) {
+        use super::census_record as r;
+        let mut c = Census::take(workspace);
+        c.record = Some(record.to_path_buf());
+        c.owner = r::fnv(&r::now().to_le_bytes()) ^ u64::from(std::process::id());
+        let mut said = Vec::new();
+        if let Some(last) = r::load(record) {
+            said.extend(last.unreported.iter().cloned());
+            let known: BTreeMap<PathBuf, Ident> = last.seen.iter().cloned().collect();
+            for (rel, id) in &c.seen {
+                let path = workspace.join(rel);
+                if known.get(rel) == Some(id)
+                    || !r::made_while_unwatched(&last, r::changed_at(&path))
+                {
+                    continue;
+                }
+                said.push(match move_out(&path, rel, quarantine) {
+                    Ok(to) => format!(
+                        "`{}` appeared or changed after cairn's last check in this workspace, \
+                         while a command of its last session may still have been running \
+                         (that session did not end cleanly); your own git (or another agent) \
+                         would obey it, so cairn moved it to {} — if you made it yourself, \
+                         move it back",
+                        rel.display(),
+                        to.display()
+                    ),
+                    Err(e) => format!(
+                        "`{}` appeared or changed after cairn's last check, while a command of \
+                         its last session may still have been running, and cairn could not \
+                         move it ({e}): check it before you run git or an agent here",
+                        rel.display()
+                    ),
+                });
+            }
+            c.seen = c.current();
+        }
+        c.save(None, &[]);
+        (c, said)
+    }
+
+    /// The session's end, after its jobs were killed: one last check, and
+    /// the record marked as ended cleanly, with what this check moved for
+    /// the next session to say.
+    pub fn finish(&mut self, quarantine: &Path) {
+        let said = self.check(quarantine, &[]);
+        self.save(Some(super::census_record::now()), &said);
+    }
+
+    /// Keeps the census for the next session, unless a newer session took
+    /// the record over.
+    fn save(&self, ended: Option<i128>, unreported: &[String]) {
+        use super::census_record as r;
+        let Some(file) = &self.record else {
+            return;
+        };
+        if let Some(last) = r::load(file)
+            && last.owner != self.owner
+            && last.ended.is_none()
+            && ended.is_some()
+        {
+            return;
+        }
+        let record = r::Record {
+            owner: self.owner,
+            ended,
+            seen: self
+                .seen
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
+            unreported: unreported.to_vec(),
+        };
+        r::save(file, &record);
+    }
+}
+
+/// Where the census of `workspace` is kept under cairn's state folder.
+pub fn record_file(state: &Path, workspace: &Path) -> PathBuf {
+    super::census_record::file_for(state, workspace)
 }
 
 fn ident(path: &Path) -> Option<Ident> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(path).ok()?;
-    let hash = |bytes: &[u8]| {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        bytes.hash(&mut h);
-        h.finish()
-    };
+    // Kept on disk between sessions: a hash that never changes.
+    let hash = super::census_record::fnv;
     Some(if meta.is_file() {
         Ident::File(hash(&head(path)) ^ meta.len())
     } else if meta.is_dir() {
@@ -221,25 +330,6 @@ fn ident(path: &Path) -> Option<Ident> {
     } else {
         Ident::Other(meta.ino())
     })
-}
-
-/// The first MiB of the regular file `path` (a huge or special file a
-/// command planted must not stall or fill cairn).
-fn head(path: &Path) -> Vec<u8> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut out = Vec::new();
-    // Non-blocking and not through a link: a FIFO swapped in never waits.
-    let opened = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
-        .open(path);
-    if let Ok(f) = opened
-        && f.metadata().is_ok_and(|m| m.is_file())
-    {
-        let _ = f.take(1 << 20).read_to_end(&mut out);
-    }
-    out
 }
 
 /// Moves `from` into a new folder under `quarantine`; where that is on

@@ -209,3 +209,87 @@ fn a_new_claude_or_agents_link_is_moved_but_not_what_it_names() {
     // The folder the link named is the workspace's own and stays.
     assert!(ws.join("docs/cc/settings.json").is_file());
 }
+
+/// Third hostile review (F5): an interrupted rebase whose to-do list holds
+/// `exec` lines runs them in the person's `git rebase --continue`.
+#[test]
+fn a_planted_rebase_exec_is_disarmed_and_the_rebase_still_continues() {
+    let (_d, ws) = repo();
+    std::fs::write(ws.join("b"), "b").unwrap();
+    git(&ws, &["add", "b"]);
+    git(&ws, &["commit", "-qm", "b"]);
+    let q = ws.parent().unwrap().join("quarantine");
+    let mark = ws.parent().unwrap().join("exec-ran");
+    let mut census = Census::take(&ws);
+    let out = std::process::Command::new("git")
+        .args(["rebase", "-i", "-x"])
+        .arg(format!("touch {}", mark.display()))
+        .arg("HEAD~1")
+        .current_dir(&ws)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", &ws)
+        .env("GIT_SEQUENCE_EDITOR", "sed -i '1i break'")
+        .output()
+        .unwrap();
+    assert!(
+        ws.join(".git/rebase-merge/git-rebase-todo").exists(),
+        "{out:?}"
+    );
+    let said = census.check(&q, &[]);
+    assert!(
+        said.iter().any(|s| s.contains("git-rebase-todo")),
+        "{said:?}"
+    );
+    // The person continues the rebase outside the sandbox.
+    git(&ws, &["rebase", "--continue"]);
+    assert!(!mark.exists(), "the planted exec line ran");
+    assert!(!ws.join(".git/rebase-merge").exists());
+    assert_eq!(git(&ws, &["log", "--format=%s", "-1"]), "b");
+    // A strategy naming a program is moved away.
+    std::fs::create_dir_all(ws.join(".git/rebase-merge")).unwrap();
+    std::fs::write(ws.join(".git/rebase-merge/strategy"), "evil\n").unwrap();
+    assert_eq!(census.check(&q, &[]).len(), 1);
+    assert!(!ws.join(".git/rebase-merge/strategy").exists());
+}
+
+/// Third hostile review (F5): a config the repository's config includes
+/// from the worktree is config: a new one is a plant.
+#[test]
+fn a_new_included_config_is_moved_out() {
+    let (_d, ws) = repo();
+    git(&ws, &["config", "include.path", "../.gitconfig"]);
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    std::fs::write(ws.join(".gitconfig"), "[core]\n\tfsmonitor = touch x\n").unwrap();
+    let said = census.check(&q, &[]);
+    assert!(said.iter().any(|s| s.contains("`.gitconfig`")), "{said:?}");
+    assert!(!ws.join(".gitconfig").exists());
+}
+
+/// Third hostile review: a plant made after a session's last check was
+/// taken as normal by the next session's census.
+#[test]
+fn a_new_session_compares_with_what_the_last_one_knew() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let record = ws.parent().unwrap().join("state/census/x.json");
+    // A session that did not end cleanly: what changed since is moved.
+    let (mut first, said) = Census::resume(&ws, &record, &q);
+    assert!(said.is_empty(), "{said:?}");
+    assert!(first.check(&q, &[]).is_empty());
+    std::fs::write(ws.join(".git/commondir"), "../elsewhere\n").unwrap();
+    let (_second, said) = Census::resume(&ws, &record, &q);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(!ws.join(".git/commondir").exists());
+    // A session that ended cleanly: the person's own later change stays.
+    let (mut third, _) = Census::resume(&ws, &record, &q);
+    std::fs::write(ws.join(".git/commondir"), "../a\n").unwrap();
+    third.finish(&q);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(ws.join(".git/hooks/pre-push"), "#!/bin/sh\n").unwrap();
+    let (_fourth, said) = Census::resume(&ws, &record, &q);
+    // The final check's move is said by the next session; the hook stays.
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("commondir"), "{said:?}");
+    assert!(ws.join(".git/hooks/pre-push").exists());
+}

@@ -1,5 +1,6 @@
-//! The workspace's control files: what the person's own git, cairn and
-//! other agents read later and run or obey outside the sandbox. Commands
+//! The workspace's control files: what the person's own git, cairn, other
+//! agents and other tools (editors, direnv) read later and run or obey
+//! outside the sandbox. Commands
 //! may not write them (see `policy::READ_ONLY_IN_WORKSPACE` and `bwrap`),
 //! and cairn's own file tools change them only after asking, every time
 //! (the gate), and never through a link (`tools::beneath`).
@@ -47,8 +48,35 @@ pub fn control_file(rel: &Path) -> Option<&'static str> {
         (".agents", Some("skills")) => {
             Some("skills other agents load: they follow and run what they say")
         }
-        _ => None,
+        _ => other_tool(&first, second.as_deref()),
     }
+}
+
+/// Files other tools (editors, direnv, other agents) read later and run
+/// what they name: tasks, launch and run configurations, environment
+/// scripts, MCP server lists, dev containers.
+fn other_tool(first: &str, second: Option<&str>) -> Option<&'static str> {
+    let what = match (first, second) {
+        (".vscode", Some("tasks.json" | "settings.json" | "launch.json")) => {
+            "your editor's tasks, launch and settings (VS Code and its forks): it runs the \
+             commands and programs they name"
+        }
+        (".envrc", None) => "direnv's script: your shell runs it when you enter the folder",
+        (".mcp.json", None) => {
+            "the project's MCP servers for other agents: they start the programs it names"
+        }
+        (".gemini", Some("settings.json")) | (".cursor", Some(_)) => {
+            "another agent's project settings (hooks, MCP servers, rules): it runs what they name"
+        }
+        (".idea", Some("runconfigurations" | "workspace.xml")) => {
+            "your IDE's run configurations (JetBrains): it runs the programs they name"
+        }
+        (".devcontainer", Some(_)) | (".devcontainer.json", None) => {
+            "the dev container's definition: your editor builds and runs what it names"
+        }
+        _ => return None,
+    };
+    Some(what)
 }
 
 #[cfg(test)]
@@ -74,6 +102,17 @@ mod tests {
             ".claude/hooks/format.py",
             ".claude/commands/deploy.md",
             ".agents/skills/x/SKILL.md",
+            ".vscode/tasks.json",
+            ".vscode/settings.json",
+            ".vscode/launch.json",
+            ".envrc",
+            ".mcp.json",
+            ".gemini/settings.json",
+            ".cursor/mcp.json",
+            ".idea/runConfigurations/app.xml",
+            ".idea/workspace.xml",
+            ".devcontainer/devcontainer.json",
+            ".devcontainer.json",
         ] {
             assert!(control_file(Path::new(rel)).is_some(), "{rel}");
         }
@@ -86,6 +125,10 @@ mod tests {
             ".agents/notes.md",
             "docs/.git-notes",
             "a/.cairn/x",
+            ".vscode/extensions.json",
+            "src/.envrc.md",
+            ".idea/misc.xml",
+            ".gemini/notes.md",
         ] {
             assert!(control_file(Path::new(rel)).is_none(), "{rel}");
         }

@@ -108,9 +108,8 @@ fn build(
     workspace: &Path,
     readable: &[PathBuf],
 ) -> Result<std::process::Command, SandboxError> {
-    let policy = sandbox.policy(workspace).map(|mut p| {
-        p.read
-            .extend(readable.iter().filter(|r| r.exists()).cloned());
+    let policy = sandbox.policy(workspace).map(|p| {
+        let mut p = p.reading(readable);
         if !helper.writes_workspace() {
             p.mode = SandboxMode::ReadOnly;
             p.writable.retain(|w| *w != p.workspace);

@@ -172,6 +172,9 @@ fn ruleset(policy: &Policy, abi: ABI) -> Result<OwnedFd, SandboxError> {
     for device in DEVICES {
         created = add(created, Path::new(device), read)?;
     }
+    for file in &policy.reveal {
+        created = add(created, file, read & !AccessFs::ReadDir)?;
+    }
     for allowed in &policy.read {
         let c = cover(allowed, &policy.deny_read);
         for path in c.full {

@@ -8,8 +8,11 @@
 //! - `control` — the workspace's control files (git's, cairn's, other
 //!   agents'), which nothing writes unasked.
 //! - `census` — git control files a bind cannot stop (a new `commondir`,
-//!   a gitlinked repository), checked after every tool call; `gitindex`
-//!   reads the index's gitlinks without git.
+//!   a gitlinked repository), checked after every tool call, when a job
+//!   ends and at each turn, and kept between sessions (`census_record`);
+//!   `gitindex`
+//!   reads the index's gitlinks without git; `gitstate` disarms an
+//!   interrupted rebase's `exec` lines and finds included configs.
 //! - `home` — the home directory is denied but for a tested allow-list.
 //! - `caches` — build caches private per project, `/tmp` per session.
 //! - `bwrap` — the namespace layer (bubblewrap), used when it works here.
@@ -35,12 +38,15 @@
 pub mod bwrap;
 pub mod caches;
 pub mod census;
+mod census_record;
 pub mod classes;
 pub mod control;
 pub mod detect;
 pub mod env;
 mod gitindex;
+pub mod gitstate;
 pub mod group;
+mod head;
 pub mod helper;
 pub mod home;
 #[cfg(target_os = "linux")]
@@ -145,6 +151,8 @@ impl Sandbox {
             crate::config::data_dir(),
             crate::config::state_dir(),
             own_cache,
+            // Every session's transcript for hooks (a hook reads its own).
+            crate::config::data_dir().and_then(|d| d.parent().map(|p| p.join("cairn-transcripts"))),
         ]
         .into_iter()
         .flatten()

@@ -37,6 +37,18 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".claude/agents",
     ".claude/hooks",
     ".agents/skills",
+    // Other tools' (see `control::other_tool`).
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".vscode/launch.json",
+    ".envrc",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".cursor",
+    ".idea/runConfigurations",
+    ".idea/workspace.xml",
+    ".devcontainer",
+    ".devcontainer.json",
 ];
 
 /// How a policy is enforced on Linux.
@@ -77,6 +89,9 @@ pub struct Policy {
     pub deny_read: Vec<PathBuf>,
     /// Inside the workspace, readable but not writable.
     pub read_only: Vec<PathBuf>,
+    /// Single files readable although a denied folder holds them (a hook's
+    /// own transcript among cairn's private ones).
+    pub reveal: Vec<PathBuf>,
     /// Unix sockets commands may connect to (`[sandbox] unix_sockets`).
     pub unix_sockets: Vec<PathBuf>,
     pub caches: Option<Caches>,
@@ -221,6 +236,11 @@ impl Policy {
                 push_inside(&mut read_only, workspace.join(inside), &workspace);
             }
             read_only.extend(submodule_git_dirs(&workspace));
+            // What the repository's config includes from the workspace is
+            // config too (`[include] path = ../.gitconfig`).
+            for rel in super::gitstate::included_configs(&workspace) {
+                push_inside(&mut read_only, workspace.join(rel), &workspace);
+            }
         }
         let unix_sockets = config
             .unix_sockets
@@ -236,6 +256,7 @@ impl Policy {
             read,
             deny_read,
             read_only,
+            reveal: Vec::new(),
             unix_sockets,
             caches: at.caches.cloned(),
             network: config.network(),
@@ -260,6 +281,7 @@ impl Policy {
             read: Vec::new(),
             deny_read,
             read_only: Vec::new(),
+            reveal: Vec::new(),
             unix_sockets: Vec::new(),
             caches: None,
             network,
@@ -279,6 +301,22 @@ impl Policy {
         };
         env.push(("TMPDIR", tmp));
         env
+    }
+
+    /// This policy, also reading `extra` (existing paths): what lies in a
+    /// denied folder stays denied — a wide entry such as `~/.config` never
+    /// opens cairn's own folders or the credential list — but for a single
+    /// file, which is revealed alone.
+    pub fn reading(mut self, extra: &[PathBuf]) -> Policy {
+        for path in extra.iter().filter(|p| p.exists()) {
+            let denied = self.deny_read.iter().any(|d| path.starts_with(d));
+            if !denied {
+                push_existing(&mut self.read, path.clone());
+            } else if path.is_file() && !self.reveal.contains(path) {
+                self.reveal.push(path.clone());
+            }
+        }
+        self
     }
 
     /// This policy with `grant` added, for one run.
@@ -492,6 +530,30 @@ mod tests {
             assert!(!p.read.iter().any(|r| h.starts_with(r)), "{:?}", p.read);
             assert!(p.read_only.is_empty());
         }
+    }
+
+    #[test]
+    fn a_wide_read_keeps_denied_folders_denied_but_reveals_one_file() {
+        let d = tempfile::tempdir().unwrap();
+        let h = std::fs::canonicalize(d.path()).unwrap();
+        for f in [
+            ".config/cairn/config.toml",
+            ".config/tool/x",
+            ".local/t/own.jsonl",
+        ] {
+            std::fs::create_dir_all(h.join(f).parent().unwrap()).unwrap();
+            std::fs::write(h.join(f), "x").unwrap();
+        }
+        let mut p = Policy::bare(h.join("ws"), Vec::new(), Vec::new(), false);
+        p.deny_read = vec![h.join(".config/cairn"), h.join(".local/t")];
+        let p = p.reading(&[
+            h.join(".config"),
+            h.join(".config/cairn"),
+            h.join(".local/t/own.jsonl"),
+        ]);
+        assert_eq!(p.read, [h.join(".config")]);
+        assert_eq!(p.reveal, [h.join(".local/t/own.jsonl")]);
+        assert_eq!(p.deny_read.len(), 2);
     }
 
     #[test]

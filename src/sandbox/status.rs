@@ -126,7 +126,14 @@ const HELPERS: &[(&str, Option<&str>, &str)] = &[
         "mcp",
         Some("a project's stdio servers (and `sandbox = true`) run in the sandbox, read-only"),
         "the person's own servers start in a neutral directory with PYTHONSAFEPATH and no \
-         secret or socket variables; an untrusted server's tools ask in every mode",
+         secret or socket variables; a project's entry gets no secret variable as ${VAR}; an \
+         untrusted server's tools ask in every mode",
+    ),
+    (
+        "lsp",
+        Some("language servers run in the sandbox, read-only, network off"),
+        "found on a PATH without folders inside the workspace, which is also the servers' own \
+         PATH; with the sandbox off, an untrusted project's server does not start",
     ),
     (
         "file tools",

@@ -74,11 +74,31 @@ pub struct SessionState {
     pub jobs: super::jobs::JobTable,
     /// Git control files a command could add past the sandbox's binds.
     census: Mutex<crate::sandbox::census::Census>,
+    /// What checks between tool calls moved, for the model's next result.
+    moved_between: Mutex<Vec<String>>,
+    /// What the start-up comparison moved, not yet shown to the person.
+    noticed_start: Mutex<Vec<String>>,
+    /// Set once the session's end was recorded (`finish`).
+    finished: std::sync::atomic::AtomicBool,
+}
+
+/// Where moved control files are kept.
+fn quarantine() -> PathBuf {
+    crate::config::state_dir()
+        .unwrap_or_else(std::env::temp_dir)
+        .join("quarantine")
+}
+
+impl Drop for SessionState {
+    fn drop(&mut self) {
+        self.finish();
+    }
 }
 
 impl SessionState {
     pub fn new(workspace: &Path) -> Self {
         super::beneath::guard(workspace);
+        let (census, moved) = Self::census(workspace);
         SessionState {
             cwd: Mutex::new(workspace.to_path_buf()),
             viewed: Mutex::new(HashMap::new()),
@@ -89,18 +109,61 @@ impl SessionState {
             todos: Mutex::new(Vec::new()),
             turn: Mutex::new(0),
             jobs: super::jobs::JobTable::new(),
-            census: Mutex::new(crate::sandbox::census::Census::take(workspace)),
+            census: Mutex::new(census),
+            noticed_start: Mutex::new(moved.clone()),
+            moved_between: Mutex::new(moved),
+            finished: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    /// The census of `workspace`, compared with what the last session here
+    /// knew (tests in this crate keep no record: they would share the
+    /// developer's own).
+    fn census(workspace: &Path) -> (crate::sandbox::census::Census, Vec<String>) {
+        use crate::sandbox::census::Census;
+        match crate::config::state_dir() {
+            Some(state) if !cfg!(test) => {
+                let record = crate::sandbox::census::record_file(&state, workspace);
+                Census::resume(workspace, &record, &quarantine())
+            }
+            _ => (Census::take(workspace), Vec::new()),
+        }
+    }
+
+    /// Checks the control files between tool calls (a background job
+    /// ended, a new turn begins): returns what it moved, which the model
+    /// also hears with its next tool result. The first call also returns
+    /// what the start-up comparison moved.
+    pub fn check_between(&self) -> Vec<String> {
+        let mut said = std::mem::take(&mut *lock(&self.noticed_start));
+        said.extend(lock(&self.census).check(&quarantine(), &[]));
+        lock(&self.moved_between).extend(said.iter().cloned());
+        said
+    }
+
+    /// The session's end: kills its jobs, then checks once more and keeps
+    /// the census for the next session. Once only.
+    pub fn finish(&self) {
+        use std::sync::atomic::Ordering;
+        if self.finished.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if !self.jobs.ids().is_empty() {
+            self.jobs.kill_all();
+            // A killed job's last writes land before its processes are gone.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        lock(&self.census).finish(&quarantine());
     }
 
     /// Moves away git control files that appeared since the last check
     /// (`sandbox::census`) and says what was moved; call after each tool,
     /// with the paths a file tool was approved to write.
     pub fn check_control_files(&self, accepted: &[PathBuf]) -> Vec<String> {
-        let quarantine = crate::config::state_dir()
-            .unwrap_or_else(std::env::temp_dir)
-            .join("quarantine");
-        lock(&self.census).check(&quarantine, accepted)
+        let mut said = std::mem::take(&mut *lock(&self.moved_between));
+        lock(&self.noticed_start).clear();
+        said.extend(lock(&self.census).check(&quarantine(), accepted));
+        said
     }
 
     /// The shell's working directory, kept across `bash` calls.

@@ -1,0 +1,142 @@
+//! The census kept between sessions (in cairn's state folder), so that a
+//! new session compares the control files against what the last one knew
+//! instead of taking whatever is there as normal.
+//!
+//! Who changed a control file while no cairn watched? cairn's own jobs die
+//! with it: a session that ended cleanly killed its jobs first and then
+//! checked once more ([`super::census::Census::finish`]), so what changed
+//! after that end (its change time is later) is the person's own doing and
+//! is taken as it is. A session that did not end cleanly (killed, crashed,
+//! or still running in another window) may have had a job writing until
+//! it died; then every difference is moved to the quarantine and reported
+//! — nothing is lost, and the message says how to put it back.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Ident {
+    File(u64),
+    /// A folder: its inode, and what its config and hooks hold.
+    Dir(u64, u64),
+    Other(u64),
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct Record {
+    /// The session that wrote it last (a random number per session).
+    pub owner: u64,
+    /// When that session ended cleanly (nanoseconds since the epoch).
+    pub ended: Option<i128>,
+    pub seen: Vec<(PathBuf, Ident)>,
+    /// What its final check moved, for the next session to say.
+    pub unreported: Vec<String>,
+}
+
+/// Where the record of `workspace` is kept under `state`.
+pub fn file_for(state: &Path, workspace: &Path) -> PathBuf {
+    let name = format!(
+        "{:016x}.json",
+        fnv(workspace.as_os_str().as_encoded_bytes())
+    );
+    state.join("census").join(name)
+}
+
+pub fn load(file: &Path) -> Option<Record> {
+    let bytes = super::head::head(file);
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Writes `record` whole (a new file renamed over the old one).
+pub fn save(file: &Path, record: &Record) {
+    let Some(dir) = file.parent() else {
+        return;
+    };
+    let Ok(text) = serde_json::to_vec(record) else {
+        return;
+    };
+    let fresh = file.with_extension("json.new");
+    let _ = std::fs::create_dir_all(dir)
+        .and_then(|_| std::fs::write(&fresh, text))
+        .and_then(|_| std::fs::rename(&fresh, file));
+}
+
+/// A hash that stays the same across processes and releases (what is kept
+/// on disk must compare equal tomorrow).
+pub fn fnv(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// The latest change time of `path` and, for a folder, of what its
+/// identity covers (config, commondir, worktree config, hooks).
+pub fn changed_at(path: &Path) -> i128 {
+    use std::os::unix::fs::MetadataExt;
+    let at = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .map(|m| i128::from(m.ctime()) * 1_000_000_000 + i128::from(m.ctime_nsec()))
+            .unwrap_or(0)
+    };
+    let mut latest = at(path);
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        for inside in ["config", "commondir", "config.worktree", "hooks"] {
+            latest = latest.max(at(&path.join(inside)));
+        }
+        for e in std::fs::read_dir(path.join("hooks"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            latest = latest.max(at(&e.path()));
+        }
+    }
+    latest
+}
+
+pub fn now() -> i128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0)
+}
+
+/// Whether a difference found at start-up was made while one of cairn's
+/// jobs could still write: the last session did not end cleanly, or the
+/// change is not later than its clean end.
+pub fn made_while_unwatched(record: &Record, changed: i128) -> bool {
+    match record.ended {
+        None => true,
+        Some(end) => changed <= end,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hash_is_fixed_and_the_record_round_trips() {
+        assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
+        let d = tempfile::tempdir().unwrap();
+        let file = file_for(d.path(), Path::new("/w/app"));
+        assert_ne!(file, file_for(d.path(), Path::new("/w/app2")));
+        let r = Record {
+            owner: 7,
+            ended: Some(5),
+            seen: vec![(PathBuf::from(".git/hooks"), Ident::Dir(1, 2))],
+            unreported: vec!["moved".into()],
+        };
+        save(&file, &r);
+        let back = load(&file).unwrap();
+        assert_eq!((back.owner, back.ended), (7, Some(5)));
+        assert_eq!(back.seen, r.seen);
+        assert!(made_while_unwatched(&back, 5) && !made_while_unwatched(&back, 6));
+        assert!(made_while_unwatched(&Record::default(), 6));
+    }
+}

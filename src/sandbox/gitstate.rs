@@ -1,0 +1,262 @@
+//! Git state a command leaves behind that the person's own git later runs
+//! or obeys outside the sandbox, beyond the config and hooks the binds
+//! cover:
+//!
+//! - an interrupted rebase's to-do list (`.git/rebase-merge/git-rebase-todo`,
+//!   and the sequencer's `.git/sequencer/todo`): `git rebase --continue`
+//!   runs each `exec`/`x` line as a shell command. Those lines are turned
+//!   into comments (the original goes to the quarantine), so the rebase
+//!   itself still continues;
+//! - a merge strategy named in that state (`rebase-merge/strategy`,
+//!   `sequencer/opts`): git runs `git-merge-<name>` from the person's
+//!   `PATH`. A name that is not one of git's own is moved away;
+//! - files the repository's config includes (`[include] path = …`,
+//!   `[includeIf …] path = …`) that lie in the workspace: git reads them as
+//!   its config, so they are bound read-only like `.git/config` itself
+//!   (`policy`), and a new one is a plant (`census`).
+//!
+//! `.gitattributes` only chooses among filter, diff and merge drivers the
+//! config defines, and git ignores `update = !command` and `ext::` URLs
+//! from `.gitmodules`; neither needs more (docs/security.md).
+
+use std::path::{Path, PathBuf};
+
+/// The to-do lists `git rebase --continue` and `git cherry-pick
+/// --continue` carry out, relative to the git folder.
+pub const TODO_LISTS: &[&str] = &[
+    "rebase-merge/git-rebase-todo",
+    "rebase-apply/git-rebase-todo",
+    "sequencer/todo",
+];
+
+/// Files that name a merge strategy, relative to the git folder.
+const STRATEGY_FILES: &[&str] = &["rebase-merge/strategy", "sequencer/opts"];
+
+/// git's own merge strategies: anything else is a program found by name.
+const BUILTIN_STRATEGIES: &[&str] = &["ort", "recursive", "resolve", "octopus", "ours", "subtree"];
+
+/// Whether a to-do line runs a shell command.
+fn runs_a_command(line: &str) -> bool {
+    let word = line.split_whitespace().next().unwrap_or("");
+    word == "exec" || word == "x"
+}
+
+/// `text` with each command line made a comment, or `None` when it has
+/// none.
+pub fn disarm_todo(text: &str) -> Option<String> {
+    if !text.lines().any(runs_a_command) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        if runs_a_command(line) {
+            out.push_str("# disabled by cairn (written inside its sandbox): ");
+        }
+        out.push_str(line);
+    }
+    Some(out)
+}
+
+/// Whether a strategy file names a program rather than one of git's own
+/// strategies.
+fn names_a_program(rel: &str, text: &str) -> bool {
+    let names: Vec<&str> = if rel.ends_with("opts") {
+        text.lines()
+            .filter_map(|l| {
+                let (key, value) = l.split_once('=')?;
+                (key.trim() == "strategy").then(|| value.trim().trim_matches('"'))
+            })
+            .collect()
+    } else {
+        text.split_whitespace().collect()
+    };
+    names.iter().any(|n| !BUILTIN_STRATEGIES.contains(n))
+}
+
+/// Disarms the state under `git` (a workspace's `.git` folder) that would
+/// run a command on the person's next `git rebase --continue` and says what
+/// it did. `quarantine_file` moves a file (or link) away and says where.
+/// Paths in `accepted` were written by a file tool the person approved.
+pub fn disarm(
+    git: &Path,
+    accepted: &[PathBuf],
+    quarantine_file: &mut dyn FnMut(&Path) -> std::io::Result<PathBuf>,
+) -> Vec<String> {
+    let mut said = Vec::new();
+    for rel in TODO_LISTS.iter().chain(STRATEGY_FILES) {
+        let path = git.join(rel);
+        if accepted.contains(&path) {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let shown = format!(".git/{rel}");
+        if !meta.is_file() {
+            // A link or anything else is never followed: moved as it is.
+            said.push(moved(&shown, quarantine_file(&path)));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&super::head::head(&path)).into_owned();
+        if STRATEGY_FILES.contains(rel) {
+            if names_a_program(rel, &text) {
+                said.push(moved(&shown, quarantine_file(&path)));
+            }
+            continue;
+        }
+        let Some(disarmed) = disarm_todo(&text) else {
+            continue;
+        };
+        said.push(rewrite(&path, &shown, &disarmed, quarantine_file));
+    }
+    said
+}
+
+fn moved(shown: &str, result: std::io::Result<PathBuf>) -> String {
+    match result {
+        Ok(to) => format!(
+            "`{shown}` names a program your own git would run when you continue the \
+             rebase; cairn moved it to {}",
+            to.display()
+        ),
+        Err(e) => format!(
+            "`{shown}` names a program your own git would run when you continue the \
+             rebase; cairn could not move it ({e}): remove it before you run git here"
+        ),
+    }
+}
+
+/// Keeps the original in the quarantine and puts the disarmed list in its
+/// place (a new file renamed over it: never written through a link).
+fn rewrite(
+    path: &Path,
+    shown: &str,
+    disarmed: &str,
+    quarantine_file: &mut dyn FnMut(&Path) -> std::io::Result<PathBuf>,
+) -> String {
+    let fresh = path.with_extension("cairn-disarmed");
+    let done = std::fs::write(&fresh, disarmed)
+        .and_then(|_| quarantine_file(path))
+        .and_then(|to| std::fs::rename(&fresh, path).map(|_| to));
+    match done {
+        Ok(to) => format!(
+            "`{shown}` held `exec` lines, which your own `git rebase --continue` would run \
+             outside the sandbox; cairn turned them into comments (the original is in {})",
+            to.display()
+        ),
+        Err(e) => {
+            let _ = std::fs::remove_file(&fresh);
+            format!(
+                "`{shown}` holds `exec` lines, which your own `git rebase --continue` would \
+                 run outside the sandbox, and cairn could not disarm them ({e}): run `git \
+                 rebase --abort` or remove them before you continue"
+            )
+        }
+    }
+}
+
+/// The files the config at `git/config` includes that lie inside
+/// `workspace`, not through a link (whether they exist or not), as
+/// workspace-relative paths. The config itself is read-only to commands,
+/// so what it includes is fixed while a session runs.
+pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
+    let git = workspace.join(".git");
+    let text = String::from_utf8_lossy(&super::head::head(&git.join("config"))).into_owned();
+    let mut out = Vec::new();
+    let mut in_include = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(section) = line.strip_prefix('[') {
+            let name = section.split([']', ' ', '"']).next().unwrap_or("");
+            in_include =
+                name.eq_ignore_ascii_case("include") || name.eq_ignore_ascii_case("includeif");
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        if !in_include || !key.trim().eq_ignore_ascii_case("path") {
+            continue;
+        }
+        let value = value.trim().trim_matches('"');
+        if value.starts_with('~') || value.is_empty() {
+            continue;
+        }
+        // A relative path is relative to the config file's folder.
+        let joined = lexical(&git.join(value));
+        if let Ok(rel) = joined.strip_prefix(workspace)
+            && !rel.as_os_str().is_empty()
+            && !out.contains(&rel.to_path_buf())
+        {
+            out.push(rel.to_path_buf());
+        }
+    }
+    out
+}
+
+/// `path` with `.` and `..` resolved by name.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exec_lines_become_comments_and_the_rest_stays() {
+        let todo = "pick 1a2b one\nexec make test\nx touch /tmp/p\n  exec\tsh -c x\nexecute me\n";
+        let out = disarm_todo(todo).unwrap();
+        assert!(out.starts_with("pick 1a2b one\n# disabled by cairn"));
+        assert_eq!(
+            out.lines().filter(|l| l.starts_with("# disabled")).count(),
+            3
+        );
+        assert!(out.ends_with("execute me\n"));
+        assert!(!out.lines().any(runs_a_command));
+        assert_eq!(disarm_todo("pick 1 a\n# exec x\nbreak\n"), None);
+    }
+
+    #[test]
+    fn only_gits_own_strategies_pass() {
+        assert!(!names_a_program("rebase-merge/strategy", "ort\n"));
+        assert!(names_a_program("rebase-merge/strategy", "evil\n"));
+        assert!(!names_a_program(
+            "sequencer/opts",
+            "[options]\n\tstrategy = recursive\n"
+        ));
+        assert!(names_a_program(
+            "sequencer/opts",
+            "[options]\n\tstrategy = \"x\"\n"
+        ));
+    }
+
+    #[test]
+    fn includes_inside_the_workspace_are_found() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(
+            ws.join(".git/config"),
+            "[core]\n\tbare = false\n[include]\n\tpath = ../.gitconfig\n\
+             [includeIf \"onbranch:main\"]\n\tpath = extra.cfg\n[user]\n\tpath = ../no\n\
+             [include]\n\tpath = ~/.gitconfig-work\n\tpath = ../../outside\n",
+        )
+        .unwrap();
+        assert_eq!(
+            included_configs(&ws),
+            [PathBuf::from(".gitconfig"), PathBuf::from(".git/extra.cfg")]
+        );
+    }
+}
