@@ -26,9 +26,12 @@ use super::head::head;
 
 /// Control files that redirect git (in `.git` itself) or that other agents
 /// obey; a command cannot create them while they exist (they are bound
-/// read-only) but can while they do not. `.cairn/` is not among them:
-/// cairn writes it itself ("always" rules), and what a new one loosens
-/// waits for the person's trust.
+/// read-only) but can while they do not. `.cairn/config.toml` is not among
+/// them: cairn writes it itself ("always" rules), and what a new one
+/// loosens waits for the person's trust. `.cairn`'s commands, skills and
+/// agents are: `.cairn` is bound read-only only where it exists, and a
+/// command that makes a new one could otherwise plant a command that
+/// replaces the person's own of the same name.
 const WATCHED: &[&str] = &[
     ".git/commondir",
     ".git/config.worktree",
@@ -42,6 +45,9 @@ const WATCHED: &[&str] = &[
     ".claude/agents",
     ".claude/hooks",
     ".agents/skills",
+    ".cairn/commands",
+    ".cairn/skills",
+    ".cairn/agents",
     // Other tools' (see `control::other_tool`).
     ".vscode/tasks.json",
     ".vscode/settings.json",

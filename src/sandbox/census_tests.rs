@@ -293,3 +293,28 @@ fn a_new_session_compares_with_what_the_last_one_knew() {
     assert!(said[0].contains("commondir"), "{said:?}");
     assert!(ws.join(".git/hooks/pre-push").exists());
 }
+
+/// A project without `.cairn` (the usual case): a command may make one, so
+/// its commands, skills and agents are watched like `.claude`'s; a file
+/// tool write the person approved stays.
+#[test]
+fn a_new_cairn_command_skill_or_agent_folder_is_moved_out() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    for dir in ["commands", "skills/deploy", "agents"] {
+        std::fs::create_dir_all(ws.join(".cairn").join(dir)).unwrap();
+    }
+    std::fs::write(ws.join(".cairn/commands/check.md"), "planted").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 3, "{said:?}");
+    assert!(!ws.join(".cairn/commands").exists());
+    assert!(!ws.join(".cairn/skills").exists());
+    assert!(!ws.join(".cairn/agents").exists());
+    // Approved through the write tool: kept.
+    std::fs::create_dir_all(ws.join(".cairn/commands")).unwrap();
+    std::fs::write(ws.join(".cairn/commands/mine.md"), "mine").unwrap();
+    let said = census.check(&q, &[ws.join(".cairn/commands/mine.md")]);
+    assert!(said.is_empty(), "{said:?}");
+    assert!(ws.join(".cairn/commands/mine.md").exists());
+}
