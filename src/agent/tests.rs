@@ -273,6 +273,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
             max_attempts: 1,
             ..Default::default()
         },
+        pinned: Default::default(),
     }
 }
 
@@ -928,6 +929,7 @@ fn recording_sink() -> (
             project_root: dir.path().into(),
             provider: "fake".into(),
             model: "fake-model".into(),
+            mode: None,
         },
         None,
     ));
@@ -1034,6 +1036,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
             project_root: dir.path().into(),
             provider: "fake".into(),
             model: "claude-sonnet-4-5".into(),
+            mode: None,
         },
         None,
     ));
@@ -1066,6 +1069,8 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
         lost: vec![],
         read_only: false,
         compacted: None,
+        note: None,
+        settings: None,
     })
     .unwrap();
     tx.send(AgentCommand::Submit {
@@ -1195,6 +1200,7 @@ fn a_write_waits_out_another_process_holding_the_database() {
             project_root: db.path().into(),
             provider: "fake".into(),
             model: "fake-model".into(),
+            mode: None,
         },
         None,
     );
@@ -1339,6 +1345,8 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
         lost,
         read_only: false,
         compacted: None,
+        note: None,
+        settings: None,
     })
     .unwrap();
     tx.send(AgentCommand::PrepareUndo).unwrap();

@@ -163,6 +163,11 @@ pub struct SessionSummary {
     pub message_count: u64,
     /// The first thing the person asked, shortened; stands in for a title.
     pub first_prompt: Option<String>,
+    /// The permission mode it last ran in (`Mode::as_str`), if recorded.
+    pub mode: Option<String>,
+    /// What the model is to be told with the next prompt (after an undo).
+    #[serde(skip)]
+    pub pending_note: Option<String>,
 }
 
 impl SessionSummary {
