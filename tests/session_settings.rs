@@ -1,7 +1,8 @@
 //! What a session keeps across restarts besides its messages (issue 25):
 //! the model and mode it last used, and the note an undo leaves for the
 //! model; and the ways a first prompt reaches cairn from the command line
-//! (`cairn "PROMPT"`, `cairn -p`, `cairn -- NAME`, a pipe into `cairn run`).
+//! (`cairn "PROMPT"`, `cairn -p`, `cairn -- NAME`, a pipe into `cairn run`);
+//! and file tools that take relative paths from the workspace root.
 
 use crate::{mock_model, pty, test_home};
 use std::path::Path;
@@ -245,4 +246,28 @@ async fn print_flag_and_a_pipe_into_run_answer_headless() {
     );
     let sent = request_with(&mock, "PIPED-LINE-42").to_string();
     assert!(sent.contains("summarise this"), "{sent}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn file_tools_take_relative_paths_from_the_root_after_a_shell_cd() {
+    let home = TestHome::new();
+    home.write("x.txt", "AT-ROOT\n");
+    home.write("sub/x.txt", "IN-SUB\n");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": "cd sub"})),
+            Reply::tool("v1", "view", json!({"file_path": "x.txt"})),
+            Reply::text("Read it."),
+            Reply::text("T").when(TITLE),
+        ],
+    )
+    .await;
+    let (out, _) = run(&home, &mock, &["run", "--mode", "auto", "read x.txt"]).await;
+    assert!(out.contains("Read it."), "{out}");
+    let after_view = mock.requests()[2].to_string();
+    assert!(
+        after_view.contains("AT-ROOT") && !after_view.contains("IN-SUB"),
+        "{after_view}"
+    );
 }

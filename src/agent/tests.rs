@@ -841,8 +841,14 @@ async fn undo_shows_its_plan_then_restores_the_turns_files() {
     h.submit("what now?");
     h.until_finished().await;
     let last = h.provider.requests().pop().unwrap();
-    let prompt = last.messages.last().unwrap().text();
-    assert!(prompt.contains("undid the file changes") && prompt.ends_with("what now?"));
+    let sent = last.messages.last().unwrap();
+    // The model reads the note; it is not part of the person's words.
+    let note = match &sent.parts[0] {
+        crate::conversation::Part::Text { text } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(note.starts_with(crate::conversation::ATTACHED_TAG) && note.contains("undid the file"));
+    assert_eq!(sent.text(), "what now?");
 }
 
 #[tokio::test]
