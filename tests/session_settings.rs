@@ -2,7 +2,8 @@
 //! the model and mode it last used, and the note an undo leaves for the
 //! model; and the ways a first prompt reaches cairn from the command line
 //! (`cairn "PROMPT"`, `cairn -p`, `cairn -- NAME`, a pipe into `cairn run`);
-//! and file tools that take relative paths from the workspace root.
+//! file tools that take relative paths from the workspace root; and a
+//! destructive part of a compound command named, with no broad rule.
 
 use crate::{mock_model, pty, test_home};
 use std::path::Path;
@@ -270,4 +271,34 @@ async fn file_tools_take_relative_paths_from_the_root_after_a_shell_cd() {
         after_view.contains("AT-ROOT") && !after_view.contains("IN-SUB"),
         "{after_view}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_destructive_part_of_a_compound_command_is_named_and_gets_no_broad_rule() {
+    let home = TestHome::new();
+    let command = "mkdir -p out && git clean -fdx";
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": command})),
+            Reply::text("Left it."),
+            Reply::text("T").when(TITLE),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock, &[]);
+    app.wait_for_text("Ask cairn");
+    app.type_text("tidy up");
+    app.send(b"\r");
+    let dialog = app.wait_for("the dialog", |s| s.contains(" d  Deny"));
+    assert!(
+        dialog.contains("`git clean`"),
+        "the why names it:\n{dialog}"
+    );
+    assert!(dialog.contains("bash(git clean -fdx)"), "{dialog}");
+    assert!(!dialog.contains("bash(git clean*)"), "{dialog}");
+    app.send(b"d");
+    app.send(b"\r");
+    app.wait_for_text("Left it.");
+    app.ctrl_c_to_quit();
 }
