@@ -3,7 +3,8 @@
 //! model; and the ways a first prompt reaches cairn from the command line
 //! (`cairn "PROMPT"`, `cairn -p`, `cairn -- NAME`, a pipe into `cairn run`);
 //! file tools that take relative paths from the workspace root; and a
-//! destructive part of a compound command named, with no broad rule.
+//! destructive part of a compound command named, with no broad rule; and
+//! exports kept out of the project.
 
 use crate::{mock_model, pty, test_home};
 use std::path::Path;
@@ -301,4 +302,36 @@ async fn a_destructive_part_of_a_compound_command_is_named_and_gets_no_broad_rul
     app.send(b"\r");
     app.wait_for_text("Left it.");
     app.ctrl_c_to_quit();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn export_goes_to_the_data_directory_not_the_project() {
+    let home = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("Answered."), Reply::text("T").when(TITLE)],
+    )
+    .await;
+    let mut app = start(&home, &mock, &[]);
+    app.wait_for_text("Ask cairn");
+    app.type_text("a question");
+    app.send(b"\r");
+    app.wait_for_text("Answered.");
+    app.type_text("/export");
+    app.send(b"\r");
+    let screen = app.wait_for_text("Exported to");
+    app.ctrl_c_to_quit();
+    let exports = home.home.path().join("data/cairn/exports");
+    let written: Vec<_> = std::fs::read_dir(&exports).unwrap().flatten().collect();
+    assert_eq!(written.len(), 1, "{screen}");
+    let in_project = std::fs::read_dir(home.project.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("cairn-session-")
+        })
+        .count();
+    assert_eq!(in_project, 0);
 }
