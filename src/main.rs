@@ -59,6 +59,11 @@ struct Cli {
     /// Resume a session by id (or a unique prefix); without an id, pick one.
     #[arg(long, num_args = 0..=1, default_missing_value = "")]
     resume: Option<String>,
+    /// A first prompt: the interface starts with it sent (with -p, the
+    /// prompt to answer). A prompt that is also a command's name goes
+    /// after `--`: cairn -- "run".
+    #[arg(value_name = "PROMPT")]
+    prompt: Vec<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -321,11 +326,11 @@ async fn async_main(cli: Cli) -> u8 {
         let output = output_of(false, cli.output_format);
         let session = cli.resume.clone().filter(|id| !id.is_empty());
         let resume = cairn::cli::resume::Resume::from_flags(cli.continue_latest, session);
-        let prompt = if prompt.is_empty() {
-            vec![]
-        } else {
-            vec![prompt.clone()]
-        };
+        let mut words = cli.prompt.clone();
+        if !prompt.is_empty() {
+            words.insert(0, prompt.clone());
+        }
+        let prompt = words;
         return run_command(&overrides, (prompt, &cli.image), output, resume).await;
     }
     match cli.command {
@@ -373,9 +378,14 @@ async fn async_main(cli: Cli) -> u8 {
             report(cairn::cli::permissions::run(action.into()).map(|()| 0))
         }
         None => report(
-            cairn::cli::interactive::run(&overrides, cli.continue_latest, cli.resume)
-                .await
-                .map(|()| 0),
+            cairn::cli::interactive::run(
+                &overrides,
+                cli.continue_latest,
+                cli.resume,
+                (!cli.prompt.is_empty()).then(|| cli.prompt.join(" ")),
+            )
+            .await
+            .map(|()| 0),
         ),
     }
 }

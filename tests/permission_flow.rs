@@ -63,6 +63,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
             max_attempts: 1,
             ..Default::default()
         },
+        pinned: Default::default(),
     };
     let gate = Gate::new(mode, Rules::new(), 3);
     let (agent, rx) = Agent::new(opts, Arc::from(provider), Registry::builtin(), gate);

@@ -68,6 +68,7 @@ mod real_model;
 mod sandbox_classes;
 mod sandbox_cli;
 mod sandbox_e2e;
+mod session_settings;
 mod signals_tui;
 mod skills;
 mod store;

@@ -101,6 +101,8 @@ pub fn start(s: &Startup, origin: &Origin, cx: Connection) -> Result<Arc<Session
             lost: vec![],
             read_only: false,
             compacted: None,
+            note: None,
+            settings: None,
         },
     };
     let _ = running.commands.send(load);

@@ -103,6 +103,16 @@ pub struct AgentOptions {
     pub auto_title: bool,
     /// How failed model requests are retried.
     pub retry: crate::llm::retry::RetryPolicy,
+    /// What the command line chose, which a resumed session's own settings
+    /// do not replace.
+    pub pinned: Pinned,
+}
+
+/// Settings the command line named (`--model`, `--mode`, `--yolo`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Pinned {
+    pub model: bool,
+    pub mode: bool,
 }
 
 /// How many times in one turn a `Stop` hook may send the model back to work.
@@ -469,6 +479,8 @@ impl Agent {
                 self.usage = Usage::default();
                 self.cost = None;
                 self.tracker.reset();
+                // A note belongs to the session it was made in.
+                self.pending_note = None;
                 self.shared.emit(AgentEvent::Notice {
                     level: NoticeLevel::Info,
                     text: "Started a new session.".into(),
@@ -482,17 +494,23 @@ impl Agent {
                 lost,
                 read_only,
                 compacted,
-            } => self.load_history(
-                resume::Stored {
-                    messages,
-                    versions,
-                    lost,
-                    cost,
-                    compacted,
-                },
-                session_id,
-                read_only,
-            ),
+                note,
+                settings,
+            } => {
+                self.load_history(
+                    resume::Stored {
+                        messages,
+                        versions,
+                        lost,
+                        cost,
+                        compacted,
+                        note,
+                    },
+                    session_id,
+                    read_only,
+                );
+                self.restore_settings(settings);
+            }
             AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
             AgentCommand::ShowMemory => self.shared.emit(AgentEvent::Notice {
                 level: NoticeLevel::Info,
@@ -729,6 +747,9 @@ impl Agent {
         let mut parts = Vec::new();
         if let Some(note) = self.pending_note.take() {
             parts.push(Part::Text { text: note });
+            if let Some(sink) = &self.shared.sink {
+                sink.pending_note(None);
+            }
         }
         for c in hook_context {
             parts.push(Part::Text {

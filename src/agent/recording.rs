@@ -19,6 +19,9 @@ pub trait SessionSink: Send + Sync {
     fn resume(&self, session_id: &crate::store::SessionId);
     /// The next message starts a new session.
     fn new_session(&self);
+    /// The note the model is to read with this session's next prompt
+    /// (`None`: it was sent), kept with the session so a resume sends it.
+    fn pending_note(&self, _note: Option<&str>) {}
     /// While on, nothing is recorded (a session another cairn records).
     fn read_only(&self, _on: bool) {}
     /// The conversation returned to before `turn`: drop the later messages

@@ -9,7 +9,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Agent, count_prompts};
 use crate::conversation::{Message, Part};
-use crate::protocol::CompactionMark;
+use crate::protocol::{AgentEvent, CompactionMark, NoticeLevel, StoredSettings};
 use crate::store::LostFile;
 use crate::tools::SessionState;
 use crate::tools::state::{FileVersion, lock};
@@ -21,6 +21,8 @@ pub(super) struct Stored {
     pub lost: Vec<LostFile>,
     pub cost: Option<f64>,
     pub compacted: Option<CompactionMark>,
+    /// The note the session still owes the model (an undo's).
+    pub note: Option<String>,
 }
 
 impl Agent {
@@ -36,6 +38,7 @@ impl Agent {
             lost,
             cost,
             compacted,
+            note,
         } = stored;
         crate::conversation::repair_tool_pairs(&mut messages);
         // Turns are numbered over the whole history, summarised or not.
@@ -75,6 +78,12 @@ impl Agent {
             // Nothing after the summary yet: it goes with the next prompt.
             self.pending_note = Some(crate::context::summary_note(&c.summary));
         }
+        if let Some(note) = note {
+            self.pending_note = Some(match self.pending_note.take() {
+                Some(summary) => format!("{summary}\n\n{note}"),
+                None => note,
+            });
+        }
         *lock(&self.shared.earlier) = earlier;
         self.messages = working;
         // What was loaded before the save is in the conversation already.
@@ -84,6 +93,53 @@ impl Agent {
         super::limits::report_context(&ctx, &self.messages, self.cost);
         // Files viewed in an earlier run may have changed since.
         self.session.forget_views();
+    }
+
+    /// A resumed session goes on with the model and mode it last used,
+    /// unless the command line named others; each change is said.
+    pub(super) fn restore_settings(&mut self, settings: Option<StoredSettings>) {
+        let Some(st) = settings else {
+            return;
+        };
+        if self.opts.pinned.model && st.model != self.opts.model {
+            // The command line's choice is what the session now runs with.
+            self.shared.emit(AgentEvent::ModelChanged {
+                provider: self.opts.provider_name.clone(),
+                model: self.opts.model.clone(),
+            });
+        } else if !st.model.is_empty() && st.model != self.opts.model {
+            if st.provider == self.opts.provider_name {
+                self.set_model(None, st.model);
+                self.announce_effort();
+            } else {
+                self.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Info,
+                    text: format!(
+                        "This session last used {} on `{}`; it goes on with {} on `{}` \
+                         (cairn --provider {} --model {} to go back to it).",
+                        st.model,
+                        st.provider,
+                        self.opts.model,
+                        self.opts.provider_name,
+                        st.provider,
+                        st.model
+                    ),
+                });
+            }
+        }
+        let current = lock(&self.shared.gate).mode();
+        if self.opts.pinned.mode && st.mode != Some(current) {
+            self.shared.emit(AgentEvent::ModeChanged(current));
+        } else if let Some(mode) = st.mode.filter(|m| *m != current) {
+            self.set_mode(mode);
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!(
+                    "Mode: {} (as the session last ran; --mode to choose another).",
+                    mode.as_str()
+                ),
+            });
+        }
     }
 
     /// The whole conversation, the messages compactions replaced included

@@ -273,6 +273,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
             max_attempts: 1,
             ..Default::default()
         },
+        pinned: Default::default(),
     }
 }
 
@@ -840,8 +841,14 @@ async fn undo_shows_its_plan_then_restores_the_turns_files() {
     h.submit("what now?");
     h.until_finished().await;
     let last = h.provider.requests().pop().unwrap();
-    let prompt = last.messages.last().unwrap().text();
-    assert!(prompt.contains("undid the file changes") && prompt.ends_with("what now?"));
+    let sent = last.messages.last().unwrap();
+    // The model reads the note; it is not part of the person's words.
+    let note = match &sent.parts[0] {
+        crate::conversation::Part::Text { text } => text.clone(),
+        other => panic!("{other:?}"),
+    };
+    assert!(note.starts_with(crate::conversation::ATTACHED_TAG) && note.contains("undid the file"));
+    assert_eq!(sent.text(), "what now?");
 }
 
 #[tokio::test]
@@ -928,6 +935,7 @@ fn recording_sink() -> (
             project_root: dir.path().into(),
             provider: "fake".into(),
             model: "fake-model".into(),
+            mode: None,
         },
         None,
     ));
@@ -1034,6 +1042,7 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
             project_root: dir.path().into(),
             provider: "fake".into(),
             model: "claude-sonnet-4-5".into(),
+            mode: None,
         },
         None,
     ));
@@ -1066,6 +1075,8 @@ async fn a_resumed_session_keeps_adding_to_its_stored_cost() {
         lost: vec![],
         read_only: false,
         compacted: None,
+        note: None,
+        settings: None,
     })
     .unwrap();
     tx.send(AgentCommand::Submit {
@@ -1195,6 +1206,7 @@ fn a_write_waits_out_another_process_holding_the_database() {
             project_root: db.path().into(),
             provider: "fake".into(),
             model: "fake-model".into(),
+            mode: None,
         },
         None,
     );
@@ -1339,6 +1351,8 @@ async fn files_that_cannot_be_restored_are_named_after_a_resume_too() {
         lost,
         read_only: false,
         compacted: None,
+        note: None,
+        settings: None,
     })
     .unwrap();
     tx.send(AgentCommand::PrepareUndo).unwrap();

@@ -148,15 +148,22 @@ impl Agent {
         // The restored files differ from what the model last saw.
         self.session.forget_views();
         if !restored.is_empty() || !removed.is_empty() {
-            self.pending_note = Some(format!(
-                "[Note: the person undid the file changes of an earlier turn; these files are back to how they were before it (absent if it created them): {}. View them again before editing.]",
+            // Marked as attached context: never the person's words, a
+            // title or the prompt shown.
+            let note = format!(
+                "{}note=\"undo\">\nThe person undid the file changes of an earlier turn; these files are back to how they were before it (absent if it created them): {}. View them again before editing.\n</attached>",
+                crate::conversation::ATTACHED_TAG,
                 restored
                     .iter()
                     .chain(&removed)
                     .cloned()
                     .collect::<Vec<_>>()
                     .join(", ")
-            ));
+            );
+            if let Some(sink) = &self.shared.sink {
+                sink.pending_note(Some(&note));
+            }
+            self.pending_note = Some(note);
         }
         self.shared.emit(AgentEvent::UndoApplied {
             turn,

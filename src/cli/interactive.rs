@@ -18,6 +18,7 @@ pub async fn run(
     overrides: &Overrides,
     continue_latest: bool,
     resume: Option<String>,
+    initial_prompt: Option<String>,
 ) -> Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -59,6 +60,7 @@ pub async fn run(
     let open_sessions = matches!(resume.as_deref(), Some(""));
     let mut opts = tui_options(&s, store, resumed, notices, open_sessions, &agent);
     opts.read_only = read_only;
+    opts.initial_prompt = initial_prompt;
     let Started {
         commands,
         events,
@@ -306,6 +308,7 @@ fn tui_options(
         read_only: false,
         notify: s.config.file.ui.notify.unwrap_or_default(),
         on_exit: s.config.file.ui.on_exit.unwrap_or_default(),
+        initial_prompt: None,
     }
 }
 

@@ -55,6 +55,10 @@ pub struct Startup {
     pub trust_flag: bool,
     /// `--no-save`: nothing goes to the session store.
     pub no_save: bool,
+    /// `--model` / `--mode` (or `--yolo`) were given: a resumed session
+    /// keeps them instead of its own.
+    pub model_pinned: bool,
+    pub mode_pinned: bool,
 }
 
 /// Reads the configuration and picks the provider. A broken config is an
@@ -117,6 +121,8 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
         trust_problem,
         trust_flag: overrides.trust_project,
         no_save: overrides.no_save,
+        model_pinned: overrides.model.is_some(),
+        mode_pinned: overrides.mode.is_some(),
         sandbox: crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox),
         config,
     })
@@ -287,6 +293,10 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         small_model: provider.small_model.clone(),
         auto_title: true,
         retry: retry_policy(&s.config),
+        pinned: crate::agent::Pinned {
+            model: s.model_pinned,
+            mode: s.mode_pinned,
+        },
     };
     let gate = build_gate(s)?;
     // Nothing starts here: a server starts with the first file of its
@@ -331,6 +341,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
                     project_root: s.root.clone(),
                     provider: provider.settings.name.clone(),
                     model: provider.model.clone(),
+                    mode: Some(s.mode.as_str().to_string()),
                 },
                 Some(agent.event_sender()),
             ));

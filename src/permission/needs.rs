@@ -129,11 +129,39 @@ pub fn network(analysis: &ShellAnalysis) -> Option<String> {
 /// Why the command destroys work in a way `/undo` may not restore:
 /// recursive deletes, history- or worktree-rewriting git commands,
 /// recursive mode and owner changes.
+/// Every such command of a compound line is named, not only the first.
 pub fn destructive(analysis: &ShellAnalysis) -> Option<String> {
-    analysis
+    let mut named: Vec<String> = Vec::new();
+    for why in analysis
         .commands
         .iter()
-        .find_map(|c| destructive_command(&c.words))
+        .filter_map(|c| destructive_command(&c.words))
+    {
+        if !named.contains(&why) {
+            named.push(why);
+        }
+    }
+    (!named.is_empty()).then(|| named.join("; "))
+}
+
+/// Whether this one command destroys work as [`destructive`] means it:
+/// "Allow always" then offers no prefix rule for it.
+pub fn is_destructive(cmd: &SimpleCommand) -> bool {
+    destructive_command(&cmd.words).is_some()
+}
+
+/// git's own options before its subcommand (`-C DIR`, `-c KEY=VALUE`,
+/// `--git-dir=…`) skipped: what `git` is asked to do.
+fn git_subcommand_args(args: &[String]) -> &[String] {
+    let mut i = 0;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            "-C" | "-c" | "--git-dir" | "--work-tree" | "--namespace" => i += 2,
+            _ if a.starts_with('-') => i += 1,
+            _ => break,
+        }
+    }
+    &args[i.min(args.len())..]
 }
 
 fn has_flag(args: &[String], short: char, long: &str) -> bool {
@@ -160,6 +188,7 @@ fn destructive_command(words: &[String]) -> Option<String> {
             recursive(&format!("{name} -R"))
         }
         "git" => {
+            let args = git_subcommand_args(args);
             let sub: Vec<&str> = args
                 .iter()
                 .filter(|a| !a.starts_with('-'))
@@ -280,9 +309,19 @@ mod tests {
             "git rebase -i main",
             "git commit --amend -m x",
             "git push --force origin main",
+            "git -C sub clean -fdx",
+            "cargo build && git clean -fdx",
+            "cd sub && git clean -fdx && make",
         ] {
             assert!(destructive(&parse(command)).is_some(), "{command}");
         }
+        // A compound line names each, once.
+        let both = destructive(&parse("rm -rf out; git clean -fdx; rm -rf out")).unwrap();
+        assert!(
+            both.contains("rm -r") && both.contains("git clean"),
+            "{both}"
+        );
+        assert_eq!(both.matches("rm -r").count(), 1, "{both}");
         for command in [
             "rm a.txt",
             "git commit -m x",

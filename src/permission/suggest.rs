@@ -303,7 +303,11 @@ fn command_rule(cmd: &SimpleCommand) -> Option<String> {
     // comes first: `cargo +nightly test`, `docker -H host run` or a bare
     // `cargo` get the exact command.
     let subcommand_first = WITH_SUBCOMMANDS.contains(&name) && plain(1).is_some();
-    let exact_wanted = if name == "git" {
+    // A command that destroys work gets no prefix rule: `git clean*`
+    // would allow `git clean -fdx` anywhere, ever.
+    let exact_wanted = if super::needs::is_destructive(cmd) {
+        true
+    } else if name == "git" {
         !subcommand_first
     } else {
         exact_only(name) || (WITH_SUBCOMMANDS.contains(&name) && !subcommand_first)

@@ -91,11 +91,25 @@ pub enum AgentCommand {
         /// The latest compaction: the conversation continues from its
         /// summary and the messages from `first_kept` on.
         compacted: Option<super::sessions::CompactionMark>,
+        /// What the model is still to be told with the next prompt (an
+        /// undo's note), kept with the session.
+        note: Option<String>,
+        /// The model and mode the session last ran with; the agent goes on
+        /// with them unless the command line chose others.
+        settings: Option<StoredSettings>,
     },
     Shutdown,
 }
 
 pub use crate::conversation::ToolStatus;
+
+/// The model and permission mode a stored session last used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredSettings {
+    pub provider: String,
+    pub model: String,
+    pub mode: Option<Mode>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -351,6 +365,12 @@ impl AgentCommand {
             lost: loaded.lost.clone(),
             read_only: false,
             compacted: loaded.compaction().cloned(),
+            note: loaded.summary.pending_note.clone(),
+            settings: Some(StoredSettings {
+                provider: loaded.summary.provider.clone(),
+                model: loaded.summary.model.clone(),
+                mode: loaded.summary.mode.as_deref().and_then(Mode::parse),
+            }),
         }
     }
 
@@ -364,6 +384,8 @@ impl AgentCommand {
                 cost,
                 lost,
                 compacted,
+                note,
+                settings,
                 ..
             } => AgentCommand::LoadHistory {
                 messages,
@@ -373,6 +395,8 @@ impl AgentCommand {
                 lost,
                 read_only: true,
                 compacted,
+                note,
+                settings,
             },
             other => other,
         }

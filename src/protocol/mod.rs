@@ -39,7 +39,7 @@ mod agent;
 mod permission;
 mod sessions;
 
-pub use agent::{AgentCommand, AgentEvent, NoticeLevel, ToolStatus, TurnOutcome};
+pub use agent::{AgentCommand, AgentEvent, NoticeLevel, StoredSettings, ToolStatus, TurnOutcome};
 pub use permission::{Decision, PermissionRequest};
 pub use sessions::{
     CompactionMark, Later, LoadedSession, OpenAs, Resumed, RewindTo, Runs, SessionEntry,

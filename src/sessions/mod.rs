@@ -45,6 +45,9 @@ pub enum SessionError {
 pub struct Sessions {
     store: Arc<Mutex<Store>>,
     project_root: PathBuf,
+    /// Where `/export` writes: cairn's data directory, never the project
+    /// (an export there gets committed by accident).
+    export_dir: PathBuf,
 }
 
 impl std::fmt::Debug for Sessions {
@@ -57,10 +60,20 @@ impl std::fmt::Debug for Sessions {
 
 impl Sessions {
     pub fn new(store: Store, project_root: PathBuf) -> Sessions {
+        let export_dir = crate::config::data_dir()
+            .map(|d| d.join("exports"))
+            .unwrap_or_else(std::env::temp_dir);
         Sessions {
             store: Arc::new(Mutex::new(store)),
             project_root,
+            export_dir,
         }
+    }
+
+    /// Exports go to `dir` instead.
+    pub fn with_export_dir(mut self, dir: PathBuf) -> Sessions {
+        self.export_dir = dir;
+        self
     }
 
     pub fn project_root(&self) -> &Path {
@@ -141,7 +154,12 @@ impl Sessions {
                 ))
             }
             SessionRequest::Export { id, json } => {
-                let path = export(&store, &id, json, root)?;
+                let dir = &self.export_dir;
+                crate::private::create_dir(dir).map_err(|source| SessionError::Write {
+                    path: dir.clone(),
+                    source,
+                })?;
+                let path = export(&store, &id, json, dir)?;
                 SessionReply::Info(format!("Exported to {}", path.display()))
             }
         })

@@ -23,7 +23,7 @@ fn alpha_beta(store: &mut Store, id: &SessionId) -> Vec<MessageId> {
 }
 
 fn service(store: Store, dir: &Path) -> Sessions {
-    Sessions::new(store, dir.to_path_buf())
+    Sessions::new(store, dir.to_path_buf()).with_export_dir(dir.join("exports"))
 }
 
 fn count(svc: &Sessions, id: &SessionId) -> usize {
@@ -188,7 +188,7 @@ fn a_stored_session_can_be_cut_back_in_place_but_not_the_one_in_use() {
 }
 
 #[test]
-fn export_writes_next_to_the_project_and_names_the_file() {
+fn export_writes_into_the_export_directory_and_names_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let mut store = Store::open(dir.path().join("s.db")).unwrap();
     let id = store.create_session(&NewSession::default()).unwrap();
@@ -198,7 +198,10 @@ fn export_writes_next_to_the_project_and_names_the_file() {
         id: id.clone(),
         json: false,
     });
-    let path = dir.path().join(format!("cairn-session-{}.md", id.as_str()));
+    let path = dir
+        .path()
+        .join("exports")
+        .join(format!("cairn-session-{}.md", id.as_str()));
     assert!(
         matches!(&reply, SessionReply::Info(t) if t.contains(&path.display().to_string())),
         "{reply:?}"

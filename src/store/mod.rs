@@ -166,6 +166,11 @@ pub struct SessionSummary {
     /// A sub-agent's session; `parent_id` is the session that started it.
     #[serde(default)]
     pub subagent: bool,
+    /// The permission mode it last ran in (`Mode::as_str`), if recorded.
+    pub mode: Option<String>,
+    /// What the model is to be told with the next prompt (after an undo).
+    #[serde(skip)]
+    pub pending_note: Option<String>,
 }
 
 impl SessionSummary {

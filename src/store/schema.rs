@@ -25,6 +25,7 @@ const MIGRATIONS: &[Migration] = &[
     v5_turn_outcomes,
     v6_compactions,
     v7_subagent_sessions,
+    v8_session_settings,
 ];
 
 pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
@@ -230,6 +231,15 @@ fn v6_compactions(tx: &Transaction<'_>) -> rusqlite::Result<()> {
              created_at INTEGER NOT NULL
          );
          CREATE INDEX compactions_by_session ON compactions(session_id, id);",
+    )
+}
+
+/// What a session continues with when resumed: the model and permission
+/// mode it last used, and a note for the model not yet sent (an undo's).
+fn v8_session_settings(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute_batch(
+        "ALTER TABLE sessions ADD COLUMN mode TEXT;
+         ALTER TABLE sessions ADD COLUMN pending_note TEXT;",
     )
 }
 

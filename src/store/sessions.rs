@@ -11,7 +11,7 @@ use super::{
 
 pub(crate) const SUMMARY_COLUMNS: &str = "id, title, cwd, project_root, provider, model, \
      created_at, updated_at, input_tokens, output_tokens, cost, parent_id, message_count, \
-     first_prompt, subagent";
+     first_prompt, subagent, mode, pending_note";
 
 pub(crate) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> {
     Ok(SessionSummary {
@@ -30,6 +30,8 @@ pub(crate) fn summary_from_row(r: &Row<'_>) -> rusqlite::Result<SessionSummary> 
         message_count: r.get::<_, i64>(12)?.max(0) as u64,
         first_prompt: r.get(13)?,
         subagent: r.get::<_, i64>(14)? != 0,
+        mode: r.get(15)?,
+        pending_note: r.get(16)?,
     })
 }
 
@@ -167,6 +169,39 @@ impl Store {
         })
     }
 
+    /// The model a session goes on with, after a `/model` switch.
+    pub fn set_session_model(&mut self, id: &SessionId, model: &str) -> Result<(), StoreError> {
+        self.set_column(id, "model", Some(model))
+    }
+
+    /// The permission mode a session goes on with (`Mode::as_str`).
+    pub fn set_session_mode(&mut self, id: &SessionId, mode: &str) -> Result<(), StoreError> {
+        self.set_column(id, "mode", Some(mode))
+    }
+
+    /// The note the model is to read with the session's next prompt, or
+    /// none once it was sent.
+    pub fn set_pending_note(
+        &mut self,
+        id: &SessionId,
+        note: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.set_column(id, "pending_note", note)
+    }
+
+    fn set_column(
+        &mut self,
+        id: &SessionId,
+        column: &'static str,
+        value: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.write(|tx| {
+            tx.prepare_cached(&format!("UPDATE sessions SET {column} = ?2 WHERE id = ?1"))?
+                .execute(params![id.0, value])?;
+            Ok(())
+        })
+    }
+
     /// A generated title: set only while the session has none, so it never
     /// replaces the person's own name for it.
     pub fn set_title_if_unnamed(&mut self, id: &SessionId, title: &str) -> Result<(), StoreError> {
@@ -234,8 +269,9 @@ impl Store {
             };
             let n = tx.execute(
                 "INSERT INTO sessions (id, title, cwd, project_root, provider, model,
-                     created_at, updated_at, parent_id, first_prompt)
-                 SELECT ?2, title, cwd, project_root, provider, model, ?3, ?3, id, first_prompt
+                     created_at, updated_at, parent_id, first_prompt, mode)
+                 SELECT ?2, title, cwd, project_root, provider, model, ?3, ?3, id, first_prompt,
+                     mode
                  FROM sessions WHERE id = ?1",
                 params![id.0, new_id.0, now],
             )?;

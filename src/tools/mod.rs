@@ -101,14 +101,16 @@ impl ToolContext {
             .map(|p| p.with_grant(&self.grant))
     }
 
-    /// Resolves a path the model gave against the shell's current directory
-    /// (relative) and normalises `.` and `..` without touching the disk.
+    /// Resolves a path the model gave against the workspace root (a
+    /// relative one; never the shell's remembered `cd`, which the person
+    /// does not see in the dialog) and normalises `.` and `..` without
+    /// touching the disk.
     pub fn resolve(&self, path: &str) -> PathBuf {
         let p = Path::new(path);
         let joined = if p.is_absolute() {
             p.to_path_buf()
         } else {
-            self.session.cwd().join(p)
+            self.workspace.join(p)
         };
         normalize(&joined)
     }

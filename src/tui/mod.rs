@@ -83,6 +83,8 @@ pub struct TuiOptions {
     pub notify: crate::config::ui::Notify,
     /// `[ui] on_exit`: what is printed to the normal screen after quitting.
     pub on_exit: crate::config::ui::OnExit,
+    /// `cairn "PROMPT"`: sent at start as if typed and entered.
+    pub initial_prompt: Option<String>,
 }
 
 /// Runs the full-screen interface until the person quits. The interface
@@ -95,18 +97,27 @@ pub async fn run(
     let mut handles = opts.handles.clone();
     handles.history_file = opts.history_file.clone();
     let open_sessions = opts.open_sessions;
+    let initial_prompt = opts.initial_prompt.clone();
     let mut model = build_model(opts);
     // Under GNU screen the mouse starts off, so Esc reaches cairn alone
     // (the status line says so, and how to turn it back on).
     if render::terminal::holds_lone_esc() {
         model.mouse_captured = false;
     }
-    let startup = if open_sessions {
+    let mut startup = if open_sessions {
         model.now_ms = chrono::Utc::now().timestamp_millis();
         slash::open_sessions(&mut model)
     } else {
         Vec::new()
     };
+    if let Some(prompt) = initial_prompt.filter(|p| !p.trim().is_empty()) {
+        model.input.set_text(&prompt);
+        let enter = crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Enter,
+            crossterm::event::KeyModifiers::NONE,
+        );
+        startup.extend(update::update(&mut model, msg::Msg::Key(enter)));
+    }
     runtime::run_loop(model, commands, events, handles, startup).await
 }
 

@@ -33,6 +33,8 @@ pub struct SessionInfo {
     pub project_root: PathBuf,
     pub provider: String,
     pub model: String,
+    /// The permission mode it starts in (`Mode::as_str`).
+    pub mode: Option<String>,
 }
 
 /// How often unsaved writes are tried again.
@@ -48,6 +50,7 @@ enum Job {
     Resume(SessionId),
     New,
     Rewind(u64, bool),
+    Note(Option<String>),
     Flush(Sender<()>),
 }
 
@@ -165,6 +168,7 @@ impl SessionSink for StoreSink {
                 | AgentEvent::TurnFinished { .. }
                 | AgentEvent::Usage { .. }
                 | AgentEvent::ModelChanged { .. }
+                | AgentEvent::ModeChanged(_)
                 | AgentEvent::UndoApplied { .. }
                 | AgentEvent::TitleChanged(_)
                 | AgentEvent::TitleGenerated(_)
@@ -191,6 +195,9 @@ impl SessionSink for StoreSink {
     }
     fn new_session(&self) {
         self.send(Job::New);
+    }
+    fn pending_note(&self, note: Option<&str>) {
+        self.send(Job::Note(note.map(str::to_string)));
     }
     fn read_only(&self, on: bool) {
         self.read_only
@@ -433,6 +440,9 @@ impl Writer {
             self.store.set_title(&id, title)?;
             self.store.mark_subagent(&id)?;
         }
+        if let Some(mode) = &self.info.mode {
+            self.store.set_session_mode(&id, mode)?;
+        }
         self.set_session(Some(id.clone()));
         Ok(id)
     }
@@ -475,6 +485,12 @@ impl Writer {
                 }
             }
             Job::Rewind(turn, fork) => self.rewind(turn, fork)?,
+            // Clearing a note never creates a session to clear it in.
+            Job::Note(None) if self.session().is_none() => {}
+            Job::Note(note) => {
+                let id = self.ensure_session()?;
+                self.store.set_pending_note(&id, note.as_deref())?;
+            }
             Job::Event(ev, at) => self.event(*ev, at)?,
         }
         Ok(())
@@ -545,7 +561,18 @@ impl Writer {
                 display,
                 ..
             } => self.tool_finished(call_id, status, display.as_ref(), at)?,
-            AgentEvent::ModelChanged { model, .. } => self.info.model = model,
+            AgentEvent::ModelChanged { model, .. } => {
+                if let Some(id) = self.session() {
+                    self.store.set_session_model(&id, &model)?;
+                }
+                self.info.model = model;
+            }
+            AgentEvent::ModeChanged(mode) => {
+                if let Some(id) = self.session() {
+                    self.store.set_session_mode(&id, mode.as_str())?;
+                }
+                self.info.mode = Some(mode.as_str().to_string());
+            }
             AgentEvent::Usage { usage, cost, .. } => {
                 let delta = cost.map(|c| {
                     let d = c - self.last_cost;

@@ -19,6 +19,7 @@ fn resuming_a_session_another_process_records_continues_in_a_fork() {
             project_root: dir.path().into(),
             provider: "p".into(),
             model: "m".into(),
+            mode: None,
         },
         Some(tx),
     );

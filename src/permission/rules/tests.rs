@@ -247,6 +247,21 @@ fn suggest(tool: &str, input: &Value, paths: Vec<PathBuf>) -> Vec<String> {
 }
 
 #[test]
+fn destructive_commands_are_offered_only_as_themselves() {
+    let s = |command: &str| suggest("bash", &json!({ "command": command }), vec![]);
+    assert_eq!(
+        s("cargo build && git clean -fdx"),
+        ["bash(cargo build*)", "bash(git clean -fdx)"]
+    );
+    assert_eq!(
+        s("git reset --hard HEAD~1"),
+        ["bash(git reset --hard HEAD~1)"]
+    );
+    assert_eq!(s("rm -rf target"), ["bash(rm -rf target)"]);
+    assert_eq!(s("git commit -m x"), ["bash(git commit*)"]);
+}
+
+#[test]
 fn suggestions_for_bash_are_narrow() {
     let s = |command: &str| suggest("bash", &json!({ "command": command }), vec![]);
     assert_eq!(s("cargo test --lib"), ["bash(cargo test*)"]);

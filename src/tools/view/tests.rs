@@ -327,16 +327,17 @@ async fn records_the_view_for_the_edit_tools() {
 }
 
 #[tokio::test]
-async fn relative_paths_follow_the_shell_directory() {
+async fn relative_paths_are_from_the_workspace_root_whatever_the_shell_cd() {
     let (_d, ctx) = setup();
     fs::create_dir(ctx.workspace.join("sub")).unwrap();
     fs::write(ctx.workspace.join("sub/x.txt"), "in sub\n").unwrap();
+    fs::write(ctx.workspace.join("x.txt"), "at root\n").unwrap();
     ctx.session.set_cwd(ctx.workspace.join("sub"));
     let out = view(&ctx, json!({"file_path": "x.txt"})).await;
-    assert_eq!(out.text_content(), "     1\tin sub\n");
+    assert_eq!(out.text_content(), "     1\tat root\n");
     assert_eq!(
         ViewTool.paths(&json!({"file_path": "x.txt"}), &ctx),
-        vec![ctx.workspace.join("sub/x.txt")]
+        vec![ctx.workspace.join("x.txt")]
     );
 }
 

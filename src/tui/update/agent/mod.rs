@@ -71,6 +71,11 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             provider,
             model: name,
         } => {
+            // Said in the transcript too: the status line alone is easy to
+            // miss, and the line shows when the switch happened.
+            if model.model != name || model.provider != provider {
+                model.notice(NoticeLevel::Info, format!("Model: {name} ({provider})."));
+            }
             model.provider = provider;
             model.model = name;
         }
