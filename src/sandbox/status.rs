@@ -132,8 +132,10 @@ const HELPERS: &[(&str, Option<&str>, &str)] = &[
     (
         "lsp",
         Some("language servers run in the sandbox, read-only, network off"),
-        "found on a PATH without folders inside the workspace, which is also the servers' own \
-         PATH; with the sandbox off, an untrusted project's server does not start",
+        "none starts before a tool touches a file of its language; found on a PATH without \
+         folders inside the workspace, which is also the servers' own PATH; a project's `[lsp]` \
+         servers wait for trust, which covers the workspace scripts they run; with the sandbox \
+         off, an untrusted project's server does not start",
     ),
     (
         "file tools",
@@ -156,12 +158,6 @@ const HELPERS: &[(&str, Option<&str>, &str)] = &[
         "asks in every mode unless a rule covers it (`web_search`, `web_search(QUERY*)`); the \
          query goes only to the service your own config names: a project's `[search]` waits \
          for trust and never gets your key",
-    ),
-    (
-        "lsp",
-        Some("language servers run in the sandbox, read-only, network off"),
-        "none starts before a tool touches a file of its language; a project's `[lsp]` servers \
-         wait for trust, and trust covers the workspace scripts they run",
     ),
 ];
 
