@@ -89,8 +89,10 @@ fn main() {
     let big = big_file(&root);
     let view = cairn::tools::view::ViewTool;
     let path = big.to_string_lossy().into_owned();
+    let page = rt.block_on(view.run(json!({"file_path": path}), &ctx));
+    assert!(!page.is_error, "view: {}", text(&page));
     let first_page = median(time_runs(|| {
-        let out = rt.block_on(view.run(json!({"path": path}), &ctx));
+        let out = rt.block_on(view.run(json!({"file_path": path}), &ctx));
         text(&out).len()
     }));
     println!(
