@@ -11,7 +11,7 @@ use serde_json::json;
 use test_home::TestHome;
 
 /// tests/lsp_servers/node_modules/.bin, when pyright is installed there.
-fn servers_bin() -> Option<PathBuf> {
+pub(crate) fn servers_bin() -> Option<PathBuf> {
     let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lsp_servers/node_modules/.bin");
     if bin.join("pyright-langserver").exists() {
         Some(bin)

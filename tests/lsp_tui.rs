@@ -5,7 +5,7 @@
 //! The pyright case skips, saying why, when it is not installed.
 
 use crate::{mock_model, pty, test_home};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use mock_model::{Format, MockModel, Reply};
@@ -13,18 +13,7 @@ use pty::PtyApp;
 use serde_json::json;
 use test_home::TestHome;
 
-fn servers_bin() -> Option<PathBuf> {
-    let bin = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/lsp_servers/node_modules/.bin");
-    if bin.join("pyright-langserver").exists() {
-        Some(bin)
-    } else {
-        eprintln!(
-            "skipped: pyright is not installed in tests/lsp_servers \
-             (`npm ci` there, as .ci/run does)"
-        );
-        None
-    }
-}
+use crate::lsp_run::servers_bin;
 
 fn start(home: &TestHome, url: &str, path: Option<&Path>, args: &[&str]) -> PtyApp {
     let mut vars = home.vars(url);

@@ -272,7 +272,7 @@ fn described(lines: usize, total: usize) -> (String, String) {
 fn list_dir(path: &Path, mention: &str) -> Result<Attachment, String> {
     // Listed through a descriptor of the checked folder itself.
     let dir = crate::tools::beneath::open_exact(path).map_err(|e| e.to_string())?;
-    let pinned = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&dir));
+    let pinned = crate::tools::beneath::named_by_descriptor(&dir, path);
     let mut names: Vec<String> = std::fs::read_dir(&pinned)
         .map_err(|e| e.to_string())?
         .filter_map(Result::ok)

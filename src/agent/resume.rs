@@ -130,6 +130,21 @@ impl Agent {
         let current = lock(&self.shared.gate).mode();
         if self.opts.pinned.mode && st.mode != Some(current) {
             self.shared.emit(AgentEvent::ModeChanged(current));
+        } else if let Some(mode) = st.mode.filter(|m| {
+            use crate::config::project::strictness;
+            *m != current && strictness(*m) < strictness(current)
+        }) {
+            // Never looser than the person's default without asking anew:
+            // `--mode auto` lasts its own run.
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!(
+                    "This session last ran in {} mode; it goes on in {} (/mode {} to switch back).",
+                    mode.as_str(),
+                    current.as_str(),
+                    mode.as_str()
+                ),
+            });
         } else if let Some(mode) = st.mode.filter(|m| *m != current) {
             self.set_mode(mode);
             self.shared.emit(AgentEvent::Notice {

@@ -29,9 +29,9 @@ pub async fn login(name: &str, overrides: &crate::cli::startup::Overrides) -> Re
              login; give it a token with `headers` under [mcp.{name}]"
         );
     }
-    let url = crate::mcp::expand_env(url).map_err(|e| anyhow!("[mcp.{name}] url: {e}"))?;
-    let headers =
-        crate::mcp::http_headers(&server.headers).map_err(|e| anyhow!("[mcp.{name}]: {e}"))?;
+    // A project's entry gets no secret of the person's, as when it starts.
+    let url = crate::mcp::expand_for(server, url).map_err(|e| anyhow!("[mcp.{name}] url: {e}"))?;
+    let headers = crate::mcp::headers_for(server).map_err(|e| anyhow!("[mcp.{name}]: {e}"))?;
     if headers.contains_key(&reqwest::header::AUTHORIZATION) {
         bail!(
             "MCP server `{name}` already sends an Authorization header from [mcp.{name}] \

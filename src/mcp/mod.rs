@@ -35,7 +35,7 @@ mod status;
 mod tool;
 mod transport;
 
-pub(crate) use transport::{expand_env, http_headers};
+pub(crate) use transport::{expand_for, headers_for};
 
 pub use manager::McpManager;
 pub use prompts::PromptEntry;

@@ -273,13 +273,9 @@ async fn connect_sse(
     })
 }
 
-pub(crate) fn http_headers(
-    headers: &BTreeMap<String, String>,
+pub(crate) fn headers_for(
+    config: &McpServerConfig,
 ) -> Result<HashMap<HeaderName, HeaderValue>, String> {
-    headers_with(headers, expand_env)
-}
-
-fn headers_for(config: &McpServerConfig) -> Result<HashMap<HeaderName, HeaderValue>, String> {
     headers_with(&config.headers, |text| expand_for(config, text))
 }
 
@@ -301,7 +297,7 @@ fn headers_with(
 /// Replaces each `${NAME}` with the environment variable `NAME`. A variable
 /// that is not set is an error: a server started with an empty token fails
 /// later with a far less helpful message.
-pub(crate) fn expand_env(text: &str) -> Result<String, String> {
+fn expand_env(text: &str) -> Result<String, String> {
     expand_with(text, |name| std::env::var(name).ok())
 }
 
@@ -309,7 +305,7 @@ pub(crate) fn expand_env(text: &str) -> Result<String, String> {
 /// variable cairn withholds from commands (keys, tokens, sessions) — its
 /// entry could name its own address, or run repository code that sends it
 /// on. The person's own servers get what they name.
-fn expand_for(config: &McpServerConfig, text: &str) -> Result<String, String> {
+pub(crate) fn expand_for(config: &McpServerConfig, text: &str) -> Result<String, String> {
     if !config.from_project {
         return expand_env(text);
     }

@@ -32,37 +32,35 @@ use super::head::head;
 /// agents are: `.cairn` is bound read-only only where it exists, and a
 /// command that makes a new one could otherwise plant a command that
 /// replaces the person's own of the same name.
+/// Besides these, every [`super::policy::AGENT_CONTROL`] file.
+///
+/// A change to one that was already there is the person's own (their
+/// editor saving `.vscode/settings.json`, their `pre-commit install`) when
+/// bubblewrap binds it read-only for every command: only its appearance is
+/// a command's. See [`held_read_only`].
 const WATCHED: &[&str] = &[
     ".git/commondir",
     ".git/config.worktree",
     ".git/hooks",
     ".git/info",
     ".git/worktrees",
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".claude/commands",
-    ".claude/skills",
-    ".claude/agents",
-    ".claude/hooks",
-    ".agents/skills",
     ".cairn/commands",
     ".cairn/skills",
     ".cairn/agents",
-    // Other tools' (see `control::other_tool`).
-    ".vscode/tasks.json",
-    ".vscode/settings.json",
-    ".vscode/launch.json",
-    ".envrc",
-    ".mcp.json",
-    ".gemini/settings.json",
-    ".cursor",
-    ".idea/runConfigurations",
-    ".idea/workspace.xml",
-    ".devcontainer",
-    ".devcontainer.json",
 ];
 
 use super::census_record::Ident;
+
+/// Whether commands cannot change `rel` while it exists: bubblewrap binds
+/// it read-only (`policy::READ_ONLY_IN_WORKSPACE`, `AGENT_CONTROL`). Under
+/// Landlock alone a subfolder of the writable workspace cannot be made
+/// read-only, so there every change counts.
+fn held_read_only(rel: &Path) -> bool {
+    use super::policy::{AGENT_CONTROL, Layer, READ_ONLY_IN_WORKSPACE};
+    super::layer() == Some(Layer::Namespace)
+        && (AGENT_CONTROL.iter().any(|c| rel == Path::new(c))
+            || READ_ONLY_IN_WORKSPACE.iter().any(|c| rel.starts_with(c)))
+}
 
 #[derive(Debug, Default)]
 pub struct Census {
@@ -120,7 +118,9 @@ impl Census {
 
     fn current(&self) -> BTreeMap<PathBuf, Ident> {
         let mut out = BTreeMap::new();
-        let watched = WATCHED.iter().map(PathBuf::from);
+        let watched = (WATCHED.iter())
+            .chain(super::policy::AGENT_CONTROL)
+            .map(PathBuf::from);
         let links = self.gitlinks.iter().map(|g| g.join(".git"));
         // Files the repository's config includes from the workspace.
         let included = super::gitstate::included_configs(&self.workspace);
@@ -194,7 +194,8 @@ impl Census {
         }
         let mut said = Vec::new();
         for (rel, id) in &now {
-            if self.seen.get(rel) == Some(id) {
+            let before = self.seen.get(rel);
+            if before == Some(id) || (before.is_some() && held_read_only(rel)) {
                 continue;
             }
             let from = self.workspace.join(rel);
@@ -220,8 +221,13 @@ impl Census {
             };
             said.extend(super::gitstate::disarm(&git, accepted, &mut away));
         }
-        self.seen = self.current();
-        self.save(None, &[]);
+        // Read again only when something was moved; written only when
+        // something changed.
+        let seen = if said.is_empty() { now } else { self.current() };
+        if seen != self.seen {
+            self.seen = seen;
+            self.save(None, &[]);
+        }
         said
     }
 

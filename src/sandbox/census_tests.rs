@@ -318,3 +318,20 @@ fn a_new_cairn_command_skill_or_agent_folder_is_moved_out() {
     assert!(said.is_empty(), "{said:?}");
     assert!(ws.join(".cairn/commands/mine.md").exists());
 }
+
+/// The person's editor saving a settings file that was already there is
+/// theirs where bubblewrap keeps commands from writing it; under Landlock
+/// alone every change counts.
+#[test]
+fn a_change_to_a_file_commands_cannot_write_is_the_persons() {
+    let (_d, ws) = repo();
+    std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+    std::fs::write(ws.join(".vscode/settings.json"), "{}").unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    std::fs::write(ws.join(".vscode/settings.json"), "{\"a\": 1, \"b\": 2}").unwrap();
+    let said = census.check(&q, &[]);
+    let bound = crate::sandbox::layer() == Some(crate::sandbox::policy::Layer::Namespace);
+    assert_eq!(said.is_empty(), bound, "{said:?}");
+    assert_eq!(ws.join(".vscode/settings.json").exists(), bound);
+}

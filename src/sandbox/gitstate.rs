@@ -183,28 +183,12 @@ pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
             continue;
         }
         // A relative path is relative to the config file's folder.
-        let joined = lexical(&git.join(value));
+        let joined = crate::paths::lexical(&git.join(value));
         if let Ok(rel) = joined.strip_prefix(workspace)
             && !rel.as_os_str().is_empty()
             && !out.contains(&rel.to_path_buf())
         {
             out.push(rel.to_path_buf());
-        }
-    }
-    out
-}
-
-/// `path` with `.` and `..` resolved by name.
-fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            other => out.push(other),
         }
     }
     out

@@ -19,9 +19,9 @@ pub const DEVICES: &[&str] = &[
 ];
 
 /// Inside the workspace, read-only to commands: what the person's own git
-/// and cairn (and other agents: `.claude/` settings, commands, skills,
-/// agents and hook scripts, `.agents/` skills) run or obey later. The rest
-/// of `.claude/` stays writable: hooks people publish keep their logs there.
+/// and cairn run or obey later; [`AGENT_CONTROL`] is read-only too. The
+/// rest of `.claude/` stays writable: hooks people publish keep their logs
+/// there.
 pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".git/config",
     ".git/hooks",
@@ -30,6 +30,13 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     // A linked worktree's own `commondir` and config live here.
     ".git/worktrees",
     ".cairn",
+];
+
+/// Other agents' and tools' files in the workspace that they obey or run
+/// (`.claude/` settings, commands, skills, agents and hook scripts,
+/// `.agents/` skills, editors' tasks, direnv, dev containers): read-only to
+/// commands where they exist, and watched by the census where they do not.
+pub const AGENT_CONTROL: &[&str] = &[
     ".claude/settings.json",
     ".claude/settings.local.json",
     ".claude/commands",
@@ -232,7 +239,7 @@ impl Policy {
             if std::fs::symlink_metadata(&gitfile).is_ok_and(|m| m.is_file()) {
                 push_inside(&mut read_only, gitfile, &workspace);
             }
-            for inside in READ_ONLY_IN_WORKSPACE {
+            for inside in READ_ONLY_IN_WORKSPACE.iter().chain(AGENT_CONTROL) {
                 push_inside(&mut read_only, workspace.join(inside), &workspace);
             }
             read_only.extend(submodule_git_dirs(&workspace));

@@ -169,13 +169,27 @@ pub fn open(path: &Path) -> io::Result<File> {
 /// fails the open instead of reading what the link names.
 pub fn open_exact(real: &Path) -> io::Result<File> {
     let fd = open_fd(real, libc::O_RDONLY | libc::O_NONBLOCK, 0)?;
-    match fd_path(&fd) {
-        Ok(at) if at == real => Ok(File::from(fd)),
-        Ok(at) => Err(io::Error::other(format!(
-            "it changed while being read (now {})",
-            at.display()
-        ))),
-        Err(e) => Err(e),
+    // Where the kernel names a descriptor (/proc), compare; elsewhere the
+    // walk beneath the workspace followed no link at all.
+    if cfg!(target_os = "linux") {
+        let at = fd_path(&fd)?;
+        if at != real {
+            return Err(io::Error::other(format!(
+                "it changed while being read (now {})",
+                at.display()
+            )));
+        }
+    }
+    Ok(File::from(fd))
+}
+
+/// A path that names the open `file` itself (Linux), so a std call taking a
+/// path reaches that file and no other; `fallback` where there is none.
+pub fn named_by_descriptor(file: &impl AsRawFd, fallback: &Path) -> PathBuf {
+    if cfg!(target_os = "linux") {
+        PathBuf::from(format!("/proc/self/fd/{}", file.as_raw_fd()))
+    } else {
+        fallback.to_path_buf()
     }
 }
 
@@ -255,11 +269,7 @@ pub fn pinned_dir(dir: &Path) -> io::Result<(OwnedFd, PathBuf)> {
         }
         other => other?,
     };
-    let by_fd = if cfg!(target_os = "linux") {
-        PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
-    } else {
-        dir.to_path_buf()
-    };
+    let by_fd = named_by_descriptor(&fd, dir);
     Ok((fd, by_fd))
 }
 
@@ -276,7 +286,7 @@ pub fn check_control(asked: &Path, real: &Path) -> io::Result<()> {
     let Some(what) = crate::sandbox::control::control_file(&real_rel) else {
         return Ok(());
     };
-    let asked_rel = split(&lexical(asked)).map(|(_, rel)| rel);
+    let asked_rel = split(&crate::paths::lexical(asked)).map(|(_, rel)| rel);
     if asked_rel.as_deref() == Some(real_rel.as_path()) {
         return Ok(());
     }
@@ -289,21 +299,6 @@ pub fn check_control(asked: &Path, real: &Path) -> io::Result<()> {
             real_rel.display()
         ),
     ))
-}
-
-/// `path` with `.` and `..` taken out by its text.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            other => out.push(other.as_os_str()),
-        }
-    }
-    out
 }
 
 /// Where a write into the pinned directory `pin` under `name` lands.
