@@ -163,6 +163,57 @@ pub fn open(path: &Path) -> io::Result<File> {
     open_fd(path, libc::O_RDONLY | libc::O_NONBLOCK, 0).map(File::from)
 }
 
+/// Opens many files under one folder for reading, as [`open`] does, with
+/// the workspace's descriptor opened once instead of once per file: for
+/// the tools that read every file of a walk (`grep`). Shareable between
+/// threads.
+pub struct Reader {
+    root: Option<(PathBuf, OwnedFd)>,
+}
+
+impl Reader {
+    /// A reader for files under `path`'s workspace (or, outside every
+    /// workspace, one that opens normally, as [`open`] does).
+    pub fn new(path: &Path) -> io::Result<Reader> {
+        // A workspace registered inside this one would hold its own files
+        // tighter: then each file is opened as [`open`] opens it.
+        let nested = |root: &Path| {
+            let roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
+            roots.iter().any(|r| r != root && r.starts_with(root))
+        };
+        let root = match split(path) {
+            Some((root, _)) if !nested(&root) => {
+                let flags = libc::O_RDONLY | libc::O_DIRECTORY;
+                let fd = raw_open(libc::AT_FDCWD, root.as_os_str(), flags, 0)?;
+                Some((root, fd))
+            }
+            _ => None,
+        };
+        Ok(Reader { root })
+    }
+
+    /// `path` read-only and non-blocking, beneath the workspace.
+    pub fn open(&self, path: &Path) -> io::Result<File> {
+        let flags = libc::O_RDONLY | libc::O_NONBLOCK;
+        let Some((root, fd)) = &self.root else {
+            return open(path);
+        };
+        let Ok(rel) = path.strip_prefix(root) else {
+            return open(path);
+        };
+        let rel = if rel.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            rel
+        };
+        let opened = match openat2(fd.as_raw_fd(), rel, flags, 0) {
+            Some(result) => result,
+            None => walk(fd, rel, flags, 0),
+        };
+        opened.map(File::from).map_err(|e| explain(e, path, root))
+    }
+}
+
 /// Opens the real path `real` (links already resolved and judged by the
 /// caller) read-only and non-blocking, and makes sure the descriptor is
 /// that very file: a link swapped into one of its folders after the check

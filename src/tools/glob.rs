@@ -7,7 +7,7 @@ use std::time::SystemTime;
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
-use super::walk::{blocking, glob_set, walker};
+use super::walk::{blocking, glob_set, parallel_files, walker};
 use super::{Tool, ToolContext, ToolOutput, opt_str_arg, str_arg};
 
 const MAX_RESULTS: usize = 100;
@@ -98,26 +98,20 @@ fn find(ctx: &ToolContext, pattern: &str, root: &std::path::Path) -> ToolOutput 
         Ok(s) => s,
         Err(e) => return ToolOutput::error(e),
     };
-    let mut found: Vec<(SystemTime, PathBuf)> = Vec::new();
-    for entry in walker(root).build() {
-        if ctx.cancel.is_cancelled() {
-            return ToolOutput::error("cancelled");
-        }
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        let Ok(rel) = entry.path().strip_prefix(root) else {
-            continue;
-        };
-        if set.is_match(rel) {
-            let modified = entry
-                .metadata()
-                .ok()
-                .and_then(|m| m.modified().ok())
-                .unwrap_or(SystemTime::UNIX_EPOCH);
-            found.push((modified, entry.into_path()));
-        }
+    let (mut found, finished) =
+        parallel_files(walker(root), &|| ctx.cancel.is_cancelled(), |entry| {
+            let rel = entry.path().strip_prefix(root).ok()?;
+            set.is_match(rel).then(|| {
+                let modified = entry
+                    .metadata()
+                    .ok()
+                    .and_then(|m| m.modified().ok())
+                    .unwrap_or(SystemTime::UNIX_EPOCH);
+                (modified, entry.path().to_path_buf())
+            })
+        });
+    if !finished {
+        return ToolOutput::error("cancelled");
     }
     if found.is_empty() {
         let mut msg = format!("No files match `{pattern}` in {shown_root}.");

@@ -15,9 +15,10 @@
 //! `.git/info/exclude` after them all; a `!pattern` keeps a file.
 
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, RwLock};
 
 use ignore::Match;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
@@ -25,15 +26,21 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 /// The largest ignore file read; the rest of a bigger one is left out.
 pub const MAX_BYTES: u64 = 1 << 20;
 
-/// Rules of one folder: its `.ignore`, then its `.gitignore`.
-type DirRules = Vec<Gitignore>;
+/// The rules that apply inside one folder, deepest first: its own
+/// `.ignore` and `.gitignore`, then those of each folder above it up to the
+/// repository's top. Folders without rules add nothing, so most chains are
+/// the top's rules alone.
+type Chain = Vec<Arc<Gitignore>>;
 
 pub struct Ignores {
     /// The folder the walk starts in; rules of folders above it, up to the
     /// repository's top, apply too.
     top: PathBuf,
     exclude: Option<Gitignore>,
-    dirs: Mutex<HashMap<PathBuf, Arc<DirRules>>>,
+    /// Each folder's chain, built once from its parent's: deciding about
+    /// an entry is one lookup of its folder, not a walk up its ancestors.
+    /// Keyed by the folder's bytes (hashing a `Path` goes by components).
+    chains: RwLock<HashMap<OsString, Arc<Chain>>>,
 }
 
 impl Ignores {
@@ -43,26 +50,22 @@ impl Ignores {
         Ignores {
             top,
             exclude,
-            dirs: Mutex::new(HashMap::new()),
+            chains: RwLock::new(HashMap::new()),
         }
     }
 
     /// Whether `path` (a file, or a folder when `is_dir`) is ignored.
     pub fn ignored(&self, path: &Path, is_dir: bool) -> bool {
-        let mut dirs: Vec<&Path> = path
-            .ancestors()
-            .skip(1)
-            .take_while(|d| d.starts_with(&self.top))
-            .collect();
+        let chain = match path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => self.chain(dir),
+            _ => Arc::default(),
+        };
         // Deepest first: the nearest rule decides.
-        dirs.retain(|d| !d.as_os_str().is_empty());
-        for dir in dirs {
-            for rules in self.rules_of(dir).iter() {
-                match rules.matched(path, is_dir) {
-                    Match::Ignore(_) => return true,
-                    Match::Whitelist(_) => return false,
-                    Match::None => {}
-                }
+        for rules in chain.iter() {
+            match rules.matched(path, is_dir) {
+                Match::Ignore(_) => return true,
+                Match::Whitelist(_) => return false,
+                Match::None => {}
             }
         }
         self.exclude
@@ -70,21 +73,31 @@ impl Ignores {
             .is_some_and(|e| e.matched(path, is_dir).is_ignore())
     }
 
-    fn rules_of(&self, dir: &Path) -> Arc<DirRules> {
-        let mut cache = self.dirs.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(rules) = cache.get(dir) {
-            return rules.clone();
+    fn chain(&self, dir: &Path) -> Arc<Chain> {
+        let cached = self.chains.read().unwrap_or_else(|e| e.into_inner());
+        if let Some(chain) = cached.get(dir.as_os_str()) {
+            return chain.clone();
         }
-        cache
-            .entry(dir.to_path_buf())
-            .or_insert_with(|| {
-                let rules = [".ignore", ".gitignore"]
-                    .iter()
-                    .filter_map(|name| read_rules(dir, &dir.join(name)))
-                    .collect();
-                Arc::new(rules)
-            })
-            .clone()
+        drop(cached);
+        if !dir.starts_with(&self.top) {
+            return Arc::default();
+        }
+        let mut chain: Chain = [".ignore", ".gitignore"]
+            .iter()
+            .filter_map(|name| read_rules(dir, &dir.join(name)))
+            .map(Arc::new)
+            .collect();
+        if dir != self.top
+            && let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty())
+        {
+            chain.extend(self.chain(parent).iter().cloned());
+        }
+        let chain = Arc::new(chain);
+        self.chains
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(dir.as_os_str().to_owned(), chain.clone());
+        chain
     }
 }
 

@@ -42,6 +42,44 @@ where
     b
 }
 
+/// Walks `builder`'s tree on several threads (as ripgrep does), calling
+/// `visit` for each file and keeping what it returns, in no particular
+/// order: the caller sorts. `None` from `stop` ends the walk early (the
+/// tool was cancelled); what was found so far is returned with `false`.
+pub fn parallel_files<T, F>(
+    mut builder: WalkBuilder,
+    stop: &(dyn Fn() -> bool + Sync),
+    visit: F,
+) -> (Vec<T>, bool)
+where
+    F: Fn(&DirEntry) -> Option<T> + Sync,
+    T: Send,
+{
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let found = std::sync::Mutex::new(Vec::new());
+    let stopped = std::sync::atomic::AtomicBool::new(false);
+    builder.threads(threads).build_parallel().run(|| {
+        Box::new(|entry| {
+            use ignore::WalkState;
+            if stop() {
+                stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            if entry.file_type().is_some_and(|t| t.is_file())
+                && let Some(item) = visit(&entry)
+            {
+                found.lock().unwrap_or_else(|e| e.into_inner()).push(item);
+            }
+            WalkState::Continue
+        })
+    });
+    let found = found.into_inner().unwrap_or_else(|e| e.into_inner());
+    (found, !stopped.into_inner())
+}
+
 /// Runs filesystem work on tokio's blocking pool so a slow disk or a huge
 /// tree never stalls the agent's other tasks.
 pub async fn blocking<T, F>(f: F) -> Result<T, String>

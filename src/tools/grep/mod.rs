@@ -3,6 +3,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use async_trait::async_trait;
 use globset::GlobSet;
@@ -10,12 +11,15 @@ use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use serde_json::{Value, json};
 
-use super::walk::{blocking, cut_line, glob_set, quote_short, walker};
+use super::beneath::Reader;
+use super::walk::{blocking, cut_line, glob_set, parallel_files, quote_short, walker};
 use super::{Tool, ToolContext, ToolOutput, opt_str_arg, opt_u64_arg, str_arg};
 
 const MAX_MATCHES: usize = 100;
 const MAX_LINE_CHARS: usize = 500;
 const MAX_CONTEXT: u64 = 10;
+/// Rows held in all while files are searched in parallel.
+const ROW_BUDGET: usize = 20 * MAX_MATCHES;
 
 pub struct GrepTool;
 
@@ -141,46 +145,52 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
     if let Err(e) = super::beneath::real_path(&q.root) {
         return ToolOutput::error(format!("cannot search {shown_root}: {e}"));
     }
-    let mut searcher = SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(0))
-        .before_context(q.context)
-        .after_context(q.context)
-        .build();
+    let reader = match super::beneath::Reader::new(&q.root) {
+        Ok(r) => r,
+        Err(e) => return ToolOutput::error(format!("cannot search {shown_root}: {e}")),
+    };
+    // Files are searched on several threads; each keeps its rows until
+    // ROW_BUDGET rows are held in all (memory stays bounded however many
+    // files match), then only counts. Sorted by path afterwards, the
+    // output is what a walk in name order gives: a file whose rows were
+    // not kept but are shown is searched again.
+    let held = AtomicUsize::new(0);
+    let (mut hits, finished) =
+        parallel_files(walker(&q.root), &|| ctx.cancel.is_cancelled(), |entry| {
+            if !included(q.include.as_ref(), &q.root, entry.path()) {
+                return None;
+            }
+            let budget = if held.load(Ordering::Relaxed) >= ROW_BUDGET {
+                0
+            } else {
+                MAX_MATCHES
+            };
+            let sink = search_file(q, &reader, entry.path(), budget)?;
+            held.fetch_add(sink.kept, Ordering::Relaxed);
+            Some((entry.path().to_path_buf(), sink))
+        });
+    if !finished {
+        return ToolOutput::error("cancelled");
+    }
+    hits.sort_by(|a, b| a.0.cmp(&b.0));
     let mut out = String::new();
-    let mut shown = 0usize;
-    let mut total = 0usize;
-    let mut files = 0usize;
-    for entry in walker(&q.root).build() {
-        if ctx.cancel.is_cancelled() {
-            return ToolOutput::error("cancelled");
-        }
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_some_and(|t| t.is_file()) {
-            continue;
-        }
-        if !included(q.include.as_ref(), &q.root, entry.path()) {
-            continue;
-        }
-        let mut sink = FileSink::new(MAX_MATCHES - shown);
-        // Unreadable files are skipped like binary ones: the rest of the
-        // search is still worth returning.
-        // Opened beneath the workspace: a link swapped in after the walk
-        // saw the entry cannot lead the read out of it.
-        let Ok(file) = super::beneath::open(entry.path()) else {
-            continue;
-        };
-        if searcher.search_file(&q.matcher, &file, &mut sink).is_err()
-            || sink.binary
-            || sink.matches == 0
-        {
-            continue;
-        }
+    let (mut shown, mut total, mut files) = (0usize, 0usize, 0usize);
+    for (path, mut sink) in hits {
         files += 1;
         total += sink.matches;
+        let want = sink.matches.min(MAX_MATCHES - shown);
+        if want == 0 {
+            continue;
+        }
+        if sink.kept != want {
+            match search_file(q, &reader, &path, want) {
+                Some(again) => sink = again,
+                None => continue,
+            }
+        }
         shown += sink.kept;
         if sink.kept > 0 {
-            write_rows(&mut out, &ctx.display_path(entry.path()), &sink.rows);
+            write_rows(&mut out, &ctx.display_path(&path), &sink.rows);
         }
     }
     if total == 0 {
@@ -214,6 +224,24 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
         ));
     }
     ToolOutput::text(text)
+}
+
+/// One file's matches, keeping the rows of at most `budget`; `None` when
+/// it cannot be read, is binary or does not match. Unreadable files are
+/// skipped like binary ones: the rest of the search is still worth
+/// returning. Opened beneath the workspace: a link swapped in after the
+/// walk saw the entry cannot lead the read out of it.
+fn search_file(q: &Query, reader: &Reader, path: &Path, budget: usize) -> Option<FileSink> {
+    let mut searcher = SearcherBuilder::new()
+        .line_number(true)
+        .binary_detection(BinaryDetection::quit(0))
+        .before_context(q.context)
+        .after_context(q.context)
+        .build();
+    let mut sink = FileSink::new(budget);
+    let file = reader.open(path).ok()?;
+    let ok = searcher.search_file(&q.matcher, &file, &mut sink).is_ok();
+    (ok && !sink.binary && sink.matches > 0).then_some(sink)
 }
 
 /// `include` matches the file name, or the path below the search root when

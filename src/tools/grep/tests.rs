@@ -203,3 +203,34 @@ async fn a_cancelled_search_stops() {
     assert!(out.is_error);
     assert_eq!(out.text_content(), "cancelled");
 }
+
+/// Searched on several threads, with more matching rows than are held at
+/// once: the output is still the first matches in path order, the same
+/// on every run, context included.
+#[tokio::test]
+async fn a_parallel_search_shows_the_first_matches_in_path_order() {
+    let (_d, ctx) = setup();
+    for dir in 0..12 {
+        for file in 0..25 {
+            let body: String = (0..30)
+                .map(|i| format!("line {i}\nhit {dir}-{file}-{i}\n"))
+                .collect();
+            write(&ctx, &format!("d{dir:02}/f{file:02}.txt"), &body);
+        }
+    }
+    let input = json!({"pattern": "^hit", "context": 1});
+    let first = grep(&ctx, input.clone()).await.text_content();
+    assert!(
+        first.starts_with("9000 matching lines in 300 files (showing the first 100)"),
+        "{first}"
+    );
+    // d00/f00..f02 hold 90 matches; the next ten come from d00/f03.
+    assert!(first.contains("d00/f00.txt:2: hit 0-0-0"), "{first}");
+    assert!(first.contains("d00/f03.txt:20: hit 0-3-9"), "{first}");
+    assert!(!first.contains("d00/f03.txt:22: hit 0-3-10"), "{first}");
+    assert!(first.contains("d00/f03.txt-21- line 10"), "trailing context: {first}");
+    assert!(!first.contains("d00/f04.txt"), "{first}");
+    for _ in 0..3 {
+        assert_eq!(grep(&ctx, input.clone()).await.text_content(), first);
+    }
+}
