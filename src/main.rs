@@ -270,6 +270,8 @@ fn main() -> ExitCode {
     // use a descriptor cairn was started with.
     cairn::tools::env::shield_own_environment();
     cairn::sandbox::seal_inherited_descriptors();
+    // SAFETY: cairn has one thread yet.
+    unsafe { cairn::sandbox::own_path::cut_own_path() };
     cairn::private::survive_file_size_limit();
     let cli = match Cli::from_arg_matches(&cli_command().get_matches()) {
         Ok(cli) => cli,

@@ -27,6 +27,18 @@ pub fn lexical(path: &Path) -> PathBuf {
     out
 }
 
+/// The repository root: the nearest ancestor holding `.git`, else `cwd`.
+pub fn project_root(cwd: &Path) -> PathBuf {
+    // A `.git` at or above home (dotfiles) never makes home the workspace.
+    let home = home_dir();
+    let above_home = |d: &Path| home.as_deref().is_some_and(|h| h.starts_with(d));
+    cwd.ancestors()
+        .take_while(|d| *d == cwd || !above_home(d))
+        .find(|d| d.join(".git").exists())
+        .unwrap_or(cwd)
+        .to_path_buf()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

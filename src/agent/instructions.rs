@@ -16,17 +16,7 @@ pub struct Instructions {
     pub truncated: usize,
 }
 
-/// The repository root: the nearest ancestor holding `.git`, else `cwd`.
-pub fn project_root(cwd: &Path) -> PathBuf {
-    // A `.git` at or above home (dotfiles) never makes home the workspace.
-    let home = crate::paths::home_dir();
-    let above_home = |d: &Path| home.as_deref().is_some_and(|h| h.starts_with(d));
-    cwd.ancestors()
-        .take_while(|d| *d == cwd || !above_home(d))
-        .find(|d| d.join(".git").exists())
-        .unwrap_or(cwd)
-        .to_path_buf()
-}
+pub use crate::paths::project_root;
 
 /// Finds instruction files in order (global first, then root → cwd), taking
 /// at most `max_bytes` in all; the deepest files matter most, so when the

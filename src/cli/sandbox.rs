@@ -57,6 +57,11 @@ pub fn run(show_status: bool, command: &[OsString], no_sandbox: bool) -> u8 {
     };
     crate::tools::env::scrub_std(&mut cmd);
     let confined = policy.is_some();
+    // Held by the sandbox, the command sees the person's whole PATH (their
+    // venv); cairn's own stays cut (sandbox::own_path).
+    if confined && let Some(path) = crate::sandbox::own_path::for_commands() {
+        cmd.env("PATH", path);
+    }
     if confined {
         std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     }

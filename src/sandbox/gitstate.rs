@@ -19,6 +19,9 @@
 //! config defines, and git ignores `update = !command` and `ext::` URLs
 //! from `.gitmodules`; neither needs more (docs/security.md).
 
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 /// The to-do lists `git rebase --continue` and `git cherry-pick
@@ -88,16 +91,34 @@ pub fn disarm(
         if accepted.contains(&path) {
             continue;
         }
+        let shown = format!(".git/{rel}");
+        // The folder (`rebase-merge`, `sequencer`) is opened once, not
+        // through a link, and every step below works in it: a link
+        // planted in its place is moved as it is, never followed.
+        let (folder, name) = rel.split_once('/').unwrap_or(("", rel));
+        let dir = match pin_folder(git, folder) {
+            Pinned::Absent => continue,
+            Pinned::Link => {
+                let link = git.join(folder);
+                said.push(moved(&format!(".git/{folder}"), quarantine_file(&link)));
+                continue;
+            }
+            Pinned::Dir(fd) => fd,
+        };
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
             continue;
         };
-        let shown = format!(".git/{rel}");
         if !meta.is_file() {
             // A link or anything else is never followed: moved as it is.
             said.push(moved(&shown, quarantine_file(&path)));
             continue;
         }
-        let text = String::from_utf8_lossy(&super::head::head(&path)).into_owned();
+        if meta.len() > super::head::HEAD_BYTES {
+            // git reads it whole; cairn would check only the head of it.
+            said.push(too_large(&shown, quarantine_file(&path)));
+            continue;
+        }
+        let text = String::from_utf8_lossy(&read_in(&dir, name)).into_owned();
         if STRATEGY_FILES.contains(rel) {
             if names_a_program(rel, &text) {
                 said.push(moved(&shown, quarantine_file(&path)));
@@ -107,9 +128,63 @@ pub fn disarm(
         let Some(disarmed) = disarm_todo(&text) else {
             continue;
         };
-        said.push(rewrite(&path, &shown, &disarmed, quarantine_file));
+        said.push(rewrite(
+            &dir,
+            name,
+            &path,
+            &shown,
+            &disarmed,
+            quarantine_file,
+        ));
     }
     said
+}
+
+enum Pinned {
+    Absent,
+    Link,
+    Dir(OwnedFd),
+}
+
+/// `git/folder` opened as a directory, not through a link.
+fn pin_folder(git: &Path, folder: &str) -> Pinned {
+    let path = git.join(folder);
+    match std::fs::symlink_metadata(&path) {
+        Err(_) => return Pinned::Absent,
+        Ok(m) if !m.is_dir() => return Pinned::Link,
+        Ok(_) => {}
+    }
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    match open_at(libc::AT_FDCWD, path.as_os_str(), flags, 0) {
+        Ok(fd) => Pinned::Dir(fd),
+        // Swapped for a link between the look and the open.
+        Err(_) => Pinned::Link,
+    }
+}
+
+fn open_at(at: i32, name: &OsStr, flags: i32, mode: u32) -> std::io::Result<OwnedFd> {
+    let c = CString::new(name.as_bytes()).map_err(std::io::Error::other)?;
+    // SAFETY: a valid C string; the result is checked.
+    let fd = unsafe { libc::openat(at, c.as_ptr(), flags | libc::O_CLOEXEC, mode) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just returned to us and owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The head of the regular file `name` in `dir`, not through a link.
+fn read_in(dir: &OwnedFd, name: &str) -> Vec<u8> {
+    use std::io::Read;
+    let flags = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOFOLLOW;
+    let mut out = Vec::new();
+    if let Ok(fd) = open_at(dir.as_raw_fd(), OsStr::new(name), flags, 0) {
+        let f = std::fs::File::from(fd);
+        if f.metadata().is_ok_and(|m| m.is_file()) {
+            let _ = f.take(super::head::HEAD_BYTES).read_to_end(&mut out);
+        }
+    }
+    out
 }
 
 fn moved(shown: &str, result: std::io::Result<PathBuf>) -> String {
@@ -126,18 +201,52 @@ fn moved(shown: &str, result: std::io::Result<PathBuf>) -> String {
     }
 }
 
+fn too_large(shown: &str, result: std::io::Result<PathBuf>) -> String {
+    match result {
+        Ok(to) => format!(
+            "`{shown}` is too large for cairn to check for commands your own `git rebase \
+             --continue` would run outside the sandbox; cairn moved it to {} (run `git rebase \
+             --abort`, or look at it and put it back)",
+            to.display()
+        ),
+        Err(e) => format!(
+            "`{shown}` is too large for cairn to check for commands your own `git rebase \
+             --continue` would run outside the sandbox, and cairn could not move it ({e}): \
+             run `git rebase --abort` before you run git here"
+        ),
+    }
+}
+
 /// Keeps the original in the quarantine and puts the disarmed list in its
-/// place (a new file renamed over it: never written through a link).
+/// place: a new file made in the pinned folder (`O_EXCL | O_NOFOLLOW`, so
+/// whatever a command left under the new name, a link included, is never
+/// written through) and renamed over the list in the same folder.
 fn rewrite(
+    dir: &OwnedFd,
+    name: &str,
     path: &Path,
     shown: &str,
     disarmed: &str,
     quarantine_file: &mut dyn FnMut(&Path) -> std::io::Result<PathBuf>,
 ) -> String {
-    let fresh = path.with_extension("cairn-disarmed");
-    let done = std::fs::write(&fresh, disarmed)
-        .and_then(|_| quarantine_file(path))
-        .and_then(|to| std::fs::rename(&fresh, path).map(|_| to));
+    let fresh = CString::new(format!("{name}.cairn-disarmed")).expect("no NUL in a fixed name");
+    let at = dir.as_raw_fd();
+    let done = (|| {
+        use std::io::Write;
+        // SAFETY: a valid descriptor and C string; removing a link removes
+        // the link itself.
+        unsafe { libc::unlinkat(at, fresh.as_ptr(), 0) };
+        let flags = libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW;
+        let fd = open_at(at, OsStr::from_bytes(fresh.as_bytes()), flags, 0o644)?;
+        std::fs::File::from(fd).write_all(disarmed.as_bytes())?;
+        let to = quarantine_file(path)?;
+        let target = CString::new(name).map_err(std::io::Error::other)?;
+        // SAFETY: valid descriptors and C strings; the result is checked.
+        if unsafe { libc::renameat(at, fresh.as_ptr(), at, target.as_ptr()) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(to)
+    })();
     match done {
         Ok(to) => format!(
             "`{shown}` held `exec` lines, which your own `git rebase --continue` would run \
@@ -145,7 +254,8 @@ fn rewrite(
             to.display()
         ),
         Err(e) => {
-            let _ = std::fs::remove_file(&fresh);
+            // SAFETY: as above.
+            unsafe { libc::unlinkat(at, fresh.as_ptr(), 0) };
             format!(
                 "`{shown}` holds `exec` lines, which your own `git rebase --continue` would \
                  run outside the sandbox, and cairn could not disarm them ({e}): run `git \
@@ -196,6 +306,7 @@ pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::head::HEAD_BYTES;
     use super::*;
 
     #[test]
@@ -241,6 +352,70 @@ mod tests {
         assert_eq!(
             included_configs(&ws),
             [PathBuf::from(".gitconfig"), PathBuf::from(".git/extra.cfg")]
+        );
+    }
+
+    /// A quarantine for the tests: moves into `q` and says where.
+    fn into(q: &Path) -> impl FnMut(&Path) -> std::io::Result<PathBuf> + '_ {
+        move |p: &Path| {
+            std::fs::create_dir_all(q)?;
+            let to = q.join(p.file_name().unwrap());
+            std::fs::rename(p, &to)?;
+            Ok(to)
+        }
+    }
+
+    #[test]
+    fn the_disarmed_copy_is_never_written_through_a_planted_link() {
+        let d = tempfile::tempdir().unwrap();
+        let git = d.path().join("ws/.git");
+        std::fs::create_dir_all(git.join("rebase-merge")).unwrap();
+        let todo = git.join("rebase-merge/git-rebase-todo");
+        std::fs::write(&todo, "exec true\necho planted\n").unwrap();
+        let victim = d.path().join("bashrc");
+        std::fs::write(&victim, "the person's own\n").unwrap();
+        let link = git.join("rebase-merge/git-rebase-todo.cairn-disarmed");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let dangling = git.join("sequencer/todo.cairn-disarmed");
+        std::fs::create_dir_all(git.join("sequencer")).unwrap();
+        std::fs::write(git.join("sequencer/todo"), "x true\n").unwrap();
+        std::os::unix::fs::symlink(d.path().join("made"), &dangling).unwrap();
+        let said = disarm(&git, &[], &mut into(&d.path().join("q")));
+        assert_eq!(said.len(), 2, "{said:?}");
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "the person's own\n"
+        );
+        assert!(!d.path().join("made").exists());
+        let now = std::fs::read_to_string(&todo).unwrap();
+        assert!(now.starts_with("# disabled by cairn"), "{now}");
+        assert!(std::fs::symlink_metadata(&link).is_err());
+    }
+
+    #[test]
+    fn a_list_too_large_to_check_and_a_linked_folder_are_moved() {
+        let d = tempfile::tempdir().unwrap();
+        let git = d.path().join("ws/.git");
+        std::fs::create_dir_all(git.join("rebase-merge")).unwrap();
+        let todo = git.join("rebase-merge/git-rebase-todo");
+        let mut big = format!("pick 1 {}\n", "a".repeat(HEAD_BYTES as usize));
+        big.push_str("exec sh payload\n");
+        std::fs::write(&todo, big).unwrap();
+        let elsewhere = d.path().join("ws/src/state");
+        std::fs::create_dir_all(&elsewhere).unwrap();
+        std::fs::write(elsewhere.join("todo"), "exec sh payload\n").unwrap();
+        std::os::unix::fs::symlink(&elsewhere, git.join("sequencer")).unwrap();
+        let said = disarm(&git, &[], &mut into(&d.path().join("q")));
+        assert!(said.iter().any(|s| s.contains("too large")), "{said:?}");
+        assert!(!todo.exists());
+        assert!(
+            std::fs::symlink_metadata(git.join("sequencer")).is_err(),
+            "{said:?}"
+        );
+        // The folder the link named is left as it was: nothing followed it.
+        assert_eq!(
+            std::fs::read_to_string(elsewhere.join("todo")).unwrap(),
+            "exec sh payload\n"
         );
     }
 }

@@ -3,6 +3,9 @@
 
 use std::path::Path;
 
+/// How much of a file [`head`] reads.
+pub const HEAD_BYTES: u64 = 1 << 20;
+
 /// The first MiB of the regular file `path` (a huge or special file a
 /// command planted must not stall or fill cairn).
 pub fn head(path: &Path) -> Vec<u8> {
@@ -17,7 +20,7 @@ pub fn head(path: &Path) -> Vec<u8> {
     if let Ok(f) = opened
         && f.metadata().is_ok_and(|m| m.is_file())
     {
-        let _ = f.take(1 << 20).read_to_end(&mut out);
+        let _ = f.take(HEAD_BYTES).read_to_end(&mut out);
     }
     out
 }

@@ -51,6 +51,7 @@ pub mod helper;
 pub mod home;
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod own_path;
 mod parent_death;
 pub mod policy;
 pub mod readable;
@@ -370,11 +371,14 @@ fn network_word(on: bool, support: Support) -> &'static str {
 /// Whether `program` names something that exists: a path, or a name found
 /// on `PATH`.
 pub fn resolves(program: &std::ffi::OsStr) -> bool {
+    use std::ffi::OsStr;
     let path = Path::new(program);
     if path.components().count() > 1 {
         return path.exists();
     }
-    std::env::var_os("PATH")
+    own_path::for_commands()
+        .map(OsStr::to_os_string)
+        .or_else(|| std::env::var_os("PATH"))
         .is_some_and(|dirs| std::env::split_paths(&dirs).any(|dir| dir.join(program).is_file()))
 }
 

@@ -83,7 +83,7 @@ impl Hooks {
                 crate::sandbox::user_hook_command(&self.sandbox, "sh", &self.workspace, &readable)
                     .map_err(|e| format!("could not be contained: {e}"))?
             }
-            Scope::User => tokio::process::Command::new("sh"),
+            Scope::User => tokio::process::Command::new("/bin/sh"),
         };
         cmd.arg("-c")
             .arg(&hook.command)

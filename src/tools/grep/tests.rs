@@ -228,7 +228,10 @@ async fn a_parallel_search_shows_the_first_matches_in_path_order() {
     assert!(first.contains("d00/f00.txt:2: hit 0-0-0"), "{first}");
     assert!(first.contains("d00/f03.txt:20: hit 0-3-9"), "{first}");
     assert!(!first.contains("d00/f03.txt:22: hit 0-3-10"), "{first}");
-    assert!(first.contains("d00/f03.txt-21- line 10"), "trailing context: {first}");
+    assert!(
+        first.contains("d00/f03.txt-21- line 10"),
+        "trailing context: {first}"
+    );
     assert!(!first.contains("d00/f04.txt"), "{first}");
     for _ in 0..3 {
         assert_eq!(grep(&ctx, input.clone()).await.text_content(), first);

@@ -283,7 +283,11 @@ fn start(
     out: &io::PipeWriter,
     policy: Option<&Policy>,
 ) -> io::Result<tokio::process::Child> {
-    let mut cmd = crate::sandbox::command(shell, policy).map_err(io::Error::other)?;
+    // The shell itself is found on cairn's own PATH (never in a folder a
+    // command can write); what it runs sees the person's whole PATH.
+    let program = crate::sandbox::own_path::find(shell).unwrap_or_else(|| shell.into());
+    let mut cmd =
+        crate::sandbox::command(&program.to_string_lossy(), policy).map_err(io::Error::other)?;
     cmd.arg("-c")
         .arg(script)
         .current_dir(cwd)
@@ -295,6 +299,9 @@ fn start(
     super::env::scrub(&mut cmd);
     for (k, v) in SHELL_ENV {
         cmd.env(k, v);
+    }
+    if let Some(path) = crate::sandbox::own_path::for_commands() {
+        cmd.env("PATH", path);
     }
     cmd.spawn()
 }
