@@ -177,6 +177,15 @@ fn build_with(
         // A mount point cannot be renamed away and replaced.
         inside("--bind", &git, a)?;
     }
+    if policy.workspace_usable && writable.contains(&policy.workspace) {
+        // Nor can the folders holding a read-only file: renamed away, with
+        // a new folder and its own copy of the file in its place, they
+        // would make the bind hold nothing (`.claude/settings.json`,
+        // `.git/modules/<name>/config`).
+        for folder in holding_folders(policy, &git) {
+            inside("--bind", &folder, a)?;
+        }
+    }
     for path in &policy.read_only {
         inside("--ro-bind", path, a)?;
     }
@@ -215,6 +224,32 @@ fn build_with(
         a.one("--remount-ro", home);
     }
     Ok(())
+}
+
+/// The real folders between the workspace and each read-only path in it,
+/// shallowest first, but for the workspace itself and `.git` (bound on
+/// its own); a folder that is a link is left out (never bound through).
+fn holding_folders(policy: &Policy, git: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for path in &policy.read_only {
+        let Ok(rel) = path.strip_prefix(&policy.workspace) else {
+            continue;
+        };
+        let mut at = policy.workspace.clone();
+        let parts: Vec<_> = rel.components().collect();
+        for part in parts.iter().take(parts.len().saturating_sub(1)) {
+            at.push(part);
+            if at == *git || out.contains(&at) {
+                continue;
+            }
+            if !std::fs::symlink_metadata(&at).is_ok_and(|m| m.is_dir()) {
+                break;
+            }
+            out.push(at.clone());
+        }
+    }
+    out.sort_by_key(|p| p.components().count());
+    out
 }
 
 /// `path` (inside `workspace`) opened as a bare reference (`O_PATH`), one

@@ -67,8 +67,10 @@ pub struct Census {
     workspace: PathBuf,
     /// Workspace-relative path → what was there.
     seen: BTreeMap<PathBuf, Ident>,
-    /// The index's (length, modified time, inode) when last read.
-    index_stamp: Option<(u64, i64, u64)>,
+    /// The index's (length, modified time, inode, change time) when last
+    /// read. The change time is the kernel's own: a command that rewrites
+    /// the index in place and sets its modified time back still moves it.
+    index_stamp: Option<(u64, i64, u64, i64)>,
     gitlinks: Vec<PathBuf>,
     /// Where this census is kept between sessions (`census_record`), and
     /// this session's mark in it.
@@ -99,21 +101,35 @@ impl Census {
             .then_some(git)
     }
 
-    fn refresh_gitlinks(&mut self) {
+    /// Reads the index's gitlinks again when it changed. `true` when it
+    /// changed and cannot be read (too large, damaged): cairn cannot know
+    /// which nested repositories the person's git would enter.
+    fn refresh_gitlinks(&mut self) -> bool {
         let Some(git) = self.git_dir() else {
             self.gitlinks.clear();
-            return;
+            return false;
         };
         let index = git.join("index");
         let stamp = std::fs::symlink_metadata(&index).ok().map(|m| {
             use std::os::unix::fs::MetadataExt;
-            (m.len(), m.mtime() * 1_000_000_000 + m.mtime_nsec(), m.ino())
+            (
+                m.len(),
+                m.mtime() * 1_000_000_000 + m.mtime_nsec(),
+                m.ino(),
+                m.ctime() * 1_000_000_000 + m.ctime_nsec(),
+            )
         });
         if stamp == self.index_stamp {
-            return;
+            return false;
         }
         self.index_stamp = stamp;
-        self.gitlinks = gitindex::gitlinks(&git).unwrap_or_default();
+        match gitindex::gitlinks(&git) {
+            Some(links) => {
+                self.gitlinks = links;
+                false
+            }
+            None => stamp.is_some(),
+        }
     }
 
     fn current(&self) -> BTreeMap<PathBuf, Ident> {
@@ -180,7 +196,29 @@ impl Census {
     /// person approved a file tool to write (`accepted`, absolute paths)
     /// is taken as it is now.
     pub fn check(&mut self, quarantine: &Path, accepted: &[PathBuf]) -> Vec<String> {
-        self.refresh_gitlinks();
+        let mut said = Vec::new();
+        if self.refresh_gitlinks() {
+            // Changed by a command and unreadable: the gitlinks it may
+            // hide are unknown, so the index goes (git rebuilds one from
+            // HEAD with `git reset`; the original is kept).
+            let index = self.workspace.join(".git/index");
+            said.push(
+                match move_out(&index, Path::new(".git/index"), quarantine) {
+                    Ok(to) => format!(
+                        "`.git/index` changed during the command and is too large or damaged for \
+                     cairn to check which nested repositories your own git would enter; \
+                     cairn moved it to {} (`git reset` makes a new one from HEAD)",
+                        to.display()
+                    ),
+                    Err(e) => format!(
+                        "`.git/index` changed during the command and cannot be checked, and \
+                     cairn could not move it ({e}): run `git reset` before you run git here"
+                    ),
+                },
+            );
+            self.index_stamp = None;
+            self.gitlinks.clear();
+        }
         let now = self.current();
         for path in accepted {
             let Ok(rel) = path.strip_prefix(&self.workspace) else {
@@ -192,7 +230,6 @@ impl Census {
                 }
             }
         }
-        let mut said = Vec::new();
         for (rel, id) in &now {
             let before = self.seen.get(rel);
             if before == Some(id) || (before.is_some() && held_read_only(rel)) {

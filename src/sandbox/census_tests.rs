@@ -335,3 +335,26 @@ fn a_change_to_a_file_commands_cannot_write_is_the_persons() {
     assert_eq!(said.is_empty(), bound, "{said:?}");
     assert_eq!(ws.join(".vscode/settings.json").exists(), bound);
 }
+
+/// Fifth hostile review (G4b): an index grown past what cairn reads (a
+/// sparse file costs nothing on disk) hid every gitlink from the census.
+/// Changed during a session and unreadable, it is moved.
+#[test]
+fn an_index_changed_into_something_unreadable_is_moved_out() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    assert!(census.check(&q, &[]).is_empty());
+    plant_gitlink(&ws, "evil");
+    let index = std::fs::OpenOptions::new()
+        .write(true)
+        .open(ws.join(".git/index"))
+        .unwrap();
+    index.set_len(300 << 20).unwrap();
+    let said = census.check(&q, &[]);
+    assert!(said.iter().any(|s| s.contains("`.git/index`")), "{said:?}");
+    assert!(!ws.join(".git/index").exists());
+    // The person's own git makes a new one; then nothing more is said.
+    git(&ws, &["reset", "-q"]);
+    assert!(census.check(&q, &[]).iter().all(|s| !s.contains("index")));
+}
