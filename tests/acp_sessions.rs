@@ -264,10 +264,17 @@ async fn two_sessions_keep_their_own_rules_and_modes_and_use_the_editors_files()
     })
     .await;
 
-    // The rule "always" stored in A: A's next write and C's (C started
-    // after the rule was written to the config) do not ask; B, already
-    // running with its own rules, does.
-    let a1 = permissions_for(&editor, "a1");
+    rules_and_modes_stay_in_their_session(&editor);
+    the_editors_files_and_no_terminal(&editor, &mock, &home, &notes);
+    the_plan_was_approved_as_a_question(&editor, [&a, &b, &c]);
+}
+
+/// The rule "always" stored in A: A's next write and C's (C started after
+/// the rule was written to the config) do not ask; B, already running with
+/// its own rules, does. A's mode is A's: its command asks in always-ask,
+/// B's does not.
+fn rules_and_modes_stay_in_their_session(editor: &Shared) {
+    let a1 = permissions_for(editor, "a1");
     assert_eq!(a1.len(), 1);
     assert!(
         a1[0]["picked"]
@@ -276,16 +283,22 @@ async fn two_sessions_keep_their_own_rules_and_modes_and_use_the_editors_files()
             .starts_with("allow_always"),
         "{a1:?}"
     );
-    assert!(permissions_for(&editor, "a2").is_empty());
-    assert_eq!(permissions_for(&editor, "b1").len(), 1, "B used A's rule");
-    assert!(permissions_for(&editor, "c1").is_empty());
+    assert!(permissions_for(editor, "a2").is_empty());
+    assert_eq!(permissions_for(editor, "b1").len(), 1, "B used A's rule");
+    assert!(permissions_for(editor, "c1").is_empty());
+    assert_eq!(permissions_for(editor, "a3").len(), 1);
+    assert!(permissions_for(editor, "b2").is_empty());
+}
 
-    // A's mode is A's: its command asks in always-ask, B's does not.
-    assert_eq!(permissions_for(&editor, "a3").len(), 1);
-    assert!(permissions_for(&editor, "b2").is_empty());
-
-    // The view read the buffer (the model saw it), the edit asked with the
-    // buffer's diff, then arrived as fs/write_text_file; the disk stayed.
+/// The view read the buffer (the model saw it), the edit asked with the
+/// buffer's diff, then arrived as fs/write_text_file; the disk stayed.
+/// Commands ran in cairn's sandbox, never in the editor's terminal.
+fn the_editors_files_and_no_terminal(
+    editor: &Shared,
+    mock: &MockModel,
+    home: &TestHome,
+    notes: &std::path::Path,
+) {
     let sent: String = mock.requests().iter().map(|r| r.to_string()).collect();
     assert!(
         sent.contains("buffer notes"),
@@ -300,10 +313,9 @@ async fn two_sessions_keep_their_own_rules_and_modes_and_use_the_editors_files()
     assert!(asked < wrote, "{:?}", e.log);
     let diff = &e.log[asked]["toolCall"]["content"][0];
     assert_eq!(diff["oldText"], "buffer notes\n", "{diff}");
-    assert_eq!(e.buffers[&notes], "edited notes\n");
-    assert_eq!(std::fs::read_to_string(&notes).unwrap(), "disk notes\n");
+    assert_eq!(e.buffers[notes], "edited notes\n");
+    assert_eq!(std::fs::read_to_string(notes).unwrap(), "disk notes\n");
 
-    // Commands ran in cairn's sandbox, never in the editor's terminal.
     assert!(e.log.iter().all(|l| l["what"] != "terminal"), "{:?}", e.log);
     for made in ["made.txt", "a3.txt", "b2.txt"] {
         assert!(home.path(made).exists(), "{made}");
@@ -311,9 +323,13 @@ async fn two_sessions_keep_their_own_rules_and_modes_and_use_the_editors_files()
     for id in ["a1", "a2", "b1", "c1"] {
         assert_eq!(e.buffers[&home.path(&format!("out/{id}.txt"))], "made\n");
     }
+}
 
-    // Plan mode is offered; its plan was approved as a question, and the
-    // session went on in smart mode with the plan as its todo list.
+/// Plan mode is offered; its plan was approved as a question, and the
+/// session went on in smart mode with the plan as its todo list.
+fn the_plan_was_approved_as_a_question(editor: &Shared, [a, b, c]: [&acp::SessionId; 3]) {
+    let e = editor.lock().unwrap();
+    let at = |pred: &dyn Fn(&Value) -> bool| e.log.iter().position(pred);
     let plan = at(&|l| l["what"] == "permission" && l["picked"] == "approve_smart")
         .expect("the plan was asked about");
     assert_eq!(
@@ -327,16 +343,16 @@ async fn two_sessions_keep_their_own_rules_and_modes_and_use_the_editors_files()
             .map(|(_, u)| u.clone())
             .collect()
     };
-    let modes: Vec<Value> = of(&b, "current_mode_update")
+    let modes: Vec<Value> = of(b, "current_mode_update")
         .iter()
         .map(|u| u["currentModeId"].clone())
         .collect();
     assert_eq!(modes, [json!("plan"), json!("smart")]);
-    assert_eq!(of(&b, "plan")[0]["entries"][0]["content"], "Write plan.txt");
-    let a_modes: Vec<Value> = of(&a, "current_mode_update")
+    assert_eq!(of(b, "plan")[0]["entries"][0]["content"], "Write plan.txt");
+    let a_modes: Vec<Value> = of(a, "current_mode_update")
         .iter()
         .map(|u| u["currentModeId"].clone())
         .collect();
     assert_eq!(a_modes, [json!("always-ask")]);
-    assert!(of(&c, "current_mode_update").is_empty());
+    assert!(of(c, "current_mode_update").is_empty());
 }
