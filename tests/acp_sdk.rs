@@ -8,7 +8,8 @@
 //! edits a file (the permission request carries the diff; the file changes
 //! only after the client allows it) and runs a command whose output
 //! streams as tool call updates, bad requests answered with JSON-RPC
-//! errors, a mode switch, a cancelled slow answer, the session list, and
+//! errors, a file the editor holds unsaved changes of (read and edited
+//! through `fs/*`, its buffer changed and the disk not), a mode switch, a cancelled slow answer, the session list, and
 //! the session loaded again by a second `cairn acp`.
 
 use crate::{mock_model, test_home};
@@ -62,6 +63,13 @@ fn script() -> Vec<Reply> {
             .chunk_chars(4)
             .chunk_delay(Duration::from_millis(10)),
         Reply::text("Edited a file"),
+        Reply::tool("n1", "view", json!({"file_path": "notes.txt"})),
+        Reply::tool(
+            "n2",
+            "edit",
+            json!({"file_path": "notes.txt", "old_string": "alpha notes", "new_string": "beta notes"}),
+        ),
+        Reply::text("Notes fixed."),
     ];
     replies.extend((0..PINGS).map(|_| Reply::text("pong")));
     replies.push(
@@ -130,8 +138,11 @@ async fn an_editor_drives_cairn_through_the_official_sdk() {
     let home = TestHome::new();
     let file = home.path("a.txt");
     std::fs::write(&file, "alpha\n").unwrap();
+    let notes = home.path("notes.txt");
+    std::fs::write(&notes, "alpha notes\n").unwrap();
     let mock = MockModel::start(Format::Anthropic, script()).await;
     let r = run_client(&home, &mock).await;
+    editor_buffers(&r, &notes, &mock);
 
     assert_eq!(r["initialize"]["agentCapabilities"]["loadSession"], true);
     assert_eq!(r["initialize"]["authMethods"], json!([]));
@@ -267,4 +278,48 @@ async fn an_editor_drives_cairn_through_the_official_sdk() {
             .unwrap_or(f64::NAN),
         r["pings"]["medianFirstTextMs"].as_f64().unwrap_or(f64::NAN),
     );
+}
+
+/// The editor's files: the view read the unsaved buffer (and the model got
+/// it), the edit asked with the buffer's diff and then arrived as
+/// `fs/write_text_file`, the disk untouched; no command went to the
+/// editor's terminals, though it offered them.
+fn editor_buffers(r: &Value, notes: &Path, mock: &MockModel) {
+    let n = &r["notes"];
+    assert_eq!(n["stopReason"], "end_turn", "{n}");
+    let path = notes.display().to_string();
+    let log = n["log"].as_array().unwrap();
+    let at = |what: &str| {
+        log.iter()
+            .position(|e| {
+                e["what"] == what && (e["path"] == path.as_str() || e["toolCallId"] == "n2")
+            })
+            .unwrap_or_else(|| panic!("no {what} in {log:?}"))
+    };
+    let (read, asked, wrote) = (at("read"), at("permission"), at("write"));
+    assert!(read < asked && asked < wrote, "{log:?}");
+    assert_eq!(log[wrote]["content"], "UNSAVED beta notes\n");
+    assert_eq!(n["buffer"], "UNSAVED beta notes\n");
+    assert_eq!(n["onDisk"], "alpha notes\n");
+    let saw = mock
+        .requests()
+        .iter()
+        .any(|q| q.to_string().contains("UNSAVED alpha notes"));
+    assert!(saw, "the model was not shown the buffer");
+    let updates = n["updates"].as_array().unwrap();
+    let done = updates
+        .iter()
+        .rfind(|u| u["toolCallId"] == "n2")
+        .expect("the edit's updates");
+    assert!(
+        has_diff(done, notes, "UNSAVED alpha notes", "UNSAVED beta notes"),
+        "{done}"
+    );
+    let terminals = r["fileLog"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["what"] == "terminal")
+        .count();
+    assert_eq!(terminals, 0, "a command went to the editor's terminal");
 }

@@ -3,9 +3,14 @@
 //! waits for it, and the approval dialog of an MCP call with its full
 //! arguments.
 //!
+//! Also `cairn acp` with the same server: its questions reach an editor as
+//! options, or are declined at once.
+//!
 //! Like tests/mcp_manager.rs this binary has its own `main`: started with
 //! `CAIRN_TEST_MCP_SERVE=1` it is the test MCP server.
 
+#[path = "support/mcp_acp.rs"]
+mod mcp_acp;
 #[path = "support/mcp_server.rs"]
 mod mcp_server;
 #[path = "support/mock_model.rs"]
@@ -61,6 +66,10 @@ fn main() {
         (
             "undo_restores_a_file_an_mcp_server_wrote",
             undo_restores_a_file_an_mcp_server_wrote,
+        ),
+        (
+            "in_an_editor_a_choice_is_asked_and_a_form_declined",
+            mcp_acp::in_an_editor_a_choice_is_asked_and_a_form_declined,
         ),
     ];
     let filter: Vec<String> = std::env::args()

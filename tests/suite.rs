@@ -26,6 +26,7 @@ mod test_home;
 
 mod acp_rust_client;
 mod acp_sdk;
+mod acp_sessions;
 mod agents_trust;
 mod bounds;
 mod ci_example;

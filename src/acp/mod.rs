@@ -8,17 +8,21 @@
 //!   session/cancel, session/set_mode);
 //! - `session.rs` runs one ordinary cairn session per ACP session and
 //!   forwards its events;
+//! - `files.rs` carries the file tools' reads and writes to the editor's
+//!   buffers when it offers them;
 //! - `updates.rs` turns agent events into `session/update`s, `replay.rs`
 //!   a stored session into the same, `permission.rs` the gate's dialog
-//!   into `session/request_permission`, `prompt.rs` content blocks into a
-//!   prompt.
+//!   into `session/request_permission` (`questions.rs`: a plan to approve,
+//!   an MCP server's choice), `prompt.rs` content blocks into a prompt.
 //!
 //! Every tool call still passes cairn's gate (the editor answers its
 //! questions) and runs in cairn's sandbox. Nothing but JSON-RPC goes to
 //! standard output; logs go to cairn's log file.
 
+mod files;
 mod permission;
 mod prompt;
+mod questions;
 mod replay;
 mod server;
 mod session;

@@ -24,6 +24,8 @@ const AUTH_SETUP: &str = "cairn-provider";
 pub struct Server {
     overrides: Overrides,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// What the editor said it can do (its files, its terminals).
+    client: Mutex<acp::ClientCapabilities>,
 }
 
 impl Server {
@@ -31,6 +33,7 @@ impl Server {
         Server {
             overrides,
             sessions: Mutex::new(HashMap::new()),
+            client: Mutex::new(acp::ClientCapabilities::default()),
         }
     }
 
@@ -47,6 +50,7 @@ impl Server {
     }
 
     pub async fn initialize(&self, req: acp::InitializeRequest) -> acp::InitializeResponse {
+        *lock(&self.client) = req.client_capabilities.clone();
         let version = if req.protocol_version < ProtocolVersion::V1 {
             req.protocol_version
         } else {
@@ -109,7 +113,8 @@ impl Server {
         cx: Connection,
     ) -> Result<(acp::NewSessionResponse, Vec<acp::SessionUpdate>), Error> {
         let s = session::prepare(&self.overrides, req.cwd.clone()).await?;
-        let session = session::start(&s, &Origin::New, cx)?;
+        let caps = lock(&self.client).clone();
+        let session = session::start(&s, &Origin::New, cx, &caps)?;
         let response =
             acp::NewSessionResponse::new(session.id.clone()).modes(updates::modes(session.mode));
         lock(&self.sessions).insert(session.id.clone(), session);
@@ -131,7 +136,8 @@ impl Server {
         }
         let loaded = load_stored(&wanted).await?;
         let mut replayed = replay::updates(&loaded, &s.cwd);
-        let session = session::start(&s, &Origin::Stored(Box::new(loaded)), cx)?;
+        let caps = lock(&self.client).clone();
+        let session = session::start(&s, &Origin::Stored(Box::new(loaded)), cx, &caps)?;
         let response = acp::LoadSessionResponse::new().modes(updates::modes(session.mode));
         lock(&self.sessions).insert(session.id.clone(), session);
         replayed.push(commands(&s));
@@ -164,12 +170,8 @@ impl Server {
         req: acp::SetSessionModeRequest,
     ) -> Result<acp::SetSessionModeResponse, Error> {
         let session = self.session(&req.session_id)?;
-        let Some(mode) = Mode::parse(&req.mode_id.0).filter(|m| super::updates::offered(*m)) else {
-            let ids: Vec<&str> = Mode::ALL
-                .iter()
-                .filter(|m| super::updates::offered(**m))
-                .map(|m| m.as_str())
-                .collect();
+        let Some(mode) = Mode::parse(&req.mode_id.0) else {
+            let ids: Vec<&str> = Mode::ALL.iter().map(|m| m.as_str()).collect();
             return Err(invalid(format!(
                 "no mode `{}`; cairn's modes are {}",
                 req.mode_id.0,

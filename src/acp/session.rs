@@ -16,12 +16,13 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Client, Error, ErrorCode, v1};
 use tokio::sync::mpsc;
 
-use super::{permission, updates::Translator};
+use super::{permission, questions, updates::Translator};
 use crate::agent::store_sink::StoreSink;
 use crate::cli::startup::{self, Overrides, Startup};
 use crate::mcp::McpManager;
 use crate::protocol::{AgentCommand, AgentEvent, LoadedSession, PermissionRequest, TurnOutcome};
 use crate::store::{NewSession, SessionId};
+use crate::tools::input::{InputAnswer, InputRequest};
 
 pub type Connection = v1::ConnectionTo<Client>;
 
@@ -81,7 +82,12 @@ pub fn internal(message: impl Into<String>) -> Error {
 }
 
 /// Starts the agent for `origin` and the task that forwards its events.
-pub fn start(s: &Startup, origin: &Origin, cx: Connection) -> Result<Arc<Session>, Error> {
+pub fn start(
+    s: &Startup,
+    origin: &Origin,
+    cx: Connection,
+    caps: &acp::ClientCapabilities,
+) -> Result<Arc<Session>, Error> {
     let Some(provider) = s.provider.clone() else {
         return Err(Error::new(ErrorCode::AUTH_REQUIRED, startup::setup_help()));
     };
@@ -89,8 +95,11 @@ pub fn start(s: &Startup, origin: &Origin, cx: Connection) -> Result<Arc<Session
         Origin::Stored(loaded) => loaded.id().clone(),
         Origin::New => create(s, &provider)?,
     };
-    let running =
-        startup::start_agent(s, &provider, true).map_err(|e| internal(format!("{e:#}")))?;
+    // The editor's buffers, when it offers them, for the file tools.
+    let files = super::files::EditorFiles::offered(caps, cx.clone(), id.as_str())
+        .map(|f| Arc::new(f) as Arc<dyn crate::tools::files::FileAccess>);
+    let running = startup::start_agent_with(s, &provider, true, files)
+        .map_err(|e| internal(format!("{e:#}")))?;
     let load = match origin {
         Origin::Stored(loaded) => AgentCommand::load(loaded),
         Origin::New => AgentCommand::LoadHistory {
@@ -230,26 +239,12 @@ impl Forwarder {
                         let _ = open.cancel();
                     }
                 }
-                AgentEvent::PlanProposed { id, .. } => {
-                    // No protocol form approves a plan (plan mode is not
-                    // offered, but a config may start in it): declined, so
-                    // the model goes on planning instead of waiting.
-                    self.session.send(AgentCommand::PermissionReply {
-                        id: *id,
-                        decision: crate::protocol::Decision::Deny {
-                            reason: Some(
-                                "this editor cannot approve plans; finish with a summary".into(),
-                            ),
-                        },
-                    });
-                }
-                AgentEvent::InputRequested { id, .. } => {
-                    // ACP v1 has no form for a server's question: decline it,
-                    // so the server goes on without the answer.
-                    self.session.send(AgentCommand::InputReply {
-                        id: *id,
-                        answer: crate::tools::input::InputAnswer::Decline,
-                    });
+                AgentEvent::PlanProposed { id, plan } => self.ask_plan(*id, plan),
+                AgentEvent::InputRequested { id, request } => self.ask_input(*id, request),
+                AgentEvent::InputResolved { id } => {
+                    if let Some(open) = self.asking.remove(id) {
+                        let _ = open.cancel();
+                    }
                 }
                 _ => {}
             }
@@ -275,25 +270,79 @@ impl Forwarder {
             .tr
             .call_for(&request.tool, &request.summary)
             .unwrap_or_else(|| format!("permission-{id}"));
-        let ask = acp::RequestPermissionRequest::new(
-            self.session.id.clone(),
-            permission::tool_call(self.tr.cwd(), &call, request),
-            permission::options(request),
-        );
-        let session = self.session.clone();
+        let shown = permission::tool_call(self.tr.cwd(), &call, request);
         let request = request.clone();
+        self.put(id, shown, permission::options(&request), move |outcome| {
+            let decision = permission::decision(&request, outcome);
+            AgentCommand::PermissionReply { id, decision }
+        });
+    }
+
+    /// A plan waiting for approval, asked on its `exit_plan_mode` call.
+    fn ask_plan(&mut self, id: u64, plan: &str) {
+        let call = self
+            .tr
+            .open_call_of("exit_plan_mode")
+            .unwrap_or_else(|| format!("plan-{id}"));
+        let (shown, options) = questions::plan(&call, plan);
+        self.put(id, shown, options, move |outcome| {
+            let decision = questions::plan_decision(outcome);
+            AgentCommand::PermissionReply { id, decision }
+        });
+    }
+
+    /// An MCP server's question: as options when its form is a choice,
+    /// else declined at once (the editor is told), so nothing waits.
+    fn ask_input(&mut self, id: u64, request: &InputRequest) {
+        let Some((shown, options)) = questions::input(id, request) else {
+            self.session.send(AgentCommand::InputReply {
+                id,
+                answer: InputAnswer::Decline,
+            });
+            let note = format!(
+                "\n\n_{} asked for input this editor has no form for (\"{}\"); cairn declined it._\n\n",
+                request.source, request.message
+            );
+            let n = acp::SessionNotification::new(
+                self.session.id.clone(),
+                acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(
+                    super::updates::text(note),
+                )),
+            );
+            let _ = self.cx.send_notification(n);
+            return;
+        };
+        let request = request.clone();
+        self.put(id, shown, options, move |outcome| {
+            AgentCommand::InputReply {
+                id,
+                answer: questions::input_answer(&request, outcome),
+            }
+        });
+    }
+
+    /// Sends the question; `answer` turns the editor's pick (a failed
+    /// request counts as withdrawn) into the command for the agent.
+    fn put(
+        &mut self,
+        id: u64,
+        call: acp::ToolCallUpdate,
+        options: Vec<acp::PermissionOption>,
+        answer: impl FnOnce(&acp::RequestPermissionOutcome) -> AgentCommand + Send + 'static,
+    ) {
+        let ask = acp::RequestPermissionRequest::new(self.session.id.clone(), call, options);
+        let session = self.session.clone();
         let sent = self.cx.send_request(ask);
         self.asking.insert(id, sent.cancellation_handle());
         tokio::spawn(async move {
             let outcome = match sent.block_task().await {
                 Ok(answer) => answer.outcome,
                 Err(e) => {
-                    tracing::warn!("acp: the permission request failed: {e}");
+                    tracing::warn!("acp: the question to the editor failed: {e}");
                     acp::RequestPermissionOutcome::Cancelled
                 }
             };
-            let decision = permission::decision(&request, &outcome);
-            session.send(AgentCommand::PermissionReply { id, decision });
+            session.send(answer(&outcome));
         });
     }
 }

@@ -111,17 +111,11 @@ pub fn plan(todos: &[Todo]) -> acp::Plan {
     )
 }
 
-/// Modes an editor may switch to: plan mode ends in an approval dialog
-/// the protocol has no form for yet, so it stays in cairn's own front ends.
-pub fn offered(mode: Mode) -> bool {
-    mode != Mode::Plan
-}
-
-/// The session modes an editor offers: cairn's permission modes.
+/// The session modes an editor offers: cairn's permission modes, plan
+/// mode included (its approval comes as a `session/request_permission`).
 pub fn modes(current: Mode) -> acp::SessionModeState {
     let modes = Mode::ALL
         .iter()
-        .filter(|m| offered(**m))
         .map(|m| {
             let (name, about) = match m {
                 Mode::Smart => (
@@ -133,7 +127,11 @@ pub fn modes(current: Mode) -> acp::SessionModeState {
                     "Auto",
                     "Tools run without asking (paths outside the workspace still ask; dangerous commands stay blocked)",
                 ),
-                Mode::Chat | Mode::Plan => ("Chat", "No tools run"),
+                Mode::Chat => ("Chat", "No tools run"),
+                Mode::Plan => (
+                    "Plan",
+                    "Read-only tools run; the model ends with a plan you approve before anything changes",
+                ),
             };
             acp::SessionMode::new(m.as_str(), name).description(about.to_string())
         })
@@ -173,6 +171,16 @@ impl Translator {
                 .is_some_and(|(t, s)| t == tool && s == summary)
         })?;
         Some(self.waiting.remove(pos))
+    }
+
+    /// An open call of `tool`, e.g. the `exit_plan_mode`
+    /// call whose plan waits for approval.
+    pub fn open_call_of(&self, tool: &str) -> Option<String> {
+        self.open
+            .iter()
+            .filter(|(_, (t, _))| t == tool)
+            .map(|(id, _)| id.clone())
+            .max()
     }
 
     /// The updates one event makes.

@@ -154,5 +154,5 @@ fn every_mode_is_offered_and_the_current_one_named() {
         .iter()
         .map(|m| m["id"].as_str().unwrap())
         .collect();
-    assert_eq!(ids, ["smart", "always-ask", "auto", "chat"]);
+    assert_eq!(ids, ["smart", "always-ask", "auto", "chat", "plan"]);
 }

@@ -41,6 +41,7 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
             lock(&ctx.shared.gate).rules().fetch_hosts(),
         ),
         call_id: String::new(),
+        files: ctx.shared.files.clone(),
     }
 }
 

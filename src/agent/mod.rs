@@ -144,6 +144,9 @@ pub(crate) struct Shared {
     pub sub_totals: Mutex<(Usage, Option<f64>)>,
     /// The language servers that check edits, when configured.
     pub lsp: Option<Arc<crate::lsp::LspManager>>,
+    /// The front end's copy of the files (an editor's buffers), when it
+    /// offers one to the file tools.
+    pub files: Option<Arc<dyn crate::tools::files::FileAccess>>,
     /// The session whose background jobs `/jobs` stops, also while a
     /// turn runs.
     pub jobs_of: Mutex<std::sync::Weak<SessionState>>,
@@ -245,6 +248,7 @@ impl Agent {
                 route: None,
                 sub_totals: Default::default(),
                 lsp: None,
+                files: None,
                 jobs_of: Mutex::new(std::sync::Weak::new()),
             }),
             opts,
@@ -283,6 +287,15 @@ impl Agent {
             && !hooks.is_empty()
         {
             shared.hooks = Some(hooks);
+        }
+        self
+    }
+
+    /// Has the file tools read and write through the front end's copy of
+    /// the files (an editor's buffers) instead of the disk.
+    pub fn with_files(mut self, files: Arc<dyn crate::tools::files::FileAccess>) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.files = Some(files);
         }
         self
     }

@@ -253,6 +253,17 @@ pub fn open_store() -> Result<crate::store::Store> {
 
 /// Builds the agent and starts it on its own task.
 pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) -> Result<Running> {
+    start_agent_with(s, provider, interactive, None)
+}
+
+/// [`start_agent`] whose file tools read and write through `files` (an
+/// editor's buffers), still under every rule the disk tools keep.
+pub fn start_agent_with(
+    s: &Startup,
+    provider: &ResolvedProvider,
+    interactive: bool,
+    files: Option<Arc<dyn crate::tools::files::FileAccess>>,
+) -> Result<Running> {
     if interactive {
         // The picker's list of served models, found in the background.
         let settings = provider.settings.clone();
@@ -320,6 +331,9 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
         s.trust,
         Standing::Trusted | Standing::TrustedThisRun | Standing::NothingToTrust
     ) || s.trust_flag;
+    if let Some(files) = files {
+        agent = agent.with_files(files);
+    }
     agent = agent
         .with_sandbox(s.sandbox.clone())
         .with_commands(command_roots(s))

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 
 use similar::{DiffTag, TextDiff};
 
-use super::atomic::write_atomic;
-use super::state::{FileStamp, hash_bytes};
+use super::state::hash_bytes;
 use super::{ToolContext, ToolDisplay, ToolOutput};
 
 const BOM: &str = "\u{feff}";
@@ -213,21 +212,16 @@ impl Plan {
         })
     }
 
-    /// Writes the change, keeping the old content for undo and a fresh
-    /// view stamp so the next edit needs no new view.
+    /// Writes the change (to the disk, or an editor's buffer when the
+    /// front end offers its files), keeping the old content for undo and a
+    /// fresh view stamp so the next edit needs no new view.
     pub fn write(&self, ctx: &ToolContext) -> Result<(), String> {
         if let Some(dir) = self.path.parent() {
             super::beneath::pinned_dir(dir)
                 .map_err(|e| format!("cannot create the directory {}: {e}", dir.display()))?;
         }
         ctx.session.record_version(&self.path, self.before.clone());
-        write_atomic(&self.path, &self.after)
-            .map_err(|e| format!("cannot write {}: {e}", self.shown))?;
-        if let Ok(meta) = fs::metadata(&self.path) {
-            ctx.session
-                .record_view(&self.path, FileStamp::of_bytes(&self.after, &meta));
-        }
-        Ok(())
+        super::files::write(ctx, &self.path, &self.after)
     }
 
     /// The model's answer: counts and a numbered snippet of the new text
@@ -291,7 +285,7 @@ pub fn read_for_edit(ctx: &ToolContext, path: &Path) -> Result<(Vec<u8>, FileTex
     if let Some(refusal) = super::regular::refusal(&shown, &meta) {
         return Err(refusal);
     }
-    let bytes = super::regular::read_bounded(path, super::regular::MAX_EDIT_FILE)
+    let bytes = super::files::read_bounded(ctx, path, super::regular::MAX_EDIT_FILE)
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
     check_viewed(ctx, path, &bytes)?;
     let text = FileText::decode(&bytes, &shown)?;

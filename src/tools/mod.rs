@@ -7,6 +7,7 @@ pub mod edit;
 pub mod edit_core;
 pub mod env;
 pub mod fetch;
+pub mod files;
 pub mod git_safety;
 pub mod glob;
 pub mod grep;
@@ -68,6 +69,9 @@ pub struct ToolContext {
     pub fetch_hosts: fetch::FetchHosts,
     /// The id of the call being run (empty outside a turn).
     pub call_id: String,
+    /// A front end's copy of the files (an editor's buffers), when it
+    /// offers one; `None` reads and writes the disk.
+    pub files: Option<Arc<dyn files::FileAccess>>,
 }
 
 /// Hunks (numbered from 0, as `crate::diff::hunks` counts them) of an
@@ -91,6 +95,7 @@ impl ToolContext {
             rejected: None,
             fetch_hosts: fetch::FetchHosts::default(),
             call_id: String::new(),
+            files: None,
         }
     }
 

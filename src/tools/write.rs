@@ -30,7 +30,7 @@ fn plan_write(ctx: &ToolContext, path: &Path, content: String) -> Result<Plan, S
             if let Some(refusal) = super::regular::refusal(&shown, &m) {
                 return Err(refusal);
             }
-            let bytes = super::regular::read_bounded(path, super::regular::MAX_EDIT_FILE)
+            let bytes = super::files::read_bounded(ctx, path, super::regular::MAX_EDIT_FILE)
                 .map_err(|e| format!("cannot read {shown}: {e}"))?;
             check_viewed(ctx, path, &bytes)?;
             Some(bytes)

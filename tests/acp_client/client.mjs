@@ -6,15 +6,18 @@
 //
 //   node client.mjs CAIRN_BINARY PROJECT_DIR PINGS
 //
-// The conversation: initialize; a new session; a prompt whose answer views
-// and edits a.txt (the edit asks, with its diff; the client allows once)
-// and runs a command whose output streams; bad requests (an unknown session,
+// The conversation: initialize (announcing the editor's files and
+// terminals); a new session; a prompt whose answer views and edits a.txt
+// (the edit asks, with its diff; the client allows once) and runs a command
+// whose output streams; a prompt whose answer views and edits notes.txt,
+// which has an unsaved buffer here (read and written over fs/*, the disk
+// left alone); bad requests (an unknown session,
 // an unknown mode) answered with errors; a mode switch; PINGS short prompts
 // timed from the request to the first update; a slow answer cancelled
 // mid-stream; the session list; then a second `cairn acp` loads the session.
 
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable, Writable } from "node:stream";
 import * as acp from "@agentclientprotocol/sdk";
@@ -34,9 +37,17 @@ function start() {
   return { child, stream };
 }
 
-/// Updates and permission requests as they arrive, with their time.
-function recorder() {
-  const rec = { updates: [], permissions: [], waiters: [] };
+/// The editor's buffers: notes.txt is open with unsaved changes; any other
+/// file reads from the disk, and a write to it is saved.
+function editorFiles() {
+  const notes = join(project, "notes.txt");
+  return { buffers: new Map([[notes, "UNSAVED alpha notes\n"]]), log: [] };
+}
+
+/// Updates, permission requests and file requests as they arrive, with
+/// their time; `log` keeps the order of questions and file calls.
+function recorder(files = editorFiles()) {
+  const rec = { updates: [], permissions: [], waiters: [], files };
   rec.app = acp
     .client({ name: "cairn-acp-test" })
     .onNotification(acp.methods.client.session.update, ({ params }) => {
@@ -48,7 +59,24 @@ function recorder() {
       // written before the answer.
       const onDisk = readFileSync(join(project, "a.txt"), "utf8");
       rec.permissions.push({ ...params, onDisk });
+      files.log.push({ what: "permission", toolCallId: params.toolCall.toolCallId });
       return { outcome: { outcome: "selected", optionId: "allow_once" } };
+    })
+    .onRequest(acp.methods.client.fs.readTextFile, ({ params }) => {
+      files.log.push({ what: "read", path: params.path });
+      const open = files.buffers.get(params.path);
+      return { content: open ?? readFileSync(params.path, "utf8") };
+    })
+    .onRequest(acp.methods.client.fs.writeTextFile, ({ params }) => {
+      files.log.push({ what: "write", path: params.path, content: params.content });
+      if (files.buffers.has(params.path)) files.buffers.set(params.path, params.content);
+      else writeFileSync(params.path, params.content);
+      return {};
+    })
+    .onRequest(acp.methods.client.terminal.create, ({ params }) => {
+      // cairn runs commands in its own sandbox: it must never ask this.
+      files.log.push({ what: "terminal", command: params.command });
+      throw new Error("this test editor does not run commands");
     });
   rec.until = async (pred, what) => {
     const deadline = Date.now() + 30000;
@@ -90,7 +118,7 @@ async function firstSession(report) {
   await rec.app.connectWith(stream, async (ctx) => {
     const init = await ctx.request(acp.methods.agent.initialize, {
       protocolVersion: acp.PROTOCOL_VERSION,
-      clientCapabilities: {},
+      clientCapabilities: { fs: { readTextFile: true, writeTextFile: true }, terminal: true },
       clientInfo: { name: "cairn-acp-test", version: "1" },
     });
     report.initialize = init;
@@ -116,6 +144,22 @@ async function firstSession(report) {
     // waiting for it keeps the scripted replies in order.
     await rec.until((u) => u.sessionUpdate === "session_info_update", "the title");
     report.title = rec.updates.find((u) => u.sessionUpdate === "session_info_update").title;
+
+    // notes.txt has unsaved changes in the editor: the view sees them and
+    // the edit lands in the buffer, after the question.
+    const fromNotes = rec.updates.length;
+    const logFrom = rec.files.log.length;
+    const notes = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "fix the notes" }],
+    });
+    report.notes = {
+      stopReason: notes.stopReason,
+      updates: rec.updates.slice(fromNotes),
+      log: rec.files.log.slice(logFrom),
+      buffer: rec.files.buffers.get(join(project, "notes.txt")),
+      onDisk: readFileSync(join(project, "notes.txt"), "utf8"),
+    };
 
     report.unknownSession = await error(
       ctx.request(acp.methods.agent.session.prompt, {
@@ -177,6 +221,7 @@ async function firstSession(report) {
 
     report.list = await ctx.request(acp.methods.agent.session.list, { cwd: project });
   });
+  report.fileLog = rec.files.log;
   child.stdin.end();
   report.firstExit = await new Promise((r) => child.on("exit", (code) => r(code)));
 }

@@ -93,7 +93,7 @@ impl TestServer {
             tool("roots", "Tells the client's roots.", no_args()),
             tool(
                 "ask",
-                "Asks the person who they are; with `url`, asks them to open that page.",
+                "Asks the person who they are; with `url`, asks them to open that page; with `pick`, where to deploy.",
                 json!({"type": "object", "properties": {"url": {"type": "string"}}}),
             ),
             tool(
@@ -262,6 +262,27 @@ impl ServerHandler for TestServer {
                 Ok(text_result(
                     match context.peer.create_elicitation(params).await {
                         Ok(r) => format!("answer: {:?}", r.action),
+                        Err(e) => format!("elicitation failed: {e}"),
+                    },
+                ))
+            }
+            "ask" if args.get("pick").is_some() => {
+                let schema = serde_json::from_value(json!({"type": "object", "properties": {
+                    "target": {"type": "string", "title": "Target", "enum": ["staging", "production"]}
+                }, "required": ["target"]}))
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let params = ElicitRequestParams::FormElicitationParams {
+                    meta: None,
+                    message: "Where to deploy?".into(),
+                    requested_schema: schema,
+                };
+                Ok(text_result(
+                    match context.peer.create_elicitation(params).await {
+                        Ok(r) => format!(
+                            "answer: {:?} {}",
+                            r.action,
+                            r.content.map(|c| c.to_string()).unwrap_or_default()
+                        ),
                         Err(e) => format!("elicitation failed: {e}"),
                     },
                 ))

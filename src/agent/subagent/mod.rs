@@ -292,6 +292,7 @@ fn child_shared(
         gate: parent.gate.clone(),
         sandbox: parent.sandbox.clone(),
         lsp: parent.lsp.clone(),
+        files: parent.files.clone(),
         earlier: Mutex::new(Vec::new()),
         route: Some(Route::new(parent.clone(), call_id, name)),
         sub_totals: Default::default(),

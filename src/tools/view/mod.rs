@@ -166,7 +166,7 @@ fn view_file(
     if meta.len() > MAX_WHOLE_FILE {
         return view_streaming(ctx, path, &meta, range);
     }
-    let bytes = match super::regular::read_bounded(path, MAX_WHOLE_FILE) {
+    let bytes = match super::files::read_bounded(ctx, path, MAX_WHOLE_FILE) {
         Ok(b) => b,
         Err(e) => return ToolOutput::error(format!("cannot read {shown}: {e}")),
     };
