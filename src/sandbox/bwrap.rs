@@ -212,6 +212,11 @@ fn build_with(
     for file in policy.reveal.iter().filter(|f| !shown(f)) {
         a.pair("--ro-bind", file, file);
     }
+    // A configuration file shown without its credentials, over the real
+    // one (denied above).
+    for (copy, real) in &policy.redacted {
+        a.pair("--ro-bind", copy, real);
+    }
     for socket in &policy.unix_sockets {
         a.pair("--bind-try", socket, socket);
     }

@@ -29,6 +29,74 @@ pub const ALLOW: &[&str] = &[
     ".terminfo",
 ];
 
+/// Configuration files on the allow-list that may hold a credential among
+/// settings toolchains need: a token in a URL (`url.<base>.insteadOf`,
+/// a remote), an `http.extraHeader`, a cargo registry `token`. Where one
+/// does, commands read a copy with those lines taken out (bubblewrap) or
+/// not the file at all (Landlock cannot put a copy in its place).
+pub const CONFIG_WITH_SECRETS: &[&str] = &[
+    ".gitconfig",
+    ".config/git/config",
+    ".cargo/config.toml",
+    ".cargo/config",
+];
+
+/// `text` without the lines that carry a credential, or `None` when it has
+/// none. A line goes when its key names a secret (`token`, `password`,
+/// `extraheader`, `secret`) or it holds a URL with a user and password
+/// (`https://user:token@host`); a section header holding one is replaced
+/// by a comment, so its keys fall under no section.
+pub fn redact(text: &str) -> Option<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut changed = false;
+    for line in text.split_inclusive('\n') {
+        if carries_secret(line) {
+            changed = true;
+            out.push_str(if line.trim_start().starts_with('[') {
+                "[cairn-redacted]\n"
+            } else {
+                "# (a line holding a credential, hidden from commands by cairn)\n"
+            });
+        } else {
+            out.push_str(line);
+        }
+    }
+    changed.then_some(out)
+}
+
+fn carries_secret(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    let key = lower
+        .trim_start()
+        .split(['=', ' ', '\t'])
+        .next()
+        .unwrap_or("");
+    let secret_key = [
+        "token",
+        "password",
+        "passwd",
+        "secret",
+        "extraheader",
+        "authorization",
+    ]
+    .iter()
+    .any(|k| key.contains(k));
+    secret_key || url_with_password(&lower)
+}
+
+/// Whether `s` holds `scheme://user:password@`.
+fn url_with_password(s: &str) -> bool {
+    s.match_indices("://").any(|(at, _)| {
+        let rest = &s[at + 3..];
+        let end = rest
+            .find(|c: char| c == '/' || c == '"' || c.is_whitespace() || c == ']')
+            .unwrap_or(rest.len());
+        rest[..end]
+            .split_once('@')
+            .is_some_and(|(user, _)| user.contains(':'))
+    })
+}
+
 /// Never readable, relative to home: secrets, some inside allowed paths.
 pub const SECRETS: &[&str] = &[
     ".ssh",
@@ -55,3 +123,30 @@ pub const SECRETS: &[&str] = &[
     ".zsh_history",
     ".python_history",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_taken_out_and_the_rest_stays() {
+        let git = "[user]\n\tname = Person\n[url \"https://x:ghp_abc@github.com/\"]\n\tinsteadOf = https://github.com/\n[http \"https://corp\"]\n\textraHeader = Authorization: Bearer T\n[core]\n\teditor = vim\n";
+        let out = redact(git).unwrap();
+        assert!(!out.contains("ghp_abc") && !out.contains("Bearer"), "{out}");
+        assert!(
+            out.contains("name = Person") && out.contains("editor = vim"),
+            "{out}"
+        );
+        let cargo = "[registries.corp]\nindex = \"sparse+https://c/\"\ntoken = \"cio_secret\"\n[net]\nretry = 3\n";
+        let out = redact(cargo).unwrap();
+        assert!(
+            !out.contains("cio_secret") && out.contains("retry = 3"),
+            "{out}"
+        );
+        assert_eq!(
+            redact("[user]\n\tname = P\n[remote \"o\"]\n\turl = https://github.com/a/b\n"),
+            None
+        );
+        assert_eq!(redact("url = git@github.com:a/b.git\n"), None);
+    }
+}

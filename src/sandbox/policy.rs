@@ -101,6 +101,10 @@ pub struct Policy {
     pub reveal: Vec<PathBuf>,
     /// Unix sockets commands may connect to (`[sandbox] unix_sockets`).
     pub unix_sockets: Vec<PathBuf>,
+    /// (copy, real): a configuration file commands read as a copy without
+    /// its credentials (`home::CONFIG_WITH_SECRETS`); the real one is in
+    /// `deny_read`.
+    pub redacted: Vec<(PathBuf, PathBuf)>,
     pub caches: Option<Caches>,
     pub network: bool,
     pub layer: Layer,
@@ -227,6 +231,17 @@ impl Policy {
                 push_existing(&mut deny_read, p);
             }
         }
+        let redacted = match (at.home, at.caches) {
+            (Some(h), Some(c)) => redacted_configs_into(h, Some(c), &mut deny_read),
+            (Some(h), None) => {
+                // Nowhere to put a copy: the file is not read at all.
+                let mut denied = Vec::new();
+                redacted_configs_into(h, None, &mut denied);
+                deny_read.extend(denied);
+                Vec::new()
+            }
+            _ => Vec::new(),
+        };
         // A denied path inside the workspace stays denied; a writable root
         // inside a denied one is dropped.
         writable.retain(|w| !deny_read.iter().any(|d| w.starts_with(d)));
@@ -265,6 +280,7 @@ impl Policy {
             read_only,
             reveal: Vec::new(),
             unix_sockets,
+            redacted,
             caches: at.caches.cloned(),
             network: config.network(),
             layer: at.layer,
@@ -290,6 +306,7 @@ impl Policy {
             read_only: Vec::new(),
             reveal: Vec::new(),
             unix_sockets: Vec::new(),
+            redacted: Vec::new(),
             caches: None,
             network,
             layer: Layer::Kernel,
@@ -378,6 +395,40 @@ fn is_default_writable(path: &Path) -> bool {
 /// `git init` would have), so that they are bound read-only: a bind needs
 /// something to bind over, and a missing folder could be created with a
 /// hook in it. Only in a real `.git` folder of the workspace itself.
+/// For each of the person's configuration files that holds a credential:
+/// the real file is denied, and a copy without those lines is written
+/// where commands cannot write (`<cache area>/.redacted`, beside the
+/// projects' folders) for bubblewrap to show in its place.
+fn redacted_configs_into(
+    home: &Path,
+    caches: Option<&super::caches::Caches>,
+    deny_read: &mut Vec<PathBuf>,
+) -> Vec<(PathBuf, PathBuf)> {
+    let mut out = Vec::new();
+    for rel in super::home::CONFIG_WITH_SECRETS {
+        let real = home.join(rel);
+        let text = String::from_utf8_lossy(&super::head::head(&real)).into_owned();
+        let Some(clean) = super::home::redact(&text) else {
+            continue;
+        };
+        push_existing(deny_read, real.clone());
+        let Some(area) = caches.and_then(|c| c.dir.parent()) else {
+            continue;
+        };
+        let name = format!(
+            "{:016x}",
+            super::census_record::fnv(real.as_os_str().as_encoded_bytes())
+        );
+        let copy = area.join(".redacted").join(name);
+        let written = std::fs::create_dir_all(area.join(".redacted"))
+            .and_then(|_| crate::private::write(&copy, clean.as_bytes()));
+        if written.is_ok() {
+            out.push((copy, real));
+        }
+    }
+    out
+}
+
 pub(crate) fn make_bind_points(workspace: &Path) {
     let git = workspace.join(".git");
     if !std::fs::symlink_metadata(&git).is_ok_and(|m| m.is_dir()) {

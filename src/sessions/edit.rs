@@ -139,7 +139,12 @@ pub fn export_text(
             "json",
         )
     } else {
-        (store.export_markdown(id)?, "md")
+        // Markdown is for reading (`cat`, `less`, a pager): a control
+        // character a model or a tool left in the session is shown in
+        // caret notation, never sent to the terminal that shows the file.
+        // JSON keeps the exact text (its strings escape them).
+        let text = store.export_markdown(id)?;
+        (crate::term_safe::escape(&text), "md")
     })
 }
 

@@ -231,3 +231,30 @@ fn exports_of_sessions_made_the_same_minute_do_not_overwrite_each_other() {
     assert!(std::fs::read_to_string(&a).unwrap().contains("alpha"));
     assert!(std::fs::read_to_string(&b).unwrap().contains("gamma"));
 }
+
+/// Fifth hostile review (G9): a Markdown export kept the raw escape
+/// sequences a tool's output carried (OSC 52 writes the clipboard, a
+/// title sequence renames the window) for whoever `cat`s the file later.
+#[test]
+fn a_markdown_export_carries_no_escape_sequence_and_json_keeps_the_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(dir.path().join("s.db")).unwrap();
+    let id = store.create_session(&NewSession::default()).unwrap();
+    let hostile = "done\u{1b}]52;c;ZWNobyBwd25lZA==\u{7}\u{1b}]0;title\u{7}\u{9b}2J";
+    store
+        .append_message(
+            &id,
+            &Message::assistant_text(hostile),
+            &MessageMeta::default(),
+        )
+        .unwrap();
+    let (md, _) = crate::sessions::export_text(&store, &id, false).unwrap();
+    assert!(md.contains("done^[]52;c;"), "{md}");
+    assert!(
+        !md.chars().any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{md:?}"
+    );
+    let (json, _) = crate::sessions::export_text(&store, &id, true).unwrap();
+    let back: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(back.to_string().contains("\\u001b]52"), "{json}");
+}

@@ -86,7 +86,11 @@ async fn a_folder_holding_a_bound_file_cannot_be_swapped() {
     f.write_ws(".vscode/tasks.json", "{\"tasks\": []}\n");
     std::fs::create_dir_all(f.ws.join(".git/modules/vendor")).unwrap();
     std::fs::write(f.ws.join(".git/modules/vendor/config"), "[core]\n").unwrap();
-    std::fs::write(f.ws.join(".git/modules/vendor/HEAD"), "ref: refs/heads/main\n").unwrap();
+    std::fs::write(
+        f.ws.join(".git/modules/vendor/HEAD"),
+        "ref: refs/heads/main\n",
+    )
+    .unwrap();
     let swap = r#"for d in .claude .vscode .git/modules/vendor; do
   mv "$d" "$d.old" && mkdir "$d" && cp -r "$d.old/." "$d/" && echo "swapped $d"
 done

@@ -61,3 +61,55 @@ async fn credentials_in_the_home_directory_stay_unread_in_smart_mode() {
 async fn credentials_in_the_home_directory_stay_unread_in_auto_mode() {
     case("auto").await;
 }
+
+/// Fifth hostile review (G8): tokens inside files on the home allow-list —
+/// a token in a `url.<base>.insteadOf` section of `~/.gitconfig`, an
+/// `http.extraHeader`, a cargo registry `token` in `~/.cargo/config.toml`
+/// — reached the model through `git config --global -l` (run unasked) or
+/// a plain `cat`. Commands now read those files without such lines; git
+/// still finds the rest (the person's name).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_inside_allowed_config_files_stay_unread() {
+    let mut f = Fixture::new();
+    let (url_token, header, cargo) = (
+        format!("ghp{}", crate::escape_fixture::random_hex()),
+        format!("hdr{}", crate::escape_fixture::random_hex()),
+        format!("cio{}", crate::escape_fixture::random_hex()),
+    );
+    f.write_home(
+        ".gitconfig",
+        &format!(
+            "[user]\n\tname = Person\n\temail = p@example.com\n\
+             [url \"https://x:{url_token}@github.com/\"]\n\tinsteadOf = https://github.com/\n\
+             [http \"https://corp.example\"]\n\textraHeader = Authorization: Bearer {header}\n"
+        ),
+    );
+    f.write_home(
+        ".cargo/config.toml",
+        &format!("[registries.corp]\nindex = \"sparse+https://c/\"\ntoken = \"{cargo}\"\n"),
+    );
+    f.add_canary("~/.gitconfig url token", &url_token);
+    f.add_canary("~/.gitconfig extraHeader", &header);
+    f.add_canary("~/.cargo/config.toml token", &cargo);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            bash("g1", "git config --global -l"),
+            bash("g2", "git config user.name > who.txt"),
+            bash("g3", "cat ~/.gitconfig ~/.cargo/config.toml"),
+            Reply::text("Collected."),
+        ]),
+    )
+    .await;
+    let before = f.snapshot();
+    f.run(&mock, "smart").await;
+    let mut all = f.escapes(&mock, &before);
+    all.retain(|e| !e.contains("who.txt"));
+    let who = std::fs::read_to_string(f.ws.join("who.txt")).unwrap_or_default();
+    if crate::escape_fixture::have("bwrap") && who.trim() != "Person" {
+        all.push(format!(
+            "git lost the person's name inside the sandbox: {who:?}"
+        ));
+    }
+    assert_contained("credentials inside allowed config files", &all);
+}
