@@ -160,3 +160,89 @@ async fn a_server_that_cannot_start_is_shown_and_edits_go_on() {
         "{screen}"
     );
 }
+
+/// The processes below `root` (by parent pid) whose command line holds
+/// `needle`, with it.
+fn descendants_named(root: u32, needle: &str) -> Vec<u32> {
+    let mut parent = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // After the command's closing parenthesis: state, then ppid.
+        let after = stat.rsplit(')').next().unwrap_or("");
+        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parent.insert(pid, ppid);
+        }
+    }
+    let below = |mut pid: u32| {
+        while let Some(&p) = parent.get(&pid) {
+            if p == root {
+                return true;
+            }
+            pid = p;
+        }
+        false
+    };
+    parent
+        .keys()
+        .copied()
+        .filter(|&pid| below(pid) && cmdline(pid).contains(needle))
+        .collect()
+}
+
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Alive: there, not a zombie, still the same program.
+fn alive(pid: u32, needle: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    !stat.is_empty() && !state.starts_with('Z') && cmdline(pid).contains(needle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_language_server_outlives_cairn() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::text("Viewed."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock.url(), Some(&bin), &[]);
+    app.type_text("look at app.py");
+    app.send(b"\r");
+    wait_long(&app, "the answer", 30, |s| s.contains("Viewed."));
+    let cairn = app.pid().expect("cairn's pid");
+    // The view started pyright (node running pyright's language server).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let servers = loop {
+        let found = descendants_named(cairn, "pyright");
+        if !found.is_empty() {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "pyright never started");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    app.ctrl_c_to_quit();
+    assert!(
+        app.wait_exit(Duration::from_secs(30)).is_some(),
+        "cairn quit"
+    );
+    // No grace beyond what quitting took: cairn stops them before it exits.
+    let left: Vec<u32> = servers
+        .into_iter()
+        .filter(|&p| alive(p, "pyright"))
+        .collect();
+    assert!(left.is_empty(), "still running after cairn: {left:?}");
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::Shared;
 use crate::lsp::Verdict;
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, NoticeLevel};
 use crate::tools::{Preview, ToolDisplay, ToolOutput};
 
 /// How long the dialog's check may take, a server's start included (the
@@ -42,6 +42,44 @@ pub(crate) fn watch(shared: &Arc<Shared>) {
             }
         }
     });
+}
+
+/// `/lsp`: the servers started and the ones known here.
+pub(crate) fn report(shared: &Shared) {
+    shared.emit(match &shared.lsp {
+        Some(lsp) => AgentEvent::LanguageServerReport {
+            statuses: lsp.statuses(),
+            known: lsp.known(),
+        },
+        None => AgentEvent::Notice {
+            level: NoticeLevel::Info,
+            text: "Language servers are not running in this session.".into(),
+        },
+    });
+}
+
+/// `/lsp restart NAME`.
+pub(crate) fn restart(shared: &Shared, name: &str) {
+    let (level, text) = match shared.lsp.as_ref().map(|l| l.restart(name)) {
+        Some(Ok(())) => (
+            NoticeLevel::Info,
+            format!("Restarting language server `{name}`…"),
+        ),
+        Some(Err(e)) => (NoticeLevel::Warning, e),
+        None => (
+            NoticeLevel::Warning,
+            "Language servers are not running in this session.".into(),
+        ),
+    };
+    shared.emit(AgentEvent::Notice { level, text });
+}
+
+/// The session is over and its tools have ended: its servers stop (none
+/// starts after), so none outlives it and no request meets a dead one.
+pub(crate) async fn stop(shared: &Shared) {
+    if let Some(lsp) = &shared.lsp {
+        lsp.shutdown().await;
+    }
 }
 
 /// Starts the servers of files a call touches, so they are ready by the

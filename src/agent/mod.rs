@@ -381,6 +381,7 @@ impl Agent {
         hooks::session_end(&self.shared, "other", &cwd).await;
         // Jobs killed, control files checked once more, census kept.
         self.session.finish();
+        checks::stop(&self.shared).await;
     }
 
     async fn serve(&mut self, rx: &mut mpsc::UnboundedReceiver<AgentCommand>) {
@@ -523,6 +524,8 @@ impl Agent {
                 fork,
             } => self.rewind(turn, restore_files, fork),
             AgentCommand::KillJob { job_id } => kill_job(&self.shared, &job_id),
+            AgentCommand::ShowLanguageServers => checks::report(&self.shared),
+            AgentCommand::RestartLanguageServer(name) => checks::restart(&self.shared, &name),
             AgentCommand::PrepareUndo => self.prepare_undo(),
             AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
             AgentCommand::Submit { .. }
@@ -891,6 +894,8 @@ fn while_busy(
         }
         Some(AgentCommand::InputReply { id, answer }) => sources::answer(shared, id, answer),
         Some(AgentCommand::KillJob { job_id }) => kill_job(shared, &job_id),
+        Some(AgentCommand::ShowLanguageServers) => checks::report(shared),
+        Some(AgentCommand::RestartLanguageServer(name)) => checks::restart(shared, &name),
         Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
         Some(AgentCommand::SetMode(mode)) => {
             lock(&shared.gate).set_mode(mode);

@@ -32,6 +32,12 @@ pub enum AgentCommand {
     Cancel,
     /// Say which instruction files are in use (`/memory`), as a notice.
     ShowMemory,
+    /// The language servers started and known here (`/lsp`), answered
+    /// with `LanguageServerReport`; also while a turn runs.
+    ShowLanguageServers,
+    /// Stop and start again every started language server of this name
+    /// (`/lsp restart NAME`); a notice says what happened.
+    RestartLanguageServer(String),
     /// Stop a background job of the session (`/jobs`); its end arrives as
     /// `JobFinished`. A job that already ended is left as it is.
     KillJob {
@@ -241,6 +247,12 @@ pub enum AgentEvent {
     ServersChanged(crate::tools::SourceHealth),
     /// The language servers started so far and their states.
     LanguageServers(Vec<crate::lsp::ServerStatus>),
+    /// The answer to `ShowLanguageServers`: the servers started, and
+    /// the ones known here (whether their program is installed).
+    LanguageServerReport {
+        statuses: Vec<crate::lsp::ServerStatus>,
+        known: Vec<crate::lsp::KnownServer>,
+    },
     /// A server asks the person for input; answer with `InputReply`.
     InputRequested {
         id: u64,

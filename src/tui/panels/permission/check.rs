@@ -5,7 +5,7 @@
 use ratatui::text::{Line, Span};
 
 use super::PermissionDialog;
-use crate::lsp::{Severity, Verdict};
+use crate::protocol::{Severity, Verdict};
 use crate::tools::Preview;
 use crate::tui::styles::Styles;
 use crate::tui::wrap::wrap_prefixed;
