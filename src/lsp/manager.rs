@@ -57,6 +57,9 @@ type Key = (String, PathBuf);
 /// Why no server starts once the session has ended.
 const STOPPED: &str = "cairn stopped its language servers (the session ended)";
 
+/// How long a touched file waits for its server to open it there.
+const OPEN_WAIT: Duration = Duration::from_secs(60);
+
 /// How long `shutdown` waits for a server still starting to be stopped.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
@@ -169,10 +172,16 @@ impl LspManager {
         lock(&self.choices).clear();
     }
 
-    /// Starts `path`'s server in the background if it is not running.
+    /// Starts `path`'s server in the background if it is not running, and
+    /// opens the file in it once it runs (see `open_touched`).
     pub fn touch(self: &Arc<Self>, path: &Path) {
         if let Some((spec, root)) = self.server_for(path) {
             self.slot(&spec, &root);
+            if path.is_file() && self.docs.queue_touched(path) {
+                let me = self.clone();
+                let path = path.to_path_buf();
+                tokio::spawn(async move { me.open_touched(&path, OPEN_WAIT).await });
+            }
         }
     }
 

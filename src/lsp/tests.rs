@@ -222,3 +222,43 @@ async fn after_shutdown_no_server_starts_and_a_starting_one_is_killed() {
     );
     assert!(m.restart("s").is_err());
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_breaks_a_caller_in_another_open_file_says_so() {
+    let Some(bin) = pyright_bin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().to_path_buf();
+    let lib = ws.join("lib.py");
+    let old = "def helper(x):\n    return x * 2\n";
+    std::fs::write(&lib, old).unwrap();
+    std::fs::write(
+        ws.join("app.py"),
+        "from lib import helper\n\nprint(helper(1))\n",
+    )
+    .unwrap();
+    let m = manager_with(&bin, &ws);
+    // Touched (a view, say): opened before the check, whoever comes first.
+    m.touch(&ws.join("app.py"));
+    let new = "def assist(x):\n    return x * 2\n";
+    let v = m
+        .check(&lib, old, new, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let others = v.elsewhere();
+    assert_eq!(others.len(), 1, "{v:?}");
+    assert_eq!(others[0].path, "app.py");
+    assert!(v.tally().contains("in 1 other file"), "{}", v.tally());
+    let text = v.for_model("lib.py").unwrap();
+    assert!(
+        text.contains("app.py line 1:") && text.contains("helper"),
+        "{text}"
+    );
+    // Asked again (the result after the edit is applied): the same answer.
+    assert_eq!(
+        m.check(&lib, old, new, Duration::from_secs(5))
+            .await
+            .unwrap(),
+        v
+    );
+    m.shutdown().await;
+}

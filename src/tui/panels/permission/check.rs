@@ -75,8 +75,11 @@ pub(super) fn head_lines(check: &EditCheck, width: u16, styles: &Styles) -> Vec<
     };
     let (style, findings) = match v {
         Verdict::Checked {
-            new, new_errors, ..
-        } if *new_errors > 0 => (styles.error, &new[..]),
+            new,
+            new_errors,
+            elsewhere_errors,
+            ..
+        } if *new_errors + *elsewhere_errors > 0 => (styles.error, &new[..]),
         Verdict::Checked { new, .. } if !new.is_empty() => (styles.warning, &new[..]),
         Verdict::Checked { .. } => (styles.success, &[][..]),
         Verdict::Unavailable { .. } => (styles.warning, &[][..]),
@@ -111,6 +114,23 @@ pub(super) fn head_lines(check: &EditCheck, width: u16, styles: &Styles) -> Vec<
             format!("  … {} more", findings.len() - SHOWN),
             styles.dim,
         )));
+    }
+    // Other files the edit broke: the first error of each.
+    for e in v.elsewhere() {
+        let Some(f) = e.new.first() else { continue };
+        let text = format!(
+            "{} line {}: {}",
+            crate::term_safe::escape(&e.path),
+            f.line + 1,
+            crate::term_safe::escape(&f.message.split_whitespace().collect::<Vec<_>>().join(" "))
+        );
+        out.extend(wrap_prefixed(
+            &text,
+            width,
+            Span::raw("  "),
+            Span::raw("    "),
+            styles.error,
+        ));
     }
     out
 }
