@@ -246,3 +246,68 @@ async fn no_language_server_outlives_cairn() {
         .collect();
     assert!(left.is_empty(), "still running after cairn: {left:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_the_hunk_with_the_error_checks_again_what_would_be_written() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::tool(
+                "e1",
+                "multiedit",
+                json!({"file_path": "app.py", "edits": [
+                    {"old_string": "return 1", "new_string": "return undefined_two"},
+                    {"old_string": "return 2", "new_string": "return 3"}
+                ]}),
+            ),
+            Reply::text("Done."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock.url(), Some(&bin), &[]);
+    app.type_text("change f and g");
+    app.send(b"\r");
+    wait_long(&app, "the verdict", 60, |s| s.contains("pyright: +1 error"));
+    // The first hunk (the focused one) is rejected: checked again.
+    app.send(b" ");
+    let screen = wait_long(&app, "the second verdict", 60, |s| {
+        s.contains("pyright: no new problems")
+    });
+    assert!(
+        !screen.contains("undefined_two\" is not defined"),
+        "{screen}"
+    );
+    let first = screen
+        .lines()
+        .find(|l| l.contains("hunk 1/2"))
+        .unwrap_or("");
+    assert!(!first.contains("error"), "{screen}");
+    // Taken back: the error is there again.
+    app.send(b" ");
+    wait_long(&app, "the verdict again", 60, |s| {
+        s.contains("pyright: +1 error")
+    });
+    app.send(b" ");
+    wait_long(&app, "the clean verdict", 60, |s| {
+        s.contains("no new problems")
+    });
+    app.send(b"a");
+    app.send(b"\r");
+    wait_long(&app, "the answer", 30, |s| s.contains("Done."));
+    let written = std::fs::read_to_string(home.path("app.py")).unwrap();
+    assert!(
+        !written.contains("undefined_two") && written.contains("return 3"),
+        "{written}"
+    );
+    let sent = mock_model::tool_result_texts(&mock.requests()[2]);
+    let edit = sent.last().unwrap();
+    assert!(
+        edit.contains("Checked by pyright: no new problems"),
+        "{edit}"
+    );
+}

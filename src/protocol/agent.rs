@@ -35,6 +35,13 @@ pub enum AgentCommand {
     /// The language servers started and known here (`/lsp`), answered
     /// with `LanguageServerReport`; also while a turn runs.
     ShowLanguageServers,
+    /// The person changed which hunks of request `id`'s edit they keep:
+    /// check the edit again with those `rejected` left out (answered with
+    /// `EditCheck` for the same set).
+    RecheckEdit {
+        id: u64,
+        rejected: Vec<usize>,
+    },
     /// Stop and start again every started language server of this name
     /// (`/lsp restart NAME`); a notice says what happened.
     RestartLanguageServer(String),
@@ -218,6 +225,8 @@ pub enum AgentEvent {
         id: u64,
         server: String,
         verdict: Option<crate::lsp::Verdict>,
+        /// The hunks left out of the checked text (none: the whole edit).
+        rejected: Vec<usize>,
     },
     /// A request was answered (or dropped by a cancel).
     PermissionResolved {

@@ -64,9 +64,10 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
             id,
             server,
             verdict,
+            rejected,
         } => {
             if let Some(d) = model.modals.permissions.iter_mut().find(|d| d.id == id) {
-                d.set_check(server, verdict);
+                d.set_check(server, verdict, rejected);
             }
         }
         AgentEvent::Todos(todos) => model.todos = todos,
