@@ -163,7 +163,7 @@ async fn a_server_that_cannot_start_is_shown_and_edits_go_on() {
 
 /// The processes below `root` (by parent pid) whose command line holds
 /// `needle`, with it.
-fn descendants_named(root: u32, needle: &str) -> Vec<u32> {
+pub(crate) fn descendants_named(root: u32, needle: &str) -> Vec<u32> {
     let mut parent = std::collections::HashMap::new();
     for entry in std::fs::read_dir("/proc").unwrap().flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
@@ -199,7 +199,7 @@ fn cmdline(pid: u32) -> String {
 }
 
 /// Alive: there, not a zombie, still the same program.
-fn alive(pid: u32, needle: &str) -> bool {
+pub(crate) fn alive(pid: u32, needle: &str) -> bool {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let state = stat.rsplit(')').next().unwrap_or("").trim_start();
     !stat.is_empty() && !state.starts_with('Z') && cmdline(pid).contains(needle)
