@@ -242,3 +242,73 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
     assert_eq!(edit_call["status"], "completed");
     assert_eq!(edit_call["content"][0]["type"], "diff");
 }
+
+/// The pyright processes below this test whose folder is `cwd`.
+fn pyright_in(cwd: &std::path::Path) -> Vec<u32> {
+    crate::lsp_tui::descendants_named(std::process::id(), "pyright")
+        .into_iter()
+        .filter(|p| std::fs::read_link(format!("/proc/{p}/cwd")).is_ok_and(|c| c == cwd))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn closing_a_session_stops_its_language_servers() {
+    let Some(bin) = crate::lsp_run::servers_bin() else {
+        return;
+    };
+    let home = TestHome::new();
+    home.write("app.py", "x = 1\n");
+    let config = home.home.path().join("config/cairn/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[lsp.pyright]\ncommand = \"{}\"\n",
+            bin.join("pyright-langserver").display()
+        ),
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::text("Viewed."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let cwd = home.project.path().to_path_buf();
+    let real = cwd.canonicalize().unwrap();
+    let (started, left) = as_editor(&home, &mock, async move |cx, _updates, _perms| {
+        cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let new = cx
+            .send_request(acp::NewSessionRequest::new(cwd.clone()))
+            .block_task()
+            .await?;
+        let id = new.session_id;
+        cx.send_request(text_prompt(&id, "look at app.py"))
+            .block_task()
+            .await?;
+        let mut started = Vec::new();
+        for _ in 0..300 {
+            started = pyright_in(&real);
+            if !started.is_empty() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        // Loading the open session closes it first (cairn acp goes on).
+        cx.send_request(acp::LoadSessionRequest::new(id, cwd))
+            .block_task()
+            .await?;
+        let left: Vec<u32> = (started.iter().copied())
+            .filter(|&p| crate::lsp_tui::alive(p, "pyright"))
+            .collect();
+        Ok((started, left))
+    })
+    .await;
+    assert!(!started.is_empty(), "the view started pyright");
+    assert!(left.is_empty(), "still running after the close: {left:?}");
+}

@@ -177,3 +177,50 @@ async fn the_lsp_tool_finds_definitions_references_and_diagnostics() {
         "{results:?}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_breaks_a_caller_in_a_viewed_file_is_told_with_it() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("lib.py", "def helper(x):\n    return x * 2\n");
+    home.write(
+        "app.py",
+        "from lib import helper\n\nprint(helper(1))\nprint(nope)\n",
+    );
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::tool("v2", "view", json!({"file_path": "lib.py"})),
+            Reply::tool(
+                "e1",
+                "edit",
+                json!({"file_path": "lib.py", "old_string": "def helper", "new_string": "def assist"}),
+            ),
+            Reply::text("Renamed."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .env("PATH", path_with(&bin))
+        .args(["run", "--mode", "auto", "rename helper"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let results = mock_model::tool_result_texts(&mock.requests()[3]);
+    let edit = results.last().expect("the edit's result");
+    assert!(
+        edit.contains("also reports new errors in other files")
+            && edit.contains("app.py line 1:")
+            && edit.contains("helper"),
+        "{edit}"
+    );
+    assert!(
+        !edit.contains("nope"),
+        "a pre-existing error elsewhere is not repeated: {edit}"
+    );
+}

@@ -160,3 +160,154 @@ async fn a_server_that_cannot_start_is_shown_and_edits_go_on() {
         "{screen}"
     );
 }
+
+/// The processes below `root` (by parent pid) whose command line holds
+/// `needle`, with it.
+pub(crate) fn descendants_named(root: u32, needle: &str) -> Vec<u32> {
+    let mut parent = std::collections::HashMap::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // After the command's closing parenthesis: state, then ppid.
+        let after = stat.rsplit(')').next().unwrap_or("");
+        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parent.insert(pid, ppid);
+        }
+    }
+    let below = |mut pid: u32| {
+        while let Some(&p) = parent.get(&pid) {
+            if p == root {
+                return true;
+            }
+            pid = p;
+        }
+        false
+    };
+    parent
+        .keys()
+        .copied()
+        .filter(|&pid| below(pid) && cmdline(pid).contains(needle))
+        .collect()
+}
+
+fn cmdline(pid: u32) -> String {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .unwrap_or_default()
+}
+
+/// Alive: there, not a zombie, still the same program.
+pub(crate) fn alive(pid: u32, needle: &str) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+    !stat.is_empty() && !state.starts_with('Z') && cmdline(pid).contains(needle)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_language_server_outlives_cairn() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::text("Viewed."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock.url(), Some(&bin), &[]);
+    app.type_text("look at app.py");
+    app.send(b"\r");
+    wait_long(&app, "the answer", 30, |s| s.contains("Viewed."));
+    let cairn = app.pid().expect("cairn's pid");
+    // The view started pyright (node running pyright's language server).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let servers = loop {
+        let found = descendants_named(cairn, "pyright");
+        if !found.is_empty() {
+            break found;
+        }
+        assert!(Instant::now() < deadline, "pyright never started");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    app.ctrl_c_to_quit();
+    assert!(
+        app.wait_exit(Duration::from_secs(30)).is_some(),
+        "cairn quit"
+    );
+    // No grace beyond what quitting took: cairn stops them before it exits.
+    let left: Vec<u32> = servers
+        .into_iter()
+        .filter(|&p| alive(p, "pyright"))
+        .collect();
+    assert!(left.is_empty(), "still running after cairn: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rejecting_the_hunk_with_the_error_checks_again_what_would_be_written() {
+    let Some(bin) = servers_bin() else { return };
+    let home = TestHome::new();
+    home.write("app.py", OLD);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "app.py"})),
+            Reply::tool(
+                "e1",
+                "multiedit",
+                json!({"file_path": "app.py", "edits": [
+                    {"old_string": "return 1", "new_string": "return undefined_two"},
+                    {"old_string": "return 2", "new_string": "return 3"}
+                ]}),
+            ),
+            Reply::text("Done."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let mut app = start(&home, &mock.url(), Some(&bin), &[]);
+    app.type_text("change f and g");
+    app.send(b"\r");
+    wait_long(&app, "the verdict", 60, |s| s.contains("pyright: +1 error"));
+    // The first hunk (the focused one) is rejected: checked again.
+    app.send(b" ");
+    let screen = wait_long(&app, "the second verdict", 60, |s| {
+        s.contains("pyright: no new problems")
+    });
+    assert!(
+        !screen.contains("undefined_two\" is not defined"),
+        "{screen}"
+    );
+    let first = screen
+        .lines()
+        .find(|l| l.contains("hunk 1/2"))
+        .unwrap_or("");
+    assert!(!first.contains("error"), "{screen}");
+    // Taken back: the error is there again.
+    app.send(b" ");
+    wait_long(&app, "the verdict again", 60, |s| {
+        s.contains("pyright: +1 error")
+    });
+    app.send(b" ");
+    wait_long(&app, "the clean verdict", 60, |s| {
+        s.contains("no new problems")
+    });
+    app.send(b"a");
+    app.send(b"\r");
+    wait_long(&app, "the answer", 30, |s| s.contains("Done."));
+    let written = std::fs::read_to_string(home.path("app.py")).unwrap();
+    assert!(
+        !written.contains("undefined_two") && written.contains("return 3"),
+        "{written}"
+    );
+    let sent = mock_model::tool_result_texts(&mock.requests()[2]);
+    let edit = sent.last().unwrap();
+    assert!(
+        edit.contains("Checked by pyright: no new problems"),
+        "{edit}"
+    );
+}

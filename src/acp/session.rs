@@ -38,6 +38,7 @@ pub struct Session {
     prompt: Mutex<Option<v1::Responder<acp::PromptResponse>>>,
     sink: Option<Arc<StoreSink>>,
     mcp: Arc<McpManager>,
+    lsp: Arc<crate::lsp::LspManager>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
@@ -123,6 +124,7 @@ pub fn start(
         prompt: Mutex::new(None),
         sink: running.sink,
         mcp: running.mcp,
+        lsp: running.lsp,
         task: Mutex::new(Some(running.task)),
     });
     let forwarder = Forwarder {
@@ -193,6 +195,9 @@ impl Session {
         if let Some(task) = task {
             let _ = tokio::time::timeout(CLOSE_PATIENCE, task).await;
         }
+        // The agent stops its language servers as it ends; these stop them
+        // too when it did not end in time, and none starts after.
+        self.lsp.shutdown().await;
         if let Some(sink) = self.sink.clone() {
             let _ = tokio::task::spawn_blocking(move || sink.flush_within(CLOSE_PATIENCE)).await;
         }

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use super::Shared;
 use crate::lsp::Verdict;
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, NoticeLevel};
+use crate::sync::lock;
 use crate::tools::{Preview, ToolDisplay, ToolOutput};
 
 /// How long the dialog's check may take, a server's start included (the
@@ -44,6 +45,44 @@ pub(crate) fn watch(shared: &Arc<Shared>) {
     });
 }
 
+/// `/lsp`: the servers started and the ones known here.
+pub(crate) fn report(shared: &Shared) {
+    shared.emit(match &shared.lsp {
+        Some(lsp) => AgentEvent::LanguageServerReport {
+            statuses: lsp.statuses(),
+            known: lsp.known(),
+        },
+        None => AgentEvent::Notice {
+            level: NoticeLevel::Info,
+            text: "Language servers are not running in this session.".into(),
+        },
+    });
+}
+
+/// `/lsp restart NAME`.
+pub(crate) fn restart(shared: &Shared, name: &str) {
+    let (level, text) = match shared.lsp.as_ref().map(|l| l.restart(name)) {
+        Some(Ok(())) => (
+            NoticeLevel::Info,
+            format!("Restarting language server `{name}`…"),
+        ),
+        Some(Err(e)) => (NoticeLevel::Warning, e),
+        None => (
+            NoticeLevel::Warning,
+            "Language servers are not running in this session.".into(),
+        ),
+    };
+    shared.emit(AgentEvent::Notice { level, text });
+}
+
+/// The session is over and its tools have ended: its servers stop (none
+/// starts after), so none outlives it and no request meets a dead one.
+pub(crate) async fn stop(shared: &Shared) {
+    if let Some(lsp) = &shared.lsp {
+        lsp.shutdown().await;
+    }
+}
+
 /// Starts the servers of files a call touches, so they are ready by the
 /// time an edit comes (nothing for files of no server's language).
 pub(crate) fn touch(shared: &Shared, paths: &[PathBuf]) {
@@ -75,22 +114,68 @@ pub(crate) fn check_request(
     let Some((spec, _)) = lsp.server_for(&path) else {
         return;
     };
+    let proposed = Proposed {
+        path,
+        old,
+        new,
+        server: spec.name,
+    };
+    lock(&shared.proposed).insert(id, proposed.clone());
+    run_check(shared, lsp, id, proposed, Vec::new());
+}
+
+/// An edit open in a permission dialog.
+#[derive(Debug, Clone)]
+pub(crate) struct Proposed {
+    path: PathBuf,
+    old: String,
+    new: String,
+    server: String,
+}
+
+/// Says "checking…" for request `id`, then the verdict on `edit` with
+/// the `rejected` hunks left out.
+fn run_check(
+    shared: &Arc<Shared>,
+    lsp: Arc<crate::lsp::LspManager>,
+    id: u64,
+    edit: Proposed,
+    rejected: Vec<usize>,
+) {
     shared.emit(AgentEvent::EditCheck {
         id,
-        server: spec.name.clone(),
+        server: edit.server.clone(),
         verdict: None,
+        rejected: rejected.clone(),
     });
+    let text = if rejected.is_empty() {
+        edit.new.clone()
+    } else {
+        let count = crate::diff::hunks(&edit.old, &edit.new).len();
+        let accepted: Vec<bool> = (0..count).map(|i| !rejected.contains(&i)).collect();
+        crate::diff::apply_hunks(&edit.old, &edit.new, &accepted)
+    };
     let shared = shared.clone();
     tokio::spawn(async move {
-        let verdict = lsp.check(&path, &old, &new, DIALOG_WAIT).await;
+        let verdict = lsp.check(&edit.path, &edit.old, &text, DIALOG_WAIT).await;
         if let Some(verdict) = verdict {
             shared.emit(AgentEvent::EditCheck {
                 id,
-                server: spec.name,
+                server: edit.server,
                 verdict: Some(verdict),
+                rejected,
             });
         }
     });
+}
+
+/// The person rejected or took back hunks of request `id`'s edit: its
+/// verdict is for what would now be written.
+pub(crate) fn recheck(shared: &Arc<Shared>, id: u64, rejected: Vec<usize>) {
+    let edit = lock(&shared.proposed).get(&id).cloned();
+    if let (Some(lsp), Some(edit)) = (shared.lsp.clone(), edit) {
+        run_check(shared, lsp, id, edit, rejected);
+    }
 }
 
 /// After an edit was applied: the errors it introduced, added to its

@@ -6,6 +6,7 @@
 //! The same happens for the interface and `cairn run`.
 
 use std::future::Future;
+use std::sync::Arc;
 
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -113,7 +114,7 @@ pub(crate) async fn drive<F: Future>(
     rx: &mut mpsc::UnboundedReceiver<AgentCommand>,
     cancel: &CancellationToken,
     queue: &mut std::collections::VecDeque<(String, Vec<ImageData>)>,
-    shared: &Shared,
+    shared: &Arc<Shared>,
 ) -> (F::Output, bool) {
     tokio::pin!(fut);
     let mut keep_running = true;

@@ -147,6 +147,9 @@ pub(crate) struct Shared {
     /// The front end's copy of the files (an editor's buffers), when it
     /// offers one to the file tools.
     pub files: Option<Arc<dyn crate::tools::files::FileAccess>>,
+    /// The edits open in permission dialogs (by request id), to check
+    /// again as the person rejects hunks; shared with sub-agents.
+    pub proposed: Arc<Mutex<HashMap<u64, checks::Proposed>>>,
     /// The session whose background jobs `/jobs` stops, also while a
     /// turn runs.
     pub jobs_of: Mutex<std::sync::Weak<SessionState>>,
@@ -238,6 +241,7 @@ impl Agent {
                 events: tx,
                 sink: None,
                 pending: Default::default(),
+                proposed: Default::default(),
                 inputs: Mutex::new(HashMap::new()),
                 next_request: Arc::new(AtomicU64::new(1)),
                 gate: Arc::new(Mutex::new(gate)),
@@ -394,6 +398,7 @@ impl Agent {
         hooks::session_end(&self.shared, "other", &cwd).await;
         // Jobs killed, control files checked once more, census kept.
         self.session.finish();
+        checks::stop(&self.shared).await;
     }
 
     async fn serve(&mut self, rx: &mut mpsc::UnboundedReceiver<AgentCommand>) {
@@ -536,6 +541,11 @@ impl Agent {
                 fork,
             } => self.rewind(turn, restore_files, fork),
             AgentCommand::KillJob { job_id } => kill_job(&self.shared, &job_id),
+            AgentCommand::ShowLanguageServers => checks::report(&self.shared),
+            AgentCommand::RestartLanguageServer(name) => checks::restart(&self.shared, &name),
+            AgentCommand::RecheckEdit { id, rejected } => {
+                checks::recheck(&self.shared, id, rejected)
+            }
             AgentCommand::PrepareUndo => self.prepare_undo(),
             AgentCommand::ConfirmUndo { turn } => self.confirm_undo(turn),
             AgentCommand::Submit { .. }
@@ -889,7 +899,7 @@ fn while_busy(
     cmd: Option<AgentCommand>,
     cancel: &CancellationToken,
     queue: &mut VecDeque<(String, Vec<ImageData>)>,
-    shared: &Shared,
+    shared: &Arc<Shared>,
 ) -> bool {
     match cmd {
         None | Some(AgentCommand::Shutdown) => {
@@ -898,12 +908,16 @@ fn while_busy(
         }
         Some(AgentCommand::Cancel) => cancel.cancel(),
         Some(AgentCommand::PermissionReply { id, decision }) => {
+            lock(&shared.proposed).remove(&id);
             if let Some(tx) = lock(&shared.pending).remove(&id) {
                 let _ = tx.send(decision);
             }
         }
         Some(AgentCommand::InputReply { id, answer }) => sources::answer(shared, id, answer),
         Some(AgentCommand::KillJob { job_id }) => kill_job(shared, &job_id),
+        Some(AgentCommand::ShowLanguageServers) => checks::report(shared),
+        Some(AgentCommand::RecheckEdit { id, rejected }) => checks::recheck(shared, id, rejected),
+        Some(AgentCommand::RestartLanguageServer(name)) => checks::restart(shared, &name),
         Some(AgentCommand::Submit { text, images }) => queue.push_back((text, images)),
         Some(AgentCommand::SetMode(mode)) => {
             lock(&shared.gate).set_mode(mode);

@@ -1,9 +1,12 @@
 //! `cairn` with no subcommand: the full-screen interface over the agent.
 
+use std::sync::Arc;
+
 use anyhow::{Context, Result};
 use tokio::sync::mpsc;
 
 use crate::cli::startup::{self, Overrides, Startup};
+use crate::lsp::LspManager;
 use crate::protocol::LoadedSession;
 use crate::protocol::{AgentCommand, AgentEvent, NoticeLevel};
 use crate::sessions::Sessions;
@@ -71,10 +74,7 @@ pub async fn run(
         ..
     } = agent;
     let result = crate::tui::run(opts, commands, events).await;
-    if let Some(lsp) = lsp {
-        lsp.shutdown().await;
-    }
-    finish(result, task, sink, mcp, resumed_id).await
+    finish(result, task, sink, (mcp, lsp), resumed_id).await
 }
 
 /// The configuration with a provider: asks whether to trust the project
@@ -110,19 +110,25 @@ async fn configured(overrides: &Overrides) -> Result<Option<Startup>> {
     Ok(Some(startup::resolve(again, overrides).await?))
 }
 
-/// After the screen: the agent winds down, the store takes what it still
-/// holds, MCP servers stop, and the way back to the session is printed.
+/// After the screen: the agent winds down (its last act stops the
+/// language servers, once no tool can ask them anything), the store takes
+/// what it still holds, MCP servers stop, and the way back to the session
+/// is printed.
 async fn finish(
     result: Result<()>,
     task: Option<tokio::task::JoinHandle<()>>,
     sink: Option<std::sync::Arc<crate::agent::store_sink::StoreSink>>,
-    mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
+    (mcp, lsp): (Option<Arc<crate::mcp::McpManager>>, Option<Arc<LspManager>>),
     resumed_id: Option<SessionId>,
 ) -> Result<()> {
     // Quitting mid-turn cancels it; let the agent answer the cancelled calls
     // and hand the last messages and file versions to the store first.
     if let Some(task) = task {
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), task).await;
+    }
+    // An agent that did not wind down in time: its servers stop anyway.
+    if let Some(lsp) = &lsp {
+        lsp.shutdown().await;
     }
     let unsaved = sink.as_ref().map(|k| k.flush_within(UNSAVED_PATIENCE));
     if let Some(m) = &mcp {
@@ -220,7 +226,7 @@ struct Started {
     events: mpsc::UnboundedReceiver<AgentEvent>,
     sink: Option<std::sync::Arc<crate::agent::store_sink::StoreSink>>,
     mcp: Option<std::sync::Arc<crate::mcp::McpManager>>,
-    lsp: Option<std::sync::Arc<crate::lsp::LspManager>>,
+    lsp: Option<Arc<LspManager>>,
     task: Option<tokio::task::JoinHandle<()>>,
     hooks: Option<std::sync::Arc<crate::extensions::hooks::Hooks>>,
 }
@@ -292,7 +298,6 @@ fn tui_options(
         handles: Handles {
             sessions: store.map(|st| Sessions::new(st, s.root.clone())),
             mcp: agent.mcp.clone(),
-            lsp: agent.lsp.clone(),
             hooks: agent.hooks.clone(),
             project_root: s.root.clone(),
             project_config: crate::config::project_config_path(&s.root),

@@ -602,8 +602,11 @@ pub async fn main(
         &notes,
     )
     .await;
+    // The agent's last act stops its language servers, once no tool can
+    // ask them anything; they stop here too if it did not wind down.
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), running.task).await;
+    running.lsp.shutdown().await;
     // Stdio servers (and whatever they started) end with cairn.
     running.mcp.shutdown().await;
-    running.lsp.shutdown().await;
     Ok(code.clamp(0, 255) as u8)
 }

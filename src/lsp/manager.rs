@@ -3,7 +3,7 @@
 //! (starting, indexing, ready, failed: why) is there for the status line
 //! and `/lsp`, which can restart it.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -27,6 +27,16 @@ pub enum ServerState {
     Failed(String),
 }
 
+/// A server cairn knows here, for `/lsp`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct KnownServer {
+    pub name: String,
+    /// Its file types, space-separated.
+    pub filetypes: String,
+    /// Its program is installed (found on the safe `PATH`).
+    pub installed: bool,
+}
+
 /// One started server.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ServerStatus {
@@ -43,6 +53,15 @@ enum Phase {
 }
 
 type Key = (String, PathBuf);
+
+/// Why no server starts once the session has ended.
+const STOPPED: &str = "cairn stopped its language servers (the session ended)";
+
+/// How long a touched file waits for its server to open it there.
+const OPEN_WAIT: Duration = Duration::from_secs(60);
+
+/// How long `shutdown` waits for a server still starting to be stopped.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(5);
 
 pub struct LspManager {
     pub(super) workspace: PathBuf,
@@ -61,6 +80,15 @@ pub struct LspManager {
     /// and plugins).
     trusted: bool,
     slots: Mutex<BTreeMap<Key, watch::Sender<Phase>>>,
+    /// The server chosen for each file extension (an index into `specs`,
+    /// `None`: none is installed): `PATH` is searched once per language,
+    /// not on every file a tool touches. The configuration is read once
+    /// per manager (a new session builds a new one); `/lsp` and `/lsp
+    /// restart` search again, for a program installed meanwhile.
+    choices: Mutex<HashMap<String, Option<usize>>>,
+    /// Set by `shutdown`, under the `slots` lock: no server starts after,
+    /// and one starting is abandoned (its process killed).
+    closed: watch::Sender<bool>,
     changes: Arc<watch::Sender<u64>>,
     pub(super) docs: super::documents::Documents,
 }
@@ -73,6 +101,18 @@ impl LspManager {
         sandbox: crate::sandbox::Sandbox,
         trusted: bool,
     ) -> Arc<LspManager> {
+        let path = std::env::var_os("PATH");
+        Self::with_path(config, workspace, sandbox, trusted, path.as_deref())
+    }
+
+    /// As `new`, with programs looked up on `path` (made safe first).
+    pub(super) fn with_path(
+        config: &LspConfig,
+        workspace: PathBuf,
+        sandbox: crate::sandbox::Sandbox,
+        trusted: bool,
+        path: Option<&std::ffi::OsStr>,
+    ) -> Arc<LspManager> {
         let (specs, problems) = servers::specs(config);
         let configured = (config.servers.iter())
             .filter(|(_, s)| s.command.is_some())
@@ -84,9 +124,11 @@ impl LspManager {
             specs,
             configured,
             problems,
-            path_var: servers::safe_path(std::env::var_os("PATH").as_deref(), &workspace),
+            path_var: servers::safe_path(path, &workspace),
             trusted,
             slots: Mutex::new(BTreeMap::new()),
+            choices: Mutex::new(HashMap::new()),
+            closed: watch::channel(false).0,
             changes: Arc::new(watch::channel(0).0),
             docs: Default::default(),
         })
@@ -94,23 +136,52 @@ impl LspManager {
 
     /// The server that looks after `path` and its root, if any does.
     pub fn server_for(&self, path: &Path) -> Option<(ServerSpec, PathBuf)> {
-        let candidates = servers::for_file(&self.specs, path);
-        let found = candidates
-            .iter()
-            .find(|s| servers::find_program(&s.command, self.path_var.as_deref()).is_some())
-            .or_else(|| {
-                candidates
-                    .iter()
-                    .find(|s| self.configured.contains(&s.name))
-            })?;
+        let ext = servers::extension(path);
+        let cached = lock(&self.choices).get(&ext).copied();
+        let chosen = match cached {
+            Some(c) => c,
+            None => {
+                let c = self.choose(path);
+                lock(&self.choices).insert(ext, c);
+                c
+            }
+        };
+        let found = &self.specs[chosen?];
         let root = servers::root_for(found, path, &self.workspace);
-        Some(((*found).clone(), root))
+        Some((found.clone(), root))
     }
 
-    /// Starts `path`'s server in the background if it is not running.
+    /// The first server for `path`'s type whose program is installed, else
+    /// the first the person configured (shown failing, not left out).
+    fn choose(&self, path: &Path) -> Option<usize> {
+        let candidates: Vec<usize> = (0..self.specs.len())
+            .filter(|&i| servers::serves(&self.specs[i], path))
+            .collect();
+        let installed = |i: &&usize| {
+            servers::find_program(&self.specs[**i].command, self.path_var.as_deref()).is_some()
+        };
+        (candidates.iter().find(installed))
+            .or_else(|| {
+                (candidates.iter()).find(|i| self.configured.contains(&self.specs[**i].name))
+            })
+            .copied()
+    }
+
+    /// Forgets the servers chosen per language: `PATH` is searched again.
+    fn choose_again(&self) {
+        lock(&self.choices).clear();
+    }
+
+    /// Starts `path`'s server in the background if it is not running, and
+    /// opens the file in it once it runs (see `open_touched`).
     pub fn touch(self: &Arc<Self>, path: &Path) {
         if let Some((spec, root)) = self.server_for(path) {
             self.slot(&spec, &root);
+            if path.is_file() && self.docs.queue_touched(path) {
+                let me = self.clone();
+                let path = path.to_path_buf();
+                tokio::spawn(async move { me.open_touched(&path, OPEN_WAIT).await });
+            }
         }
     }
 
@@ -120,6 +191,9 @@ impl LspManager {
         let mut slots = lock(&self.slots);
         if let Some(s) = slots.get(&key) {
             return s.subscribe();
+        }
+        if self.is_closed() {
+            return watch::channel(Phase::Failed(STOPPED.into())).1;
         }
         let (tx, rx) = watch::channel(Phase::Starting);
         slots.insert(key.clone(), tx);
@@ -132,15 +206,40 @@ impl LspManager {
         self.changed();
         let me = self.clone();
         tokio::spawn(async move {
-            let phase = match me.spawn_server(&spec, &key.1).await {
+            let mut closed = me.closed.subscribe();
+            let started = tokio::select! {
+                r = me.spawn_server(&spec, &key.1) => r,
+                // Dropping the start kills the process.
+                _ = closed.wait_for(|c| *c) => Err(STOPPED.to_string()),
+            };
+            let phase = match started {
                 Ok(client) => Phase::Ready(client),
                 Err(why) => {
                     tracing::warn!("language server {} failed: {why}", spec.name);
                     Phase::Failed(why)
                 }
             };
-            if let Some(tx) = lock(&me.slots).get(&key) {
-                tx.send_replace(phase);
+            // Under the lock `shutdown` closes with: a server that finished
+            // starting after it looked is stopped here instead.
+            let late = {
+                let slots = lock(&me.slots);
+                match (me.is_closed(), phase) {
+                    (true, Phase::Ready(client)) => {
+                        if let Some(tx) = slots.get(&key) {
+                            tx.send_replace(Phase::Failed(STOPPED.into()));
+                        }
+                        Some(client)
+                    }
+                    (_, phase) => {
+                        if let Some(tx) = slots.get(&key) {
+                            tx.send_replace(phase);
+                        }
+                        None
+                    }
+                }
+            };
+            if let Some(client) = late {
+                client.stop().await;
             }
             me.changed();
         });
@@ -179,6 +278,10 @@ impl LspManager {
         let changes = self.changes.clone();
         let on_change = move || changes.send_modify(|n| *n += 1);
         Client::start(spec, cmd, root, on_change).await
+    }
+
+    fn is_closed(&self) -> bool {
+        *self.closed.borrow()
     }
 
     fn changed(&self) {
@@ -249,18 +352,25 @@ impl LspManager {
     }
 
     /// The servers cairn would start here, by name, for `/lsp`.
-    pub fn known(&self) -> Vec<(String, String, bool)> {
+    /// Searches `PATH` again (a program may have been installed since).
+    pub fn known(&self) -> Vec<KnownServer> {
+        self.choose_again();
         self.specs
             .iter()
-            .map(|s| {
-                let found = servers::find_program(&s.command, self.path_var.as_deref()).is_some();
-                (s.name.clone(), s.filetypes.join(" "), found)
+            .map(|s| KnownServer {
+                name: s.name.clone(),
+                filetypes: s.filetypes.join(" "),
+                installed: servers::find_program(&s.command, self.path_var.as_deref()).is_some(),
             })
             .collect()
     }
 
     /// Stops and starts again every started server called `name`.
     pub fn restart(self: &Arc<Self>, name: &str) -> Result<(), String> {
+        if self.is_closed() {
+            return Err(STOPPED.into());
+        }
+        self.choose_again();
         let keys: Vec<Key> = lock(&self.slots)
             .keys()
             .filter(|k| k.0 == name)
@@ -287,16 +397,32 @@ impl LspManager {
         Ok(())
     }
 
-    /// Stops every server (cairn is quitting).
+    /// Stops every server for good (the session is over): none starts
+    /// after this, and one still starting is stopped as soon as it has
+    /// started. Called again, it only waits for those.
     pub async fn shutdown(&self) {
-        let clients: Vec<Arc<Client>> = lock(&self.slots)
-            .values()
-            .filter_map(|tx| match &*tx.borrow() {
-                Phase::Ready(c) => Some(c.clone()),
-                _ => None,
-            })
-            .collect();
+        let (clients, starting) = {
+            let slots = lock(&self.slots);
+            self.closed.send_replace(true);
+            let mut clients = Vec::new();
+            let mut starting = Vec::new();
+            for tx in slots.values() {
+                match &*tx.borrow() {
+                    Phase::Ready(c) => clients.push(c.clone()),
+                    Phase::Starting => starting.push(tx.subscribe()),
+                    Phase::Failed(_) => {}
+                }
+            }
+            (clients, starting)
+        };
         futures::future::join_all(clients.iter().map(|c| c.stop())).await;
+        // Their launch stops them (see `launch`); wait for it, bounded.
+        let ended = starting.into_iter().map(|mut rx| async move {
+            let not_starting = rx.wait_for(|p| !matches!(p, Phase::Starting));
+            let _ = tokio::time::timeout(SHUTDOWN_WAIT, not_starting).await;
+        });
+        futures::future::join_all(ended).await;
+        self.changed();
     }
 
     /// What every running server has published, file by file.
@@ -323,32 +449,4 @@ impl LspManager {
             })
             .sum()
     }
-}
-
-/// `/lsp`'s text: the servers started, then the ones known here.
-pub fn format_status(statuses: &[ServerStatus], known: &[(String, String, bool)]) -> String {
-    let mut text = String::new();
-    if statuses.is_empty() {
-        text.push_str("No language server has started yet; one starts with the first file of its language a tool touches.\n");
-    }
-    for s in statuses {
-        let state = match &s.state {
-            ServerState::Starting => "starting…".to_string(),
-            ServerState::Indexing(what) => format!("ready, busy: {what}"),
-            ServerState::Ready => "ready".to_string(),
-            ServerState::Failed(why) => format!("failed: {why}"),
-        };
-        text.push_str(&format!(
-            "  {}  {}  ({})\n",
-            s.name,
-            state,
-            s.root.display()
-        ));
-    }
-    text.push_str("Known here (✓ installed):\n");
-    for (name, types, found) in known {
-        let mark = if *found { "✓" } else { "·" };
-        text.push_str(&format!("  {mark} {name}  {types}\n"));
-    }
-    text
 }

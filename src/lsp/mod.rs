@@ -23,7 +23,7 @@ pub mod tool;
 pub mod uri;
 pub mod verdict;
 
-pub use manager::{LspManager, ServerState, ServerStatus, format_status};
+pub use manager::{KnownServer, LspManager, ServerState, ServerStatus};
 pub use verdict::{Finding, Severity, Verdict};
 
 #[cfg(test)]

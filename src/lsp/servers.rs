@@ -102,7 +102,7 @@ pub fn language_id(path: &Path) -> &'static str {
     }
 }
 
-fn extension(path: &Path) -> String {
+pub(super) fn extension(path: &Path) -> String {
     path.extension()
         .map(|e| e.to_string_lossy().to_ascii_lowercase())
         .unwrap_or_default()
@@ -227,11 +227,13 @@ fn is_executable(p: &Path) -> bool {
 
 /// The servers for `path`'s file type, in order of preference.
 pub fn for_file<'a>(specs: &'a [ServerSpec], path: &Path) -> Vec<&'a ServerSpec> {
+    specs.iter().filter(|s| serves(s, path)).collect()
+}
+
+/// `spec` looks after files of `path`'s type.
+pub fn serves(spec: &ServerSpec, path: &Path) -> bool {
     let ext = extension(path);
-    specs
-        .iter()
-        .filter(|s| !ext.is_empty() && s.filetypes.iter().any(|f| f.eq_ignore_ascii_case(&ext)))
-        .collect()
+    !ext.is_empty() && spec.filetypes.iter().any(|f| f.eq_ignore_ascii_case(&ext))
 }
 
 /// The server's root for `file`: the nearest folder at or above the

@@ -12,11 +12,20 @@ use tokio::time::Instant;
 
 use super::client::Client;
 use super::manager::LspManager;
-use super::verdict::{Verdict, compare};
+use super::verdict::{Elsewhere, Verdict, compare, compare_elsewhere};
 
 /// How long after a first publication a newer one is still awaited (some
 /// servers publish quick syntax results, then semantic ones).
 const SETTLE: Duration = Duration::from_millis(150);
+
+/// Other open files are re-checked after the edited one: their
+/// publications are awaited until none came for this long…
+const QUIET: Duration = Duration::from_millis(300);
+/// …or this long at most.
+const OTHERS_WAIT: Duration = Duration::from_secs(3);
+
+/// Another open file's diagnostics: (path, the text it holds, them).
+type Other = (std::path::PathBuf, String, Vec<Diagnostic>);
 
 impl LspManager {
     /// The server's verdict on changing `path` from `old` to `new`, within
@@ -35,19 +44,107 @@ impl LspManager {
             Ok(Some(c)) => c,
             Err((server, reason)) => return Some(Verdict::Unavailable { server, reason }),
         };
+        if let Some(v) = self.docs.verdict(path, old, new) {
+            return Some(v);
+        }
         let _one = self.docs.busy.lock().await;
+        self.open_pending(&client).await;
+        // The server is given the old text, then the new one; after each,
+        // the other files it holds are re-checked and their diagnostics
+        // read, so the edit's effect on them shows too.
         let both = async {
-            let before = self.diagnostics(&client, path, old, deadline).await?;
-            let after = self.diagnostics(&client, path, new, deadline).await?;
-            Ok::<_, String>((before, after))
+            let before = self
+                .diagnostics(&client, path, old, deadline, false)
+                .await?;
+            let others_before = self.others(&client, path, deadline).await;
+            let after = self
+                .diagnostics(&client, path, new, deadline, false)
+                .await?;
+            let others_after = self.others(&client, path, deadline).await;
+            Ok::<_, String>((before, after, others_before, others_after))
         };
-        Some(match both.await {
-            Ok((b, a)) => compare(&client.name, old, &b, new, &a),
+        let verdict = match both.await {
+            Ok((b, a, ob, oa)) => {
+                compare(&client.name, old, &b, new, &a).with_elsewhere(self.elsewhere(&ob, &oa))
+            }
             Err(reason) => Verdict::Unavailable {
                 server: client.name.clone(),
                 reason,
             },
-        })
+        };
+        if matches!(verdict, Verdict::Checked { .. }) {
+            self.docs.remember_verdict(path, old, new, &verdict);
+        }
+        Some(verdict)
+    }
+
+    /// The diagnostics of the other files `client` holds, once it has
+    /// been quiet for a moment (bounded).
+    async fn others(&self, client: &Client, path: &Path, deadline: Instant) -> Vec<Other> {
+        let open = self.docs.others(client, path);
+        if open.is_empty() {
+            return Vec::new();
+        }
+        let until = (Instant::now() + OTHERS_WAIT).min(deadline);
+        let mut ticks = client.subscribe();
+        loop {
+            let quiet = (Instant::now() + QUIET).min(until);
+            match tokio::time::timeout_at(quiet, ticks.changed()).await {
+                Ok(Ok(())) if Instant::now() < until => continue,
+                _ => break,
+            }
+        }
+        open.into_iter()
+            .map(|(p, text)| {
+                let d = client
+                    .published(&p)
+                    .map(|x| x.diagnostics)
+                    .unwrap_or_default();
+                (p, text, d)
+            })
+            .collect()
+    }
+
+    /// Per other file, the errors that came between the two readings.
+    fn elsewhere(&self, before: &[Other], after: &[Other]) -> Vec<Elsewhere> {
+        after
+            .iter()
+            .map(|(p, text, a)| {
+                let b = (before.iter().find(|o| &o.0 == p)).map_or(&[][..], |o| &o.2[..]);
+                let shown = p.strip_prefix(&self.workspace).unwrap_or(p);
+                compare_elsewhere(shown.display().to_string(), text, b, a)
+            })
+            .collect()
+    }
+
+    /// Opens the touched files of `path`'s server with their text on
+    /// disk, once it runs, so it re-checks them when an edit elsewhere
+    /// changes what they use (at most `documents::MAX_TOUCHED` files).
+    pub(super) async fn open_touched(self: &Arc<Self>, path: &Path, wait: Duration) {
+        let Ok(Some(client)) = self.client_for(path, wait).await else {
+            return;
+        };
+        let _one = self.docs.busy.lock().await;
+        self.open_pending(&client).await;
+    }
+
+    /// Opens the queued touched files that `client` serves (the caller
+    /// holds `docs.busy`).
+    async fn open_pending(&self, client: &Client) {
+        let server = (client.name.clone(), client.root.clone());
+        let mine = self.docs.take_touched(|p| {
+            self.server_for(p).map(|(s, root)| (s.name, root)) == Some(server.clone())
+        });
+        for path in mine {
+            let Ok(text) = super::tool::read_text(&path) else {
+                continue;
+            };
+            if self.docs.may_open(&path)
+                && let Err(e) = self.docs.put(client, &path, &text).await
+            {
+                tracing::debug!("{}: could not open {}: {e}", client.name, path.display());
+            }
+        }
     }
 
     /// The diagnostics of `text` as `path`'s content.
@@ -57,8 +154,9 @@ impl LspManager {
         path: &Path,
         text: &str,
         deadline: Instant,
+        use_cache: bool,
     ) -> Result<Vec<Diagnostic>, String> {
-        if let Some(d) = self.docs.cached(path, text) {
+        if let Some(d) = self.docs.cached(path, text).filter(|_| use_cache) {
             return Ok(d);
         }
         let seen = client.published(path).map_or(0, |p| p.seq);

@@ -125,3 +125,140 @@ async fn with_the_sandbox_off_an_untrusted_projects_server_does_not_start() {
         );
     }
 }
+
+#[test]
+fn the_server_for_a_language_is_searched_once_and_again_after_lsp() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    let bin = dir.path().join("bin");
+    let ws_bin = ws.join("node_modules/.bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::create_dir_all(&ws_bin).unwrap();
+    let exe = |p: PathBuf| {
+        std::fs::write(&p, "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    exe(bin.join("pyright-langserver"));
+    // Preferred, but inside the workspace: never chosen.
+    exe(ws_bin.join("basedpyright-langserver"));
+    let path = std::env::join_paths([&ws_bin, &bin]).unwrap();
+    let m = LspManager::with_path(
+        &Default::default(),
+        ws.clone(),
+        crate::sandbox::Sandbox::default_for_user(),
+        false,
+        Some(&path),
+    );
+    let name = |f: &str| m.server_for(&ws.join(f)).map(|(s, _)| s.name);
+    assert_eq!(name("a.py").as_deref(), Some("pyright"));
+    assert_eq!(name("a.ts"), None);
+    // Uninstalled meanwhile: the choice is remembered, PATH not searched.
+    std::fs::remove_file(bin.join("pyright-langserver")).unwrap();
+    assert_eq!(name("b.py").as_deref(), Some("pyright"));
+    // `/lsp` searches again (it lists what is installed).
+    let known = m.known();
+    assert!(known.iter().all(|k| !k.installed), "{known:?}");
+    assert_eq!(name("b.py"), None);
+    assert_eq!(name("a.ts"), None);
+    exe(bin.join("typescript-language-server"));
+    assert_eq!(name("a.ts"), None, "a missing one is remembered too");
+    m.known();
+    assert_eq!(name("a.ts").as_deref(), Some("typescript"));
+}
+
+#[tokio::test]
+async fn after_shutdown_no_server_starts_and_a_starting_one_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let pid_file = dir.path().join("pid");
+    // Never answers `initialize`: it stays starting until stopped.
+    let config = crate::config::parse(&format!(
+        "[lsp.s]\ncommand = \"/bin/sh\"\nargs = [\"-c\", \"echo $$ > {}; exec sleep 600\"]\n\
+         filetypes = [\"py\"]\n",
+        pid_file.display()
+    ))
+    .unwrap()
+    .lsp;
+    let m = LspManager::new(&config, ws.clone(), crate::sandbox::Sandbox::off(), true);
+    m.touch(&ws.join("a.py"));
+    let mut pid = None;
+    for _ in 0..200 {
+        pid = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok());
+        if pid.is_some() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let pid = pid.expect("the server started");
+    assert!(matches!(m.statuses()[0].state, ServerState::Starting));
+    m.shutdown().await;
+    let alive = |pid: i32| {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+    };
+    for _ in 0..100 {
+        if !alive(pid) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!alive(pid), "the starting server was killed");
+    assert!(matches!(&m.statuses()[0].state, ServerState::Failed(w) if w.contains("stopped")));
+    // Nothing starts again, for another file or a restart.
+    let got = m.client_for(&ws.join("b.py"), Duration::from_secs(1)).await;
+    assert!(
+        matches!(&got, Err((_, why)) if why.contains("stopped")),
+        "{:?}",
+        got.err()
+    );
+    assert!(m.restart("s").is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_edit_that_breaks_a_caller_in_another_open_file_says_so() {
+    let Some(bin) = pyright_bin() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().to_path_buf();
+    let lib = ws.join("lib.py");
+    let old = "def helper(x):\n    return x * 2\n";
+    std::fs::write(&lib, old).unwrap();
+    std::fs::write(
+        ws.join("app.py"),
+        "from lib import helper\n\nprint(helper(1))\n",
+    )
+    .unwrap();
+    let m = manager_with(&bin, &ws);
+    // Touched (a view, say): opened before the check, whoever comes first.
+    m.touch(&ws.join("app.py"));
+    let new = "def assist(x):\n    return x * 2\n";
+    let v = m
+        .check(&lib, old, new, Duration::from_secs(60))
+        .await
+        .unwrap();
+    let others = v.elsewhere();
+    assert_eq!(others.len(), 1, "{v:?}");
+    assert_eq!(others[0].path, "app.py");
+    assert!(v.tally().contains("in 1 other file"), "{}", v.tally());
+    let text = v.for_model("lib.py").unwrap();
+    assert!(
+        text.contains("app.py line 1:") && text.contains("helper"),
+        "{text}"
+    );
+    // Asked again (the result after the edit is applied): the same answer.
+    assert_eq!(
+        m.check(&lib, old, new, Duration::from_secs(5))
+            .await
+            .unwrap(),
+        v
+    );
+    m.shutdown().await;
+}

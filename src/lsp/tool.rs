@@ -169,7 +169,7 @@ impl LspTool {
         let _one = self.manager.docs.busy.lock().await;
         let d = self
             .manager
-            .diagnostics(&client, file, &text, deadline)
+            .diagnostics(&client, file, &text, deadline, true)
             .await?;
         Ok(diagnostic_lines(&ctx.display_path(file), &d))
     }
@@ -215,7 +215,7 @@ fn position(file: &Path, input: &Value) -> Result<Value, String> {
 
 /// The text of `path` as the file tools read it: never through a link out
 /// of its workspace, never blocking on a FIFO, at most 8 MiB.
-fn read_text(path: &Path) -> Result<String, String> {
+pub(super) fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     crate::tools::beneath::open(path)

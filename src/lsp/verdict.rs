@@ -12,6 +12,13 @@ use serde::{Deserialize, Serialize};
 /// Most findings carried in one verdict (the counts stay exact).
 pub const MAX_FINDINGS: usize = 20;
 
+/// Most other files whose new errors a verdict carries (the rest are
+/// counted).
+pub const MAX_OTHER_FILES: usize = 5;
+
+/// Most findings carried per other file.
+const MAX_OTHER_FINDINGS: usize = 5;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
@@ -29,6 +36,18 @@ pub struct Finding {
     pub code: Option<String>,
 }
 
+/// New errors an edit caused in another file the server re-checked (a
+/// caller of a function the edit renamed, say).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Elsewhere {
+    /// The file as shown to the person and the model.
+    pub path: String,
+    /// Errors first, at most a few.
+    pub new: Vec<Finding>,
+    pub new_errors: usize,
+    pub new_warnings: usize,
+}
+
 /// The server's verdict on one proposed text of one file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
@@ -41,6 +60,15 @@ pub enum Verdict {
         new_warnings: usize,
         fixed_errors: usize,
         fixed_warnings: usize,
+        /// Other files with new errors, at most [`MAX_OTHER_FILES`].
+        #[serde(default)]
+        elsewhere: Vec<Elsewhere>,
+        /// Further files with new errors, left out.
+        #[serde(default)]
+        elsewhere_cut: usize,
+        /// New errors in other files, all of them (exact).
+        #[serde(default)]
+        elsewhere_errors: usize,
     },
     /// The file has a server, but it gave no verdict: why.
     Unavailable { server: String, reason: String },
@@ -61,9 +89,12 @@ impl Verdict {
                 new_warnings,
                 fixed_errors,
                 fixed_warnings,
+                elsewhere,
+                elsewhere_cut,
+                elsewhere_errors,
                 ..
             } => {
-                let parts: Vec<String> = [
+                let mut parts: Vec<String> = [
                     (*new_errors, "+", "error"),
                     (*new_warnings, "+", "warning"),
                     (*fixed_errors, "−", "error"),
@@ -73,6 +104,14 @@ impl Verdict {
                 .filter(|(n, ..)| *n > 0)
                 .map(|(n, sign, what)| format!("{sign}{n} {}", plural(n, what)))
                 .collect();
+                let files = elsewhere.len() + elsewhere_cut;
+                if *elsewhere_errors > 0 {
+                    parts.push(format!(
+                        "+{elsewhere_errors} {} in {files} other {}",
+                        plural(*elsewhere_errors, "error"),
+                        plural(files, "file")
+                    ));
+                }
                 if parts.is_empty() {
                     "no new problems".into()
                 } else {
@@ -91,13 +130,16 @@ impl Verdict {
             new,
             new_errors,
             new_warnings,
+            elsewhere,
+            elsewhere_cut,
             ..
         } = self
         else {
             return None;
         };
+        let others = elsewhere_for_model(server, elsewhere, *elsewhere_cut);
         if *new_errors == 0 {
-            return None;
+            return others;
         }
         let mut text = format!(
             "The language server ({server}) reports {new_errors} new {} in {path} after this edit \
@@ -126,7 +168,38 @@ impl Verdict {
                 plural(*new_warnings, "warning")
             ));
         }
+        if let Some(others) = others {
+            text.push('\n');
+            text.push_str(&others);
+        }
         Some(text)
+    }
+
+    /// The same verdict with the new errors of other files.
+    pub fn with_elsewhere(mut self, mut files: Vec<Elsewhere>) -> Verdict {
+        if let Verdict::Checked {
+            elsewhere,
+            elsewhere_cut,
+            elsewhere_errors,
+            ..
+        } = &mut self
+        {
+            files.retain(|f| f.new_errors > 0);
+            files.sort_by(|a, b| a.path.cmp(&b.path));
+            *elsewhere_errors = files.iter().map(|f| f.new_errors).sum();
+            *elsewhere_cut = files.len().saturating_sub(MAX_OTHER_FILES);
+            files.truncate(MAX_OTHER_FILES);
+            *elsewhere = files;
+        }
+        self
+    }
+
+    /// The other files with new errors (at most [`MAX_OTHER_FILES`]).
+    pub fn elsewhere(&self) -> &[Elsewhere] {
+        match self {
+            Verdict::Checked { elsewhere, .. } => elsewhere,
+            Verdict::Unavailable { .. } => &[],
+        }
     }
 
     /// The findings on lines `lines` (0-based, of the new text).
@@ -138,6 +211,78 @@ impl Verdict {
                 .collect(),
             Verdict::Unavailable { .. } => Vec::new(),
         }
+    }
+}
+
+/// The model's note on the errors an edit caused in other files.
+fn elsewhere_for_model(server: &str, files: &[Elsewhere], cut: usize) -> Option<String> {
+    if files.is_empty() {
+        return None;
+    }
+    let mut text = format!(
+        "The language server ({server}) also reports new errors in other files after this edit:"
+    );
+    for f in files {
+        for x in f.new.iter().filter(|x| x.severity == Severity::Error) {
+            let code = x
+                .code
+                .as_deref()
+                .map(|c| format!(" [{c}]"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "\n  {} line {}: {}{code}",
+                f.path,
+                x.line + 1,
+                one_line(&x.message)
+            ));
+        }
+        let shown = f
+            .new
+            .iter()
+            .filter(|x| x.severity == Severity::Error)
+            .count();
+        if shown < f.new_errors {
+            text.push_str(&format!(
+                "\n  {}: … and {} more",
+                f.path,
+                f.new_errors - shown
+            ));
+        }
+    }
+    if cut > 0 {
+        text.push_str(&format!(
+            "\n  … and {cut} more {} with new errors (ask the lsp tool for diagnostics)",
+            plural(cut, "file")
+        ));
+    }
+    Some(text)
+}
+
+/// What an edit changed in another file's diagnostics (its text is the
+/// same before and after).
+pub fn compare_elsewhere(
+    path: String,
+    text: &str,
+    before: &[Diagnostic],
+    after: &[Diagnostic],
+) -> Elsewhere {
+    let (new, new_errors, new_warnings) = match compare("", text, before, text, after) {
+        Verdict::Checked {
+            mut new,
+            new_errors,
+            new_warnings,
+            ..
+        } => {
+            new.truncate(MAX_OTHER_FINDINGS);
+            (new, new_errors, new_warnings)
+        }
+        Verdict::Unavailable { .. } => (Vec::new(), 0, 0),
+    };
+    Elsewhere {
+        path,
+        new,
+        new_errors,
+        new_warnings,
     }
 }
 
@@ -247,6 +392,9 @@ pub fn compare(
         new_warnings,
         fixed_errors,
         fixed_warnings,
+        elsewhere: Vec::new(),
+        elsewhere_cut: 0,
+        elsewhere_errors: 0,
     }
 }
 
@@ -288,6 +436,42 @@ mod tests {
         assert!(!text.contains("foo"), "{text}");
         assert_eq!(v.findings_in(4..5).len(), 1);
         assert!(v.findings_in(0..4).is_empty());
+    }
+
+    #[test]
+    fn errors_in_other_files_are_told_capped_and_counted() {
+        let text = "from lib import helper\nhelper()\n";
+        let gone = diag(
+            0,
+            16,
+            22,
+            "\"helper\" is unknown",
+            DiagnosticSeverity::ERROR,
+        );
+        let files: Vec<Elsewhere> = (0..7)
+            .map(|i| compare_elsewhere(format!("u{i}.py"), text, &[], std::slice::from_ref(&gone)))
+            .chain([compare_elsewhere(
+                "same.py".into(),
+                text,
+                std::slice::from_ref(&gone),
+                std::slice::from_ref(&gone),
+            )])
+            .collect();
+        let v = compare("s", "a", &[], "a", &[]).with_elsewhere(files);
+        assert_eq!(v.elsewhere().len(), MAX_OTHER_FILES);
+        assert_eq!(v.tally(), "+7 errors in 7 other files");
+        let text = v.for_model("lib.py").unwrap();
+        assert!(
+            text.contains("u0.py line 1: \"helper\" is unknown [reportX]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("… and 2 more files with new errors"),
+            "{text}"
+        );
+        assert!(!text.contains("same.py"), "{text}");
+        let clean = compare("s", "a", &[], "a", &[]).with_elsewhere(vec![]);
+        assert_eq!(clean.for_model("lib.py"), None);
     }
 
     #[test]

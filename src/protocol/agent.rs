@@ -32,6 +32,19 @@ pub enum AgentCommand {
     Cancel,
     /// Say which instruction files are in use (`/memory`), as a notice.
     ShowMemory,
+    /// The language servers started and known here (`/lsp`), answered
+    /// with `LanguageServerReport`; also while a turn runs.
+    ShowLanguageServers,
+    /// The person changed which hunks of request `id`'s edit they keep:
+    /// check the edit again with those `rejected` left out (answered with
+    /// `EditCheck` for the same set).
+    RecheckEdit {
+        id: u64,
+        rejected: Vec<usize>,
+    },
+    /// Stop and start again every started language server of this name
+    /// (`/lsp restart NAME`); a notice says what happened.
+    RestartLanguageServer(String),
     /// Stop a background job of the session (`/jobs`); its end arrives as
     /// `JobFinished`. A job that already ended is left as it is.
     KillJob {
@@ -212,6 +225,8 @@ pub enum AgentEvent {
         id: u64,
         server: String,
         verdict: Option<crate::lsp::Verdict>,
+        /// The hunks left out of the checked text (none: the whole edit).
+        rejected: Vec<usize>,
     },
     /// A request was answered (or dropped by a cancel).
     PermissionResolved {
@@ -241,6 +256,12 @@ pub enum AgentEvent {
     ServersChanged(crate::tools::SourceHealth),
     /// The language servers started so far and their states.
     LanguageServers(Vec<crate::lsp::ServerStatus>),
+    /// The answer to `ShowLanguageServers`: the servers started, and
+    /// the ones known here (whether their program is installed).
+    LanguageServerReport {
+        statuses: Vec<crate::lsp::ServerStatus>,
+        known: Vec<crate::lsp::KnownServer>,
+    },
     /// A server asks the person for input; answer with `InputReply`.
     InputRequested {
         id: u64,

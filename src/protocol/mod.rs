@@ -39,6 +39,9 @@ mod agent;
 mod permission;
 mod sessions;
 
+/// What front ends see of language servers: their states and an edit's
+/// verdict (the servers themselves stay behind the agent).
+pub use crate::lsp::{Finding, KnownServer, ServerState, ServerStatus, Severity, Verdict};
 pub use agent::{AgentCommand, AgentEvent, NoticeLevel, StoredSettings, ToolStatus, TurnOutcome};
 pub use permission::{Decision, PermissionRequest};
 pub use sessions::{

@@ -27,8 +27,6 @@ pub enum Cmd {
     /// The MCP servers' state, answered with `Msg::Text`.
     ShowMcpStatus,
     RestartMcp(String),
-    ShowLspStatus,
-    RestartLsp(String),
     /// Fetch an MCP prompt (`mcp__SERVER__PROMPT args`), answered with
     /// `Msg::SubmitPrompt`.
     McpPrompt(String),

@@ -93,7 +93,7 @@ pub struct Model {
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
     /// The language servers started so far and their states.
-    pub language_servers: Vec<crate::lsp::ServerStatus>,
+    pub language_servers: Vec<crate::protocol::ServerStatus>,
     /// The sandbox commands run in, as the status line shows it.
     pub sandbox: crate::tui::sandbox_view::SandboxView,
     /// Where the person is in the `/` completion menu.

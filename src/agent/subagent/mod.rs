@@ -287,6 +287,7 @@ fn child_shared(
         events: parent.events.clone(),
         sink,
         pending: parent.pending.clone(),
+        proposed: parent.proposed.clone(),
         inputs: Mutex::new(Default::default()),
         next_request: parent.next_request.clone(),
         gate: parent.gate.clone(),

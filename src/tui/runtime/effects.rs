@@ -18,7 +18,6 @@ pub struct Handles {
     pub sessions: Option<Sessions>,
     pub mcp: Option<Arc<McpManager>>,
     /// The language servers, for `/lsp`.
-    pub lsp: Option<Arc<crate::lsp::LspManager>>,
     /// The session's hooks, for `/hooks`.
     pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
     pub project_root: PathBuf,
@@ -163,36 +162,6 @@ impl Handles {
             };
             let _ = tx.send(msg);
         });
-    }
-
-    /// `/lsp`: the language servers started and the ones known here.
-    pub fn lsp_status(&self) -> Msg {
-        let text = match &self.lsp {
-            Some(l) => format!(
-                "{}Restart one with /lsp restart <name>. Configure them as [lsp.NAME] in {}.",
-                crate::lsp::format_status(&l.statuses(), &l.known()),
-                self.project_config.display()
-            ),
-            None => "Language servers are not running in this session.".into(),
-        };
-        Msg::Text {
-            title: "Language servers".into(),
-            text,
-        }
-    }
-
-    pub fn restart_lsp(&self, name: &str) -> Msg {
-        match self.lsp.as_ref().map(|l| l.restart(name)) {
-            Some(Ok(())) => Msg::Notice(
-                NoticeLevel::Info,
-                format!("Restarting language server `{name}`…"),
-            ),
-            Some(Err(e)) => Msg::Notice(NoticeLevel::Warning, e),
-            None => Msg::Notice(
-                NoticeLevel::Warning,
-                "Language servers are not running.".into(),
-            ),
-        }
     }
 
     pub fn restart_mcp(&self, name: &str) -> Msg {

@@ -86,12 +86,6 @@ impl Runtime<'_> {
             Cmd::Session(req) => self.handles.session(req, tx),
             Cmd::ListFiles => self.handles.list_files(tx),
             Cmd::ShowMcpStatus => self.handles.mcp_status(tx),
-            Cmd::ShowLspStatus => {
-                let _ = tx.send(self.handles.lsp_status());
-            }
-            Cmd::RestartLsp(name) => {
-                let _ = tx.send(self.handles.restart_lsp(&name));
-            }
             Cmd::McpPrompt(command) => self.handles.mcp_prompt(command, tx),
             Cmd::RestartMcp(name) => {
                 let _ = tx.send(self.handles.restart_mcp(&name));

@@ -125,8 +125,8 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         Slash::Export(fmt) => export(model, fmt),
         Slash::Mcp => vec![Cmd::ShowMcpStatus],
         Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
-        Slash::Lsp => vec![Cmd::ShowLspStatus],
-        Slash::LspRestart(name) => vec![Cmd::RestartLsp(name)],
+        Slash::Lsp => vec![Cmd::Send(AgentCommand::ShowLanguageServers)],
+        Slash::LspRestart(name) => vec![Cmd::Send(AgentCommand::RestartLanguageServer(name))],
         Slash::McpPrompt(command) => vec![Cmd::McpPrompt(command)],
         Slash::Prompts => {
             model.open_panel(Panel::Text {

@@ -58,7 +58,13 @@ fn permission_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
         return Vec::new();
     }
     let Some(decision) = dialog.key(key, &keys) else {
-        return Vec::new();
+        return match dialog.recheck.take() {
+            Some(rejected) => vec![Cmd::Send(AgentCommand::RecheckEdit {
+                id: dialog.id,
+                rejected,
+            })],
+            None => Vec::new(),
+        };
     };
     let id = dialog.id;
     model.modals.permissions.pop_front();

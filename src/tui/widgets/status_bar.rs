@@ -64,7 +64,7 @@ pub struct StatusInfo<'a> {
     /// MCP servers up / starting / enabled, once any is configured.
     pub servers: Option<crate::tools::SourceHealth>,
     /// The language servers started so far.
-    pub language_servers: &'a [crate::lsp::ServerStatus],
+    pub language_servers: &'a [crate::protocol::ServerStatus],
     /// The sandbox commands run in.
     pub sandbox: &'a crate::tui::sandbox_view::SandboxView,
     /// The session is open in another cairn: shown, never sent to.
@@ -255,7 +255,7 @@ fn servers(model: &StatusInfo) -> Option<Part> {
 /// Language servers while they matter: starting, busy, or failed (a
 /// failed one checks nothing, so it stays shown); ready ones say nothing.
 fn language_servers(model: &StatusInfo) -> Vec<Part> {
-    use crate::lsp::ServerState;
+    use crate::protocol::ServerState;
     let s = model.styles;
     model
         .language_servers

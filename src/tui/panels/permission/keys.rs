@@ -49,6 +49,7 @@ impl PermissionDialog {
         if let Some(review) = &mut self.review {
             if review.key(&key, keys) {
                 self.review_rev += 1;
+                self.recheck_if_changed();
                 return None;
             }
             if keys.is(Action::ViewDiff, &key) {

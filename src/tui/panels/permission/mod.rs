@@ -74,6 +74,8 @@ pub struct PermissionDialog {
     pub opened: Option<std::time::Instant>,
     /// The language server's check of the edit, once one began.
     pub check: Option<check::EditCheck>,
+    /// The hunks now rejected, when the edit must be checked again.
+    pub recheck: Option<Vec<usize>>,
 }
 
 /// Most rules stored together for one command: more cannot all be read
@@ -108,6 +110,7 @@ impl PermissionDialog {
             typed_over: None,
             opened: None,
             check: None,
+            recheck: None,
         }
     }
 

@@ -56,13 +56,18 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         AgentEvent::Notice { level, text } => model.notice(level, text),
         AgentEvent::ServersChanged(health) => model.servers = Some(health),
         AgentEvent::LanguageServers(list) => model.language_servers = list,
+        AgentEvent::LanguageServerReport { statuses, known } => {
+            let text = lsp::report_text(&statuses, &known);
+            return super::session::text(model, "Language servers".into(), text);
+        }
         AgentEvent::EditCheck {
             id,
             server,
             verdict,
+            rejected,
         } => {
             if let Some(d) = model.modals.permissions.iter_mut().find(|d| d.id == id) {
-                d.set_check(server, verdict);
+                d.set_check(server, verdict, rejected);
             }
         }
         AgentEvent::Todos(todos) => model.todos = todos,
@@ -493,6 +498,7 @@ fn cancel_running_tools(model: &mut Model) {
     }
 }
 
+mod lsp;
 pub mod subagents;
 
 #[cfg(test)]
