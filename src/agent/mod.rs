@@ -87,10 +87,11 @@ pub struct AgentOptions {
     /// The global config directory, for global instruction files.
     pub global_config_dir: Option<PathBuf>,
     pub instructions_max_bytes: usize,
-    /// Where "allow always" rules are stored.
-    pub project_config: PathBuf,
-    /// The trust store, so a rule the person stores keeps a trusted
-    /// project trusted (`None`: not recorded).
+    /// Where "allow always" rules are stored: the person's own file for
+    /// this project, outside the repository (`config::own_rules`); `None`
+    /// when there is no config directory (a rule then lasts the session).
+    pub rules_file: Option<PathBuf>,
+    /// The trust store (`None`: not recorded).
     pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,

@@ -296,6 +296,7 @@ fn tui_options(
             hooks: agent.hooks.clone(),
             project_root: s.root.clone(),
             project_config: crate::config::project_config_path(&s.root),
+            own_rules: crate::config::own_rules::path_for(&s.root),
             global_config: global.map(|g| g.join("config.toml")),
             history_file: None,
             scroll_regions: s.config.file.ui.scroll_regions(),

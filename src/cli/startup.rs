@@ -287,7 +287,7 @@ pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) 
             .ok()
             .map(|t| t.path().to_path_buf()),
         instructions_max_bytes: s.config.instructions_max_bytes(),
-        project_config: config::project_config_path(&s.root),
+        rules_file: config::own_rules::path_for(&s.root),
         compact_threshold: s.config.compact_threshold(),
         small_window: s.config.small_window(),
         small_model: provider.small_model.clone(),
