@@ -218,5 +218,6 @@ fn store_in_own_file(ctx: &TurnContext, rule: &str) -> Result<(), String> {
     let Some(file) = &ctx.opts.rules_file else {
         return Err("there is no config directory on this system to keep it in".into());
     };
-    crate::config::own_rules::store(file, &ctx.opts.workspace, rule).map_err(|e| e.to_string())
+    crate::permission::store::store_own_rule(file, &ctx.opts.workspace, rule)
+        .map_err(|e| e.to_string())
 }

@@ -89,29 +89,17 @@ pub fn read(path: &Path) -> Result<OwnRules, ConfigError> {
     })
 }
 
-/// Adds `rule` to the file for the project at `root`, creating it with a
-/// header that says whose file it is and for which project.
-pub fn store(
-    path: &Path,
-    root: &Path,
-    rule: &str,
-) -> Result<(), crate::permission::store::StoreError> {
-    if !path.exists() {
-        let header = format!(
-            "# Your own permission rules for {}.\n\
-             # \"Allow always\" adds them here, outside the repository, so they are\n\
-             # never committed and no repository can plant them.\n\
-             # `cairn permissions list` shows them; `cairn permissions remove RULE`\n\
-             # takes one away.\n\n[permissions]\nallow = []\n",
-            super::trust::project_key(root).display()
-        );
-        let doc: toml_edit::DocumentMut = header.parse().unwrap_or_default();
-        super::write_toml(path, &doc).map_err(|e| crate::permission::store::StoreError::Io {
-            path: path.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
-        })?;
-    }
-    crate::permission::store::store_rule(path, rule)
+/// The header of a new file: whose it is and for which project
+/// (`permission::store::store_own_rule` writes it).
+pub fn header(root: &Path) -> String {
+    format!(
+        "# Your own permission rules for {}.\n\
+         # \"Allow always\" adds them here, outside the repository, so they are\n\
+         # never committed and no repository can plant them.\n\
+         # `cairn permissions list` shows them; `cairn permissions remove RULE`\n\
+         # takes one away.\n\n[permissions]\nallow = []\n",
+        super::trust::project_key(root).display()
+    )
 }
 
 #[cfg(test)]
@@ -145,9 +133,9 @@ mod tests {
         std::fs::create_dir(&root).unwrap();
         let file = path_in(&dir.path().join("cfg"), &root);
         assert_eq!(read(&file).unwrap(), OwnRules::default());
-        store(&file, &root, "bash(cargo test*)").unwrap();
-        store(&file, &root, "bash(cargo test*)").unwrap();
-        let text = std::fs::read_to_string(&file).unwrap();
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let text = header(&root).replace("allow = []", "allow = [\"bash(cargo test*)\"]");
+        std::fs::write(&file, &text).unwrap();
         assert!(
             text.starts_with("# Your own permission rules for"),
             "{text}"
@@ -169,7 +157,8 @@ mod tests {
         let root = dir.path().join("p");
         std::fs::create_dir_all(root.join(".cairn")).unwrap();
         let own = path_in(&dir.path().join("cfg"), &root);
-        store(&own, &root, "bash(make*)").unwrap();
+        std::fs::create_dir_all(own.parent().unwrap()).unwrap();
+        std::fs::write(&own, "[permissions]\nallow = [\"bash(make*)\"]\n").unwrap();
         // The project asks for the same rule and one more, and carries a
         // "local" file that would allow everything.
         std::fs::write(
