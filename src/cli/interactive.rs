@@ -290,7 +290,10 @@ fn tui_options(
         history_file: history_file(s),
         keys: s.config.file.keys.clone(),
         handles: Handles {
-            sessions: store.map(|st| Sessions::new(st, s.root.clone())),
+            sessions: store.map(|st| {
+                Sessions::new(st, s.root.clone())
+                    .with_configured_export_dir(s.config.file.ui.export_dir.as_deref())
+            }),
             mcp: agent.mcp.clone(),
             lsp: agent.lsp.clone(),
             hooks: agent.hooks.clone(),

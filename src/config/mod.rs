@@ -570,6 +570,7 @@ impl ConfigFile {
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         set(&mut self.ui.colors, other.ui.colors);
         set(&mut self.ui.on_exit, other.ui.on_exit);
+        set(&mut self.ui.export_dir, other.ui.export_dir);
         set(&mut self.compat.claude, other.compat.claude);
         set(&mut self.agents.max_parallel, other.agents.max_parallel);
         set(&mut self.log.max_mb, other.log.max_mb);
