@@ -22,7 +22,7 @@ fn files_in(dir: &Path) -> Vec<String> {
 }
 
 fn export(app: &mut PtyApp, args: &str, expect: &str) -> String {
-    app.type_text(&format!("/export {args}").trim_end().to_string());
+    app.type_text(format!("/export {args}").trim_end());
     app.send(b"\r");
     app.wait_for(expect, |s| s.contains(expect))
 }
