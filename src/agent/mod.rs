@@ -366,6 +366,31 @@ impl Agent {
         *lock(&self.shared.jobs_of) = Arc::downgrade(&self.session);
     }
 
+    /// A fresh session state for `/new` or a resume. The earlier one ends
+    /// here, not whenever its last holder lets go: its background jobs
+    /// are stopped now and named, so none runs on where `/jobs` could no
+    /// longer reach it.
+    fn replace_session(&mut self) {
+        let fresh = Arc::new(SessionState::new(&self.opts.workspace));
+        let earlier = std::mem::replace(&mut self.session, fresh);
+        self.track_jobs();
+        self.session.set_cwd(self.opts.cwd.clone());
+        let running: Vec<String> = (earlier.jobs.ids().into_iter())
+            .filter(|id| earlier.jobs.get(id).is_some_and(|p| p.running()))
+            .collect();
+        earlier.finish();
+        if !running.is_empty() {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!(
+                    "Stopped the earlier session's background {} {}: a job belongs to the session that started it.",
+                    crate::text::plural(running.len(), "job", "jobs"),
+                    running.join(", ")
+                ),
+            });
+        }
+    }
+
     pub fn messages(&self) -> &[Message] {
         &self.messages
     }
@@ -474,9 +499,7 @@ impl Agent {
                 lock(&self.shared.earlier).clear();
                 lock(&self.shared.memory).clear();
                 self.turn = 0;
-                self.session = Arc::new(SessionState::new(&self.opts.workspace));
-                self.track_jobs();
-                self.session.set_cwd(self.opts.cwd.clone());
+                self.replace_session();
                 self.usage = Usage::default();
                 self.cost = None;
                 self.tracker.reset();

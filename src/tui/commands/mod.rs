@@ -80,7 +80,7 @@ pub const COMMANDS: &[SlashCommand] = &[
     SlashCommand {
         name: "export",
         args: "[markdown|json] [path]",
-        description: "Export this session to a file ([ui] export_dir, or the path given)",
+        description: "Export this session to a file",
     },
     SlashCommand {
         name: "mcp",

@@ -209,6 +209,7 @@ fn new_session(model: &mut Model) -> Vec<Cmd> {
     model.usage.cost = None;
     model.todos.clear();
     model.read_only = false;
+    crate::tui::jobs::session_changed(model);
     vec![Cmd::Send(AgentCommand::NewSession)]
 }
 
