@@ -24,6 +24,7 @@ mod compaction;
 mod custom;
 mod effort;
 mod fixed;
+mod hook_model;
 mod hooks;
 pub mod instructions;
 mod limits;
@@ -280,6 +281,11 @@ impl Agent {
 
     /// Runs these hooks at each event (none when all are left out).
     pub fn with_hooks(mut self, hooks: Arc<crate::extensions::hooks::Hooks>) -> Self {
+        // Prompt hooks ask the session's provider.
+        hooks.set_asker(hook_model::asker(
+            self.quiet_provider.clone(),
+            self.opts.model.clone(),
+        ));
         if let Some(shared) = Arc::get_mut(&mut self.shared)
             && !hooks.is_empty()
         {

@@ -3,7 +3,6 @@
 //! would have had it never quit; the replaced messages are kept aside so a
 //! rewind to before the compaction still finds them.
 
-
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, count_prompts};

@@ -54,6 +54,7 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
                 {"type": "command", "command": "guard.sh", "timeout": 5}]}],
             "Stop": [{"hooks": [
                 {"type": "prompt", "prompt": "Is the work done? $ARGUMENTS"},
+                {"type": "http", "url": "http://127.0.0.1:9/"},
                 {"type": "command", "command": "done.sh"}]}],
             "Nonsense": []
         }),
@@ -74,9 +75,12 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
         [
             (Event::PostToolUse, "fmt.sh", 60),
             (Event::PreToolUse, "guard.sh", 5),
+            (Event::Stop, "Is the work done? $ARGUMENTS", 30),
             (Event::Stop, "done.sh", 60)
         ]
     );
+    assert_eq!(hooks[2].kind, super::Kind::Prompt { model: None });
+    assert_eq!(hooks[3].kind, super::Kind::Command);
     assert!(hooks[0].source.ends_with(".cairn/config.toml"));
     assert!(hooks[1].source.ends_with(".claude/settings.json"));
     assert!(
@@ -85,12 +89,16 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
             .any(|p| p.contains("unknown hook event `Nonsense`")),
         "{problems:?}"
     );
-    // A prompt hook is named and skipped; the command beside it loads.
-    let prompt: Vec<&String> = problems.iter().filter(|p| p.contains("prompt")).collect();
-    assert_eq!(prompt.len(), 1, "{problems:?}");
+    // A prompt hook loads beside the command; another type is named.
     assert!(
-        prompt[0].contains("hooks.Stop: not supported: prompt hooks"),
-        "{prompt:?}"
+        !problems.iter().any(|p| p.contains("type `prompt`")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("hooks.Stop: not supported: hooks of type `http`")),
+        "{problems:?}"
     );
     let mut no_claude = files(ws);
     no_claude.claude = false;
