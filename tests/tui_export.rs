@@ -60,7 +60,7 @@ async fn export_goes_where_the_person_says_and_never_over_a_file() {
     assert!(written[0].starts_with("cairn-session-") && written[0].ends_with(".md"));
 
     // A folder, relative to the workspace: the session's name inside it.
-    export(&mut app, "json notes/", "Exported to");
+    export(&mut app, "json notes/", "notes/cairn-session-");
     let notes = home.path("notes");
     let in_notes = files_in(&notes);
     assert_eq!(in_notes.len(), 1, "{in_notes:?}");
