@@ -361,35 +361,97 @@ async fn a_subfolder_agents_md_joins_when_the_model_first_opens_a_file_below_it(
     assert!(stderr.contains("Loaded rust/slug/AGENTS.md"), "{stderr}");
 }
 
+/// Prompt hooks as Claude Code documents them, in the person's own
+/// settings: the model judges `PreToolUse` (a no blocks the call, its
+/// reason reaches the model) and `Stop` (a no keeps the model working);
+/// the hook's request carries the prompt with `$ARGUMENTS` filled in and
+/// offers no tools; a command hook beside it still runs.
 #[tokio::test]
-async fn a_prompt_hook_is_reported_unsupported_and_the_command_beside_it_runs() {
+async fn prompt_hooks_ask_the_model_and_a_no_blocks_the_call_and_the_stop() {
     let env = TestHome::new();
-    // The person's own settings, as Claude Code documents prompt hooks.
-    let settings = json!({"hooks": {"Stop": [{"hooks": [
-        {"type": "prompt", "prompt": "Is every task done? $ARGUMENTS", "timeout": 30},
-        {"type": "command", "command": "echo stopped > \"$CLAUDE_PROJECT_DIR\"/stop-ran.txt"}
-    ]}]}});
+    let settings = json!({"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "prompt", "prompt": "GUARD: refuse any touch. Call: $ARGUMENTS", "timeout": 20}
+        ]}],
+        "Stop": [{"hooks": [
+            {"type": "prompt", "prompt": "FINISHED? Is every task done? $ARGUMENTS"},
+            {"type": "command", "command": "echo stopped >> \"$CLAUDE_PROJECT_DIR\"/stop-ran.txt"}
+        ]}]
+    }});
     let dir = env.home.path().join(".claude");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
-    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("All done.")]).await;
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("t1", "bash", json!({"command": "touch blocked.txt"})),
+            Reply::text("{\"ok\": false, \"reason\": \"touching is not allowed here\"}")
+                .when("GUARD"),
+            Reply::text("I could not touch it."),
+            Reply::text("```json\n{\"ok\": false, \"reason\": \"say sorry first\"}\n```")
+                .when("FINISHED?"),
+            Reply::text("Sorry."),
+            Reply::text("{\"ok\": true}").when("FINISHED?"),
+        ],
+    )
+    .await;
     let out = env
         .command(&mock.url())
-        .args(["run", "finish up"])
+        .args(["run", "touch a file"])
         .output()
         .await
         .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let said: Vec<&str> = stderr
-        .lines()
-        .filter(|l| l.contains("not supported: prompt hooks"))
-        .collect();
-    assert_eq!(said.len(), 1, "{stderr}");
-    assert!(said[0].contains("hooks.Stop"), "{stderr}");
-    assert_eq!(
-        std::fs::read_to_string(env.path("stop-ran.txt")).unwrap_or_default(),
-        "stopped\n",
-        "{stderr}"
+    assert!(!stderr.contains("not supported"), "{stderr}");
+    assert!(
+        !env.path("blocked.txt").exists(),
+        "the hook's no did not block"
     );
+    let requests = mock.requests();
+    let guard = requests
+        .iter()
+        .find(|r| r.to_string().contains("GUARD"))
+        .expect("the PreToolUse hook's request");
+    assert!(
+        guard["tools"].as_array().is_none_or(|t| t.is_empty()),
+        "{guard}"
+    );
+    let text = guard["messages"][0]["content"].to_string();
+    assert!(
+        text.contains("tool_name") && text.contains("Bash"),
+        "{text}"
+    );
+    assert!(
+        text.contains("touch blocked.txt") && !text.contains("$ARGUMENTS"),
+        "{text}"
+    );
+    // The model was told why, and kept working after the Stop hook's no.
+    let after: Vec<&Value> = requests
+        .iter()
+        .filter(|r| r["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .collect();
+    assert!(
+        after
+            .iter()
+            .any(|r| tool_results(r).contains("touching is not allowed here")),
+        "{after:?}"
+    );
+    assert!(
+        after
+            .iter()
+            .any(|r| r.to_string().contains("say sorry first")),
+        "{after:?}"
+    );
+    assert!(stdout.contains("Sorry."), "{stdout}");
+    assert_eq!(
+        requests
+            .iter()
+            .filter(|r| r.to_string().contains("FINISHED?"))
+            .count(),
+        2
+    );
+    let ran = std::fs::read_to_string(env.path("stop-ran.txt")).unwrap_or_default();
+    assert!(ran.contains("stopped"), "{stderr}");
 }

@@ -54,7 +54,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         global_config_dir: None,
         trust_store: None,
         instructions_max_bytes: 1000,
-        project_config: dir.path().join(".cairn/config.toml"),
+        rules_file: Some(dir.path().join("own/rules.toml")),
         compact_threshold: 0.8,
         small_window: 0,
         small_model: None,
@@ -236,8 +236,9 @@ async fn allow_always_stores_a_rule_and_the_same_call_later_runs_without_asking(
         })
         .await;
     assert_eq!(asked(&ev).len(), 1);
-    let stored = std::fs::read_to_string(run.path(".cairn/config.toml")).unwrap();
+    let stored = std::fs::read_to_string(run.path("own/rules.toml")).unwrap();
     assert!(stored.contains("edit(lib.rs)"), "{stored}");
+    assert!(!run.path(".cairn/config.toml").exists());
     run.submit("change it again");
     let ev = run.turn(|_| panic!("must not ask again")).await;
     assert!(asked(&ev).is_empty());

@@ -80,6 +80,7 @@ mod trust_boundaries;
 mod tui_diff;
 mod tui_e2e;
 mod tui_errors;
+mod tui_export;
 mod tui_flush;
 mod tui_jobs;
 mod tui_markdown;

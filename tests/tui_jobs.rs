@@ -83,6 +83,109 @@ async fn a_background_job_keeps_streaming_into_its_pane_after_the_turn() {
     quit(app);
 }
 
+/// Whether a process whose command line holds `needle` is alive.
+fn alive(needle: &str) -> bool {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(needle)
+            })
+        })
+}
+
+fn gone_within(needle: &str, secs: u64) -> bool {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if !alive(needle) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    false
+}
+
+/// `/new` stops the earlier session's jobs and says so; `/jobs` then lists
+/// them as stopped with that session and offers no stop for them, while a
+/// job of the new session with the same call and job id is stopped on its
+/// own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn jobs_of_an_earlier_session_are_stopped_with_it_and_not_offered_to_stop() {
+    let home = TestHome::new();
+    let first = format!("sleep 91.{}1", std::process::id());
+    let second = format!("sleep 91.{}2", std::process::id());
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": first, "run_in_background": true}),
+            ),
+            Reply::text("First started."),
+            Reply::text("T").when("Write a title"),
+        ],
+    )
+    .await;
+    let mut app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &home.vars(&mock.url()),
+        home.project.path(),
+        30,
+        110,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("start one");
+    app.send(b"\r");
+    app.wait_for_text("First started.");
+    app.wait_for("the job", |_| alive(&first));
+    app.type_text("/new");
+    app.send(b"\r");
+    let s = app.wait_for_text("Stopped the earlier session's background job job-1");
+    assert!(!s.contains("job running"), "{s}");
+    assert!(
+        gone_within(&first, 10),
+        "the earlier session's job still runs"
+    );
+
+    mock.push(Reply::tool(
+        "b1",
+        "bash",
+        json!({"command": second, "run_in_background": true}),
+    ));
+    mock.push(Reply::text("Second started."));
+    app.type_text("start another");
+    app.send(b"\r");
+    app.wait_for_text("Second started.");
+    app.wait_for("the new job counted", |s| s.contains("1 job running"));
+    app.type_text("/jobs");
+    app.wait_for_text("Background jobs: what runs");
+    app.send(b"\r");
+    let s = app.wait_for_text("┌ Background jobs");
+    assert!(s.contains("job-1  stopped with the earlier session"), "{s}");
+    assert!(s.contains("job-1  running"), "{s}");
+    // The earlier one: no question, nothing stopped.
+    app.send(b"\x1b[A");
+    app.send(b"k");
+    std::thread::sleep(Duration::from_millis(400));
+    assert!(!app.screen().contains("Stop job-1"), "{}", app.screen());
+    assert!(alive(&second));
+    // The new one stops after a yes.
+    app.send(b"\x1b[B");
+    app.send(b"k");
+    app.wait_for_text("Stop job-1 and everything it started?");
+    app.send(b"y");
+    app.wait_for("the new job stopped", |s| s.contains("job-1  killed"));
+    assert!(gone_within(&second, 10), "the new session's job still runs");
+    app.send(b"\x1b");
+    quit(app);
+}
+
 fn quit(mut app: PtyApp) {
     app.send(b"\x03");
     std::thread::sleep(Duration::from_millis(100));

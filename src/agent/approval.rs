@@ -189,13 +189,13 @@ fn allow_always(ctx: &TurnContext, chosen: Vec<String>, offered: &[String]) -> A
             }),
         }
     }
-    if !stored.is_empty() {
+    if let (false, Some(file)) = (stored.is_empty(), &ctx.opts.rules_file) {
         ctx.shared.emit(AgentEvent::Notice {
             level: NoticeLevel::Info,
             text: format!(
-                "Allowed from now on: {} (stored in {}).",
+                "Allowed from now on in this project: {} (kept in {}, your own file, outside the repository).",
                 stored.join(", "),
-                ctx.opts.project_config.display()
+                file.display()
             ),
         });
     }
@@ -207,38 +207,17 @@ fn store_rule(ctx: &TurnContext, rule: &str) -> Result<(), String> {
     let added = lock(&ctx.shared.gate).add_allow_rule(rule);
     match added {
         Err(e) => Err(format!("Could not use the rule `{rule}`: {e}")),
-        Ok(()) => store_and_keep_trust(ctx, rule)
+        Ok(()) => store_in_own_file(ctx, rule)
             .map_err(|e| format!("Allowed `{rule}` for this session, but could not store it: {e}")),
     }
 }
 
-/// Stores the rule; a project that was the person's own stays trusted.
-fn store_and_keep_trust(
-    ctx: &TurnContext,
-    rule: &str,
-) -> Result<(), crate::permission::store::StoreError> {
-    let before = std::fs::read(&ctx.opts.project_config).ok();
-    crate::permission::store::store_rule(&ctx.opts.project_config, rule)?;
-    if let Some(path) = &ctx.opts.trust_store {
-        let global = ctx
-            .opts
-            .global_config_dir
-            .as_ref()
-            .map(|d| d.join("config.toml"));
-        let store = crate::config::trust::TrustStore::at(path.clone());
-        // The project's hooks and agents are part of what was trusted.
-        let hooks = (ctx.extensions.as_ref())
-            .map(|r| crate::extensions::project_held(r).1)
-            .unwrap_or_default();
-        if let Err(e) = crate::config::trust::keep_after_own_edit_with(
-            &store,
-            &ctx.opts.workspace,
-            global.as_deref(),
-            before.as_deref(),
-            &hooks,
-        ) {
-            tracing::warn!("cannot keep the project's trust after storing a rule: {e}");
-        }
-    }
-    Ok(())
+/// Stores the rule in the person's own file for this project: the
+/// repository's files are not touched, so its trust stands as it was.
+fn store_in_own_file(ctx: &TurnContext, rule: &str) -> Result<(), String> {
+    let Some(file) = &ctx.opts.rules_file else {
+        return Err("there is no config directory on this system to keep it in".into());
+    };
+    crate::permission::store::store_own_rule(file, &ctx.opts.workspace, rule)
+        .map_err(|e| e.to_string())
 }

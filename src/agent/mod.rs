@@ -24,6 +24,7 @@ mod compaction;
 mod custom;
 mod effort;
 mod fixed;
+mod hook_model;
 mod hooks;
 pub mod instructions;
 mod limits;
@@ -87,10 +88,11 @@ pub struct AgentOptions {
     /// The global config directory, for global instruction files.
     pub global_config_dir: Option<PathBuf>,
     pub instructions_max_bytes: usize,
-    /// Where "allow always" rules are stored.
-    pub project_config: PathBuf,
-    /// The trust store, so a rule the person stores keeps a trusted
-    /// project trusted (`None`: not recorded).
+    /// Where "allow always" rules are stored: the person's own file for
+    /// this project, outside the repository (`config::own_rules`); `None`
+    /// when there is no config directory (a rule then lasts the session).
+    pub rules_file: Option<PathBuf>,
+    /// The trust store (`None`: not recorded).
     pub trust_store: Option<PathBuf>,
     /// Fraction of the context window at which the conversation compacts.
     pub compact_threshold: f64,
@@ -287,6 +289,11 @@ impl Agent {
 
     /// Runs these hooks at each event (none when all are left out).
     pub fn with_hooks(mut self, hooks: Arc<crate::extensions::hooks::Hooks>) -> Self {
+        // Prompt hooks ask the session's provider.
+        hooks.set_asker(hook_model::asker(
+            self.quiet_provider.clone(),
+            self.opts.model.clone(),
+        ));
         if let Some(shared) = Arc::get_mut(&mut self.shared)
             && !hooks.is_empty()
         {
@@ -380,6 +387,31 @@ impl Agent {
     /// Points `/jobs` at the current session's jobs.
     fn track_jobs(&self) {
         *lock(&self.shared.jobs_of) = Arc::downgrade(&self.session);
+    }
+
+    /// A fresh session state for `/new` or a resume. The earlier one ends
+    /// here, not whenever its last holder lets go: its background jobs
+    /// are stopped now and named, so none runs on where `/jobs` could no
+    /// longer reach it.
+    fn replace_session(&mut self) {
+        let fresh = Arc::new(SessionState::new(&self.opts.workspace));
+        let earlier = std::mem::replace(&mut self.session, fresh);
+        self.track_jobs();
+        self.session.set_cwd(self.opts.cwd.clone());
+        let running: Vec<String> = (earlier.jobs.ids().into_iter())
+            .filter(|id| earlier.jobs.get(id).is_some_and(|p| p.running()))
+            .collect();
+        earlier.finish();
+        if !running.is_empty() {
+            self.shared.emit(AgentEvent::Notice {
+                level: NoticeLevel::Info,
+                text: format!(
+                    "Stopped the earlier session's background {} {}: a job belongs to the session that started it.",
+                    crate::text::plural(running.len(), "job", "jobs"),
+                    running.join(", ")
+                ),
+            });
+        }
     }
 
     pub fn messages(&self) -> &[Message] {
@@ -491,9 +523,7 @@ impl Agent {
                 lock(&self.shared.earlier).clear();
                 lock(&self.shared.memory).clear();
                 self.turn = 0;
-                self.session = Arc::new(SessionState::new(&self.opts.workspace));
-                self.track_jobs();
-                self.session.set_cwd(self.opts.cwd.clone());
+                self.replace_session();
                 self.usage = Usage::default();
                 self.cost = None;
                 self.tracker.reset();

@@ -3,15 +3,12 @@
 //! would have had it never quit; the replaced messages are kept aside so a
 //! rewind to before the compaction still finds them.
 
-use std::sync::Arc;
-
 use tokio_util::sync::CancellationToken;
 
 use super::{Agent, count_prompts};
 use crate::conversation::{Message, Part};
 use crate::protocol::{AgentEvent, CompactionMark, NoticeLevel, StoredSettings};
 use crate::store::LostFile;
-use crate::tools::SessionState;
 use crate::tools::state::{FileVersion, lock};
 
 /// What the store kept of a session, as `AgentCommand::LoadHistory` brings it.
@@ -48,9 +45,7 @@ impl Agent {
             .max()
             .unwrap_or(0)
             .max(count_prompts(&messages));
-        self.session = Arc::new(SessionState::new(&self.opts.workspace));
-        self.track_jobs();
-        self.session.set_cwd(self.opts.cwd.clone());
+        self.replace_session();
         self.session
             .set_todos(crate::tools::todos::latest(&messages));
         for v in versions {

@@ -264,7 +264,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
         global_config_dir: None,
         trust_store: None,
         instructions_max_bytes: 1000,
-        project_config: dir.join(".cairn/config.toml"),
+        rules_file: Some(dir.join("own-rules.toml")),
         compact_threshold: 0.8,
         small_window: 0,
         small_model: None,

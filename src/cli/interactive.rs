@@ -296,11 +296,15 @@ fn tui_options(
         history_file: history_file(s),
         keys: s.config.file.keys.clone(),
         handles: Handles {
-            sessions: store.map(|st| Sessions::new(st, s.root.clone())),
+            sessions: store.map(|st| {
+                Sessions::new(st, s.root.clone())
+                    .with_configured_export_dir(s.config.file.ui.export_dir.as_deref())
+            }),
             mcp: agent.mcp.clone(),
             hooks: agent.hooks.clone(),
             project_root: s.root.clone(),
             project_config: crate::config::project_config_path(&s.root),
+            own_rules: crate::config::own_rules::path_for(&s.root),
             global_config: global.map(|g| g.join("config.toml")),
             history_file: None,
             scroll_regions: s.config.file.ui.scroll_regions(),

@@ -8,6 +8,12 @@ pub enum Action {
     Remove { rule: String, global: bool },
 }
 
+/// Whether the rules file at `path` holds `rule` (allowed or denied).
+fn holds(path: &std::path::Path, rule: &str) -> bool {
+    crate::permission::store::list_rules(path)
+        .is_ok_and(|r| (r.allow.iter().chain(&r.deny)).any(|x| x.trim() == rule.trim()))
+}
+
 pub fn run(action: Action) -> Result<()> {
     crate::term_safe::quiet_broken_pipe();
     use crate::permission::store::{list_rules, remove_rule};
@@ -15,10 +21,11 @@ pub fn run(action: Action) -> Result<()> {
     let root = crate::agent::instructions::project_root(&cwd);
     let project = crate::config::project_config_path(&root);
     let global = crate::config::global_dir().map(|d| d.join("config.toml"));
+    let own = crate::config::own_rules::path_for(&root);
     match action {
         Action::List => {
             let mut any = false;
-            for path in global.iter().chain(std::iter::once(&project)) {
+            for path in (global.iter().chain(&own)).chain(std::iter::once(&project)) {
                 let rules = list_rules(path)?;
                 if rules.allow.is_empty() && rules.deny.is_empty() {
                     continue;
@@ -34,10 +41,12 @@ pub fn run(action: Action) -> Result<()> {
             }
             if !any {
                 println!("No permission rules are stored.");
-                println!(
-                    "\"Allow always\" in a permission dialog adds one to {}",
-                    project.display()
-                );
+                if let Some(own) = &own {
+                    println!(
+                        "\"Allow always\" in a permission dialog adds one to {} (your own file for this project, outside the repository)",
+                        own.display()
+                    );
+                }
             }
             Ok(())
         }
@@ -45,6 +54,12 @@ pub fn run(action: Action) -> Result<()> {
             let path = if g {
                 global
                     .ok_or_else(|| anyhow::anyhow!("no global config directory on this system"))?
+            } else if let Some(own) = own.filter(|o| holds(o, &rule)) {
+                // The person's own file first: "Allow always" puts rules
+                // there, and no trust rests on it.
+                remove_rule(&own, &rule)?;
+                println!("Removed `{rule}` from {}", own.display());
+                return Ok(());
             } else {
                 project
             };

@@ -298,7 +298,7 @@ pub fn start_agent_with(
             .ok()
             .map(|t| t.path().to_path_buf()),
         instructions_max_bytes: s.config.instructions_max_bytes(),
-        project_config: config::project_config_path(&s.root),
+        rules_file: config::own_rules::path_for(&s.root),
         compact_threshold: s.config.compact_threshold(),
         small_window: s.config.small_window(),
         small_model: provider.small_model.clone(),

@@ -21,6 +21,7 @@ pub mod keys;
 pub mod log;
 pub mod lsp;
 mod mode;
+pub mod own_rules;
 pub mod project;
 pub mod project_file;
 mod range;
@@ -336,6 +337,9 @@ pub struct Config {
     pub file: ConfigFile,
     pub global_path: Option<PathBuf>,
     pub project_path: PathBuf,
+    /// The person's own rules for this project (see `own_rules`), when
+    /// there is a config directory to keep them in.
+    pub own_rules_path: Option<PathBuf>,
     /// True when neither file exists.
     pub is_empty: bool,
     /// The project file's settings that wait for trust, when it has any.
@@ -395,23 +399,47 @@ pub fn project_config_path(project_root: &Path) -> PathBuf {
     project_root.join(".cairn").join("config.toml")
 }
 
-/// Loads the global file then the project file over it.
+/// Loads the global file, the person's own rules for this project, then
+/// the project file over them.
 pub fn load(project_root: &Path) -> Result<Config, ConfigError> {
-    let global_path = global_dir().map(|d| d.join("config.toml"));
-    let config = load_from(global_path.as_deref(), &project_config_path(project_root))?;
+    let dir = global_dir();
+    let global_path = dir.as_ref().map(|d| d.join("config.toml"));
+    let own = dir.map(|d| own_rules::path_in(&d, project_root));
+    let config = load_layers(
+        global_path.as_deref(),
+        own.as_deref(),
+        &project_config_path(project_root),
+    )?;
     log::apply(&config.file.log);
     Ok(config)
 }
 
-/// The project file applies only where it tightens; [`Config::trust_project`]
-/// lays the rest over once the person agrees.
+/// [`load_layers`] without the person's own rules.
 pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, ConfigError> {
+    load_layers(global, None, project)
+}
+
+/// The person's files are theirs; the project file applies only where it
+/// tightens, and [`Config::trust_project`] lays the rest over once the
+/// person agrees. The own rules join the person's before the project file
+/// is sorted, so a rule the person granted is never asked about again.
+pub fn load_layers(
+    global: Option<&Path>,
+    own: Option<&Path>,
+    project: &Path,
+) -> Result<Config, ConfigError> {
     let mut merged = ConfigFile::default();
     let mut any = false;
     if let Some((mut file, _)) = global.map(read_file).transpose()?.flatten() {
         merged.sandbox = std::mem::take(&mut file.sandbox);
         merged.overlay(file);
         any = true;
+    }
+    if let Some(path) = own {
+        let rules = own_rules::read(path)?.permissions;
+        any |= !(rules.allow.is_empty() && rules.deny.is_empty());
+        merged.permissions.allow.extend(rules.allow);
+        merged.permissions.deny.extend(rules.deny);
     }
     let mut pending = None;
     if let Some((mut file, text)) = read_project_file(project)? {
@@ -449,6 +477,7 @@ pub fn load_from(global: Option<&Path>, project: &Path) -> Result<Config, Config
         file: merged,
         global_path: global.map(Path::to_path_buf),
         project_path: project.to_path_buf(),
+        own_rules_path: own.map(Path::to_path_buf),
         is_empty: !any,
         pending,
     })
@@ -541,6 +570,7 @@ impl ConfigFile {
         set(&mut self.ui.scroll_regions, other.ui.scroll_regions);
         set(&mut self.ui.colors, other.ui.colors);
         set(&mut self.ui.on_exit, other.ui.on_exit);
+        set(&mut self.ui.export_dir, other.ui.export_dir);
         set(&mut self.compat.claude, other.compat.claude);
         set(&mut self.agents.max_parallel, other.agents.max_parallel);
         set(&mut self.log.max_mb, other.log.max_mb);

@@ -53,6 +53,10 @@ pub struct UiConfig {
     pub colors: Option<Colors>,
     pub notify: Option<Notify>,
     pub on_exit: Option<OnExit>,
+    /// Where `/export` writes when no path is given (`~/` is the home; a
+    /// relative folder is taken from the project root). cairn's data
+    /// directory (`exports/`) when unset.
+    pub export_dir: Option<String>,
     /// Let the terminal scroll the transcript itself (a scroll region and
     /// `CSI n S`) instead of redrawing every row. On unless set to false,
     /// for terminals or multiplexers where scroll regions misbehave.

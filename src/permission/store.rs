@@ -51,6 +51,18 @@ pub fn store_rule(config: &Path, rule: &str) -> Result<(), StoreError> {
     save(config, &doc)
 }
 
+/// Adds `rule` to the person's own file for the project at `root`
+/// (`config::own_rules`), creating it with a header that says whose file
+/// it is and for which project.
+pub fn store_own_rule(path: &Path, root: &Path, rule: &str) -> Result<(), StoreError> {
+    if !path.exists() {
+        let header = crate::config::own_rules::header(root);
+        let doc: DocumentMut = header.parse().unwrap_or_default();
+        save(path, &doc)?;
+    }
+    store_rule(path, rule)
+}
+
 /// Remove `rule` from `[permissions] allow` and `deny`. Returns whether it
 /// was there.
 pub fn remove_rule(config: &Path, rule: &str) -> Result<bool, StoreError> {
@@ -242,6 +254,26 @@ mod tests {
         std::os::unix::fs::symlink(project.path().join("real"), project.path().join(".cairn"))?;
         store_rule(&config, "bash(ls*)")?;
         assert!(project.path().join("real/config.toml").exists());
+        Ok(())
+    }
+
+    #[test]
+    fn the_persons_own_file_is_created_with_its_header_and_takes_rules_once()
+    -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let root = dir.path().join("p");
+        std::fs::create_dir(&root)?;
+        let file = crate::config::own_rules::path_in(&dir.path().join("cfg"), &root);
+        store_own_rule(&file, &root, "bash(cargo test*)")?;
+        store_own_rule(&file, &root, "bash(cargo test*)")?;
+        let text = std::fs::read_to_string(&file)?;
+        assert!(
+            text.starts_with("# Your own permission rules for"),
+            "{text}"
+        );
+        assert_eq!(text.matches("cargo test*").count(), 1, "{text}");
+        let rules = crate::config::own_rules::read(&file)?;
+        assert_eq!(rules.permissions.allow, ["bash(cargo test*)"]);
         Ok(())
     }
 

@@ -52,10 +52,13 @@ pub enum SessionRequest {
         current: Option<SessionId>,
     },
     Fork(SessionId),
-    /// Export a session next to the project.
+    /// Export a session: into the export directory, or to `to` as the
+    /// person typed it (a file or a folder; relative to the workspace,
+    /// `~/` for the home), never over a file that is there.
     Export {
         id: SessionId,
         json: bool,
+        to: Option<String>,
     },
 }
 

@@ -104,9 +104,27 @@ pub fn export(
     json: bool,
     dir: &Path,
 ) -> Result<PathBuf, SessionError> {
-    let (text, ext) = export_text(store, id, json)?;
+    let path = dir.join(export_name(id, json));
+    export_file(store, id, json, &path)?;
+    Ok(path)
+}
+
+/// The file name an export of `id` gets.
+pub fn export_name(id: &SessionId, json: bool) -> String {
     // The whole id: v7 ids made the same minute share their short form.
-    let path = dir.join(format!("cairn-session-{}.{ext}", id.as_str()));
+    let ext = if json { "json" } else { "md" };
+    format!("cairn-session-{}.{ext}", id.as_str())
+}
+
+/// Writes `id` as Markdown or JSON to `path`, its pictures beside it.
+pub fn export_file(
+    store: &Store,
+    id: &SessionId,
+    json: bool,
+    path: &Path,
+) -> Result<(), SessionError> {
+    let (text, _) = export_text(store, id, json)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
     if !json {
         // The pictures the Markdown refers to, beside it (JSON has them
         // inline).
@@ -117,13 +135,12 @@ pub fn export(
         }
     }
     // Private (0600) and never through a planted link.
-    crate::config::project_file::write_no_follow(&path, text.as_bytes()).map_err(|source| {
+    crate::config::project_file::write_no_follow(path, text.as_bytes()).map_err(|source| {
         SessionError::Write {
-            path: path.clone(),
+            path: path.to_path_buf(),
             source,
         }
-    })?;
-    Ok(path)
+    })
 }
 
 /// A session as Markdown or pretty JSON, and the file extension for it.

@@ -7,6 +7,7 @@
 
 mod browse;
 mod edit;
+mod export_to;
 mod load;
 
 use std::path::{Path, PathBuf};
@@ -70,10 +71,23 @@ impl Sessions {
         }
     }
 
-    /// Exports go to `dir` instead.
+    /// Exports go to `dir` instead (`[ui] export_dir`).
     pub fn with_export_dir(mut self, dir: PathBuf) -> Sessions {
         self.export_dir = dir;
         self
+    }
+
+    /// `[ui] export_dir` as the person wrote it (`~/…`, or relative to
+    /// the project root); cairn's own when `None`.
+    pub fn with_configured_export_dir(self, typed: Option<&str>) -> Sessions {
+        match typed.map(str::trim).filter(|t| !t.is_empty()) {
+            Some(t) => {
+                let home = crate::paths::home_dir();
+                let dir = export_to::resolve(t, &self.project_root, home.as_deref());
+                self.with_export_dir(dir)
+            }
+            None => self,
+        }
     }
 
     pub fn project_root(&self) -> &Path {
@@ -153,14 +167,17 @@ impl Sessions {
                     short_id(&new)
                 ))
             }
-            SessionRequest::Export { id, json } => {
-                let dir = &self.export_dir;
-                crate::private::create_dir(dir).map_err(|source| SessionError::Write {
-                    path: dir.clone(),
-                    source,
-                })?;
-                let path = export(&store, &id, json, dir)?;
-                SessionReply::Info(format!("Exported to {}", path.display()))
+            SessionRequest::Export { id, json, to: None } => SessionReply::Info(
+                export_to::into_export_dir(&store, &id, json, &self.export_dir)?,
+            ),
+            SessionRequest::Export {
+                id,
+                json,
+                to: Some(to),
+            } => {
+                let home = crate::paths::home_dir();
+                let place = export_to::resolve(&to, root, home.as_deref());
+                SessionReply::Info(export_to::to_named_place(&store, &id, json, &place, &to)?)
             }
         })
     }

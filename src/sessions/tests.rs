@@ -197,6 +197,7 @@ fn export_writes_into_the_export_directory_and_names_the_file() {
     let reply = svc.handle(SessionRequest::Export {
         id: id.clone(),
         json: false,
+        to: None,
     });
     let path = dir
         .path()

@@ -17,7 +17,11 @@ pub fn started(model: &mut Model, call_id: &str) {
     let Some(job) = &t.job else {
         return;
     };
-    if model.jobs.iter().any(|j| j.call_id == call_id) {
+    if model
+        .jobs
+        .iter()
+        .any(|j| j.call_id == call_id && !j.earlier)
+    {
         return;
     }
     let row = JobRow {
@@ -26,13 +30,36 @@ pub fn started(model: &mut Model, call_id: &str) {
         command: t.command.clone().unwrap_or_else(|| t.summary.clone()),
         started: t.started,
         end: None,
+        earlier: false,
     };
     model.jobs.push(row);
 }
 
+/// A job's end: the running one of that call first (an earlier
+/// session's call may have had the same id), else the newest of that id.
 pub fn ended(model: &mut Model, call_id: &str, end: JobEnd) {
-    if let Some(j) = model.jobs.iter_mut().find(|j| j.call_id == call_id) {
+    let jobs = &mut model.jobs;
+    let at = (jobs
+        .iter()
+        .rposition(|j| j.call_id == call_id && j.running()))
+    .or_else(|| jobs.iter().rposition(|j| j.call_id == call_id));
+    if let Some(j) = at.and_then(|i| jobs.get_mut(i)) {
         j.end = Some(end);
+    }
+}
+
+/// `/new` or a resume: the agent stops the session's jobs with it, so
+/// their rows are no longer running (nor stoppable) and are marked as the
+/// earlier session's; the end the agent reports later replaces the guess.
+pub fn session_changed(model: &mut Model) {
+    let now = model.now;
+    for j in model.jobs.iter_mut().filter(|j| !j.earlier) {
+        j.earlier = true;
+        if j.end.is_none() {
+            j.end = Some(JobEnd::Killed {
+                ran: now.saturating_duration_since(j.started),
+            });
+        }
     }
 }
 

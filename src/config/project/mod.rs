@@ -12,7 +12,7 @@
 //! | `provider`, `model` | held (could send the key or the code elsewhere) |
 //! | `[providers.*]` (every field) | held |
 //! | `theme`, `[keys]` | held (a key map could swap Allow and Deny) |
-//! | `[ui] notify`, `[ui] scroll_regions`, `[ui] colors`, `[ui] on_exit` | held (how your terminal is driven is yours to say) |
+//! | `[ui] notify`, `[ui] scroll_regions`, `[ui] colors`, `[ui] on_exit`, `[ui] export_dir` | held (how your terminal is driven is yours to say) |
 //! | `max_turns`, `max_tokens`, `retry.max_attempts` | lower applies, higher held (`max_tokens` is held when you set none: the model's default is unknown here) |
 //! | `reasoning` | `false` applies, `true` held |
 //! | `retry.base_delay_ms`, `retry.max_delay_ms` | held |
@@ -153,6 +153,8 @@ fn split_top(s: &mut Sorter, p: &ConfigFile) {
     s.same("ui.notify", &p.ui.notify, &base.ui.notify);
     s.same("ui.colors", &p.ui.colors, &base.ui.colors);
     s.same("ui.on_exit", &p.ui.on_exit, &base.ui.on_exit);
+    // Where the person's conversations are written.
+    s.same("ui.export_dir", &p.ui.export_dir, &base.ui.export_dir);
     s.same(
         "ui.scroll_regions",
         &p.ui.scroll_regions,

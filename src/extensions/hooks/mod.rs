@@ -19,6 +19,7 @@
 
 mod answer;
 pub mod names;
+pub mod prompt;
 mod run;
 mod sources;
 mod transcript;
@@ -141,11 +142,23 @@ impl Matcher {
     }
 }
 
-/// One hook command.
+/// What a hook is: a command, or a prompt a model judges.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Kind {
+    #[default]
+    Command,
+    /// `"type": "prompt"`: `command` holds the prompt's text; `model` the
+    /// model the hook names (the session's when `None`).
+    Prompt { model: Option<String> },
+}
+
+/// One hook.
 #[derive(Debug, Clone)]
 pub struct Hook {
     pub event: Event,
     pub matcher: Matcher,
+    pub kind: Kind,
+    /// The command, or a prompt hook's text.
     pub command: String,
     pub timeout: Duration,
     /// The file it was read from.
@@ -177,6 +190,8 @@ pub struct Hooks {
     sandbox: crate::sandbox::Sandbox,
     last: Mutex<Vec<Option<LastRun>>>,
     transcript: transcript::Transcript,
+    /// How prompt hooks reach a model (the agent sets it).
+    asker: Mutex<Option<prompt::Asker>>,
 }
 
 impl Hooks {
@@ -201,7 +216,17 @@ impl Hooks {
             workspace: files.workspace.clone(),
             sandbox,
             transcript: transcript::Transcript::new(transcripts),
+            asker: Mutex::new(None),
         }
+    }
+
+    /// How prompt hooks ask a model: the session's provider.
+    pub fn set_asker(&self, asker: prompt::Asker) {
+        *crate::sync::lock(&self.asker) = Some(asker);
+    }
+
+    pub(super) fn asker(&self) -> Option<prompt::Asker> {
+        crate::sync::lock(&self.asker).clone()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -266,16 +291,32 @@ impl Hooks {
                 "" => String::new(),
                 m => format!(" [{m}]"),
             };
-            let how = match h.scope {
-                Scope::Project => "project, in the sandbox",
-                Scope::User if self.confines_user_hooks() => "yours, in the sandbox",
-                Scope::User => "yours, runs as you ([sandbox] user_hooks = false)",
+            let how = match (&h.kind, h.scope) {
+                (Kind::Prompt { model }, scope) => {
+                    let whose = if scope == Scope::Project {
+                        "project"
+                    } else {
+                        "yours"
+                    };
+                    match model {
+                        Some(m) => format!("{whose}, a prompt {m} judges"),
+                        None => format!("{whose}, a prompt the session's model judges"),
+                    }
+                }
+                (_, scope) => match scope {
+                    Scope::Project => "project, in the sandbox",
+                    Scope::User if self.confines_user_hooks() => "yours, in the sandbox",
+                    Scope::User => "yours, runs as you ([sandbox] user_hooks = false)",
+                }
+                .to_string(),
             };
             let ran = match last.get(i).cloned().flatten() {
                 None => "not run yet".to_string(),
                 Some(r) => {
                     let end = match (&r.failure, r.code) {
                         (Some(f), _) => f.clone(),
+                        (None, Some(2)) if h.kind != Kind::Command => "said no".into(),
+                        (None, Some(_)) if h.kind != Kind::Command => "said ok".into(),
                         (None, Some(c)) => format!("exit {c}"),
                         (None, None) => "ended by a signal".into(),
                     };

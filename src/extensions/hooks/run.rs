@@ -15,7 +15,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 
-use super::{Event, Hook, Hooks};
+use super::{Event, Hook, Hooks, Kind};
 use crate::extensions::commands::Scope;
 
 /// How one hook ran.
@@ -60,11 +60,19 @@ impl Hooks {
             return Vec::new();
         }
         let stdin = serde_json::to_vec(input).unwrap_or_default();
-        let runs = futures::future::join_all(
-            chosen
-                .iter()
-                .map(|&i| self.run_one(i, &self.hooks[i], &stdin, cancel)),
-        )
+        let runs = futures::future::join_all(chosen.iter().map(|&i| {
+            let hook = &self.hooks[i];
+            let stdin = &stdin;
+            async move {
+                match &hook.kind {
+                    Kind::Command => self.run_one(i, hook, stdin, cancel).await,
+                    Kind::Prompt { model } => {
+                        let model = model.clone();
+                        super::prompt::run(self.asker(), i, hook, model, input, cancel).await
+                    }
+                }
+            }
+        }))
         .await;
         self.record(&runs);
         runs

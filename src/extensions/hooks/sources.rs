@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{DEFAULT_TIMEOUT, Event, Hook, Matcher};
+use super::{DEFAULT_TIMEOUT, Event, Hook, Kind, Matcher};
 use crate::config::project::Held;
 use crate::config::project_file::{self, Over};
 use crate::extensions::commands::Scope;
@@ -168,29 +168,37 @@ fn parse_group(
     };
     let mut out = Vec::new();
     for h in list {
-        match h.get("type").and_then(Value::as_str).unwrap_or("command") {
-            "command" => {}
+        let (kind, field, default) = match h
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("command")
+        {
+            "command" => (Kind::Command, "command", DEFAULT_TIMEOUT),
             "prompt" => {
-                skipped.push(
-                    "not supported: prompt hooks (`\"type\": \"prompt\"` asks a model); \
-                     this one is skipped, cairn runs only `command` hooks"
-                        .into(),
-                );
-                continue;
+                let model = match h.get("model") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(m)) if !m.trim().is_empty() => Some(m.trim().to_string()),
+                    Some(_) => return Err("a prompt hook's `model` must be a model's name".into()),
+                };
+                (
+                    Kind::Prompt { model },
+                    "prompt",
+                    super::prompt::DEFAULT_TIMEOUT,
+                )
             }
             kind => {
                 skipped.push(format!(
                     "not supported: hooks of type `{kind}`; this one is skipped, cairn runs \
-                     only `command` hooks"
+                     `command` and `prompt` hooks"
                 ));
                 continue;
             }
-        }
-        let Some(command) = h.get("command").and_then(Value::as_str) else {
-            return Err("a hook needs a `command`".into());
+        };
+        let Some(command) = h.get(field).and_then(Value::as_str) else {
+            return Err(format!("a hook of this type needs a `{field}`"));
         };
         let timeout = match h.get("timeout") {
-            None | Some(Value::Null) => DEFAULT_TIMEOUT,
+            None | Some(Value::Null) => default,
             Some(t) => match t.as_f64() {
                 Some(s) if s > 0.0 && s < 86_400.0 => Duration::from_secs_f64(s),
                 _ => return Err(format!("`timeout` must be seconds, got {t}")),
@@ -199,6 +207,7 @@ fn parse_group(
         out.push(Hook {
             event,
             matcher: matcher.clone(),
+            kind,
             command: command.to_string(),
             timeout,
             source: path.to_path_buf(),
@@ -227,12 +236,20 @@ pub fn project_held(files: &Files) -> (Vec<Held>, String) {
         };
         held.push(Held {
             key: format!("hook {}{matcher}", h.event.name()),
-            what: format!("runs `{}` (from {file})", h.command),
+            what: match &h.kind {
+                Kind::Command => format!("runs `{}` (from {file})", h.command),
+                // What the model is told decides whether a call goes on.
+                Kind::Prompt { .. } => format!(
+                    "asks a model, whose answer can block: \"{}\" (from {file})",
+                    crate::text::take_chars(&h.command, 300)
+                ),
+            },
         });
         fingerprint.push_str(&format!(
-            "{}\t{}\t{}\t{}\n",
+            "{}\t{}\t{:?}\t{}\t{}\n",
             h.event.name(),
             h.matcher.text,
+            h.kind,
             h.command,
             h.timeout.as_millis()
         ));

@@ -54,6 +54,7 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
                 {"type": "command", "command": "guard.sh", "timeout": 5}]}],
             "Stop": [{"hooks": [
                 {"type": "prompt", "prompt": "Is the work done? $ARGUMENTS"},
+                {"type": "http", "url": "http://127.0.0.1:9/"},
                 {"type": "command", "command": "done.sh"}]}],
             "Nonsense": []
         }),
@@ -74,9 +75,12 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
         [
             (Event::PostToolUse, "fmt.sh", 60),
             (Event::PreToolUse, "guard.sh", 5),
+            (Event::Stop, "Is the work done? $ARGUMENTS", 30),
             (Event::Stop, "done.sh", 60)
         ]
     );
+    assert_eq!(hooks[2].kind, super::Kind::Prompt { model: None });
+    assert_eq!(hooks[3].kind, super::Kind::Command);
     assert!(hooks[0].source.ends_with(".cairn/config.toml"));
     assert!(hooks[1].source.ends_with(".claude/settings.json"));
     assert!(
@@ -85,12 +89,16 @@ fn settings_files_are_read_with_their_source_and_problems_named() {
             .any(|p| p.contains("unknown hook event `Nonsense`")),
         "{problems:?}"
     );
-    // A prompt hook is named and skipped; the command beside it loads.
-    let prompt: Vec<&String> = problems.iter().filter(|p| p.contains("prompt")).collect();
-    assert_eq!(prompt.len(), 1, "{problems:?}");
+    // A prompt hook loads beside the command; another type is named.
     assert!(
-        prompt[0].contains("hooks.Stop: not supported: prompt hooks"),
-        "{prompt:?}"
+        !problems.iter().any(|p| p.contains("type `prompt`")),
+        "{problems:?}"
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("hooks.Stop: not supported: hooks of type `http`")),
+        "{problems:?}"
     );
     let mut no_claude = files(ws);
     no_claude.claude = false;
@@ -293,4 +301,66 @@ async fn plain_output_is_context_for_prompts_and_a_block_decision_blocks() {
     let out = Outcome::of(Event::Stop, hooks.hooks(), &runs);
     assert_eq!(out.blocked.as_deref(), Some("run the tests"));
     assert_eq!(out.notes[0].did, "blocked");
+}
+
+/// A project's prompt hook is in the trust question with its text (a
+/// changed text asks again); `/hooks` says a model judges it and how it
+/// last answered; a garbled answer is a failure, not a block.
+#[tokio::test]
+async fn a_prompt_hook_is_asked_about_listed_and_judged_by_the_asker() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path();
+    let stop = |text: &str| {
+        json!({"Stop": [{"hooks": [
+            {"type": "prompt", "prompt": text, "model": "judge-1"}]}]})
+    };
+    write_settings(ws, stop("Are the tests green? $ARGUMENTS"));
+    let (held, print) = project_held(&files(ws));
+    assert_eq!(held.len(), 1);
+    assert!(held[0].what.contains("asks a model"), "{}", held[0].what);
+    assert!(
+        held[0].what.contains("Are the tests green?"),
+        "{}",
+        held[0].what
+    );
+    write_settings(ws, stop("Anything goes. $ARGUMENTS"));
+    assert_ne!(project_held(&files(ws)).1, print);
+
+    let hooks = user_hooks(ws);
+    assert!(
+        hooks.describe().contains("a prompt judge-1 judges"),
+        "{}",
+        hooks.describe()
+    );
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let answers = std::sync::Arc::new(std::sync::Mutex::new(vec![
+        "{\"ok\": false, \"reason\": \"red\"}".to_string(),
+        "I think it is fine".to_string(),
+    ]));
+    hooks.set_asker(std::sync::Arc::new(move |ask| {
+        seen.lock().unwrap().push(ask);
+        let answer = answers.lock().unwrap().remove(0);
+        Box::pin(async move { Ok(answer) })
+    }));
+    let input = json!({"hook_event_name": "Stop"});
+    let cancel = CancellationToken::new();
+    let runs = hooks.run(Event::Stop, &[], &input, &cancel).await;
+    assert_eq!((runs[0].code, runs[0].stderr.as_str()), (Some(2), "red"));
+    assert!(hooks.describe().contains("said no"), "{}", hooks.describe());
+    let asks = asked.lock().unwrap().clone();
+    assert_eq!(asks[0].model.as_deref(), Some("judge-1"));
+    assert!(
+        asks[0]
+            .text
+            .contains("Anything goes. {\"hook_event_name\":\"Stop\"}")
+    );
+    let runs = hooks.run(Event::Stop, &[], &input, &cancel).await;
+    assert_eq!(runs[0].code, None);
+    assert!(
+        runs[0]
+            .failure
+            .as_deref()
+            .is_some_and(|f| f.contains("did not answer with JSON"))
+    );
 }

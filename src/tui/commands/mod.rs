@@ -79,7 +79,7 @@ pub const COMMANDS: &[SlashCommand] = &[
     },
     SlashCommand {
         name: "export",
-        args: "[markdown|json]",
+        args: "[markdown|json] [path]",
         description: "Export this session to a file",
     },
     SlashCommand {
@@ -220,7 +220,8 @@ pub enum Slash {
     Undo,
     Rewind,
     Rename(String),
-    Export(ExportFormat),
+    /// `/export [markdown|json] [PATH]`.
+    Export(ExportFormat, Option<String>),
     Mcp,
     McpRestart(String),
     Lsp,
@@ -245,6 +246,24 @@ pub enum Slash {
 pub enum ExportFormat {
     Markdown,
     Json,
+}
+
+/// `[markdown|json] [PATH]`: a format word first, or a path whose
+/// extension (`.json`) chooses the format.
+fn export_args(rest: &str) -> Slash {
+    let (first, after) = match rest.split_once(char::is_whitespace) {
+        Some((f, a)) => (f, a.trim()),
+        None => (rest, ""),
+    };
+    let path = |p: &str| (!p.is_empty()).then(|| p.to_string());
+    match first {
+        "" | "markdown" | "md" => Slash::Export(ExportFormat::Markdown, path(after)),
+        "json" => Slash::Export(ExportFormat::Json, path(after)),
+        _ if rest.to_ascii_lowercase().ends_with(".json") => {
+            Slash::Export(ExportFormat::Json, path(rest))
+        }
+        _ => Slash::Export(ExportFormat::Markdown, path(rest)),
+    }
 }
 
 /// Parses `/name args`. `Err` is a message for the person.
@@ -287,11 +306,7 @@ pub fn parse(input: &str) -> Result<Slash, String> {
         "undo" => Slash::Undo,
         "rewind" => Slash::Rewind,
         "rename" => Slash::Rename(arg.ok_or("/rename needs a title: /rename fix the parser")?),
-        "export" => Slash::Export(match arg.as_deref() {
-            None | Some("markdown") | Some("md") => ExportFormat::Markdown,
-            Some("json") => ExportFormat::Json,
-            Some(other) => return Err(format!("cannot export as `{other}`; use markdown or json")),
-        }),
+        "export" => export_args(rest),
         "mcp" => match rest.split_once(char::is_whitespace) {
             Some(("restart", server)) if !server.trim().is_empty() => {
                 Slash::McpRestart(server.trim().to_string())
@@ -347,7 +362,25 @@ mod tests {
             parse("/compact the parser work"),
             Ok(Slash::Compact(Some("the parser work".into())))
         );
-        assert_eq!(parse("/export json"), Ok(Slash::Export(ExportFormat::Json)));
+        assert_eq!(
+            parse("/export json"),
+            Ok(Slash::Export(ExportFormat::Json, None))
+        );
+        assert_eq!(
+            parse("/export notes/today.md"),
+            Ok(Slash::Export(
+                ExportFormat::Markdown,
+                Some("notes/today.md".into())
+            ))
+        );
+        assert_eq!(
+            parse("/export ~/s.JSON"),
+            Ok(Slash::Export(ExportFormat::Json, Some("~/s.JSON".into())))
+        );
+        assert_eq!(
+            parse("/export json my notes/"),
+            Ok(Slash::Export(ExportFormat::Json, Some("my notes/".into())))
+        );
         assert_eq!(
             parse("/mcp restart github"),
             Ok(Slash::McpRestart("github".into()))

@@ -29,6 +29,9 @@ pub struct JobRow {
     pub command: String,
     pub started: Instant,
     pub end: Option<JobEnd>,
+    /// Started by an earlier session (before `/new` or a resume), which
+    /// stopped it when it ended: listed, never stoppable from here.
+    pub earlier: bool,
 }
 
 impl JobRow {
@@ -36,8 +39,21 @@ impl JobRow {
         self.end.is_none()
     }
 
-    /// `running 12s`, `exit 0 · 3s`, `killed · 5s`.
+    /// `running 12s`, `exit 0 · 3s`, `killed · 5s`, and for a job of an
+    /// earlier session `stopped with the earlier session · 5s`.
     pub fn state(&self, now: Instant) -> String {
+        if let (true, Some(JobEnd::Killed { ran })) = (self.earlier, self.end) {
+            return format!("stopped with the earlier session · {}", format_elapsed(ran));
+        }
+        let state = self.state_of_its_own(now);
+        if self.earlier {
+            format!("{state} · earlier session")
+        } else {
+            state
+        }
+    }
+
+    fn state_of_its_own(&self, now: Instant) -> String {
         match self.end {
             None => format!(
                 "running {}",
@@ -84,7 +100,12 @@ impl JobsPanel {
     pub fn refresh(&mut self, rows: Vec<JobView>) {
         let id = self.rows.get(self.selected).map(|r| r.job_id.clone());
         self.rows = rows;
-        if let Some(i) = id.and_then(|id| self.rows.iter().position(|r| r.job_id == id)) {
+        // Rows are only ever added, so the same place holds the same job;
+        // an id alone is not enough (each session counts from job-1).
+        let same_place = self.rows.get(self.selected).map(|r| &r.job_id) == id.as_ref();
+        if !same_place
+            && let Some(i) = id.and_then(|id| self.rows.iter().position(|r| r.job_id == id))
+        {
             self.selected = i;
         }
         self.selected = self.selected.min(self.rows.len().saturating_sub(1));
@@ -254,12 +275,15 @@ mod tests {
             command: "x".into(),
             started: now - Duration::from_millis(2500),
             end: None,
+            earlier: false,
         };
         assert_eq!(row.state(now), "running 2s");
         row.end = Some(JobEnd::Killed {
             ran: Duration::from_millis(900),
         });
         assert_eq!(row.state(now), "killed · 900ms");
+        row.earlier = true;
+        assert_eq!(row.state(now), "stopped with the earlier session · 900ms");
         assert_eq!(tail("a\nb\n"), vec!["a", "b"]);
         assert!(tail("").is_empty());
     }

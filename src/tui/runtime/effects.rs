@@ -23,6 +23,8 @@ pub struct Handles {
     pub project_root: PathBuf,
     pub project_config: PathBuf,
     pub global_config: Option<PathBuf>,
+    /// The person's own rules for this project (`config::own_rules`).
+    pub own_rules: Option<PathBuf>,
     /// Per-project prompt history (JSON lines).
     pub history_file: Option<PathBuf>,
     /// `[ui] scroll_regions`: let the terminal scroll the transcript.
@@ -191,6 +193,7 @@ impl Handles {
         let files: Vec<PathBuf> = self
             .global_config
             .iter()
+            .chain(&self.own_rules)
             .chain(std::iter::once(&self.project_config))
             .cloned()
             .collect();

@@ -122,7 +122,7 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         }
         Slash::Rewind => open_rewind(model),
         Slash::Rename(title) => rename(model, title),
-        Slash::Export(fmt) => export(model, fmt),
+        Slash::Export(fmt, to) => export(model, fmt, to),
         Slash::Mcp => vec![Cmd::ShowMcpStatus],
         Slash::McpRestart(name) => vec![Cmd::RestartMcp(name)],
         Slash::Lsp => vec![Cmd::Send(AgentCommand::ShowLanguageServers)],
@@ -209,6 +209,7 @@ fn new_session(model: &mut Model) -> Vec<Cmd> {
     model.usage.cost = None;
     model.todos.clear();
     model.read_only = false;
+    crate::tui::jobs::session_changed(model);
     vec![Cmd::Send(AgentCommand::NewSession)]
 }
 
@@ -225,11 +226,12 @@ fn rename(model: &mut Model, title: String) -> Vec<Cmd> {
     cmds
 }
 
-fn export(model: &mut Model, fmt: ExportFormat) -> Vec<Cmd> {
+fn export(model: &mut Model, fmt: ExportFormat, to: Option<String>) -> Vec<Cmd> {
     match model.session.clone() {
         Some(id) => vec![Cmd::Session(SessionRequest::Export {
             id,
             json: fmt == ExportFormat::Json,
+            to,
         })],
         None => {
             model.notice(

@@ -143,6 +143,7 @@ fn resumed(model: &mut Model, r: Resumed) -> Vec<Cmd> {
         later,
         read_only,
     } = r;
+    crate::tui::jobs::session_changed(model);
     crate::tui::history::show(model, &loaded);
     if let Some(d) = draft {
         model.input.set_text(&d);

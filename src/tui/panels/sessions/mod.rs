@@ -82,7 +82,7 @@ pub fn commands(action: BrowserAction, current: Option<&SessionId>) -> Vec<Cmd> 
             current: current.cloned(),
         }),
         BrowserAction::Fork(id) => ask(SessionRequest::Fork(id)),
-        BrowserAction::Export { id, json } => ask(SessionRequest::Export { id, json }),
+        BrowserAction::Export { id, json } => ask(SessionRequest::Export { id, json, to: None }),
         BrowserAction::Resume(id) => ask(SessionRequest::Resume(id)),
         BrowserAction::Rewind(id) => ask(SessionRequest::Prompts(id)),
         BrowserAction::None | BrowserAction::Close => Vec::new(),
