@@ -51,6 +51,8 @@ pub mod helper;
 pub mod home;
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod nested;
+mod nested_sys;
 mod parent_death;
 pub mod policy;
 pub mod readable;
@@ -378,6 +380,22 @@ pub fn resolves(program: &std::ffi::OsStr) -> bool {
         .is_some_and(|dirs| std::env::split_paths(&dirs).any(|dir| dir.join(program).is_file()))
 }
 
+/// Set once any process cairn starts runs without bubblewrap's read-only
+/// binds (the sandbox off, a run approved without it, the kernel layer):
+/// from then on the census can no longer tell a command's change to a
+/// control file from the person's (`census::held_read_only`).
+static UNBOUND_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn note_unbound() {
+    UNBOUND_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether every process cairn started so far ran under bubblewrap's
+/// read-only binds (and bubblewrap works here).
+pub fn binds_held() -> bool {
+    !UNBOUND_RAN.load(std::sync::atomic::Ordering::SeqCst) && layer() == Some(Layer::Namespace)
+}
+
 /// Builds the command that runs `program` under `policy` (unconfined when
 /// `None`, or where this machine cannot confine it). Everything that can
 /// fail is done here, in cairn's process, before the child exists.
@@ -394,6 +412,7 @@ pub fn std_command(
     policy: Option<&Policy>,
 ) -> Result<std::process::Command, SandboxError> {
     let Some(policy) = policy else {
+        note_unbound();
         return Ok(std_new(program));
     };
     let mut cmd = confine(program, policy)?;
@@ -412,6 +431,7 @@ fn confine(
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
     if !Support::detect().enforces_files() {
+        note_unbound();
         return Ok(std_new(program));
     }
     match (policy.layer, bwrap::available()) {
@@ -420,6 +440,7 @@ fn confine(
             "bubblewrap is not available for this policy".into(),
         )),
         (Layer::Kernel, _) => {
+            note_unbound();
             let mut cmd = std_new(program);
             linux::install(&mut cmd, linux::prepare(policy)?);
             Ok(cmd)
@@ -455,6 +476,7 @@ fn confine(
     program: &std::ffi::OsStr,
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
+    note_unbound();
     let mut cmd = std_new(seatbelt::SANDBOX_EXEC);
     cmd.arg("-p")
         .arg(seatbelt::profile(policy))
@@ -468,6 +490,7 @@ fn confine(
     program: &std::ffi::OsStr,
     _policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
+    note_unbound();
     Ok(std_new(program))
 }
 

@@ -28,6 +28,7 @@ mod c15_other_tools;
 mod c16_wide_read;
 mod c17_project_env;
 mod c18_lsp;
+mod c19_nested;
 mod c1_helpers;
 mod c2_terminal;
 mod c3_sockets;
