@@ -44,6 +44,8 @@ const WATCHED: &[&str] = &[
     ".git/hooks",
     ".git/info",
     ".git/worktrees",
+    ".git/remotes",
+    ".git/branches",
     ".cairn/commands",
     ".cairn/skills",
     ".cairn/agents",
@@ -432,10 +434,37 @@ fn ident(path: &Path) -> Option<Ident> {
                 inside.extend(head(&path.join("hooks").join(&n)));
             }
         }
+        if path.file_name().is_some_and(|n| n != ".git") {
+            // Any other watched folder (`.git/remotes`, `.claude/skills`,
+            // `.cursor`): what it holds directly, by name and content.
+            inside.extend(listing(path));
+        }
         Ident::Dir(meta.ino(), hash(&inside))
     } else {
         Ident::Other(meta.ino())
     })
+}
+
+/// The names of a folder's entries, sorted, each with the start of its
+/// content when it is a file.
+fn listing(dir: &Path) -> Vec<u8> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for n in names {
+        out.extend_from_slice(n.as_encoded_bytes());
+        out.push(0);
+        let p = dir.join(&n);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+            out.extend(head(&p));
+        }
+    }
+    out
 }
 
 /// Moves `from` into a new folder under `quarantine`; where that is on

@@ -174,6 +174,13 @@ pub fn changed_at(path: &Path) -> i128 {
             .unwrap_or(0)
     };
     let mut latest = at(path);
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        && path.file_name().is_some_and(|n| n != ".git")
+    {
+        for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            latest = latest.max(at(&e.path()));
+        }
+    }
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         for inside in ["config", "commondir", "config.worktree", "hooks"] {
             latest = latest.max(at(&path.join(inside)));

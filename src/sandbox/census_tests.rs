@@ -287,6 +287,7 @@ fn a_new_session_compares_with_what_the_last_one_knew() {
     let (mut third, _) = Census::resume(&ws, &record, &q);
     std::fs::write(ws.join(".git/commondir"), "../a\n").unwrap();
     third.finish(&q);
+    drop(third);
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::write(ws.join(".git/hooks/pre-push"), "#!/bin/sh\n").unwrap();
     let (_fourth, said) = Census::resume(&ws, &record, &q);
@@ -454,4 +455,28 @@ fn control_files_below_the_root_are_watched_at_any_depth() {
     std::fs::write(&mine, "{\"hooks\": {}}").unwrap();
     assert_eq!(census.check(&q, &[]).len(), 1);
     assert!(!mine.exists());
+}
+
+/// Old-style remotes (session 5, item 4): a `.git/remotes/NAME` or
+/// `.git/branches/NAME` a command writes adds a remote whose URL it picks
+/// (`ext::sh -c …` runs where the person allows `ext`); moved out, as is a
+/// new file in a folder that was there.
+#[test]
+fn old_style_remote_files_are_moved_out() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    std::fs::create_dir_all(ws.join(".git/branches")).unwrap();
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    std::fs::create_dir_all(ws.join(".git/remotes")).unwrap();
+    std::fs::write(
+        ws.join(".git/remotes/evil"),
+        "URL: ext::sh -c touch% /tmp/x\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join(".git/branches/evil"), "ext::sh -c touch% /tmp/y\n").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(!ws.join(".git/remotes").exists());
+    assert!(!ws.join(".git/branches/evil").exists());
 }

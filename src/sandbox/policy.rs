@@ -29,6 +29,10 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".git/commondir",
     // A linked worktree's own `commondir` and config live here.
     ".git/worktrees",
+    // Old-style remotes: a file here adds a remote whose URL the file
+    // names (`ext::sh -c …` runs where the person allows `ext`).
+    ".git/remotes",
+    ".git/branches",
     ".cairn",
 ];
 

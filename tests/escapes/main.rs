@@ -30,6 +30,7 @@ mod c17_project_env;
 mod c18_lsp;
 mod c19_nested;
 mod c1_helpers;
+mod c20_git_config;
 mod c2_terminal;
 mod c3_sockets;
 mod c4_persistence;
