@@ -39,6 +39,10 @@ use super::head::head;
 /// bubblewrap binds it read-only for every command: only its appearance is
 /// a command's. See [`held_read_only`].
 const WATCHED: &[&str] = &[
+    // Bound read-only under bubblewrap (a change is the person's); where
+    // only Landlock holds, a command approved once or by an "Always" rule
+    // (`npm install` with the network) could write it, so it is watched.
+    ".git/config",
     ".git/commondir",
     ".git/config.worktree",
     ".git/hooks",

@@ -480,3 +480,26 @@ fn old_style_remote_files_are_moved_out() {
     assert!(!ws.join(".git/remotes").exists());
     assert!(!ws.join(".git/branches/evil").exists());
 }
+
+/// Where only Landlock holds (or the sandbox is off), a command approved
+/// by an "Always" rule (`npm install`, whose scripts the repository
+/// writes) could write `.git/config`: moved; bound by bubblewrap, a change
+/// is the person's own `git config` and stays (session 5, item 2).
+#[test]
+fn git_config_changed_without_binds_is_moved() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    for bound in [true, false] {
+        let mut census = Census::take(&ws);
+        census.bound = Some(bound);
+        let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+        std::fs::write(
+            ws.join(".git/config"),
+            format!("{config}[core]\n\tfsmonitor = touch /tmp/x\n"),
+        )
+        .unwrap();
+        let said = census.check(&q, &[]);
+        assert_eq!(said.is_empty(), bound, "{said:?}");
+        assert_eq!(ws.join(".git/config").exists(), bound);
+    }
+}
