@@ -31,6 +31,7 @@ mod c18_lsp;
 mod c19_nested;
 mod c1_helpers;
 mod c20_git_config;
+mod c21_review5;
 mod c2_terminal;
 mod c3_sockets;
 mod c4_persistence;
