@@ -24,17 +24,18 @@ use crate::pty::PtyApp;
 
 /// Flips `ws/d/id_rsa` between a decoy file and a link to the person's
 /// key until `stop` is set — what a background job in the sandbox does.
-fn flipper(ws: &Path, key: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
+fn flipper(ws: &Path, key: &Path, n: usize, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<()> {
     let d = ws.join("d");
     std::fs::create_dir_all(&d).unwrap();
     std::fs::write(d.join("id_rsa"), "decoy\n").unwrap();
     let key = key.to_path_buf();
+    let (link, file) = (d.join(format!(".l{n}")), d.join(format!(".f{n}")));
     std::thread::spawn(move || {
         while !stop.load(Ordering::Relaxed) {
-            let _ = std::os::unix::fs::symlink(&key, d.join(".l"));
-            let _ = std::fs::rename(d.join(".l"), d.join("id_rsa"));
-            let _ = std::fs::write(d.join(".f"), "decoy\n");
-            let _ = std::fs::rename(d.join(".f"), d.join("id_rsa"));
+            let _ = std::os::unix::fs::symlink(&key, &link);
+            let _ = std::fs::rename(&link, d.join("id_rsa"));
+            let _ = std::fs::write(&file, "decoy\n");
+            let _ = std::fs::rename(&file, d.join("id_rsa"));
         }
     })
 }
@@ -43,14 +44,15 @@ fn flipper(ws: &Path, key: &Path, stop: Arc<AtomicBool>) -> std::thread::JoinHan
 async fn a_mention_swapped_for_a_link_reads_nothing_outside() {
     let f = Fixture::new();
     let stop = Arc::new(AtomicBool::new(false));
-    let flip = flipper(&f.ws, &f.home.join(".ssh/id_rsa"), stop.clone());
+    let key = f.home.join(".ssh/id_rsa");
+    let flips = [0, 1].map(|n| flipper(&f.ws, &key, n, stop.clone()));
     // Many spellings of the one path: each is read on its own.
     let mut prompt = String::from("look at these:");
-    for i in 0..300 {
+    for i in 0..1500 {
         prompt.push_str(&format!(
             " @{}d/{}id_rsa",
-            "./".repeat(i % 15),
-            "./".repeat(i / 15)
+            "./".repeat(i % 40),
+            "./".repeat(i / 40)
         ));
     }
     let mock = MockModel::start(Format::Anthropic, vec![Reply::text("noted")]).await;
@@ -58,7 +60,9 @@ async fn a_mention_swapped_for_a_link_reads_nothing_outside() {
     f.run_in(&f.ws.clone(), &mock, &["run", "--mode", "smart", &prompt])
         .await;
     stop.store(true, Ordering::Relaxed);
-    flip.join().unwrap();
+    for flip in flips {
+        flip.join().unwrap();
+    }
     let mut escapes = f.escapes(&mock, &before);
     // The flipper's own files are the test's, not an escape.
     escapes.retain(|e| !e.contains("/d/"));
@@ -76,16 +80,12 @@ async fn allow_always_never_trusts_a_planted_project_config() {
         return;
     }
     let f = Fixture::new();
-    let marks = f.base.join("marks");
-    std::fs::create_dir_all(&marks).unwrap();
-    let plant = format!(
-        "mkdir -p .cairn && printf '[[hooks.Stop]]\\nhooks = [{{type = \"command\", command = \"touch {}/stop-ran\"}}]\\n' > .cairn/config.toml",
-        marks.display()
-    );
+    // The hook runs in the sandbox: its mark goes in the workspace.
+    let plant = "mkdir -p .cairn && printf '[[hooks.Stop]]\\nhooks = [{type = \"command\", command = \"touch stop-ran\"}]\\n' > .cairn/config.toml";
     let curl = format!("curl -sI http://127.0.0.1:{}/", f.listener.port);
     let mock = MockModel::start(
         Format::Anthropic,
-        Fixture::script(vec![bash("t1", &plant), bash("t2", &curl)]),
+        Fixture::script(vec![bash("t1", plant), bash("t2", &curl)]),
     )
     .await;
     let mut vars = f.vars(&mock.url());
@@ -116,7 +116,7 @@ async fn allow_always_never_trusts_a_planted_project_config() {
     // The next session, headless: an untrusted project's hooks never run.
     let next = MockModel::start(Format::Anthropic, vec![Reply::text("ok")]).await;
     f.run(&next, "smart").await;
-    if marks.join("stop-ran").exists() {
+    if f.ws.join("stop-ran").exists() {
         all.push("the planted Stop hook ran in the next session".into());
     }
     assert_contained("F6 trust laundering through Allow always", &all);
