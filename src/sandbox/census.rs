@@ -14,9 +14,9 @@
 //!
 //! [`Census`] notes these at the start of a session and checks them after
 //! every tool call: what appeared or changed is moved out of the workspace
-//! into cairn's quarantine folder (nothing is lost) and reported. Other
-//! `.git` entries deeper in the workspace are repositories the person only
-//! obeys by going into them (docs/security.md).
+//! into cairn's quarantine folder (nothing is lost) and reported. The same
+//! list is watched in every subfolder (`nested`): another repository, and
+//! what an agent, editor or shell started there obeys.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

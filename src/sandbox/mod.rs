@@ -10,6 +10,7 @@
 //! - `census` — git control files a bind cannot stop (a new `commondir`,
 //!   a gitlinked repository), checked after every tool call, when a job
 //!   ends and at each turn, and kept between sessions (`census_record`);
+//!   `nested` finds the same control files in every subfolder (inotify);
 //!   `gitindex`
 //!   reads the index's gitlinks without git; `gitstate` disarms an
 //!   interrupted rebase's `exec` lines and finds included configs.
