@@ -97,6 +97,11 @@ pub struct Census {
     lock: Option<std::fs::File>,
     /// The control files below the root (`nested`).
     tree: Option<super::nested::Tree>,
+    /// When each entry of `seen` was last taken in: bound read-only only
+    /// for commands that began after that.
+    seen_at: BTreeMap<PathBuf, std::time::Instant>,
+    /// When the oldest command still running began (`tools::jobs`).
+    oldest_running: Option<std::time::Instant>,
     /// Tests set whether bubblewrap's binds held, instead of asking.
     #[cfg(test)]
     pub(super) bound: Option<bool>,
@@ -115,9 +120,41 @@ impl Census {
         };
         c.refresh_gitlinks();
         c.tree = Some(super::nested::Tree::take(workspace));
-        c.seen = c.current();
+        let now = c.current();
+        c.take_in(now);
         c.publish();
         c
+    }
+
+    /// Tells the next check when the oldest command still running began:
+    /// a file taken in after that was not bound for it, so a change to it
+    /// may be that command's, not the person's.
+    pub fn set_oldest_running(&mut self, at: Option<std::time::Instant>) {
+        self.oldest_running = at;
+    }
+
+    /// Whether every command still running began after `rel` was taken in
+    /// (and so had it bound read-only, where bubblewrap binds).
+    fn bound_for_all(&self, rel: &Path) -> bool {
+        match (self.seen_at.get(rel), self.oldest_running) {
+            (Some(at), Some(oldest)) => *at < oldest,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
+    /// Keeps `seen` as `now`, noting when each new entry came (a bind
+    /// holds the path: a later change by the person, even by a rename,
+    /// does not make it writable to a command that had it bound).
+    fn take_in(&mut self, now: BTreeMap<PathBuf, Ident>) {
+        let at = std::time::Instant::now();
+        for rel in now.keys() {
+            if !self.seen_at.contains_key(rel) {
+                self.seen_at.insert(rel.clone(), at);
+            }
+        }
+        self.seen_at.retain(|rel, _| now.contains_key(rel));
+        self.seen = now;
     }
 
     /// What the next commands get bound read-only below the root: what
@@ -233,6 +270,9 @@ impl Census {
             for (watched, id) in &now {
                 if rel.starts_with(watched) {
                     self.seen.insert(watched.clone(), id.clone());
+                    (self.seen_at)
+                        .entry(watched.clone())
+                        .or_insert_with(std::time::Instant::now);
                 }
             }
         }
@@ -244,7 +284,8 @@ impl Census {
         let mut moving: Vec<(PathBuf, Ident)> = (now.iter())
             .filter(|(rel, id)| {
                 let before = self.seen.get(*rel);
-                before != Some(*id) && !(before.is_some() && held_read_only(rel, bound))
+                let held = held_read_only(rel, bound) && self.bound_for_all(rel);
+                before != Some(*id) && !(before.is_some() && held)
             })
             .map(|(r, i)| (r.clone(), i.clone()))
             .collect();
@@ -287,7 +328,7 @@ impl Census {
         };
         self.publish();
         let changed = seen != known_before;
-        self.seen = seen;
+        self.take_in(seen);
         if changed {
             self.save(None, &[]);
         }
@@ -332,7 +373,8 @@ impl Census {
             if let Some(t) = &mut c.tree {
                 t.refresh();
             }
-            c.seen = c.current();
+            let now = c.current();
+            c.take_in(now);
             c.publish();
             // What the sessions that are gone knew is taken in now.
             for o in others.iter().filter(|o| !o.alive) {
@@ -360,6 +402,9 @@ impl Census {
                 .any(|o| o.record.seen.iter().any(|(k, i)| k == rel && i == id));
             if known {
                 self.seen.insert(rel.clone(), id.clone());
+                (self.seen_at)
+                    .entry(rel.clone())
+                    .or_insert_with(std::time::Instant::now);
             }
             !known
         });

@@ -503,3 +503,32 @@ fn git_config_changed_without_binds_is_moved() {
         assert_eq!(ws.join(".git/config").exists(), bound);
     }
 }
+
+/// A file the person approved while a command was already running was not
+/// bound read-only for that command: its later change there is not taken
+/// for the person's (review of session 5's own change).
+#[test]
+fn a_change_by_a_command_older_than_the_file_is_moved() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(true);
+    let older = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let settings = ws.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{}").unwrap();
+    census.set_oldest_running(Some(older));
+    assert!(census.check(&q, std::slice::from_ref(&settings)).is_empty());
+    std::fs::write(&settings, "{\"hooks\": {\"Stop\": []}}").unwrap();
+    assert_eq!(census.check(&q, &[]).len(), 1);
+    assert!(!settings.exists());
+    // With no such command running, the person's change stays.
+    census.set_oldest_running(None);
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{}").unwrap();
+    assert!(census.check(&q, std::slice::from_ref(&settings)).is_empty());
+    std::fs::write(&settings, "{\"a\": 1}").unwrap();
+    assert!(census.check(&q, &[]).is_empty());
+    assert!(settings.exists());
+}

@@ -95,6 +95,13 @@ impl Tree {
                 return;
             }
         }
+        if self.inotify.is_none() {
+            // The watches ran out on the way: events were dropped with
+            // them, so the whole tree is looked at now.
+            self.found.clear();
+            self.walk(Path::new(""));
+            return;
+        }
         for folder in dirty {
             self.look_at(&folder);
             if let Some(parent) = folder.parent() {

@@ -136,7 +136,10 @@ impl SessionState {
     /// what the start-up comparison moved.
     pub fn check_between(&self) -> Vec<String> {
         let mut said = std::mem::take(&mut *lock(&self.noticed_start));
-        said.extend(lock(&self.census).check(&quarantine(), &[]));
+        let mut census = lock(&self.census);
+        census.set_oldest_running(super::jobs::oldest_running());
+        said.extend(census.check(&quarantine(), &[]));
+        drop(census);
         lock(&self.moved_between).extend(said.iter().cloned());
         said
     }
@@ -162,7 +165,9 @@ impl SessionState {
     pub fn check_control_files(&self, accepted: &[PathBuf]) -> Vec<String> {
         let mut said = std::mem::take(&mut *lock(&self.moved_between));
         lock(&self.noticed_start).clear();
-        said.extend(lock(&self.census).check(&quarantine(), accepted));
+        let mut census = lock(&self.census);
+        census.set_oldest_running(super::jobs::oldest_running());
+        said.extend(census.check(&quarantine(), accepted));
         said
     }
 
