@@ -32,6 +32,10 @@ fn main() {
         return;
     }
     let root = tree();
+    census(&root);
+    if std::env::var_os("LARGE_TREE_ONLY_CENSUS").is_some() {
+        return;
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -98,6 +102,24 @@ fn main() {
     println!(
         "view of a 2 GB file, first page: {:.1} ms, median of {RUNS}",
         ms(first_page)
+    );
+}
+
+/// The control-file census on the tree: taken once at a session's start,
+/// checked after every tool call (nothing changed, the usual case).
+fn census(root: &Path) {
+    use cairn::sandbox::census::Census;
+    let quarantine = std::env::temp_dir().join("cairn-bench-quarantine");
+    let take = median(time_runs(|| {
+        std::hint::black_box(Census::take(root));
+        1
+    }));
+    let mut c = Census::take(root);
+    let check = median(time_runs(|| c.check(&quarantine, &[]).len()));
+    println!(
+        "census: taken in {:.1} ms, checked in {:.2} ms, medians of {RUNS}",
+        ms(take),
+        ms(check)
     );
 }
 

@@ -87,7 +87,10 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 }
                 _ => Vec::new(),
             };
+            // A parallel call's check must not take this write for a plant.
+            ctx.session.writing(&writes);
             let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            ctx.session.written(&writes);
             let accepted = if status == ToolStatus::Done {
                 writes
             } else {

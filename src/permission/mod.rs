@@ -75,6 +75,7 @@ mod preview;
 mod programs;
 pub mod readonly;
 pub mod repetition;
+mod repo_code;
 pub mod rules;
 mod runtime_paths;
 pub mod security;

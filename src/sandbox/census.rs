@@ -14,9 +14,9 @@
 //!
 //! [`Census`] notes these at the start of a session and checks them after
 //! every tool call: what appeared or changed is moved out of the workspace
-//! into cairn's quarantine folder (nothing is lost) and reported. Other
-//! `.git` entries deeper in the workspace are repositories the person only
-//! obeys by going into them (docs/security.md).
+//! into cairn's quarantine folder (nothing is lost) and reported. The same
+//! list is watched in every subfolder (`nested`): another repository, and
+//! what an agent, editor or shell started there obeys.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -39,11 +39,17 @@ use super::head::head;
 /// bubblewrap binds it read-only for every command: only its appearance is
 /// a command's. See [`held_read_only`].
 const WATCHED: &[&str] = &[
+    // Bound read-only under bubblewrap (a change is the person's); where
+    // only Landlock holds, a command approved once or by an "Always" rule
+    // (`npm install` with the network) could write it, so it is watched.
+    ".git/config",
     ".git/commondir",
     ".git/config.worktree",
     ".git/hooks",
     ".git/info",
     ".git/worktrees",
+    ".git/remotes",
+    ".git/branches",
     ".cairn/commands",
     ".cairn/skills",
     ".cairn/agents",
@@ -52,14 +58,27 @@ const WATCHED: &[&str] = &[
 use super::census_record::Ident;
 
 /// Whether commands cannot change `rel` while it exists: bubblewrap binds
-/// it read-only (`policy::READ_ONLY_IN_WORKSPACE`, `AGENT_CONTROL`). Under
-/// Landlock alone a subfolder of the writable workspace cannot be made
-/// read-only, so there every change counts.
-fn held_read_only(rel: &Path) -> bool {
-    use super::policy::{AGENT_CONTROL, Layer, READ_ONLY_IN_WORKSPACE};
-    super::layer() == Some(Layer::Namespace)
-        && (AGENT_CONTROL.iter().any(|c| rel == Path::new(c))
-            || READ_ONLY_IN_WORKSPACE.iter().any(|c| rel.starts_with(c)))
+/// it read-only (`policy::READ_ONLY_IN_WORKSPACE` at the root,
+/// `AGENT_CONTROL` in any folder: the census's own list below the root is
+/// bound too, `nested::published`). A nested repository's `.git` is not:
+/// its `commondir` or worktree config can still be created. Under Landlock
+/// alone, or with no sandbox, a subfolder of the writable workspace cannot
+/// be made read-only, so there every change counts.
+/// And only while every process cairn started ran under those binds: one
+/// that ran without them (the sandbox off, a run approved without it)
+/// could have changed the file as well as the person (`binds_held`).
+fn held_read_only(rel: &Path, bound: bool) -> bool {
+    use super::policy::{AGENT_CONTROL, READ_ONLY_IN_WORKSPACE};
+    if !bound {
+        return false;
+    }
+    let parts: Vec<_> = rel.components().collect();
+    (0..parts.len()).any(|i| {
+        let tail: PathBuf = parts[i..].iter().collect();
+        AGENT_CONTROL.iter().any(|c| tail == Path::new(c))
+            || (i == 0 && READ_ONLY_IN_WORKSPACE.iter().any(|c| tail.starts_with(c)))
+            || (i > 0 && tail.starts_with(".cairn"))
+    })
 }
 
 #[derive(Debug, Default)]
@@ -76,6 +95,18 @@ pub struct Census {
     /// this session's mark in it.
     record: Option<PathBuf>,
     owner: u64,
+    /// Held while this session runs (`census_record::claim`).
+    lock: Option<std::fs::File>,
+    /// The control files below the root (`nested`).
+    tree: Option<super::nested::Tree>,
+    /// When each entry of `seen` was last taken in: bound read-only only
+    /// for commands that began after that.
+    seen_at: BTreeMap<PathBuf, std::time::Instant>,
+    /// When the oldest command still running began (`tools::jobs`).
+    oldest_running: Option<std::time::Instant>,
+    /// Tests set whether bubblewrap's binds held, instead of asking.
+    #[cfg(test)]
+    pub(super) bound: Option<bool>,
 }
 
 impl Census {
@@ -90,8 +121,50 @@ impl Census {
             ..Census::default()
         };
         c.refresh_gitlinks();
-        c.seen = c.current();
+        c.tree = Some(super::nested::Tree::take(workspace));
+        let now = c.current();
+        c.take_in(now);
+        c.publish();
         c
+    }
+
+    /// Tells the next check when the oldest command still running began:
+    /// a file taken in after that was not bound for it, so a change to it
+    /// may be that command's, not the person's.
+    pub fn set_oldest_running(&mut self, at: Option<std::time::Instant>) {
+        self.oldest_running = at;
+    }
+
+    /// Whether every command still running began after `rel` was taken in
+    /// (and so had it bound read-only, where bubblewrap binds).
+    fn bound_for_all(&self, rel: &Path) -> bool {
+        match (self.seen_at.get(rel), self.oldest_running) {
+            (Some(at), Some(oldest)) => *at < oldest,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
+    }
+
+    /// Keeps `seen` as `now`, noting when each new entry came (a bind
+    /// holds the path: a later change by the person, even by a rename,
+    /// does not make it writable to a command that had it bound).
+    fn take_in(&mut self, now: BTreeMap<PathBuf, Ident>) {
+        let at = std::time::Instant::now();
+        for rel in now.keys() {
+            if !self.seen_at.contains_key(rel) {
+                self.seen_at.insert(rel.clone(), at);
+            }
+        }
+        self.seen_at.retain(|rel, _| now.contains_key(rel));
+        self.seen = now;
+    }
+
+    /// What the next commands get bound read-only below the root: what
+    /// this census knows there now.
+    fn publish(&self) {
+        if let Some(t) = &self.tree {
+            super::nested::publish(&self.workspace, t.paths());
+        }
     }
 
     fn git_dir(&self) -> Option<PathBuf> {
@@ -146,7 +219,11 @@ impl Census {
             .into_iter()
             .filter_map(|d| d.strip_prefix(&self.workspace).ok().map(Path::to_path_buf))
             .flat_map(|d| [d.join("commondir"), d.join("config.worktree")]);
-        for rel in watched.chain(links).chain(submodules).chain(included) {
+        let nested = self.tree.iter().flat_map(|t| t.paths().cloned());
+        for rel in (watched.chain(links).chain(submodules))
+            .chain(included)
+            .chain(nested)
+        {
             let path = self.workspace.join(&rel);
             if self.plainly_inside(&path)
                 && let Some(id) = ident(&path)
@@ -219,7 +296,11 @@ impl Census {
             self.index_stamp = None;
             self.gitlinks.clear();
         }
+        if let Some(t) = &mut self.tree {
+            t.refresh();
+        }
         let now = self.current();
+        let known_before = self.seen.clone();
         for path in accepted {
             let Ok(rel) = path.strip_prefix(&self.workspace) else {
                 continue;
@@ -227,14 +308,28 @@ impl Census {
             for (watched, id) in &now {
                 if rel.starts_with(watched) {
                     self.seen.insert(watched.clone(), id.clone());
+                    (self.seen_at)
+                        .entry(watched.clone())
+                        .or_insert_with(std::time::Instant::now);
                 }
             }
         }
-        for (rel, id) in &now {
-            let before = self.seen.get(rel);
-            if before == Some(id) || (before.is_some() && held_read_only(rel)) {
-                continue;
-            }
+        #[cfg(test)]
+        let bound = self.bound.unwrap_or_else(super::binds_held);
+        #[cfg(not(test))]
+        let bound = super::binds_held();
+        let mut moving: Vec<(PathBuf, Ident)> = (now.iter())
+            .filter(|(rel, id)| {
+                let before = self.seen.get(*rel);
+                let held = held_read_only(rel, bound) && self.bound_for_all(rel);
+                before != Some(*id) && !(before.is_some() && held)
+            })
+            .map(|(r, i)| (r.clone(), i.clone()))
+            .collect();
+        if !moving.is_empty() {
+            self.known_elsewhere(&mut moving);
+        }
+        for (rel, _) in &moving {
             let from = self.workspace.join(rel);
             match move_out(&from, rel, quarantine) {
                 Ok(to) => said.push(format!(
@@ -260,57 +355,96 @@ impl Census {
         }
         // Read again only when something was moved; written only when
         // something changed.
-        let seen = if said.is_empty() { now } else { self.current() };
-        if seen != self.seen {
-            self.seen = seen;
+        let seen = if said.is_empty() {
+            now
+        } else {
+            if let Some(t) = &mut self.tree {
+                t.refresh();
+            }
+            self.current()
+        };
+        self.publish();
+        let changed = seen != known_before;
+        self.take_in(seen);
+        if changed {
             self.save(None, &[]);
         }
         said
     }
 
-    /// What is there now, compared with what the last session in this
-    /// workspace knew (kept in `record`): a difference made while one of
-    /// cairn's jobs could still write is moved into `quarantine`
-    /// (`census_record`). Returns what it moved, and what the last
-    /// session's final check moved.
+    /// What is there now, compared with what the sessions before in this
+    /// workspace knew (their records beside `record`, `census_record`): a
+    /// difference made while one of cairn's jobs could still write — any
+    /// session still running here, or one that did not end cleanly — is
+    /// moved into `quarantine`. Returns what it moved, and what earlier
+    /// sessions' final checks moved.
     pub fn resume(workspace: &Path, record: &Path, quarantine: &Path) -> (Census, Vec<String>) {
         use super::census_record as r;
         let mut c = Census::take(workspace);
-        c.record = Some(record.to_path_buf());
         c.owner = r::fnv(&r::now().to_le_bytes()) ^ u64::from(std::process::id());
+        let dir = r::sessions_dir(record);
+        if let Some((own, lock)) = r::claim(&dir, c.owner) {
+            c.record = Some(own);
+            c.lock = Some(lock);
+        }
+        let own = c.record.clone().unwrap_or_default();
+        let others = r::others(&dir, record, &own);
         let mut said = Vec::new();
-        if let Some(last) = r::load(record) {
-            said.extend(last.unreported.iter().cloned());
-            let known: BTreeMap<PathBuf, Ident> = last.seen.iter().cloned().collect();
+        if !others.is_empty() {
+            for o in &others {
+                said.extend(o.record.unreported.iter().cloned());
+            }
+            let known: Vec<(PathBuf, Ident)> = others
+                .iter()
+                .flat_map(|o| o.record.seen.iter().cloned())
+                .collect();
             for (rel, id) in &c.seen {
                 let path = workspace.join(rel);
-                if known.get(rel) == Some(id)
-                    || !r::made_while_unwatched(&last, r::changed_at(&path))
+                if known.iter().any(|(k, i)| k == rel && i == id)
+                    || !r::made_while_any_unwatched(&others, r::changed_at(&path))
                 {
                     continue;
                 }
-                said.push(match move_out(&path, rel, quarantine) {
-                    Ok(to) => format!(
-                        "`{}` appeared or changed after cairn's last check in this workspace, \
-                         while a command of its last session may still have been running \
-                         (that session did not end cleanly); your own git (or another agent) \
-                         would obey it, so cairn moved it to {} — if you made it yourself, \
-                         move it back",
-                        rel.display(),
-                        to.display()
-                    ),
-                    Err(e) => format!(
-                        "`{}` appeared or changed after cairn's last check, while a command of \
-                         its last session may still have been running, and cairn could not \
-                         move it ({e}): check it before you run git or an agent here",
-                        rel.display()
-                    ),
-                });
+                said.push(moved_at_start(&path, rel, quarantine));
             }
-            c.seen = c.current();
+            if let Some(t) = &mut c.tree {
+                t.refresh();
+            }
+            let now = c.current();
+            c.take_in(now);
+            c.publish();
+            // What the sessions that are gone knew is taken in now.
+            for o in others.iter().filter(|o| !o.alive) {
+                r::remove(o);
+            }
         }
         c.save(None, &[]);
         (c, said)
+    }
+
+    /// Of `moving`, what another cairn running in this workspace knows as
+    /// it is now (its approved write, its person's change): taken as known
+    /// here too instead of moved.
+    fn known_elsewhere(&mut self, moving: &mut Vec<(PathBuf, Ident)>) {
+        use super::census_record as r;
+        let Some(own) = &self.record else {
+            return;
+        };
+        let Some(dir) = own.parent() else {
+            return;
+        };
+        let others = r::others(dir, Path::new(""), own);
+        moving.retain(|(rel, id)| {
+            let known = (others.iter().filter(|o| o.alive))
+                .any(|o| o.record.seen.iter().any(|(k, i)| k == rel && i == id));
+            if known {
+                self.seen.insert(rel.clone(), id.clone());
+                (self.seen_at)
+                    .entry(rel.clone())
+                    .or_insert_with(std::time::Instant::now);
+            }
+            !known
+        });
     }
 
     /// The session's end, after its jobs were killed: one last check, and
@@ -321,20 +455,12 @@ impl Census {
         self.save(Some(super::census_record::now()), &said);
     }
 
-    /// Keeps the census for the next session, unless a newer session took
-    /// the record over.
+    /// Keeps this session's census for the next session.
     fn save(&self, ended: Option<i128>, unreported: &[String]) {
         use super::census_record as r;
         let Some(file) = &self.record else {
             return;
         };
-        if let Some(last) = r::load(file)
-            && last.owner != self.owner
-            && last.ended.is_none()
-            && ended.is_some()
-        {
-            return;
-        }
         let record = r::Record {
             owner: self.owner,
             ended,
@@ -346,6 +472,25 @@ impl Census {
             unreported: unreported.to_vec(),
         };
         r::save(file, &record);
+    }
+}
+
+fn moved_at_start(path: &Path, rel: &Path, quarantine: &Path) -> String {
+    match move_out(path, rel, quarantine) {
+        Ok(to) => format!(
+            "`{}` appeared or changed after cairn's last check in this workspace, while a \
+             command of an earlier session may still have been running (it did not end \
+             cleanly, or another cairn still runs here); your own git (or another agent) \
+             would obey it, so cairn moved it to {} — if you made it yourself, move it back",
+            rel.display(),
+            to.display()
+        ),
+        Err(e) => format!(
+            "`{}` appeared or changed after cairn's last check, while a command of an earlier \
+             session may still have been running, and cairn could not move it ({e}): check \
+             it before you run git or an agent here",
+            rel.display()
+        ),
     }
 }
 
@@ -375,10 +520,37 @@ fn ident(path: &Path) -> Option<Ident> {
                 inside.extend(head(&path.join("hooks").join(&n)));
             }
         }
+        if path.file_name().is_some_and(|n| n != ".git") {
+            // Any other watched folder (`.git/remotes`, `.claude/skills`,
+            // `.cursor`): what it holds directly, by name and content.
+            inside.extend(listing(path));
+        }
         Ident::Dir(meta.ino(), hash(&inside))
     } else {
         Ident::Other(meta.ino())
     })
+}
+
+/// The names of a folder's entries, sorted, each with the start of its
+/// content when it is a file.
+fn listing(dir: &Path) -> Vec<u8> {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    names.sort();
+    let mut out = Vec::new();
+    for n in names {
+        out.extend_from_slice(n.as_encoded_bytes());
+        out.push(0);
+        let p = dir.join(&n);
+        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+            out.extend(head(&p));
+        }
+    }
+    out
 }
 
 /// Moves `from` into a new folder under `quarantine`; where that is on

@@ -10,6 +10,13 @@
 //! or still running in another window) may have had a job writing until
 //! it died; then every difference is moved to the quarantine and reported
 //! — nothing is lost, and the message says how to put it back.
+//!
+//! Each session keeps its own record (`<workspace's hash>/<session>.json`)
+//! and holds a lock beside it while it runs, so two cairns in one
+//! workspace never overwrite each other's: a new session reads them all —
+//! a running one, or one that died without ending cleanly, means any
+//! difference may be a job's — and removes those of sessions that are
+//! gone once it has taken them in.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +39,90 @@ pub struct Record {
     pub seen: Vec<(PathBuf, Ident)>,
     /// What its final check moved, for the next session to say.
     pub unreported: Vec<String>,
+}
+
+/// Another session's record, and whether that session still runs.
+pub struct Other {
+    pub file: PathBuf,
+    pub record: Record,
+    pub alive: bool,
+}
+
+/// The folder of the per-session records beside the (older, shared)
+/// record file `legacy`.
+pub fn sessions_dir(legacy: &Path) -> PathBuf {
+    legacy.with_extension("")
+}
+
+/// Claims `<dir>/<owner>.json` for this session: the lock beside it is held
+/// until the returned file is dropped (or the process dies).
+pub fn claim(dir: &Path, owner: u64) -> Option<(PathBuf, std::fs::File)> {
+    std::fs::create_dir_all(dir).ok()?;
+    let file = dir.join(format!("{owner:016x}.json"));
+    let lock = std::fs::File::create(file.with_extension("lock")).ok()?;
+    flock(&lock).then_some((file, lock))
+}
+
+/// Takes the lock of `file` without waiting.
+fn flock(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: a plain system call on an open descriptor.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Whether the session whose lock is `lock` still runs: its lock is held.
+fn alive(lock: &Path) -> bool {
+    match std::fs::File::open(lock) {
+        // Taken here means nobody holds it; dropping the file releases it.
+        Ok(f) => !flock(&f),
+        Err(_) => false,
+    }
+}
+
+/// Every other session's record in `dir`, and the older shared record at
+/// `legacy` (as a session that is gone).
+pub fn others(dir: &Path, legacy: &Path, own: &Path) -> Vec<Other> {
+    let mut out = Vec::new();
+    if let Some(record) = load(legacy) {
+        out.push(Other {
+            file: legacy.to_path_buf(),
+            record,
+            alive: false,
+        });
+    }
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let file = e.path();
+        if file == own || file.extension().is_none_or(|x| x != "json") {
+            continue;
+        }
+        if let Some(record) = load(&file) {
+            let alive = alive(&file.with_extension("lock"));
+            out.push(Other {
+                file,
+                record,
+                alive,
+            });
+        }
+    }
+    out
+}
+
+/// Removes the record of a session that is gone.
+pub fn remove(other: &Other) {
+    let _ = std::fs::remove_file(&other.file);
+    let _ = std::fs::remove_file(other.file.with_extension("lock"));
+}
+
+/// Whether a difference found at start-up was made while a job of one of
+/// the sessions in `others` could still write: one still runs or did not
+/// end cleanly, or the change is not later than the last clean end.
+pub fn made_while_any_unwatched(others: &[Other], changed: i128) -> bool {
+    if others.iter().any(|o| o.alive) {
+        return true;
+    }
+    others
+        .iter()
+        .any(|o| made_while_unwatched(&o.record, changed))
 }
 
 /// Where the record of `workspace` is kept under `state`.
@@ -83,6 +174,13 @@ pub fn changed_at(path: &Path) -> i128 {
             .unwrap_or(0)
     };
     let mut latest = at(path);
+    if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+        && path.file_name().is_some_and(|n| n != ".git")
+    {
+        for e in std::fs::read_dir(path).into_iter().flatten().flatten() {
+            latest = latest.max(at(&e.path()));
+        }
+    }
     if std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
         for inside in ["config", "commondir", "config.worktree", "hooks"] {
             latest = latest.max(at(&path.join(inside)));

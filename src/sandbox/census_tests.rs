@@ -278,13 +278,16 @@ fn a_new_session_compares_with_what_the_last_one_knew() {
     assert!(said.is_empty(), "{said:?}");
     assert!(first.check(&q, &[]).is_empty());
     std::fs::write(ws.join(".git/commondir"), "../elsewhere\n").unwrap();
-    let (_second, said) = Census::resume(&ws, &record, &q);
+    drop(first);
+    let (second, said) = Census::resume(&ws, &record, &q);
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(!ws.join(".git/commondir").exists());
+    drop(second);
     // A session that ended cleanly: the person's own later change stays.
     let (mut third, _) = Census::resume(&ws, &record, &q);
     std::fs::write(ws.join(".git/commondir"), "../a\n").unwrap();
     third.finish(&q);
+    drop(third);
     std::thread::sleep(std::time::Duration::from_millis(20));
     std::fs::write(ws.join(".git/hooks/pre-push"), "#!/bin/sh\n").unwrap();
     let (_fourth, said) = Census::resume(&ws, &record, &q);
@@ -292,6 +295,48 @@ fn a_new_session_compares_with_what_the_last_one_knew() {
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(said[0].contains("commondir"), "{said:?}");
     assert!(ws.join(".git/hooks/pre-push").exists());
+}
+
+/// Two cairns in one workspace (item 5 of session 5): each keeps its own
+/// record, neither moves what the other approved, and one ending cleanly
+/// while the other still runs does not make a later change the person's.
+#[test]
+fn two_sessions_in_one_workspace_keep_their_own_records() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let record = ws.parent().unwrap().join("state/census/x.json");
+    let (mut a, _) = Census::resume(&ws, &record, &q);
+    let (mut b, _) = Census::resume(&ws, &record, &q);
+    // A's write tool wrote a skill the person approved; B keeps it.
+    let skill = ws.join(".claude/skills/x/SKILL.md");
+    std::fs::create_dir_all(skill.parent().unwrap()).unwrap();
+    std::fs::write(&skill, "mine").unwrap();
+    assert!(a.check(&q, std::slice::from_ref(&skill)).is_empty());
+    assert!(b.check(&q, &[]).is_empty(), "B moved what A approved");
+    assert!(skill.exists());
+    // B ends cleanly while A runs: a change after B's end may be A's job.
+    b.finish(&q);
+    drop(b);
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(ws.join(".git/commondir"), "../x\n").unwrap();
+    let (c, said) = Census::resume(&ws, &record, &q);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(!ws.join(".git/commondir").exists());
+    // Both records are there, B's is gone once C took it in; A's stays.
+    let dir = crate::sandbox::census_record::sessions_dir(&record);
+    let count = || {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().unwrap() == "json")
+            .count()
+    };
+    assert_eq!(count(), 2);
+    drop(c);
+    a.finish(&q);
+    drop(a);
+    let (_d2, said) = Census::resume(&ws, &record, &q);
+    assert!(said.is_empty(), "{said:?}");
+    assert_eq!(count(), 1);
 }
 
 /// A project without `.cairn` (the usual case): a command may make one, so
@@ -328,12 +373,164 @@ fn a_change_to_a_file_commands_cannot_write_is_the_persons() {
     std::fs::create_dir_all(ws.join(".vscode")).unwrap();
     std::fs::write(ws.join(".vscode/settings.json"), "{}").unwrap();
     let q = ws.parent().unwrap().join("quarantine");
+    for bound in [true, false] {
+        let mut census = Census::take(&ws);
+        census.bound = Some(bound);
+        std::fs::write(ws.join(".vscode/settings.json"), "{\"a\": 1, \"b\": 2}").unwrap();
+        let said = census.check(&q, &[]);
+        assert_eq!(said.is_empty(), bound, "{said:?}");
+        assert_eq!(ws.join(".vscode/settings.json").exists(), bound);
+        std::fs::write(ws.join(".vscode/settings.json"), "{}").unwrap();
+    }
+}
+
+/// With the sandbox off (or a run approved without it) a command writes
+/// what bubblewrap would have bound: from then on no change to a control
+/// file counts as the person's (hostile review s5, item 6).
+#[test]
+fn an_unbound_run_makes_every_change_count() {
+    let policy = None;
+    let _ = crate::sandbox::std_command("true".as_ref(), policy);
+    assert!(!crate::sandbox::binds_held());
+}
+
+/// Control folders below the root (hostile review s4, F2): what cairn,
+/// another agent, an editor or the person's shell obeys when started in
+/// `sub/` is moved out when a command makes it, at any depth, however it
+/// appears (made in place, or a folder renamed in); an approved write stays.
+#[test]
+fn control_files_below_the_root_are_watched_at_any_depth() {
+    let (_d, ws) = repo();
+    std::fs::create_dir_all(ws.join("sub/deeper")).unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
     let mut census = Census::take(&ws);
-    std::fs::write(ws.join(".vscode/settings.json"), "{\"a\": 1, \"b\": 2}").unwrap();
+    assert!(census.check(&q, &[]).is_empty());
+    let planted = [
+        "sub/.claude/settings.json",
+        "sub/.claude/skills/deploy/SKILL.md",
+        "sub/deeper/.agents/skills/x/SKILL.md",
+        "sub/deeper/.cairn/commands/check.md",
+        "sub/.vscode/tasks.json",
+        "sub/deeper/.envrc",
+        "sub/.mcp.json",
+        "sub/deeper/AGENTS.md",
+        "sub/CLAUDE.md",
+        "new/a/b/.claude/settings.local.json",
+    ];
+    for rel in planted {
+        let path = ws.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "planted").unwrap();
+    }
+    // A repository of its own, and a folder made elsewhere and moved in.
+    git(&ws.join("sub"), &["init", "-q", "inner"]);
+    let outside = ws.parent().unwrap().join("made-outside");
+    std::fs::create_dir_all(outside.join("x/.claude/commands")).unwrap();
+    std::fs::rename(&outside, ws.join("sub/moved")).unwrap();
+    std::os::unix::fs::symlink("../../elsewhere", ws.join("sub/deeper/.gemini")).unwrap();
     let said = census.check(&q, &[]);
-    let bound = crate::sandbox::layer() == Some(crate::sandbox::policy::Layer::Namespace);
-    assert_eq!(said.is_empty(), bound, "{said:?}");
-    assert_eq!(ws.join(".vscode/settings.json").exists(), bound);
+    for rel in planted {
+        assert!(!ws.join(rel).exists(), "{rel} left: {said:?}");
+    }
+    assert!(!ws.join("sub/inner/.git").exists(), "{said:?}");
+    assert!(
+        !ws.join("sub/moved/x/.claude/commands").exists(),
+        "{said:?}"
+    );
+    assert!(std::fs::symlink_metadata(ws.join("sub/deeper/.gemini")).is_err());
+    assert!(census.check(&q, &[]).is_empty());
+    // The person approved this one through the write tool: it stays, and
+    // the next commands get it bound read-only.
+    let mine = ws.join("sub/.claude/settings.json");
+    std::fs::write(&mine, "{}").unwrap();
+    assert!(census.check(&q, std::slice::from_ref(&mine)).is_empty());
+    assert!(mine.exists());
+    let real = std::fs::canonicalize(&ws).unwrap();
+    assert!(
+        crate::sandbox::nested::published(&real).contains(&real.join("sub/.claude/settings.json"))
+    );
+    // Changed afterwards by a command that was not bound (no bubblewrap
+    // here, or the sandbox off): moved.
+    census.bound = Some(false);
+    std::fs::write(&mine, "{\"hooks\": {}}").unwrap();
+    assert_eq!(census.check(&q, &[]).len(), 1);
+    assert!(!mine.exists());
+}
+
+/// Old-style remotes (session 5, item 4): a `.git/remotes/NAME` or
+/// `.git/branches/NAME` a command writes adds a remote whose URL it picks
+/// (`ext::sh -c …` runs where the person allows `ext`); moved out, as is a
+/// new file in a folder that was there.
+#[test]
+fn old_style_remote_files_are_moved_out() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    std::fs::create_dir_all(ws.join(".git/branches")).unwrap();
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    std::fs::create_dir_all(ws.join(".git/remotes")).unwrap();
+    std::fs::write(
+        ws.join(".git/remotes/evil"),
+        "URL: ext::sh -c touch% /tmp/x\n",
+    )
+    .unwrap();
+    std::fs::write(ws.join(".git/branches/evil"), "ext::sh -c touch% /tmp/y\n").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 2, "{said:?}");
+    assert!(!ws.join(".git/remotes").exists());
+    assert!(!ws.join(".git/branches/evil").exists());
+}
+
+/// Where only Landlock holds (or the sandbox is off), a command approved
+/// by an "Always" rule (`npm install`, whose scripts the repository
+/// writes) could write `.git/config`: moved; bound by bubblewrap, a change
+/// is the person's own `git config` and stays (session 5, item 2).
+#[test]
+fn git_config_changed_without_binds_is_moved() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    for bound in [true, false] {
+        let mut census = Census::take(&ws);
+        census.bound = Some(bound);
+        let config = std::fs::read_to_string(ws.join(".git/config")).unwrap();
+        std::fs::write(
+            ws.join(".git/config"),
+            format!("{config}[core]\n\tfsmonitor = touch /tmp/x\n"),
+        )
+        .unwrap();
+        let said = census.check(&q, &[]);
+        assert_eq!(said.is_empty(), bound, "{said:?}");
+        assert_eq!(ws.join(".git/config").exists(), bound);
+    }
+}
+
+/// A file the person approved while a command was already running was not
+/// bound read-only for that command: its later change there is not taken
+/// for the person's (review of session 5's own change).
+#[test]
+fn a_change_by_a_command_older_than_the_file_is_moved() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(true);
+    let older = std::time::Instant::now();
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    let settings = ws.join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{}").unwrap();
+    census.set_oldest_running(Some(older));
+    assert!(census.check(&q, std::slice::from_ref(&settings)).is_empty());
+    std::fs::write(&settings, "{\"hooks\": {\"Stop\": []}}").unwrap();
+    assert_eq!(census.check(&q, &[]).len(), 1);
+    assert!(!settings.exists());
+    // With no such command running, the person's change stays.
+    census.set_oldest_running(None);
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, "{}").unwrap();
+    assert!(census.check(&q, std::slice::from_ref(&settings)).is_empty());
+    std::fs::write(&settings, "{\"a\": 1}").unwrap();
+    assert!(census.check(&q, &[]).is_empty());
+    assert!(settings.exists());
 }
 
 /// Fifth hostile review (G4b): an index grown past what cairn reads (a

@@ -7,6 +7,50 @@
 
 use std::path::{Component, Path};
 
+/// Other agents' and tools' files that they obey or run (`.claude/`
+/// settings, commands, skills, agents and hook scripts, `.agents/` skills,
+/// editors' tasks, direnv, dev containers, the instruction files agents
+/// read as orders), relative to any folder of the workspace — its root or
+/// a subfolder where cairn or another tool may be started or work
+/// (`census::nested`): read-only to commands where they exist, and
+/// watched by the census where they do not. The one list for binds, the
+/// census and (but the instruction files, which the file tools mark
+/// instead) the file tools' question.
+pub const AGENT_CONTROL: &[&str] = &[
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/commands",
+    ".claude/skills",
+    ".claude/agents",
+    ".claude/hooks",
+    ".agents/skills",
+    // Other tools' (see `control::other_tool`).
+    ".vscode/tasks.json",
+    ".vscode/settings.json",
+    ".vscode/launch.json",
+    ".envrc",
+    ".mcp.json",
+    ".gemini/settings.json",
+    ".cursor",
+    ".idea/runConfigurations",
+    ".idea/workspace.xml",
+    ".devcontainer",
+    ".devcontainer.json",
+    // Instruction files (`agent::instructions`, nested memory).
+    "AGENTS.md",
+    "CLAUDE.md",
+    "CLAUDE.local.md",
+    "CRUSH.md",
+    "GEMINI.md",
+    ".goosehints",
+];
+
+/// Below the root, besides [`AGENT_CONTROL`]: another repository (`git
+/// init sub`: the person's git, or the shell prompt's, obeys its config
+/// once they go in) and cairn's own commands, skills and agents (cairn
+/// loads skills from every folder between its start folder and the root).
+pub const NESTED_ONLY: &[&str] = &[".git", ".cairn/commands", ".cairn/skills", ".cairn/agents"];
+
 /// What obeys the control file at `rel` (a path relative to the
 /// workspace, normalised), or `None` when it is an ordinary file.
 ///
@@ -27,10 +71,23 @@ pub fn control_file(rel: &Path) -> Option<&'static str> {
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
         return Some("one of git's control files: your own git reads it and runs what it names");
     }
-    let lower = |p: &&std::ffi::OsStr| p.to_str().map(str::to_ascii_lowercase);
-    let first = parts.first().and_then(lower)?;
-    let second = parts.get(1).and_then(lower);
-    match (first.as_str(), second.as_deref()) {
+    // At any depth: cairn, another agent or an editor started in (or
+    // working in) a subfolder reads that folder's files as its project's.
+    let lower: Vec<Option<String>> = parts
+        .iter()
+        .map(|p| p.to_str().map(str::to_ascii_lowercase))
+        .collect();
+    (0..lower.len()).find_map(|i| {
+        let first = lower[i].as_deref()?;
+        let second = lower.get(i + 1).cloned().flatten();
+        control_at(first, second.as_deref())
+    })
+}
+
+/// What obeys a path whose components from one folder on are `first` and
+/// (when there is one) `second`.
+fn control_at(first: &str, second: Option<&str>) -> Option<&'static str> {
+    match (first, second) {
         (".cairn", _) => Some("cairn's project settings: cairn obeys them and runs what they name"),
         (
             ".claude",
@@ -48,7 +105,7 @@ pub fn control_file(rel: &Path) -> Option<&'static str> {
         (".agents", Some("skills")) => {
             Some("skills other agents load: they follow and run what they say")
         }
-        _ => other_tool(&first, second.as_deref()),
+        _ => other_tool(first, second),
     }
 }
 
@@ -113,6 +170,14 @@ mod tests {
             ".idea/workspace.xml",
             ".devcontainer/devcontainer.json",
             ".devcontainer.json",
+            // Below the root: what a tool started in the subfolder obeys.
+            "a/.cairn/x",
+            "sub/.claude/settings.json",
+            "sub/deeper/.claude/skills/x/SKILL.md",
+            "sub/.agents/skills/x/SKILL.md",
+            "sub/.vscode/tasks.json",
+            "sub/.envrc",
+            "sub/.mcp.json",
         ] {
             assert!(control_file(Path::new(rel)).is_some(), "{rel}");
         }
@@ -124,7 +189,7 @@ mod tests {
             ".claude",
             ".agents/notes.md",
             "docs/.git-notes",
-            "a/.cairn/x",
+            "sub/.claude/logs/x",
             ".vscode/extensions.json",
             "src/.envrc.md",
             ".idea/misc.xml",

@@ -265,13 +265,70 @@ fn rewrite(
     }
 }
 
-/// The files the config at `git/config` includes that lie inside
-/// `workspace`, not through a link (whether they exist or not), as
-/// workspace-relative paths. The config itself is read-only to commands,
-/// so what it includes is fixed while a session runs.
+/// The files git reads as config that lie inside `workspace`, not through
+/// a link (whether they exist or not), as workspace-relative paths: what
+/// the repository's `.git/config` includes, and what the person's own
+/// global config (`~/.gitconfig`, `~/.config/git/config`,
+/// `$GIT_CONFIG_GLOBAL`) includes — `[include]` or any `[includeIf]`,
+/// whatever its condition, and includes of includes. Those configs are
+/// read-only to commands (bound, or outside the workspace), so what they
+/// include is fixed while a session runs; the included files are bound
+/// read-only and watched like `.git/config` itself.
 pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
-    let git = workspace.join(".git");
-    let text = String::from_utf8_lossy(&super::head::head(&git.join("config"))).into_owned();
+    let home = crate::paths::home_dir();
+    let mut queue: Vec<PathBuf> = vec![workspace.join(".git/config")];
+    if let Some(g) = std::env::var_os("GIT_CONFIG_GLOBAL") {
+        queue.push(PathBuf::from(g));
+    }
+    if let Some(h) = &home {
+        queue.push(h.join(".gitconfig"));
+    }
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    if let Some(x) = xdg {
+        queue.push(x.join("git/config"));
+    }
+    included_from(workspace, queue, home.as_deref())
+}
+
+/// [`included_configs`] from the config files `queue`, `~` being `home`.
+fn included_from(workspace: &Path, mut queue: Vec<PathBuf>, home: Option<&Path>) -> Vec<PathBuf> {
+    let mut read = Vec::new();
+    let mut out = Vec::new();
+    while let Some(file) = queue.pop() {
+        // A chain of includes ends somewhere: at most this many files.
+        if read.contains(&file) || read.len() >= 32 {
+            continue;
+        }
+        read.push(file.clone());
+        let text = String::from_utf8_lossy(&super::head::head(&file)).into_owned();
+        let dir = file.parent().unwrap_or(Path::new("/"));
+        for value in include_paths(&text) {
+            let joined = match value.strip_prefix("~/") {
+                Some(rest) => match home {
+                    Some(h) => h.join(rest),
+                    None => continue,
+                },
+                // A relative path is relative to the including file's folder.
+                None => dir.join(value),
+            };
+            let joined = crate::paths::lexical(&joined);
+            if let Ok(rel) = joined.strip_prefix(workspace)
+                && !rel.as_os_str().is_empty()
+                && !out.contains(&rel.to_path_buf())
+            {
+                out.push(rel.to_path_buf());
+            }
+            queue.push(joined);
+        }
+    }
+    out
+}
+
+/// The `path` values of a config text's `[include]` and `[includeIf]`
+/// sections.
+fn include_paths(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut in_include = false;
     for line in text.lines() {
@@ -285,20 +342,9 @@ pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
         let Some((key, value)) = line.split_once('=') else {
             continue;
         };
-        if !in_include || !key.trim().eq_ignore_ascii_case("path") {
-            continue;
-        }
         let value = value.trim().trim_matches('"');
-        if value.starts_with('~') || value.is_empty() {
-            continue;
-        }
-        // A relative path is relative to the config file's folder.
-        let joined = crate::paths::lexical(&git.join(value));
-        if let Ok(rel) = joined.strip_prefix(workspace)
-            && !rel.as_os_str().is_empty()
-            && !out.contains(&rel.to_path_buf())
-        {
-            out.push(rel.to_path_buf());
+        if in_include && key.trim().eq_ignore_ascii_case("path") && !value.is_empty() {
+            out.push(value);
         }
     }
     out
@@ -308,6 +354,38 @@ pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::super::head::HEAD_BYTES;
     use super::*;
+
+    /// The person's own `~/.gitconfig` including a file of the workspace
+    /// (`[includeIf "gitdir:~/work/"]`), through another include too: git
+    /// reads it as config, so it is bound and watched (session 5, item 4).
+    #[test]
+    fn a_global_config_including_a_workspace_file_is_found() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        let ws = home.join("work/proj");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(
+            home.join(".gitconfig"),
+            "[user]\n\tname = a\n[includeIf \"gitdir:~/work/\"]\n\tpath = ~/work/proj/.gitcfg\n\
+             [include]\n\tpath = .gitconfig.d/more\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(home.join(".gitconfig.d")).unwrap();
+        std::fs::write(
+            home.join(".gitconfig.d/more"),
+            "[include]\n\tpath = ../work/proj/tools/git.inc\n",
+        )
+        .unwrap();
+        std::fs::write(ws.join(".git/config"), "[include]\n\tpath = ../local.cfg\n").unwrap();
+        let found = included_from(
+            &ws,
+            vec![ws.join(".git/config"), home.join(".gitconfig")],
+            Some(&home),
+        );
+        let mut found: Vec<_> = found.iter().map(|p| p.display().to_string()).collect();
+        found.sort();
+        assert_eq!(found, [".gitcfg", "local.cfg", "tools/git.inc"]);
+    }
 
     #[test]
     fn exec_lines_become_comments_and_the_rest_stays() {

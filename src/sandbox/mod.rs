@@ -10,6 +10,7 @@
 //! - `census` — git control files a bind cannot stop (a new `commondir`,
 //!   a gitlinked repository), checked after every tool call, when a job
 //!   ends and at each turn, and kept between sessions (`census_record`);
+//!   `nested` finds the same control files in every subfolder (inotify);
 //!   `gitindex`
 //!   reads the index's gitlinks without git; `gitstate` disarms an
 //!   interrupted rebase's `exec` lines and finds included configs.
@@ -51,6 +52,8 @@ pub mod helper;
 pub mod home;
 #[cfg(target_os = "linux")]
 mod linux;
+pub mod nested;
+mod nested_sys;
 pub mod own_path;
 mod parent_death;
 pub mod policy;
@@ -382,6 +385,22 @@ pub fn resolves(program: &std::ffi::OsStr) -> bool {
         .is_some_and(|dirs| std::env::split_paths(&dirs).any(|dir| dir.join(program).is_file()))
 }
 
+/// Set once any process cairn starts runs without bubblewrap's read-only
+/// binds (the sandbox off, a run approved without it, the kernel layer):
+/// from then on the census can no longer tell a command's change to a
+/// control file from the person's (`census::held_read_only`).
+static UNBOUND_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn note_unbound() {
+    UNBOUND_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether every process cairn started so far ran under bubblewrap's
+/// read-only binds (and bubblewrap works here).
+pub fn binds_held() -> bool {
+    !UNBOUND_RAN.load(std::sync::atomic::Ordering::SeqCst) && layer() == Some(Layer::Namespace)
+}
+
 /// Builds the command that runs `program` under `policy` (unconfined when
 /// `None`, or where this machine cannot confine it). Everything that can
 /// fail is done here, in cairn's process, before the child exists.
@@ -398,6 +417,7 @@ pub fn std_command(
     policy: Option<&Policy>,
 ) -> Result<std::process::Command, SandboxError> {
     let Some(policy) = policy else {
+        note_unbound();
         return Ok(std_new(program));
     };
     let mut cmd = confine(program, policy)?;
@@ -416,6 +436,7 @@ fn confine(
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
     if !Support::detect().enforces_files() {
+        note_unbound();
         return Ok(std_new(program));
     }
     match (policy.layer, bwrap::available()) {
@@ -424,6 +445,7 @@ fn confine(
             "bubblewrap is not available for this policy".into(),
         )),
         (Layer::Kernel, _) => {
+            note_unbound();
             let mut cmd = std_new(program);
             linux::install(&mut cmd, linux::prepare(policy)?);
             Ok(cmd)
@@ -459,6 +481,7 @@ fn confine(
     program: &std::ffi::OsStr,
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
+    note_unbound();
     let mut cmd = std_new(seatbelt::SANDBOX_EXEC);
     cmd.arg("-p")
         .arg(seatbelt::profile(policy))
@@ -472,6 +495,7 @@ fn confine(
     program: &std::ffi::OsStr,
     _policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
+    note_unbound();
     Ok(std_new(program))
 }
 

@@ -29,34 +29,14 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
     ".git/commondir",
     // A linked worktree's own `commondir` and config live here.
     ".git/worktrees",
+    // Old-style remotes: a file here adds a remote whose URL the file
+    // names (`ext::sh -c …` runs where the person allows `ext`).
+    ".git/remotes",
+    ".git/branches",
     ".cairn",
 ];
 
-/// Other agents' and tools' files in the workspace that they obey or run
-/// (`.claude/` settings, commands, skills, agents and hook scripts,
-/// `.agents/` skills, editors' tasks, direnv, dev containers): read-only to
-/// commands where they exist, and watched by the census where they do not.
-pub const AGENT_CONTROL: &[&str] = &[
-    ".claude/settings.json",
-    ".claude/settings.local.json",
-    ".claude/commands",
-    ".claude/skills",
-    ".claude/agents",
-    ".claude/hooks",
-    ".agents/skills",
-    // Other tools' (see `control::other_tool`).
-    ".vscode/tasks.json",
-    ".vscode/settings.json",
-    ".vscode/launch.json",
-    ".envrc",
-    ".mcp.json",
-    ".gemini/settings.json",
-    ".cursor",
-    ".idea/runConfigurations",
-    ".idea/workspace.xml",
-    ".devcontainer",
-    ".devcontainer.json",
-];
+pub use super::control::AGENT_CONTROL;
 
 /// How a policy is enforced on Linux.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -262,6 +242,11 @@ impl Policy {
             // config too (`[include] path = ../.gitconfig`).
             for rel in super::gitstate::included_configs(&workspace) {
                 push_inside(&mut read_only, workspace.join(rel), &workspace);
+            }
+            // The same control files in subfolders, as the census last
+            // found them (`nested`): a walk per command would cost too much.
+            for path in super::nested::published(&workspace) {
+                push_inside(&mut read_only, path, &workspace);
             }
         }
         let unix_sockets = config

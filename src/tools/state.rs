@@ -78,6 +78,9 @@ pub struct SessionState {
     moved_between: Mutex<Vec<String>>,
     /// What the start-up comparison moved, not yet shown to the person.
     noticed_start: Mutex<Vec<String>>,
+    /// What file tools running now were let write: a check that runs for
+    /// a call beside them takes these as approved too.
+    writing: Mutex<Vec<PathBuf>>,
     /// Set once the session's end was recorded (`finish`).
     finished: std::sync::atomic::AtomicBool,
 }
@@ -112,6 +115,7 @@ impl SessionState {
             census: Mutex::new(census),
             noticed_start: Mutex::new(moved.clone()),
             moved_between: Mutex::new(moved),
+            writing: Mutex::new(Vec::new()),
             finished: std::sync::atomic::AtomicBool::new(false),
         }
     }
@@ -136,7 +140,10 @@ impl SessionState {
     /// what the start-up comparison moved.
     pub fn check_between(&self) -> Vec<String> {
         let mut said = std::mem::take(&mut *lock(&self.noticed_start));
-        said.extend(lock(&self.census).check(&quarantine(), &[]));
+        let mut census = lock(&self.census);
+        census.set_oldest_running(super::jobs::oldest_running());
+        said.extend(census.check(&quarantine(), &[]));
+        drop(census);
         lock(&self.moved_between).extend(said.iter().cloned());
         said
     }
@@ -162,8 +169,27 @@ impl SessionState {
     pub fn check_control_files(&self, accepted: &[PathBuf]) -> Vec<String> {
         let mut said = std::mem::take(&mut *lock(&self.moved_between));
         lock(&self.noticed_start).clear();
-        said.extend(lock(&self.census).check(&quarantine(), accepted));
+        let mut accepted = accepted.to_vec();
+        accepted.extend(lock(&self.writing).iter().cloned());
+        let mut census = lock(&self.census);
+        census.set_oldest_running(super::jobs::oldest_running());
+        said.extend(census.check(&quarantine(), &accepted));
         said
+    }
+
+    /// Notes that a file tool call is about to write `paths` (let by the
+    /// gate or the person); [`SessionState::written`] when it is over.
+    pub fn writing(&self, paths: &[PathBuf]) {
+        lock(&self.writing).extend(paths.iter().cloned());
+    }
+
+    pub fn written(&self, paths: &[PathBuf]) {
+        let mut w = lock(&self.writing);
+        for p in paths {
+            if let Some(i) = w.iter().position(|x| x == p) {
+                w.remove(i);
+            }
+        }
     }
 
     /// The shell's working directory, kept across `bash` calls.

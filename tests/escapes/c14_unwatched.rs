@@ -57,11 +57,14 @@ fn setup() -> (Fixture, std::path::PathBuf) {
 
 /// Whether the census cairn kept says its session ended cleanly.
 fn ended_cleanly(f: &Fixture) -> bool {
+    // One folder per workspace, one record per session.
     let dir = f.home.join(".local/state/cairn/census");
     std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
+        .flat_map(|w| std::fs::read_dir(w.path()).into_iter().flatten().flatten())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .any(|e| {
             let text = std::fs::read_to_string(e.path()).unwrap_or_default();
             serde_json::from_str::<serde_json::Value>(&text).is_ok_and(|v| v["ended"].is_number())

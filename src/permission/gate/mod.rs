@@ -200,6 +200,13 @@ impl Gate {
         } else {
             let mut reasons = judgement.fixed;
             reasons.extend(judgement.liftable);
+            // What approving lets the repository run (an install script, a
+            // `build.rs`), said plainly.
+            if let Some(a) = shell_analysis {
+                let asked =
+                    (a.commands.iter()).filter(|c| self.rules.command_allowed_by(c).is_none());
+                reasons.extend(super::repo_code::notes(asked));
+            }
             let reasons = dedup(reasons);
             let rules = if judgement.offer_rules {
                 suggest_rules_covering(call, shell_analysis, self.mode == Mode::AlwaysAsk)

@@ -88,6 +88,9 @@ impl Process {
         policy: Option<&Policy>,
     ) -> io::Result<Process> {
         let (reader, writer) = io::pipe()?;
+        // Before the sandbox's binds are chosen: what the census learns
+        // later is not bound for this command.
+        let begun = Instant::now();
         let child = match start("bash", script, cwd, &writer, policy) {
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 start("sh", script, cwd, &writer, policy)?
@@ -101,6 +104,7 @@ impl Process {
             .id()
             .map(|id| id as i32)
             .ok_or_else(|| io::Error::other("the shell exited before it could be tracked"))?;
+        lock_running().insert(pgid, begun);
         let buffer = Arc::new(Mutex::new(Buffer::default()));
         let (tx, rx) = watch::channel(None);
         let (grown_tx, grown) = watch::channel(());
@@ -356,6 +360,7 @@ async fn supervise(
     }
     // Children the shell started with `&` would otherwise outlive it unseen.
     sandbox::kill_group(pgid);
+    lock_running().remove(&pgid);
     let code = match status {
         Ok(s) => s.code().unwrap_or_else(|| {
             128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(0)
@@ -363,6 +368,20 @@ async fn supervise(
         Err(_) => -1,
     };
     let _ = exit.send(Some(Exit { code, ran }));
+}
+
+/// When each command still running began, by process group.
+static RUNNING: Mutex<BTreeMap<i32, Instant>> = Mutex::new(BTreeMap::new());
+
+fn lock_running() -> std::sync::MutexGuard<'static, BTreeMap<i32, Instant>> {
+    RUNNING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// When the oldest command still running began: a control file the census
+/// first knew after that was not bound read-only for it
+/// (`sandbox::census::Census::set_oldest_running`).
+pub fn oldest_running() -> Option<Instant> {
+    lock_running().values().min().copied()
 }
 
 /// The session's background jobs, by id. Dropping the table kills them.

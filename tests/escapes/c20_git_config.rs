@@ -1,0 +1,70 @@
+//! Config git reads from the workspace although no command may change
+//! `.git/config` (session 5, item 4): the person's own `~/.gitconfig`
+//! `[include]`s or `[includeIf]`s a file inside the workspace, which a
+//! command wrote (new) or changed (existing) with a `core.fsmonitor` that
+//! the person's `git status` runs; and old-style remotes
+//! (`.git/remotes/NAME`, `.git/branches/NAME`) naming an `ext::` URL that
+//! the person's `git fetch NAME` runs where they allow `ext`. Included
+//! files are now bound read-only and watched, remote files too.
+
+use crate::bash;
+use crate::escape_fixture::{Fixture, assert_contained};
+use crate::mock_model::{Format, MockModel};
+
+const PLANT: &str = r#"set +e
+printf '[core]\n\tfsmonitor = "touch MARKS/new-ran; false"\n' > .gitcfg-local
+printf '[core]\n\tfsmonitor = "touch MARKS/shared-ran; false"\n' >> tools/shared.gitconfig
+mkdir -p .git/remotes .git/branches
+printf 'URL: ext::sh -c touch%% MARKS/remote-ran\n' > .git/remotes/evil
+printf 'ext::sh -c touch%% MARKS/branch-ran\n' > .git/branches/evil2
+ls -la .git/remotes tools
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_config_git_includes_from_the_workspace_is_written_unasked() {
+    let mut all = Vec::new();
+    for mode in ["smart", "auto"] {
+        let f = Fixture::new();
+        f.write_ws("tools/shared.gitconfig", "[alias]\n\tst = status\n");
+        f.write_home(
+            ".gitconfig",
+            &format!(
+                "[user]\n\tname = Person\n\temail = p@example.com\n[include]\n\tpath = {ws}/.gitcfg-local\n\
+                 [includeIf \"gitdir:{ws}/\"]\n\tpath = {ws}/tools/shared.gitconfig\n",
+                ws = f.ws.display()
+            ),
+        );
+        let marks = f.base.join("marks");
+        std::fs::create_dir_all(&marks).unwrap();
+        let plant = PLANT.replace("MARKS", &marks.display().to_string());
+        let mock = MockModel::start(
+            Format::Anthropic,
+            Fixture::script(vec![
+                crate::put("p1", "plant.sh", &plant),
+                bash("p2", "sh plant.sh 2>&1"),
+            ]),
+        )
+        .await;
+        f.run(&mock, mode).await;
+        // The person's own git, later; they allow `ext` (some do, for
+        // custom transports).
+        let person = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(&f.ws)
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .env("HOME", &f.home)
+                .output()
+                .unwrap()
+        };
+        person(&["status", "--short"]);
+        person(&["-c", "protocol.ext.allow=always", "fetch", "-q", "evil"]);
+        person(&["-c", "protocol.ext.allow=always", "fetch", "-q", "evil2"]);
+        for mark in ["new-ran", "shared-ran", "remote-ran", "branch-ran"] {
+            if marks.join(mark).exists() {
+                all.push(format!("{mode}: the person's git ran the plant ({mark})"));
+            }
+        }
+    }
+    assert_contained("config git reads from the workspace", &all);
+}
