@@ -164,7 +164,8 @@ async fn control_sequences_from_the_model_and_tools_never_reach_the_terminal() {
     // Not a terminal: no styling either.
     assert!(!stdout.contains("\u{1b}["), "{stdout}");
 
-    // An export to a file is data: kept exactly.
+    // A Markdown export is for reading (`cat`, a pager): inert too. The
+    // JSON export keeps the exact text, escaped as JSON strings are.
     let file = home.path("out.md");
     let (out, _, stderr) = run(
         &home,
@@ -173,7 +174,27 @@ async fn control_sequences_from_the_model_and_tools_never_reach_the_terminal() {
     )
     .await;
     assert!(out.status.success(), "{stderr}");
-    assert!(std::fs::read_to_string(&file).unwrap().contains(HOSTILE));
+    let md = std::fs::read_to_string(&file).unwrap();
+    assert_inert("a Markdown export", &md);
+    assert!(md.contains("hello ^[]0;pwned^G"), "{md}");
+    let file = home.path("out.json");
+    let (out, _, stderr) = run(
+        &home,
+        &mock,
+        &[
+            "sessions",
+            "export",
+            &id,
+            "--json",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{stderr}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert!(json.to_string().contains("\\u001b]52;c;"), "{json}");
 }
 
 #[tokio::test]

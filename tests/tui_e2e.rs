@@ -230,8 +230,9 @@ async fn always_stores_its_rule_and_the_next_identical_call_is_not_asked() {
         "{screen}\n{}",
         mock.requests().last().unwrap()
     );
-    let stored = std::fs::read_to_string(env.path(".cairn/config.toml")).unwrap();
+    let stored = env.0.own_rules();
     assert!(stored.contains("edit(lib.rs)"), "{stored}");
+    assert!(!env.path(".cairn/config.toml").exists());
     quit(app);
 }
 

@@ -190,7 +190,7 @@ async fn always_on_a_compound_command_stores_a_rule_for_each_part() {
     app.wait_for_text("Made it.");
     assert!(home.path("out/done").exists());
     std::fs::remove_file(home.path("out/done")).unwrap();
-    let stored = std::fs::read_to_string(home.path(".cairn/config.toml")).unwrap();
+    let stored = home.own_rules();
     assert!(
         stored.contains("bash(mkdir*)") && stored.contains("bash(touch*)"),
         "{stored}"

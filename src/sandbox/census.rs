@@ -220,9 +220,22 @@ impl Census {
             .filter_map(|d| d.strip_prefix(&self.workspace).ok().map(Path::to_path_buf))
             .flat_map(|d| [d.join("commondir"), d.join("config.worktree")]);
         let nested = self.tree.iter().flat_map(|t| t.paths().cloned());
+        // A hooks folder the config names in the workspace, and each
+        // script in it: a new or changed one is a plant.
+        let hooks: Vec<PathBuf> = super::gitstate::hooks_dirs(&self.workspace)
+            .into_iter()
+            .flat_map(|dir| {
+                let mut all = vec![dir.clone()];
+                if let Ok(entries) = std::fs::read_dir(self.workspace.join(&dir)) {
+                    all.extend(entries.flatten().map(|e| dir.join(e.file_name())));
+                }
+                all
+            })
+            .collect();
         for rel in (watched.chain(links).chain(submodules))
             .chain(included)
             .chain(nested)
+            .chain(hooks)
         {
             let path = self.workspace.join(&rel);
             if self.plainly_inside(&path)

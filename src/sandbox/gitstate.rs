@@ -292,6 +292,79 @@ pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
     included_from(workspace, queue, home.as_deref())
 }
 
+/// The hooks folders `core.hooksPath` names inside `workspace` (husky's
+/// `.husky/_`, a `.githooks`), from the repository's config, the person's
+/// global config or any file they include, as workspace-relative paths.
+/// The person's own git runs the scripts there on `git commit`, outside
+/// the sandbox, so they are bound read-only and watched like `.git/hooks`.
+/// Every value found counts (not only the one git would pick): a superset
+/// is safe.
+pub fn hooks_dirs(workspace: &Path) -> Vec<PathBuf> {
+    let home = crate::paths::home_dir();
+    let mut files = vec![workspace.join(".git/config")];
+    if let Some(g) = std::env::var_os("GIT_CONFIG_GLOBAL") {
+        files.push(PathBuf::from(g));
+    }
+    if let Some(h) = &home {
+        files.push(h.join(".gitconfig"));
+    }
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+    if let Some(x) = xdg {
+        files.push(x.join("git/config"));
+    }
+    let more: Vec<PathBuf> = included_configs(workspace)
+        .into_iter()
+        .map(|rel| workspace.join(rel))
+        .collect();
+    files.extend(more);
+    let mut out = Vec::new();
+    for file in files {
+        let text = String::from_utf8_lossy(&super::head::head(&file)).into_owned();
+        for value in hooks_path_values(&text) {
+            let joined = match value.strip_prefix("~/") {
+                Some(rest) => match &home {
+                    Some(h) => h.join(rest),
+                    None => continue,
+                },
+                // Relative to the top of the working tree, where hooks run.
+                None => workspace.join(value),
+            };
+            let joined = crate::paths::lexical(&joined);
+            if let Ok(rel) = joined.strip_prefix(workspace)
+                && !rel.as_os_str().is_empty()
+                && !out.contains(&rel.to_path_buf())
+            {
+                out.push(rel.to_path_buf());
+            }
+        }
+    }
+    out
+}
+
+/// The `hooksPath` values of a config text's `[core]` sections.
+fn hooks_path_values(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut in_core = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if let Some(section) = line.strip_prefix('[') {
+            let name = section.split([']', ' ', '"']).next().unwrap_or("");
+            in_core = name.eq_ignore_ascii_case("core");
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let value = value.trim().trim_matches('"');
+        if in_core && key.trim().eq_ignore_ascii_case("hookspath") && !value.is_empty() {
+            out.push(value);
+        }
+    }
+    out
+}
+
 /// [`included_configs`] from the config files `queue`, `~` being `home`.
 fn included_from(workspace: &Path, mut queue: Vec<PathBuf>, home: Option<&Path>) -> Vec<PathBuf> {
     let mut read = Vec::new();
@@ -495,5 +568,21 @@ mod tests {
             std::fs::read_to_string(elsewhere.join("todo")).unwrap(),
             "exec sh payload\n"
         );
+    }
+
+    /// Fifth hostile review (G1): `core.hooksPath` pointing into the
+    /// worktree (husky, `.githooks`) names scripts the person's `git
+    /// commit` runs; they are found from the repository's config.
+    #[test]
+    fn a_hooks_path_inside_the_workspace_is_found() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path().join("ws");
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::write(
+            ws.join(".git/config"),
+            "[core]\n\thooksPath = .husky/_\n[alias]\n\thooksPath = nope\n[core]\n\thookspath = \"../outside\"\n",
+        )
+        .unwrap();
+        assert_eq!(hooks_dirs(&ws), [PathBuf::from(".husky/_")]);
     }
 }

@@ -243,6 +243,10 @@ impl Policy {
             for rel in super::gitstate::included_configs(&workspace) {
                 push_inside(&mut read_only, workspace.join(rel), &workspace);
             }
+            // Hooks folders `core.hooksPath` names in the workspace.
+            for rel in super::gitstate::hooks_dirs(&workspace) {
+                push_inside(&mut read_only, workspace.join(rel), &workspace);
+            }
             // The same control files in subfolders, as the census last
             // found them (`nested`): a walk per command would cost too much.
             for path in super::nested::published(&workspace) {

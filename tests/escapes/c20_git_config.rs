@@ -68,3 +68,54 @@ async fn no_config_git_includes_from_the_workspace_is_written_unasked() {
     }
     assert_contained("config git reads from the workspace", &all);
 }
+
+/// Fifth hostile review (G1): `core.hooksPath` pointing into the worktree
+/// (husky's `.husky/_`, a `.githooks`) names scripts the person's `git
+/// commit` runs outside the sandbox. A command rewrote the existing hook
+/// and added a new one; the folder is now bound read-only and watched.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hooks_folder_the_config_names_in_the_workspace_stays_the_persons() {
+    let f = Fixture::new();
+    let marks = f.base.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    f.write_ws(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let hook = f.ws.join(".githooks/pre-commit");
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    crate::escape_fixture::git(&f.ws, &["config", "core.hooksPath", ".githooks"]);
+    let m = marks.display();
+    let plant = format!(
+        "set +e\nprintf '#!/bin/sh\\ntouch {m}/pre-commit-ran\\n' > .githooks/pre-commit\n\
+         printf '#!/bin/sh\\ntouch {m}/commit-msg-ran\\n' > .githooks/commit-msg\n\
+         chmod +x .githooks/commit-msg\nls -la .githooks\n"
+    );
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            crate::put("p1", "plant.sh", &plant),
+            bash("p2", "sh plant.sh 2>&1"),
+        ]),
+    )
+    .await;
+    f.run(&mock, "smart").await;
+    // The person's own commit, outside the sandbox, later.
+    std::fs::write(f.ws.join("note.txt"), "n\n").unwrap();
+    for args in [&["add", "note.txt"][..], &["commit", "-qm", "note"]] {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(&f.ws)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &f.home)
+            .output()
+            .unwrap();
+    }
+    let mut all = Vec::new();
+    for mark in ["pre-commit-ran", "commit-msg-ran"] {
+        if marks.join(mark).exists() {
+            all.push(format!("the person's commit ran the plant ({mark})"));
+        }
+    }
+    assert_contained("a hooks folder named by core.hooksPath", &all);
+}

@@ -109,8 +109,15 @@ async fn allow_always_never_trusts_a_planted_project_config() {
     app.ctrl_c_to_quit();
     app.wait_exit(Duration::from_secs(10));
     let mut all = Vec::new();
-    let config = std::fs::read_to_string(f.ws.join(".cairn/config.toml")).unwrap_or_default();
-    if !config.contains("curl") || !config.contains("hooks.Stop") {
+    // The rule goes to the person's own file for the project (never into
+    // the repository, where the planted hook waits).
+    let own = f.home.join(".config/cairn/projects");
+    let stored = std::fs::read_dir(&own)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|e| std::fs::read_to_string(e.path()).is_ok_and(|t| t.contains("curl")));
+    if !stored {
         all.push("the rule was not stored (the case did not run as meant)".to_string());
     }
     // The next session, headless: an untrusted project's hooks never run.

@@ -61,6 +61,17 @@ impl TestHome {
         c
     }
 
+    /// The rules the person stored with "Allow always" for this project
+    /// (in their own config folder, never in the repository), as text.
+    pub fn own_rules(&self) -> String {
+        let dir = self.home.path().join("config/cairn/projects");
+        let mut out = String::new();
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            out.push_str(&std::fs::read_to_string(entry.path()).unwrap_or_default());
+        }
+        out
+    }
+
     /// Writes `text` to `rel` in the project, making its folders.
     pub fn write(&self, rel: &str, text: &str) {
         let path = self.path(rel);
