@@ -20,16 +20,11 @@ use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 type Updates = mpsc::UnboundedReceiver<acp::SessionUpdate>;
 
 fn spawn_cairn(home: &TestHome, mock: &MockModel) -> tokio::process::Child {
-    tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+    home.command(&mock.url())
         .arg("acp")
-        .current_dir(home.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(home.vars(&mock.url()))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true)
         .spawn()
         .unwrap()
 }

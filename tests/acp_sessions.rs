@@ -66,16 +66,12 @@ async fn as_editor<T: Send + 'static>(
     editor: Shared,
     op: impl AsyncFnOnce(Cx) -> Result<T, Error>,
 ) -> T {
-    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+    let mut child = home
+        .command(&mock.url())
         .arg("acp")
-        .current_dir(home.project.path())
-        .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
-        .envs(home.vars(&mock.url()))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true)
         .spawn()
         .unwrap();
     let transport = ByteStreams::new(

@@ -209,15 +209,7 @@ pub fn safe_path(
     path_var: Option<&std::ffi::OsStr>,
     workspace: &Path,
 ) -> Option<std::ffi::OsString> {
-    let ws = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
-    let kept: Vec<PathBuf> = std::env::split_paths(path_var?)
-        .filter(|dir| dir.is_absolute())
-        .filter(|dir| {
-            let real = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
-            !real.starts_with(&ws) && !dir.starts_with(workspace)
-        })
-        .collect();
-    std::env::join_paths(kept).ok()
+    path_var.map(|p| crate::sandbox::own_path::safe_path(p, &[workspace.to_path_buf()]))
 }
 
 fn is_executable(p: &Path) -> bool {

@@ -53,11 +53,10 @@ pub fn why_not() -> Option<String> {
     })
 }
 
+/// On cairn's own `PATH`, which holds no folder a command can write
+/// (`own_path`): bwrap runs as the person.
 fn find_on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join(name))
-        .find(|p| p.is_file())
+    super::own_path::find(name)
 }
 
 fn works(program: &Path) -> bool {

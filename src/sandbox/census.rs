@@ -104,6 +104,13 @@ pub struct Census {
     seen_at: BTreeMap<PathBuf, std::time::Instant>,
     /// When the oldest command still running began (`tools::jobs`).
     oldest_running: Option<std::time::Instant>,
+    /// What git config names inside the workspace, read once: files the
+    /// configs include, and hooks folders `core.hooksPath` names. The
+    /// configs themselves are read-only to commands (bound, watched under
+    /// Landlock, or outside the workspace), so this is fixed while a
+    /// session runs.
+    included: Vec<PathBuf>,
+    hooks_dirs: Vec<PathBuf>,
     /// Tests set whether bubblewrap's binds held, instead of asking.
     #[cfg(test)]
     pub(super) bound: Option<bool>,
@@ -118,6 +125,8 @@ impl Census {
         super::policy::make_bind_points(workspace);
         let mut c = Census {
             workspace: workspace.to_path_buf(),
+            included: super::gitstate::included_configs(workspace),
+            hooks_dirs: super::gitstate::hooks_dirs(workspace),
             ..Census::default()
         };
         c.refresh_gitlinks();
@@ -212,7 +221,7 @@ impl Census {
             .map(PathBuf::from);
         let links = self.gitlinks.iter().map(|g| g.join(".git"));
         // Files the repository's config includes from the workspace.
-        let included = super::gitstate::included_configs(&self.workspace);
+        let included = self.included.iter().cloned();
         // A submodule's own commondir or worktree config redirects the
         // person's git as the top-level one does.
         let submodules = super::policy::submodule_dirs(&self.workspace)
@@ -222,11 +231,10 @@ impl Census {
         let nested = self.tree.iter().flat_map(|t| t.paths().cloned());
         // A hooks folder the config names in the workspace, and each
         // script in it: a new or changed one is a plant.
-        let hooks: Vec<PathBuf> = super::gitstate::hooks_dirs(&self.workspace)
-            .into_iter()
+        let hooks: Vec<PathBuf> = (self.hooks_dirs.iter())
             .flat_map(|dir| {
                 let mut all = vec![dir.clone()];
-                if let Ok(entries) = std::fs::read_dir(self.workspace.join(&dir)) {
+                if let Ok(entries) = std::fs::read_dir(self.workspace.join(dir)) {
                     all.extend(entries.flatten().map(|e| dir.join(e.file_name())));
                 }
                 all

@@ -276,20 +276,28 @@ fn rewrite(
 /// read-only and watched like `.git/config` itself.
 pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
     let home = crate::paths::home_dir();
-    let mut queue: Vec<PathBuf> = vec![workspace.join(".git/config")];
-    if let Some(g) = std::env::var_os("GIT_CONFIG_GLOBAL") {
-        queue.push(PathBuf::from(g));
-    }
-    if let Some(h) = &home {
-        queue.push(h.join(".gitconfig"));
+    let mut queue = vec![workspace.join(".git/config")];
+    queue.extend(global_configs(home.as_deref()));
+    included_from(workspace, queue, home.as_deref())
+}
+
+/// The person's own global git config files: `$GIT_CONFIG_GLOBAL`,
+/// `~/.gitconfig`, `$XDG_CONFIG_HOME/git/config`.
+fn global_configs(home: Option<&Path>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::env::var_os("GIT_CONFIG_GLOBAL")
+        .map(PathBuf::from)
+        .into_iter()
+        .collect();
+    if let Some(h) = home {
+        out.push(h.join(".gitconfig"));
     }
     let xdg = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
+        .or_else(|| home.map(|h| h.join(".config")));
     if let Some(x) = xdg {
-        queue.push(x.join("git/config"));
+        out.push(x.join("git/config"));
     }
-    included_from(workspace, queue, home.as_deref())
+    out
 }
 
 /// The hooks folders `core.hooksPath` names inside `workspace` (husky's
@@ -302,67 +310,43 @@ pub fn included_configs(workspace: &Path) -> Vec<PathBuf> {
 pub fn hooks_dirs(workspace: &Path) -> Vec<PathBuf> {
     let home = crate::paths::home_dir();
     let mut files = vec![workspace.join(".git/config")];
-    if let Some(g) = std::env::var_os("GIT_CONFIG_GLOBAL") {
-        files.push(PathBuf::from(g));
-    }
-    if let Some(h) = &home {
-        files.push(h.join(".gitconfig"));
-    }
-    let xdg = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| home.as_ref().map(|h| h.join(".config")));
-    if let Some(x) = xdg {
-        files.push(x.join("git/config"));
-    }
-    let more: Vec<PathBuf> = included_configs(workspace)
-        .into_iter()
-        .map(|rel| workspace.join(rel))
-        .collect();
-    files.extend(more);
+    files.extend(global_configs(home.as_deref()));
+    files.extend(
+        included_configs(workspace)
+            .into_iter()
+            .map(|rel| workspace.join(rel)),
+    );
     let mut out = Vec::new();
     for file in files {
         let text = String::from_utf8_lossy(&super::head::head(&file)).into_owned();
-        for value in hooks_path_values(&text) {
-            let joined = match value.strip_prefix("~/") {
-                Some(rest) => match &home {
-                    Some(h) => h.join(rest),
-                    None => continue,
-                },
-                // Relative to the top of the working tree, where hooks run.
-                None => workspace.join(value),
+        for value in config_values(&text, &["core"], "hookspath") {
+            // Relative to the top of the working tree, where hooks run.
+            let Some(joined) = expand(value, workspace, home.as_deref()) else {
+                continue;
             };
-            let joined = crate::paths::lexical(&joined);
-            if let Ok(rel) = joined.strip_prefix(workspace)
-                && !rel.as_os_str().is_empty()
-                && !out.contains(&rel.to_path_buf())
-            {
-                out.push(rel.to_path_buf());
-            }
+            push_relative(&mut out, &joined, workspace);
         }
     }
     out
 }
 
-/// The `hooksPath` values of a config text's `[core]` sections.
-fn hooks_path_values(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut in_core = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if let Some(section) = line.strip_prefix('[') {
-            let name = section.split([']', ' ', '"']).next().unwrap_or("");
-            in_core = name.eq_ignore_ascii_case("core");
-            continue;
-        }
-        let Some((key, value)) = line.split_once('=') else {
-            continue;
-        };
-        let value = value.trim().trim_matches('"');
-        if in_core && key.trim().eq_ignore_ascii_case("hookspath") && !value.is_empty() {
-            out.push(value);
-        }
+/// `value` as a path: `~/` from `home`, else relative to `dir`.
+fn expand(value: &str, dir: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let joined = match value.strip_prefix("~/") {
+        Some(rest) => home?.join(rest),
+        None => dir.join(value),
+    };
+    Some(crate::paths::lexical(&joined))
+}
+
+/// Adds `path` to `out` as a workspace-relative path when it lies inside.
+fn push_relative(out: &mut Vec<PathBuf>, path: &Path, workspace: &Path) {
+    if let Ok(rel) = path.strip_prefix(workspace)
+        && !rel.as_os_str().is_empty()
+        && !out.iter().any(|o| o == rel)
+    {
+        out.push(rel.to_path_buf());
     }
-    out
 }
 
 /// [`included_configs`] from the config files `queue`, `~` being `home`.
@@ -377,46 +361,35 @@ fn included_from(workspace: &Path, mut queue: Vec<PathBuf>, home: Option<&Path>)
         read.push(file.clone());
         let text = String::from_utf8_lossy(&super::head::head(&file)).into_owned();
         let dir = file.parent().unwrap_or(Path::new("/"));
-        for value in include_paths(&text) {
-            let joined = match value.strip_prefix("~/") {
-                Some(rest) => match home {
-                    Some(h) => h.join(rest),
-                    None => continue,
-                },
-                // A relative path is relative to the including file's folder.
-                None => dir.join(value),
+        for value in config_values(&text, &["include", "includeif"], "path") {
+            // A relative path is relative to the including file's folder.
+            let Some(joined) = expand(value, dir, home) else {
+                continue;
             };
-            let joined = crate::paths::lexical(&joined);
-            if let Ok(rel) = joined.strip_prefix(workspace)
-                && !rel.as_os_str().is_empty()
-                && !out.contains(&rel.to_path_buf())
-            {
-                out.push(rel.to_path_buf());
-            }
+            push_relative(&mut out, &joined, workspace);
             queue.push(joined);
         }
     }
     out
 }
 
-/// The `path` values of a config text's `[include]` and `[includeIf]`
-/// sections.
-fn include_paths(text: &str) -> Vec<&str> {
+/// The values of `key` in the sections named one of `sections` of a git
+/// config text (names compared without case, as git does).
+fn config_values<'a>(text: &'a str, sections: &[&str], key: &str) -> Vec<&'a str> {
     let mut out = Vec::new();
-    let mut in_include = false;
+    let mut inside = false;
     for line in text.lines() {
         let line = line.trim();
         if let Some(section) = line.strip_prefix('[') {
             let name = section.split([']', ' ', '"']).next().unwrap_or("");
-            in_include =
-                name.eq_ignore_ascii_case("include") || name.eq_ignore_ascii_case("includeif");
+            inside = sections.iter().any(|s| name.eq_ignore_ascii_case(s));
             continue;
         }
-        let Some((key, value)) = line.split_once('=') else {
+        let Some((k, value)) = line.split_once('=') else {
             continue;
         };
         let value = value.trim().trim_matches('"');
-        if in_include && key.trim().eq_ignore_ascii_case("path") && !value.is_empty() {
+        if inside && k.trim().eq_ignore_ascii_case(key) && !value.is_empty() {
             out.push(value);
         }
     }

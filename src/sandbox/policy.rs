@@ -211,16 +211,9 @@ impl Policy {
                 push_existing(&mut deny_read, p);
             }
         }
-        let redacted = match (at.home, at.caches) {
-            (Some(h), Some(c)) => redacted_configs_into(h, Some(c), &mut deny_read),
-            (Some(h), None) => {
-                // Nowhere to put a copy: the file is not read at all.
-                let mut denied = Vec::new();
-                redacted_configs_into(h, None, &mut denied);
-                deny_read.extend(denied);
-                Vec::new()
-            }
-            _ => Vec::new(),
+        let redacted = match at.home {
+            Some(h) => redacted_configs_into(h, at.caches, &mut deny_read),
+            None => Vec::new(),
         };
         // A denied path inside the workspace stays denied; a writable root
         // inside a denied one is dropped.
@@ -409,8 +402,14 @@ fn redacted_configs_into(
             super::census_record::fnv(real.as_os_str().as_encoded_bytes())
         );
         let copy = area.join(".redacted").join(name);
-        let written = std::fs::create_dir_all(area.join(".redacted"))
-            .and_then(|_| crate::private::write(&copy, clean.as_bytes()));
+        // Written when it differs: a policy is built for every command.
+        let same = std::fs::read(&copy).is_ok_and(|now| now == clean.as_bytes());
+        let written = if same {
+            Ok(())
+        } else {
+            std::fs::create_dir_all(area.join(".redacted"))
+                .and_then(|_| crate::private::write(&copy, clean.as_bytes()))
+        };
         if written.is_ok() {
             out.push((copy, real));
         }

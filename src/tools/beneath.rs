@@ -145,16 +145,21 @@ pub fn open_fd(path: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     };
     let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY;
     let root_fd = raw_open(libc::AT_FDCWD, root.as_os_str(), dir_flags, 0)?;
+    open_under(&root_fd, &rel, flags, mode).map_err(|e| explain(e, path, &root))
+}
+
+/// `rel` opened beneath the folder `root`: by `openat2` where the kernel
+/// has it, else component by component refusing every link.
+fn open_under(root: &OwnedFd, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     let rel = if rel.as_os_str().is_empty() {
-        PathBuf::from(".")
+        Path::new(".")
     } else {
         rel
     };
-    let opened = match openat2(root_fd.as_raw_fd(), &rel, flags, mode) {
+    match openat2(root.as_raw_fd(), rel, flags, mode) {
         Some(result) => result,
-        None => walk(&root_fd, &rel, flags, mode),
-    };
-    opened.map_err(|e| explain(e, path, &root))
+        None => walk(root, rel, flags, mode),
+    }
 }
 
 /// A read-only [`File`] of `path` (non-blocking open, so a FIFO swapped in
@@ -201,16 +206,9 @@ impl Reader {
         let Ok(rel) = path.strip_prefix(root) else {
             return open(path);
         };
-        let rel = if rel.as_os_str().is_empty() {
-            Path::new(".")
-        } else {
-            rel
-        };
-        let opened = match openat2(fd.as_raw_fd(), rel, flags, 0) {
-            Some(result) => result,
-            None => walk(fd, rel, flags, 0),
-        };
-        opened.map(File::from).map_err(|e| explain(e, path, root))
+        open_under(fd, rel, flags, 0)
+            .map(File::from)
+            .map_err(|e| explain(e, path, root))
     }
 }
 

@@ -98,8 +98,11 @@ fn find(ctx: &ToolContext, pattern: &str, root: &std::path::Path) -> ToolOutput 
         Ok(s) => s,
         Err(e) => return ToolOutput::error(e),
     };
-    let (mut found, finished) =
-        parallel_files(walker(root), &|| ctx.cancel.is_cancelled(), |entry| {
+    let (mut found, finished) = parallel_files(
+        walker(root),
+        &|| ctx.cancel.is_cancelled(),
+        || (),
+        |_, entry| {
             let rel = entry.path().strip_prefix(root).ok()?;
             set.is_match(rel).then(|| {
                 let modified = entry
@@ -109,7 +112,8 @@ fn find(ctx: &ToolContext, pattern: &str, root: &std::path::Path) -> ToolOutput 
                     .unwrap_or(SystemTime::UNIX_EPOCH);
                 (modified, entry.path().to_path_buf())
             })
-        });
+        },
+    );
     if !finished {
         return ToolOutput::error("cancelled");
     }

@@ -43,33 +43,41 @@ where
 }
 
 /// Walks `builder`'s tree on several threads (as ripgrep does), calling
-/// `visit` for each file and keeping what it returns, in no particular
-/// order: the caller sorts. `None` from `stop` ends the walk early (the
-/// tool was cancelled); what was found so far is returned with `false`.
-pub fn parallel_files<T, F>(
+/// `visit` for each file with that thread's own state (made by `init`,
+/// once per thread) and keeping what it returns, in no particular order:
+/// the caller sorts. When `stop` says so the walk ends early (the tool was
+/// cancelled); what was found so far is returned with `false`.
+pub fn parallel_files<S, T, I, F>(
     mut builder: WalkBuilder,
     stop: &(dyn Fn() -> bool + Sync),
+    init: I,
     visit: F,
 ) -> (Vec<T>, bool)
 where
-    F: Fn(&DirEntry) -> Option<T> + Sync,
+    S: Send,
+    I: Fn() -> S + Sync,
+    F: Fn(&mut S, &DirEntry) -> Option<T> + Sync,
     T: Send,
 {
+    use std::sync::atomic::{AtomicBool, Ordering};
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
     let found = std::sync::Mutex::new(Vec::new());
-    let stopped = std::sync::atomic::AtomicBool::new(false);
+    let stopped = AtomicBool::new(false);
+    let (found_ref, stopped_ref, visit) = (&found, &stopped, &visit);
     builder.threads(threads).build_parallel().run(|| {
-        Box::new(|entry| {
+        let mut state = init();
+        let (found, stopped) = (found_ref, stopped_ref);
+        Box::new(move |entry| {
             use ignore::WalkState;
             if stop() {
-                stopped.store(true, std::sync::atomic::Ordering::Relaxed);
+                stopped.store(true, Ordering::Relaxed);
                 return WalkState::Quit;
             }
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
             if entry.file_type().is_some_and(|t| t.is_file())
-                && let Some(item) = visit(&entry)
+                && let Some(item) = visit(&mut state, &entry)
             {
                 found.lock().unwrap_or_else(|e| e.into_inner()).push(item);
             }

@@ -44,14 +44,7 @@ async fn a_stopped_rebase_or_included_config_runs_nothing_in_the_persons_git() {
         }
         // The person's own git, outside the sandbox, later.
         for args in [&["status", "--short"][..], &["rebase", "--continue"]] {
-            std::process::Command::new("git")
-                .args(args)
-                .current_dir(&f.ws)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", &f.home)
-                .env("GIT_EDITOR", "true")
-                .output()
-                .unwrap();
+            f.persons_git(&f.ws, args);
         }
         for mark in ["exec-ran", "include-ran"] {
             if marks.join(mark).exists() {

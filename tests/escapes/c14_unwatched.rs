@@ -29,13 +29,7 @@ fn job(id: &str, command: &str) -> Reply {
 
 /// The person's own git, outside the sandbox, after the sessions.
 fn persons_git(f: &Fixture, marks: &std::path::Path, all: &mut Vec<String>, case: &str) {
-    std::process::Command::new("git")
-        .args(["status", "--short"])
-        .current_dir(&f.ws)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", &f.home)
-        .output()
-        .unwrap();
+    f.persons_git(&f.ws, &["status", "--short"]);
     if marks.join("common-ran").exists() {
         all.push(format!(
             "{case}: the person's git obeyed the job's commondir"

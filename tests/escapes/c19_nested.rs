@@ -74,12 +74,7 @@ async fn no_control_file_below_the_root_is_written_unasked() {
         }
         // The person's shell prompt runs git on entering the folder.
         if f.ws.join("sub/inner").is_dir() {
-            let _ = std::process::Command::new("git")
-                .args(["status", "--short"])
-                .current_dir(f.ws.join("sub/inner"))
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", &f.home)
-                .output();
+            f.persons_git(&f.ws.join("sub/inner"), &["status", "--short"]);
         }
         if marks.join("inner-ran").exists() {
             all.push(format!(

@@ -48,15 +48,7 @@ async fn no_config_git_includes_from_the_workspace_is_written_unasked() {
         f.run(&mock, mode).await;
         // The person's own git, later; they allow `ext` (some do, for
         // custom transports).
-        let person = |args: &[&str]| {
-            std::process::Command::new("git")
-                .args(args)
-                .current_dir(&f.ws)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", &f.home)
-                .output()
-                .unwrap()
-        };
+        let person = |args: &[&str]| f.persons_git(&f.ws, args);
         person(&["status", "--short"]);
         person(&["-c", "protocol.ext.allow=always", "fetch", "-q", "evil"]);
         person(&["-c", "protocol.ext.allow=always", "fetch", "-q", "evil2"]);
@@ -103,13 +95,7 @@ async fn a_hooks_folder_the_config_names_in_the_workspace_stays_the_persons() {
     // The person's own commit, outside the sandbox, later.
     std::fs::write(f.ws.join("note.txt"), "n\n").unwrap();
     for args in [&["add", "note.txt"][..], &["commit", "-qm", "note"]] {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(&f.ws)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("HOME", &f.home)
-            .output()
-            .unwrap();
+        f.persons_git(&f.ws, args);
     }
     let mut all = Vec::new();
     for mark in ["pre-commit-ran", "commit-msg-ran"] {

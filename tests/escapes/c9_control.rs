@@ -125,15 +125,7 @@ async fn commands_create_no_control_file_the_persons_git_obeys() {
         .await;
         f.run(&mock, mode).await;
         // The person's own git, outside the sandbox, later.
-        let person = |args: &[&str]| {
-            std::process::Command::new("git")
-                .args(args)
-                .current_dir(&f.ws)
-                .env("GIT_CONFIG_NOSYSTEM", "1")
-                .env("HOME", &f.home)
-                .output()
-                .unwrap()
-        };
+        let person = |args: &[&str]| f.persons_git(&f.ws, args);
         person(&["status", "--short"]);
         person(&["commit", "-q", "--allow-empty", "-m", "mine"]);
         for mark in ["hook-ran", "common-ran", "sub-ran"] {

@@ -172,6 +172,20 @@ impl Fixture {
         git(&self.ws, &["commit", "-qm", "start"]);
     }
 
+    /// The person's own git, outside the sandbox, in `dir` (the workspace
+    /// or a folder in it) later: their home's config, no system config, an
+    /// editor that accepts whatever git proposes.
+    pub fn persons_git(&self, dir: &Path, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("HOME", &self.home)
+            .env("GIT_EDITOR", "true")
+            .output()
+            .expect("git runs")
+    }
+
     pub fn write_home(&self, rel: &str, content: &str) {
         write(&self.home.join(rel), content);
     }

@@ -104,6 +104,16 @@ struct Query {
 }
 
 impl Query {
+    /// A searcher for this query: one per thread, reused file to file.
+    fn searcher(&self) -> Searcher {
+        SearcherBuilder::new()
+            .line_number(true)
+            .binary_detection(BinaryDetection::quit(0))
+            .before_context(self.context)
+            .after_context(self.context)
+            .build()
+    }
+
     fn parse(input: &Value, ctx: &ToolContext) -> Result<Query, String> {
         let pattern = str_arg(input, "pattern")?.to_string();
         if pattern.is_empty() {
@@ -155,8 +165,11 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
     // output is what a walk in name order gives: a file whose rows were
     // not kept but are shown is searched again.
     let held = AtomicUsize::new(0);
-    let (mut hits, finished) =
-        parallel_files(walker(&q.root), &|| ctx.cancel.is_cancelled(), |entry| {
+    let (mut hits, finished) = parallel_files(
+        walker(&q.root),
+        &|| ctx.cancel.is_cancelled(),
+        || q.searcher(),
+        |searcher, entry| {
             if !included(q.include.as_ref(), &q.root, entry.path()) {
                 return None;
             }
@@ -165,10 +178,11 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
             } else {
                 MAX_MATCHES
             };
-            let sink = search_file(q, &reader, entry.path(), budget)?;
+            let sink = search_file(searcher, q, &reader, entry.path(), budget)?;
             held.fetch_add(sink.kept, Ordering::Relaxed);
             Some((entry.path().to_path_buf(), sink))
-        });
+        },
+    );
     if !finished {
         return ToolOutput::error("cancelled");
     }
@@ -183,7 +197,7 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
             continue;
         }
         if sink.kept != want {
-            match search_file(q, &reader, &path, want) {
+            match search_file(&mut q.searcher(), q, &reader, &path, want) {
                 Some(again) => sink = again,
                 None => continue,
             }
@@ -231,13 +245,13 @@ fn search(ctx: &ToolContext, q: &Query) -> ToolOutput {
 /// skipped like binary ones: the rest of the search is still worth
 /// returning. Opened beneath the workspace: a link swapped in after the
 /// walk saw the entry cannot lead the read out of it.
-fn search_file(q: &Query, reader: &Reader, path: &Path, budget: usize) -> Option<FileSink> {
-    let mut searcher = SearcherBuilder::new()
-        .line_number(true)
-        .binary_detection(BinaryDetection::quit(0))
-        .before_context(q.context)
-        .after_context(q.context)
-        .build();
+fn search_file(
+    searcher: &mut Searcher,
+    q: &Query,
+    reader: &Reader,
+    path: &Path,
+    budget: usize,
+) -> Option<FileSink> {
     let mut sink = FileSink::new(budget);
     let file = reader.open(path).ok()?;
     let ok = searcher.search_file(&q.matcher, &file, &mut sink).is_ok();

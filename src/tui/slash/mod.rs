@@ -4,7 +4,7 @@
 mod run;
 
 pub use crate::tui::commands::{COMMANDS, ExportFormat, Slash, SlashCommand, complete, parse};
-pub use run::{open_rewind, open_sessions, palette, run, run_slash, set_theme};
+pub use run::{open_rewind, open_sessions, palette, run, run_slash, set_theme, submit_text};
 
 /// The values `/` arguments complete from.
 pub fn arg_values(model: &crate::tui::model::Model) -> complete::ArgValues {

@@ -149,14 +149,7 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
                 Some(f) => format!("/init {f}"),
                 None => "/init".to_string(),
             };
-            model.transcript.to_bottom();
-            if model.turn_running {
-                model.queued.push_back(text.clone());
-            }
-            vec![Cmd::Send(AgentCommand::Submit {
-                text,
-                images: Vec::new(),
-            })]
+            submit_text(model, text)
         }
         Slash::Sandbox => {
             let text = model.sandbox.details();
@@ -314,4 +307,17 @@ pub fn set_theme(model: &mut Model, name: &str, save: bool) -> Vec<Cmd> {
             Vec::new()
         }
     }
+}
+
+/// Sends `text` as the person's prompt (queued when a turn runs): for
+/// what a command expands into (`/init`, an MCP prompt).
+pub fn submit_text(model: &mut Model, text: String) -> Vec<Cmd> {
+    model.transcript.to_bottom();
+    if model.turn_running {
+        model.queued.push_back(text.clone());
+    }
+    vec![Cmd::Send(AgentCommand::Submit {
+        text,
+        images: Vec::new(),
+    })]
 }

@@ -202,14 +202,7 @@ fn told(model: &mut Model, text: String, error: bool) -> Vec<Cmd> {
 
 /// An MCP prompt's text arrived: it is sent as the person's prompt.
 pub fn submit_prompt(model: &mut Model, text: String) -> Vec<Cmd> {
-    model.transcript.to_bottom();
-    if model.turn_running {
-        model.queued.push_back(text.clone());
-    }
-    vec![Cmd::Send(AgentCommand::Submit {
-        text,
-        images: Vec::new(),
-    })]
+    crate::tui::slash::submit_text(model, text)
 }
 
 /// The project's files arrived: open the `@` picker, filtered by what was
