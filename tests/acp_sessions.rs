@@ -2,8 +2,8 @@
 //! the client side of the Rust `agent-client-protocol` crate, against the
 //! real binary and the scripted model: two sessions in one process keep
 //! their own mode and "always" rules; the file tools read the editor's
-//! unsaved buffer and an edit arrives as `fs/write_text_file` after its
-//! question, the disk untouched; commands still run in cairn's sandbox
+//! unsaved buffer and an edit lands on the disk after its question (never
+//! through `fs/write_text_file`); commands still run in cairn's sandbox
 //! (no `terminal/create` reaches the editor); plan mode is offered and its
 //! plan approved as a question.
 
@@ -287,7 +287,8 @@ fn rules_and_modes_stay_in_their_session(editor: &Shared) {
 }
 
 /// The view read the buffer (the model saw it), the edit asked with the
-/// buffer's diff, then arrived as fs/write_text_file; the disk stayed.
+/// buffer's diff, then landed on the disk; the editor was never asked to
+/// write (it would open the name outside cairn's hold).
 /// Commands ran in cairn's sandbox, never in the editor's terminal.
 fn the_editors_files_and_no_terminal(
     editor: &Shared,
@@ -305,19 +306,20 @@ fn the_editors_files_and_no_terminal(
     let at = |pred: &dyn Fn(&Value) -> bool| e.log.iter().position(pred);
     let path = notes.display().to_string();
     let asked = at(&|l| l["toolCall"]["toolCallId"] == "a4").expect("the edit asked");
-    let wrote = at(&|l| l["what"] == "write" && l["path"] == path.as_str()).expect("written");
-    assert!(asked < wrote, "{:?}", e.log);
+    assert!(at(&|l| l["what"] == "write").is_none(), "{:?}", e.log);
+    let read = at(&|l| l["what"] == "read" && l["path"] == path.as_str()).expect("read");
+    assert!(read < asked, "{:?}", e.log);
     let diff = &e.log[asked]["toolCall"]["content"][0];
     assert_eq!(diff["oldText"], "buffer notes\n", "{diff}");
-    assert_eq!(e.buffers[notes], "edited notes\n");
-    assert_eq!(std::fs::read_to_string(notes).unwrap(), "disk notes\n");
+    assert_eq!(std::fs::read_to_string(notes).unwrap(), "edited notes\n");
 
     assert!(e.log.iter().all(|l| l["what"] != "terminal"), "{:?}", e.log);
     for made in ["made.txt", "a3.txt", "b2.txt"] {
         assert!(home.path(made).exists(), "{made}");
     }
     for id in ["a1", "a2", "b1", "c1"] {
-        assert_eq!(e.buffers[&home.path(&format!("out/{id}.txt"))], "made\n");
+        let made = std::fs::read_to_string(home.path(&format!("out/{id}.txt")));
+        assert_eq!(made.ok().as_deref(), Some("made\n"), "{id}");
     }
 }
 

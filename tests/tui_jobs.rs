@@ -183,6 +183,8 @@ async fn jobs_of_an_earlier_session_are_stopped_with_it_and_not_offered_to_stop(
     app.wait_for("the new job stopped", |s| s.contains("job-1  killed"));
     assert!(gone_within(&second, 10), "the new session's job still runs");
     app.send(b"\x1b");
+    // An Esc and a Ctrl+C in one read are one Alt+Ctrl+C key.
+    app.wait_for("the panel closed", |s| !s.contains("┌ Background jobs"));
     quit(app);
 }
 

@@ -1,9 +1,11 @@
 //! The editor's files for cairn's file tools: when the client announces
-//! `fs.readTextFile` / `fs.writeTextFile`, `view`, `edit`, `multiedit` and
-//! `write` read and write through `fs/read_text_file` and
-//! `fs/write_text_file`, so unsaved buffers are seen and edits land in
-//! them. This is only the transport: the tools check every path first
-//! (`crate::tools::files`) and the gate still asks before any write.
+//! `fs.readTextFile`, `view`, `edit`, `multiedit` and `write` read through
+//! `fs/read_text_file`, so unsaved buffers are seen. This is only the
+//! transport: the tools check every path first and watch it while the
+//! editor reads (`crate::tools::files`). cairn never writes through
+//! `fs/write_text_file`: the editor opens the name itself, where a link a
+//! contained command swapped in would lead it anywhere; edits go to the
+//! disk, beneath the workspace, and the editor reloads them.
 
 use std::path::Path;
 use std::sync::mpsc;
@@ -20,27 +22,22 @@ const PATIENCE: Duration = Duration::from_secs(30);
 pub struct EditorFiles {
     cx: v1::ConnectionTo<Client>,
     session: acp::SessionId,
-    read: bool,
-    write: bool,
     runtime: tokio::runtime::Handle,
 }
 
 impl EditorFiles {
-    /// The editor's files for `session`, when it offers reading or writing.
+    /// The editor's files for `session`, when it offers reading them.
     pub fn offered(
         caps: &acp::ClientCapabilities,
         cx: v1::ConnectionTo<Client>,
         session: &str,
     ) -> Option<EditorFiles> {
-        let (read, write) = (caps.fs.read_text_file, caps.fs.write_text_file);
-        if !read && !write {
+        if !caps.fs.read_text_file {
             return None;
         }
         Some(EditorFiles {
             cx,
             session: acp::SessionId::new(session.to_string()),
-            read,
-            write,
             runtime: tokio::runtime::Handle::try_current().ok()?,
         })
     }
@@ -53,36 +50,28 @@ impl EditorFiles {
     {
         let (tx, rx) = mpsc::channel();
         let sent = self.cx.send_request(request);
+        let cancel = sent.cancellation_handle();
         self.runtime.spawn(async move {
             let _ = tx.send(sent.block_task().await);
         });
         match rx.recv_timeout(PATIENCE) {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => Err(e.message.clone()),
-            Err(_) => Err(format!(
-                "the editor did not answer within {} seconds",
-                PATIENCE.as_secs()
-            )),
+            Err(_) => {
+                // Not left open for a late answer nobody waits for.
+                let _ = cancel.cancel();
+                Err(format!(
+                    "the editor did not answer within {} seconds",
+                    PATIENCE.as_secs()
+                ))
+            }
         }
     }
 }
 
 impl FileAccess for EditorFiles {
-    fn reads(&self) -> bool {
-        self.read
-    }
-
-    fn writes(&self) -> bool {
-        self.write
-    }
-
     fn read_text(&self, path: &Path) -> Result<String, String> {
         let req = acp::ReadTextFileRequest::new(self.session.clone(), path.to_path_buf());
         self.ask(req).map(|r| r.content)
-    }
-
-    fn write_text(&self, path: &Path, text: &str) -> Result<(), String> {
-        let req = acp::WriteTextFileRequest::new(self.session.clone(), path.to_path_buf(), text);
-        self.ask(req).map(|_| ())
     }
 }

@@ -175,6 +175,12 @@ impl LspManager {
     /// Starts `path`'s server in the background if it is not running, and
     /// opens the file in it once it runs (see `open_touched`).
     pub fn touch(self: &Arc<Self>, path: &Path) {
+        // Only the workspace's own files: a path outside it may be a
+        // secret the gate has not (or will never have) allowed, and a
+        // server is the repository's program.
+        if !crate::paths::lexical(path).starts_with(&self.workspace) {
+            return;
+        }
         if let Some((spec, root)) = self.server_for(path) {
             self.slot(&spec, &root);
             if path.is_file() && self.docs.queue_touched(path) {

@@ -230,15 +230,22 @@ fn build_with(
     Ok(())
 }
 
-/// The real folders between the workspace and each read-only path in it,
-/// shallowest first, but for the workspace itself and `.git` (bound on
-/// its own); a folder that is a link is left out (never bound through).
+/// The real folders between the workspace and each read-only path in it
+/// whose folders are all dot-folders or inside `.git`, shallowest first,
+/// but for the workspace itself and `.git` (bound on its own); a folder
+/// that is a link is left out (never bound through).
 fn holding_folders(policy: &Policy, git: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     for path in &policy.read_only {
         let Ok(rel) = path.strip_prefix(&policy.workspace) else {
             continue;
         };
+        // Ordinary folders (`packages/app`) are left movable: people
+        // delete and rename them, and the census counts every change below
+        // one (`policy::pinnable_chain`).
+        if !super::policy::pinnable_chain(rel) {
+            continue;
+        }
         let mut at = policy.workspace.clone();
         let parts: Vec<_> = rel.components().collect();
         for part in parts.iter().take(parts.len().saturating_sub(1)) {

@@ -69,7 +69,12 @@ use super::census_record::Ident;
 /// could have changed the file as well as the person (`binds_held`).
 fn held_read_only(rel: &Path, bound: bool) -> bool {
     use super::policy::{AGENT_CONTROL, READ_ONLY_IN_WORKSPACE};
-    if !bound {
+    // The bind holds a file only while no folder above it can be renamed
+    // away and replaced: bubblewrap binds the folders in between in place
+    // (`bwrap::holding_folders`), but only dot-folders and those inside
+    // `.git`, not ordinary ones (`packages/app`), which people delete and
+    // rename. Below an ordinary folder every change counts.
+    if !bound || !super::policy::pinnable_chain(rel) {
         return false;
     }
     let parts: Vec<_> = rel.components().collect();
@@ -294,6 +299,19 @@ impl Census {
     /// person approved a file tool to write (`accepted`, absolute paths)
     /// is taken as it is now.
     pub fn check(&mut self, quarantine: &Path, accepted: &[PathBuf]) -> Vec<String> {
+        self.check_deferring(quarantine, accepted, &[])
+    }
+
+    /// [`Census::check`], leaving alone (neither moved nor taken in) what
+    /// holds a path in `deferred`: a file tool's write still running or
+    /// waiting for the person. A command's plant beside it is judged when
+    /// the write is over — taken in with it only if the write was done.
+    pub fn check_deferring(
+        &mut self,
+        quarantine: &Path,
+        accepted: &[PathBuf],
+        deferred: &[PathBuf],
+    ) -> Vec<String> {
         let mut said = Vec::new();
         if self.refresh_gitlinks() {
             // Changed by a command and unreadable: the gitlinks it may
@@ -339,7 +357,13 @@ impl Census {
         let bound = self.bound.unwrap_or_else(super::binds_held);
         #[cfg(not(test))]
         let bound = super::binds_held();
+        let deferred: Vec<PathBuf> = (deferred.iter())
+            .filter_map(|p| p.strip_prefix(&self.workspace).ok())
+            .map(Path::to_path_buf)
+            .collect();
+        let waiting = |rel: &Path| deferred.iter().any(|d| d.starts_with(rel));
         let mut moving: Vec<(PathBuf, Ident)> = (now.iter())
+            .filter(|(rel, _)| !waiting(rel))
             .filter(|(rel, id)| {
                 let before = self.seen.get(*rel);
                 let held = held_read_only(rel, bound) && self.bound_for_all(rel);
@@ -376,7 +400,7 @@ impl Census {
         }
         // Read again only when something was moved; written only when
         // something changed.
-        let seen = if said.is_empty() {
+        let mut seen = if said.is_empty() {
             now
         } else {
             if let Some(t) = &mut self.tree {
@@ -384,6 +408,14 @@ impl Census {
             }
             self.current()
         };
+        // What waits for a write is judged later against what was known.
+        let waiting: Vec<PathBuf> = seen.keys().filter(|r| waiting(r)).cloned().collect();
+        for rel in waiting {
+            match known_before.get(&rel) {
+                Some(id) => seen.insert(rel, id.clone()),
+                None => seen.remove(&rel),
+            };
+        }
         self.publish();
         let changed = seen != known_before;
         self.take_in(seen);

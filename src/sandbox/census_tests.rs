@@ -555,3 +555,23 @@ fn an_index_changed_into_something_unreadable_is_moved_out() {
     git(&ws, &["reset", "-q"]);
     assert!(census.check(&q, &[]).iter().all(|s| !s.contains("index")));
 }
+
+/// Review of session 5: a write waiting in the dialog made a parallel
+/// command's plant in the same folder count as the person's. Now the
+/// folder is left alone while the write waits, and judged when it is over.
+#[test]
+fn a_plant_beside_a_waiting_write_is_judged_when_the_write_is_over() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    let pending = [ws.join("evil/.git/description")];
+    plant_gitlink(&ws, "evil");
+    let said = census.check_deferring(&q, &[], &pending);
+    assert!(
+        ws.join("evil/.git").exists(),
+        "left alone meanwhile: {said:?}"
+    );
+    // The person declined: nothing was written, so nothing is taken in.
+    let said = census.check(&q, &[]);
+    assert!(!ws.join("evil/.git").exists(), "{said:?}");
+}

@@ -325,6 +325,12 @@ pub fn hooks_dirs(workspace: &Path) -> Vec<PathBuf> {
                 continue;
             };
             push_relative(&mut out, &joined, workspace);
+            // husky's `.husky/_` holds stubs that run `.husky/<hook>`.
+            if joined.file_name().is_some_and(|n| n == "_")
+                && let Some(parent) = joined.parent()
+            {
+                push_relative(&mut out, parent, workspace);
+            }
         }
     }
     out
@@ -556,6 +562,10 @@ mod tests {
             "[core]\n\thooksPath = .husky/_\n[alias]\n\thooksPath = nope\n[core]\n\thookspath = \"../outside\"\n",
         )
         .unwrap();
-        assert_eq!(hooks_dirs(&ws), [PathBuf::from(".husky/_")]);
+        // husky's stubs run the hooks one folder up: both are held.
+        assert_eq!(
+            hooks_dirs(&ws),
+            [PathBuf::from(".husky/_"), PathBuf::from(".husky")]
+        );
     }
 }

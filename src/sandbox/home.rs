@@ -49,8 +49,12 @@ pub const CONFIG_WITH_SECRETS: &[&str] = &[
 pub fn redact(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len());
     let mut changed = false;
+    // A git value continued on the next line (`\` at the end) goes whole.
+    let mut continued = false;
     for line in text.split_inclusive('\n') {
-        if carries_secret(line) {
+        let hidden = continued || carries_secret(line);
+        continued = hidden && line.trim_end().ends_with('\\');
+        if hidden {
             changed = true;
             out.push_str(if line.trim_start().starts_with('[') {
                 "[cairn-redacted]\n"
@@ -64,24 +68,20 @@ pub fn redact(text: &str) -> Option<String> {
     changed.then_some(out)
 }
 
+/// A line naming a secret anywhere (a key, or an inline table such as
+/// `corp = { index = "…", token = "…" }`), or holding a URL with a user
+/// and password.
 fn carries_secret(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
-    let key = lower
-        .trim_start()
-        .split(['=', ' ', '\t'])
-        .next()
-        .unwrap_or("");
-    let secret_key = [
+    let words = [
         "token",
         "password",
         "passwd",
         "secret",
         "extraheader",
         "authorization",
-    ]
-    .iter()
-    .any(|k| key.contains(k));
-    secret_key || url_with_password(&lower)
+    ];
+    words.iter().any(|w| lower.contains(w)) || url_with_password(&lower)
 }
 
 /// Whether `s` holds `scheme://user:password@`.
@@ -148,5 +148,15 @@ mod tests {
             None
         );
         assert_eq!(redact("url = git@github.com:a/b.git\n"), None);
+        // Inline tables and continued values (the review's cases).
+        let inline = "[registries]\ncorp = { index = \"sparse+https://c/\", token = \"cio_x\" }\n";
+        assert!(!redact(inline).unwrap().contains("cio_x"));
+        let continued =
+            "[http]\n\textraheader = Authorization: \\\n\t\tBearer tok_y\n[core]\n\teditor = vi\n";
+        let out = redact(continued).unwrap();
+        assert!(
+            !out.contains("tok_y") && out.contains("editor = vi"),
+            "{out}"
+        );
     }
 }

@@ -63,6 +63,7 @@ pub mod seatbelt;
 mod seccomp;
 pub mod status;
 pub mod support;
+pub mod unmoved;
 
 #[cfg(test)]
 #[path = "../../tests/support/fixture_base.rs"]

@@ -87,7 +87,11 @@ impl Tree {
         };
         let mut dirty = BTreeSet::new();
         let mut buf = vec![0u8; 64 * 1024];
-        while let Some(n) = sys::read(fd, &mut buf) {
+        // `fd` is only good while the descriptor is held: running out of
+        // watches on the way drops it (below).
+        while self.inotify.is_some()
+            && let Some(n) = sys::read(fd, &mut buf)
+        {
             let events = sys::events(&buf[..n]);
             if !self.take_events(events, &mut dirty) {
                 // The queue overflowed: what was lost is unknown.
@@ -160,8 +164,14 @@ impl Tree {
                     Err(_) => {}
                 }
             }
-            let Ok(entries) = std::fs::read_dir(&path) else {
-                continue;
+            let entries = match std::fs::read_dir(&path) {
+                Ok(entries) => entries,
+                Err(_) => {
+                    // A folder that cannot be listed (`chmod 311`) still
+                    // lets a tool reach a control file in it by name.
+                    self.look_at(&dir);
+                    continue;
+                }
             };
             let mut any = false;
             for e in entries.flatten() {
@@ -212,12 +222,29 @@ impl Tree {
                 here.insert(rel.join(name));
             }
         }
+        // A folder cairn cannot look into, which someone else may (the
+        // person's tools, as root, or once its mode changes back), is
+        // itself a finding.
+        let is_dir = std::fs::symlink_metadata(&base).is_ok_and(|m| m.is_dir());
+        if here.is_empty() && is_dir && !searchable(&base) {
+            here.insert(rel.to_path_buf());
+        }
         if here.is_empty() {
             self.found.remove(rel);
         } else {
             self.found.insert(rel.to_path_buf(), here);
         }
     }
+}
+
+/// Whether this process may list and enter `dir`.
+fn searchable(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: a NUL-terminated path; access(2) only reads it.
+    unsafe { libc::access(c.as_ptr(), libc::R_OK | libc::X_OK) == 0 }
 }
 
 /// What the census of each workspace last knew below its root, for the

@@ -389,11 +389,29 @@ fn redacted_configs_into(
     let mut out = Vec::new();
     for rel in super::home::CONFIG_WITH_SECRETS {
         let real = home.join(rel);
-        let text = String::from_utf8_lossy(&super::head::head(&real)).into_owned();
-        let Some(clean) = super::home::redact(&text) else {
+        // The person's own file, read through a link (dotfiles managers
+        // link it): commands cannot write the home folder.
+        let mut bytes = Vec::new();
+        let opened = {
+            use std::os::unix::fs::OpenOptionsExt;
+            // Non-blocking: a FIFO there never stalls cairn.
+            (std::fs::OpenOptions::new().read(true))
+                .custom_flags(libc::O_NONBLOCK)
+                .open(&real)
+        };
+        if let Ok(f) = opened
+            && f.metadata().is_ok_and(|m| m.is_file())
+        {
+            use std::io::Read;
+            let _ = f.take(1 << 20).read_to_end(&mut bytes);
+        }
+        let Some(clean) = super::home::redact(&String::from_utf8_lossy(&bytes)) else {
             continue;
         };
         push_existing(deny_read, real.clone());
+        if let Ok(target) = std::fs::canonicalize(&real) {
+            push_existing(deny_read, target);
+        }
         let Some(area) = caches.and_then(|c| c.dir.parent()) else {
             continue;
         };
@@ -415,6 +433,24 @@ fn redacted_configs_into(
         }
     }
     out
+}
+
+/// Whether every folder above `rel` (workspace-relative) is one the
+/// sandbox binds in place so it cannot be renamed away: a dot-folder
+/// (`.claude`, `.vscode`) or anything inside `.git`. Ordinary folders are
+/// not bound (people delete and rename them), so a file below one is held
+/// by its own bind only as long as nobody renames the folder.
+pub(crate) fn pinnable_chain(rel: &Path) -> bool {
+    let folders: Vec<_> = rel
+        .parent()
+        .into_iter()
+        .flat_map(Path::components)
+        .collect();
+    let in_git = folders.first().is_some_and(|c| c.as_os_str() == ".git");
+    in_git
+        || folders
+            .iter()
+            .all(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
 }
 
 pub(crate) fn make_bind_points(workspace: &Path) {

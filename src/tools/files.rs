@@ -1,41 +1,38 @@
-//! Where the file tools read and write text: the disk, or a front end's
-//! own copy of the files (an editor's buffers, reached over the Agent
-//! Client Protocol), so unsaved changes are seen and edits land where the
-//! person is looking.
+//! Where the file tools read text: the disk, or a front end's own copy of
+//! the files (an editor's buffers, reached over the Agent Client
+//! Protocol), so unsaved changes are seen.
 //!
 //! The front end only supplies the transport ([`FileAccess`]); every rule
 //! stays here and runs first. A path goes to the front end only when it
 //! lies inside the workspace, after it opened beneath the workspace as a
-//! regular file (no link leads out of it) — and the front end is asked
-//! about the real path that open reached, not the name the model gave. A
-//! write pins its directory and refuses a control file reached through a
-//! link, as the disk write does. Whatever the front end answers cannot
-//! widen any of that: it is only asked about paths already allowed.
+//! regular file (no link leads out of it), and the front end is asked
+//! about the real path that open reached. The front end then opens that
+//! name itself, outside cairn's hold, so a contained command could swap a
+//! link in for that moment: every folder on the path is watched while it
+//! reads (`sandbox::unmoved`), and an answer given while any of them
+//! changed is dropped for the disk's text. Writes never go through the
+//! front end — no check made here could hold for a name another process
+//! opens — but to the disk, pinned beneath the workspace; an editor
+//! reloads a file that changed on disk.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use super::ToolContext;
-use super::state::{FileStamp, hash_bytes};
+use super::state::FileStamp;
 
-/// A front end's copy of the files. Both calls block (the tools run them
-/// on blocking threads) and get absolute paths already checked.
+/// A front end's copy of the files. The call blocks (the tools run it on
+/// blocking threads) and gets absolute paths already checked.
 pub trait FileAccess: Send + Sync {
-    /// Whether text is read through it.
-    fn reads(&self) -> bool;
-    /// Whether text is written through it.
-    fn writes(&self) -> bool;
     /// The file's text as the front end holds it (an unsaved buffer when
     /// one is open); `Err` says why it could not.
     fn read_text(&self, path: &Path) -> Result<String, String>;
-    /// Replaces the file's text in the front end (its buffer).
-    fn write_text(&self, path: &Path, text: &str) -> Result<(), String>;
 }
 
 /// The front end that reads `path`, with the real path to ask it about;
 /// `None` reads the disk.
 fn reader(ctx: &ToolContext, path: &Path) -> io::Result<Option<PathBuf>> {
-    if !ctx.files.as_ref().is_some_and(|f| f.reads()) || !ctx.in_workspace(path) {
+    if ctx.files.is_none() || !ctx.in_workspace(path) {
         return Ok(None);
     }
     let file = super::beneath::open(path)?;
@@ -54,7 +51,24 @@ pub fn read_bounded(ctx: &ToolContext, path: &Path, max: u64) -> io::Result<Vec<
     let (Some(real), Some(files)) = (reader(ctx, path)?, ctx.files.as_ref()) else {
         return super::regular::read_bounded(path, max);
     };
-    match files.read_text(&real) {
+    let root = std::fs::canonicalize(&ctx.workspace)?;
+    let Some(quiet) = crate::sandbox::unmoved::Unmoved::watch(&root, &real) else {
+        return super::regular::read_bounded(path, max);
+    };
+    // The name is checked again with the watch in place: a swap before
+    // the watch began is caught here, one after it by the watch.
+    if super::beneath::real_path(path).ok().as_deref() != Some(real.as_path()) {
+        return super::regular::read_bounded(path, max);
+    }
+    let answer = files.read_text(&real);
+    if !quiet.held() {
+        tracing::warn!(
+            "a folder on {} changed while the front end read it; the disk's text is used",
+            real.display()
+        );
+        return super::regular::read_bounded(path, max);
+    }
+    match answer {
         Ok(text) if text.len() as u64 > max => Err(io::Error::other(format!(
             "it is larger than the {} MB limit",
             max / (1024 * 1024)
@@ -67,65 +81,16 @@ pub fn read_bounded(ctx: &ToolContext, path: &Path, max: u64) -> io::Result<Vec<
     }
 }
 
-/// Writes `bytes` to `path`: through the front end when it writes files
-/// and the path is in the workspace and the bytes are text, else to the
-/// disk atomically. Records what the model now knows of the file.
+/// Writes `bytes` to `path` on the disk, atomically and beneath the
+/// workspace, and records what the model now knows of the file.
 pub fn write(ctx: &ToolContext, path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let shown = ctx.display_path(path);
-    let through = ctx
-        .files
-        .as_ref()
-        .filter(|f| f.writes() && ctx.in_workspace(path));
-    let text = std::str::from_utf8(bytes).ok();
-    let (Some(files), Some(text)) = (through, text) else {
-        super::atomic::write_atomic(path, bytes)
-            .map_err(|e| format!("cannot write {shown}: {e}"))?;
-        if let Ok(meta) = std::fs::metadata(path) {
-            ctx.session
-                .record_view(path, FileStamp::of_bytes(bytes, &meta));
-        }
-        return Ok(());
-    };
-    let landing = landing(path).map_err(|e| format!("cannot write {shown}: {e}"))?;
-    files
-        .write_text(&landing, text)
-        .map_err(|e| format!("cannot write {shown}: the editor refused it: {e}"))?;
-    ctx.session.record_view(
-        path,
-        FileStamp {
-            modified: None,
-            len: bytes.len() as u64,
-            hash: hash_bytes(bytes),
-        },
-    );
-    Ok(())
-}
-
-/// Where a write to `path` lands, with the checks of the disk write: a
-/// link followed only inside the workspace, the directory pinned (and
-/// made) beneath it, a control file reached by another name refused, and
-/// nothing but a regular file replaced.
-fn landing(path: &Path) -> io::Result<PathBuf> {
-    let target = match std::fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => super::beneath::real_path(path)?,
-        _ => path.to_path_buf(),
-    };
-    let (Some(dir), Some(name)) = (target.parent(), target.file_name()) else {
-        return Err(io::Error::other("not a file path"));
-    };
-    let (pin, _) = super::beneath::pinned_dir(dir)?;
-    let real = if cfg!(target_os = "linux") {
-        super::beneath::landing(&pin, name)?
-    } else {
-        target.clone()
-    };
-    super::beneath::check_control(path, &real)?;
-    if let Ok(meta) = std::fs::symlink_metadata(&real)
-        && !meta.is_file()
-    {
-        return Err(io::Error::other("it is not a regular file"));
+    super::atomic::write_atomic(path, bytes)
+        .map_err(|e| format!("cannot write {}: {e}", ctx.display_path(path)))?;
+    if let Ok(meta) = std::fs::metadata(path) {
+        ctx.session
+            .record_view(path, FileStamp::of_bytes(bytes, &meta));
     }
-    Ok(real)
+    Ok(())
 }
 
 #[cfg(test)]

@@ -18,12 +18,6 @@ struct Editor {
 }
 
 impl FileAccess for Editor {
-    fn reads(&self) -> bool {
-        true
-    }
-    fn writes(&self) -> bool {
-        true
-    }
     fn read_text(&self, path: &Path) -> Result<String, String> {
         self.asked
             .lock()
@@ -33,17 +27,6 @@ impl FileAccess for Editor {
             Some(b) => Ok(b.clone()),
             None => std::fs::read_to_string(path).map_err(|e| e.to_string()),
         }
-    }
-    fn write_text(&self, path: &Path, text: &str) -> Result<(), String> {
-        self.asked
-            .lock()
-            .unwrap()
-            .push(format!("write {}", path.display()));
-        self.buffers
-            .lock()
-            .unwrap()
-            .insert(path.to_path_buf(), text.to_string());
-        Ok(())
     }
 }
 
@@ -63,7 +46,7 @@ fn asked(editor: &Editor) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn view_and_edit_go_through_the_buffer_and_undo_keeps_what_it_held() {
+async fn view_reads_the_buffer_and_the_edit_lands_on_the_disk() {
     let (_d, ws, ctx, editor) = setup();
     let file = ws.join("a.txt");
     std::fs::write(&file, "saved\n").unwrap();
@@ -82,19 +65,18 @@ async fn view_and_edit_go_through_the_buffer_and_undo_keeps_what_it_held() {
     );
     let out = EditTool.run(input, &ctx).await;
     assert!(!out.is_error, "{}", out.text_content());
-    assert_eq!(
-        editor.buffers.lock().unwrap()[&file],
-        "unsaved beta\n",
-        "the edit landed in the buffer"
-    );
-    assert_eq!(std::fs::read_to_string(&file).unwrap(), "saved\n");
-    assert!(asked(&editor).contains(&format!("write {}", file.display())));
+    // Written to the disk (the editor reloads it), never through the
+    // editor, which would open the name outside cairn's hold.
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "unsaved beta\n");
+    assert!(asked(&editor).iter().all(|a| a.starts_with("read ")));
     // Undo puts back what the buffer held before the edit.
     assert_eq!(
         ctx.session.versions()[0].before.as_deref(),
         Some(&b"unsaved alpha\n"[..])
     );
-    // The write left a fresh stamp: a second edit needs no new view.
+    // The editor reloads the file it sees changed on disk; the write left
+    // a fresh stamp, so a second edit needs no new view.
+    editor.buffers.lock().unwrap().remove(&file);
     let again = EditTool
         .run(
             json!({"file_path": "a.txt", "old_string": "beta", "new_string": "gamma"}),
@@ -136,7 +118,7 @@ async fn the_editor_is_never_asked_about_a_path_the_rules_refuse() {
     let out = ViewTool.run(json!({"file_path": "key"}), &ctx).await;
     assert!(out.is_error);
     assert!(out.text_content().contains("leads out of the workspace"));
-    // Writing through the link is refused before the editor hears of it.
+    // Writing through the link is refused.
     let out = WriteTool
         .run(json!({"file_path": "key", "content": "x"}), &ctx)
         .await;
@@ -167,9 +149,33 @@ async fn a_link_inside_the_workspace_is_asked_about_by_its_real_path() {
         asked(&editor),
         [format!("read {}", ws.join("src/real.txt").display())]
     );
-    // A new file in a new folder: the folder is made beneath the
-    // workspace, the editor creates the file.
-    write(&ctx, &ws.join("new/b.txt"), b"b\n").unwrap();
-    assert!(ws.join("new").is_dir());
-    assert_eq!(editor.buffers.lock().unwrap()[&ws.join("new/b.txt")], "b\n");
+}
+
+/// An editor that opens the name itself, while a contained command swaps
+/// a link to a secret in and back during the read (the review's attack):
+/// the folder changed meanwhile, so the answer is dropped for the disk's.
+#[tokio::test]
+async fn a_link_swapped_in_while_the_editor_reads_is_never_believed() {
+    struct Swapping {
+        outside: PathBuf,
+    }
+    impl FileAccess for Swapping {
+        fn read_text(&self, path: &Path) -> Result<String, String> {
+            let keep = path.with_extension("keep");
+            std::fs::rename(path, &keep).unwrap();
+            std::os::unix::fs::symlink(&self.outside, path).unwrap();
+            let read = std::fs::read_to_string(path).map_err(|e| e.to_string());
+            std::fs::remove_file(path).unwrap();
+            std::fs::rename(&keep, path).unwrap();
+            read
+        }
+    }
+    let (_d, ws, mut ctx, _) = setup();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("id_rsa");
+    std::fs::write(&secret, "PRIVATE KEY\n").unwrap();
+    std::fs::write(ws.join("k.txt"), "harmless\n").unwrap();
+    ctx.files = Some(Arc::new(Swapping { outside: secret }));
+    let bytes = read_bounded(&ctx, &ws.join("k.txt"), 1000).unwrap();
+    assert_eq!(bytes, b"harmless\n");
 }

@@ -87,9 +87,13 @@ pub struct SessionState {
 
 /// Where moved control files are kept.
 fn quarantine() -> PathBuf {
-    crate::config::state_dir()
-        .unwrap_or_else(std::env::temp_dir)
-        .join("quarantine")
+    // Tests keep theirs apart from the developer's own state.
+    let state = if cfg!(test) {
+        None
+    } else {
+        crate::config::state_dir()
+    };
+    state.unwrap_or_else(std::env::temp_dir).join("quarantine")
 }
 
 impl Drop for SessionState {
@@ -140,9 +144,10 @@ impl SessionState {
     /// what the start-up comparison moved.
     pub fn check_between(&self) -> Vec<String> {
         let mut said = std::mem::take(&mut *lock(&self.noticed_start));
+        let deferred = lock(&self.writing).clone();
         let mut census = lock(&self.census);
         census.set_oldest_running(super::jobs::oldest_running());
-        said.extend(census.check(&quarantine(), &[]));
+        said.extend(census.check_deferring(&quarantine(), &[], &deferred));
         drop(census);
         lock(&self.moved_between).extend(said.iter().cloned());
         said
@@ -169,11 +174,10 @@ impl SessionState {
     pub fn check_control_files(&self, accepted: &[PathBuf]) -> Vec<String> {
         let mut said = std::mem::take(&mut *lock(&self.moved_between));
         lock(&self.noticed_start).clear();
-        let mut accepted = accepted.to_vec();
-        accepted.extend(lock(&self.writing).iter().cloned());
+        let deferred = lock(&self.writing).clone();
         let mut census = lock(&self.census);
         census.set_oldest_running(super::jobs::oldest_running());
-        said.extend(census.check(&quarantine(), &accepted));
+        said.extend(census.check_deferring(&quarantine(), accepted, &deferred));
         said
     }
 

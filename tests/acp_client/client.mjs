@@ -146,7 +146,7 @@ async function firstSession(report) {
     report.title = rec.updates.find((u) => u.sessionUpdate === "session_info_update").title;
 
     // notes.txt has unsaved changes in the editor: the view sees them and
-    // the edit lands in the buffer, after the question.
+    // the edit lands on the disk, after the question.
     const fromNotes = rec.updates.length;
     const logFrom = rec.files.log.length;
     const notes = await ctx.request(acp.methods.agent.session.prompt, {

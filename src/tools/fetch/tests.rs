@@ -68,7 +68,8 @@ async fn redirect_to(
 #[tokio::test]
 async fn loopback_needs_a_rule_and_redirects_stay_on_the_approved_host() {
     let url = serve("text/plain", b"BODY-ON-LOOPBACK".to_vec()).await;
-    let bare = ToolContext::new(std::env::temp_dir());
+    let dir = tempfile::tempdir().unwrap();
+    let bare = ToolContext::new(dir.path().to_path_buf());
     let out = FetchTool.run(json!({ "url": url }), &bare).await;
     assert!(out.is_error, "{}", out.text_content());
     assert!(

@@ -54,9 +54,12 @@ async fn pids_in(path: &Path) -> Vec<i32> {
 /// tests/sandbox_classes.rs) check that nothing outlives a call in that
 /// layer, by command line.
 fn pids_are_namespaced(test: &str) -> bool {
-    let namespaced = ToolContext::new(std::env::temp_dir())
+    // A folder of its own: the session's census watches its workspace,
+    // and the whole temporary folder holds other tests' repositories.
+    let dir = tempfile::tempdir().unwrap();
+    let namespaced = ToolContext::new(dir.path().to_path_buf())
         .sandbox
-        .policy(&std::env::temp_dir())
+        .policy(dir.path())
         .is_some_and(|p| p.layer == crate::sandbox::Layer::Namespace);
     if namespaced {
         eprintln!("skipped {test}: commands run in their own PID namespace (bubblewrap)");
