@@ -105,7 +105,13 @@ pub fn export(
     dir: &Path,
 ) -> Result<PathBuf, SessionError> {
     let path = dir.join(export_name(id, json));
-    export_file(store, id, json, &path)?;
+    export_file(
+        store,
+        id,
+        json,
+        &path,
+        &crate::config::project_file::write_no_follow,
+    )?;
     Ok(path)
 }
 
@@ -116,12 +122,17 @@ pub fn export_name(id: &SessionId, json: bool) -> String {
     format!("cairn-session-{}.{ext}", id.as_str())
 }
 
-/// Writes `id` as Markdown or JSON to `path`, its pictures beside it.
+/// What writes one file of an export.
+pub type WriteFile<'a> = &'a dyn Fn(&Path, &[u8]) -> std::io::Result<()>;
+
+/// Writes `id` as Markdown or JSON to `path`, its pictures beside it, each
+/// file by `write`.
 pub fn export_file(
     store: &Store,
     id: &SessionId,
     json: bool,
     path: &Path,
+    write: WriteFile,
 ) -> Result<(), SessionError> {
     let (text, _) = export_text(store, id, json)?;
     let dir = path.parent().unwrap_or(Path::new("."));
@@ -130,16 +141,12 @@ pub fn export_file(
         // inline).
         for (name, bytes) in store.export_images(id)? {
             let file = dir.join(name);
-            crate::config::project_file::write_no_follow(&file, &bytes)
-                .map_err(|source| SessionError::Write { path: file, source })?;
+            write(&file, &bytes).map_err(|source| SessionError::Write { path: file, source })?;
         }
     }
-    // Private (0600) and never through a planted link.
-    crate::config::project_file::write_no_follow(path, text.as_bytes()).map_err(|source| {
-        SessionError::Write {
-            path: path.to_path_buf(),
-            source,
-        }
+    write(path, text.as_bytes()).map_err(|source| SessionError::Write {
+        path: path.to_path_buf(),
+        source,
     })
 }
 

@@ -168,7 +168,7 @@ impl Sessions {
                 ))
             }
             SessionRequest::Export { id, json, to: None } => SessionReply::Info(
-                export_to::into_export_dir(&store, &id, json, &self.export_dir)?,
+                export_to::into_export_dir(&store, &id, json, (&self.export_dir, root))?,
             ),
             SessionRequest::Export {
                 id,
@@ -177,7 +177,13 @@ impl Sessions {
             } => {
                 let home = crate::paths::home_dir();
                 let place = export_to::resolve(&to, root, home.as_deref());
-                SessionReply::Info(export_to::to_named_place(&store, &id, json, &place, &to)?)
+                SessionReply::Info(export_to::to_named_place(
+                    &store,
+                    &id,
+                    json,
+                    (&place, root),
+                    &to,
+                )?)
             }
         })
     }

@@ -242,6 +242,48 @@ pub fn named_by_descriptor(file: &impl AsRawFd, fallback: &Path) -> PathBuf {
     }
 }
 
+/// Creates `rel` beneath the folder `root` with `flags` and `mode`, making
+/// the folders on the way (0755): no component, existing or made, is
+/// followed through a link, and nothing `..` leads out.
+pub fn create_under(root: &Path, rel: &Path, flags: i32, mode: u32) -> io::Result<File> {
+    let parts: Vec<&OsStr> = rel
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(p) => Some(Ok(p)),
+            Component::CurDir => None,
+            _ => Some(Err(())),
+        })
+        .collect::<Result<_, _>>()
+        .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))?;
+    let Some((last, dirs)) = parts.split_last() else {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    };
+    let dir_flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    let mut here = raw_open(
+        libc::AT_FDCWD,
+        root.as_os_str(),
+        libc::O_RDONLY | libc::O_DIRECTORY,
+        0,
+    )?;
+    for dir in dirs {
+        here = match raw_open(here.as_raw_fd(), dir, dir_flags, 0) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                let c = cstr(dir)?;
+                // SAFETY: a valid descriptor and C string.
+                if unsafe { libc::mkdirat(here.as_raw_fd(), c.as_ptr(), 0o755) } != 0 {
+                    let e = io::Error::last_os_error();
+                    if e.kind() != io::ErrorKind::AlreadyExists {
+                        return Err(e);
+                    }
+                }
+                raw_open(here.as_raw_fd(), dir, dir_flags, 0)?
+            }
+            other => other?,
+        };
+    }
+    raw_open(here.as_raw_fd(), last, flags | libc::O_NOFOLLOW, mode).map(File::from)
+}
+
 /// Fails, naming where it leads, when the directory `path` leaves its
 /// workspace through a link: for the tools that list or walk a folder.
 pub fn check_dir(path: &Path) -> io::Result<()> {
