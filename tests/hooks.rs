@@ -455,3 +455,56 @@ async fn prompt_hooks_ask_the_model_and_a_no_blocks_the_call_and_the_stop() {
     let ran = std::fs::read_to_string(env.path("stop-ran.txt")).unwrap_or_default();
     assert!(ran.contains("stopped"), "{stderr}");
 }
+
+/// A prompt hook that names no model asks the session's model, and after
+/// `/model` the new one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_prompt_hook_follows_the_model_the_person_switches_to() {
+    let env = TestHome::new();
+    let settings = json!({"hooks": {"UserPromptSubmit": [{"hooks": [
+        {"type": "prompt", "prompt": "JUDGE the prompt: $ARGUMENTS"}
+    ]}]}});
+    let dir = env.home.path().join(".claude");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("settings.json"), settings.to_string()).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            // Unconditional replies answer any request: the title's first.
+            Reply::text("Title").when("Write a title"),
+            Reply::text("{\"ok\": true}").when("JUDGE"),
+            Reply::text("First answer."),
+            Reply::text("{\"ok\": true}").when("JUDGE"),
+            Reply::text("Second answer."),
+        ],
+    )
+    .await;
+    let mut app = pty::PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &env.vars(&mock.url()),
+        env.project.path(),
+        30,
+        120,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("first question");
+    app.send(b"\r");
+    app.wait_for_text("First answer.");
+    app.type_text("/model claude-haiku-4-5");
+    app.send(b"\r");
+    app.wait_for_text("Model: claude-haiku-4-5");
+    app.type_text("second question");
+    app.send(b"\r");
+    app.wait_for_text("Second answer.");
+    app.ctrl_c_to_quit();
+    let judged: Vec<String> = mock
+        .requests()
+        .iter()
+        .filter(|r| r["messages"][0]["content"].to_string().contains("JUDGE"))
+        .map(|r| r["model"].as_str().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(judged.len(), 2, "{judged:?}");
+    assert_ne!(judged[0], "claude-haiku-4-5");
+    assert_eq!(judged[1], "claude-haiku-4-5");
+}

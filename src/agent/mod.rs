@@ -632,6 +632,13 @@ impl Agent {
         }
         self.opts.model_info = crate::llm::ModelCatalog::global().lookup(&model);
         self.opts.model = model.clone();
+        // Prompt hooks that name no model follow the session's.
+        if let Some(hooks) = &self.shared.hooks {
+            hooks.set_asker(hook_model::asker(
+                self.quiet_provider.clone(),
+                model.clone(),
+            ));
+        }
         self.shared.emit(AgentEvent::ModelChanged {
             provider: self.opts.provider_name.clone(),
             model,

@@ -51,7 +51,10 @@ impl Hooks {
     ) -> Vec<HookRun> {
         let mut chosen: Vec<usize> = Vec::new();
         for (i, h) in self.hooks.iter().enumerate() {
-            let repeat = chosen.iter().any(|&j| self.hooks[j].command == h.command);
+            // The same command (or the same prompt to the same model) once.
+            let repeat = chosen
+                .iter()
+                .any(|&j| self.hooks[j].command == h.command && self.hooks[j].kind == h.kind);
             if h.event == event && h.matcher.matches(subjects) && !repeat {
                 chosen.push(i);
             }

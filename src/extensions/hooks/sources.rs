@@ -217,6 +217,25 @@ fn parse_group(
     Ok(out)
 }
 
+/// A prompt hook as the trust question shows it: its text (the first 300
+/// characters, the rest counted) and the model it asks.
+fn prompt_held(text: &str, model: Option<&str>, file: &str) -> String {
+    const SHOWN: usize = 300;
+    let total = text.chars().count();
+    let more = match total.saturating_sub(SHOWN) {
+        0 => String::new(),
+        n => format!("… (+{n} characters)"),
+    };
+    let asks = match model {
+        Some(m) => format!("asks the model {m}"),
+        None => "asks the session's model".to_string(),
+    };
+    format!(
+        "{asks}, whose answer can block: \"{}{more}\" (from {file})",
+        crate::text::take_chars(text, SHOWN)
+    )
+}
+
 /// What the project's hooks would run, one item each for the trust
 /// question, and a fingerprint of them and of the scripts they name.
 pub fn project_held(files: &Files) -> (Vec<Held>, String) {
@@ -239,10 +258,7 @@ pub fn project_held(files: &Files) -> (Vec<Held>, String) {
             what: match &h.kind {
                 Kind::Command => format!("runs `{}` (from {file})", h.command),
                 // What the model is told decides whether a call goes on.
-                Kind::Prompt { .. } => format!(
-                    "asks a model, whose answer can block: \"{}\" (from {file})",
-                    crate::text::take_chars(&h.command, 300)
-                ),
+                Kind::Prompt { model } => prompt_held(&h.command, model.as_deref(), &file),
             },
         });
         fingerprint.push_str(&format!(

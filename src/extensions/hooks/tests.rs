@@ -317,7 +317,11 @@ async fn a_prompt_hook_is_asked_about_listed_and_judged_by_the_asker() {
     write_settings(ws, stop("Are the tests green? $ARGUMENTS"));
     let (held, print) = project_held(&files(ws));
     assert_eq!(held.len(), 1);
-    assert!(held[0].what.contains("asks a model"), "{}", held[0].what);
+    assert!(
+        held[0].what.contains("asks the model judge-1"),
+        "{}",
+        held[0].what
+    );
     assert!(
         held[0].what.contains("Are the tests green?"),
         "{}",
@@ -325,6 +329,15 @@ async fn a_prompt_hook_is_asked_about_listed_and_judged_by_the_asker() {
     );
     write_settings(ws, stop("Anything goes. $ARGUMENTS"));
     assert_ne!(project_held(&files(ws)).1, print);
+    // A long text is shown in part, the rest counted, never cut silently.
+    write_settings(ws, stop(&format!("{}Say ok.", "x".repeat(400))));
+    let (held, _) = project_held(&files(ws));
+    assert!(
+        held[0].what.contains("… (+107 characters)"),
+        "{}",
+        held[0].what
+    );
+    write_settings(ws, stop("Anything goes. $ARGUMENTS"));
 
     let hooks = user_hooks(ws);
     assert!(
