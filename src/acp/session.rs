@@ -68,6 +68,10 @@ pub async fn prepare(overrides: &Overrides, cwd: PathBuf) -> Result<Startup, Err
             cwd.display()
         )));
     }
+    // Before anything of the session starts (its MCP servers, hooks, the
+    // sandbox itself): programs cairn runs as the person are no longer
+    // found in this workspace's folders.
+    crate::sandbox::own_path::workspace_opened(&cwd);
     startup::prepare_at(overrides, cwd)
         .await
         .map_err(|e| internal(format!("{e:#}")))

@@ -18,8 +18,9 @@ pub fn open(address: &str) -> Result<bool, String> {
             let Some(program) = words.next().filter(|p| *p != "none") else {
                 return Ok(false);
             };
-            std::process::Command::new(program)
-                .args(words)
+            let mut cmd = std::process::Command::new(program);
+            crate::sandbox::own_path::apply(&mut cmd);
+            cmd.args(words)
                 .arg(address)
                 .stdin(Stdio::null())
                 .stdout(Stdio::null())
@@ -27,6 +28,25 @@ pub fn open(address: &str) -> Result<bool, String> {
                 .spawn()
                 .map(|_| true)
                 .map_err(|e| format!("`{program}` did not start ({e})"))
+        }
+        // The opener is found on cairn's own PATH, never in a folder a
+        // session's commands can write (the browser crate would look on
+        // the PATH cairn was started with).
+        Err(_) if cfg!(target_os = "linux") => {
+            let Some(opener) = crate::sandbox::own_path::find("xdg-open") else {
+                return Err(format!(
+                    "no `xdg-open` was found to open it; set {BROWSER_ENV} to a browser command"
+                ));
+            };
+            let mut cmd = std::process::Command::new(opener);
+            crate::sandbox::own_path::apply(&mut cmd);
+            cmd.arg(address)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .map(|_| true)
+                .map_err(|e| format!("`xdg-open` did not start ({e})"))
         }
         Err(_) => webbrowser::open(address)
             .map(|_| true)

@@ -123,6 +123,9 @@ fn stdio_command(slot: &Slot, program: &str) -> Result<Command, String> {
         }
         (_, false) => {
             let mut cmd = Command::new(program);
+            // Found, like what it starts, on cairn's own PATH: never in a
+            // folder a session's commands can write.
+            crate::sandbox::own_path::apply(cmd.as_std_mut());
             // (A sandboxed command has this hook already, first of all.)
             crate::sandbox::die_with_parent(cmd.as_std_mut());
             crate::tools::env::scrub(&mut cmd);

@@ -16,9 +16,29 @@
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 static ORIGINAL: OnceLock<Option<OsString>> = OnceLock::new();
+
+/// cairn's own `PATH` as cut so far: at start, then again for each
+/// workspace a session opens (an editor opens sessions in folders other
+/// than the one `cairn acp` started in).
+static CUT: Mutex<Option<OsString>> = Mutex::new(None);
+
+/// The places commands of a session in `cwd` can write, whose folders leave
+/// cairn's own `PATH`.
+fn places_for(cwd: &Path) -> Vec<PathBuf> {
+    // Commands may not write a workspace that is the home folder or above
+    // it (`Policy::workspace_usable`): its folders stay.
+    let root = crate::paths::project_root(cwd);
+    let home = crate::paths::home_dir();
+    let usable = root.is_absolute() && !home.as_deref().is_some_and(|h| h.starts_with(&root));
+    let mut places: Vec<PathBuf> = usable.then_some(root).into_iter().collect();
+    if let Some(base) = directories::BaseDirs::new() {
+        places.push(base.cache_dir().join(super::CACHE_AREA));
+    }
+    places
+}
 
 /// Cuts this process's `PATH` as described above and keeps the original.
 ///
@@ -28,21 +48,42 @@ pub unsafe fn cut_own_path() {
     let original = std::env::var_os("PATH");
     let cwd = std::env::current_dir().ok();
     if let (Some(path), Some(cwd)) = (&original, &cwd) {
-        // Commands may not write a workspace that is the home folder or
-        // above it (`Policy::workspace_usable`): its folders stay.
-        let root = crate::paths::project_root(cwd);
-        let home = crate::paths::home_dir();
-        let usable = !home.as_deref().is_some_and(|h| h.starts_with(&root));
-        let mut places: Vec<PathBuf> = usable.then_some(root).into_iter().collect();
-        if let Some(base) = directories::BaseDirs::new() {
-            places.push(base.cache_dir().join(super::CACHE_AREA));
-        }
-        let kept = safe_path(path, &places);
+        let kept = safe_path(path, &places_for(cwd));
+        *CUT.lock().unwrap_or_else(|e| e.into_inner()) = Some(kept.clone());
         // SAFETY: the caller guarantees no other thread reads the
         // environment meanwhile.
         unsafe { std::env::set_var("PATH", kept) };
     }
     let _ = ORIGINAL.set(original);
+}
+
+/// A session opens the workspace holding `cwd`: its folders leave cairn's
+/// own `PATH` too, before anything of the session starts. Programs cairn
+/// starts as the person get that `PATH` ([`apply`]) and are found on it
+/// ([`find`]).
+pub fn workspace_opened(cwd: &Path) {
+    if !cwd.is_absolute() {
+        return;
+    }
+    let mut cut = CUT.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(now) = cut.clone().or_else(|| std::env::var_os("PATH")) else {
+        return;
+    };
+    *cut = Some(safe_path(&now, &places_for(cwd)));
+}
+
+/// cairn's own `PATH` as cut so far.
+pub fn path() -> Option<OsString> {
+    let cut = CUT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    cut.or_else(|| std::env::var_os("PATH"))
+}
+
+/// Gives a program cairn starts as the person cairn's own `PATH`, so it is
+/// found there and what it starts by name is found there too.
+pub fn apply(cmd: &mut std::process::Command) {
+    if let Some(path) = path() {
+        cmd.env("PATH", path);
+    }
 }
 
 /// The `PATH` the person started cairn with, for the model's commands.
@@ -58,7 +99,7 @@ pub fn find(program: &str) -> Option<PathBuf> {
     if program.contains('/') {
         return Some(PathBuf::from(program));
     }
-    std::env::split_paths(&std::env::var_os("PATH")?)
+    std::env::split_paths(&path()?)
         .map(|dir| dir.join(program))
         .find(|p| p.is_file())
 }

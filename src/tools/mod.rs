@@ -84,6 +84,7 @@ pub struct RejectedHunks {
 
 impl ToolContext {
     pub fn new(workspace: PathBuf) -> Self {
+        crate::sandbox::own_path::workspace_opened(&workspace);
         ToolContext {
             session: Arc::new(SessionState::new(&workspace)),
             workspace,

@@ -94,7 +94,11 @@ impl Hooks {
                 crate::sandbox::user_hook_command(&self.sandbox, "sh", &self.workspace, &readable)
                     .map_err(|e| format!("could not be contained: {e}"))?
             }
-            Scope::User => tokio::process::Command::new("/bin/sh"),
+            Scope::User => {
+                let mut cmd = tokio::process::Command::new("/bin/sh");
+                crate::sandbox::own_path::apply(cmd.as_std_mut());
+                cmd
+            }
         };
         cmd.arg("-c")
             .arg(&hook.command)
