@@ -116,6 +116,10 @@ pub struct Census {
     /// session runs.
     included: Vec<PathBuf>,
     hooks_dirs: Vec<PathBuf>,
+    /// For each folder entry of `seen` (`.cursor`, `.claude/skills`), what
+    /// each thing directly in it was when the folder was taken in: a write
+    /// the person approved into the folder takes in that file only.
+    parts: BTreeMap<PathBuf, Parts>,
     /// Tests set whether bubblewrap's binds held, instead of asking.
     #[cfg(test)]
     pub(super) bound: Option<bool>,
@@ -170,6 +174,14 @@ impl Census {
             }
         }
         self.seen_at.retain(|rel, _| now.contains_key(rel));
+        for (rel, id) in &now {
+            let known = self.seen.get(rel) == Some(id) && self.parts.contains_key(rel);
+            if matches!(id, Ident::Dir(..)) && !known {
+                let parts = parts_of(&self.workspace.join(rel));
+                self.parts.insert(rel.clone(), parts);
+            }
+        }
+        self.parts.retain(|rel, _| now.contains_key(rel));
         self.seen = now;
     }
 
@@ -179,6 +191,13 @@ impl Census {
         if let Some(t) = &self.tree {
             super::nested::publish(&self.workspace, t.paths());
         }
+        let named = self
+            .included
+            .iter()
+            .chain(&self.hooks_dirs)
+            .cloned()
+            .collect();
+        super::control::publish_git_named(&self.workspace, named);
     }
 
     fn git_dir(&self) -> Option<PathBuf> {
@@ -338,21 +357,19 @@ impl Census {
         if let Some(t) = &mut self.tree {
             t.refresh();
         }
-        let now = self.current();
         let known_before = self.seen.clone();
         for path in accepted {
             let Ok(rel) = path.strip_prefix(&self.workspace) else {
                 continue;
             };
-            for (watched, id) in &now {
-                if rel.starts_with(watched) {
-                    self.seen.insert(watched.clone(), id.clone());
-                    (self.seen_at)
-                        .entry(watched.clone())
-                        .or_insert_with(std::time::Instant::now);
-                }
+            let covering: Vec<PathBuf> = (self.current().into_keys())
+                .filter(|watched| rel.starts_with(watched))
+                .collect();
+            for watched in covering {
+                self.accept(&watched, rel, quarantine, &mut said);
             }
         }
+        let now = self.current();
         #[cfg(test)]
         let bound = self.bound.unwrap_or_else(super::binds_held);
         #[cfg(not(test))]
@@ -630,6 +647,10 @@ fn move_out(from: &Path, rel: &Path, quarantine: &Path) -> std::io::Result<PathB
         }
     }
 }
+
+#[path = "census_parts.rs"]
+mod parts;
+use parts::{Parts, parts_of};
 
 #[cfg(test)]
 #[path = "census_tests.rs"]

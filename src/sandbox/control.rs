@@ -5,7 +5,40 @@
 //! and cairn's own file tools change them only after asking, every time
 //! (the gate), and never through a link (`tools::beneath`).
 
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
+
+/// Per workspace (by real path): what the git configs name inside it —
+/// the hooks folders `core.hooksPath` names and the files they include
+/// (`gitstate`), published by the census.
+static GIT_NAMED: Mutex<Vec<(PathBuf, Vec<PathBuf>)>> = Mutex::new(Vec::new());
+
+/// Keeps what the git configs name inside `workspace` (relative paths).
+pub fn publish_git_named(workspace: &Path, rels: Vec<PathBuf>) {
+    let real = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let mut all = GIT_NAMED.lock().unwrap_or_else(|e| e.into_inner());
+    all.retain(|(w, _)| *w != real);
+    all.push((real, rels));
+}
+
+/// [`control_file`], and besides: what the git configs name inside
+/// `workspace` (a hooks folder `core.hooksPath` names — `.githooks`,
+/// `.husky/_` — or a config they include), which the person's git runs
+/// or obeys.
+pub fn control_file_in(workspace: &Path, rel: &Path) -> Option<&'static str> {
+    if let Some(what) = control_file(rel) {
+        return Some(what);
+    }
+    let real = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let all = GIT_NAMED.lock().unwrap_or_else(|e| e.into_inner());
+    let named = (all.iter())
+        .filter(|(w, _)| *w == real)
+        .any(|(_, rels)| rels.iter().any(|n| rel.starts_with(n)));
+    named.then_some(
+        "named by your git config (a hooks folder or an included config): your own git runs or \
+         reads it",
+    )
+}
 
 /// Other agents' and tools' files that they obey or run (`.claude/`
 /// settings, commands, skills, agents and hook scripts, `.agents/` skills,

@@ -371,10 +371,10 @@ pub fn pinned_dir(dir: &Path) -> io::Result<(OwnedFd, PathBuf)> {
 /// write really lands (the pinned directory's own path and the name). A
 /// control file named by its own path was asked about by the gate.
 pub fn check_control(asked: &Path, real: &Path) -> io::Result<()> {
-    let Some((_, real_rel)) = split(real) else {
+    let Some((root, real_rel)) = split(real) else {
         return Ok(());
     };
-    let Some(what) = crate::sandbox::control::control_file(&real_rel) else {
+    let Some(what) = crate::sandbox::control::control_file_in(&root, &real_rel) else {
         return Ok(());
     };
     let asked_rel = split(&crate::paths::lexical(asked)).map(|(_, rel)| rel);

@@ -9,7 +9,7 @@
 
 use crate::bash;
 use crate::escape_fixture::{Fixture, assert_contained};
-use crate::mock_model::{Format, MockModel};
+use crate::mock_model::{Format, MockModel, Reply};
 
 const PLANT: &str = r#"set +e
 printf '[core]\n\tfsmonitor = "touch MARKS/new-ran; false"\n' > .gitcfg-local
@@ -104,4 +104,46 @@ async fn a_hooks_folder_the_config_names_in_the_workspace_stays_the_persons() {
         }
     }
     assert_contained("a hooks folder named by core.hooksPath", &all);
+}
+
+/// Sixth hostile review (H1): the file tools' every-time question knew
+/// `.git/hooks` but not a hooks folder `core.hooksPath` names in the
+/// worktree; in auto mode `write .githooks/pre-commit` ran unasked and the
+/// person's next commit ran it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_file_tools_ask_before_writing_a_hook_the_config_names() {
+    let f = Fixture::new();
+    let marks = f.base.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    f.write_ws(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let hook = f.ws.join(".githooks/pre-commit");
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    crate::escape_fixture::git(&f.ws, &["config", "core.hooksPath", ".githooks"]);
+    let hook = f.ws.join(".githooks/pre-commit").display().to_string();
+    let payload = format!("#!/bin/sh\ntouch {}/pre-commit-ran\n", marks.display());
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            Reply::tool("v1", "view", serde_json::json!({ "file_path": hook })),
+            Reply::tool(
+                "w1",
+                "write",
+                serde_json::json!({ "file_path": hook, "content": payload }),
+            ),
+        ]),
+    )
+    .await;
+    f.run(&mock, "auto").await;
+    std::fs::write(f.ws.join("note.txt"), "n\n").unwrap();
+    for args in [&["add", "note.txt"][..], &["commit", "-qm", "note"]] {
+        f.persons_git(&f.ws, args);
+    }
+    let mut all = Vec::new();
+    if marks.join("pre-commit-ran").exists() {
+        all.push("the person's commit ran a hook the write tool changed unasked".to_string());
+    }
+    assert_contained("a hook the config names, written by a file tool", &all);
 }

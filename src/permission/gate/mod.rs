@@ -388,7 +388,7 @@ pub fn control_reasons(call: &CallInfo) -> Vec<String> {
                 .map(Path::to_path_buf),
         ];
         for rel in places.iter().flatten() {
-            if let Some(what) = crate::sandbox::control::control_file(rel) {
+            if let Some(what) = crate::sandbox::control::control_file_in(&workspace, rel) {
                 reasons.push(format!(
                     "changes `{}`, {what} later, outside the sandbox; cairn asks every time \
                      (no rule or mode skips this)",

@@ -1,0 +1,77 @@
+use super::super::Census;
+use std::path::{Path, PathBuf};
+
+fn repo() -> (tempfile::TempDir, PathBuf) {
+    let d = tempfile::tempdir().unwrap();
+    let ws = std::fs::canonicalize(d.path()).unwrap().join("ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    let ok = std::process::Command::new("git")
+        .args(["init", "-q", "-b", "main"])
+        .current_dir(&ws)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", &ws)
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok);
+    (d, ws)
+}
+
+fn put(ws: &Path, rel: &str, text: &str) {
+    let p = ws.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, text).unwrap();
+}
+
+/// Sixth hostile review, H5: a command plants `.devcontainer/devcontainer.json`
+/// while the person is asked about `.devcontainer/README.md`; approving the
+/// README took in the whole folder, plant included.
+#[test]
+fn approving_a_file_in_a_watched_folder_takes_in_that_file_only() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    put(
+        &ws,
+        ".devcontainer/devcontainer.json",
+        "{\"initializeCommand\": \"x\"}",
+    );
+    put(&ws, ".devcontainer/README.md", "approved");
+    let said = census.check(&q, &[ws.join(".devcontainer/README.md")]);
+    assert!(
+        !ws.join(".devcontainer/devcontainer.json").exists(),
+        "{said:?}"
+    );
+    assert!(ws.join(".devcontainer/README.md").exists());
+    assert!(
+        said.iter().any(|s| s.contains("devcontainer.json")),
+        "{said:?}"
+    );
+    // Taken in: the next check leaves the approved file alone.
+    assert!(census.check(&q, &[]).is_empty());
+    assert!(ws.join(".devcontainer/README.md").exists());
+
+    // A folder that was there: what was there stays, a new plant goes.
+    put(&ws, ".cursor/rules.mdc", "the person's");
+    let mut census = Census::take(&ws);
+    put(&ws, ".cursor/evil.mdc", "planted");
+    put(&ws, ".cursor/new.mdc", "approved");
+    let said = census.check(&q, &[ws.join(".cursor/new.mdc")]);
+    assert!(!ws.join(".cursor/evil.mdc").exists(), "{said:?}");
+    assert!(ws.join(".cursor/new.mdc").exists());
+    assert!(ws.join(".cursor/rules.mdc").exists());
+}
+
+/// In a git folder the parts are its config files and each hook: an
+/// approved hook does not take in another hook planted beside it.
+#[test]
+fn an_approved_hook_does_not_take_in_a_hook_planted_beside_it() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    put(&ws, ".git/hooks/pre-commit", "#!/bin/sh\necho approved\n");
+    put(&ws, ".git/hooks/post-checkout", "#!/bin/sh\necho planted\n");
+    let said = census.check(&q, &[ws.join(".git/hooks/pre-commit")]);
+    assert!(!ws.join(".git/hooks/post-checkout").exists(), "{said:?}");
+    assert!(ws.join(".git/hooks/pre-commit").exists(), "{said:?}");
+}
