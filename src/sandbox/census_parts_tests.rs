@@ -75,3 +75,25 @@ fn an_approved_hook_does_not_take_in_a_hook_planted_beside_it() {
     assert!(!ws.join(".git/hooks/post-checkout").exists(), "{said:?}");
     assert!(ws.join(".git/hooks/pre-commit").exists(), "{said:?}");
 }
+
+/// Sixth hostile review, H4: a folder given `HEAD`, `objects/`, `refs/`
+/// and a `config` is a bare repository to the person's git, with no `.git`
+/// name anywhere; its `HEAD` is moved, which makes it an ordinary folder.
+#[test]
+fn a_folder_made_into_a_bare_repository_loses_its_head() {
+    let (_d, ws) = repo();
+    put(&ws, "src/main.c", "int main;");
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    put(&ws, "src/HEAD", "ref: refs/heads/main\n");
+    put(&ws, "src/config", "[core]\n\tfsmonitor = ./payload\n");
+    std::fs::create_dir_all(ws.join("src/objects")).unwrap();
+    std::fs::create_dir_all(ws.join("src/refs")).unwrap();
+    let said = census.check(&q, &[]);
+    assert!(!ws.join("src/HEAD").exists(), "{said:?}");
+    assert!(ws.join("src/main.c").exists());
+    assert!(
+        crate::sandbox::control::control_file(Path::new("src/HEAD")).is_some(),
+        "the file tools ask too"
+    );
+}

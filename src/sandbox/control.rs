@@ -82,7 +82,17 @@ pub const AGENT_CONTROL: &[&str] = &[
 /// init sub`: the person's git, or the shell prompt's, obeys its config
 /// once they go in) and cairn's own commands, skills and agents (cairn
 /// loads skills from every folder between its start folder and the root).
-pub const NESTED_ONLY: &[&str] = &[".git", ".cairn/commands", ".cairn/skills", ".cairn/agents"];
+/// A `HEAD` file makes the folder holding it a repository of its own when
+/// `objects/` and `refs/` are beside it (a bare one, found by git with no
+/// `.git` name at all: the person's `git status` there obeys the `config`
+/// beside it).
+pub const NESTED_ONLY: &[&str] = &[
+    ".git",
+    "HEAD",
+    ".cairn/commands",
+    ".cairn/skills",
+    ".cairn/agents",
+];
 
 /// What obeys the control file at `rel` (a path relative to the
 /// workspace, normalised), or `None` when it is an ordinary file.
@@ -103,6 +113,13 @@ pub fn control_file(rel: &Path) -> Option<&'static str> {
     // Case-blind: on a case-insensitive file system `.GIT` is `.git`.
     if parts.iter().any(|p| p.eq_ignore_ascii_case(".git")) {
         return Some("one of git's control files: your own git reads it and runs what it names");
+    }
+    // Below the root, a `HEAD` makes its folder a bare repository.
+    if parts.len() > 1 && parts.last().is_some_and(|p| *p == "HEAD") {
+        return Some(
+            "a `HEAD` that makes its folder a repository: your own git there obeys the config \
+             beside it",
+        );
     }
     // At any depth: cairn, another agent or an editor started in (or
     // working in) a subfolder reads that folder's files as its project's.
