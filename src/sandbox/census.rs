@@ -200,6 +200,31 @@ impl Census {
         super::control::publish_git_named(&self.workspace, named);
     }
 
+    /// Every git folder in the workspace whose to-do lists the person's
+    /// git may carry on with: the repository's, its linked worktrees' and
+    /// submodules' (`.git/worktrees/*`, `.git/modules/**`), and the nested
+    /// repositories' the census knows.
+    fn git_dirs(&self) -> Vec<PathBuf> {
+        let mut all: Vec<PathBuf> = self.git_dir().into_iter().collect();
+        if let Ok(entries) = std::fs::read_dir(self.workspace.join(".git/worktrees")) {
+            all.extend((entries.flatten()).map(|e| e.path()));
+        }
+        all.extend(super::policy::submodule_dirs(&self.workspace));
+        let nested = (self.tree.iter().flat_map(|t| t.paths()))
+            .chain(self.gitlinks.iter())
+            .map(|rel| match rel.file_name() {
+                Some(n) if n == ".git" => self.workspace.join(rel),
+                _ => self.workspace.join(rel).join(".git"),
+            });
+        all.extend(nested);
+        all.retain(|d| {
+            std::fs::symlink_metadata(d).is_ok_and(|m| m.is_dir()) && self.plainly_inside(d)
+        });
+        all.sort();
+        all.dedup();
+        all
+    }
+
     fn git_dir(&self) -> Option<PathBuf> {
         let git = self.workspace.join(".git");
         std::fs::symlink_metadata(&git)
@@ -408,11 +433,11 @@ impl Census {
                 )),
             }
         }
-        if let Some(git) = self.git_dir() {
-            let mut away = |path: &Path| {
-                let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
-                move_out(path, rel, quarantine)
-            };
+        let mut away = |path: &Path| {
+            let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
+            move_out(path, rel, quarantine)
+        };
+        for git in self.git_dirs() {
             said.extend(super::gitstate::disarm(&git, accepted, &mut away));
         }
         // Read again only when something was moved; written only when

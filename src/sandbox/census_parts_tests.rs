@@ -97,3 +97,34 @@ fn a_folder_made_into_a_bare_repository_loses_its_head() {
         "the file tools ask too"
     );
 }
+
+/// Sixth hostile review, H6: a rebase stopped at `break` in a submodule's
+/// git folder (`.git/modules/…`), its next line an `exec`: the person's
+/// `git rebase --continue` in the submodule ran it. Every git folder's
+/// to-do lists are disarmed, not only the top repository's.
+#[test]
+fn a_submodules_or_nested_repositorys_rebase_exec_is_disarmed() {
+    let (_d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let module = ws.join(".git/modules/vendor/lib");
+    put(&module, "HEAD", "ref: refs/heads/main\n");
+    put(&module, "config", "[core]\n\tbare = false\n");
+    std::fs::create_dir_all(module.join("objects")).unwrap();
+    std::fs::create_dir_all(module.join("refs")).unwrap();
+    put(&ws, "nested/.git/HEAD", "ref: refs/heads/main\n");
+    let mut census = Census::take(&ws);
+    let todo = "break\nexec touch /tmp/never\npick 0000000 x\n";
+    put(&module, "rebase-merge/git-rebase-todo", todo);
+    put(&ws, "nested/.git/rebase-merge/git-rebase-todo", todo);
+    let said = census.check(&q, &[]);
+    for list in [
+        module.join("rebase-merge/git-rebase-todo"),
+        ws.join("nested/.git/rebase-merge/git-rebase-todo"),
+    ] {
+        let now = std::fs::read_to_string(&list).unwrap_or_default();
+        assert!(
+            !now.lines().any(|l| l.starts_with("exec")),
+            "{list:?}: {now} {said:?}"
+        );
+    }
+}
