@@ -54,14 +54,16 @@ pub fn request_body(request: &Request) -> Value {
     } else if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
     }
-    if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-                .collect(),
-        );
+    let mut tools: Vec<Value> = request
+        .web_search
+        .map(super::anthropic_search::tool_entry)
+        .into_iter()
+        .collect();
+    tools.extend(request.tools.iter().map(
+        |t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}),
+    ));
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
         // The tools come before the system prompt in Anthropic's cache
         // order; one breakpoint after the last covers them all.
         if let Some(last) = body["tools"].as_array_mut().and_then(|t| t.last_mut()) {
@@ -117,6 +119,11 @@ fn content_blocks(m: &Message) -> Vec<Value> {
             }
             Part::ProviderData { format, data } if format == FORMAT => out.push(data.clone()),
             Part::ProviderData { .. } => {}
+            // The search's own blocks, in order: the call and its result.
+            Part::WebSearch(search) if search.format == FORMAT => {
+                out.extend(search.wire.iter().cloned())
+            }
+            Part::WebSearch(_) | Part::Citations { .. } => {}
             Part::Image { image } => out.push(image_block(&image.media_type, &image.data)),
             Part::ToolCall { id, name, input } => {
                 out.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));

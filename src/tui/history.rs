@@ -7,6 +7,7 @@ use crate::conversation::{Message, Part, Role};
 use crate::protocol::{LoadedSession, Runs};
 use crate::tui::model::Model;
 use crate::tui::widgets::cell::{AssistantText, CellKind};
+use crate::tui::widgets::sources::SourcesCell;
 use crate::tui::widgets::tool_cell::ToolCell;
 
 /// Shows a loaded session: its transcript, title, and the context and cost
@@ -112,6 +113,14 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
                                 ),
                             }
                             model.transcript.push(CellKind::Tool(Box::new(cell)));
+                        }
+                        Part::WebSearch(search) => {
+                            let cell = SourcesCell::search(search);
+                            model.transcript.push(CellKind::Sources(Box::new(cell)));
+                        }
+                        Part::Citations { sources } => {
+                            let cell = SourcesCell::citations(sources);
+                            model.transcript.push(CellKind::Sources(Box::new(cell)));
                         }
                         _ => {}
                     }
