@@ -54,11 +54,7 @@ pub fn request_body(request: &Request) -> Value {
     } else if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
     }
-    let mut tools: Vec<Value> = request
-        .web_search
-        .map(super::anthropic_search::tool_entry)
-        .into_iter()
-        .collect();
+    let mut tools: Vec<Value> = request.web_search.map(search_tool).into_iter().collect();
     tools.extend(request.tools.iter().map(
         |t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}),
     ));
@@ -71,6 +67,13 @@ pub fn request_body(request: &Request) -> Value {
         }
     }
     body
+}
+
+/// The provider's own web search as a request offers it, at most
+/// `max_uses` searches per request; the provider runs it, and its blocks
+/// come back in the answer (`anthropic_search`).
+fn search_tool(max_uses: u32) -> Value {
+    json!({"type": "web_search_20250305", "name": "web_search", "max_uses": max_uses})
 }
 
 /// The moving end of the conversation: the last block of the last two user

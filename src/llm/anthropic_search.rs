@@ -1,6 +1,6 @@
-//! Anthropic's server-side web search: the tool entry a request offers,
-//! and the `server_tool_use` / `web_search_tool_result` pair a response
-//! carries. The provider runs the search mid-answer; cairn shows it and
+//! Anthropic's server-side web search as a response carries it: the
+//! `server_tool_use` / `web_search_tool_result` pair (the request's tool
+//! entry is `anthropic_request::search_tool`). The provider runs the search mid-answer; cairn shows it and
 //! sends both blocks back unchanged (the results hold encrypted content the
 //! model needs to read them again on the next request).
 
@@ -10,12 +10,6 @@ use super::StreamEvent;
 use super::anthropic_request::FORMAT;
 use super::transport::Events;
 use crate::conversation::{Source, WebSearch};
-
-/// The tool entry of a request that offers the search, at most `max_uses`
-/// searches per request.
-pub fn tool_entry(max_uses: u32) -> Value {
-    json!({"type": "web_search_20250305", "name": "web_search", "max_uses": max_uses})
-}
 
 /// A `server_tool_use` block as it streams: its input arrives in
 /// fragments like a tool call's.
