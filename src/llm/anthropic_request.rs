@@ -37,7 +37,8 @@ pub fn alternating(messages: &[Message], blocks_of: impl Fn(&Message) -> Vec<Val
 
 /// The JSON body of a request.
 pub fn request_body(request: &Request) -> Value {
-    let mut messages = alternating(&request.messages, content_blocks);
+    let searching = request.web_search.is_some();
+    let mut messages = alternating(&request.messages, |m| content_blocks(m, searching));
     mark_conversation_end(&mut messages);
     let mut body = json!({
         "model": request.model,
@@ -105,7 +106,10 @@ fn image_block(media_type: &str, data: &str) -> Value {
     json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
 }
 
-fn content_blocks(m: &Message) -> Vec<Value> {
+/// `searching`: the request offers the search, so its earlier blocks can
+/// go back as they came; without the tool they would be refused, and the
+/// search goes back as text saying what it found.
+fn content_blocks(m: &Message, searching: bool) -> Vec<Value> {
     let mut out = Vec::new();
     for p in &m.parts {
         match p {
@@ -123,10 +127,11 @@ fn content_blocks(m: &Message) -> Vec<Value> {
             Part::ProviderData { format, data } if format == FORMAT => out.push(data.clone()),
             Part::ProviderData { .. } => {}
             // The search's own blocks, in order: the call and its result.
-            Part::WebSearch(search) if search.format == FORMAT => {
+            Part::WebSearch(search) if search.format == FORMAT && searching => {
                 out.extend(search.wire.iter().cloned())
             }
-            Part::WebSearch(_) | Part::Citations { .. } => {}
+            Part::WebSearch(search) => out.push(json!({"type": "text", "text": search.text()})),
+            Part::Citations { .. } => {}
             Part::Image { image } => out.push(image_block(&image.media_type, &image.data)),
             Part::ToolCall { id, name, input } => {
                 out.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));

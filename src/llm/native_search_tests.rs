@@ -246,3 +246,27 @@ fn other_formats_leave_a_stored_search_out() {
     let gemini = super::gemini::request_body(&request(None, false, messages));
     assert!(!gemini.to_string().contains("server_tool_use"));
 }
+
+#[test]
+fn a_search_goes_back_as_text_when_the_request_no_longer_offers_it() {
+    let search = WebSearch {
+        id: "srvtoolu_1".into(),
+        queries: vec!["rust 2026".into()],
+        sources: vec![Source {
+            title: "Rust blog".into(),
+            url: "https://blog.rust-lang.org/".into(),
+        }],
+        error: None,
+        format: "anthropic".into(),
+        wire: vec![
+            json!({"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"rust 2026"}}),
+        ],
+    };
+    let body = super::anthropic::request_body(&request(None, true, answered_with(search, vec![])));
+    let said = &body["messages"][1]["content"];
+    assert_eq!(said[0]["type"], "text", "{said}");
+    let text = said[0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("web search: rust 2026"), "{text}");
+    assert!(text.contains("https://blog.rust-lang.org/"), "{text}");
+    assert!(!body.to_string().contains("server_tool_use"));
+}

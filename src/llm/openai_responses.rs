@@ -92,7 +92,7 @@ impl Provider for ChatOrResponses {
 pub fn request_body(request: &Request) -> Value {
     let mut input = Vec::new();
     for m in &request.messages {
-        push_items(&mut input, m);
+        push_items(&mut input, m, request.web_search.is_some());
     }
     let mut body = json!({
         "model": request.model,
@@ -150,7 +150,9 @@ fn image_url(media_type: &str, data: &str) -> String {
     format!("data:{media_type};base64,{data}")
 }
 
-fn push_items(out: &mut Vec<Value>, m: &Message) {
+/// `searching`: the request offers the search, so earlier search calls go
+/// back as items; otherwise as text saying what they found.
+fn push_items(out: &mut Vec<Value>, m: &Message, searching: bool) {
     match m.role {
         Role::Assistant => {
             for p in &m.parts {
@@ -163,9 +165,12 @@ fn push_items(out: &mut Vec<Value>, m: &Message) {
                     }
                     // The search call goes back where it was, after the
                     // reasoning that led to it.
-                    Part::WebSearch(search) if search.format == FORMAT => {
+                    Part::WebSearch(search) if search.format == FORMAT && searching => {
                         out.extend(search.wire.iter().map(|w| unstored(w, false)));
                     }
+                    Part::WebSearch(search) => out.push(json!({
+                        "type": "message", "role": "assistant",
+                        "content": [{"type": "output_text", "text": search.text()}]})),
                     Part::Text { text } if !text.is_empty() => out.push(json!({
                         "type": "message", "role": "assistant",
                         "content": [{"type": "output_text", "text": text}]})),
