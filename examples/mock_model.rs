@@ -12,7 +12,9 @@
 //! "tool_calls": [{"id", "name", "args"}], "delay_ms", "chunk_chars",
 //! "status" (an HTTP error code), "repeat_text" (text repeated N times:
 //! {"repeat_text": ["word ", 1000]}), "when" (answer only a request whose
-//! body contains this text: parallel sub-agents' requests come in any order).
+//! body contains this text: parallel sub-agents' requests come in any order),
+//! "search" (the provider searches the web itself first, where its format
+//! can: {"query": "…", "pages": [["title", "https://…"]]}).
 
 #[path = "../tests/support/mock_model.rs"]
 mod mock_model;
@@ -56,6 +58,15 @@ fn reply(v: &Value) -> Reply {
     }
     if let Some(needle) = v["when"].as_str() {
         r = r.when(needle);
+    }
+    if let Some(query) = v["search"]["query"].as_str() {
+        let pages: Vec<(&str, &str)> = v["search"]["pages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| Some((p.get(0)?.as_str()?, p.get(1)?.as_str()?)))
+            .collect();
+        r = r.searched(query, &pages);
     }
     r
 }

@@ -66,6 +66,78 @@ pub enum Part {
         format: String,
         data: serde_json::Value,
     },
+    /// A web search the provider ran itself while answering (Anthropic's
+    /// web search tool, the Responses API's `web_search`, Gemini's
+    /// grounding): shown as a pane, never run by cairn.
+    WebSearch(WebSearch),
+    /// The sources the answer's text cites, in the order first cited.
+    Citations {
+        sources: Vec<Source>,
+    },
+}
+
+/// A page a search found or an answer cites. Both come from the provider
+/// (and the web): hostile text, escaped before it reaches a terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Source {
+    #[serde(default)]
+    pub title: String,
+    pub url: String,
+}
+
+/// One provider-side search: what was asked, what came back, and the wire
+/// blocks the provider wants sent back unchanged with the conversation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebSearch {
+    /// The provider's id of the search (empty where it has none).
+    #[serde(default)]
+    pub id: String,
+    pub queries: Vec<String>,
+    #[serde(default)]
+    pub sources: Vec<Source>,
+    /// Why the provider says it failed (`max_uses_exceeded`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The wire format it came from; only that format sends `wire` back.
+    pub format: String,
+    /// The provider's own blocks, in order, as they must be resent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wire: Vec<serde_json::Value>,
+}
+
+impl WebSearch {
+    /// The queries as one line.
+    pub fn query_line(&self) -> String {
+        self.queries.join(" · ")
+    }
+
+    /// The search as plain text: its queries and the pages it found, for
+    /// search indexes and summaries.
+    pub fn text(&self) -> String {
+        let mut out = format!("web search: {}", self.query_line());
+        for s in &self.sources {
+            out.push_str(&format!("\n{} {}", s.title, s.url));
+        }
+        out
+    }
+}
+
+/// Sources as plain text, one `title url` a line.
+pub fn sources_text(sources: &[Source]) -> String {
+    let lines: Vec<String> = sources
+        .iter()
+        .map(|s| format!("{} {}", s.title, s.url))
+        .collect();
+    lines.join("\n")
+}
+
+impl Source {
+    /// Adds `source` unless its URL is listed already.
+    pub fn add_unique(list: &mut Vec<Source>, source: Source) {
+        if !source.url.is_empty() && !list.iter().any(|s| s.url == source.url) {
+            list.push(source);
+        }
+    }
 }
 
 /// Tokens one exchange used, as the provider counted them.

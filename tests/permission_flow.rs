@@ -50,6 +50,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
         max_tokens: Some(1000),
         reasoning: false,
         effort: None,
+        web_search: None,
         interactive,
         global_config_dir: None,
         trust_store: None,

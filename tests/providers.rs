@@ -69,6 +69,7 @@ fn request() -> Request {
         temperature: None,
         reasoning: false,
         effort: None,
+        web_search: None,
     }
 }
 

@@ -69,6 +69,7 @@ mod real_model;
 mod sandbox_classes;
 mod sandbox_cli;
 mod sandbox_e2e;
+mod search_native;
 mod session_settings;
 mod signals_tui;
 mod skills;

@@ -181,6 +181,7 @@ impl SummaryAsk<'_> {
             temperature: None,
             reasoning: false,
             effort: None,
+            web_search: None,
         };
         let request = super::side_model::with_effort(request);
         let mut stream = tokio::select! {

@@ -38,6 +38,7 @@ async fn ask_model(provider: &dyn Provider, model: &str, text: &str) -> Result<S
         temperature: None,
         reasoning: false,
         effort: None,
+        web_search: None,
     };
     let mut stream = (provider.stream(&request).await).map_err(|e| format!("{model}: {e}"))?;
     let mut answer = String::new();

@@ -83,6 +83,10 @@ pub struct AgentOptions {
     /// `--effort`, `/effort` or the config's `effort`: over the model's
     /// own `[models.ID] effort`.
     pub effort: Option<crate::config::effort::Effort>,
+    /// The model provider's own web search, at most this many searches a
+    /// request (`config::native_search`); offered only where the provider
+    /// has one and the person's rules allow `web_search` outright.
+    pub web_search: Option<u32>,
     /// False for `cairn run`: an ask becomes a denial the model is told of.
     pub interactive: bool,
     /// The global config directory, for global instruction files.

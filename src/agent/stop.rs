@@ -51,7 +51,7 @@ fn cut_by_window(usage: &crate::llm::Usage, max_tokens: u32, window: u64) -> boo
 
 fn notice(stop: &StopReason, has_calls: bool, max_tokens: u32) -> Option<String> {
     match stop {
-        StopReason::EndTurn | StopReason::ToolUse => None,
+        StopReason::EndTurn | StopReason::ToolUse | StopReason::Paused => None,
         StopReason::MaxTokens if has_calls => Some(format!(
             "The model reached its output limit ({max_tokens} tokens) while writing a tool call; the call was not run and the model was told."
         )),

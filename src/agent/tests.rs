@@ -260,6 +260,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
         max_tokens: None,
         reasoning: false,
         effort: None,
+        web_search: None,
         interactive: true,
         global_config_dir: None,
         trust_store: None,

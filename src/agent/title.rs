@@ -51,6 +51,7 @@ pub async fn generate(
         temperature: None,
         reasoning: false,
         effort: None,
+        web_search: None,
     };
     let mut request = super::side_model::with_effort(request);
     if let Some(budget) = crate::llm::effort::thinking_budget(&Request {

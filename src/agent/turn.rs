@@ -8,7 +8,7 @@ use super::compaction;
 use super::fixed::{build_system_prompt, fixed_tokens, offered_specs};
 use super::turn_context::{ParsedCall, PendingCall, TurnContext};
 use crate::context::Tracker;
-use crate::conversation::{Message, Part, Role, repair_tool_pairs};
+use crate::conversation::{Message, Part, Role, Source, repair_tool_pairs};
 use crate::llm::{LlmError, Request, StopReason, StreamEvent, Usage};
 use crate::protocol::{AgentEvent, NoticeLevel, TurnOutcome};
 use crate::tools::state::lock;
@@ -20,8 +20,11 @@ struct Response {
     reasoning: String,
     signature: Option<String>,
     calls: BTreeMap<usize, PendingCall>,
-    /// Provider items to send back unchanged (format, data).
-    provider_data: Vec<(String, serde_json::Value)>,
+    /// What the provider sends back unchanged and its own searches, in the
+    /// order they came ([`Part::ProviderData`], [`Part::WebSearch`]).
+    extra: Vec<Part>,
+    /// The sources the answer cites, each once.
+    citations: Vec<Source>,
     usage: Option<Usage>,
     stop: Option<StopReason>,
 }
@@ -103,6 +106,11 @@ pub(crate) async fn run(
         }
         let stop = response.stop.clone();
         let (msg, mut calls) = assistant_message(response);
+        for part in &msg.parts {
+            if let Part::Citations { sources } = part {
+                ctx.shared.emit(AgentEvent::Citations(sources.clone()));
+            }
+        }
         super::stop::surface(
             ctx,
             stop.as_ref(),
@@ -123,6 +131,11 @@ pub(crate) async fn run(
         messages.push(msg);
         if let Some(u) = response_usage {
             tracker.report(u.context_tokens(), messages.len());
+        }
+        if calls.is_empty() && stop == Some(StopReason::Paused) {
+            // The provider's own search paused a long turn: ask again with
+            // the answer so far, and it goes on where it stopped.
+            continue;
         }
         if calls.is_empty() {
             return TurnOutcome::Completed;
@@ -211,7 +224,19 @@ fn build_request(ctx: &TurnContext, system: &str, messages: &[Message], estimate
         temperature: None,
         reasoning: ctx.opts.reasoning && ctx.opts.model_info.supports_reasoning,
         effort: ctx.opts.effort.or(ctx.opts.model_info.effort),
+        web_search: native_search(ctx),
     }
+}
+
+/// The provider's own web search, when this request may offer it: the
+/// provider has one for this model, no search service of cairn's is
+/// configured, and the person's rules allow `web_search` outright. It runs
+/// on the provider's side in the middle of an answer, where no question
+/// can be asked, so without such a rule it is not offered at all.
+fn native_search(ctx: &TurnContext) -> Option<u32> {
+    let uses = ctx.opts.web_search?;
+    let allowed = lock(&ctx.shared.gate).rules().allows_outright("web_search");
+    (allowed && ctx.provider.native_search(&ctx.opts.model)).then_some(uses)
 }
 
 /// The output limit of a request estimated at `estimate` tokens: the
@@ -417,7 +442,14 @@ async fn stream_response(ctx: &TurnContext, request: &Request, out: &mut Respons
                 out.usage = usage;
                 ctx.shared.emit(AgentEvent::ResponseReset);
             }
-            StreamEvent::ProviderData { format, data } => out.provider_data.push((format, data)),
+            StreamEvent::ProviderData { format, data } => {
+                out.extra.push(Part::ProviderData { format, data })
+            }
+            StreamEvent::WebSearch(search) => {
+                ctx.shared.emit(AgentEvent::WebSearch(search.clone()));
+                out.extra.push(Part::WebSearch(search));
+            }
+            StreamEvent::Citation(source) => Source::add_unique(&mut out.citations, source),
             StreamEvent::Done(stop) => {
                 out.stop = Some(stop);
                 return StreamEnd::Done;
@@ -455,14 +487,7 @@ fn finished_parts(r: &Response) -> Vec<Part> {
             signature: r.signature.clone(),
         });
     }
-    parts.extend(
-        r.provider_data
-            .iter()
-            .map(|(format, data)| Part::ProviderData {
-                format: format.clone(),
-                data: data.clone(),
-            }),
-    );
+    parts.extend(r.extra.iter().cloned());
     if !r.text.is_empty() {
         parts.push(Part::Text {
             text: r.text.clone(),
@@ -493,13 +518,14 @@ fn assistant_message(r: Response) -> (Message, Vec<ParsedCall>) {
             signature: r.signature,
         });
     }
-    parts.extend(
-        r.provider_data
-            .into_iter()
-            .map(|(format, data)| Part::ProviderData { format, data }),
-    );
+    parts.extend(r.extra);
     if !r.text.is_empty() {
         parts.push(Part::Text { text: r.text });
+    }
+    if !r.citations.is_empty() {
+        parts.push(Part::Citations {
+            sources: r.citations,
+        });
     }
     let mut calls = Vec::new();
     for (n, (_, mut call)) in r.calls.into_iter().enumerate() {

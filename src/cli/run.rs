@@ -430,6 +430,20 @@ impl Printer {
                 self.new_line();
                 out_line(&format!("\n{}\n", escape(plan)));
             }
+            AgentEvent::WebSearch(search) => {
+                self.new_line();
+                eprintln!("⌕ web search \"{}\"", escape(&search.query_line()));
+                if let Some(why) = &search.error {
+                    eprintln!("  failed: {}", escape(why));
+                }
+                eprint!("{}", numbered_sources(&search.sources));
+            }
+            AgentEvent::Citations(sources) => {
+                self.flush_text();
+                self.new_line();
+                eprintln!("Sources:");
+                eprint!("{}", numbered_sources(sources));
+            }
             _ => {}
         }
     }
@@ -533,6 +547,27 @@ impl Printer {
         }
         code
     }
+}
+
+/// Sources as numbered lines for a terminal: provider text, escaped and
+/// kept to one line each.
+fn numbered_sources(sources: &[crate::conversation::Source]) -> String {
+    let one_line = |t: &str| escape(t).split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut out = String::new();
+    for (i, s) in sources.iter().enumerate() {
+        let title = if s.title.trim().is_empty() {
+            &s.url
+        } else {
+            &s.title
+        };
+        out.push_str(&format!(
+            "  {}. {} <{}>\n",
+            i + 1,
+            one_line(title),
+            one_line(&s.url)
+        ));
+    }
+    out
 }
 
 /// `cairn run PROMPT`: starts the agent without the interface (continuing

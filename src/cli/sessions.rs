@@ -175,9 +175,37 @@ fn show(id: String, json_out: bool, store: &Store, out: &mut dyn Write) -> Resul
                     let mark = if *is_error { "✗" } else { "✓" };
                     writeln!(out, "  {mark} {}", escape(&one_line_max(&text, 120)))?
                 }
+                (_, Part::WebSearch(search)) => {
+                    let query = escape(&one_line_max(&search.query_line(), 120));
+                    writeln!(out, "⌕ web search \"{query}\"")?;
+                    write_sources(out, &search.sources)?
+                }
+                (_, Part::Citations { sources }) => {
+                    writeln!(out, "Sources:")?;
+                    write_sources(out, sources)?
+                }
                 _ => {}
             }
         }
+    }
+    Ok(())
+}
+
+/// Numbered sources, one line each, escaped (they came from the web).
+fn write_sources(out: &mut dyn Write, sources: &[crate::conversation::Source]) -> Result<()> {
+    for (i, s) in sources.iter().enumerate() {
+        let title = if s.title.trim().is_empty() {
+            &s.url
+        } else {
+            &s.title
+        };
+        let title = escape(&one_line_max(title, 100));
+        writeln!(
+            out,
+            "  {}. {title} <{}>",
+            i + 1,
+            escape(&one_line_max(&s.url, 200))
+        )?;
     }
     Ok(())
 }

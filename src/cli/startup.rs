@@ -97,8 +97,13 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
             Err(e) => (Standing::Undecided, Some(e.to_string())),
         };
     if let Some(search) = &config.file.search {
-        crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
-            .map_err(|why| anyhow::anyhow!("{why}"))?;
+        if let Some(why) = search.problem() {
+            anyhow::bail!("{why}");
+        }
+        if search.names_backend() {
+            crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())
+                .map_err(|why| anyhow::anyhow!("{why}"))?;
+        }
     }
     // The command line's own settings hold for this run, trusted or not.
     if overrides.effort.is_some() {
@@ -292,6 +297,7 @@ pub fn start_agent_with(
         max_tokens: s.config.file.max_tokens,
         reasoning: s.config.file.reasoning.unwrap_or(true),
         effort: s.config.file.effort,
+        web_search: config::native_search(s.config.file.search.as_ref()),
         interactive,
         global_config_dir: config::global_dir(),
         trust_store: TrustStore::default_location()
@@ -497,7 +503,7 @@ fn registry(s: &Startup) -> Registry {
             s.cwd.clone(),
         )));
     }
-    if let Some(search) = &s.config.file.search {
+    if let Some(search) = s.config.file.search.as_ref().filter(|c| c.names_backend()) {
         // A broken `[search]` was refused when the config was read (`load`).
         if let Ok(backend) =
             crate::tools::web_search::Backend::from_config(search, |k| std::env::var(k).ok())

@@ -309,6 +309,10 @@ pub(super) fn shared_line(event: &AgentEvent) -> Option<Value> {
             output,
         } => json!({"type": "hook", "summary": summary, "command": command, "output": output}),
         AgentEvent::PlanProposed { plan, .. } => json!({"type": "plan", "plan": plan}),
+        AgentEvent::WebSearch(search) => json!({"type": "web_search", "id": search.id,
+            "queries": search.queries, "sources": search.sources, "error": search.error,
+            "provider_format": search.format}),
+        AgentEvent::Citations(sources) => json!({"type": "citations", "sources": sources}),
         _ => return None,
     })
 }

@@ -281,17 +281,55 @@ impl AgentsConfig {
 }
 
 /// `[search] provider = "searxng" | "brave" | "tavily"`, its `url` and the
-/// variable holding its key.
+/// variable holding its key; or `"native"` (the default: the model
+/// provider's own search, where it has one) or `"off"` (no search).
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct SearchConfig {
+    #[serde(default)]
     pub provider: String,
+    /// How many searches the provider may run in one request (Anthropic's
+    /// `max_uses`), 1 to 20; 5 unless set.
+    pub max_uses: Option<u32>,
     pub url: Option<String>,
     pub api_key_env: Option<String>,
     /// Set when a trusted project's file names the service's address: no
     /// key from the person's environment goes to it.
     #[serde(skip)]
     pub key_withheld: bool,
+}
+
+impl SearchConfig {
+    /// Whether `provider` names a search service cairn asks itself.
+    pub fn names_backend(&self) -> bool {
+        !matches!(self.provider.as_str(), "" | "native" | "off")
+    }
+
+    /// What is wrong with the section, if anything, besides the service's
+    /// own settings (which `web_search::Backend` checks).
+    pub fn problem(&self) -> Option<String> {
+        match self.max_uses {
+            Some(n) if !(1..=20).contains(&n) => Some(format!(
+                "[search] max_uses = {n}: use a number from 1 to 20"
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// Searches one request may run with the provider's own search when
+/// nothing else is configured.
+pub const NATIVE_SEARCH_MAX_USES: u32 = 5;
+
+/// The provider's own search as `[search]` allows it: how many searches a
+/// request may run, or `None` when a service of cairn's own is configured
+/// (its `web_search` tool is offered instead) or search is `"off"`.
+pub fn native_search(search: Option<&SearchConfig>) -> Option<u32> {
+    match search {
+        None => Some(NATIVE_SEARCH_MAX_USES),
+        Some(c) if c.names_backend() || c.provider == "off" => None,
+        Some(c) => Some(c.max_uses.unwrap_or(NATIVE_SEARCH_MAX_USES)),
+    }
 }
 
 /// `[compat]`: read Claude Code's `.claude/` folders (commands, skills,

@@ -25,6 +25,15 @@ pub fn estimate_message(m: &Message) -> u64 {
             Part::Text { text } | Part::Reasoning { text, .. } => estimate_tokens(text),
             Part::Image { .. } => 1_000,
             Part::ProviderData { data, .. } => estimate_tokens(&data.to_string()),
+            // What goes back to the provider is its own blocks (results
+            // with encrypted page text, which it counts).
+            Part::WebSearch(search) => search
+                .wire
+                .iter()
+                .map(|w| estimate_tokens(&w.to_string()))
+                .sum::<u64>()
+                .max(estimate_tokens(&search.text())),
+            Part::Citations { .. } => 0,
             Part::ToolCall { name, input, .. } => {
                 estimate_tokens(name) + estimate_tokens(&input.to_string()) + 8
             }
@@ -178,6 +187,11 @@ fn transcript_entries(older: &[Message]) -> Vec<String> {
             match p {
                 Part::Text { text } => out.push(format!("{who}: {text}\n\n")),
                 Part::Reasoning { .. } | Part::Image { .. } | Part::ProviderData { .. } => {}
+                Part::WebSearch(search) => out.push(format!("{who}: {}\n\n", search.text())),
+                Part::Citations { sources } => out.push(format!(
+                    "{who} CITED:\n{}\n\n",
+                    crate::conversation::sources_text(sources)
+                )),
                 Part::ToolCall { name, input, .. } => {
                     let args = input.to_string();
                     let args: String = args.chars().take(2_000).collect();

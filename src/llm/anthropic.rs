@@ -3,6 +3,7 @@
 use async_trait::async_trait;
 use serde_json::{Value, json};
 
+use super::anthropic_search::{self, ServerCall};
 use super::sse::SseParser;
 use super::stream::{self, Endpoint, KeyIn, Turn, WireFormat};
 use super::transport::Events;
@@ -43,6 +44,10 @@ impl Provider for Anthropic {
         let req = stream::with_key(req, &self.0.settings, KeyIn::Header("x-api-key"));
         stream_with(req, &self.0.settings).await
     }
+
+    fn native_search(&self, _model: &str) -> bool {
+        true
+    }
 }
 
 /// Sends a Messages request (from here or from Vertex) and decodes it.
@@ -55,7 +60,11 @@ pub(crate) async fn stream_with(
 
 /// Anthropic Messages as the shared stream loop reads it.
 #[derive(Default)]
-pub(crate) struct Messages;
+pub(crate) struct Messages {
+    /// The provider's own tool calls (`server_tool_use`) waiting for
+    /// their results: the provider runs them, cairn only shows them.
+    server: Vec<super::anthropic_search::ServerCall>,
+}
 
 /// The decoder the unit tests drive.
 #[cfg(test)]
@@ -67,6 +76,7 @@ fn stop_reason(r: &str) -> StopReason {
         "tool_use" => StopReason::ToolUse,
         "max_tokens" => StopReason::MaxTokens,
         "refusal" => StopReason::Refusal,
+        "pause_turn" => StopReason::Paused,
         other => StopReason::Other(other.to_string()),
     }
 }
@@ -104,16 +114,31 @@ pub(crate) fn classify_error(err: &Value) -> LlmError {
     }
 }
 
-fn block_start(turn: &mut Turn, index: usize, block: &Value, out: &mut Events) {
+fn block_start(
+    server: &mut Vec<ServerCall>,
+    turn: &mut Turn,
+    index: usize,
+    block: &Value,
+    out: &mut Events,
+) {
     match block["type"].as_str() {
-        Some("tool_use") | Some("server_tool_use") => {
+        Some("tool_use") => {
             let text = |k: &str| block[k].as_str().unwrap_or_default();
             turn.start_call(index, text("id"), text("name"), out);
+        }
+        // The provider's own tool: kept to show and send back, never a
+        // call cairn runs.
+        Some("server_tool_use") => server.push(ServerCall::new(index, block)),
+        Some(kind) if kind.ends_with("_tool_result") => {
+            if let Some(search) = anthropic_search::finish(server, block) {
+                out.push(Ok(StreamEvent::WebSearch(search)));
+            }
         }
         Some("text") => {
             if let Some(t) = block["text"].as_str().filter(|t| !t.is_empty()) {
                 out.push(Ok(StreamEvent::TextDelta(t.to_string())));
             }
+            anthropic_search::citations(&block["citations"], out);
         }
         Some("redacted_thinking") => out.push(Ok(StreamEvent::ProviderData {
             format: FORMAT.to_string(),
@@ -123,14 +148,27 @@ fn block_start(turn: &mut Turn, index: usize, block: &Value, out: &mut Events) {
     }
 }
 
-fn block_delta(turn: &mut Turn, index: usize, d: &Value, out: &mut Events) {
+fn block_delta(
+    server: &mut [ServerCall],
+    turn: &mut Turn,
+    index: usize,
+    d: &Value,
+    out: &mut Events,
+) {
     let text = |k: &str| d[k].as_str().map(str::to_string);
     let ev = match d["type"].as_str() {
         Some("text_delta") => text("text").map(StreamEvent::TextDelta),
         Some("input_json_delta") => {
-            if let Some(fragment) = text("partial_json").filter(|t| !t.is_empty()) {
-                turn.fragment(index, fragment, out);
+            let fragment = text("partial_json").filter(|t| !t.is_empty());
+            match (fragment, server.iter_mut().find(|c| c.index == index)) {
+                (Some(f), Some(call)) => call.args.push_str(&f),
+                (Some(f), None) => turn.fragment(index, f, out),
+                (None, _) => {}
             }
+            None
+        }
+        Some("citations_delta") => {
+            anthropic_search::citations(&json!([d["citation"]]), out);
             None
         }
         Some("thinking_delta") => text("thinking").map(StreamEvent::ReasoningDelta),
@@ -148,8 +186,10 @@ impl WireFormat for Messages {
         let index = v["index"].as_u64().unwrap_or(0) as usize;
         match kind {
             "message_start" => read_usage(turn, &v["message"]["usage"], out),
-            "content_block_start" => block_start(turn, index, &v["content_block"], out),
-            "content_block_delta" => block_delta(turn, index, &v["delta"], out),
+            "content_block_start" => {
+                block_start(&mut self.server, turn, index, &v["content_block"], out)
+            }
+            "content_block_delta" => block_delta(&mut self.server, turn, index, &v["delta"], out),
             "message_delta" => {
                 if let Some(r) = v["delta"]["stop_reason"].as_str() {
                     turn.stop = Some(stop_reason(r));
@@ -158,7 +198,10 @@ impl WireFormat for Messages {
                     read_usage(turn, &v["usage"], out);
                 }
             }
-            "message_stop" => stream::finish::<Self>(turn, out),
+            "message_stop" => {
+                anthropic_search::unanswered(&mut self.server, out);
+                stream::finish::<Self>(turn, out)
+            }
             "error" => out.push(Err(classify_error(&v["error"]))),
             _ => {}
         }
@@ -187,13 +230,14 @@ impl WireFormat for Messages {
                     }
                 }
                 Some("tool_use") => {
-                    block_start(turn, index, block, out);
+                    block_start(&mut self.server, turn, index, block, out);
                     let input = block.get("input").cloned().unwrap_or(json!({}));
                     turn.fragment(index, input.to_string(), out);
                 }
-                _ => block_start(turn, index, block, out),
+                _ => block_start(&mut self.server, turn, index, block, out),
             }
         }
+        anthropic_search::unanswered(&mut self.server, out);
         if let Some(r) = body["stop_reason"].as_str() {
             turn.stop = Some(stop_reason(r));
         }
@@ -342,6 +386,7 @@ mod tests {
             temperature: Some(0.2),
             reasoning: true,
             effort: None,
+            web_search: None,
         };
         let b = request_body(&req);
         assert_eq!(b["system"][0]["text"], "sys");

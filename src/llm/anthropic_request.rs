@@ -37,7 +37,8 @@ pub fn alternating(messages: &[Message], blocks_of: impl Fn(&Message) -> Vec<Val
 
 /// The JSON body of a request.
 pub fn request_body(request: &Request) -> Value {
-    let mut messages = alternating(&request.messages, content_blocks);
+    let searching = request.web_search.is_some();
+    let mut messages = alternating(&request.messages, |m| content_blocks(m, searching));
     mark_conversation_end(&mut messages);
     let mut body = json!({
         "model": request.model,
@@ -54,14 +55,12 @@ pub fn request_body(request: &Request) -> Value {
     } else if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
     }
-    if !request.tools.is_empty() {
-        body["tools"] = Value::Array(
-            request
-                .tools
-                .iter()
-                .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}))
-                .collect(),
-        );
+    let mut tools: Vec<Value> = request.web_search.map(search_tool).into_iter().collect();
+    tools.extend(request.tools.iter().map(
+        |t| json!({"name": t.name, "description": t.description, "input_schema": t.input_schema}),
+    ));
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
         // The tools come before the system prompt in Anthropic's cache
         // order; one breakpoint after the last covers them all.
         if let Some(last) = body["tools"].as_array_mut().and_then(|t| t.last_mut()) {
@@ -69,6 +68,13 @@ pub fn request_body(request: &Request) -> Value {
         }
     }
     body
+}
+
+/// The provider's own web search as a request offers it, at most
+/// `max_uses` searches per request; the provider runs it, and its blocks
+/// come back in the answer (`anthropic_search`).
+fn search_tool(max_uses: u32) -> Value {
+    json!({"type": "web_search_20250305", "name": "web_search", "max_uses": max_uses})
 }
 
 /// The moving end of the conversation: the last block of the last two user
@@ -100,7 +106,10 @@ fn image_block(media_type: &str, data: &str) -> Value {
     json!({"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}})
 }
 
-fn content_blocks(m: &Message) -> Vec<Value> {
+/// `searching`: the request offers the search, so its earlier blocks can
+/// go back as they came; without the tool they would be refused, and the
+/// search goes back as text saying what it found.
+fn content_blocks(m: &Message, searching: bool) -> Vec<Value> {
     let mut out = Vec::new();
     for p in &m.parts {
         match p {
@@ -117,6 +126,12 @@ fn content_blocks(m: &Message) -> Vec<Value> {
             }
             Part::ProviderData { format, data } if format == FORMAT => out.push(data.clone()),
             Part::ProviderData { .. } => {}
+            // The search's own blocks, in order: the call and its result.
+            Part::WebSearch(search) if search.format == FORMAT && searching => {
+                out.extend(search.wire.iter().cloned())
+            }
+            Part::WebSearch(search) => out.push(json!({"type": "text", "text": search.text()})),
+            Part::Citations { .. } => {}
             Part::Image { image } => out.push(image_block(&image.media_type, &image.data)),
             Part::ToolCall { id, name, input } => {
                 out.push(json!({"type": "tool_use", "id": id, "name": name, "input": input}));

@@ -35,6 +35,7 @@ mod tests {
             temperature: None,
             reasoning: true,
             effort,
+            web_search: None,
         }
     }
 

@@ -35,6 +35,10 @@ impl Provider for Explained {
         self.inner.limits(model).await
     }
 
+    fn native_search(&self, model: &str) -> bool {
+        self.inner.native_search(model)
+    }
+
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let model = request.model.clone();
         let hints = self.hints.clone();

@@ -13,7 +13,7 @@ use super::transport::Events;
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
 };
-use crate::conversation::{Message, Part, ResultContent, Role};
+use crate::conversation::{Message, Part, ResultContent, Role, Source, WebSearch};
 
 /// The name [`StreamEvent::ProviderData`] carries for this wire format.
 pub const FORMAT: &str = "gemini";
@@ -47,6 +47,10 @@ impl Provider for Gemini {
             .json(&request_body(request));
         let req = stream::with_key(req, &self.0.settings, KeyIn::Header("x-goog-api-key"));
         stream_with(req, &self.0.settings).await
+    }
+
+    fn native_search(&self, _model: &str) -> bool {
+        true
     }
 }
 
@@ -84,6 +88,11 @@ pub fn request_body(request: &Request) -> Value {
             .map(|t| json!({"name": t.name, "description": t.description, "parameters": t.input_schema}))
             .collect();
         body["tools"] = json!([{"functionDeclarations": decls}]);
+    } else if request.web_search.is_some() {
+        // Google Search beside function declarations needs a combination
+        // mode cairn does not speak: grounding goes with tool-less
+        // requests only (chat mode).
+        body["tools"] = json!([{"google_search": {}}]);
     }
     body
 }
@@ -195,7 +204,10 @@ const GENERATED_ID: &str = "gemini_call_";
 
 /// Gemini's chunks as the shared stream loop reads them.
 #[derive(Default)]
-pub(crate) struct Chunks;
+pub(crate) struct Chunks {
+    /// The grounding already reported: later chunks repeat it.
+    grounded: Option<Value>,
+}
 
 fn usage(u: &Value) -> Usage {
     let prompt = u["promptTokenCount"].as_u64().unwrap_or(0);
@@ -256,7 +268,59 @@ fn part(turn: &mut Turn, p: &Value, out: &mut Events) {
     }
 }
 
-fn chunk(turn: &mut Turn, v: &Value, out: &mut Events) {
+/// A candidate's `groundingMetadata`: the searches Google ran and the
+/// pages the answer rests on, reported once however often it repeats.
+fn grounding(seen: &mut Option<Value>, meta: &Value, out: &mut Events) {
+    if !meta.is_object() || seen.as_ref() == Some(meta) {
+        return;
+    }
+    *seen = Some(meta.clone());
+    let queries: Vec<String> = meta["webSearchQueries"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|q| q.as_str().map(str::to_string))
+        .collect();
+    let chunks: Vec<Source> = meta["groundingChunks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|c| Source {
+            title: c["web"]["title"].as_str().unwrap_or_default().to_string(),
+            url: c["web"]["uri"].as_str().unwrap_or_default().to_string(),
+        })
+        .collect();
+    if queries.is_empty() && chunks.is_empty() {
+        return;
+    }
+    let mut sources = Vec::new();
+    for s in &chunks {
+        Source::add_unique(&mut sources, s.clone());
+    }
+    out.push(Ok(StreamEvent::WebSearch(WebSearch {
+        id: String::new(),
+        queries,
+        sources,
+        error: None,
+        format: FORMAT.to_string(),
+        wire: Vec::new(),
+    })));
+    // The pages the answer's sentences rest on, in the order cited.
+    for support in meta["groundingSupports"].as_array().into_iter().flatten() {
+        for i in support["groundingChunkIndices"]
+            .as_array()
+            .into_iter()
+            .flatten()
+        {
+            let chunk = i.as_u64().and_then(|i| chunks.get(i as usize));
+            if let Some(s) = chunk.filter(|s| !s.url.is_empty()) {
+                out.push(Ok(StreamEvent::Citation(s.clone())));
+            }
+        }
+    }
+}
+
+fn chunk(grounded: &mut Option<Value>, turn: &mut Turn, v: &Value, out: &mut Events) {
     if let Some(err) = v.get("error").filter(|e| !e.is_null()) {
         out.push(Err(LlmError::from_stream_error(err)));
         return;
@@ -280,6 +344,7 @@ fn chunk(turn: &mut Turn, v: &Value, out: &mut Events) {
         if let Some(r) = c["finishReason"].as_str() {
             turn.stop = Some(stop_reason(r));
         }
+        grounding(grounded, &c["groundingMetadata"], out);
     }
     if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
         turn.usage(usage(u), out);
@@ -293,14 +358,16 @@ impl WireFormat for Chunks {
     const TRUSTS_STOP_AFTER_CALLS: bool = false;
 
     fn message(&mut self, _event: &str, v: &Value, turn: &mut Turn, out: &mut Events) {
-        chunk(turn, v, out);
+        chunk(&mut self.grounded, turn, v, out);
     }
 
     /// Without `alt=sse` the answer is a JSON array of chunks.
     fn whole(&mut self, body: &Value, turn: &mut Turn, out: &mut Events) {
         match body {
-            Value::Array(chunks) => chunks.iter().for_each(|c| chunk(turn, c, out)),
-            other => chunk(turn, other, out),
+            Value::Array(chunks) => chunks
+                .iter()
+                .for_each(|c| chunk(&mut self.grounded, turn, c, out)),
+            other => chunk(&mut self.grounded, turn, other, out),
         }
         if !out.iter().any(Result::is_err) {
             stream::finish::<Self>(turn, out);

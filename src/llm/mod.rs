@@ -18,6 +18,7 @@
 
 pub mod anthropic;
 mod anthropic_request;
+mod anthropic_search;
 pub mod aws;
 pub mod bedrock;
 pub mod effort;
@@ -75,6 +76,9 @@ pub struct Request {
     /// How hard to think, when `reasoning`; each format maps it to its own
     /// field (`None`: the format's default).
     pub effort: Option<crate::config::effort::Effort>,
+    /// Offer the provider's own web search (where its format has one),
+    /// allowed this many searches per request; `None`: not offered.
+    pub web_search: Option<u32>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -86,6 +90,9 @@ pub enum StopReason {
     MaxTokens,
     /// The model declined to answer.
     Refusal,
+    /// The provider paused a long run of its own tools (its web search):
+    /// the answer so far goes back as it is and the provider goes on.
+    Paused,
     Other(String),
 }
 
@@ -113,6 +120,10 @@ pub enum StreamEvent {
         format: String,
         data: serde_json::Value,
     },
+    /// The provider ran a web search of its own (never run by cairn).
+    WebSearch(crate::conversation::WebSearch),
+    /// The answer's text cites this source.
+    Citation(crate::conversation::Source),
     Usage(Usage),
     /// The stream was cut and restarted by the retry layer after text had
     /// already been shown, and the new attempt's text differs from it:
@@ -137,6 +148,11 @@ pub trait Provider: Send + Sync {
     /// does not know; `None` where the server has no way to say.
     async fn limits(&self, _model: &str) -> Option<server_limits::Limits> {
         None
+    }
+    /// Whether requests for `model` can offer the provider's own web
+    /// search ([`Request::web_search`]).
+    fn native_search(&self, _model: &str) -> bool {
+        false
     }
 }
 
@@ -365,3 +381,6 @@ mod settings_debug_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod native_search_tests;

@@ -180,6 +180,7 @@ fn push_message(out: &mut Vec<Value>, m: &Message, names: &HashMap<&str, &str>) 
                 out.push(msg);
             }
             Part::ProviderData { .. } => {}
+            Part::WebSearch(_) | Part::Citations { .. } => {}
         }
     }
     let role = match m.role {

@@ -347,6 +347,7 @@ mod tests {
             temperature: None,
             reasoning: false,
             effort: None,
+            web_search: None,
         };
         let b = request_body(&req, false);
         assert_eq!(

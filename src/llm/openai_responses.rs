@@ -14,7 +14,7 @@ use super::transport::Events;
 use super::{
     EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
 };
-use crate::conversation::{Message, Part, ResultContent, Role};
+use crate::conversation::{Message, Part, ResultContent, Role, Source, WebSearch};
 
 /// The name [`StreamEvent::ProviderData`] carries for this wire format.
 pub const FORMAT: &str = "openai-responses";
@@ -40,6 +40,10 @@ impl Provider for Responses {
             .json(&request_body(request));
         let req = stream::with_key(req, &self.0.settings, KeyIn::AzureOrBearer);
         stream::send::<ResponseEvents>(req, &self.0.settings, SseParser::default()).await
+    }
+
+    fn native_search(&self, _model: &str) -> bool {
+        true
     }
 }
 
@@ -76,13 +80,19 @@ impl Provider for ChatOrResponses {
             self.chat.stream(request).await
         }
     }
+
+    /// Chat Completions has no search tool for most models: only the
+    /// requests that go to Responses offer it.
+    fn native_search(&self, model: &str) -> bool {
+        super::ModelCatalog::global().lookup(model).responses_api
+    }
 }
 
 /// The JSON body of a request.
 pub fn request_body(request: &Request) -> Value {
     let mut input = Vec::new();
     for m in &request.messages {
-        push_items(&mut input, m);
+        push_items(&mut input, m, request.web_search.is_some());
     }
     let mut body = json!({
         "model": request.model,
@@ -99,25 +109,50 @@ pub fn request_body(request: &Request) -> Value {
     } else if let Some(t) = request.temperature {
         body["temperature"] = json!(t);
     }
-    if !request.tools.is_empty() {
-        body["tools"] = request
-            .tools
-            .iter()
-            .map(|t| {
-                json!({"type": "function", "name": t.name, "description": t.description,
-                    "parameters": t.input_schema, "strict": false})
-            })
-            .collect();
+    let mut tools: Vec<Value> = request
+        .tools
+        .iter()
+        .map(|t| {
+            json!({"type": "function", "name": t.name, "description": t.description,
+                "parameters": t.input_schema, "strict": false})
+        })
+        .collect();
+    if !tools.is_empty() {
         body["parallel_tool_calls"] = json!(true);
     }
+    if request.web_search.is_some() {
+        tools.push(json!({"type": "web_search"}));
+        // Every page a search read, not only the ones the text cites.
+        let mut include = body["include"].as_array().cloned().unwrap_or_default();
+        include.push(json!("web_search_call.action.sources"));
+        body["include"] = Value::Array(include);
+    }
+    if !tools.is_empty() {
+        body["tools"] = Value::Array(tools);
+    }
     body
+}
+
+/// A provider item sent back as it came, without the id of an item that
+/// was never stored (`store: false`).
+fn unstored(data: &Value, drop_status: bool) -> Value {
+    let mut item = data.clone();
+    if let Some(o) = item.as_object_mut() {
+        o.remove("id");
+        if drop_status {
+            o.remove("status");
+        }
+    }
+    item
 }
 
 fn image_url(media_type: &str, data: &str) -> String {
     format!("data:{media_type};base64,{data}")
 }
 
-fn push_items(out: &mut Vec<Value>, m: &Message) {
+/// `searching`: the request offers the search, so earlier search calls go
+/// back as items; otherwise as text saying what they found.
+fn push_items(out: &mut Vec<Value>, m: &Message, searching: bool) {
     match m.role {
         Role::Assistant => {
             for p in &m.parts {
@@ -126,13 +161,16 @@ fn push_items(out: &mut Vec<Value>, m: &Message) {
                     // back first; its id names an item that was never
                     // stored, so it is left out.
                     Part::ProviderData { format, data } if format == FORMAT => {
-                        let mut item = data.clone();
-                        if let Some(o) = item.as_object_mut() {
-                            o.remove("id");
-                            o.remove("status");
-                        }
-                        out.push(item);
+                        out.push(unstored(data, true));
                     }
+                    // The search call goes back where it was, after the
+                    // reasoning that led to it.
+                    Part::WebSearch(search) if search.format == FORMAT && searching => {
+                        out.extend(search.wire.iter().map(|w| unstored(w, false)));
+                    }
+                    Part::WebSearch(search) => out.push(json!({
+                        "type": "message", "role": "assistant",
+                        "content": [{"type": "output_text", "text": search.text()}]})),
                     Part::Text { text } if !text.is_empty() => out.push(json!({
                         "type": "message", "role": "assistant",
                         "content": [{"type": "output_text", "text": text}]})),
@@ -207,11 +245,75 @@ fn item_added(turn: &mut Turn, index: usize, item: &Value, out: &mut Events) {
 }
 
 fn item_done(item: &Value, out: &mut Events) {
-    if item["type"] == "reasoning" {
-        out.push(Ok(StreamEvent::ProviderData {
+    match item["type"].as_str() {
+        Some("reasoning") => out.push(Ok(StreamEvent::ProviderData {
             format: FORMAT.to_string(),
             data: item.clone(),
-        }));
+        })),
+        Some("web_search_call") => out.push(Ok(StreamEvent::WebSearch(web_search(item)))),
+        Some("message") => {
+            for c in item["content"].as_array().into_iter().flatten() {
+                annotations(&c["annotations"], out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A `web_search_call` item: what it searched (or opened) and the pages
+/// it read.
+fn web_search(item: &Value) -> WebSearch {
+    let action = &item["action"];
+    let text = |k: &str| action[k].as_str().unwrap_or_default().to_string();
+    let query = match action["type"].as_str() {
+        Some("open_page") => format!("open {}", text("url")),
+        Some("find") | Some("find_in_page") => {
+            format!("find \"{}\" in {}", text("pattern"), text("url"))
+        }
+        _ => text("query"),
+    };
+    let mut queries: Vec<String> = vec![query];
+    for q in action["queries"].as_array().into_iter().flatten() {
+        if let Some(q) = q.as_str().filter(|q| !queries.iter().any(|have| have == q)) {
+            queries.push(q.to_string());
+        }
+    }
+    queries.retain(|q| !q.is_empty());
+    let mut sources = Vec::new();
+    for s in action["sources"].as_array().into_iter().flatten() {
+        let source = Source {
+            title: s["title"].as_str().unwrap_or_default().to_string(),
+            url: s["url"].as_str().unwrap_or_default().to_string(),
+        };
+        Source::add_unique(&mut sources, source);
+    }
+    let status = item["status"].as_str().unwrap_or("completed");
+    WebSearch {
+        id: item["id"].as_str().unwrap_or_default().to_string(),
+        queries,
+        sources,
+        error: (status == "failed").then(|| status.to_string()),
+        format: FORMAT.to_string(),
+        wire: vec![item.clone()],
+    }
+}
+
+/// The `url_citation` annotations of a piece of output text.
+fn annotations(list: &Value, out: &mut Events) {
+    for a in list.as_array().into_iter().flatten() {
+        annotation(a, out);
+    }
+}
+
+fn annotation(a: &Value, out: &mut Events) {
+    if a["type"] != "url_citation" {
+        return;
+    }
+    if let Some(url) = a["url"].as_str().filter(|u| !u.is_empty()) {
+        out.push(Ok(StreamEvent::Citation(Source {
+            title: a["title"].as_str().unwrap_or_default().to_string(),
+            url: url.to_string(),
+        })));
     }
 }
 
@@ -244,7 +346,9 @@ impl ResponseEvents {
                         out.push(Ok(StreamEvent::TextDelta(t.to_string())));
                     }
                 }
+                item_done(item, out);
             }
+            Some("web_search_call") => item_done(item, out),
             Some("function_call") => item_added(turn, index, item, out),
             Some("reasoning") => {
                 for s in item["summary"].as_array().into_iter().flatten() {
@@ -290,6 +394,7 @@ impl WireFormat for ResponseEvents {
             "response.output_item.added" => item_added(turn, index, &v["item"], out),
             "response.output_item.done" => item_done(&v["item"], out),
             "response.function_call_arguments.delta" => turn.fragment(index, delta(), out),
+            "response.output_text.annotation.added" => annotation(&v["annotation"], out),
             "response.completed" | "response.incomplete" | "response.done" => {
                 self.finish(&v["response"], turn, out)
             }

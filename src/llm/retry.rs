@@ -93,6 +93,10 @@ impl Provider for Retrying {
         self.inner.limits(model).await
     }
 
+    fn native_search(&self, model: &str) -> bool {
+        self.inner.native_search(model)
+    }
+
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let (tx, rx) = mpsc::channel(256);
         let driver = Driver {
@@ -258,6 +262,7 @@ impl Driver {
             }
             ev @ (StreamEvent::ToolCallStart { .. }
             | StreamEvent::ToolCallDelta { .. }
+            | StreamEvent::WebSearch(_)
             | StreamEvent::ReasoningSignature(_)) => {
                 if replaying && at.text_pos < shown.text.len() {
                     // The new attempt moved on to calls before repeating
@@ -386,6 +391,7 @@ mod tests {
             temperature: None,
             reasoning: false,
             effort: None,
+            web_search: None,
         }
     }
 

@@ -106,4 +106,9 @@ impl Provider for Vertex {
             super::gemini::stream_with(req, &self.settings).await
         }
     }
+
+    /// Both families Vertex serves have their search (the same formats).
+    fn native_search(&self, _model: &str) -> bool {
+        true
+    }
 }

@@ -152,6 +152,11 @@ pub enum AgentEvent {
     ResponseStarted,
     TextDelta(String),
     ReasoningDelta(String),
+    /// The provider ran a web search of its own mid-answer: its queries
+    /// and the pages it found (provider text: escape before showing).
+    WebSearch(crate::conversation::WebSearch),
+    /// The sources the answer just finished cites, each once.
+    Citations(Vec<crate::conversation::Source>),
     /// An `@path` of the prompt was attached to it for the model.
     Attached {
         mention: String,

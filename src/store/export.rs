@@ -30,6 +30,43 @@ fn push_block(out: &mut String, lang: &str, text: &str) {
     out.push_str(&format!("{fence}\n\n"));
 }
 
+/// A provider's own web search: its queries and the pages it found.
+fn push_search(out: &mut String, search: &crate::conversation::WebSearch) {
+    out.push_str(&format!(
+        "**Web search:** {}\n\n",
+        one_line(&search.query_line())
+    ));
+    if let Some(why) = &search.error {
+        out.push_str(&format!("*The search failed: {}*\n\n", one_line(why)));
+    }
+    push_sources(out, &search.sources);
+}
+
+/// Numbered sources, each its title and its address.
+fn push_sources(out: &mut String, sources: &[crate::conversation::Source]) {
+    for (i, s) in sources.iter().enumerate() {
+        let title = if s.title.trim().is_empty() {
+            &s.url
+        } else {
+            &s.title
+        };
+        out.push_str(&format!(
+            "{}. {} <{}>\n",
+            i + 1,
+            one_line(title),
+            one_line(&s.url)
+        ));
+    }
+    if !sources.is_empty() {
+        out.push('\n');
+    }
+}
+
+/// Provider text on one line, so it cannot start a heading or a block.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// A compaction where it happened: the summary the model continued from.
 fn push_compaction(out: &mut String, c: &super::NewCompaction) {
     out.push_str(&format!(
@@ -115,6 +152,11 @@ impl Store {
                     }
                     // Opaque to people; kept only for the provider.
                     Part::ProviderData { .. } => {}
+                    Part::WebSearch(search) => push_search(&mut out, search),
+                    Part::Citations { sources } => {
+                        out.push_str("**Sources cited**\n\n");
+                        push_sources(&mut out, sources);
+                    }
                     Part::ToolCall { name, input, .. } => {
                         out.push_str(&format!("**Tool call: {name}**\n\n"));
                         let args = serde_json::to_string_pretty(input)

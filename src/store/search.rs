@@ -78,6 +78,10 @@ pub fn message_search_text(parts: &[Part]) -> String {
                 push_capped(&mut out, &call);
             }
             Part::ToolResult { content, .. } => push_capped(&mut out, &result_text(content)),
+            Part::WebSearch(search) => push_capped(&mut out, &search.text()),
+            Part::Citations { sources } => {
+                push_capped(&mut out, &crate::conversation::sources_text(sources))
+            }
             Part::ProviderData { .. } => {}
             Part::Reasoning { .. } | Part::Image { .. } => {}
         }

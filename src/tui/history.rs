@@ -7,6 +7,7 @@ use crate::conversation::{Message, Part, Role};
 use crate::protocol::{LoadedSession, Runs};
 use crate::tui::model::Model;
 use crate::tui::widgets::cell::{AssistantText, CellKind};
+use crate::tui::widgets::sources::SourcesCell;
 use crate::tui::widgets::tool_cell::ToolCell;
 
 /// Shows a loaded session: its transcript, title, and the context and cost
@@ -113,6 +114,14 @@ pub fn rebuild(model: &mut Model, messages: &[Message], runs: &Runs) {
                             }
                             model.transcript.push(CellKind::Tool(Box::new(cell)));
                         }
+                        Part::WebSearch(search) => {
+                            let cell = SourcesCell::search(search);
+                            model.transcript.push(CellKind::Sources(Box::new(cell)));
+                        }
+                        Part::Citations { sources } => {
+                            let cell = SourcesCell::citations(sources);
+                            model.transcript.push(CellKind::Sources(Box::new(cell)));
+                        }
                         _ => {}
                     }
                 }
@@ -198,5 +207,64 @@ fn turn_closed(model: &mut Model, runs: &Runs, turn: u64) {
             let line = end.detail.lines().next().unwrap_or_default().trim();
             model.notice(NoticeLevel::Error, line.to_string());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::conversation::{Source, WebSearch};
+
+    /// A resumed session shows its provider's searches and the sources its
+    /// answers cited where they stood, escaped like live ones.
+    #[test]
+    fn a_resumed_search_and_its_citations_show_again() {
+        let mut model = crate::tui::test_support::model();
+        let search = WebSearch {
+            id: "s".into(),
+            queries: vec!["rust\x1b[31m 2026".into()],
+            sources: vec![Source {
+                title: "Rust blog".into(),
+                url: "https://blog.rust-lang.org/".into(),
+            }],
+            error: None,
+            format: "anthropic".into(),
+            wire: Vec::new(),
+        };
+        let messages = vec![
+            Message::user_text("news?"),
+            Message {
+                role: Role::Assistant,
+                parts: vec![
+                    Part::WebSearch(search),
+                    Part::Text {
+                        text: "It shipped.".into(),
+                    },
+                    Part::Citations {
+                        sources: vec![Source {
+                            title: "Rust blog".into(),
+                            url: "https://blog.rust-lang.org/".into(),
+                        }],
+                    },
+                ],
+            },
+        ];
+        rebuild(&mut model, &messages, &Runs::default());
+        let kinds: Vec<String> = model
+            .transcript
+            .cells()
+            .iter()
+            .filter_map(|c| match &c.kind {
+                CellKind::Sources(s) => Some(s.copy_text()),
+                CellKind::Assistant(a) => Some(a.text.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kinds.len(), 3, "{kinds:?}");
+        assert!(kinds[0].starts_with("web search \"rust"), "{kinds:?}");
+        assert!(!kinds[0].contains('\x1b'), "{kinds:?}");
+        assert_eq!(kinds[1], "It shipped.");
+        assert!(kinds[2].starts_with("sources cited · 1"), "{kinds:?}");
+        assert!(kinds[2].contains("https://blog.rust-lang.org/"));
     }
 }

@@ -98,10 +98,23 @@ pub fn anthropic_chunks(r: &Reply) -> Vec<String> {
         return out;
     }
     let mut has_tools = false;
+    let base = match &r.search {
+        Some(search) => {
+            out.extend(super::search_wire::anthropic_blocks(search));
+            2
+        }
+        None => 0,
+    };
+    let mut cited = false;
     for (index, item) in r.items.iter().enumerate() {
+        let index = index + base;
         match item {
             Item::Text(t) => {
                 out.push(ev("content_block_start", json!({"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})));
+                if let (Some(search), false) = (&r.search, cited) {
+                    cited = true;
+                    out.extend(super::search_wire::anthropic_citation(search, index));
+                }
                 for (i, p) in pieces(t, r.chunk_chars).into_iter().enumerate() {
                     if i % 5 == 4 {
                         out.push(ev("ping", json!({"type": "ping"})));

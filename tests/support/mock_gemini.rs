@@ -48,6 +48,9 @@ pub fn gemini_chunks(r: &Reply) -> Vec<String> {
     let mut last = chunk(json!([{"text": ""}]));
     last["candidates"][0]["finishReason"] = json!(reason);
     last["usageMetadata"] = gemini_usage(r);
+    if let Some(s) = &r.search {
+        last["candidates"][0]["groundingMetadata"] = super::search_wire::gemini_grounding(s);
+    }
     out.push(data(last));
     out
 }

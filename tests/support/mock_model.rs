@@ -90,6 +90,8 @@ pub struct Reply {
     /// Only a request whose body contains this gets this reply (requests
     /// that arrive together, as parallel sub-agents' do, in any order).
     needle: Option<String>,
+    /// A search the provider runs itself before the reply's items.
+    search: Option<search_wire::Search>,
 }
 
 impl Default for Reply {
@@ -113,6 +115,7 @@ impl Default for Reply {
             cache: (0, 0),
             raw_body: false,
             needle: None,
+            search: None,
         }
     }
 }
@@ -123,6 +126,18 @@ impl Reply {
     }
     pub fn tool(id: &str, name: &str, args: Value) -> Reply {
         Reply::default().tool_call(id, name, args)
+    }
+    /// The provider searches the web for `query` first (in the formats
+    /// that can) and finds `pages` (title, url); the text cites the first.
+    pub fn searched(mut self, query: &str, pages: &[(&str, &str)]) -> Reply {
+        self.search = Some(search_wire::Search {
+            query: query.into(),
+            pages: pages
+                .iter()
+                .map(|(t, u)| (t.to_string(), u.to_string()))
+                .collect(),
+        });
+        self
     }
     /// Answers only a request whose JSON body contains `needle`.
     pub fn when(mut self, needle: &str) -> Reply {
@@ -301,6 +316,8 @@ mod gemini_wire;
 mod http;
 #[path = "mock_responses.rs"]
 mod responses_wire;
+#[path = "mock_search.rs"]
+pub mod search_wire;
 #[path = "mock_cache.rs"]
 mod super_cache;
 #[allow(unused_imports)]

@@ -58,6 +58,16 @@ pub fn chunks(r: &Reply) -> Vec<String> {
         out.push(ev(e));
         return out;
     }
+    // The search's item gets a number of its own, after the reply's.
+    let searched = r.search.as_ref();
+    if let Some(s) = searched {
+        out.extend(
+            super::search_wire::responses_item(s, r.items.len())
+                .into_iter()
+                .map(ev),
+        );
+    }
+    let mut cited = false;
     for (i, (item, full)) in r.items.iter().zip(items(r)).enumerate() {
         let mut added = full.clone();
         match item {
@@ -71,6 +81,10 @@ pub fn chunks(r: &Reply) -> Vec<String> {
                         json!({"type": "response.output_text.delta", "output_index": i,
                         "item_id": full["id"], "content_index": 0, "delta": p}),
                     ));
+                }
+                if let (Some(s), false) = (searched, cited) {
+                    cited = true;
+                    out.extend(super::search_wire::responses_annotation(s, i).map(ev));
                 }
             }
             Item::Reasoning(t) => {

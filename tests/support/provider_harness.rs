@@ -65,6 +65,7 @@ pub fn request_with(messages: Vec<Message>) -> Request {
         temperature: None,
         reasoning: false,
         effort: None,
+        web_search: None,
     }
 }
 

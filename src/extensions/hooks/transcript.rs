@@ -128,6 +128,7 @@ fn block(part: &Part) -> Option<Value> {
                 "is_error": is_error,
             })
         }
-        Part::Image { .. } | Part::ProviderData { .. } => return None,
+        Part::WebSearch(search) => json!({"type": "text", "text": search.text()}),
+        Part::Image { .. } | Part::ProviderData { .. } | Part::Citations { .. } => return None,
     })
 }

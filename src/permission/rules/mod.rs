@@ -363,6 +363,18 @@ impl Rules {
         })
     }
 
+    /// Whether every call of `tool` is allowed whatever its input: an allow
+    /// rule names just the tool and no deny rule names it at all. What a
+    /// provider runs mid-answer (its own web search) can be asked about
+    /// no other way.
+    pub fn allows_outright(&self, tool: &str) -> bool {
+        let names = |r: &Rule| r.tool == tool;
+        self.allow
+            .iter()
+            .any(|r| names(r) && matches!(r.matcher, Matcher::Any))
+            && !self.deny.iter().any(names)
+    }
+
     /// Whether an allow rule covers every bash command (`bash`, `bash(*)`).
     pub fn allows_all_bash(&self) -> bool {
         self.allow.iter().any(|rule| {

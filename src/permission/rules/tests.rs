@@ -414,3 +414,13 @@ fn deny_rules_match_git_subcommands_after_global_options() {
         assert!(!denied(command), "{command}");
     }
 }
+
+#[test]
+fn only_a_bare_allow_rule_without_a_deny_allows_a_tool_outright() {
+    let rules = |allow: &[&str], deny: &[&str]| Rules::parse(allow, deny).unwrap();
+    assert!(rules(&["web_search"], &[]).allows_outright("web_search"));
+    assert!(!rules(&[], &[]).allows_outright("web_search"));
+    assert!(!rules(&["fetch"], &[]).allows_outright("web_search"));
+    assert!(!rules(&["web_search"], &["web_search"]).allows_outright("web_search"));
+    assert!(!rules(&["fetch(docs.rs)"], &[]).allows_outright("fetch"));
+}

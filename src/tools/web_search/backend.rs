@@ -184,6 +184,7 @@ mod tests {
             provider: provider.into(),
             url: url.map(String::from),
             api_key_env: None,
+            max_uses: None,
             key_withheld: false,
         }
     }

@@ -46,6 +46,8 @@ pub enum CellKind {
     Setup(String),
     /// What an `@path` of the prompt attached.
     Attachment(Box<super::attachment::Attachment>),
+    /// A search the provider ran, or the sources an answer cites.
+    Sources(Box<super::sources::SourcesCell>),
 }
 
 /// What the person sent, and how it shows while folded: a large paste as
@@ -307,6 +309,7 @@ impl Cell {
             CellKind::Assistant(a) => a.text.clone(),
             CellKind::Reasoning { text, .. } | CellKind::Notice { text, .. } => text.clone(),
             CellKind::Attachment(a) => a.text.clone(),
+            CellKind::Sources(c) => c.copy_text(),
             CellKind::Tool(t) => t.copy_text(),
         }
     }
@@ -329,6 +332,8 @@ impl Cell {
             CellKind::Compaction { .. } => Span::styled("≡", s.accent),
             CellKind::Setup(_) => Span::styled("?", s.accent),
             CellKind::Attachment(_) => Span::styled(" ", s.dim),
+            CellKind::Sources(c) if c.query.is_some() => Span::styled("⌕", s.accent),
+            CellKind::Sources(_) => Span::styled("§", s.dim),
         }
     }
 
@@ -430,6 +435,7 @@ fn render_simple(
         }
         CellKind::Setup(text) => wrap_plain(text, width, Style::default()),
         CellKind::Attachment(a) => a.lines(width, expanded, s),
+        CellKind::Sources(c) => c.lines(width, expanded, s),
     }
 }
 

@@ -14,6 +14,7 @@ pub mod mcp_preview;
 pub mod overlay;
 pub mod picker;
 pub mod slash_menu;
+pub mod sources;
 pub mod status_bar;
 pub mod sub_transcript;
 pub mod text_field;

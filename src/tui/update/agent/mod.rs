@@ -7,6 +7,7 @@ use crate::tui::cmd::Cmd;
 use crate::tui::model::{Activity, Model, UsageInfo};
 use crate::tui::panels::permission::PermissionDialog;
 use crate::tui::widgets::cell::{AssistantText, CellKind, UserText};
+use crate::tui::widgets::sources::SourcesCell;
 use crate::tui::widgets::tool_cell::ToolCell;
 
 pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
@@ -86,6 +87,16 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         }
         AgentEvent::EffortChanged(effort) => model.effort = effort,
         AgentEvent::MessageAdded(_) | AgentEvent::PartialMessage(_) => {}
+        AgentEvent::WebSearch(search) => {
+            finish_streaming(model);
+            let cell = SourcesCell::search(&search);
+            model.transcript.push(CellKind::Sources(Box::new(cell)));
+        }
+        AgentEvent::Citations(sources) => {
+            finish_streaming(model);
+            let cell = SourcesCell::citations(&sources);
+            model.transcript.push(CellKind::Sources(Box::new(cell)));
+        }
         AgentEvent::Attached {
             mention,
             summary,
