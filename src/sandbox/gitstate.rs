@@ -356,9 +356,21 @@ fn push_relative(out: &mut Vec<PathBuf>, path: &Path, workspace: &Path) {
 }
 
 /// [`included_configs`] from the config files `queue`, `~` being `home`.
-fn included_from(workspace: &Path, mut queue: Vec<PathBuf>, home: Option<&Path>) -> Vec<PathBuf> {
-    let mut read = Vec::new();
+fn included_from(workspace: &Path, queue: Vec<PathBuf>, home: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
+    for file in include_closure(queue, home).1 {
+        push_relative(&mut out, &file, workspace);
+    }
+    out
+}
+
+/// The config files `queue` names and every file they include, in turn
+/// (at most 32 read): the files read, and the included ones in the order
+/// they were named.
+fn include_closure(mut queue: Vec<PathBuf>, home: Option<&Path>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    queue.reverse();
+    let mut read: Vec<PathBuf> = Vec::new();
+    let mut included = Vec::new();
     while let Some(file) = queue.pop() {
         // A chain of includes ends somewhere: at most this many files.
         if read.contains(&file) || read.len() >= 32 {
@@ -367,16 +379,36 @@ fn included_from(workspace: &Path, mut queue: Vec<PathBuf>, home: Option<&Path>)
         read.push(file.clone());
         let text = String::from_utf8_lossy(&super::head::head(&file)).into_owned();
         let dir = file.parent().unwrap_or(Path::new("/"));
+        let mut named = Vec::new();
         for value in config_values(&text, &["include", "includeif"], "path") {
             // A relative path is relative to the including file's folder.
-            let Some(joined) = expand(value, dir, home) else {
-                continue;
-            };
-            push_relative(&mut out, &joined, workspace);
-            queue.push(joined);
+            if let Some(joined) = expand(value, dir, home) {
+                named.push(joined);
+            }
         }
+        included.extend(named.iter().cloned());
+        queue.extend(named.into_iter().rev());
     }
-    out
+    (read, included)
+}
+
+/// The person's own git configs: the global ones, every file in the
+/// git config folder (`~/.config/git/*`), and what they include, for the
+/// sandbox to show without credentials.
+pub fn persons_configs(home: &Path) -> Vec<PathBuf> {
+    let mut queue = global_configs(Some(home));
+    let xdg = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home.join(".config"));
+    if let Ok(entries) = std::fs::read_dir(xdg.join("git")) {
+        let mut files: Vec<PathBuf> = (entries.flatten())
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file() || t.is_symlink()))
+            .map(|e| e.path())
+            .collect();
+        files.sort();
+        queue.extend(files);
+    }
+    include_closure(queue, Some(home)).0
 }
 
 /// The values of `key` in the sections named one of `sections` of a git

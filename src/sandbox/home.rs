@@ -73,27 +73,33 @@ pub fn redact(text: &str) -> Option<String> {
 /// and password.
 fn carries_secret(line: &str) -> bool {
     let lower = line.to_ascii_lowercase();
+    // `pass` covers password, passwd, passphrase and `sendemail.smtpPass`;
+    // `auth` covers authorization, `_auth` and auth tokens.
     let words = [
         "token",
-        "password",
-        "passwd",
+        "pass",
         "secret",
         "extraheader",
-        "authorization",
+        "auth",
+        "apikey",
+        "api_key",
+        "api-key",
     ];
-    words.iter().any(|w| lower.contains(w)) || url_with_password(&lower)
+    words.iter().any(|w| lower.contains(w)) || url_with_credential(&lower)
 }
 
-/// Whether `s` holds `scheme://user:password@`.
-fn url_with_password(s: &str) -> bool {
+/// Whether `s` holds `scheme://user:password@`, or a web address with any
+/// user at all (`https://ghp_…@github.com/`: a token as the user name).
+fn url_with_credential(s: &str) -> bool {
     s.match_indices("://").any(|(at, _)| {
         let rest = &s[at + 3..];
         let end = rest
             .find(|c: char| c == '/' || c == '"' || c.is_whitespace() || c == ']')
             .unwrap_or(rest.len());
+        let web = s[..at].ends_with("http") || s[..at].ends_with("https");
         rest[..end]
             .split_once('@')
-            .is_some_and(|(user, _)| user.contains(':'))
+            .is_some_and(|(user, _)| user.contains(':') || web)
     })
 }
 
@@ -157,6 +163,16 @@ mod tests {
         assert!(
             !out.contains("tok_y") && out.contains("editor = vi"),
             "{out}"
+        );
+        // Sixth hostile review, H2: a token as the user name, a mail
+        // password; a plain ssh user stays.
+        let user = "[url \"https://ghp_tok@github.com/\"]\n\tinsteadOf = https://github.com/\n";
+        assert!(!redact(user).unwrap().contains("ghp_tok"));
+        let mail = "[sendemail]\n\tsmtpPass = hunter2\n\tsmtpUser = me\n";
+        assert!(!redact(mail).unwrap().contains("hunter2"));
+        assert_eq!(
+            redact("[url \"ssh://git@host/\"]\n\tinsteadOf = h:\n"),
+            None
         );
     }
 }

@@ -387,8 +387,15 @@ fn redacted_configs_into(
     deny_read: &mut Vec<PathBuf>,
 ) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
-    for rel in super::home::CONFIG_WITH_SECRETS {
-        let real = home.join(rel);
+    let mut files: Vec<PathBuf> = (super::home::CONFIG_WITH_SECRETS.iter())
+        .map(|rel| home.join(rel))
+        .collect();
+    for file in super::gitstate::persons_configs(home) {
+        if !files.contains(&file) {
+            files.push(file);
+        }
+    }
+    for real in files {
         // The person's own file, read through a link (dotfiles managers
         // link it): commands cannot write the home folder.
         let mut bytes = Vec::new();
