@@ -18,9 +18,14 @@ use mock_model::{Format, MockModel, Reply};
 use serde_json::{Value, json};
 use test_home::TestHome;
 
-const PROBE: &str = "echo hello-term; printf 'keys=%s\\n' \"$(env | grep -c _API_KEY)\"; \
-    cat \"$HOME/.ssh/id_rsa\" 2>&1 | head -n 1; touch \"$HOME/outside-probe\" 2>&1 | head -n 1; \
+const PROBE: &str = "echo hello-term; printf '\\033]52;c;Zm9v\\007\\033[31mred\\033[0m\\n'; printf 'keys=%s\\n' \"$(env | grep -c _API_KEY)\"; \
+    cat \"$HOME/.ssh/id_rsa\" 2>&1 | head -n 1; { touch \"$HOME/outside-probe\" 2>&1 && echo touched; } | head -n 1; \
     echo \"names=$(env | cut -d= -f1 | grep -v '^_$' | sort | tr '\\n' ,)\"; echo probe-end";
+
+/// The probe, writing `outside-NAME` in the home folder if it can.
+fn probe(name: &str) -> String {
+    PROBE.replace("outside-probe", &format!("outside-{name}"))
+}
 
 /// A number no other process on the machine sleeps for.
 const LONG_SLEEP: &str = "61.7531";
@@ -47,11 +52,11 @@ fn client_dir() -> std::path::PathBuf {
 fn script() -> Vec<Reply> {
     let long = format!("echo started-long; sleep {LONG_SLEEP}; echo never");
     vec![
-        Reply::tool("t1", "bash", json!({ "command": PROBE })),
+        Reply::tool("t1", "bash", json!({ "command": probe("term") })),
         Reply::text("Probed."),
         Reply::text("Probe title"),
         Reply::tool("t2", "bash", json!({ "command": long })),
-        Reply::tool("p1", "bash", json!({ "command": PROBE })),
+        Reply::tool("p1", "bash", json!({ "command": probe("here") })),
         Reply::text("Probed here."),
         Reply::text("Probe title"),
     ]
@@ -147,7 +152,7 @@ async fn commands_show_in_the_editors_terminal_still_contained() {
     let ssh = home.home.path().join(".ssh");
     std::fs::create_dir_all(&ssh).unwrap();
     std::fs::write(ssh.join("id_rsa"), "CANARY-PRIVATE-KEY\n").unwrap();
-    let outside = home.home.path().join("outside-probe");
+    let outside = home.home.path().join("outside-term");
     let mock = MockModel::start(Format::Anthropic, script()).await;
     let r = run_client(&home, &mock).await;
 
@@ -178,6 +183,14 @@ async fn commands_show_in_the_editors_terminal_still_contained() {
     assert_eq!(last["status"], "completed", "{last}");
     assert!(shows(last), "{last}");
     assert_eq!(r["released"][0]["released"], true, "{}", r["released"]);
+    // The terminal showed the output with colour, and without the
+    // sequence that would write the person's clipboard.
+    let shown = r["released"][0]["output"].as_str().unwrap();
+    assert!(
+        shown.contains("hello-term") && shown.contains("\u{1b}[31mred"),
+        "{shown:?}"
+    );
+    assert!(!shown.contains("]52;"), "{shown:?}");
     let there = result_of(&mock, "t1");
     assert!(
         there.contains("hello-term") && there.contains("probe-end"),
@@ -189,20 +202,28 @@ async fn commands_show_in_the_editors_terminal_still_contained() {
     assert_eq!(line(&there, "keys="), "keys=0", "{there}");
     assert!(!there.contains("CANARY"), "{there}");
     assert!(!there.contains("sekrit"), "{there}");
-    assert!(!outside.exists(), "the command wrote in the home folder");
+    // (Under the kernel layer a test home in /tmp is writable, in cairn
+    // too: the comparison below holds it to that.)
+    let kernel_layer = std::env::var_os("CAIRN_SANDBOX_NO_BWRAP").is_some();
+    assert!(
+        kernel_layer || !outside.exists(),
+        "the command wrote in the home folder"
+    );
 
     // The same probe inside cairn, for an editor without terminals: no
     // terminal asked for, and the same answers, variable names included.
     let log = r["plain"]["log"].as_array().unwrap();
     assert!(log.iter().all(|e| e["what"] != "terminal"), "{log:?}");
-    let here = result_of(&mock, "p1");
-    for key in ["keys=", "cat:", "touch:", "names="] {
+    let here = result_of(&mock, "p1").replace("outside-here", "outside-term");
+    for key in ["keys=", "cat:", "touch", "names="] {
         assert_eq!(
             line(&there, key),
             line(&here, key),
             "{key}\n{there}\n{here}"
         );
     }
+    let here_wrote = home.home.path().join("outside-here").exists();
+    assert_eq!(outside.exists(), here_wrote);
     let p1_output = (r["plain"]["updates"].as_array().unwrap().iter())
         .filter(|u| u["toolCallId"] == "p1")
         .any(|u| u["content"][0]["type"] == "content");

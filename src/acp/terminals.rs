@@ -40,6 +40,8 @@ impl EditorTerminals {
         session: &str,
         shown: Shown,
     ) -> Option<EditorTerminals> {
+        // Named now, before any command runs.
+        crate::tools::shell::launch::own_exe();
         (caps.terminal && wanted).then(|| EditorTerminals {
             cx,
             session: acp::SessionId::new(session.to_string()),

@@ -39,23 +39,45 @@ pub async fn run(spec_path: &Path) -> u8 {
         }
     };
     // The editor's environment is not the command's: cairn's, scrubbed.
-    cmd.env_clear().envs(spec.env).stdin(Stdio::null());
-    let mut child = match cmd.spawn() {
+    // Its output goes to a pipe, as inside cairn, never the editor's
+    // terminal itself; the launcher copies it there with colour kept and
+    // every other sequence removed (no clipboard or title writes).
+    let Ok((reader, writer)) = std::io::pipe() else {
+        eprintln!("cairn: cannot make a pipe for the output");
+        return NOT_RUN;
+    };
+    let Ok(second) = writer.try_clone() else {
+        eprintln!("cairn: cannot make a pipe for the output");
+        return NOT_RUN;
+    };
+    cmd.env_clear()
+        .envs(spec.env)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(second);
+    // Recorded before the start: from here on the command may have run,
+    // and cairn must not run it a second time.
+    let mut mark = match launch::begin(spec_path) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("cairn: cannot record the start: {e}");
+            return NOT_RUN;
+        }
+    };
+    let spawned = cmd.spawn();
+    // Closes what the sandbox held open for the start, and our copies of
+    // the pipe's write end.
+    drop(cmd);
+    let mut child = match spawned {
         Ok(c) => c,
         Err(e) => {
             eprintln!("cairn: cannot start {}: {e}", spec.program.display());
             return NOT_RUN;
         }
     };
-    // Closes what the sandbox held open for the start.
-    drop(cmd);
     let group = child.id() as i32;
-    if let Err(e) = launch::mark_started(spec_path, group) {
-        eprintln!("cairn: cannot record the start: {e}");
-        crate::sandbox::kill_group(group);
-        let _ = child.wait();
-        return NOT_RUN;
-    }
+    let _ = launch::record_group(&mut mark, group);
+    let relay = std::thread::spawn(move || relay(reader));
     let waited = tokio::task::spawn_blocking(move || child.wait());
     let ended = tokio::select! {
         status = waited => Some(status),
@@ -66,6 +88,7 @@ pub async fn run(spec_path: &Path) -> u8 {
     };
     // What the command left running dies with it, as with `bash`.
     crate::sandbox::kill_group(group);
+    let _ = relay.join();
     match ended {
         Some(Ok(Ok(status))) => match (status.code(), status.signal()) {
             (Some(code), _) => code.clamp(0, 255) as u8,
@@ -73,6 +96,38 @@ pub async fn run(spec_path: &Path) -> u8 {
             (None, None) => 1,
         },
         _ => 1,
+    }
+}
+
+/// Copies the command's output to the terminal, whole lines at a time (a
+/// sequence is never cut in two), colour kept and nothing else.
+fn relay(mut from: std::io::PipeReader) {
+    use std::io::{Read, Write};
+    let mut out = std::io::stdout().lock();
+    let mut pending: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 16 * 1024];
+    let show = |bytes: &[u8], out: &mut std::io::StdoutLock| {
+        let text = crate::ansi::keep_colours(&String::from_utf8_lossy(bytes));
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    };
+    loop {
+        let n = match from.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        pending.extend_from_slice(&chunk[..n]);
+        let cut = match pending.iter().rposition(|b| *b == b'\n') {
+            Some(at) => at + 1,
+            None if pending.len() > 8192 => pending.len(),
+            None => continue,
+        };
+        let rest = pending.split_off(cut);
+        show(&pending, &mut out);
+        pending = rest;
+    }
+    if !pending.is_empty() {
+        show(&pending, &mut out);
     }
 }
 

@@ -188,7 +188,7 @@ async function terminals(report) {
     // The title's own model call comes next; waiting keeps replies in order.
     await rec.until((u) => u.sessionUpdate === "session_info_update", "the title");
     report.probe = { stopReason: probe.stopReason, updates: rec.updates.slice() };
-    report.released = [...host.terminals.entries()].map(([id, t]) => ({ id, released: !!t.released, exit: t.exit }));
+    report.released = [...host.terminals.entries()].map(([id, t]) => ({ id, released: !!t.released, exit: t.exit, output: t.output }));
 
     const from = rec.updates.length;
     const long = ctx.request(acp.methods.agent.session.prompt, {

@@ -33,9 +33,11 @@ pub(super) async fn run(
     ctx: &ToolContext,
 ) -> Result<Ended, String> {
     let exe = launch::own_exe().ok_or("cairn cannot name its own executable")?;
-    if exe.starts_with(&ctx.workspace) {
+    // The editor runs it unconfined: never a file a command could replace.
+    let writable = policy.map_or(&[][..], |p| &p.writable[..]);
+    if exe.starts_with(&ctx.workspace) || writable.iter().any(|w| exe.starts_with(w)) {
         return Err(format!(
-            "cairn's executable {} lies inside the workspace, where commands could replace it",
+            "cairn's executable {} lies where commands may write",
             exe.display()
         ));
     }
@@ -84,7 +86,7 @@ async fn watch(
         let _ = terms.kill(id).await;
         // What the launcher started dies with it; this is for the editor
         // that only ends the launcher.
-        if let Some(group) = written.started() {
+        if let Some(group) = written.group() {
             crate::sandbox::kill_group(group);
         }
         let output = terms.output(id).await.unwrap_or_default();
@@ -94,7 +96,7 @@ async fn watch(
         code = terms.wait_for_exit(id) => {
             let code = code.map_err(|e| format!("the editor lost the terminal: {e}"))?;
             let output = terms.output(id).await.unwrap_or_default();
-            if written.started().is_none() {
+            if !written.began() {
                 return Err(format!("the launcher could not start it: {}", output.trim()));
             }
             Ok(Ended::Exited(code, output))

@@ -16,9 +16,10 @@
 //! neither read nor write), mode 0600, under a fresh name; the launcher
 //! reads it only from there, without following a link, when it is the
 //! person's and private. Neither the model nor the workspace chooses the
-//! program, its arguments or the spec. Once the command has started the
-//! launcher leaves a `.started` file with its process group beside the
-//! spec: without it cairn knows nothing ran and runs the command itself.
+//! program, its arguments or the spec. Just before the start the launcher
+//! leaves a `.started` file beside the spec (then the process group in
+//! it): without it cairn knows nothing ran and runs the command itself;
+//! with it the command is never run twice.
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -67,8 +68,14 @@ impl Written {
         started_path(&self.path)
     }
 
+    /// Whether the launcher got as far as starting the command (it may
+    /// have run, even if its start then failed).
+    pub fn began(&self) -> bool {
+        std::fs::symlink_metadata(self.started_path()).is_ok()
+    }
+
     /// The process group the launcher started, once it did.
-    pub fn started(&self) -> Option<i32> {
+    pub fn group(&self) -> Option<i32> {
         let text = std::fs::read_to_string(self.started_path()).ok()?;
         text.trim().parse().ok().filter(|g: &i32| *g > 1)
     }
@@ -143,16 +150,20 @@ pub fn read_in(dir: &Path, path: &Path) -> Result<Spec, String> {
     serde_json::from_slice(&text).map_err(|e| format!("{} is not a spec: {e}", path.display()))
 }
 
-/// Records that the command started, as process group `pgid`.
-pub fn mark_started(spec: &Path, pgid: i32) -> std::io::Result<()> {
+/// Records, just before the start, that the command may run from now on;
+/// [`record_group`] adds its process group once it runs.
+pub fn begin(spec: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut file = std::fs::OpenOptions::new()
+    std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .custom_flags(libc::O_NOFOLLOW)
-        .open(started_path(spec))?;
-    file.write_all(pgid.to_string().as_bytes())
+        .open(started_path(spec))
+}
+
+pub fn record_group(mark: &mut std::fs::File, pgid: i32) -> std::io::Result<()> {
+    mark.write_all(pgid.to_string().as_bytes())
 }
 
 #[cfg(test)]
@@ -175,9 +186,14 @@ mod tests {
         let launch = dir.path().join("launch");
         let written = write_in(&launch, &spec()).unwrap();
         assert_eq!(read_in(&launch, &written.path).unwrap(), spec());
-        assert_eq!(written.started(), None);
-        mark_started(&written.path, 4242).unwrap();
-        assert_eq!(written.started(), Some(4242));
+        assert!(!written.began());
+        let mut mark = begin(&written.path).unwrap();
+        assert!(written.began());
+        assert_eq!(written.group(), None);
+        record_group(&mut mark, 4242).unwrap();
+        assert_eq!(written.group(), Some(4242));
+        // Only once.
+        assert!(begin(&written.path).is_err());
         let path = written.path.clone();
         drop(written);
         assert!(!path.exists());
