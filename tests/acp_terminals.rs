@@ -169,6 +169,8 @@ async fn commands_show_in_the_editors_terminal_still_contained() {
         assert_eq!(c["args"][0], "__contained", "{c}");
         let spec = c["args"][1].as_str().unwrap();
         assert!(Path::new(spec).starts_with(&launch), "{spec}");
+        // Started in cairn's own folder, not the workspace.
+        assert_eq!(c["cwd"], launch.display().to_string(), "{c}");
     }
 
     // The call shows the terminal, to the end; its output reached the model.

@@ -15,6 +15,9 @@ use crate::tools::jobs::{RunningElsewhere, resolved_env, shell_command, shell_pr
 use crate::tools::terminals::Terminals;
 use crate::tools::{ToolContext, ToolOutput};
 
+/// How long the editor may take to open a terminal.
+const PATIENCE: Duration = Duration::from_secs(30);
+
 /// How the command ended in the editor's terminal.
 pub(super) enum Ended {
     /// It ran to its end: its exit code and output.
@@ -50,10 +53,21 @@ pub(super) async fn run(
         written.path.display().to_string(),
     ];
     let _running = RunningElsewhere::begin();
-    let id = terms
-        .create(&ctx.call_id, exe, args, &p.cwd)
-        .await
-        .map_err(|e| format!("the editor could not open a terminal: {e}"))?;
+    // The launcher starts in cairn's own folder, not the workspace (a
+    // relative library path in the editor's environment finds nothing
+    // there); the command gets its directory from the spec.
+    let create = terms.create(&ctx.call_id, exe, args, &dir);
+    let id = tokio::select! {
+        made = create => made.map_err(|e| format!("the editor could not open a terminal: {e}"))?,
+        // Dropping the spec on the way out leaves a late launcher nothing
+        // to run.
+        _ = ctx.cancel.cancelled() => {
+            return Ok(Ended::Stopped(ToolOutput::error("cancelled before the command started")));
+        }
+        _ = tokio::time::sleep(PATIENCE) => {
+            return Err(format!("the editor did not open a terminal within {} seconds", PATIENCE.as_secs()));
+        }
+    };
     let ended = watch(terms, &id, &written, timeout_ms, ctx).await;
     terms.release(&id).await;
     ended
