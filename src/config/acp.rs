@@ -53,4 +53,25 @@ mod tests {
         person.overlay(on);
         assert!(person.editor_terminals());
     }
+
+    /// Through the files: the person's `false` holds against a project's
+    /// `true`, trusted or not; a project's `false` applies at once.
+    #[test]
+    fn a_project_file_cannot_turn_the_persons_choice_back_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("p");
+        std::fs::create_dir_all(root.join(".cairn")).unwrap();
+        let project = super::super::project_config_path(&root);
+        let global = dir.path().join("global.toml");
+        std::fs::write(&global, "[acp]\neditor_terminals = false\n").unwrap();
+        std::fs::write(&project, "max_turns = 99\n[acp]\neditor_terminals = true\n").unwrap();
+        let mut c = super::super::load_layers(Some(&global), None, &project).unwrap();
+        assert!(!c.file.acp.editor_terminals());
+        c.trust_project();
+        assert!(!c.file.acp.editor_terminals());
+
+        std::fs::write(&project, "[acp]\neditor_terminals = false\n").unwrap();
+        let c = super::super::load_layers(None, None, &project).unwrap();
+        assert!(!c.file.acp.editor_terminals());
+    }
 }
