@@ -115,6 +115,10 @@ enum Command {
         #[arg(last = true)]
         command: Vec<std::ffi::OsString>,
     },
+    /// The launcher an editor's terminal runs: one command under the
+    /// sandbox a spec in cairn's cache folder describes (internal).
+    #[command(name = "__contained", hide = true)]
+    Contained { spec: std::path::PathBuf },
     /// Stored permission rules ("allow always" and the config's lists).
     Permissions {
         #[command(subcommand)]
@@ -376,6 +380,7 @@ async fn async_main(cli: Cli) -> u8 {
         Some(Command::Sandbox { status, command }) => {
             cairn::cli::sandbox::run(status, &command, cli.no_sandbox)
         }
+        Some(Command::Contained { spec }) => cairn::cli::contained::run(&spec).await,
         Some(Command::Permissions { action }) => {
             report(cairn::cli::permissions::run(action.into()).map(|()| 0))
         }

@@ -283,8 +283,7 @@ async fn an_editor_drives_cairn_through_the_official_sdk() {
 /// The editor's files: the view read the unsaved buffer (and the model got
 /// it), the edit asked with the buffer's diff and then landed on the disk
 /// (never through `fs/write_text_file`, which the editor would resolve by
-/// name outside cairn's hold); no command went to the editor's terminals,
-/// though it offered them.
+/// name outside cairn's hold).
 fn editor_buffers(r: &Value, notes: &Path, mock: &MockModel) {
     let n = &r["notes"];
     assert_eq!(n["stopReason"], "end_turn", "{n}");
@@ -321,5 +320,14 @@ fn editor_buffers(r: &Value, notes: &Path, mock: &MockModel) {
         .iter()
         .filter(|e| e["what"] == "terminal")
         .count();
-    assert_eq!(terminals, 0, "a command went to the editor's terminal");
+    // This editor offers terminals but cannot open one: the command was
+    // offered once, ran inside cairn (its output streamed, above), and the
+    // person was told once.
+    assert_eq!(terminals, 1, "{}", r["fileLog"]);
+    let told = r["edit"]["text"].as_str().unwrap();
+    assert_eq!(
+        told.matches("the editor could not open a terminal").count(),
+        1,
+        "{told}"
+    );
 }

@@ -3,9 +3,10 @@
 //! real binary and the scripted model: two sessions in one process keep
 //! their own mode and "always" rules; the file tools read the editor's
 //! unsaved buffer and an edit lands on the disk after its question (never
-//! through `fs/write_text_file`); commands still run in cairn's sandbox
-//! (no `terminal/create` reaches the editor); plan mode is offered and its
-//! plan approved as a question.
+//! through `fs/write_text_file`); the editor offers terminals but refuses
+//! to open one, so each session asks once (naming cairn's own launcher)
+//! and runs its commands inside cairn's sandbox; plan mode is offered and
+//! its plan approved as a question.
 
 use crate::{mock_model, test_home};
 use std::collections::HashMap;
@@ -137,7 +138,10 @@ async fn as_editor<T: Send + 'static>(
         )
         .on_receive_request(
             async move |req: acp::CreateTerminalRequest, responder, _cx| {
-                log(&e5, json!({"what": "terminal", "command": req.command}));
+                log(
+                    &e5,
+                    json!({"what": "terminal", "command": req.command, "args": req.args}),
+                );
                 responder.respond_with_error(Error::new(
                     agent_client_protocol::ErrorCode::INVALID_REQUEST,
                     "this test editor runs no commands",
@@ -289,7 +293,8 @@ fn rules_and_modes_stay_in_their_session(editor: &Shared) {
 /// The view read the buffer (the model saw it), the edit asked with the
 /// buffer's diff, then landed on the disk; the editor was never asked to
 /// write (it would open the name outside cairn's hold).
-/// Commands ran in cairn's sandbox, never in the editor's terminal.
+/// The editor refused its terminal: cairn asked for one with its own
+/// launcher, then ran the commands itself.
 fn the_editors_files_and_no_terminal(
     editor: &Shared,
     mock: &MockModel,
@@ -313,7 +318,15 @@ fn the_editors_files_and_no_terminal(
     assert_eq!(diff["oldText"], "buffer notes\n", "{diff}");
     assert_eq!(std::fs::read_to_string(notes).unwrap(), "edited notes\n");
 
-    assert!(e.log.iter().all(|l| l["what"] != "terminal"), "{:?}", e.log);
+    let exe = std::path::Path::new(env!("CARGO_BIN_EXE_cairn"))
+        .canonicalize()
+        .unwrap();
+    let asked: Vec<&Value> = e.log.iter().filter(|l| l["what"] == "terminal").collect();
+    assert!(!asked.is_empty(), "{:?}", e.log);
+    for t in asked {
+        assert_eq!(t["command"], exe.display().to_string(), "{t}");
+        assert_eq!(t["args"][0], "__contained", "{t}");
+    }
     for made in ["made.txt", "a3.txt", "b2.txt"] {
         assert!(home.path(made).exists(), "{made}");
     }

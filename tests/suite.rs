@@ -27,6 +27,7 @@ mod test_home;
 mod acp_rust_client;
 mod acp_sdk;
 mod acp_sessions;
+mod acp_terminals;
 mod agents_trust;
 mod bounds;
 mod ci_example;

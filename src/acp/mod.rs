@@ -26,6 +26,7 @@ mod questions;
 mod replay;
 mod server;
 mod session;
+mod terminals;
 mod updates;
 
 use std::sync::Arc;

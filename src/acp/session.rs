@@ -103,7 +103,18 @@ pub fn start(
     // The editor's buffers, when it offers them, for the file tools.
     let files = super::files::EditorFiles::offered(caps, cx.clone(), id.as_str())
         .map(|f| Arc::new(f) as Arc<dyn crate::tools::files::FileAccess>);
-    let running = startup::start_agent_with(s, &provider, true, files)
+    // The editor's terminals for commands, when it offers them.
+    let shown = super::terminals::Shown::default();
+    let wanted = s.config.file.acp.editor_terminals();
+    let terminals = super::terminals::EditorTerminals::offered(
+        caps,
+        wanted,
+        cx.clone(),
+        id.as_str(),
+        shown.clone(),
+    )
+    .map(|t| Arc::new(t) as Arc<dyn crate::tools::terminals::Terminals>);
+    let running = startup::start_agent_with(s, &provider, true, files, terminals)
         .map_err(|e| internal(format!("{e:#}")))?;
     let load = match origin {
         Origin::Stored(loaded) => AgentCommand::load(loaded),
@@ -134,7 +145,7 @@ pub fn start(
     let forwarder = Forwarder {
         session: session.clone(),
         cx,
-        tr: Translator::new(s.cwd.clone()),
+        tr: Translator::new(s.cwd.clone()).with_terminals(shown),
         asking: Default::default(),
     };
     tokio::spawn(forwarder.run(running.events));

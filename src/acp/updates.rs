@@ -139,6 +139,10 @@ pub fn modes(current: Mode) -> acp::SessionModeState {
     acp::SessionModeState::new(current.as_str(), modes)
 }
 
+/// The editor's terminal shown in each running call, by call id
+/// (`terminals` fills it; the translator keeps it in the final content).
+pub type Shown = std::sync::Arc<std::sync::Mutex<HashMap<String, String>>>;
+
 #[derive(Debug, Default)]
 pub struct Translator {
     cwd: PathBuf,
@@ -148,6 +152,8 @@ pub struct Translator {
     waiting: Vec<String>,
     /// What each running command printed so far.
     output: HashMap<String, String>,
+    /// The editor's terminal each command runs in, when it does.
+    terminals: Shown,
 }
 
 impl Translator {
@@ -156,6 +162,12 @@ impl Translator {
             cwd,
             ..Default::default()
         }
+    }
+
+    /// Calls whose command runs in an editor's terminal keep showing it.
+    pub fn with_terminals(mut self, shown: Shown) -> Translator {
+        self.terminals = shown;
+        self
     }
 
     pub fn cwd(&self) -> &Path {
@@ -241,9 +253,17 @@ impl Translator {
                 self.open.remove(call_id);
                 self.output.remove(call_id);
                 self.waiting.retain(|w| w != call_id);
+                let terminal = (self.terminals.lock()).map_or(None, |mut t| t.remove(call_id));
+                let content = match terminal {
+                    // The terminal stays: the editor shows what it printed.
+                    Some(id) => vec![acp::ToolCallContent::Terminal(acp::Terminal::new(
+                        acp::TerminalId::new(id),
+                    ))],
+                    None => finished_content(&self.cwd, output, display.as_ref()),
+                };
                 let fields = acp::ToolCallUpdateFields::new()
                     .status(status_of(*status))
-                    .content(finished_content(&self.cwd, output, display.as_ref()))
+                    .content(content)
                     .raw_output(Value::String(crate::ansi::strip(output)));
                 one(update(call_id, fields))
             }

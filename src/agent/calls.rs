@@ -42,6 +42,7 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
         ),
         call_id: String::new(),
         files: ctx.shared.files.clone(),
+        terminals: ctx.shared.terminals.clone(),
     }
 }
 

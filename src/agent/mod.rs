@@ -153,6 +153,8 @@ pub(crate) struct Shared {
     /// The front end's copy of the files (an editor's buffers), when it
     /// offers one to the file tools.
     pub files: Option<Arc<dyn crate::tools::files::FileAccess>>,
+    /// The front end's terminals, where `bash` shows foreground commands.
+    pub terminals: Option<Arc<dyn crate::tools::terminals::Terminals>>,
     /// The edits open in permission dialogs (by request id), to check
     /// again as the person rejects hunks; shared with sub-agents.
     pub proposed: Arc<Mutex<HashMap<u64, checks::Proposed>>>,
@@ -259,6 +261,7 @@ impl Agent {
                 sub_totals: Default::default(),
                 lsp: None,
                 files: None,
+                terminals: None,
                 jobs_of: Mutex::new(std::sync::Weak::new()),
             }),
             opts,
@@ -311,6 +314,18 @@ impl Agent {
     pub fn with_files(mut self, files: Arc<dyn crate::tools::files::FileAccess>) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.files = Some(files);
+        }
+        self
+    }
+
+    /// Has `bash` show foreground commands in the front end's terminals
+    /// (an editor's), still inside the sandbox.
+    pub fn with_terminals(
+        mut self,
+        terminals: Arc<dyn crate::tools::terminals::Terminals>,
+    ) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.terminals = Some(terminals);
         }
         self
     }

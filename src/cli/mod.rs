@@ -5,6 +5,7 @@
 //! every front end shares (`startup`). `src/main.rs` parses the arguments
 //! and calls these.
 
+pub mod contained;
 pub mod interactive;
 pub mod mcp;
 pub mod mcp_login;

@@ -258,16 +258,18 @@ pub fn open_store() -> Result<crate::store::Store> {
 
 /// Builds the agent and starts it on its own task.
 pub fn start_agent(s: &Startup, provider: &ResolvedProvider, interactive: bool) -> Result<Running> {
-    start_agent_with(s, provider, interactive, None)
+    start_agent_with(s, provider, interactive, None, None)
 }
 
 /// [`start_agent`] whose file tools read and write through `files` (an
-/// editor's buffers), still under every rule the disk tools keep.
+/// editor's buffers), still under every rule the disk tools keep, and
+/// whose `bash` shows foreground commands in `terminals` (an editor's).
 pub fn start_agent_with(
     s: &Startup,
     provider: &ResolvedProvider,
     interactive: bool,
     files: Option<Arc<dyn crate::tools::files::FileAccess>>,
+    terminals: Option<Arc<dyn crate::tools::terminals::Terminals>>,
 ) -> Result<Running> {
     if interactive {
         // The picker's list of served models, found in the background.
@@ -337,6 +339,9 @@ pub fn start_agent_with(
         s.trust,
         Standing::Trusted | Standing::TrustedThisRun | Standing::NothingToTrust
     ) || s.trust_flag;
+    if let Some(terminals) = terminals {
+        agent = agent.with_terminals(terminals);
+    }
     if let Some(files) = files {
         agent = agent.with_files(files);
     }

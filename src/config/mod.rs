@@ -16,6 +16,7 @@
 //! keeps API keys typed at set-up; `mode`, `sandbox` and `ui` are sections
 //! of the file.
 
+pub mod acp;
 pub mod effort;
 pub mod keys;
 pub mod log;
@@ -264,6 +265,10 @@ pub struct ConfigFile {
     /// `[lsp]`: the language servers that check edits.
     #[serde(default)]
     pub lsp: lsp::LspConfig,
+    /// `[acp]`: what `cairn acp` uses of the editor (a project may only
+    /// turn things off).
+    #[serde(default)]
+    pub acp: acp::AcpConfig,
 }
 
 /// `[agents]`: how many sub-agents run at once (4 unless set).
@@ -487,6 +492,9 @@ pub fn load_layers(
         merged.sandbox.tighten(std::mem::take(&mut file.sandbox));
         // How much of the person's disk cairn's log may take is theirs.
         file.log = Default::default();
+        // Where commands run is the person's to say: a project only
+        // turns the editor's terminals off.
+        merged.acp.tighten(std::mem::take(&mut file.acp));
         let split = project::split(&merged, &file);
         let mut full = merged.clone();
         let servers: Vec<String> = (file.mcp.iter())
@@ -671,6 +679,7 @@ impl ConfigFile {
         self.keys.extend(other.keys);
         self.mcp.extend(other.mcp);
         self.lsp.overlay(other.lsp);
+        self.acp.overlay(other.acp);
         self.shell
             .env_passthrough
             .extend(other.shell.env_passthrough);

@@ -25,7 +25,7 @@ pub const VARIABLES: &[(&str, &str)] = &[
 /// Links from the private `CARGO_HOME` to the person's, read-only.
 const CARGO_CONFIG: &[&str] = &["config.toml", "config"];
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Caches {
     /// `<cache area>/<project key>`: writable by commands.
     pub dir: PathBuf,

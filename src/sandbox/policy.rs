@@ -39,7 +39,7 @@ pub const READ_ONLY_IN_WORKSPACE: &[&str] = &[
 pub use super::control::AGENT_CONTROL;
 
 /// How a policy is enforced on Linux.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Layer {
     /// bubblewrap: a private mount, PID, IPC and (network off) network
     /// namespace, with seccomp.
@@ -59,7 +59,9 @@ pub struct Place<'a> {
     pub layer: Layer,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Serialisable so the launcher behind an editor's terminal
+/// (`tools::shell::launch`) rebuilds exactly this policy.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Policy {
     pub mode: SandboxMode,
     pub workspace: PathBuf,

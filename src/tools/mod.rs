@@ -25,6 +25,7 @@ pub mod shell;
 pub mod snapshot;
 pub mod state;
 pub mod tempfiles;
+pub mod terminals;
 pub mod todos;
 pub mod view;
 pub mod walk;
@@ -72,6 +73,10 @@ pub struct ToolContext {
     /// A front end's copy of the files (an editor's buffers), when it
     /// offers one; `None` reads and writes the disk.
     pub files: Option<Arc<dyn files::FileAccess>>,
+    /// A front end's terminals (an editor's), where a foreground command
+    /// is shown while it runs, still inside the sandbox; `None` runs it
+    /// here.
+    pub terminals: Option<Arc<dyn terminals::Terminals>>,
 }
 
 /// Hunks (numbered from 0, as `crate::diff::hunks` counts them) of an
@@ -97,6 +102,7 @@ impl ToolContext {
             fetch_hosts: fetch::FetchHosts::default(),
             call_id: String::new(),
             files: None,
+            terminals: None,
         }
     }
 

@@ -5,6 +5,7 @@
 // it prints (one JSON object on stdout) and the files on disk.
 //
 //   node client.mjs CAIRN_BINARY PROJECT_DIR PINGS
+//   node client.mjs CAIRN_BINARY PROJECT_DIR 0 terminals
 //
 // The conversation: initialize (announcing the editor's files and
 // terminals); a new session; a prompt whose answer views and edits a.txt
@@ -15,6 +16,14 @@
 // an unknown mode) answered with errors; a mode switch; PINGS short prompts
 // timed from the request to the first update; a slow answer cancelled
 // mid-stream; the session list; then a second `cairn acp` loads the session.
+// This editor offers terminals but fails to make one: cairn runs the command
+// itself and says so once.
+//
+// With `terminals` (tests/acp_terminals.rs) the editor runs terminals as
+// an editor does (a child process with the command, arguments and
+// directory cairn names): a prompt whose commands probe their containment
+// in the editor's terminal, a prompt whose long command is cancelled, then
+// a second `cairn acp` whose editor offers no terminals runs the same probe.
 
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -46,7 +55,7 @@ function editorFiles() {
 
 /// Updates, permission requests and file requests as they arrive, with
 /// their time; `log` keeps the order of questions and file calls.
-function recorder(files = editorFiles()) {
+function recorder(files = editorFiles(), host = null) {
   const rec = { updates: [], permissions: [], waiters: [], files };
   rec.app = acp
     .client({ name: "cairn-acp-test" })
@@ -74,10 +83,14 @@ function recorder(files = editorFiles()) {
       return {};
     })
     .onRequest(acp.methods.client.terminal.create, ({ params }) => {
-      // cairn runs commands in its own sandbox: it must never ask this.
       files.log.push({ what: "terminal", command: params.command });
-      throw new Error("this test editor does not run commands");
-    });
+      if (!host) throw new Error("this test editor cannot open a terminal");
+      return host.create(params);
+    })
+    .onRequest(acp.methods.client.terminal.output, ({ params }) => host.output(params))
+    .onRequest(acp.methods.client.terminal.waitForExit, ({ params }) => host.waitForExit(params))
+    .onRequest(acp.methods.client.terminal.kill, ({ params }) => host.kill(params))
+    .onRequest(acp.methods.client.terminal.release, ({ params }) => host.release(params));
   rec.until = async (pred, what) => {
     const deadline = Date.now() + 30000;
     while (!rec.updates.some(pred)) {
@@ -89,6 +102,137 @@ function recorder(files = editorFiles()) {
     }
   };
   return rec;
+}
+
+/// Terminals as an editor runs them: the process cairn names, with the
+/// editor's own environment, its output kept up to the byte limit.
+function terminalHost() {
+  const host = { terminals: new Map(), created: [], next: 1 };
+  host.create = (params) => {
+    const id = `term-${host.next++}`;
+    const env = { ...process.env };
+    for (const v of params.env ?? []) env[v.name] = v.value;
+    const child = spawn(params.command, params.args ?? [], {
+      cwd: params.cwd ?? project,
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    const t = { child, output: "", truncated: false, exit: null, limit: params.outputByteLimit };
+    const add = (b) => {
+      t.output += b.toString("utf8");
+      if (t.limit != null && Buffer.byteLength(t.output) > t.limit) {
+        t.output = t.output.slice(-t.limit);
+        t.truncated = true;
+      }
+    };
+    child.stdout.on("data", add);
+    child.stderr.on("data", add);
+    t.exited = new Promise((r) =>
+      child.on("exit", (code, signal) => {
+        t.exit = { exitCode: code, signal };
+        r(t.exit);
+      }),
+    );
+    host.terminals.set(id, t);
+    host.created.push({ id, command: params.command, args: params.args, cwd: params.cwd, pid: child.pid });
+    return { terminalId: id };
+  };
+  const get = (params) => {
+    const t = host.terminals.get(params.terminalId);
+    if (!t) throw new Error(`no terminal ${params.terminalId}`);
+    return t;
+  };
+  host.output = (params) => {
+    const t = get(params);
+    return { output: t.output, truncated: t.truncated, exitStatus: t.exit };
+  };
+  host.waitForExit = async (params) => await get(params).exited;
+  host.kill = (params) => {
+    const t = get(params);
+    // Killed outright: the launcher has no chance to clean up.
+    if (!t.exit) t.child.kill("SIGKILL");
+    host.killed = params.terminalId;
+    return {};
+  };
+  host.release = (params) => {
+    const t = get(params);
+    if (!t.exit) t.child.kill("SIGKILL");
+    t.released = true;
+    return {};
+  };
+  host.alive = (pid) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  return host;
+}
+
+async function terminals(report) {
+  const host = terminalHost();
+  const rec = recorder(editorFiles(), host);
+  const { child, stream } = start();
+  await rec.app.connectWith(stream, async (ctx) => {
+    await ctx.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: { terminal: true },
+    });
+    const session = await ctx.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const probe = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "probe the sandbox" }],
+    });
+    // The title's own model call comes next; waiting keeps replies in order.
+    await rec.until((u) => u.sessionUpdate === "session_info_update", "the title");
+    report.probe = { stopReason: probe.stopReason, updates: rec.updates.slice() };
+    report.released = [...host.terminals.entries()].map(([id, t]) => ({ id, released: !!t.released, exit: t.exit, output: t.output }));
+
+    const from = rec.updates.length;
+    const long = ctx.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "run the long job" }],
+    });
+    const deadline = Date.now() + 30000;
+    const running = () => [...host.terminals.values()].find((t) => t.output.includes("started-long"));
+    while (!running()) {
+      if (Date.now() > deadline) throw new Error("the long command did not start in a terminal");
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    await ctx.notify(acp.methods.agent.session.cancel, { sessionId: session.sessionId });
+    const stopped = await long;
+    const launcher = host.created[host.created.length - 1];
+    await new Promise((r) => setTimeout(r, 500));
+    report.cancel = {
+      stopReason: stopped.stopReason,
+      killed: host.killed,
+      launcherAlive: host.alive(launcher.pid),
+      updates: rec.updates.slice(from),
+    };
+    report.created = host.created.slice();
+  });
+  child.stdin.end();
+  report.firstExit = await new Promise((r) => child.on("exit", (code) => r(code)));
+
+  // An editor without terminals: the same probe runs inside cairn.
+  const plain = recorder(editorFiles());
+  const second = start();
+  await plain.app.connectWith(second.stream, async (ctx) => {
+    await ctx.request(acp.methods.agent.initialize, {
+      protocolVersion: acp.PROTOCOL_VERSION,
+      clientCapabilities: {},
+    });
+    const session = await ctx.request(acp.methods.agent.session.new, { cwd: project, mcpServers: [] });
+    const probe = await ctx.request(acp.methods.agent.session.prompt, {
+      sessionId: session.sessionId,
+      prompt: [{ type: "text", text: "probe the sandbox" }],
+    });
+    report.plain = { stopReason: probe.stopReason, updates: plain.updates.slice(), log: plain.files.log };
+  });
+  second.child.stdin.end();
+  report.secondExit = await new Promise((r) => second.child.on("exit", (code) => r(code)));
 }
 
 async function error(promise) {
@@ -260,8 +404,12 @@ async function loadAgain(report) {
 
 const report = {};
 try {
-  await firstSession(report);
-  await loadAgain(report);
+  if (process.argv[5] === "terminals") {
+    await terminals(report);
+  } else {
+    await firstSession(report);
+    await loadAgain(report);
+  }
 } catch (e) {
   report.failure = String(e?.stack ?? e);
 }

@@ -294,6 +294,8 @@ fn child_shared(
         sandbox: parent.sandbox.clone(),
         lsp: parent.lsp.clone(),
         files: parent.files.clone(),
+        // A sub-agent's calls are not the editor's to show: they run here.
+        terminals: None,
         earlier: Mutex::new(Vec::new()),
         route: Some(Route::new(parent.clone(), call_id, name)),
         sub_totals: Default::default(),

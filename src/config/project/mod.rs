@@ -30,6 +30,7 @@
 //! | `[search]` | held (the service the model's searches go to) |
 //! | `[lsp] enabled = false`, `[lsp.NAME] disabled = true` | applies (turns servers off) |
 //! | `[lsp.NAME]` otherwise, `[lsp] enabled = true` | held, server by server (runs a program) |
+//! | `[acp] editor_terminals = false` | applies; `true` is ignored, trusted or not (`config::acp`) |
 //!
 //! Trusted or not, a project never pairs an address with the person's key:
 //! a provider or search service at an address the project names gets no

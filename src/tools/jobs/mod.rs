@@ -290,24 +290,58 @@ fn start(
     // The shell itself is found on cairn's own PATH (never in a folder a
     // command can write); what it runs sees the person's whole PATH.
     let program = crate::sandbox::own_path::find(shell).unwrap_or_else(|| shell.into());
-    let mut cmd =
-        crate::sandbox::command(&program.to_string_lossy(), policy).map_err(io::Error::other)?;
-    cmd.arg("-c")
-        .arg(script)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
+    let mut cmd = shell_command(&program, script, cwd, policy)?;
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::from(out.try_clone()?))
-        .stderr(Stdio::from(out.try_clone()?))
-        .process_group(0)
-        .kill_on_drop(false);
-    super::env::scrub(&mut cmd);
+        .stderr(Stdio::from(out.try_clone()?));
+    let mut cmd = tokio::process::Command::from(cmd);
+    cmd.kill_on_drop(false);
+    cmd.spawn()
+}
+
+/// The shell a command runs with: bash on cairn's own PATH, else sh.
+pub fn shell_program() -> std::path::PathBuf {
+    crate::sandbox::own_path::find("bash")
+        .or_else(|| crate::sandbox::own_path::find("sh"))
+        .unwrap_or_else(|| "sh".into())
+}
+
+/// The environment `cmd` gives its process: cairn's own with the
+/// command's changes laid over it.
+pub fn resolved_env(cmd: &std::process::Command) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut env: BTreeMap<std::ffi::OsString, std::ffi::OsString> = std::env::vars_os().collect();
+    for (name, value) in cmd.get_envs() {
+        match value {
+            Some(v) => env.insert(name.to_os_string(), v.to_os_string()),
+            None => env.remove(name),
+        };
+    }
+    env.into_iter().collect()
+}
+
+/// The one place a model's command is built: `program -c script` in `cwd`,
+/// confined by `policy`, in a process group of its own, with the scrubbed
+/// environment. The in-process path ([`Process::spawn`]) and the launcher
+/// behind an editor's terminal (`tools::shell::launch`) both call it; only
+/// the standard streams are left to the caller.
+pub fn shell_command(
+    program: &Path,
+    script: &str,
+    cwd: &Path,
+    policy: Option<&Policy>,
+) -> io::Result<std::process::Command> {
+    use std::os::unix::process::CommandExt;
+    let mut cmd =
+        crate::sandbox::std_command(program.as_os_str(), policy).map_err(io::Error::other)?;
+    cmd.arg("-c").arg(script).current_dir(cwd).process_group(0);
+    super::env::scrub_std(&mut cmd);
     for (k, v) in SHELL_ENV {
         cmd.env(k, v);
     }
     if let Some(path) = crate::sandbox::own_path::for_commands() {
         cmd.env("PATH", path);
     }
-    cmd.spawn()
+    Ok(cmd)
 }
 
 /// Where a shell's output goes: read from its pipe into the buffer, with
@@ -372,6 +406,26 @@ async fn supervise(
 
 /// When each command still running began, by process group.
 static RUNNING: Mutex<BTreeMap<i32, Instant>> = Mutex::new(BTreeMap::new());
+
+/// A command running outside cairn's process tree (in an editor's
+/// terminal), counted as running until dropped.
+pub struct RunningElsewhere(i32);
+
+impl RunningElsewhere {
+    pub fn begin() -> RunningElsewhere {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        // Negative keys: never a real process group.
+        let key = -(NEXT.fetch_add(1, Ordering::Relaxed) as i32);
+        lock_running().insert(key, Instant::now());
+        RunningElsewhere(key)
+    }
+}
+
+impl Drop for RunningElsewhere {
+    fn drop(&mut self) {
+        lock_running().remove(&self.0);
+    }
+}
 
 fn lock_running() -> std::sync::MutexGuard<'static, BTreeMap<i32, Instant>> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner())

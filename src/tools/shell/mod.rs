@@ -234,6 +234,28 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         Err(answer) => return answer,
     };
     let policy = ctx.sandbox_policy();
+    if let Some(terms) = editor::offered(ctx, args.background) {
+        match editor::run(terms, &p, policy.as_ref(), args.timeout_ms, ctx).await {
+            Ok(ended) => {
+                let out = match ended {
+                    editor::Ended::Exited(code, output) => {
+                        take_cwd(&p, ctx);
+                        let ran = Ran {
+                            command: &args.command,
+                            code,
+                            policy: policy.as_ref(),
+                            cwd: &p.cwd,
+                        };
+                        finished(&ran, &output, ctx)
+                    }
+                    editor::Ended::Stopped(answer) => answer,
+                };
+                record_changes(ctx, p.snapshot, "changed by a command").await;
+                return out;
+            }
+            Err(why) => terms.fell_back(&why),
+        }
+    }
     let process = match Process::spawn(&args.command, &p.script, &p.cwd, policy.as_ref()) {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
@@ -249,12 +271,7 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
     let to_background = background_after();
     let out = tokio::select! {
         code = wait_streaming(&process, ctx) => {
-            if let Some(dir) = read_cwd_file(p.cwd_file.path()) {
-                let dir = PathBuf::from(dir.trim_end_matches('\n'));
-                if dir.is_dir() {
-                    ctx.session.set_cwd(dir);
-                }
-            }
+            take_cwd(&p, ctx);
             let ran = Ran { command: &args.command, code, policy: policy.as_ref(), cwd: &p.cwd };
             finished(&ran, &process.output(), ctx)
         }
@@ -282,6 +299,16 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
     };
     record_changes(ctx, p.snapshot, "changed by a command").await;
     out
+}
+
+/// The directory the command ended in becomes the next one's.
+fn take_cwd(p: &Prepared, ctx: &ToolContext) {
+    if let Some(dir) = read_cwd_file(p.cwd_file.path()) {
+        let dir = PathBuf::from(dir.trim_end_matches('\n'));
+        if dir.is_dir() {
+            ctx.session.set_cwd(dir);
+        }
+    }
 }
 
 #[async_trait]
@@ -354,6 +381,9 @@ impl Tool for BashTool {
         }
     }
 }
+
+mod editor;
+pub mod launch;
 
 #[cfg(test)]
 mod tests;
