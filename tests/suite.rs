@@ -34,6 +34,7 @@ mod cli_conventions;
 mod cli_providers;
 mod cli_run;
 mod cli_stream_json;
+mod cloud_credentials;
 mod compaction_resume;
 mod compaction_tui;
 mod custom_commands;

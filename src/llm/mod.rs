@@ -19,6 +19,7 @@
 pub mod anthropic;
 mod anthropic_request;
 pub mod aws;
+pub mod aws_chain;
 pub mod bedrock;
 pub mod effort;
 pub mod error;
@@ -266,10 +267,34 @@ pub struct CloudSettings {
     pub location: Option<String>,
     /// Vertex AI: the Application Default Credentials file.
     pub google_credentials: Option<std::path::PathBuf>,
-    /// Bedrock: the AWS region.
+    /// Bedrock: the AWS region cairn's config names (it wins over the
+    /// SDK's region chain).
     pub region: Option<String>,
-    /// Bedrock: credentials from the standard chain.
-    pub aws: Option<AwsCredentials>,
+    /// Bedrock: where the credentials come from.
+    pub aws: Option<AwsAuth>,
+}
+
+/// Bedrock's credentials: fixed keys, or the AWS SDK's chain for a profile.
+#[derive(Clone)]
+pub enum AwsAuth {
+    Keys(AwsCredentials),
+    Chain {
+        /// `profile` from cairn's config; unset, the SDK's own choice
+        /// (`AWS_PROFILE`, else `default`).
+        profile: Option<String>,
+    },
+}
+
+impl std::fmt::Debug for AwsAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AwsAuth::Keys(k) => k.fmt(f),
+            AwsAuth::Chain { profile } => f
+                .debug_struct("AwsChain")
+                .field("profile", profile)
+                .finish(),
+        }
+    }
 }
 
 /// AWS credentials; `Debug` shows the key id only.

@@ -1,9 +1,9 @@
 //! Start-up resolution of what the cloud kinds need: Vertex AI's project,
 //! location and Application Default Credentials; Bedrock's region and
-//! credentials from the standard AWS chain.
+//! profile (the AWS SDK's chain does the rest).
 
 use super::error::ResolveError;
-use super::{CloudSettings, ProviderKind};
+use super::{AwsAuth, CloudSettings, ProviderKind};
 use crate::config::ProviderConfig;
 
 type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
@@ -57,22 +57,24 @@ fn vertex(name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, Res
     })
 }
 
-fn bedrock(name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, ResolveError> {
-    let (creds, profile_region) = super::aws::from_chain(env, p.profile.as_deref())
-        .map_err(|e| ResolveError(format!("provider `{name}` (bedrock): {e}")))?;
+/// The region cairn's config (or AWS_REGION) names is settled here; the
+/// rest (the profile's region, the keys) is the AWS SDK's chain, loaded
+/// on the first request.
+fn bedrock(_name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, ResolveError> {
     let region = p
         .region
         .clone()
-        .or_else(|| first(env, &["AWS_REGION", "AWS_DEFAULT_REGION"]))
-        .or(profile_region)
-        .ok_or_else(|| {
-            ResolveError(format!(
-                "[providers.{name}] (bedrock) needs `region = \"…\"`, AWS_REGION, or a region in the profile"
-            ))
-        })?;
+        .or_else(|| first(env, &["AWS_REGION", "AWS_DEFAULT_REGION"]));
     Ok(CloudSettings {
-        region: Some(region),
-        aws: Some(creds),
+        region,
+        aws: Some(AwsAuth::Chain {
+            // Named here so a failure can say which profile it was.
+            profile: p
+                .profile
+                .clone()
+                .filter(|p| !p.trim().is_empty())
+                .or_else(|| first(env, &["AWS_PROFILE"])),
+        }),
         ..CloudSettings::default()
     })
 }
