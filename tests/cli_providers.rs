@@ -262,7 +262,7 @@ async fn cairn_run_speaks_vertex_with_a_service_account() {
         let root = mock.url().trim_end_matches("/v1beta").to_string();
         std::fs::write(
             &key_path,
-            json!({"type": "service_account", "private_key_id": "k",
+            json!({"type": "service_account", "project_id": "proj-1", "private_key_id": "k",
                 "private_key": include_str!("fixtures/test-service-account-key.pem"),
                 "client_email": "sa@p.iam.gserviceaccount.com", "token_uri": format!("{root}/token")})
             .to_string(),

@@ -1,15 +1,17 @@
-//! Bedrock credentials through the AWS SDK's chain, end to end: the real
-//! binary (`cairn run`) signs its Converse requests with keys from a
-//! `credential_process` profile, and from an assume-role profile whose
-//! source profile has static keys, the role's keys coming from a scripted
-//! STS endpoint on 127.0.0.1. Every AWS file and variable is the test's
-//! own, and instance metadata is never probed.
+//! Cloud credentials end to end through the real binary (`cairn run`).
+//! Bedrock, through the AWS SDK's chain: Converse requests signed with keys
+//! from a `credential_process` profile, and from an assume-role profile
+//! whose source profile has static keys, the role's keys coming from a
+//! scripted STS endpoint on 127.0.0.1 (every AWS file and variable is the
+//! test's own, and instance metadata is never probed). Vertex, through
+//! `google-cloud-auth`: a metadata server (`GCE_METADATA_HOST`) and
+//! workload identity federation (`external_account`), both scripted.
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use crate::cli_providers::run_configured;
-use crate::mock_model::{Format, MockModel};
+use crate::mock_model::{Format, METADATA_TOKEN, MockModel};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// A header of the `n`th request the model server was sent.
@@ -178,4 +180,85 @@ async fn bedrock_signs_with_the_role_an_sts_endpoint_hands_out() {
         head.contains("credential=akiasource/"),
         "STS is asked with the source profile's keys: {head}"
     );
+}
+
+/// The bearer tokens the model server was sent.
+fn bearers(mock: &MockModel) -> Vec<String> {
+    (0..mock.request_headers().len())
+        .filter_map(|n| header(mock, n, "authorization"))
+        .collect()
+}
+
+const VERTEX: &str = "project = \"proj-1\"\nlocation = \"europe-west4\"\n";
+
+#[tokio::test]
+async fn vertex_without_a_credentials_file_asks_the_metadata_server() {
+    let mock = run_configured("vertex", Format::Gemini, |mock| {
+        let root = mock.url().trim_end_matches("/v1beta").to_string();
+        let host = root.trim_start_matches("http://").to_string();
+        let env = vec![("GCE_METADATA_HOST".to_string(), host)];
+        (root, VERTEX.into(), env)
+    })
+    .await;
+    let asked = mock.token_requests();
+    assert_eq!(asked.len(), 1, "one token serves the run: {asked:?}");
+    assert!(asked[0].starts_with(METADATA_TOKEN), "{asked:?}");
+    assert!(asked[0].contains("cloud-platform"), "{asked:?}");
+    let bearers = bearers(&mock);
+    assert!(bearers.len() >= 2);
+    assert!(
+        bearers.iter().all(|b| b == "Bearer ya29.test-token-1"),
+        "{bearers:?}"
+    );
+}
+
+#[tokio::test]
+async fn vertex_exchanges_a_federated_token_at_the_sts_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let subject = dir.path().join("oidc-token");
+    std::fs::write(&subject, "eyJhbGciOiJSUzI1NiJ9.from-the-ci.sig").unwrap();
+    let config = dir.path().join("wif.json");
+    let (subject2, config2) = (subject.clone(), config.clone());
+    let mock = run_configured("vertex", Format::Gemini, move |mock| {
+        let root = mock.url().trim_end_matches("/v1beta").to_string();
+        std::fs::write(
+            &config2,
+            serde_json::json!({"type": "external_account",
+                "audience": "//iam.googleapis.com/projects/123/locations/global/workloadIdentityPools/ci/providers/gh",
+                "subject_token_type": "urn:ietf:params:oauth:token-type:jwt",
+                "token_url": format!("{root}/token"),
+                "credential_source": {"file": subject2.display().to_string()}})
+            .to_string(),
+        )
+        .unwrap();
+        let env = vec![(
+            "GOOGLE_APPLICATION_CREDENTIALS".to_string(),
+            config2.display().to_string(),
+        )];
+        (root, VERTEX.into(), env)
+    })
+    .await;
+    let asked = mock.token_requests();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    let form: std::collections::HashMap<String, String> =
+        reqwest::Url::parse(&format!("http://x/?{}", asked[0]))
+            .unwrap()
+            .query_pairs()
+            .into_owned()
+            .collect();
+    assert_eq!(
+        form["grant_type"],
+        "urn:ietf:params:oauth:grant-type:token-exchange"
+    );
+    assert_eq!(
+        form["subject_token"],
+        "eyJhbGciOiJSUzI1NiJ9.from-the-ci.sig"
+    );
+    assert!(form["audience"].ends_with("/providers/gh"), "{form:?}");
+    let bearers = bearers(&mock);
+    assert!(
+        bearers.iter().all(|b| b == "Bearer ya29.test-token-1"),
+        "{bearers:?}"
+    );
+    assert!(config.exists());
 }

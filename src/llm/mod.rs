@@ -265,7 +265,8 @@ pub struct CloudSettings {
     /// Vertex AI: the Google Cloud project and location.
     pub project: Option<String>,
     pub location: Option<String>,
-    /// Vertex AI: the Application Default Credentials file.
+    /// Vertex AI: the Application Default Credentials file; `None`: the
+    /// metadata server.
     pub google_credentials: Option<std::path::PathBuf>,
     /// Bedrock: the AWS region cairn's config names (it wins over the
     /// SDK's region chain).

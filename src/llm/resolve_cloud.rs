@@ -42,17 +42,14 @@ fn vertex(name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, Res
         .clone()
         .or_else(|| first(env, &["GOOGLE_CLOUD_LOCATION", "CLOUD_ML_REGION"]))
         .unwrap_or_else(|| "us-central1".to_string());
-    let path = super::google_auth::credentials_path(env)
-        .filter(|p| p.is_file())
-        .ok_or_else(|| {
-            ResolveError(format!(
-                "provider `{name}` (vertex) found no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run `gcloud auth application-default login`"
-            ))
-        })?;
+    // No file: the metadata server (on Google Cloud, or GCE_METADATA_HOST).
+    // A file the person named is kept even when missing, to say so.
+    let named = first(env, &["GOOGLE_APPLICATION_CREDENTIALS"]).is_some();
+    let path = super::google_auth::credentials_path(env).filter(|p| named || p.is_file());
     Ok(CloudSettings {
         project: Some(project),
         location: Some(location),
-        google_credentials: Some(path),
+        google_credentials: path,
         ..CloudSettings::default()
     })
 }
