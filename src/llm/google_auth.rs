@@ -133,20 +133,23 @@ fn read(path: &Path) -> Result<Value, LlmError> {
     })
 }
 
-/// An error and its causes, each once, on one line.
+/// An error and its causes, each once, on one line. The crate's note that
+/// a transient failure may pass is left out: cairn's retries say that.
 fn causes(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out: Vec<String> = Vec::new();
     let mut next = Some(e);
     while let Some(err) = next {
+        next = err.source();
         let text = err
             .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+            .replace(" but future attempts may succeed", "");
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.starts_with("Fetching the token resulted in transient errors") {
+            continue;
+        }
         if !text.is_empty() && !out.iter().any(|c| c.contains(&text)) {
             out.push(text);
         }
-        next = err.source();
     }
     out.join(": ")
 }
