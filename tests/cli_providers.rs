@@ -179,16 +179,17 @@ pub async fn run_with_kind(kind: &str, format: Format, extra: &str) {
     run_configured(kind, format, |mock| {
         (mock.url(), extra.to_string(), Vec::new())
     })
-    .await
+    .await;
 }
 
 /// [`run_with_kind`] with the base URL, extra config lines and extra
-/// environment variables computed from the started server.
-async fn run_configured(
+/// environment variables computed from the started server; gives back the
+/// server, to look at what it was sent.
+pub(crate) async fn run_configured(
     kind: &str,
     format: Format,
     setup: impl Fn(&MockModel) -> (String, String, Vec<(String, String)>),
-) {
+) -> MockModel {
     let home = TestHome::new();
     std::fs::write(home.path("notes.md"), "the secret word is heliotrope\n").unwrap();
     let mock = MockModel::start(
@@ -234,6 +235,7 @@ async fn run_configured(
     assert!(stderr.contains("view notes.md"), "{kind}: {stderr}");
     let second = mock.requests()[1].to_string();
     assert!(second.contains("the secret word is heliotrope"), "{kind}");
+    mock
 }
 
 #[tokio::test]
@@ -256,11 +258,11 @@ async fn cairn_run_speaks_vertex_with_a_service_account() {
     let keys = tempfile::tempdir().unwrap();
     let key_path = keys.path().join("sa.json");
     let key_path2 = key_path.clone();
-    run_configured("vertex", Format::Gemini, move |mock| {
+    let _ = run_configured("vertex", Format::Gemini, move |mock| {
         let root = mock.url().trim_end_matches("/v1beta").to_string();
         std::fs::write(
             &key_path,
-            json!({"type": "service_account", "private_key_id": "k",
+            json!({"type": "service_account", "project_id": "proj-1", "private_key_id": "k",
                 "private_key": include_str!("fixtures/test-service-account-key.pem"),
                 "client_email": "sa@p.iam.gserviceaccount.com", "token_uri": format!("{root}/token")})
             .to_string(),
@@ -286,7 +288,7 @@ async fn cairn_run_speaks_bedrock_with_credentials_from_a_profile() {
     )
     .unwrap();
     let creds_path = creds.display().to_string();
-    run_configured("bedrock", Format::Bedrock, move |mock| {
+    let _ = run_configured("bedrock", Format::Bedrock, move |mock| {
         let env = vec![
             (
                 "AWS_SHARED_CREDENTIALS_FILE".to_string(),

@@ -3,7 +3,7 @@
 
 use crate::{mock_model, provider_harness};
 use cairn::llm::{
-    AwsCredentials, CloudSettings, LlmError, ProviderKind, ProviderSettings, StreamEvent,
+    AwsAuth, AwsCredentials, CloudSettings, LlmError, ProviderKind, ProviderSettings, StreamEvent,
 };
 use mock_model::{Format, MockModel, Reply};
 use provider_harness::*;
@@ -14,11 +14,11 @@ fn bedrock(mock: &MockModel) -> ProviderSettings {
     s.api_key = None;
     s.cloud = CloudSettings {
         region: Some("eu-west-3".into()),
-        aws: Some(AwsCredentials {
+        aws: Some(AwsAuth::Keys(AwsCredentials {
             access_key_id: "AKIATESTKEY".into(),
             secret_access_key: "secret".into(),
             session_token: Some("session-tok".into()),
-        }),
+        })),
         ..CloudSettings::default()
     };
     s

@@ -1,5 +1,6 @@
 //! `kind = "vertex"`: Gemini and Anthropic models on Vertex AI, signed in
-//! with a service-account key exchanged at a token endpoint on 127.0.0.1.
+//! through `google-cloud-auth`: a service-account key (a self-signed JWT)
+//! and gcloud user credentials refreshed at a token endpoint on 127.0.0.1.
 
 use crate::{mock_model, provider_harness};
 use std::path::Path;
@@ -14,7 +15,8 @@ use serde_json::json;
 const KEY: &str = include_str!("fixtures/test-service-account-key.pem");
 const PUBLIC: &[u8] = include_bytes!("fixtures/test-service-account-key.pub.der");
 
-/// A service-account key file whose `token_uri` is the scripted server.
+/// A service-account key file (its `token_uri` is the scripted server, though
+/// a self-signed token needs none).
 fn key_file(dir: &Path, mock: &MockModel) -> std::path::PathBuf {
     let root = mock.url();
     let root = root.trim_end_matches("/v1beta");
@@ -65,45 +67,57 @@ async fn vertex_anthropic_passes_the_provider_conformance_suite() {
     .await;
 }
 
+/// The bearer token of each request the model server was sent.
+fn bearers(mock: &MockModel) -> Vec<String> {
+    mock.request_headers()
+        .iter()
+        .filter_map(|h| {
+            h.iter()
+                .find(|(k, _)| k == "authorization")
+                .and_then(|(_, v)| v.strip_prefix("Bearer "))
+                .map(str::to_string)
+        })
+        .collect()
+}
+
 #[tokio::test]
-async fn the_service_account_key_is_exchanged_at_its_token_uri() {
+async fn the_service_account_signs_its_own_token_with_its_key() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start(Format::Anthropic, vec![Reply::text("a"), Reply::text("b")]).await;
     let creds = key_file(dir.path(), &mock);
     let p = build(vertex(&mock, &creds));
     collect(p.as_ref(), &request()).await.unwrap();
     collect(p.as_ref(), &request()).await.unwrap();
-    // One token serves both requests while it is fresh.
-    let forms = mock.token_requests();
-    assert_eq!(forms.len(), 1);
-    let url = reqwest::Url::parse(&format!("http://x/?{}", forms[0])).unwrap();
-    let pairs: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
-    assert_eq!(
-        pairs["grant_type"],
-        "urn:ietf:params:oauth:grant-type:jwt-bearer"
-    );
-    let jwt = &pairs["assertion"];
-    let (input, sig) = jwt.rsplit_once('.').unwrap();
+    // A self-signed JWT (Google's way for service accounts): no exchange,
+    // and one token serves both requests while it is fresh.
+    assert!(mock.token_requests().is_empty());
+    let tokens = bearers(&mock);
+    assert_eq!(tokens.len(), 2);
+    assert_eq!(tokens[0], tokens[1]);
+    let (input, sig) = tokens[0].rsplit_once('.').unwrap();
     aws_lc_rs::signature::UnparsedPublicKey::new(
         &aws_lc_rs::signature::RSA_PKCS1_2048_8192_SHA256,
         PUBLIC,
     )
     .verify(input.as_bytes(), &URL_SAFE_NO_PAD.decode(sig).unwrap())
     .expect("signed with the service account's key");
-    let claims: serde_json::Value = serde_json::from_slice(
-        &URL_SAFE_NO_PAD
-            .decode(input.split('.').nth(1).unwrap())
-            .unwrap(),
-    )
-    .unwrap();
+    let part = |n: usize| -> serde_json::Value {
+        serde_json::from_slice(
+            &URL_SAFE_NO_PAD
+                .decode(input.split('.').nth(n).unwrap())
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    assert_eq!(part(0)["kid"], "kid-1");
+    let claims = part(1);
     assert_eq!(claims["iss"], "cairn@proj-1.iam.gserviceaccount.com");
-    assert!(claims["aud"].as_str().unwrap().ends_with("/token"));
-
-    let headers = mock.request_headers();
     assert!(
-        headers[0]
-            .iter()
-            .any(|(k, v)| k == "authorization" && v == "Bearer ya29.test-token-1")
+        claims["scope"]
+            .as_str()
+            .unwrap()
+            .contains("https://www.googleapis.com/auth/cloud-platform"),
+        "{claims}"
     );
     assert_eq!(
         mock.request_paths()[0],
@@ -115,42 +129,33 @@ async fn the_service_account_key_is_exchanged_at_its_token_uri() {
 }
 
 #[tokio::test]
-async fn a_token_about_to_expire_is_refreshed_before_use() {
+async fn an_expired_user_token_is_refreshed_before_use() {
     let dir = tempfile::tempdir().unwrap();
     let mock = MockModel::start(Format::Gemini, vec![Reply::text("a"), Reply::text("b")]).await;
-    mock.token_lifetime(120);
-    let creds = key_file(dir.path(), &mock);
-    let p = build(vertex(&mock, &creds));
+    // Tokens that expire at once: each request needs a fresh one.
+    mock.token_lifetime(1);
+    let path = user_file(dir.path(), &mock);
+    let p = build(vertex(&mock, &path));
     let mut req = request();
     req.model = "gemini-2.5-flash".into();
     collect(p.as_ref(), &req).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2_500)).await;
     collect(p.as_ref(), &req).await.unwrap();
-    assert_eq!(mock.token_requests().len(), 2);
-    let tokens: Vec<String> = mock
-        .request_headers()
-        .iter()
-        .filter_map(|h| {
-            h.iter()
-                .find(|(k, _)| k == "authorization")
-                .map(|(_, v)| v.clone())
-        })
-        .collect();
-    assert_eq!(
-        tokens,
-        ["Bearer ya29.test-token-1", "Bearer ya29.test-token-2"]
-    );
+    assert!(mock.token_requests().len() >= 2);
+    let tokens = bearers(&mock);
+    assert_eq!(tokens.len(), 2);
+    assert_ne!(tokens[0], tokens[1], "the second request got a new token");
+    assert!(tokens.iter().all(|t| t.starts_with("ya29.test-token-")));
     assert_eq!(
         mock.request_paths()[0],
         "/v1/projects/proj-1/locations/us-east5/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
     );
 }
 
-#[tokio::test]
-async fn gcloud_user_credentials_are_refreshed_with_their_refresh_token() {
-    let dir = tempfile::tempdir().unwrap();
-    let mock = MockModel::start(Format::Gemini, vec![Reply::text("hi")]).await;
+/// gcloud's user credentials file, its `token_uri` the scripted server.
+fn user_file(dir: &Path, mock: &MockModel) -> std::path::PathBuf {
     let root = mock.url();
-    let path = dir.path().join("application_default_credentials.json");
+    let path = dir.join("application_default_credentials.json");
     std::fs::write(
         &path,
         json!({"type": "authorized_user", "client_id": "cid.apps.googleusercontent.com",
@@ -159,12 +164,22 @@ async fn gcloud_user_credentials_are_refreshed_with_their_refresh_token() {
         .to_string(),
     )
     .unwrap();
+    path
+}
+
+#[tokio::test]
+async fn gcloud_user_credentials_are_refreshed_with_their_refresh_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let mock = MockModel::start(Format::Gemini, vec![Reply::text("hi")]).await;
+    let path = user_file(dir.path(), &mock);
     let p = build(vertex(&mock, &path));
     let mut req = request();
     req.model = "gemini-2.5-pro".into();
     let events = collect(p.as_ref(), &req).await.unwrap();
     assert_eq!(text_of(&events), "hi");
-    let form = &mock.token_requests()[0];
-    assert!(form.contains("grant_type=refresh_token"), "{form}");
-    assert!(form.contains("refresh_token=1%2F%2Frefresh"), "{form}");
+    let sent: serde_json::Value = serde_json::from_str(&mock.token_requests()[0]).unwrap();
+    assert_eq!(sent["grant_type"], "refresh_token");
+    assert_eq!(sent["refresh_token"], "1//refresh");
+    assert_eq!(sent["client_id"], "cid.apps.googleusercontent.com");
+    assert_eq!(bearers(&mock), ["ya29.test-token-1"]);
 }

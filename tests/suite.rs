@@ -35,6 +35,7 @@ mod cli_conventions;
 mod cli_providers;
 mod cli_run;
 mod cli_stream_json;
+mod cloud_credentials;
 mod compaction_resume;
 mod compaction_tui;
 mod custom_commands;

@@ -1,18 +1,12 @@
-//! AWS request signing (SigV4, with the `aws-sigv4` crate) and the
-//! standard credentials chain: environment variables, then the shared
-//! `credentials` and `config` files for `AWS_PROFILE` (or the config's
-//! `profile`), session tokens included.
+//! AWS request signing (SigV4, with the `aws-sigv4` crate). Credentials
+//! come from the AWS SDK's own chain (see [`chain`]).
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, sign};
 use aws_sigv4::sign::v4;
 
 use super::{AwsCredentials, LlmError};
-
-type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
 
 /// Where and when a signature is valid.
 pub struct Scope<'a> {
@@ -64,83 +58,6 @@ pub fn sign_headers(
         .headers()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect())
-}
-
-/// Why no credentials were found, said so a person can fix it.
-const NO_CREDENTIALS: &str = "no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN for temporary ones), or put the profile's keys in ~/.aws/credentials and select it with AWS_PROFILE or `profile` in the provider's config";
-
-/// Credentials and region from the standard chain.
-pub fn from_chain(
-    env: Env,
-    profile: Option<&str>,
-) -> Result<(AwsCredentials, Option<String>), String> {
-    let var = |k: &str| env(k).filter(|v| !v.trim().is_empty());
-    let profile = profile
-        .map(str::to_string)
-        .or_else(|| var("AWS_PROFILE"))
-        .unwrap_or_else(|| "default".to_string());
-    let home = var("HOME").map(PathBuf::from);
-    let file = |var_name: &str, rel: &str| {
-        var(var_name)
-            .map(PathBuf::from)
-            .or_else(|| home.as_ref().map(|h| h.join(rel)))
-    };
-    let credentials =
-        file("AWS_SHARED_CREDENTIALS_FILE", ".aws/credentials").and_then(|p| section(&p, &profile));
-    // The config file names profiles `[profile NAME]`, except `[default]`.
-    let config_name = if profile == "default" {
-        profile.clone()
-    } else {
-        format!("profile {profile}")
-    };
-    let config = file("AWS_CONFIG_FILE", ".aws/config").and_then(|p| section(&p, &config_name));
-    let region = config.as_ref().and_then(|c| c.get("region").cloned());
-    let from_env = var("AWS_ACCESS_KEY_ID")
-        .zip(var("AWS_SECRET_ACCESS_KEY"))
-        .map(|(id, secret)| AwsCredentials {
-            access_key_id: id,
-            secret_access_key: secret,
-            session_token: var("AWS_SESSION_TOKEN"),
-        });
-    let from_file = |s: &HashMap<String, String>| {
-        Some(AwsCredentials {
-            access_key_id: s.get("aws_access_key_id")?.clone(),
-            secret_access_key: s.get("aws_secret_access_key")?.clone(),
-            session_token: s.get("aws_session_token").cloned(),
-        })
-    };
-    let creds = from_env
-        .or_else(|| credentials.as_ref().and_then(from_file))
-        .or_else(|| config.as_ref().and_then(from_file))
-        .ok_or_else(|| NO_CREDENTIALS.to_string())?;
-    Ok((creds, region))
-}
-
-/// The keys of one `[name]` section of an INI file.
-fn section(path: &Path, name: &str) -> Option<HashMap<String, String>> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut current: Option<&str> = None;
-    let mut out: Option<HashMap<String, String>> = None;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') || line.starts_with(';') {
-            continue;
-        }
-        if let Some(header) = line.strip_prefix('[').and_then(|l| l.strip_suffix(']')) {
-            current = Some(header.trim());
-            if header.trim() == name {
-                out.get_or_insert_with(HashMap::new);
-            }
-            continue;
-        }
-        if current == Some(name)
-            && let Some((k, v)) = line.split_once('=')
-            && let Some(map) = out.as_mut()
-        {
-            map.insert(k.trim().to_ascii_lowercase(), v.trim().to_string());
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -214,44 +131,5 @@ mod tests {
             h.iter()
                 .any(|(k, v)| k == "x-amz-security-token" && v == token)
         );
-    }
-
-    #[test]
-    fn the_chain_prefers_the_environment_then_the_profile_files() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join(".aws")).unwrap();
-        std::fs::write(
-            dir.path().join(".aws/credentials"),
-            "[default]\naws_access_key_id = AKIADEFAULT\naws_secret_access_key = d\n\n[work]\n# a comment\naws_access_key_id = AKIAWORK\naws_secret_access_key = w\naws_session_token = tok\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join(".aws/config"),
-            "[default]\nregion = us-east-1\n[profile work]\nregion = eu-west-3\n",
-        )
-        .unwrap();
-        let home = dir.path().display().to_string();
-        let vars = |pairs: Vec<(&'static str, String)>| {
-            move |k: &str| pairs.iter().find(|(n, _)| *n == k).map(|(_, v)| v.clone())
-        };
-        let env = vars(vec![("HOME", home.clone()), ("AWS_PROFILE", "work".into())]);
-        let (c, region) = from_chain(&env, None).unwrap();
-        assert_eq!(c.access_key_id, "AKIAWORK");
-        assert_eq!(c.session_token.as_deref(), Some("tok"));
-        assert_eq!(region.as_deref(), Some("eu-west-3"));
-        let (c, region) = from_chain(&vars(vec![("HOME", home.clone())]), None).unwrap();
-        assert_eq!(c.access_key_id, "AKIADEFAULT");
-        assert_eq!(region.as_deref(), Some("us-east-1"));
-        let env = vars(vec![
-            ("HOME", home),
-            ("AWS_ACCESS_KEY_ID", "AKIAENV".into()),
-            ("AWS_SECRET_ACCESS_KEY", "e".into()),
-            ("AWS_SESSION_TOKEN", "envtok".into()),
-        ]);
-        let (c, _) = from_chain(&env, Some("work")).unwrap();
-        assert_eq!(c.access_key_id, "AKIAENV");
-        assert_eq!(c.session_token.as_deref(), Some("envtok"));
-        let err = from_chain(&vars(vec![]), None).unwrap_err();
-        assert!(err.contains("AWS_ACCESS_KEY_ID"), "{err}");
     }
 }

@@ -14,7 +14,8 @@ use serde_json::{Value, json};
 use super::stream::{self, Endpoint, Turn, WireFormat};
 use super::transport::{Events, Framing};
 use super::{
-    EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent, Usage,
+    AwsAuth, EventStream, LlmError, Provider, ProviderSettings, Request, StopReason, StreamEvent,
+    Usage,
 };
 use crate::conversation::{Message, Part, ResultContent};
 
@@ -23,35 +24,49 @@ pub const FORMAT: &str = "bedrock";
 
 pub struct Bedrock {
     http: Endpoint,
-    region: String,
+    keys: Keys,
+}
+
+/// Fixed keys (with the region cairn's config named), or the SDK's chain.
+enum Keys {
+    Fixed(super::AwsCredentials, String),
+    Chain(super::aws_chain::AwsChain),
 }
 
 impl Bedrock {
     pub fn new(settings: ProviderSettings) -> Result<Self, LlmError> {
-        let region = settings
-            .cloud
-            .region
-            .clone()
-            .ok_or_else(|| LlmError::BadRequest {
-                status: 0,
-                message: "a bedrock provider needs `region` (or AWS_REGION)".into(),
-            })?;
-        if settings.cloud.aws.is_none() {
-            return Err(LlmError::Auth {
-                status: 0,
-                message: "no AWS credentials were found at start-up".into(),
-            });
-        }
+        let region = settings.cloud.region.clone();
+        let keys = match settings.cloud.aws.clone() {
+            Some(AwsAuth::Keys(k)) => Keys::Fixed(
+                k,
+                region.ok_or_else(|| LlmError::BadRequest {
+                    status: 0,
+                    message: "a bedrock provider needs `region` (or AWS_REGION)".into(),
+                })?,
+            ),
+            Some(AwsAuth::Chain { profile }) => {
+                Keys::Chain(super::aws_chain::AwsChain::new(profile, region))
+            }
+            None => Keys::Chain(super::aws_chain::AwsChain::new(None, region)),
+        };
         Ok(Bedrock {
             http: Endpoint::new(settings)?,
-            region,
+            keys,
         })
     }
 
-    fn url(&self, model: &str) -> String {
+    /// The keys to sign with and the region they are for.
+    async fn credentials(&self) -> Result<(super::AwsCredentials, String), LlmError> {
+        match &self.keys {
+            Keys::Fixed(k, r) => Ok((k.clone(), r.clone())),
+            Keys::Chain(chain) => chain.credentials().await,
+        }
+    }
+
+    fn url(&self, model: &str, region: &str) -> String {
         let base = self.http.base();
         let base = if base.is_empty() {
-            format!("https://bedrock-runtime.{}.amazonaws.com", self.region)
+            format!("https://bedrock-runtime.{region}.amazonaws.com")
         } else {
             base.to_string()
         };
@@ -75,7 +90,8 @@ impl Provider for Bedrock {
     }
 
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
-        let url = self.url(&request.model);
+        let (creds, region) = self.credentials().await?;
+        let url = self.url(&request.model, &region);
         let body = serde_json::to_vec(&request_body(request))
             .map_err(|e| LlmError::Malformed(e.to_string()))?;
         let parsed = reqwest::Url::parse(&url).map_err(|e| {
@@ -86,21 +102,14 @@ impl Provider for Bedrock {
             (Some(h), None) => h.to_string(),
             _ => String::new(),
         };
-        let creds = (self.http.settings.cloud)
-            .aws
-            .as_ref()
-            .ok_or_else(|| LlmError::Auth {
-                status: 0,
-                message: "no AWS credentials".into(),
-            })?;
         let signed = super::aws::sign_headers(
             "POST",
             &url,
             &[("host", &host), ("content-type", "application/json")],
             &body,
-            creds,
+            &creds,
             &super::aws::Scope {
-                region: &self.region,
+                region: &region,
                 service: "bedrock",
                 time: SystemTime::now(),
             },

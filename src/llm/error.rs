@@ -14,8 +14,10 @@ pub struct ResolveError(pub String);
 #[derive(Debug, Clone, thiserror::Error, PartialEq)]
 pub enum LlmError {
     /// The provider refused the key. `message` ends with where the key
-    /// came from once the agent knows it (`llm::explain`).
-    #[error("the API key was refused ({status}): {message}")]
+    /// came from once the agent knows it (`llm::explain`). Status 0: cairn
+    /// could not get a credential to send (cloud credentials), said whole
+    /// in `message`.
+    #[error("{}", auth_text(*status, message))]
     Auth { status: u16, message: String },
     #[error(
         "the account has no quota left: {message}. Check the plan and billing of this provider's account."
@@ -49,6 +51,14 @@ pub enum LlmError {
     Unreachable(String),
     #[error("the provider sent a response cairn could not read: {0}")]
     Malformed(String),
+}
+
+fn auth_text(status: u16, message: &str) -> String {
+    if status == 0 {
+        message.to_string()
+    } else {
+        format!("the API key was refused ({status}): {message}")
+    }
 }
 
 /// The longest `retry-after` cairn waits out by itself before retrying.

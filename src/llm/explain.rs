@@ -56,7 +56,8 @@ impl Provider for Explained {
 /// `e` with what the person can do about it.
 pub fn explain(e: LlmError, model: &str, hints: &Hints) -> LlmError {
     match e {
-        LlmError::Auth { status, message } => {
+        // Status 0: no credential was sent; the message says why already.
+        LlmError::Auth { status, message } if status != 0 => {
             let fix = match &hints.key_source {
                 Some(source) => format!("it is read from {source}; check it there"),
                 None => "this provider needs an API key (`api_key_env` in its config)".into(),
@@ -100,6 +101,17 @@ mod tests {
             e.to_string(),
             "the API key was refused (401): invalid x-api-key; it is read from ANTHROPIC_API_KEY; check it there"
         );
+        // No credential was sent at all (a cloud chain failed): said as is.
+        let local = "no AWS credentials found for profile `x`: run `aws sso login`";
+        let e = explain(
+            LlmError::Auth {
+                status: 0,
+                message: local.into(),
+            },
+            "m",
+            &Hints { key_source: None },
+        );
+        assert_eq!(e.to_string(), local);
     }
 
     #[test]

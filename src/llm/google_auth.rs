@@ -1,40 +1,22 @@
-//! Google Application Default Credentials for Vertex AI: a service-account
-//! key file (a JWT signed with its key, exchanged at its `token_uri`) or
-//! the gcloud user credentials file (a refresh token). Access tokens are
-//! kept and refreshed a few minutes before they expire.
+//! Google credentials for Vertex AI through Google's own auth crate
+//! (`google-cloud-auth`): the Application Default Credentials file —
+//! a service-account key (self-signed JWTs), gcloud's user credentials (a
+//! refresh token), workload identity federation (`external_account`) or an
+//! impersonated service account — else the metadata server of the machine
+//! cairn runs on (`GCE_METADATA_HOST` to point it elsewhere). The crate
+//! keeps tokens and refreshes them before they expire.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use google_cloud_auth::credentials::{
+    AccessTokenCredentials, external_account, impersonated, mds, service_account, user_account,
+};
+use serde_json::Value;
 use tokio::sync::Mutex;
 
 use super::LlmError;
 
 const SCOPE: &str = "https://www.googleapis.com/auth/cloud-platform";
-const DEFAULT_TOKEN_URI: &str = "https://oauth2.googleapis.com/token";
-/// A token this close to expiring is replaced before use.
-const REFRESH_MARGIN: Duration = Duration::from_secs(300);
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-enum CredentialsFile {
-    ServiceAccount {
-        client_email: String,
-        private_key: String,
-        private_key_id: Option<String>,
-        token_uri: Option<String>,
-    },
-    AuthorizedUser {
-        client_id: String,
-        client_secret: String,
-        refresh_token: String,
-        token_uri: Option<String>,
-    },
-}
 
 /// Where Application Default Credentials are looked for:
 /// `GOOGLE_APPLICATION_CREDENTIALS`, else gcloud's user credentials file.
@@ -49,207 +31,132 @@ pub fn credentials_path(env: &(dyn Fn(&str) -> Option<String> + Sync)) -> Option
     Some(dir.join("application_default_credentials.json"))
 }
 
-struct Token {
-    value: String,
-    expires: SystemTime,
-}
-
 pub struct GoogleAuth {
-    path: PathBuf,
-    client: reqwest::Client,
-    token: Mutex<Option<Token>>,
+    /// The ADC file; `None`: the metadata server.
+    path: Option<PathBuf>,
+    built: Mutex<Option<AccessTokenCredentials>>,
 }
 
 impl GoogleAuth {
-    pub fn new(path: PathBuf, client: reqwest::Client) -> GoogleAuth {
+    pub fn new(path: Option<PathBuf>) -> GoogleAuth {
         GoogleAuth {
             path,
-            client,
-            token: Mutex::new(None),
+            built: Mutex::new(None),
         }
     }
 
     /// A valid access token, fetched or refreshed when needed.
     pub async fn token(&self) -> Result<String, LlmError> {
-        let mut slot = self.token.lock().await;
-        if let Some(t) = slot.as_ref()
-            && t.expires > SystemTime::now() + REFRESH_MARGIN
-        {
-            return Ok(t.value.clone());
-        }
-        let fresh = self.fetch().await?;
-        let value = fresh.value.clone();
-        *slot = Some(fresh);
-        Ok(value)
-    }
-
-    fn read(&self) -> Result<CredentialsFile, LlmError> {
-        let text = std::fs::read_to_string(&self.path).map_err(|e| LlmError::Auth {
-            status: 0,
-            message: format!(
-                "cannot read Google credentials at {} ({e}); set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file or run `gcloud auth application-default login`",
-                self.path.display()
-            ),
-        })?;
-        serde_json::from_str(&text).map_err(|e| LlmError::Auth {
-            status: 0,
-            message: format!(
-                "{} is not a service-account key or gcloud user credentials file ({e})",
-                self.path.display()
-            ),
-        })
-    }
-
-    async fn fetch(&self) -> Result<Token, LlmError> {
-        let (uri, form) = match self.read()? {
-            CredentialsFile::ServiceAccount {
-                client_email,
-                private_key,
-                private_key_id,
-                token_uri,
-            } => {
-                let uri = token_uri.unwrap_or_else(|| DEFAULT_TOKEN_URI.into());
-                let jwt = signed_assertion(
-                    &client_email,
-                    &private_key,
-                    private_key_id.as_deref(),
-                    &uri,
-                    SystemTime::now(),
-                )?;
-                let form = vec![
-                    (
-                        "grant_type".to_string(),
-                        "urn:ietf:params:oauth:grant-type:jwt-bearer".to_string(),
-                    ),
-                    ("assertion".to_string(), jwt),
-                ];
-                (uri, form)
+        let creds = {
+            let mut slot = self.built.lock().await;
+            if slot.is_none() {
+                *slot = Some(self.build()?);
             }
-            CredentialsFile::AuthorizedUser {
-                client_id,
-                client_secret,
-                refresh_token,
-                token_uri,
-            } => (
-                token_uri.unwrap_or_else(|| DEFAULT_TOKEN_URI.into()),
-                vec![
-                    ("grant_type".to_string(), "refresh_token".to_string()),
-                    ("client_id".to_string(), client_id),
-                    ("client_secret".to_string(), client_secret),
-                    ("refresh_token".to_string(), refresh_token),
-                ],
-            ),
+            slot.clone().expect("built above")
         };
-        let resp = self
-            .client
-            .post(&uri)
-            .form(&form)
-            .timeout(Duration::from_secs(30))
-            .send()
-            .await
-            .map_err(|e| super::error::from_transport(&e))?;
-        let status = resp.status().as_u16();
-        let body = resp.text().await.unwrap_or_default();
-        if !(200..300).contains(&status) {
-            return Err(LlmError::Auth {
-                status,
-                message: format!(
-                    "Google refused the credentials in {}: {}",
-                    self.path.display(),
-                    super::error_message(&body)
+        match creds.access_token().await {
+            Ok(t) => Ok(t.token),
+            Err(e) => Err(auth(match &self.path {
+                Some(p) => format!(
+                    "Google gave no access token for the credentials in {}: {}",
+                    p.display(),
+                    causes(&e)
                 ),
-            });
+                None => format!(
+                    "no Google credentials file was found and the metadata server did not give a token ({}); set GOOGLE_APPLICATION_CREDENTIALS to a key or credentials file, or run `gcloud auth application-default login`",
+                    causes(&e)
+                ),
+            })),
         }
-        let v: Value = serde_json::from_str(&body)
-            .map_err(|e| LlmError::Malformed(format!("the token endpoint's answer ({e})")))?;
-        let value = v["access_token"]
-            .as_str()
-            .ok_or_else(|| LlmError::Malformed("the token endpoint gave no access_token".into()))?
-            .to_string();
-        let expires_in = v["expires_in"].as_u64().unwrap_or(3600);
-        Ok(Token {
-            value,
-            expires: SystemTime::now() + Duration::from_secs(expires_in),
+    }
+
+    fn build(&self) -> Result<AccessTokenCredentials, LlmError> {
+        let Some(path) = &self.path else {
+            return mds::Builder::default()
+                .with_scopes([SCOPE])
+                .build_access_token_credentials()
+                .map_err(|e| {
+                    auth(format!(
+                        "the metadata server cannot be used: {}",
+                        causes(&e)
+                    ))
+                });
+        };
+        let json = read(path)?;
+        let kind = json["type"].as_str().unwrap_or_default().to_string();
+        let built = match kind.as_str() {
+            "service_account" => service_account::Builder::new(json)
+                .with_access_specifier(service_account::AccessSpecifier::from_scopes([SCOPE]))
+                .build_access_token_credentials(),
+            "authorized_user" => user_account::Builder::new(json)
+                .with_scopes([SCOPE])
+                .build_access_token_credentials(),
+            "external_account" => external_account::Builder::new(json)
+                .with_scopes([SCOPE])
+                .build_access_token_credentials(),
+            "impersonated_service_account" => impersonated::Builder::new(json)
+                .with_scopes([SCOPE])
+                .build_access_token_credentials(),
+            other => {
+                return Err(auth(format!(
+                    "{} holds credentials of type `{other}`; cairn reads service_account, authorized_user, external_account and impersonated_service_account",
+                    path.display()
+                )));
+            }
+        };
+        built.map_err(|e| {
+            auth(format!(
+                "the {kind} credentials in {} cannot be used: {}",
+                path.display(),
+                causes(&e)
+            ))
         })
     }
 }
 
-/// A JWT asking for a cloud-platform token, signed RS256 with the service
-/// account's key (PKCS#8 PEM, as Google issues them).
-fn signed_assertion(
-    email: &str,
-    pem: &str,
-    key_id: Option<&str>,
-    audience: &str,
-    now: SystemTime,
-) -> Result<String, LlmError> {
-    let bad_key = |why: String| LlmError::Auth {
-        status: 0,
-        message: format!("the service-account private key cannot be used: {why}"),
-    };
-    let der: String = pem
-        .lines()
-        .filter(|l| !l.starts_with("-----"))
-        .map(str::trim)
-        .collect();
-    let der = STANDARD
-        .decode(der)
-        .map_err(|e| bad_key(format!("not base64 PEM ({e})")))?;
-    let key = aws_lc_rs::signature::RsaKeyPair::from_pkcs8(&der)
-        .map_err(|e| bad_key(format!("not a PKCS#8 RSA key ({e})")))?;
-    let iat = now.duration_since(UNIX_EPOCH).unwrap_or_default().as_secs();
-    let mut header = json!({"alg": "RS256", "typ": "JWT"});
-    if let Some(kid) = key_id {
-        header["kid"] = json!(kid);
+fn auth(message: String) -> LlmError {
+    LlmError::Auth { status: 0, message }
+}
+
+fn read(path: &Path) -> Result<Value, LlmError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        auth(format!(
+            "cannot read Google credentials at {} ({e}); set GOOGLE_APPLICATION_CREDENTIALS to a key or credentials file, or run `gcloud auth application-default login`",
+            path.display()
+        ))
+    })?;
+    serde_json::from_str(&text).map_err(|e| {
+        auth(format!(
+            "{} is not a Google credentials file ({e})",
+            path.display()
+        ))
+    })
+}
+
+/// An error and its causes, each once, on one line. The crate's note that
+/// a transient failure may pass is left out: cairn's retries say that.
+fn causes(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut next = Some(e);
+    while let Some(err) = next {
+        next = err.source();
+        let text = err
+            .to_string()
+            .replace(" but future attempts may succeed", "");
+        let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        if text.starts_with("Fetching the token resulted in transient errors") {
+            continue;
+        }
+        if !text.is_empty() && !out.iter().any(|c| c.contains(&text)) {
+            out.push(text);
+        }
     }
-    let claims =
-        json!({"iss": email, "scope": SCOPE, "aud": audience, "iat": iat, "exp": iat + 3600});
-    let signing_input = format!(
-        "{}.{}",
-        URL_SAFE_NO_PAD.encode(header.to_string()),
-        URL_SAFE_NO_PAD.encode(claims.to_string())
-    );
-    let mut sig = vec![0u8; key.public_modulus_len()];
-    key.sign(
-        &aws_lc_rs::signature::RSA_PKCS1_SHA256,
-        &aws_lc_rs::rand::SystemRandom::new(),
-        signing_input.as_bytes(),
-        &mut sig,
-    )
-    .map_err(|e| bad_key(format!("signing failed ({e})")))?;
-    Ok(format!("{signing_input}.{}", URL_SAFE_NO_PAD.encode(sig)))
+    out.join(": ")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const KEY: &str = include_str!("../../tests/fixtures/test-service-account-key.pem");
-    const PUBLIC: &[u8] = include_bytes!("../../tests/fixtures/test-service-account-key.pub.der");
-
-    #[test]
-    fn the_assertion_is_a_verifiable_rs256_jwt() {
-        let now = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-        let jwt = signed_assertion("sa@p.iam", KEY, Some("k1"), "http://t/token", now).unwrap();
-        let (input, sig) = jwt.rsplit_once('.').unwrap();
-        let sig = URL_SAFE_NO_PAD.decode(sig).unwrap();
-        aws_lc_rs::signature::UnparsedPublicKey::new(
-            &aws_lc_rs::signature::RSA_PKCS1_2048_8192_SHA256,
-            PUBLIC,
-        )
-        .verify(input.as_bytes(), &sig)
-        .expect("signature verifies");
-        let claims: Value = serde_json::from_slice(
-            &URL_SAFE_NO_PAD
-                .decode(input.split('.').nth(1).unwrap())
-                .unwrap(),
-        )
-        .unwrap();
-        assert_eq!(claims["aud"], "http://t/token");
-        assert_eq!(claims["exp"], 1_700_003_600u64);
-        assert_eq!(claims["scope"], SCOPE);
-        assert!(signed_assertion("a", "not a key", None, "x", now).is_err());
-    }
 
     #[test]
     fn adc_path_prefers_the_environment_variable() {
@@ -266,5 +173,26 @@ mod tests {
                 "/home/u/.config/gcloud/application_default_credentials.json"
             ))
         );
+    }
+
+    #[tokio::test]
+    async fn a_file_of_an_unknown_kind_is_named_with_the_kinds_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("adc.json");
+        std::fs::write(&path, r#"{"type": "gdch_service_account"}"#).unwrap();
+        let err = GoogleAuth::new(Some(path.clone()))
+            .token()
+            .await
+            .unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("gdch_service_account"), "{text}");
+        assert!(text.contains("external_account"), "{text}");
+        std::fs::write(&path, "not json").unwrap();
+        let text = GoogleAuth::new(Some(path))
+            .token()
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(text.contains("is not a Google credentials file"), "{text}");
     }
 }

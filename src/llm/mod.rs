@@ -20,6 +20,7 @@ pub mod anthropic;
 mod anthropic_request;
 mod anthropic_search;
 pub mod aws;
+pub mod aws_chain;
 pub mod bedrock;
 pub mod effort;
 pub mod error;
@@ -280,12 +281,37 @@ pub struct CloudSettings {
     /// Vertex AI: the Google Cloud project and location.
     pub project: Option<String>,
     pub location: Option<String>,
-    /// Vertex AI: the Application Default Credentials file.
+    /// Vertex AI: the Application Default Credentials file; `None`: the
+    /// metadata server.
     pub google_credentials: Option<std::path::PathBuf>,
-    /// Bedrock: the AWS region.
+    /// Bedrock: the AWS region cairn's config names (it wins over the
+    /// SDK's region chain).
     pub region: Option<String>,
-    /// Bedrock: credentials from the standard chain.
-    pub aws: Option<AwsCredentials>,
+    /// Bedrock: where the credentials come from.
+    pub aws: Option<AwsAuth>,
+}
+
+/// Bedrock's credentials: fixed keys, or the AWS SDK's chain for a profile.
+#[derive(Clone)]
+pub enum AwsAuth {
+    Keys(AwsCredentials),
+    Chain {
+        /// `profile` from cairn's config; unset, the SDK's own choice
+        /// (`AWS_PROFILE`, else `default`).
+        profile: Option<String>,
+    },
+}
+
+impl std::fmt::Debug for AwsAuth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AwsAuth::Keys(k) => k.fmt(f),
+            AwsAuth::Chain { profile } => f
+                .debug_struct("AwsChain")
+                .field("profile", profile)
+                .finish(),
+        }
+    }
 }
 
 /// AWS credentials; `Debug` shows the key id only.

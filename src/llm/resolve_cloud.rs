@@ -1,9 +1,9 @@
 //! Start-up resolution of what the cloud kinds need: Vertex AI's project,
 //! location and Application Default Credentials; Bedrock's region and
-//! credentials from the standard AWS chain.
+//! profile (the AWS SDK's chain does the rest).
 
 use super::error::ResolveError;
-use super::{CloudSettings, ProviderKind};
+use super::{AwsAuth, CloudSettings, ProviderKind};
 use crate::config::ProviderConfig;
 
 type Env<'a> = &'a (dyn Fn(&str) -> Option<String> + Sync);
@@ -42,37 +42,36 @@ fn vertex(name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, Res
         .clone()
         .or_else(|| first(env, &["GOOGLE_CLOUD_LOCATION", "CLOUD_ML_REGION"]))
         .unwrap_or_else(|| "us-central1".to_string());
-    let path = super::google_auth::credentials_path(env)
-        .filter(|p| p.is_file())
-        .ok_or_else(|| {
-            ResolveError(format!(
-                "provider `{name}` (vertex) found no Google credentials: set GOOGLE_APPLICATION_CREDENTIALS to a service-account key file, or run `gcloud auth application-default login`"
-            ))
-        })?;
+    // No file: the metadata server (on Google Cloud, or GCE_METADATA_HOST).
+    // A file the person named is kept even when missing, to say so.
+    let named = first(env, &["GOOGLE_APPLICATION_CREDENTIALS"]).is_some();
+    let path = super::google_auth::credentials_path(env).filter(|p| named || p.is_file());
     Ok(CloudSettings {
         project: Some(project),
         location: Some(location),
-        google_credentials: Some(path),
+        google_credentials: path,
         ..CloudSettings::default()
     })
 }
 
-fn bedrock(name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, ResolveError> {
-    let (creds, profile_region) = super::aws::from_chain(env, p.profile.as_deref())
-        .map_err(|e| ResolveError(format!("provider `{name}` (bedrock): {e}")))?;
+/// The region cairn's config (or AWS_REGION) names is settled here; the
+/// rest (the profile's region, the keys) is the AWS SDK's chain, loaded
+/// on the first request.
+fn bedrock(_name: &str, p: &ProviderConfig, env: Env) -> Result<CloudSettings, ResolveError> {
     let region = p
         .region
         .clone()
-        .or_else(|| first(env, &["AWS_REGION", "AWS_DEFAULT_REGION"]))
-        .or(profile_region)
-        .ok_or_else(|| {
-            ResolveError(format!(
-                "[providers.{name}] (bedrock) needs `region = \"…\"`, AWS_REGION, or a region in the profile"
-            ))
-        })?;
+        .or_else(|| first(env, &["AWS_REGION", "AWS_DEFAULT_REGION"]));
     Ok(CloudSettings {
-        region: Some(region),
-        aws: Some(creds),
+        region,
+        aws: Some(AwsAuth::Chain {
+            // Named here so a failure can say which profile it was.
+            profile: p
+                .profile
+                .clone()
+                .filter(|p| !p.trim().is_empty())
+                .or_else(|| first(env, &["AWS_PROFILE"])),
+        }),
         ..CloudSettings::default()
     })
 }

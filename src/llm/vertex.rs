@@ -36,11 +36,10 @@ impl Vertex {
             .location
             .clone()
             .unwrap_or_else(|| "us-central1".to_string());
-        let path: PathBuf = cloud.google_credentials.clone().ok_or_else(|| {
-            missing("credentials: set GOOGLE_APPLICATION_CREDENTIALS or run `gcloud auth application-default login`")
-        })?;
+        // No credentials file: the metadata server of the machine.
+        let path: Option<PathBuf> = cloud.google_credentials.clone();
         Ok(Vertex {
-            auth: GoogleAuth::new(path, client.clone()),
+            auth: GoogleAuth::new(path),
             settings,
             client,
             project,

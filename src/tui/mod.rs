@@ -179,6 +179,8 @@ pub fn build_model(opts: TuiOptions) -> model::Model {
 }
 
 #[cfg(test)]
+mod grapheme_tests;
+#[cfg(test)]
 mod overlay_tests;
 #[cfg(test)]
 mod prompt_tests;

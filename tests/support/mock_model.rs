@@ -464,6 +464,11 @@ async fn handle(mut sock: TcpStream, format: Format, s: Arc<Shared>) -> std::io:
     if req.target == "/token" {
         return token_endpoint(&mut sock, &s, &req.body).await;
     }
+    // A metadata server's token (GCE_METADATA_HOST pointed here): recorded
+    // by its address, which carries the scopes.
+    if req.target.starts_with(METADATA_TOKEN) {
+        return token_endpoint(&mut sock, &s, req.target.as_bytes()).await;
+    }
     if req.head.starts_with("GET ") {
         // Model calls are POSTs; a probe of an endpoint this server lacks
         // (`/props`, `/model/info`) gets what real servers answer.
@@ -624,8 +629,12 @@ fn args_pieces(args: &Value) -> Vec<String> {
     pieces(&raw, n)
 }
 
-/// An OAuth token endpoint (Google's `token_uri`): records the form and
-/// hands out a new access token each time.
+/// Where a Google metadata server hands out the machine's token.
+pub const METADATA_TOKEN: &str = "/computeMetadata/v1/instance/service-accounts/default/token";
+
+/// An OAuth token endpoint (Google's `token_uri`, an STS exchange, the
+/// metadata server's token): records the request and hands out a new
+/// access token each time.
 async fn token_endpoint(sock: &mut TcpStream, s: &Shared, body: &[u8]) -> std::io::Result<()> {
     let form = String::from_utf8_lossy(body).into_owned();
     let n = {
@@ -635,7 +644,7 @@ async fn token_endpoint(sock: &mut TcpStream, s: &Shared, body: &[u8]) -> std::i
     };
     let lifetime = s.token_lifetime.lock().unwrap().unwrap_or(3600);
     let body = json!({"access_token": format!("ya29.test-token-{n}"), "expires_in": lifetime,
-        "token_type": "Bearer"})
+        "token_type": "Bearer", "issued_token_type": "urn:ietf:params:oauth:token-type:access_token"})
     .to_string();
     let resp = format!(
         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",

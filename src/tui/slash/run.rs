@@ -166,7 +166,10 @@ pub fn run(model: &mut Model, cmd: Slash) -> Vec<Cmd> {
         }
         Slash::Help => {
             model.modals.overlays.push(Overlay::Help(
-                crate::tui::panels::help::HelpState::with_custom(&model.custom_commands),
+                crate::tui::panels::help::HelpState::with_custom(
+                    &model.custom_commands,
+                    &model.mcp_prompts,
+                ),
             ));
             Vec::new()
         }

@@ -198,7 +198,10 @@ fn global_key(model: &mut Model, keys: &KeyMap, key: KeyEvent) -> Option<Vec<Cmd
     let is = |a| keys.is(a, &key);
     let cmds = if is(Action::Help) {
         model.modals.overlays.push(Overlay::Help(
-            crate::tui::panels::help::HelpState::with_custom(&model.custom_commands),
+            crate::tui::panels::help::HelpState::with_custom(
+                &model.custom_commands,
+                &model.mcp_prompts,
+            ),
         ));
         Vec::new()
     } else if is(Action::ToggleMouse) {

@@ -82,7 +82,10 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     }
     if key.code == KeyCode::Char('?') && model.input.is_empty() {
         model.modals.overlays.push(Overlay::Help(
-            crate::tui::panels::help::HelpState::with_custom(&model.custom_commands),
+            crate::tui::panels::help::HelpState::with_custom(
+                &model.custom_commands,
+                &model.mcp_prompts,
+            ),
         ));
         return Vec::new();
     }

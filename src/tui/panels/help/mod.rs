@@ -28,19 +28,31 @@ pub struct HelpState {
     pub only: Vec<Scope>,
     /// The person's own commands: `/name hint` and what each does.
     pub custom: Vec<(String, String)>,
+    /// The MCP servers' prompts in the `/` menu, the same way.
+    pub mcp_prompts: Vec<(String, String)>,
+}
+
+/// `/name hint` and what each entry does.
+fn usages(entries: &[crate::tui::commands::CustomEntry]) -> Vec<(String, String)> {
+    entries
+        .iter()
+        .map(|c| {
+            let usage = format!("/{} {}", c.name, c.args).trim_end().to_string();
+            (usage, c.description.clone())
+        })
+        .collect()
 }
 
 impl HelpState {
-    /// Help for everything, the person's own commands included.
-    pub fn with_custom(custom: &[crate::tui::commands::CustomEntry]) -> HelpState {
+    /// Help for everything, the person's own commands and the MCP
+    /// servers' prompts included.
+    pub fn with_custom(
+        custom: &[crate::tui::commands::CustomEntry],
+        mcp_prompts: &[crate::tui::commands::CustomEntry],
+    ) -> HelpState {
         HelpState {
-            custom: custom
-                .iter()
-                .map(|c| {
-                    let usage = format!("/{} {}", c.name, c.args).trim_end().to_string();
-                    (usage, c.description.clone())
-                })
-                .collect(),
+            custom: usages(custom),
+            mcp_prompts: usages(mcp_prompts),
             ..HelpState::default()
         }
     }
@@ -91,17 +103,21 @@ fn sections(keys: &KeyMap, state: &HelpState) -> Vec<(String, Vec<Entry>)> {
             "Commands (type /name and arguments; Tab completes)".into(),
             commands,
         ));
-        let custom: Vec<Entry> = state
-            .custom
-            .iter()
-            .map(|(keys, what)| Entry {
-                keys: keys.clone(),
-                what: what.clone(),
-            })
-            .collect();
+        let listed = |rows: &[(String, String)]| -> Vec<Entry> {
+            rows.iter()
+                .map(|(keys, what)| Entry {
+                    keys: keys.clone(),
+                    what: what.clone(),
+                })
+                .collect()
+        };
         out.push((
             "Your commands (.cairn/commands, .claude/commands)".into(),
-            custom,
+            listed(&state.custom),
+        ));
+        out.push((
+            "MCP prompts (from connected servers; also in /prompts)".into(),
+            listed(&state.mcp_prompts),
         ));
     }
     let q = state.query.trim().to_lowercase();
@@ -286,16 +302,45 @@ mod tests {
 
     #[test]
     fn lists_the_persons_own_commands_in_their_section() {
-        let state = HelpState::with_custom(&[crate::tui::commands::CustomEntry {
-            name: "git:status".into(),
-            args: "[focus]".into(),
-            description: "Summarise the working tree".into(),
-        }]);
+        let state = HelpState::with_custom(
+            &[crate::tui::commands::CustomEntry {
+                name: "git:status".into(),
+                args: "[focus]".into(),
+                description: "Summarise the working tree".into(),
+            }],
+            &[],
+        );
         let all = text(&state, 100);
         assert!(all.contains("Your commands"), "{all}");
         assert!(all.contains("/git:status [focus]"), "{all}");
         assert!(all.contains("Summarise the working tree"), "{all}");
+        assert!(!all.contains("MCP prompts"), "{all}");
         assert!(!text(&HelpState::default(), 100).contains("Your commands"));
+    }
+
+    #[test]
+    fn lists_the_mcp_prompts_of_the_slash_menu() {
+        let prompt = crate::tui::commands::CustomEntry {
+            name: "mcp__everything__complex_prompt".into(),
+            args: "<temperature> [style]".into(),
+            description: "A prompt with arguments".into(),
+        };
+        let state = HelpState::with_custom(&[], std::slice::from_ref(&prompt));
+        let all = text(&state, 120);
+        assert!(all.contains("MCP prompts"), "{all}");
+        assert!(
+            all.contains("/mcp__everything__complex_prompt <temperature> [style]"),
+            "{all}"
+        );
+        assert!(all.contains("A prompt with arguments"), "{all}");
+        assert!(!all.contains("Your commands"), "{all}");
+        let searched = HelpState {
+            query: "complex".into(),
+            ..state
+        };
+        let found = text(&searched, 120);
+        assert!(found.contains("MCP prompts") && found.contains("complex_prompt"));
+        assert!(!found.contains("Session browser"), "{found}");
     }
 
     #[test]
