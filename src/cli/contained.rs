@@ -30,6 +30,13 @@ pub async fn run(spec_path: &Path) -> u8 {
             return NOT_RUN;
         }
     };
+    // The editor started this launcher with its own PATH, in cairn's
+    // cache folder: bubblewrap must not be found where the command's
+    // workspace (or any folder it may write) could have planted one.
+    crate::sandbox::own_path::workspace_opened(&spec.cwd);
+    if let Some(policy) = &spec.policy {
+        crate::sandbox::own_path::writable_places(&policy.writable);
+    }
     let built = shell_command(&spec.program, &spec.script, &spec.cwd, spec.policy.as_ref());
     let mut cmd = match built {
         Ok(c) => c,

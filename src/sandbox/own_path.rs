@@ -72,6 +72,18 @@ pub fn workspace_opened(cwd: &Path) {
     *cut = Some(safe_path(&now, &places_for(cwd)));
 }
 
+/// Folders commands can write (a policy's writable roots) leave cairn's
+/// own `PATH` too: for the launcher an editor starts in a folder of its
+/// own, with its own `PATH`, to run one command (`cairn __contained`).
+pub fn writable_places(places: &[PathBuf]) {
+    let mut cut = CUT.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(now) = cut.clone().or_else(|| std::env::var_os("PATH")) else {
+        return;
+    };
+    let places: Vec<PathBuf> = places.iter().filter(|p| p.is_absolute()).cloned().collect();
+    *cut = Some(safe_path(&now, &places));
+}
+
 /// cairn's own `PATH` as cut so far.
 pub fn path() -> Option<OsString> {
     let cut = CUT.lock().unwrap_or_else(|e| e.into_inner()).clone();
