@@ -182,7 +182,9 @@ impl Tree {
                 }
                 any = any || name.to_str().is_some_and(|n| FIRSTS.contains(n));
             }
-            if any {
+            // Listable but not searchable (`chmod 600`): what is below is
+            // out of sight, so the folder itself is looked at (a finding).
+            if any || !searchable(&path) {
                 self.look_at(&dir);
             }
         }
