@@ -101,7 +101,15 @@ async fn run_client(home: &TestHome, mock: &MockModel) -> Value {
         .arg("terminals")
         .current_dir(client_dir())
         .env_clear()
-        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        // The editor was started with the project's venv active.
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                home.path(".venv/bin").display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .envs(home.vars(&mock.url()))
         .env("EDITOR_SECRET_API_KEY", "sekrit-value-of-the-editor")
         // Set by hand to try the kernel layer (Landlock and seccomp alone).
@@ -153,8 +161,29 @@ async fn commands_show_in_the_editors_terminal_still_contained() {
     std::fs::create_dir_all(&ssh).unwrap();
     std::fs::write(ssh.join("id_rsa"), "CANARY-PRIVATE-KEY\n").unwrap();
     let outside = home.home.path().join("outside-term");
+    // An earlier session's contained command planted a `bwrap` in the
+    // venv: the launcher, run by the editor as the person, must not start
+    // through it.
+    let marks = tempfile::tempdir().unwrap();
+    let planted_ran = marks.path().join("planted-bwrap-ran");
+    let venv = home.path(".venv/bin");
+    std::fs::create_dir_all(&venv).unwrap();
+    std::fs::write(
+        venv.join("bwrap"),
+        format!("#!/bin/sh\ntouch {}\nexit 1\n", planted_ran.display()),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::Permissions::from_mode(0o755);
+        std::fs::set_permissions(venv.join("bwrap"), mode).unwrap();
+    }
     let mock = MockModel::start(Format::Anthropic, script()).await;
     let r = run_client(&home, &mock).await;
+    assert!(
+        !planted_ran.exists(),
+        "a bwrap from the workspace's venv ran"
+    );
 
     // cairn asked the editor to run its own executable, the hidden
     // launcher, and a spec in its own cache folder.
