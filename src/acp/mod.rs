@@ -52,12 +52,24 @@ pub async fn serve(mut overrides: Overrides) -> u8 {
     server.shutdown().await;
     match result {
         Ok(()) => 0,
+        // The editor closed its end while cairn still had a last word for
+        // it: the connection is over, as when it closes first.
+        Err(e) if editor_went_away(&e) => 0,
         Err(e) => {
             tracing::error!("acp: the connection failed: {e}");
             eprintln!("cairn acp: {e}");
             1
         }
     }
+}
+
+/// Whether `e` is a write to an editor that has closed the connection
+/// (the protocol crate keeps the I/O error only as text).
+fn editor_went_away(e: &agent_client_protocol::Error) -> bool {
+    let pipe = std::io::Error::from_raw_os_error(libc::EPIPE).to_string();
+    e.data
+        .as_ref()
+        .is_some_and(|d| d.as_str() == Some(pipe.as_str()))
 }
 
 async fn connection(server: Arc<Server>) -> Result<(), agent_client_protocol::Error> {
