@@ -85,6 +85,25 @@ pub struct Source {
     pub url: String,
 }
 
+impl Source {
+    /// What names it: its title, or its address when it has none.
+    pub fn label(&self) -> &str {
+        if self.title.trim().is_empty() {
+            &self.url
+        } else {
+            &self.title
+        }
+    }
+
+    /// Sources as numbered `N. label <url>` lines, each text made safe by
+    /// `clean` (provider text: escaped for a terminal, kept to one line).
+    pub fn numbered(sources: &[Source], clean: impl Fn(&str) -> String) -> Vec<String> {
+        (sources.iter().enumerate())
+            .map(|(i, s)| format!("{}. {} <{}>", i + 1, clean(s.label()), clean(&s.url)))
+            .collect()
+    }
+}
+
 /// One provider-side search: what was asked, what came back, and the wire
 /// blocks the provider wants sent back unchanged with the conversation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -553,21 +553,9 @@ impl Printer {
 /// kept to one line each.
 fn numbered_sources(sources: &[crate::conversation::Source]) -> String {
     let one_line = |t: &str| escape(t).split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut out = String::new();
-    for (i, s) in sources.iter().enumerate() {
-        let title = if s.title.trim().is_empty() {
-            &s.url
-        } else {
-            &s.title
-        };
-        out.push_str(&format!(
-            "  {}. {} <{}>\n",
-            i + 1,
-            one_line(title),
-            one_line(&s.url)
-        ));
-    }
-    out
+    (crate::conversation::Source::numbered(sources, one_line).iter())
+        .map(|line| format!("  {line}\n"))
+        .collect()
 }
 
 /// `cairn run PROMPT`: starts the agent without the interface (continuing

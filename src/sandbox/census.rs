@@ -383,15 +383,17 @@ impl Census {
             t.refresh();
         }
         let known_before = self.seen.clone();
+        // What is watched now, read once for all the approved paths.
+        let watched: Vec<PathBuf> = match accepted.is_empty() {
+            true => Vec::new(),
+            false => self.current().into_keys().collect(),
+        };
         for path in accepted {
             let Ok(rel) = path.strip_prefix(&self.workspace) else {
                 continue;
             };
-            let covering: Vec<PathBuf> = (self.current().into_keys())
-                .filter(|watched| rel.starts_with(watched))
-                .collect();
-            for watched in covering {
-                self.accept(&watched, rel, quarantine, &mut said);
+            for w in watched.iter().filter(|w| rel.starts_with(w)) {
+                self.accept(w, rel, quarantine, &mut said);
             }
         }
         let now = self.current();

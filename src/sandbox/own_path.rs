@@ -62,14 +62,9 @@ pub unsafe fn cut_own_path() {
 /// starts as the person get that `PATH` ([`apply`]) and are found on it
 /// ([`find`]).
 pub fn workspace_opened(cwd: &Path) {
-    if !cwd.is_absolute() {
-        return;
+    if cwd.is_absolute() {
+        writable_places(&places_for(cwd));
     }
-    let mut cut = CUT.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(now) = cut.clone().or_else(|| std::env::var_os("PATH")) else {
-        return;
-    };
-    *cut = Some(safe_path(&now, &places_for(cwd)));
 }
 
 /// Folders commands can write (a policy's writable roots) leave cairn's

@@ -44,18 +44,9 @@ fn push_search(out: &mut String, search: &crate::conversation::WebSearch) {
 
 /// Numbered sources, each its title and its address.
 fn push_sources(out: &mut String, sources: &[crate::conversation::Source]) {
-    for (i, s) in sources.iter().enumerate() {
-        let title = if s.title.trim().is_empty() {
-            &s.url
-        } else {
-            &s.title
-        };
-        out.push_str(&format!(
-            "{}. {} <{}>\n",
-            i + 1,
-            one_line(title),
-            one_line(&s.url)
-        ));
+    for line in crate::conversation::Source::numbered(sources, one_line) {
+        out.push_str(&line);
+        out.push('\n');
     }
     if !sources.is_empty() {
         out.push('\n');

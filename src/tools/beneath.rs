@@ -114,16 +114,20 @@ fn openat2(_: i32, _: &Path, _: i32, _: u32) -> Option<io::Result<OwnedFd>> {
 }
 
 /// Component by component, refusing every link and every `..`.
-fn walk(root: &OwnedFd, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
-    let parts: Vec<&OsStr> = rel
-        .components()
+/// `rel`'s names, refusing `..` and absolute parts (EXDEV: they lead out).
+fn names(rel: &Path) -> io::Result<Vec<&OsStr>> {
+    rel.components()
         .filter_map(|c| match c {
             Component::Normal(p) => Some(Ok(p)),
             Component::CurDir => None,
             _ => Some(Err(())),
         })
         .collect::<Result<_, _>>()
-        .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))?;
+        .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))
+}
+
+fn walk(root: &OwnedFd, rel: &Path, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let parts = names(rel)?;
     let Some((last, dirs)) = parts.split_last() else {
         return raw_open(root.as_raw_fd(), OsStr::new("."), flags, mode);
     };
@@ -246,15 +250,7 @@ pub fn named_by_descriptor(file: &impl AsRawFd, fallback: &Path) -> PathBuf {
 /// the folders on the way (0755): no component, existing or made, is
 /// followed through a link, and nothing `..` leads out.
 pub fn create_under(root: &Path, rel: &Path, flags: i32, mode: u32) -> io::Result<File> {
-    let parts: Vec<&OsStr> = rel
-        .components()
-        .filter_map(|c| match c {
-            Component::Normal(p) => Some(Ok(p)),
-            Component::CurDir => None,
-            _ => Some(Err(())),
-        })
-        .collect::<Result<_, _>>()
-        .map_err(|_| io::Error::from_raw_os_error(libc::EXDEV))?;
+    let parts = names(rel)?;
     let Some((last, dirs)) = parts.split_last() else {
         return Err(io::Error::from_raw_os_error(libc::EISDIR));
     };

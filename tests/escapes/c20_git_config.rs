@@ -67,16 +67,7 @@ async fn no_config_git_includes_from_the_workspace_is_written_unasked() {
 /// and added a new one; the folder is now bound read-only and watched.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hooks_folder_the_config_names_in_the_workspace_stays_the_persons() {
-    let f = Fixture::new();
-    let marks = f.base.join("marks");
-    std::fs::create_dir_all(&marks).unwrap();
-    f.write_ws(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let hook = f.ws.join(".githooks/pre-commit");
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    crate::escape_fixture::git(&f.ws, &["config", "core.hooksPath", ".githooks"]);
+    let (f, marks) = with_hooks_folder();
     let m = marks.display();
     let plant = format!(
         "set +e\nprintf '#!/bin/sh\\ntouch {m}/pre-commit-ran\\n' > .githooks/pre-commit\n\
@@ -92,11 +83,7 @@ async fn a_hooks_folder_the_config_names_in_the_workspace_stays_the_persons() {
     )
     .await;
     f.run(&mock, "smart").await;
-    // The person's own commit, outside the sandbox, later.
-    std::fs::write(f.ws.join("note.txt"), "n\n").unwrap();
-    for args in [&["add", "note.txt"][..], &["commit", "-qm", "note"]] {
-        f.persons_git(&f.ws, args);
-    }
+    persons_commit(&f);
     let mut all = Vec::new();
     for mark in ["pre-commit-ran", "commit-msg-ran"] {
         if marks.join(mark).exists() {
@@ -112,16 +99,7 @@ async fn a_hooks_folder_the_config_names_in_the_workspace_stays_the_persons() {
 /// person's next commit ran it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_file_tools_ask_before_writing_a_hook_the_config_names() {
-    let f = Fixture::new();
-    let marks = f.base.join("marks");
-    std::fs::create_dir_all(&marks).unwrap();
-    f.write_ws(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let hook = f.ws.join(".githooks/pre-commit");
-        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
-    crate::escape_fixture::git(&f.ws, &["config", "core.hooksPath", ".githooks"]);
+    let (f, marks) = with_hooks_folder();
     let hook = f.ws.join(".githooks/pre-commit").display().to_string();
     let payload = format!("#!/bin/sh\ntouch {}/pre-commit-ran\n", marks.display());
     let mock = MockModel::start(
@@ -137,13 +115,34 @@ async fn the_file_tools_ask_before_writing_a_hook_the_config_names() {
     )
     .await;
     f.run(&mock, "auto").await;
-    std::fs::write(f.ws.join("note.txt"), "n\n").unwrap();
-    for args in [&["add", "note.txt"][..], &["commit", "-qm", "note"]] {
-        f.persons_git(&f.ws, args);
-    }
+    persons_commit(&f);
     let mut all = Vec::new();
     if marks.join("pre-commit-ran").exists() {
         all.push("the person's commit ran a hook the write tool changed unasked".to_string());
     }
     assert_contained("a hook the config names, written by a file tool", &all);
+}
+
+/// A fixture whose git config names `.githooks` (with a `pre-commit`) as
+/// its hooks folder, and an empty folder for marks outside the workspace.
+fn with_hooks_folder() -> (Fixture, std::path::PathBuf) {
+    let f = Fixture::new();
+    let marks = f.base.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    f.write_ws(".githooks/pre-commit", "#!/bin/sh\nexit 0\n");
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let hook = f.ws.join(".githooks/pre-commit");
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    crate::escape_fixture::git(&f.ws, &["config", "core.hooksPath", ".githooks"]);
+    (f, marks)
+}
+
+/// The person's own commit, outside the sandbox, later.
+fn persons_commit(f: &Fixture) {
+    std::fs::write(f.ws.join("note.txt"), "n\n").unwrap();
+    for args in [&["add", "note.txt"][..], &["commit", "-qm", "note"]] {
+        f.persons_git(&f.ws, args);
+    }
 }

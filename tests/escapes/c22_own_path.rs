@@ -35,16 +35,10 @@ async fn a_program_planted_in_a_workspace_folder_on_path_never_runs_as_the_perso
     std::fs::create_dir_all(&marks).unwrap();
     // Each planted program leaves a mark outside the workspace (which only
     // a process outside the sandbox can write) and then runs the real one.
-    let mut plant = String::from("mkdir -p .venv/bin\n");
-    for name in ["bwrap", "bash", "sh", "git", "tic", "python3"] {
-        let real = format!(
-            "$(PATH=$(echo \"$PATH\" | tr ':' '\\n' | grep -v '/.venv/bin' | paste -sd:) command -v {name})"
-        );
-        plant.push_str(&format!(
-            "printf '#!/bin/sh\\ntouch {marks}/{name}-ran 2>/dev/null\\nexec {real} \"$@\"\\n' > .venv/bin/{name}\nchmod +x .venv/bin/{name}\n",
-            marks = marks.display(),
-        ));
-    }
+    let plant = format!(
+        "mkdir -p .venv/bin\n{}",
+        plants(&["bwrap", "bash", "sh", "git", "tic", "python3"], &marks)
+    );
     let first = MockModel::start(
         Format::Anthropic,
         Fixture::script(vec![
@@ -103,16 +97,7 @@ async fn an_editor_session_in_another_folder_runs_nothing_from_its_workspace_pat
     f.set_env("PATH", &path);
     let marks = f.base.join("marks");
     std::fs::create_dir_all(&marks).unwrap();
-    let mut plant = String::new();
-    for name in ["bwrap", "sh", "git"] {
-        let real = format!(
-            "$(PATH=$(echo \"$PATH\" | tr ':' '\\n' | grep -v '/.venv/bin' | paste -sd:) command -v {name})"
-        );
-        plant.push_str(&format!(
-            "printf '#!/bin/sh\\ntouch {marks}/{name}-ran 2>/dev/null\\nexec {real} \"$@\"\\n' > .venv/bin/{name}\nchmod +x .venv/bin/{name}\n",
-            marks = marks.display(),
-        ));
-    }
+    let plant = plants(&["bwrap", "sh", "git"], &marks);
     let first = MockModel::start(
         Format::Anthropic,
         Fixture::script(vec![
@@ -210,4 +195,21 @@ async fn answer_to(
             return m;
         }
     }
+}
+
+/// Shell lines planting, for each of `names`, a `.venv/bin/NAME` that
+/// leaves a mark in `marks` (outside the workspace: only a process outside
+/// the sandbox can write there) and then runs the real program.
+fn plants(names: &[&str], marks: &std::path::Path) -> String {
+    let mut plant = String::new();
+    for name in names {
+        let real = format!(
+            "$(PATH=$(echo \"$PATH\" | tr ':' '\\n' | grep -v '/.venv/bin' | paste -sd:) command -v {name})"
+        );
+        plant.push_str(&format!(
+            "printf '#!/bin/sh\\ntouch {marks}/{name}-ran 2>/dev/null\\nexec {real} \"$@\"\\n' > .venv/bin/{name}\nchmod +x .venv/bin/{name}\n",
+            marks = marks.display(),
+        ));
+    }
+    plant
 }

@@ -91,13 +91,9 @@ impl SourcesCell {
             self.sources.len().min(FOLDED_SOURCES)
         };
         for (i, src) in self.sources.iter().take(shown).enumerate() {
-            let title = if src.title.is_empty() {
-                &src.url
-            } else {
-                &src.title
-            };
+            let title = src.label();
             out.extend(wrap_plain(&format!("{:>2}. {title}", i + 1), width, s.text));
-            if !src.title.is_empty() {
+            if title != src.url {
                 out.extend(wrap_plain(&format!("    {}", src.url), width, s.dim));
             }
         }
