@@ -362,5 +362,16 @@ async fn quitting_while_writes_still_fail_says_so_and_exits_non_zero() {
         .expect("cairn did not quit");
     assert_ne!(code, 0);
     let raw = String::from_utf8_lossy(&app.raw_output()).into_owned();
-    assert!(raw.contains("could not be saved"), "{raw}");
+    let tail: String = raw
+        .chars()
+        .rev()
+        .take(2000)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    assert!(
+        raw.contains("could not be saved"),
+        "the end of the output: {tail}"
+    );
 }

@@ -45,11 +45,10 @@ async fn first_start_sets_up_a_provider_with_a_checked_key() {
     .await;
     mock.require_key("sk-good");
     let mut app = spawn(&home, &mock.url());
-    let screen = app.wait_for_text("Set up a model provider");
-    assert!(
-        screen.contains("Anthropic") && screen.contains("base URL"),
-        "{screen}"
-    );
+    // The guide's frame may arrive in pieces: wait for the whole of it.
+    app.wait_for("the set-up guide with its list", |s| {
+        s.contains("Set up a model provider") && s.contains("Anthropic") && s.contains("base URL")
+    });
     app.send(b"\r");
     let screen = app.wait_for_text("API key");
     assert!(

@@ -68,6 +68,22 @@ async fn a_chosen_dark_theme_on_a_light_terminal_paints_its_canvas() {
     assert_eq!(app.bg_of(WELCOME), Some(vt100::Color::Rgb(28, 33, 40)));
 }
 
+/// A terminal that answers the background question after cairn stopped
+/// waiting (a slow link): the answer must not become typed text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_answer_that_comes_late_is_not_typed_into_the_prompt() {
+    let home = TestHome::new();
+    let mock = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = spawn(&home, &mock.url(), &[], Replies::default());
+    app.wait_for_text("Ask cairn");
+    app.send(b"\x1b]11;rgb:0000/0000/0000\x1b\\");
+    app.send(b"\x1b]11;rgb:ffff/ffff/ffff\x07");
+    app.type_text("hello");
+    let screen = app.wait_for_text("hello");
+    assert!(!screen.contains("rgb"), "{screen}");
+    assert!(!screen.contains("11;"), "{screen}");
+}
+
 fn light() -> Replies {
     Replies {
         background: Some("rgb:ffff/ffff/ffff".into()),

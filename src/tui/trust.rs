@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyEventKind};
-use futures::StreamExt;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
@@ -49,7 +48,7 @@ async fn question(
 ) -> anyhow::Result<Answer> {
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     term.clear()?;
-    let mut input = EventStream::new();
+    let mut input = crate::tui::render::late_answers::LateFiltered::new(EventStream::new());
     // Set once the question is first on screen; then at each key.
     let mut last_input: Option<Instant> = None;
     loop {

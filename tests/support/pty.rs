@@ -17,6 +17,8 @@ pub struct PtyApp {
     parser: Arc<Mutex<vt100::Parser>>,
     /// Everything the program wrote, for diagnostics and OSC checks.
     raw: Arc<Mutex<Vec<u8>>>,
+    /// Set when the reader has seen the end of the terminal's output.
+    drained: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// What the emulated terminal answers beyond the usual: its background
@@ -78,15 +80,20 @@ impl PtyApp {
         let writer = Arc::new(Mutex::new(pair.master.take_writer().expect("pty writer")));
         let parser = Arc::new(Mutex::new(vt100::Parser::new(rows, cols, 0)));
         let raw = Arc::new(Mutex::new(Vec::new()));
+        let drained = Arc::new(std::sync::atomic::AtomicBool::new(false));
         {
             let parser = parser.clone();
             let raw = raw.clone();
+            let drained = drained.clone();
             let writer = writer.clone();
             std::thread::spawn(move || {
                 let mut buf = [0u8; 8192];
                 loop {
                     match reader.read(&mut buf) {
-                        Ok(0) | Err(_) => break,
+                        Ok(0) | Err(_) => {
+                            drained.store(true, std::sync::atomic::Ordering::SeqCst);
+                            break;
+                        }
                         Ok(n) => {
                             let chunk = &buf[..n];
                             parser.lock().unwrap().process(chunk);
@@ -103,6 +110,7 @@ impl PtyApp {
             writer,
             parser,
             raw,
+            drained,
         }
     }
 
@@ -261,11 +269,19 @@ impl PtyApp {
         }
     }
 
-    /// Waits for the program to exit; kills it after the timeout.
+    /// Waits for the program to exit; kills it after the timeout. What it
+    /// wrote last (the message after leaving the full screen) is read
+    /// before this returns, for up to five seconds.
     pub fn wait_exit(&mut self, timeout: Duration) -> Option<u32> {
         let deadline = Instant::now() + timeout;
         loop {
             if let Ok(Some(status)) = self.child.try_wait() {
+                let drain = Instant::now() + Duration::from_secs(5);
+                while !self.drained.load(std::sync::atomic::Ordering::SeqCst)
+                    && Instant::now() < drain
+                {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
                 return Some(status.exit_code());
             }
             if Instant::now() > deadline {

@@ -4,5 +4,6 @@
 //! pacing of frames is the runtime's loop (`super::runtime`).
 
 pub mod flush;
+pub mod late_answers;
 pub mod suspend;
 pub mod terminal;

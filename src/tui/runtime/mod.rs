@@ -9,7 +9,8 @@ use std::io::Write;
 use std::time::Duration;
 
 use crossterm::event::{Event, EventStream};
-use futures::StreamExt;
+
+use super::render::late_answers::LateFiltered;
 use ratatui::Terminal;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender};
 use tokio::time::{Instant, MissedTickBehavior, interval, sleep_until};
@@ -66,7 +67,7 @@ enum Flow {
 /// and the channel their answers come back on.
 struct Runtime<'a> {
     term: Terminal<FlushBackend<std::io::Stdout>>,
-    input: EventStream,
+    input: LateFiltered,
     clipboard: Option<arboard::Clipboard>,
     commands: &'a UnboundedSender<AgentCommand>,
     replies: UnboundedSender<Msg>,
@@ -109,7 +110,10 @@ impl Runtime<'_> {
             }
             Cmd::OpenEditor(text) => {
                 // The reader thread would steal the editor's keys.
-                drop(std::mem::replace(&mut self.input, EventStream::new()));
+                drop(std::mem::replace(
+                    &mut self.input,
+                    LateFiltered::new(EventStream::new()),
+                ));
                 let edited = terminal::edit_in_editor(&text, model.mouse_captured);
                 self.term.clear()?;
                 let _ = tx.send(Msg::EditorClosed(edited));
@@ -145,7 +149,7 @@ async fn event_loop(
     let (replies, mut reply_rx) = tokio::sync::mpsc::unbounded_channel::<Msg>();
     let mut rt = Runtime {
         term: flush_terminal(handles.scroll_regions)?,
-        input: EventStream::new(),
+        input: LateFiltered::new(EventStream::new()),
         clipboard: None,
         commands,
         replies,

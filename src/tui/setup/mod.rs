@@ -8,11 +8,11 @@
 mod view;
 
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use futures::StreamExt;
 use futures::future::BoxFuture;
 use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 
+use crate::tui::render::late_answers::LateFiltered;
 use crate::tui::render::terminal;
 use crate::tui::theme::{Theme, Themes, detect_color_depth};
 
@@ -310,7 +310,7 @@ pub async fn run(
 async fn event_loop(setup: &mut Setup, theme: &Theme, check: &Check) -> anyhow::Result<bool> {
     let mut term = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     term.clear()?;
-    let mut input = EventStream::new();
+    let mut input = LateFiltered::new(EventStream::new());
     loop {
         term.draw(|f| {
             let area = f.area();
