@@ -64,6 +64,11 @@ pub(crate) async fn run_tool(
     });
     let forward = tokio::spawn(forward_progress(ctx.shared.clone(), call.id.clone(), prx));
     let cancel = tool_ctx.cancel.clone();
+    // What runs outside the sandbox from this workspace stops before the
+    // workspace can change under it.
+    if !tool.read_only_call(&input, &tool_ctx) {
+        crate::sandbox::workspace_changes::mark(&ctx.opts.workspace, tool.name());
+    }
     let mut fut = Box::pin(async { tool.run(input, &tool_ctx).await });
     let result = tokio::select! {
         out = &mut fut => Some(out),

@@ -68,8 +68,17 @@ impl McpManager {
                 } else {
                     ServerState::Starting
                 };
+                let outside = (config.from_project
+                    && config.command.is_some()
+                    && !super::transport::sandboxed(&config))
+                .then(|| {
+                    (root.as_deref())
+                        .map(crate::sandbox::workspace_changes::token)
+                        .unwrap_or_default()
+                });
                 let slot = Arc::new(Slot {
                     name: name.clone(),
+                    outside,
                     config,
                     inner: Mutex::new(SlotInner {
                         state,
@@ -100,7 +109,58 @@ impl McpManager {
                 manager.launch(slot);
             }
         }
+        manager.stop_outside_on_change();
         manager
+    }
+
+    /// A project's server outside the sandbox stops the moment a call may
+    /// change the workspace it loads from (before that call runs).
+    fn stop_outside_on_change(self: &Arc<Self>) {
+        if !self.slots.values().any(|s| s.outside.is_some()) {
+            return;
+        }
+        let mut ticks = crate::sandbox::workspace_changes::subscribe();
+        let manager = Arc::downgrade(self);
+        tokio::spawn(async move {
+            while ticks.changed().await.is_ok() {
+                let Some(manager) = manager.upgrade() else {
+                    return;
+                };
+                for slot in manager.slots.values() {
+                    manager.stop_if_outside_changed(slot);
+                }
+            }
+        });
+    }
+
+    /// Stops `slot` when [`Slot::outside_changed`] says so; `true` then.
+    pub(super) fn stop_if_outside_changed(&self, slot: &Slot) -> bool {
+        let Some(reason) = slot.outside_changed() else {
+            return false;
+        };
+        {
+            let mut inner = lock(&slot.inner);
+            if matches!(&inner.state, ServerState::Failed { reason: r } if *r == reason) {
+                return true;
+            }
+            inner.generation += 1;
+            inner.stop.cancel();
+            inner.live = None;
+            inner.tools.clear();
+            inner.failed_before = true;
+            inner.state = ServerState::Failed {
+                reason: reason.clone(),
+            };
+        }
+        self.hub.publish(crate::tools::SourceNotice {
+            problem: true,
+            text: format!(
+                "MCP server `{}` {reason}. Its tools are unavailable in this session.",
+                slot.name
+            ),
+        });
+        self.tick();
+        true
     }
 
     /// Ticks whenever the set of tools changes: a server connected, failed,
@@ -226,6 +286,9 @@ impl McpManager {
 
     /// Starts a new generation for `slot`, stopping the previous one.
     fn launch(&self, slot: &Arc<Slot>) {
+        if self.stop_if_outside_changed(slot) {
+            return;
+        }
         let stop = CancellationToken::new();
         let generation = {
             let mut inner = lock(&slot.inner);

@@ -36,6 +36,9 @@ pub(crate) struct Slot {
     /// What a sandboxed stdio server runs under (`transport::connect_stdio`).
     pub(super) sandbox: Option<crate::sandbox::Sandbox>,
     pub(super) asker: super::elicit::SharedAsker,
+    /// For a project's server that runs outside the sandbox: the
+    /// workspace's change token when it was trusted (cairn's start).
+    pub(super) outside: Option<String>,
 }
 
 pub(crate) struct SlotInner {
@@ -61,6 +64,33 @@ pub(crate) struct Live {
 }
 
 impl Slot {
+    /// Why a project's server that runs outside the sandbox may not run
+    /// now: it can load any file of the workspace, and a call other than
+    /// its own (here) or another cairn has changed the workspace since the
+    /// project was trusted. `None` for every other server.
+    pub(crate) fn outside_changed(&self) -> Option<String> {
+        use crate::sandbox::workspace_changes as changes;
+        let trusted = self.outside.as_ref()?;
+        let root = self.root.as_ref()?;
+        let own = super::tool_name(&self.name, "");
+        let others: Vec<String> = changes::causes_here(root)
+            .into_iter()
+            .filter(|c| !c.starts_with(&own))
+            .collect();
+        let what = if !others.is_empty() {
+            format!("this session's {} changed the workspace", others.join(", "))
+        } else if changes::changed_elsewhere(root, trusted) {
+            "another cairn session changed the workspace".to_string()
+        } else {
+            return None;
+        };
+        Some(format!(
+            "stopped: it runs outside the sandbox (`sandbox = false`) and can load any file of the \
+             workspace, and {what} since you trusted the project; it starts again after you trust \
+             the project anew at cairn's next start"
+        ))
+    }
+
     /// How long the server may take to start and list its tools.
     pub(crate) fn startup_timeout(&self) -> Duration {
         self.config

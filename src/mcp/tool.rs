@@ -145,6 +145,9 @@ impl Tool for McpTool {
         if ctx.cancel.is_cancelled() {
             return ToolOutput::error("cancelled by the user");
         }
+        if let Some(why) = self.slot.outside_changed() {
+            return ToolOutput::error(format!("MCP server `{}` {why}", self.slot.name));
+        }
         let live = match self.slot.live() {
             Ok(live) => live,
             Err(why) => return ToolOutput::error(why),

@@ -64,6 +64,7 @@ mod seccomp;
 pub mod status;
 pub mod support;
 pub mod unmoved;
+pub mod workspace_changes;
 
 #[cfg(test)]
 #[path = "../../tests/support/fixture_base.rs"]

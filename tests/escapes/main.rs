@@ -33,6 +33,7 @@ mod c1_helpers;
 mod c20_git_config;
 mod c21_review5;
 mod c22_own_path;
+mod c23_outside_server;
 mod c2_terminal;
 mod c3_sockets;
 mod c4_persistence;

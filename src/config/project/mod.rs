@@ -449,7 +449,10 @@ pub fn describe_server(name: &str, m: &McpServerConfig) -> String {
         text.push_str("; trusted = true (its tools run without asking)");
     }
     if m.command.is_some() && m.sandbox == Some(false) {
-        text.push_str("; sandbox = false (it runs OUTSIDE the sandbox, as you)");
+        text.push_str(
+            "; sandbox = false (it runs OUTSIDE the sandbox, as you, and can load any file \
+             here: it stops when a session changes the workspace, and you are asked again)",
+        );
     }
     text
 }

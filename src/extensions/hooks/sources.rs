@@ -299,6 +299,14 @@ fn server_scripts(workspace: &Path) -> String {
         return String::new();
     };
     let mut commands: Vec<(String, String)> = Vec::new();
+    let mut out = String::new();
+    // A server outside the sandbox may load any file here, not only the
+    // ones its command line names: trust covers whether a session has
+    // changed the workspace since (see `sandbox::workspace_changes`).
+    if (config.mcp.values()).any(|m| m.command.is_some() && m.sandbox == Some(false)) {
+        let token = crate::sandbox::workspace_changes::token(workspace);
+        out.push_str(&format!("workspace-changes\t{token}\n"));
+    }
     for (name, server) in &config.mcp {
         if let Some(command) = &server.command {
             let line = std::iter::once(command.as_str())
@@ -318,7 +326,6 @@ fn server_scripts(workspace: &Path) -> String {
             commands.push((format!("lsp.{name}"), line));
         }
     }
-    let mut out = String::new();
     for (key, line) in commands {
         for script in scripts(&line, workspace) {
             let bytes = project_file::read(Some(workspace), &script, MAX_BYTES * 8, Over::Cut)
