@@ -493,6 +493,9 @@ impl Agent {
     /// `SessionStart`: what its hooks print goes to the model with the
     /// next prompt.
     async fn start_session(&mut self, source: &str) {
+        // The census is the baseline for what runs next, hooks included.
+        let session = self.session.clone();
+        let _ = tokio::task::spawn_blocking(move || session.ready()).await;
         let cwd = self.session.cwd();
         let context = hooks::session_start(&self.shared, source, &cwd).await;
         if context.is_empty() {

@@ -64,6 +64,9 @@ pub(crate) async fn run_tool(
     });
     let forward = tokio::spawn(forward_progress(ctx.shared.clone(), call.id.clone(), prx));
     let cancel = tool_ctx.cancel.clone();
+    // Nothing runs before the start-up census is taken (it is, by now,
+    // unless the session began a moment ago).
+    ctx.session.ready();
     // What runs outside the sandbox from this workspace stops before the
     // workspace can change under it.
     if !tool.read_only_call(&input, &tool_ctx) {

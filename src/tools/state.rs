@@ -8,6 +8,11 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+use crate::sandbox::census::Census;
+
+/// A census and what its comparison with the last session moved.
+type Taken = (Census, Vec<String>);
+
 /// What was on disk when the model last viewed (or wrote) a file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FileStamp {
@@ -72,8 +77,13 @@ pub struct SessionState {
     turn: Mutex<u64>,
     /// Shell commands left running in the background.
     pub jobs: super::jobs::JobTable,
-    /// Git control files a command could add past the sandbox's binds.
-    census: Mutex<crate::sandbox::census::Census>,
+    /// Git control files a command could add past the sandbox's binds:
+    /// taken on a thread of its own at start (a large tree takes a while,
+    /// and the first screen does not wait for it), and waited for before
+    /// anything runs (`ready`) and at every check.
+    census: Mutex<Option<Census>>,
+    taking: Mutex<Option<std::thread::JoinHandle<Taken>>>,
+    workspace: PathBuf,
     /// What checks between tool calls moved, for the model's next result.
     moved_between: Mutex<Vec<String>>,
     /// What the start-up comparison moved, not yet shown to the person.
@@ -105,7 +115,11 @@ impl Drop for SessionState {
 impl SessionState {
     pub fn new(workspace: &Path) -> Self {
         super::beneath::guard(workspace);
-        let (census, moved) = Self::census(workspace);
+        let ws = workspace.to_path_buf();
+        let taking = std::thread::Builder::new()
+            .name("census".into())
+            .spawn(move || Self::census(&ws))
+            .ok();
         SessionState {
             cwd: Mutex::new(workspace.to_path_buf()),
             viewed: Mutex::new(HashMap::new()),
@@ -116,9 +130,11 @@ impl SessionState {
             todos: Mutex::new(Vec::new()),
             turn: Mutex::new(0),
             jobs: super::jobs::JobTable::new(),
-            census: Mutex::new(census),
-            noticed_start: Mutex::new(moved.clone()),
-            moved_between: Mutex::new(moved),
+            census: Mutex::new(None),
+            taking: Mutex::new(taking),
+            workspace: workspace.to_path_buf(),
+            noticed_start: Mutex::new(Vec::new()),
+            moved_between: Mutex::new(Vec::new()),
             writing: Mutex::new(Vec::new()),
             finished: std::sync::atomic::AtomicBool::new(false),
         }
@@ -127,8 +143,7 @@ impl SessionState {
     /// The census of `workspace`, compared with what the last session here
     /// knew (tests in this crate keep no record: they would share the
     /// developer's own).
-    fn census(workspace: &Path) -> (crate::sandbox::census::Census, Vec<String>) {
-        use crate::sandbox::census::Census;
+    fn census(workspace: &Path) -> Taken {
         match crate::config::state_dir() {
             Some(state) if !cfg!(test) => {
                 let record = crate::sandbox::census::record_file(&state, workspace);
@@ -143,12 +158,14 @@ impl SessionState {
     /// also hears with its next tool result. The first call also returns
     /// what the start-up comparison moved.
     pub fn check_between(&self) -> Vec<String> {
+        let mut taken = self.taken();
         let mut said = std::mem::take(&mut *lock(&self.noticed_start));
         let deferred = lock(&self.writing).clone();
-        let mut census = lock(&self.census);
-        census.set_oldest_running(super::jobs::oldest_running());
-        said.extend(census.check_deferring(&quarantine(), &[], &deferred));
-        drop(census);
+        if let Some(census) = taken.as_mut() {
+            census.set_oldest_running(super::jobs::oldest_running());
+            said.extend(census.check_deferring(&quarantine(), &[], &deferred));
+        }
+        drop(taken);
         lock(&self.moved_between).extend(said.iter().cloned());
         said
     }
@@ -165,19 +182,46 @@ impl SessionState {
             // A killed job's last writes land before its processes are gone.
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        lock(&self.census).finish(&quarantine());
+        if let Some(census) = self.taken().as_mut() {
+            census.finish(&quarantine());
+        }
+    }
+
+    /// Waits for the start-up census: called before anything of the
+    /// session runs (its hooks, its first tool call).
+    pub fn ready(&self) {
+        drop(self.taken());
+    }
+
+    /// The census, taken: waits for the start-up thread the first time
+    /// (or takes it here if that thread could not start or failed), and
+    /// hands what its comparison moved to the next notices.
+    fn taken(&self) -> std::sync::MutexGuard<'_, Option<Census>> {
+        let mut census = lock(&self.census);
+        if census.is_none() {
+            let handle = lock(&self.taking).take();
+            let (taken, moved) = handle
+                .and_then(|h| h.join().ok())
+                .unwrap_or_else(|| Self::census(&self.workspace));
+            lock(&self.noticed_start).extend(moved.iter().cloned());
+            lock(&self.moved_between).extend(moved);
+            *census = Some(taken);
+        }
+        census
     }
 
     /// Moves away git control files that appeared since the last check
     /// (`sandbox::census`) and says what was moved; call after each tool,
     /// with the paths a file tool was approved to write.
     pub fn check_control_files(&self, accepted: &[PathBuf]) -> Vec<String> {
+        let mut taken = self.taken();
         let mut said = std::mem::take(&mut *lock(&self.moved_between));
         lock(&self.noticed_start).clear();
         let deferred = lock(&self.writing).clone();
-        let mut census = lock(&self.census);
-        census.set_oldest_running(super::jobs::oldest_running());
-        said.extend(census.check_deferring(&quarantine(), accepted, &deferred));
+        if let Some(census) = taken.as_mut() {
+            census.set_oldest_running(super::jobs::oldest_running());
+            said.extend(census.check_deferring(&quarantine(), accepted, &deferred));
+        }
         said
     }
 
