@@ -155,7 +155,7 @@ const HELPERS: &[(&str, Option<&str>, &str)] = &[
     (
         "web_search",
         None,
-        "asks in every mode unless a rule covers it (`web_search`, `web_search(QUERY*)`); the \
+        "asks in every mode unless the rule `web_search` allows it; the \
          query goes only to the service your own config names: a project's `[search]` waits \
          for trust and never gets your key",
     ),
@@ -205,4 +205,38 @@ fn policy_lines(out: &mut String, p: &Policy) {
         }
     }
     line("readable: the system (/usr, /etc, /opt, …) and what is listed above".into());
+}
+
+#[cfg(test)]
+mod tests {
+    /// A rule the status suggests (`web_search`, `fetch(HOST)`) is one the
+    /// rule parser takes: a person who copies it gets no error.
+    #[test]
+    fn every_rule_the_helpers_suggest_parses() {
+        let mut checked = 0;
+        for (_, _, always) in super::HELPERS {
+            for quoted in always.split('`').skip(1).step_by(2) {
+                let tool = quoted.split('(').next().unwrap_or_default();
+                if !crate::permission::rules::KNOWN_TOOLS.contains(&tool) {
+                    continue;
+                }
+                if quoted.contains('(') && quoted.chars().any(char::is_uppercase) {
+                    // A placeholder such as `fetch(HOST)`: its shape is checked
+                    // with a real host in its place.
+                    let real = quoted.replace("HOST", "example.com");
+                    assert!(
+                        crate::permission::rules::Rule::parse(&real).is_ok(),
+                        "{quoted}"
+                    );
+                } else {
+                    assert!(
+                        crate::permission::rules::Rule::parse(quoted).is_ok(),
+                        "{quoted}"
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 0, "no rule found in the helpers' lines");
+    }
 }
