@@ -19,6 +19,14 @@ use crate::tui::theme::{Theme, Themes, detect_color_depth};
 /// Asks whether to trust the project's settings. `None`: the person quit.
 pub async fn ask(config: &Config) -> anyhow::Result<Option<bool>> {
     let mut dialog = TrustDialog::new(&config.project_path, config.held().to_vec());
+    let root = config
+        .project_path
+        .parent()
+        .and_then(std::path::Path::parent);
+    dialog.asked_again = match (crate::config::trust::TrustStore::default_location(), root) {
+        (Ok(store), Some(root)) => store.trusted_before(root),
+        _ => false,
+    };
     let dir = crate::config::global_dir().map(|g| g.join("themes"));
     terminal::install_panic_hook();
     terminal::enter(false)?;

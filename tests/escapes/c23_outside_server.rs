@@ -140,6 +140,17 @@ async fn a_trusted_server_outside_the_sandbox_is_asked_about_again_after_the_mod
             "the next start did not say the project needs trust again: {stderr}"
         ));
     }
+    // Opened again, the question says why it is back.
+    let mut again = PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &f.vars(&idle.url()),
+        &f.ws,
+        30,
+        120,
+    );
+    again.wait_for_text("You trusted this project before");
+    again.ctrl_c_to_quit();
     escapes.sort();
     escapes.dedup();
     assert_contained("a trusted server outside the sandbox, next start", &escapes);

@@ -125,6 +125,14 @@ impl TrustStore {
             .map(|e| e.trusted))
     }
 
+    /// Whether the person trusted this project before, in a form that is
+    /// not the one it has now (the exact form would not be asked about).
+    pub fn trusted_before(&self, root: &Path) -> bool {
+        let key = project_key(root);
+        self.read()
+            .is_ok_and(|f| f.projects.iter().any(|e| e.project == key && e.trusted))
+    }
+
     /// Stores an answer, replacing any earlier one for the project.
     pub fn record(&self, root: &Path, hash: &str, trusted: bool) -> Result<(), TrustError> {
         let key = project_key(root);

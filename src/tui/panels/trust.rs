@@ -33,6 +33,9 @@ pub struct TrustDialog {
     /// A key came while the person was still typing, and was not taken as
     /// an answer.
     pub typed_ahead: bool,
+    /// The person trusted an earlier form of the project: say why it is
+    /// asked again.
+    pub asked_again: bool,
 }
 
 impl TrustDialog {
@@ -43,6 +46,7 @@ impl TrustDialog {
             trust_selected: false,
             scroll: 0,
             typed_ahead: false,
+            asked_again: false,
         }
     }
 
@@ -88,6 +92,16 @@ impl TrustDialog {
             width,
             theme.base(),
         );
+        if self.asked_again {
+            lines.push(Line::default());
+            lines.extend(wrap_plain(
+                "You trusted this project before. Something it adds has changed since: its \
+                 settings, a hook, agent or script file they run, or — for a server that runs \
+                 outside the sandbox — files of the workspace a cairn session changed.",
+                width,
+                theme.warning,
+            ));
+        }
         if self.typed_ahead {
             lines.push(Line::default());
             lines.extend(wrap_plain(
