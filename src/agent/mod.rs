@@ -413,14 +413,16 @@ impl Agent {
     /// are stopped now and named, so none runs on where `/jobs` could no
     /// longer reach it.
     fn replace_session(&mut self) {
-        let fresh = Arc::new(SessionState::new(&self.opts.workspace));
-        let earlier = std::mem::replace(&mut self.session, fresh);
-        self.track_jobs();
-        self.session.set_cwd(self.opts.cwd.clone());
+        let earlier = &self.session;
         let running: Vec<String> = (earlier.jobs.ids().into_iter())
             .filter(|id| earlier.jobs.get(id).is_some_and(|p| p.running()))
             .collect();
+        // Its jobs are gone before the new session's census looks: none
+        // can plant what that census would take as it found it.
         earlier.finish();
+        self.session = Arc::new(SessionState::new(&self.opts.workspace));
+        self.track_jobs();
+        self.session.set_cwd(self.opts.cwd.clone());
         if !running.is_empty() {
             self.shared.emit(AgentEvent::Notice {
                 level: NoticeLevel::Info,

@@ -15,6 +15,9 @@ use crate::tools::{Progress, Tool, ToolContext, ToolOutput};
 
 /// How long a cancelled tool gets to stop by itself before it is dropped.
 const CANCEL_GRACE: Duration = Duration::from_secs(3);
+/// How long a writing call waits for a server outside the sandbox to be
+/// killed (it takes milliseconds) before it gives up without running.
+const OUTSIDE_STOP: Duration = Duration::from_secs(5);
 
 /// Output as the screen gets it: no known secret, colours kept and every
 /// other escape sequence removed.
@@ -70,7 +73,20 @@ pub(crate) async fn run_tool(
     // What runs outside the sandbox from this workspace stops before the
     // workspace can change under it.
     if !tool.read_only_call(&input, &tool_ctx) {
-        crate::sandbox::workspace_changes::mark(&ctx.opts.workspace, tool.name());
+        use crate::sandbox::workspace_changes as changes;
+        changes::mark(&ctx.opts.workspace, tool.name());
+        if !changes::outside_gone(&ctx.opts.workspace, tool.name(), OUTSIDE_STOP).await {
+            drop(tool_ctx);
+            let _ = forward.await;
+            return (
+                ToolStatus::Failed,
+                ToolOutput::error(
+                    "This call did not run: an MCP server that runs outside the sandbox from \
+                     this workspace did not stop in time, and it could load what the call \
+                     would change. Try again in a moment.",
+                ),
+            );
+        }
     }
     let mut fut = Box::pin(async { tool.run(input, &tool_ctx).await });
     let result = tokio::select! {

@@ -143,14 +143,10 @@ impl McpManager {
             if matches!(&inner.state, ServerState::Failed { reason: r } if *r == reason) {
                 return true;
             }
-            inner.generation += 1;
-            inner.stop.cancel();
-            inner.live = None;
-            inner.tools.clear();
             inner.failed_before = true;
-            inner.state = ServerState::Failed {
+            inner.halt(ServerState::Failed {
                 reason: reason.clone(),
-            };
+            });
         }
         self.hub.publish(crate::tools::SourceNotice {
             problem: true,
@@ -257,14 +253,12 @@ impl McpManager {
         let mut tasks = Vec::new();
         for slot in self.slots.values() {
             let mut inner = lock(&slot.inner);
-            inner.generation += 1;
-            inner.stop.cancel();
-            inner.live = None;
-            inner.tools.clear();
-            if !matches!(inner.state, ServerState::Disabled) {
-                inner.state = ServerState::Failed {
+            if matches!(inner.state, ServerState::Disabled) {
+                inner.halt(ServerState::Disabled);
+            } else {
+                inner.halt(ServerState::Failed {
                     reason: "cairn stopped it".to_string(),
-                };
+                });
             }
             tasks.extend(inner.task.take());
         }
@@ -508,9 +502,15 @@ async fn start(
             } {
                 slot.fail(generation, reason, hub);
             }
-            let _ = session.cancel().await;
-            if let Some(child) = child.as_mut() {
-                child.stop().await;
+            match child.as_mut() {
+                Some(child) if slot.outside_changed().is_some() => child.kill_now().await,
+                Some(child) => {
+                    let _ = session.cancel().await;
+                    child.stop().await;
+                }
+                None => {
+                    let _ = session.cancel().await;
+                }
             }
             return None;
         }
@@ -536,6 +536,12 @@ async fn serve(
     loop {
         tokio::select! {
             _ = stop.cancelled() => {
+                // Outside the sandbox, with the workspace about to change:
+                // a writing call waits for it to be gone.
+                if let Some(child) = child.as_mut().filter(|_| slot.outside_changed().is_some()) {
+                    child.kill_now().await;
+                    return;
+                }
                 closer.cancel();
                 let _ = tokio::time::timeout(CLOSE_GRACE, &mut ended).await;
                 if let Some(child) = child.as_mut() {

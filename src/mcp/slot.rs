@@ -56,6 +56,18 @@ pub(crate) struct SlotInner {
     pub(super) sse: bool,
 }
 
+impl SlotInner {
+    /// Ends the current generation: its process is told to stop, its
+    /// connection and tools are dropped, and the state is `state`.
+    pub(super) fn halt(&mut self, state: ServerState) {
+        self.generation += 1;
+        self.stop.cancel();
+        self.live = None;
+        self.tools.clear();
+        self.state = state;
+    }
+}
+
 /// What a tool call needs from a connected server.
 #[derive(Clone)]
 pub(crate) struct Live {

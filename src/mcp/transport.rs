@@ -59,8 +59,21 @@ pub(crate) async fn connect(slot: &Slot, client: CairnClient) -> Result<Connecti
     let (name, config) = (slot.name.as_str(), &slot.config);
     let expand = |text: &str| expand_for(config, text);
     if let Some(command) = &config.command {
+        // A server outside the sandbox is registered before it starts and
+        // before the workspace is checked, so a writing call made at any
+        // moment either stops its start or waits for it to be killed.
+        let hold = (slot.outside.as_ref().zip(slot.root.as_ref())).map(|(_, root)| {
+            crate::sandbox::workspace_changes::hold(root, &super::tool_name(name, ""))
+        });
+        if let Some(why) = slot.outside_changed() {
+            return Err(ConnectError::Failed(why));
+        }
         let cmd = stdio_command(slot, &expand(command)?)?;
-        Ok(connect_stdio(name, cmd, command, config, client).await?)
+        let mut connection = connect_stdio(name, cmd, command, config, client).await?;
+        if let Some(child) = connection.child.as_mut() {
+            child.hold = hold;
+        }
+        Ok(connection)
     } else if let Some(url) = &config.url {
         let url = expand(url)?;
         let headers = headers_for(config)?;
@@ -375,6 +388,8 @@ pub(crate) struct ServerProcess {
     stderr_tail: Arc<Mutex<VecDeque<String>>>,
     stderr_task: Option<JoinHandle<()>>,
     reaped: Option<ExitStatus>,
+    /// For a server outside the sandbox: kept while it may still run.
+    hold: Option<crate::sandbox::workspace_changes::Hold>,
 }
 
 impl ServerProcess {
@@ -401,7 +416,27 @@ impl ServerProcess {
             stderr_tail,
             stderr_task,
             reaped: None,
+            hold: None,
         }
+    }
+
+    /// Kills the server and all it started at once, without the polite
+    /// steps: for one outside the sandbox whose workspace is about to
+    /// change under it.
+    pub(crate) async fn kill_now(&mut self) {
+        self.signal_group(Signal::Kill);
+        if self.reaped.is_none() {
+            let _ = self.child.start_kill();
+            if let Ok(Ok(status)) =
+                tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await
+            {
+                self.reaped = Some(status);
+            }
+        }
+        if let Some(task) = self.stderr_task.take() {
+            task.abort();
+        }
+        self.hold = None;
     }
 
     /// Waits up to `within` for the process to end, then says how it ended

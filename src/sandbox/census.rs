@@ -18,7 +18,7 @@
 //! list is watched in every subfolder (`nested`): another repository, and
 //! what an agent, editor or shell started there obeys.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use super::gitindex;
@@ -450,7 +450,8 @@ impl Census {
             if let Some(t) = &mut self.tree {
                 t.refresh();
             }
-            self.current()
+            let moved: BTreeSet<PathBuf> = moving.into_iter().map(|(r, _)| r).collect();
+            settled(self.current(), &now, &moved, &self.seen)
         };
         // What waits for a write is judged later against what was known.
         let waiting: Vec<PathBuf> = seen.keys().filter(|r| waiting(r)).cloned().collect();
@@ -495,6 +496,7 @@ impl Census {
                 .iter()
                 .flat_map(|o| o.record.seen.iter().cloned())
                 .collect();
+            let mut moved = BTreeSet::new();
             for (rel, id) in &c.seen {
                 let path = workspace.join(rel);
                 if known.iter().any(|(k, i)| k == rel && i == id)
@@ -503,11 +505,15 @@ impl Census {
                     continue;
                 }
                 said.push(moved_at_start(&path, rel, quarantine));
+                moved.insert(rel.clone());
             }
             if let Some(t) = &mut c.tree {
                 t.refresh();
             }
-            let now = c.current();
+            let judged = c.seen.clone();
+            let mut known = judged.clone();
+            known.retain(|rel, _| !moved.contains(rel));
+            let now = settled(c.current(), &judged, &moved, &known);
             c.take_in(now);
             c.publish();
             // What the sessions that are gone knew is taken in now.
@@ -570,6 +576,28 @@ impl Census {
         };
         r::save(file, &record);
     }
+}
+
+/// What a census knows after it moved things: of `after` (read again),
+/// what is as it was judged (`judged`) and was not moved. Anything else —
+/// a moved thing back already, a change made since it was judged (a job
+/// still running may plant again at once) — keeps what was known of it
+/// (`known`), or stays unknown, so the next check judges it: it is never
+/// taken in as found.
+fn settled(
+    after: BTreeMap<PathBuf, Ident>,
+    judged: &BTreeMap<PathBuf, Ident>,
+    moved: &BTreeSet<PathBuf>,
+    known: &BTreeMap<PathBuf, Ident>,
+) -> BTreeMap<PathBuf, Ident> {
+    (after.into_iter())
+        .filter_map(|(rel, id)| {
+            if !moved.contains(&rel) && judged.get(&rel) == Some(&id) {
+                return Some((rel, id));
+            }
+            known.get(&rel).map(|k| (rel, k.clone()))
+        })
+        .collect()
 }
 
 fn moved_at_start(path: &Path, rel: &Path, quarantine: &Path) -> String {

@@ -575,3 +575,30 @@ fn a_plant_beside_a_waiting_write_is_judged_when_the_write_is_over() {
     let said = census.check(&q, &[]);
     assert!(!ws.join("evil/.git").exists(), "{said:?}");
 }
+
+#[test]
+fn what_is_back_or_changed_after_a_move_is_never_taken_in_as_found() {
+    let p = |s: &str| PathBuf::from(s);
+    let (plant, changed, same) = (p("inner/.git"), p(".git/config"), p(".git/hooks"));
+    let judged: BTreeMap<PathBuf, Ident> = [
+        (plant.clone(), Ident::Dir(7, 1)),
+        (changed.clone(), Ident::File(2)),
+        (same.clone(), Ident::Dir(3, 3)),
+    ]
+    .into();
+    let moved: BTreeSet<PathBuf> = [plant.clone()].into();
+    // Read again after the move: the plant is back (a job still running),
+    // the config changed since it was judged, a new hook folder appeared.
+    let after: BTreeMap<PathBuf, Ident> = [
+        (plant.clone(), Ident::Dir(8, 1)),
+        (changed.clone(), Ident::File(9)),
+        (same.clone(), Ident::Dir(3, 3)),
+        (p("sub/.git"), Ident::Dir(4, 4)),
+    ]
+    .into();
+    let known: BTreeMap<PathBuf, Ident> = [(changed.clone(), Ident::File(2))].into();
+    let kept = settled(after, &judged, &moved, &known);
+    let want: BTreeMap<PathBuf, Ident> =
+        [(changed, Ident::File(2)), (same, Ident::Dir(3, 3))].into();
+    assert_eq!(kept, want);
+}

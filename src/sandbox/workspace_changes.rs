@@ -3,40 +3,47 @@
 //!
 //! A trusted project's MCP server with `sandbox = false` runs as the person
 //! and may load any file of the workspace (a sibling module, a package in
-//! `node_modules`), not only the one its command line names. Any call that
-//! may write the workspace (a command, an edit, a writing MCP tool) marks it
-//! here with a fresh token, kept in cairn's own state folder where no
-//! command can write. The project's trust covers the token, so the next
-//! start asks again; and a server running outside the sandbox is stopped
-//! the moment the mark is made, before the writing call runs.
+//! `node_modules`), not only the one its command line names. Every call
+//! that may write a workspace (a command, an edit, a writing MCP tool)
+//! marks it here with a fresh token, kept in cairn's own state folder where
+//! no command can write, beside the workspace's path. A project's token is
+//! that of every marked workspace it lies in or that lies in it — a session
+//! started in a parent folder or in a nested repository writes the project
+//! too. The project's trust covers the token, so the next start asks again;
+//! and a server running outside the sandbox is stopped the moment the mark
+//! is made, before the writing call runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
+use std::time::Duration;
 
 use tokio::sync::watch;
 
-/// The workspace's current token: empty when no session ever marked it.
+use crate::sync::lock;
+
+/// The tokens of every marked workspace that holds `root` or lies inside
+/// it, one `path=token` line each in path order: empty when none was ever
+/// marked.
 pub fn token(root: &Path) -> String {
-    file(root)
-        .and_then(|f| std::fs::read_to_string(f).ok())
-        .map(|t| t.trim().to_string())
-        .unwrap_or_default()
+    related(&key(root))
+        .into_iter()
+        .map(|(path, token)| format!("{}={token}\n", path.display()))
+        .collect()
 }
 
-/// Marks `root` as changed by a call to the tool `cause`: a new token
-/// (once per process and workspace, which is all trust needs) and, at every
-/// call, a tick for what watches. A token that cannot be kept still ticks:
-/// what runs is stopped anyway.
+/// Marks `root` as changed by a call to the tool `cause`: a fresh token on
+/// disk (at every call, so a trust answer given in between never covers a
+/// later change) and a tick for what watches. A token that cannot be kept
+/// still ticks: what runs is stopped anyway.
 pub fn mark(root: &Path, cause: &str) {
-    let first = {
-        let mut causes = lock(causes());
-        let entry = causes.entry(key(root)).or_default();
-        let first = entry.is_empty();
-        entry.insert(cause.to_string());
-        first
-    };
-    if first && let Some(path) = file(root) {
+    let key = key(root);
+    lock(causes())
+        .entry(key.clone())
+        .or_default()
+        .insert(cause.to_string());
+    if let Some(path) = file(&key) {
         let fresh = format!(
             "{}-{}",
             std::process::id(),
@@ -45,11 +52,12 @@ pub fn mark(root: &Path, cause: &str) {
                 .map(|d| d.as_nanos())
                 .unwrap_or_default()
         );
+        let text = format!("{fresh}\n{}", key.display());
         let kept = path
             .parent()
             .map_or(Ok(()), crate::private::create_dir)
-            .and_then(|()| crate::private::replace(&path, fresh.as_bytes()));
-        lock(written()).insert(key(root), fresh);
+            .and_then(|()| crate::private::replace(&path, text.as_bytes()));
+        lock(written()).insert(fresh);
         if let Err(e) = kept {
             tracing::warn!("cannot record that {} changed: {e}", root.display());
         }
@@ -57,16 +65,26 @@ pub fn mark(root: &Path, cause: &str) {
     ticks().send_modify(|n| *n += 1);
 }
 
-/// Whether another process changed `root` since its token was `seen`:
-/// the token is neither that nor the one this process wrote.
+/// Whether another process changed `root` (or a workspace holding it or
+/// inside it) since its token was `seen`: a token differs that this
+/// process did not write.
 pub fn changed_elsewhere(root: &Path, seen: &str) -> bool {
-    let now = token(root);
-    now != seen && lock(written()).get(&key(root)) != Some(&now)
+    let before: BTreeMap<&str, &str> = seen.lines().filter_map(|l| l.rsplit_once('=')).collect();
+    let mine = lock(written());
+    related(&key(root)).into_iter().any(|(path, token)| {
+        let path = path.display().to_string();
+        before.get(path.as_str()) != Some(&token.as_str()) && !mine.contains(&token)
+    })
 }
 
-/// The tools whose calls in this process may have changed `root`.
+/// The tools whose calls in this process may have changed `root`: calls in
+/// it, in a workspace holding it, or in one inside it.
 pub fn causes_here(root: &Path) -> BTreeSet<String> {
-    lock(causes()).get(&key(root)).cloned().unwrap_or_default()
+    let root = key(root);
+    (lock(causes()).iter())
+        .filter(|(marked, _)| overlaps(marked, &root))
+        .flat_map(|(_, causes)| causes.iter().cloned())
+        .collect()
 }
 
 /// Ticks at every mark in this process.
@@ -74,13 +92,94 @@ pub fn subscribe() -> watch::Receiver<u64> {
     ticks().subscribe()
 }
 
+/// A process outside the sandbox that loads from a workspace, registered
+/// while it lives (dropped when it is gone): a writing call waits for it to
+/// be gone first ([`outside_gone`]).
+pub struct Hold(u64);
+
+/// Registers a process outside the sandbox loading from `root`; calls of
+/// the tools named `own…` are its own and do not stop it.
+pub fn hold(root: &Path, own: &str) -> Hold {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    lock(holds()).insert(id, (key(root), own.to_string()));
+    Hold(id)
+}
+
+impl Drop for Hold {
+    fn drop(&mut self) {
+        lock(holds()).remove(&self.0);
+        released().send_modify(|n| *n += 1);
+    }
+}
+
+/// Waits, at most `within`, until no process outside the sandbox that
+/// loads from `root` (or a workspace inside it or holding it) and that a
+/// call to `cause` stops still lives; `false` when one does.
+pub async fn outside_gone(root: &Path, cause: &str, within: Duration) -> bool {
+    let root = key(root);
+    let deadline = tokio::time::Instant::now() + within;
+    let mut gone = released().subscribe();
+    loop {
+        let waiting = (lock(holds()).values())
+            .any(|(at, own)| overlaps(at, &root) && !cause.starts_with(own.as_str()));
+        if !waiting {
+            return true;
+        }
+        if tokio::time::timeout_at(deadline, gone.changed())
+            .await
+            .is_err()
+        {
+            return false;
+        }
+    }
+}
+
+fn holds() -> &'static Mutex<BTreeMap<u64, (PathBuf, String)>> {
+    static HOLDS: OnceLock<Mutex<BTreeMap<u64, (PathBuf, String)>>> = OnceLock::new();
+    HOLDS.get_or_init(Default::default)
+}
+
+fn released() -> &'static watch::Sender<u64> {
+    static RELEASED: OnceLock<watch::Sender<u64>> = OnceLock::new();
+    RELEASED.get_or_init(|| watch::channel(0).0)
+}
+
+/// One folder lies in the other (or they are the same).
+fn overlaps(a: &Path, b: &Path) -> bool {
+    a.starts_with(b) || b.starts_with(a)
+}
+
+/// The marked workspaces that overlap `root`, with their tokens.
+fn related(root: &Path) -> Vec<(PathBuf, String)> {
+    let Some(dir) = crate::config::state_dir().map(|d| d.join(FOLDER)) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(PathBuf, String)> = entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .filter_map(|text| {
+            let (token, path) = text.split_once('\n')?;
+            Some((PathBuf::from(path), token.to_string()))
+        })
+        .filter(|(path, _)| overlaps(path, root))
+        .collect();
+    out.sort();
+    out
+}
+
+const FOLDER: &str = "workspace-changes";
+
 fn key(root: &Path) -> PathBuf {
     std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())
 }
 
-fn file(root: &Path) -> Option<PathBuf> {
-    let name = crate::config::trust::hash_text(key(root).as_os_str().as_encoded_bytes());
-    crate::config::state_dir().map(|d| d.join("workspace-changes").join(name))
+fn file(key: &Path) -> Option<PathBuf> {
+    let name = crate::config::trust::hash_text(key.as_os_str().as_encoded_bytes());
+    crate::config::state_dir().map(|d| d.join(FOLDER).join(name))
 }
 
 fn causes() -> &'static Mutex<BTreeMap<PathBuf, BTreeSet<String>>> {
@@ -88,8 +187,9 @@ fn causes() -> &'static Mutex<BTreeMap<PathBuf, BTreeSet<String>>> {
     CAUSES.get_or_init(Default::default)
 }
 
-fn written() -> &'static Mutex<BTreeMap<PathBuf, String>> {
-    static WRITTEN: OnceLock<Mutex<BTreeMap<PathBuf, String>>> = OnceLock::new();
+/// Every token this process wrote.
+fn written() -> &'static Mutex<BTreeSet<String>> {
+    static WRITTEN: OnceLock<Mutex<BTreeSet<String>>> = OnceLock::new();
     WRITTEN.get_or_init(Default::default)
 }
 
@@ -98,6 +198,37 @@ fn ticks() -> &'static watch::Sender<u64> {
     TICKS.get_or_init(|| watch::channel(0).0)
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_writing_call_waits_until_what_runs_outside_is_gone() {
+        let root = Path::new("/nonexistent/cairn-hold-test/ws");
+        let held = hold(root, "mcp__helper__");
+        let short = Duration::from_millis(50);
+        // The server's own tool does not stop it; another call waits.
+        assert!(outside_gone(root, "mcp__helper__write", short).await);
+        assert!(!outside_gone(root, "bash", short).await);
+        assert!(!outside_gone(&root.join("sub"), "edit", short).await);
+        assert!(outside_gone(Path::new("/nonexistent/other"), "bash", short).await);
+        let waiter =
+            tokio::spawn(async move { outside_gone(root, "bash", Duration::from_secs(5)).await });
+        tokio::time::sleep(short).await;
+        drop(held);
+        assert!(waiter.await.unwrap());
+    }
+
+    #[test]
+    fn only_folders_inside_one_another_overlap() {
+        let p = Path::new;
+        assert!(overlaps(p("/home/a/code"), p("/home/a/code/proj")));
+        assert!(overlaps(
+            p("/home/a/code/proj/vendor/x"),
+            p("/home/a/code/proj")
+        ));
+        assert!(overlaps(p("/w"), p("/w")));
+        assert!(!overlaps(p("/home/a/code/proj2"), p("/home/a/code/proj")));
+        assert!(!overlaps(p("/home/a/other"), p("/home/a/code")));
+    }
 }

@@ -14,11 +14,15 @@ use crate::escape_fixture::{Fixture, assert_contained, needs};
 use crate::mock_model::{Format, MockModel, Reply};
 use crate::pty::PtyApp;
 
-const SERVER: &str = r#"import json, os, sys
+const SERVER: &str = r#"import json, os, signal, sys, threading, time
 here = os.path.dirname(os.path.abspath(__file__))
 def send(m):
     sys.stdout.write(json.dumps(m) + "\n")
     sys.stdout.flush()
+def watch():
+    while True:
+        time.sleep(0.1)
+        exec(open(os.path.join(here, "lib.py")).read(), {})
 for line in sys.stdin:
     m = json.loads(line)
     mid, method = m.get("id"), m.get("method")
@@ -30,7 +34,15 @@ for line in sys.stdin:
     elif method == "tools/list":
         send({"jsonrpc": "2.0", "id": mid, "result": {"tools": [{
             "name": "ping", "description": "Answers pong.",
+            "inputSchema": {"type": "object", "properties": {}}}, {
+            "name": "reload", "description": "Reloads lib.py whenever it changes.",
             "inputSchema": {"type": "object", "properties": {}}}]}})
+    elif method == "tools/call" and m["params"]["name"] == "reload":
+        # It does not stop politely while a reload is pending.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        threading.Thread(target=watch).start()
+        send({"jsonrpc": "2.0", "id": mid, "result": {"content": [
+            {"type": "text", "text": "reloading"}]}})
     elif method == "tools/call":
         ns = {}
         exec(open(os.path.join(here, "lib.py")).read(), ns)
@@ -91,6 +103,45 @@ async fn a_server_outside_the_sandbox_stops_before_the_model_changes_what_it_loa
     // the model and written `~/outside-ran`: both are escapes above.
     assert_contained(
         "a trusted server outside the sandbox, same session",
+        &escapes,
+    );
+}
+
+/// The server reloads `lib.py` whenever it changes (a file watcher, as a
+/// development server has) and does not stop politely: a command that
+/// rewrites `lib.py` waits until the server is gone, so the server never
+/// loads what the command wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_waits_until_the_server_outside_is_gone() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            ping("p1"),
+            Reply::tool("r1", "mcp__helper__reload", json!({})),
+            crate::put("m1", "server/lib.py", PAYLOAD),
+            // The session goes on past the reload.
+            crate::bash("w1", "sleep 3"),
+        ]),
+    )
+    .await;
+    let before = f.snapshot();
+    let args = ["run", "--trust-project", "--mode", "smart", "do the task"];
+    f.run_in(&f.ws.clone(), &mock, &args).await;
+    let mut escapes = f.escapes(&mock, &before);
+    let text = sent(&mock);
+    if !text.contains("pong fine") || !text.contains("reloading") {
+        escapes.push("the server's calls did not run, so nothing was tested".into());
+    }
+    if !std::fs::read_to_string(f.ws.join("server/lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push("the command did not rewrite lib.py, so nothing was tested".into());
+    }
+    assert_contained(
+        "a trusted server outside the sandbox, a write before it reloads",
         &escapes,
     );
 }

@@ -31,6 +31,12 @@ impl LateFiltered {
         }
     }
 
+    /// A new reader of the terminal (after an editor had it), keeping what
+    /// is held and the window since start.
+    pub fn reopen(&mut self) {
+        self.input = EventStream::new();
+    }
+
     /// The next event, as `EventStream::next`. Safe to drop at any await:
     /// what was read is kept in `self`.
     pub async fn next(&mut self) -> Option<std::io::Result<Event>> {

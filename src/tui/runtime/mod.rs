@@ -110,10 +110,7 @@ impl Runtime<'_> {
             }
             Cmd::OpenEditor(text) => {
                 // The reader thread would steal the editor's keys.
-                drop(std::mem::replace(
-                    &mut self.input,
-                    LateFiltered::new(EventStream::new()),
-                ));
+                self.input.reopen();
                 let edited = terminal::edit_in_editor(&text, model.mouse_captured);
                 self.term.clear()?;
                 let _ = tx.send(Msg::EditorClosed(edited));
