@@ -280,3 +280,54 @@ async fn auto_mode_cannot_destroy_the_home_behind_wrappers() {
     let sent: String = mock.requests().iter().map(|r| r.to_string()).collect();
     assert!(refused(&sent), "{sent}");
 }
+
+/// A build writes its temporary files to `TMPDIR` (a C compiler's objects
+/// before the link): commands get a private one they can write, on both
+/// layers, and nothing lands in the machine's shared `/tmp`.
+#[test]
+fn commands_get_a_private_temporary_folder_a_build_can_link_in() {
+    if !enforced() {
+        return;
+    }
+    let Some(cc) = ["cc", "gcc", "clang"].into_iter().find(|c| which(c)) else {
+        eprintln!("skipped: no C compiler (cc, gcc, clang) on PATH");
+        return;
+    };
+    let h = Home::new();
+    let name = format!("cairn-tmp-probe-{}", std::process::id());
+    let script = format!(
+        "printf 'int main(void) {{ return 0; }}\\n' > t.c && {cc} t.c -o t && ./t \
+         && echo linked; echo \"tmp=$TMPDIR\"; touch \"${{TMPDIR:-/tmp}}/{name}\" && echo wrote"
+    );
+    for no_bwrap in [false, true] {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"));
+        cmd.args(["sandbox", "--", "sh", "-c", &script])
+            .current_dir(&h.project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(h.vars());
+        if no_bwrap {
+            cmd.env("CAIRN_SANDBOX_NO_BWRAP", "1");
+        }
+        let out = cmd.output().unwrap();
+        let said = text(&out);
+        let layer = if no_bwrap { "Landlock only" } else { "default" };
+        assert!(
+            said.contains("linked"),
+            "{layer}: the build did not link: {said}"
+        );
+        assert!(
+            said.contains("wrote"),
+            "{layer}: TMPDIR not writable: {said}"
+        );
+        let shared = Path::new("/tmp").join(&name);
+        let leaked = shared.exists();
+        let _ = std::fs::remove_file(&shared);
+        assert!(!leaked, "{layer}: a command wrote the shared /tmp: {said}");
+    }
+}
+
+fn which(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+}
