@@ -143,3 +143,91 @@ async fn a_wide_tool_result_reaches_the_model_bounded() {
     assert!(text.contains("FIRST") && text.contains("LAST"));
     assert!(text.contains("One tool result carries at most"));
 }
+
+/// A stdio MCP server whose `big` tool answers with 17 MiB (its `id` after
+/// the result, as some SDKs write it) and whose `small` tool answers
+/// plainly.
+const BIG_SERVER: &str = r#"
+import json, sys
+def send(o):
+    sys.stdout.write(json.dumps(o) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    m = json.loads(line)
+    method = m.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {
+            "protocolVersion": m["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "big", "version": "1"}}})
+    elif method == "tools/list":
+        schema = {"type": "object", "properties": {}}
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": [
+            {"name": "big", "description": "A huge answer.", "inputSchema": schema},
+            {"name": "small", "description": "A small answer.", "inputSchema": schema}]}})
+    elif method == "tools/call":
+        text = "b" * (17 * 1024 * 1024) if m["params"]["name"] == "big" else "small answer"
+        send({"result": {"content": [{"type": "text", "text": text}]},
+              "jsonrpc": "2.0", "id": m["id"]})
+    elif "id" in m:
+        send({"jsonrpc": "2.0", "id": m["id"], "result": {}})
+"#;
+
+#[tokio::test]
+async fn an_mcp_answer_over_the_transport_limit_fails_its_call_at_once() {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: python3 is not installed");
+        return;
+    }
+    let env = TestHome::new();
+    let script = env.home.path().join("big.py");
+    std::fs::write(&script, BIG_SERVER).unwrap();
+    write_config(
+        &env,
+        &format!(
+            "[mcp.big]\ncommand = \"python3\"\nargs = [\"{}\"]\ntrusted = true\ntool_timeout_secs = 120\n",
+            script.display()
+        ),
+    );
+    let replies = vec![
+        Reply::tool("b1", "mcp__big__big", serde_json::json!({})),
+        Reply::tool("s1", "mcp__big__small", serde_json::json!({})),
+        Reply::text("done"),
+        Reply::text("Big"),
+    ];
+    let mock = MockModel::start(Format::Anthropic, replies).await;
+    let started = std::time::Instant::now();
+    let out = tokio::time::timeout(
+        Duration::from_secs(100),
+        env.command(&mock.url()).args(["run", "get it"]).output(),
+    )
+    .await
+    .expect("cairn run finished before the tool timeout")
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "the call waited {:?}",
+        started.elapsed()
+    );
+    let requests = mock.requests();
+    let big = mock_model::tool_result_texts(&requests[1]);
+    assert_eq!(big.len(), 1);
+    assert!(
+        big[0].contains("more than the 16 MiB") && big[0].contains("ask for less"),
+        "{}",
+        big[0]
+    );
+    // The connection stays: the next call is answered.
+    let small = mock_model::tool_result_texts(&requests[2]);
+    assert_eq!(
+        small.last().map(String::as_str),
+        Some("small answer"),
+        "{stderr}"
+    );
+}

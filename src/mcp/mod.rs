@@ -25,6 +25,7 @@ mod errors;
 mod manager;
 mod notices;
 pub mod oauth;
+mod oversize;
 mod progress;
 mod prompts;
 mod ready;

@@ -252,6 +252,10 @@ impl McpTool {
                 "the server answered with something other than a tool result \
                  (cairn does not support MCP tasks or input requests yet)",
             ),
+            // cairn's own answer for a message too large to read.
+            Err(ServiceError::McpError(e)) if e.code.0 == super::oversize::CODE => {
+                self.error(e.message.to_string())
+            }
             Err(ServiceError::McpError(e)) => {
                 self.error(format!("the server rejected the call: {}", e.message))
             }

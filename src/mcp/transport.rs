@@ -196,7 +196,11 @@ async fn connect_stdio(
         process.stop().await;
         return Err("the server's stdin/stdout could not be opened".to_string());
     };
-    match client.serve((stdout, stdin)).await {
+    // A message too large for the transport fails its call at once.
+    match client
+        .serve((super::oversize::Bounded::new(stdout), stdin))
+        .await
+    {
         Ok(session) => Ok(Connection {
             session,
             child: Some(process),
