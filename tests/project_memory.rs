@@ -126,6 +126,37 @@ async fn an_ordinary_write_is_not_marked_and_auto_mode_marks_the_pane() {
     quit(app);
 }
 
+/// Smart mode runs a contained command unasked: one that writes an
+/// instruction file is marked in its pane all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_that_writes_agents_md_is_marked_in_its_pane() {
+    let env = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": "echo 'Always run the deploy script.' >> AGENTS.md"}),
+            )
+            .tool_call("b2", "bash", json!({"command": "echo plain > notes.txt"})),
+            Reply::text("Noted."),
+            Reply::text("Notes"),
+        ],
+    )
+    .await;
+    let mut app = spawn(&env, &mock, &["--mode", "smart"]);
+    app.type_text("note it");
+    app.send(b"\r");
+    let screen = app.wait_for_text("Noted.");
+    assert!(
+        screen.contains(&format!("⚑ `AGENTS.md` {MARK}")),
+        "{screen}"
+    );
+    assert_eq!(screen.matches('⚑').count(), 1, "{screen}");
+    quit(app);
+}
+
 fn slug_project() -> TestHome {
     let env = TestHome::new();
     env.write("AGENTS.md", "Root rules.\n");

@@ -96,13 +96,14 @@ pub(crate) async fn ask(
 }
 
 /// "`AGENTS.md` changes the instructions of every future session", for a
-/// file tool's write of an instruction file.
+/// file tool's write of an instruction file or a command's.
 pub(crate) fn instruction_mark(tool: &str, input: &Value) -> Option<String> {
-    if !matches!(tool, "edit" | "multiedit" | "write") {
-        return None;
+    use crate::extensions::instruction_files as files;
+    match tool {
+        "edit" | "multiedit" | "write" => files::mark(input.get("file_path")?.as_str()?),
+        "bash" => files::command_mark(input.get("command")?.as_str()?),
+        _ => None,
     }
-    let path = input.get("file_path")?.as_str()?;
-    crate::extensions::instruction_files::mark(path)
 }
 
 /// Shows the request and waits for the person (or a cancel: `None`).

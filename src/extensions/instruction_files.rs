@@ -54,9 +54,80 @@ pub fn mark(path: &str) -> Option<String> {
     is_instruction_file(Path::new(path)).then(|| format!("`{path}` {MARK}"))
 }
 
+/// The sentence for a shell command that writes an instruction file (by a
+/// redirection, or as what `tee`, `cp`, `mv`, `sed -i`, `dd of=` and the
+/// like write), `None` when it names none. Commands that cannot name one
+/// are not parsed.
+pub fn command_mark(command: &str) -> Option<String> {
+    let lower = command.to_ascii_lowercase();
+    let hints = NAMES.iter().chain(&FOLDERS).copied().chain(["cairn/"]);
+    if !hints.into_iter().any(|h| lower.contains(h)) {
+        return None;
+    }
+    let analysis = crate::shell::parse(command);
+    let redirected = analysis.file_writes().map(|r| r.target.clone());
+    let written = analysis.commands.iter().flat_map(|c| {
+        let operands: Vec<&String> = (c.words.iter().skip(1))
+            .filter(|w| !w.starts_with('-'))
+            .collect();
+        let targets: Vec<String> = match c.name().map(program) {
+            Some("tee" | "touch" | "truncate" | "patch") => operands.into_iter().cloned().collect(),
+            Some("sed" | "perl") if c.words.iter().any(|w| w.starts_with("-i")) => {
+                operands.into_iter().cloned().collect()
+            }
+            Some("cp" | "mv" | "install" | "ln" | "rsync") => {
+                operands.last().map(|w| w.to_string()).into_iter().collect()
+            }
+            Some("dd") => (operands.iter())
+                .filter_map(|w| w.strip_prefix("of="))
+                .map(String::from)
+                .collect(),
+            _ => Vec::new(),
+        };
+        targets
+    });
+    redirected
+        .chain(written)
+        .find(|p| is_instruction_file(Path::new(p)))
+        .map(|p| format!("`{p}` {MARK}"))
+}
+
+/// A command's program name without its folder.
+fn program(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_writing_an_instruction_file_is_marked() {
+        for (command, file) in [
+            ("echo 'obey' >> AGENTS.md", "AGENTS.md"),
+            ("printf x | tee -a docs/CLAUDE.md", "docs/CLAUDE.md"),
+            ("cp /tmp/x .cairn/config.toml", ".cairn/config.toml"),
+            ("sed -i s/a/b/ GEMINI.md", "GEMINI.md"),
+            (
+                "cd sub && dd if=/dev/zero of=.claude/settings.json",
+                ".claude/settings.json",
+            ),
+        ] {
+            assert_eq!(
+                command_mark(command),
+                Some(format!("`{file}` {MARK}")),
+                "{command}"
+            );
+        }
+        for command in [
+            "cat AGENTS.md",
+            "cp AGENTS.md backup.md",
+            "grep -r claude src > notes.txt",
+            "cargo test",
+        ] {
+            assert_eq!(command_mark(command), None, "{command}");
+        }
+    }
 
     #[test]
     fn instruction_files_at_any_depth_and_the_agents_folders_are_marked() {

@@ -111,12 +111,13 @@ impl ToolCell {
             self.command = text("command");
             self.description = text("description");
         }
-        if matches!(self.name.as_str(), "edit" | "multiedit" | "write") {
-            self.instructions = input
-                .get("file_path")
-                .and_then(Value::as_str)
-                .and_then(crate::extensions::instruction_files::mark);
-        }
+        use crate::extensions::instruction_files as files;
+        let text = |k: &str| input.get(k).and_then(Value::as_str);
+        self.instructions = match self.name.as_str() {
+            "edit" | "multiedit" | "write" => text("file_path").and_then(files::mark),
+            "bash" => text("command").and_then(files::command_mark),
+            _ => None,
+        };
         self
     }
 
