@@ -306,5 +306,4 @@ pub fn update(call_id: &str, fields: acp::ToolCallUpdateFields) -> acp::SessionU
 }
 
 #[cfg(test)]
-#[path = "updates_tests.rs"]
 mod tests;

@@ -415,5 +415,4 @@ pub fn remove_file(path: &Path) -> io::Result<()> {
 }
 
 #[cfg(test)]
-#[path = "beneath_tests.rs"]
 mod tests;

@@ -94,5 +94,4 @@ pub fn write(ctx: &ToolContext, path: &Path, bytes: &[u8]) -> Result<(), String>
 }
 
 #[cfg(test)]
-#[path = "files_tests.rs"]
 mod tests;

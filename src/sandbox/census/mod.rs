@@ -703,10 +703,8 @@ fn move_out(from: &Path, rel: &Path, quarantine: &Path) -> std::io::Result<PathB
     }
 }
 
-#[path = "census_parts.rs"]
 mod parts;
 use parts::{Parts, parts_of};
 
 #[cfg(test)]
-#[path = "census_tests.rs"]
 mod tests;

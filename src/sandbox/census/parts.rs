@@ -117,5 +117,4 @@ impl Census {
 }
 
 #[cfg(test)]
-#[path = "census_parts_tests.rs"]
 mod tests;
