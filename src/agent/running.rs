@@ -72,9 +72,11 @@ pub(crate) async fn run_tool(
     ctx.session.ready();
     // What runs outside the sandbox from this workspace stops before the
     // workspace can change under it.
+    // Marked at the start and again at the end (when the guard goes).
+    let mut _writing = None;
     if !tool.read_only_call(&input, &tool_ctx) {
         use crate::sandbox::workspace_changes as changes;
-        changes::mark(&ctx.opts.workspace, tool.name());
+        _writing = Some(changes::writing(&ctx.opts.workspace, tool.name()));
         if !changes::outside_gone(&ctx.opts.workspace, tool.name(), OUTSIDE_STOP).await {
             drop(tool_ctx);
             let _ = forward.await;

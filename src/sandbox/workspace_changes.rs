@@ -23,6 +23,9 @@ use tokio::sync::watch;
 
 use crate::sync::lock;
 
+mod live;
+pub use live::{Writing, writing};
+
 /// The tokens of every marked workspace that holds `root` or lies inside
 /// it, one `path=token` line each in path order: empty when none was ever
 /// marked.
@@ -44,14 +47,7 @@ pub fn mark(root: &Path, cause: &str) {
         .or_default()
         .insert(cause.to_string());
     if let Some(path) = file(&key) {
-        let fresh = format!(
-            "{}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos())
-                .unwrap_or_default()
-        );
+        let fresh = format!("{}-{}", std::process::id(), now_nanos());
         let text = format!("{fresh}\n{}", key.display());
         let kept = path
             .parent()
@@ -160,18 +156,35 @@ fn related(root: &Path) -> Vec<(PathBuf, String)> {
     };
     let mut out: Vec<(PathBuf, String)> = entries
         .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
-        .filter_map(|text| {
+        .filter(|e| !live::is_lock(&e.file_name()))
+        .filter_map(|e| {
+            let text = std::fs::read_to_string(e.path()).ok()?;
             let (token, path) = text.split_once('\n')?;
-            Some((PathBuf::from(path), token.to_string()))
+            let path = PathBuf::from(path);
+            if !overlaps(&path, root) {
+                return None;
+            }
+            // Being written by another process now: a token no answer
+            // can have seen.
+            let token = match live::elsewhere(&e.path(), &path) {
+                true => format!("writing-{}", now_nanos()),
+                false => token.to_string(),
+            };
+            Some((path, token))
         })
-        .filter(|(path, _)| overlaps(path, root))
         .collect();
     out.sort();
     out
 }
 
 const FOLDER: &str = "workspace-changes";
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default()
+}
 
 fn key(root: &Path) -> PathBuf {
     std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf())

@@ -155,21 +155,7 @@ async fn a_trusted_server_outside_the_sandbox_is_asked_about_again_after_the_mod
     plant(&f);
     // The person opens the project and trusts it.
     let idle = MockModel::start(Format::Anthropic, vec![]).await;
-    let mut app = PtyApp::spawn(
-        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
-        &[],
-        &f.vars(&idle.url()),
-        &f.ws,
-        30,
-        120,
-    );
-    app.wait_for_text("sandbox = false");
-    // A key typed the moment the question shows is not taken as an answer.
-    std::thread::sleep(std::time::Duration::from_millis(1200));
-    app.send(b"t");
-    app.wait_for_text("Ask cairn");
-    app.ctrl_c_to_quit();
-    assert!(app.wait_exit(std::time::Duration::from_secs(20)).is_some());
+    trust(&f, &idle, "sandbox = false");
 
     // A session rewrites the sibling from an unasked command.
     let first = MockModel::start(
@@ -205,4 +191,94 @@ async fn a_trusted_server_outside_the_sandbox_is_asked_about_again_after_the_mod
     escapes.sort();
     escapes.dedup();
     assert_contained("a trusted server outside the sandbox, next start", &escapes);
+}
+
+/// The person opens the project in a pty, waits for the trust question
+/// (showing `expect`) and trusts it.
+fn trust(f: &Fixture, idle: &MockModel, expect: &str) {
+    let mut app = PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &f.vars(&idle.url()),
+        &f.ws,
+        30,
+        120,
+    );
+    app.wait_for_text(expect);
+    // A key typed the moment the question shows is not taken as an answer.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    app.send(b"t");
+    app.wait_for_text("Ask cairn");
+    app.ctrl_c_to_quit();
+    assert!(app.wait_exit(std::time::Duration::from_secs(20)).is_some());
+}
+
+/// A session's background job rewrites `lib.py` after the person, opening
+/// the project meanwhile, trusted it again: that answer covers nothing the
+/// still-running job does, so the next start asks once more.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_trust_answer_given_while_a_session_still_writes_does_not_cover_its_writes() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let idle = MockModel::start(Format::Anthropic, vec![]).await;
+    trust(&f, &idle, "sandbox = false");
+    let job = format!("sleep 4; {}", crate::put_command("server/lib.py", PAYLOAD));
+    let writer = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "j1",
+                "bash",
+                json!({"command": job, "run_in_background": true}),
+            ),
+            // The model thinks a while: no call of the session marks the
+            // workspace while the job writes.
+            Reply::text("Done.")
+                .stall_before(0, std::time::Duration::from_secs(7))
+                .keep_alive(std::time::Duration::from_millis(500)),
+            Reply::text("Task"),
+        ],
+    )
+    .await;
+    let before = f.snapshot();
+    let session = f
+        .command(&writer.url(), &["run", "--mode", "smart", "do the task"])
+        .spawn()
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    // Asked again (the session is at work), the person trusts again.
+    trust(&f, &idle, "You trusted this project before");
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        session.wait_with_output(),
+    )
+    .await
+    .expect("the writing session ended")
+    .unwrap();
+    let mut escapes = f.escapes(&writer, &before);
+    if !std::fs::read_to_string(f.ws.join("server/lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push(format!(
+            "the job did not rewrite lib.py, so nothing was tested: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    // The next start must not run the server with what the job wrote.
+    let next = MockModel::start(Format::Anthropic, Fixture::script(vec![ping("p1")])).await;
+    let out = f.run(&next, "smart").await;
+    escapes.extend(f.escapes(&next, &before));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("not trusted") {
+        escapes.push(format!(
+            "the next start did not ask about the project again: {stderr}"
+        ));
+    }
+    escapes.sort();
+    escapes.dedup();
+    assert_contained(
+        "a trusted server outside the sandbox, trust given mid-write",
+        &escapes,
+    );
 }

@@ -260,6 +260,14 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
     };
+    // The workspace is being written for as long as the command runs, in
+    // the background too, and marked again when it ends.
+    let writing = crate::sandbox::workspace_changes::writing(&ctx.workspace, "bash");
+    let watched = process.clone();
+    tokio::spawn(async move {
+        watched.wait().await;
+        drop(writing);
+    });
     if args.background {
         let id = ctx.session.jobs.add(process);
         return ToolOutput::text(format!(
