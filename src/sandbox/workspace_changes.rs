@@ -5,7 +5,7 @@
 //! and may load any file of the workspace (a sibling module, a package in
 //! `node_modules`), not only the one its command line names. Every call
 //! that may write a workspace (a command, an edit, a writing MCP tool)
-//! marks it here with a fresh token, kept in cairn's own state folder where
+//! marks it here with a fresh token, kept in cairn's own data folder (beside the trust store) where
 //! no command can write, beside the workspace's path. A project's token is
 //! that of every marked workspace it lies in or that lies in it — a session
 //! started in a parent folder or in a nested repository writes the project
@@ -148,7 +148,7 @@ fn overlaps(a: &Path, b: &Path) -> bool {
 
 /// The marked workspaces that overlap `root`, with their tokens.
 fn related(root: &Path) -> Vec<(PathBuf, String)> {
-    let Some(dir) = crate::config::state_dir().map(|d| d.join(FOLDER)) else {
+    let Some(dir) = crate::config::data_dir().map(|d| d.join(FOLDER)) else {
         return Vec::new();
     };
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -192,7 +192,7 @@ fn key(root: &Path) -> PathBuf {
 
 fn file(key: &Path) -> Option<PathBuf> {
     let name = crate::config::trust::hash_text(key.as_os_str().as_encoded_bytes());
-    crate::config::state_dir().map(|d| d.join(FOLDER).join(name))
+    crate::config::data_dir().map(|d| d.join(FOLDER).join(name))
 }
 
 fn causes() -> &'static Mutex<BTreeMap<PathBuf, BTreeSet<String>>> {
