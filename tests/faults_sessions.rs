@@ -87,6 +87,10 @@ async fn a_second_instance_on_one_session_continues_in_a_fork() {
     assert!(b_err.contains("open in another cairn"), "{b_err}");
     let fork = session_of(&b_err);
     assert_ne!(fork, id, "B wrote into A's session");
+    assert!(
+        b_err.contains(&format!("copy of it (session {fork})")),
+        "the notice does not name the copy: {b_err}"
+    );
     // A is still running; stop it the way a closed terminal would.
     let a_pid = nix::unistd::Pid::from_raw(a.id().unwrap() as i32);
     nix::sys::signal::kill(a_pid, nix::sys::signal::Signal::SIGHUP).unwrap();

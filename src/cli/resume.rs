@@ -110,7 +110,9 @@ pub fn prepare(resume: &Resume, root: &Path) -> Result<Option<AgentCommand>> {
     };
     if let Some(held) = open_elsewhere(&store, &id) {
         let fork = store.fork_session(&id, None)?;
-        eprintln!("cairn: not writing into session {id}: {held}; continuing in a copy of it");
+        eprintln!(
+            "cairn: not writing into session {id}: {held}; continuing in a copy of it (session {fork})"
+        );
         id = fork;
     }
     let loaded =
