@@ -8,6 +8,29 @@ use std::time::Duration;
 use crate::mock_model::{self, Format, MockModel, Reply};
 use crate::test_home::TestHome;
 
+/// A home whose config runs `script` as the Python MCP server `name`
+/// (`extra`: more lines of its entry); `None` (and why) without python3.
+fn with_python_server(name: &str, script: &str, extra: &str) -> Option<TestHome> {
+    let python = std::process::Command::new("python3")
+        .arg("--version")
+        .output();
+    if python.is_err() {
+        eprintln!("skipped: python3 is not installed");
+        return None;
+    }
+    let env = TestHome::new();
+    let path = env.home.path().join(format!("{name}.py"));
+    std::fs::write(&path, script).unwrap();
+    write_config(
+        &env,
+        &format!(
+            "[mcp.{name}]\ncommand = \"python3\"\nargs = [\"{}\"]\n{extra}",
+            path.display()
+        ),
+    );
+    Some(env)
+}
+
 fn write_config(env: &TestHome, text: &str) {
     let dir = env.home.path().join("config/cairn");
     std::fs::create_dir_all(&dir).unwrap();
@@ -67,24 +90,9 @@ for line in sys.stdin:
 
 #[tokio::test]
 async fn a_flood_of_mcp_log_messages_leaves_a_small_log() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: python3 is not installed");
+    let Some(env) = with_python_server("flood", FLOOD_SERVER, "") else {
         return;
-    }
-    let env = TestHome::new();
-    let script = env.home.path().join("flood.py");
-    std::fs::write(&script, FLOOD_SERVER).unwrap();
-    write_config(
-        &env,
-        &format!(
-            "[mcp.flood]\ncommand = \"python3\"\nargs = [\"{}\"]\n",
-            script.display()
-        ),
-    );
+    };
     // The answer, then the session's title.
     let replies = vec![Reply::text("done"), Reply::text("Flood")];
     let mock = MockModel::start(Format::Anthropic, replies).await;
@@ -175,24 +183,10 @@ for line in sys.stdin:
 
 #[tokio::test]
 async fn an_mcp_answer_over_the_transport_limit_fails_its_call_at_once() {
-    if std::process::Command::new("python3")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: python3 is not installed");
+    let extra = "trusted = true\ntool_timeout_secs = 120\n";
+    let Some(env) = with_python_server("big", BIG_SERVER, extra) else {
         return;
-    }
-    let env = TestHome::new();
-    let script = env.home.path().join("big.py");
-    std::fs::write(&script, BIG_SERVER).unwrap();
-    write_config(
-        &env,
-        &format!(
-            "[mcp.big]\ncommand = \"python3\"\nargs = [\"{}\"]\ntrusted = true\ntool_timeout_secs = 120\n",
-            script.display()
-        ),
-    );
+    };
     let replies = vec![
         Reply::tool("b1", "mcp__big__big", serde_json::json!({})),
         Reply::tool("s1", "mcp__big__small", serde_json::json!({})),
