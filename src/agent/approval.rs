@@ -70,7 +70,7 @@ pub(crate) async fn ask(
         );
         summary = format!("[{}] {summary}", sub.name);
     }
-    if let Some(mark) = instruction_mark(&call.name, input) {
+    if let Some(mark) = crate::extensions::instruction_files::call_mark(&call.name, input) {
         reasons.push(mark);
     }
     if !ctx.opts.interactive {
@@ -93,17 +93,6 @@ pub(crate) async fn ask(
     };
     let decision = wait_for_decision(ctx, &call.id, request).await;
     approval(ctx, decision, &offered).map_err(|(status, text)| (status, ToolOutput::error(text)))
-}
-
-/// "`AGENTS.md` changes the instructions of every future session", for a
-/// file tool's write of an instruction file or a command's.
-pub(crate) fn instruction_mark(tool: &str, input: &Value) -> Option<String> {
-    use crate::extensions::instruction_files as files;
-    match tool {
-        "edit" | "multiedit" | "write" => files::mark(input.get("file_path")?.as_str()?),
-        "bash" => files::command_mark(input.get("command")?.as_str()?),
-        _ => None,
-    }
 }
 
 /// Shows the request and waits for the person (or a cancel: `None`).

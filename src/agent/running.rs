@@ -70,25 +70,24 @@ pub(crate) async fn run_tool(
     // Nothing runs before the start-up census is taken (it is, by now,
     // unless the session began a moment ago).
     ctx.session.ready();
-    // What runs outside the sandbox from this workspace stops before the
-    // workspace can change under it.
-    // Marked at the start and again at the end (when the guard goes).
-    let mut _writing = None;
-    if !tool.read_only_call(&input, &tool_ctx) {
-        use crate::sandbox::workspace_changes as changes;
-        _writing = Some(changes::writing(&ctx.opts.workspace, tool.name()));
-        if !changes::outside_gone(&ctx.opts.workspace, tool.name(), OUTSIDE_STOP).await {
-            drop(tool_ctx);
-            let _ = forward.await;
-            return (
-                ToolStatus::Failed,
-                ToolOutput::error(
-                    "This call did not run: an MCP server that runs outside the sandbox from \
-                     this workspace did not stop in time, and it could load what the call \
-                     would change. Try again in a moment.",
-                ),
-            );
-        }
+    // A call that may write marks the workspace until it ends, and what
+    // runs outside the sandbox from it is gone before the call runs.
+    use crate::sandbox::workspace_changes as changes;
+    let writing = (!tool.read_only_call(&input, &tool_ctx))
+        .then(|| changes::writing(&ctx.opts.workspace, tool.name()));
+    if writing.is_some()
+        && !changes::outside_gone(&ctx.opts.workspace, tool.name(), OUTSIDE_STOP).await
+    {
+        drop(tool_ctx);
+        let _ = forward.await;
+        return (
+            ToolStatus::Failed,
+            ToolOutput::error(
+                "This call did not run: an MCP server that runs outside the sandbox from this \
+                 workspace did not stop in time, and it could load what the call would change. \
+                 Try again in a moment.",
+            ),
+        );
     }
     let mut fut = Box::pin(async { tool.run(input, &tool_ctx).await });
     let result = tokio::select! {

@@ -54,10 +54,20 @@ pub fn mark(path: &str) -> Option<String> {
     is_instruction_file(Path::new(path)).then(|| format!("`{path}` {MARK}"))
 }
 
-/// The sentence for a shell command that writes an instruction file (by a
-/// redirection, or as what `tee`, `cp`, `mv`, `sed -i`, `dd of=` and the
-/// like write), `None` when it names none. Commands that cannot name one
-/// are not parsed.
+/// The sentence for a tool call (`edit`, `multiedit`, `write` or `bash`
+/// with its input) that writes an instruction file, `None` otherwise.
+pub fn call_mark(tool: &str, input: &serde_json::Value) -> Option<String> {
+    let text = |key: &str| input.get(key).and_then(serde_json::Value::as_str);
+    match tool {
+        "edit" | "multiedit" | "write" => mark(text("file_path")?),
+        "bash" => command_mark(text("command")?),
+        _ => None,
+    }
+}
+
+/// The sentence for a shell command that writes an instruction file (as
+/// the permission checks read what it writes), `None` when it names none.
+/// Commands that cannot name one are not parsed.
 pub fn command_mark(command: &str) -> Option<String> {
     let lower = command.to_ascii_lowercase();
     let hints = NAMES.iter().chain(&FOLDERS).copied().chain(["cairn/"]);
@@ -65,36 +75,10 @@ pub fn command_mark(command: &str) -> Option<String> {
         return None;
     }
     let analysis = crate::shell::parse(command);
-    let redirected = analysis.file_writes().map(|r| r.target.clone());
-    let written = analysis.commands.iter().flat_map(|c| {
-        let operands: Vec<&String> = (c.words.iter().skip(1))
-            .filter(|w| !w.starts_with('-'))
-            .collect();
-        let targets: Vec<String> = match c.name().map(program) {
-            Some("tee" | "touch" | "truncate" | "patch") => operands.into_iter().cloned().collect(),
-            Some("sed" | "perl") if c.words.iter().any(|w| w.starts_with("-i")) => {
-                operands.into_iter().cloned().collect()
-            }
-            Some("cp" | "mv" | "install" | "ln" | "rsync") => {
-                operands.last().map(|w| w.to_string()).into_iter().collect()
-            }
-            Some("dd") => (operands.iter())
-                .filter_map(|w| w.strip_prefix("of="))
-                .map(String::from)
-                .collect(),
-            _ => Vec::new(),
-        };
-        targets
-    });
-    redirected
-        .chain(written)
-        .find(|p| is_instruction_file(Path::new(p)))
-        .map(|p| format!("`{p}` {MARK}"))
-}
-
-/// A command's program name without its folder.
-fn program(name: &str) -> &str {
-    name.rsplit('/').next().unwrap_or(name)
+    crate::permission::security::written_paths(&analysis, Path::new(""), None)
+        .into_iter()
+        .find(|p| is_instruction_file(p))
+        .map(|p| format!("`{}` {MARK}", p.display()))
 }
 
 #[cfg(test)]

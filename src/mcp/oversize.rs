@@ -81,11 +81,11 @@ impl<R> Bounded<R> {
                     s.tail.drain(..extra);
                 }
                 None if self.line.len() + part.len() > self.limit => {
-                    let mut tail: VecDeque<u8> = self.line.iter().chain(part).copied().collect();
-                    let size = tail.len();
-                    let head: Vec<u8> = tail.iter().take(EDGE).copied().collect();
-                    tail.drain(..size.saturating_sub(EDGE));
-                    self.line = Vec::new();
+                    let line = std::mem::take(&mut self.line);
+                    let size = line.len() + part.len();
+                    let all = || line.iter().chain(part).copied();
+                    let head = all().take(EDGE).collect();
+                    let tail = all().skip(size.saturating_sub(EDGE)).collect();
                     self.skipping = Some(Skipping { head, tail, size });
                 }
                 None => self.line.extend_from_slice(part),
@@ -144,6 +144,14 @@ fn refusal(id: &str, size: usize, limit: usize) -> Vec<u8> {
 fn id_of(head: &[u8], tail: &[u8]) -> Option<String> {
     let head = String::from_utf8_lossy(head);
     let tail = String::from_utf8_lossy(tail);
+    // A request of the server's own (`method` before any `result` or
+    // `error`) has an id from another count: it is not answered here.
+    if let Some(method) = head.find(r#""method""#) {
+        let answer = [head.find(r#""result""#), head.find(r#""error""#)];
+        if answer.iter().flatten().all(|a| method < *a) {
+            return None;
+        }
+    }
     let start = head.trim_start().strip_prefix('{')?;
     let mut rest = start.trim_start();
     if let Some(after) = rest.strip_prefix(r#""jsonrpc""#) {
@@ -155,9 +163,6 @@ fn id_of(head: &[u8], tail: &[u8]) -> Option<String> {
         return value(after.trim_start().strip_prefix(':')?, |v| {
             v.trim_start().starts_with(',')
         });
-    }
-    if rest.starts_with(r#""method""#) {
-        return None;
     }
     // Last: `"id": VALUE }` right before the end.
     let body = tail.trim_end().strip_suffix('}')?.trim_end();
@@ -295,5 +300,10 @@ mod tests {
             None
         );
         assert_eq!(id(r#"{"id":"a\"b","result""#, ""), None);
+        assert_eq!(
+            id(r#"{"jsonrpc":"2.0","id":3,"method":"x","params""#, ""),
+            None
+        );
+        assert_eq!(id(r#"{"id":5,"result":{"method":"#, ""), Some("5".into()));
     }
 }

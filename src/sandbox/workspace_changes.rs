@@ -3,10 +3,11 @@
 //!
 //! A trusted project's MCP server with `sandbox = false` runs as the person
 //! and may load any file of the workspace (a sibling module, a package in
-//! `node_modules`), not only the one its command line names. Every call
-//! that may write a workspace (a command, an edit, a writing MCP tool)
-//! marks it here with a fresh token, kept in cairn's own data folder (beside the trust store) where
-//! no command can write, beside the workspace's path. A project's token is
+//! `node_modules`), not only the one its command line names. Calls that
+//! may write a workspace (a command, an edit, a writing MCP tool) mark it
+//! here with a fresh token (`live`: when the first starts and when the
+//! last ends), kept in cairn's own data folder beside the trust store,
+//! where no command can write, with the workspace's path. A project's token is
 //! that of every marked workspace it lies in or that lies in it — a session
 //! started in a parent folder or in a nested repository writes the project
 //! too. The project's trust covers the token, so the next start asks again;
@@ -36,29 +37,33 @@ pub fn token(root: &Path) -> String {
         .collect()
 }
 
-/// Marks `root` as changed by a call to the tool `cause`: a fresh token on
-/// disk (at every call, so a trust answer given in between never covers a
-/// later change) and a tick for what watches. A token that cannot be kept
-/// still ticks: what runs is stopped anyway.
-pub fn mark(root: &Path, cause: &str) {
-    let key = key(root);
+/// Notes that a call to the tool `cause` may change the workspace at
+/// `key` (canonical) and ticks for what watches in this process.
+fn note(key: &Path, cause: &str) {
     lock(causes())
-        .entry(key.clone())
+        .entry(key.to_path_buf())
         .or_default()
         .insert(cause.to_string());
-    if let Some(path) = file(&key) {
-        let fresh = format!("{}-{}", std::process::id(), now_nanos());
-        let text = format!("{fresh}\n{}", key.display());
-        let kept = path
-            .parent()
-            .map_or(Ok(()), crate::private::create_dir)
-            .and_then(|()| crate::private::replace(&path, text.as_bytes()));
-        lock(written()).insert(fresh);
-        if let Err(e) = kept {
-            tracing::warn!("cannot record that {} changed: {e}", root.display());
-        }
-    }
     ticks().send_modify(|n| *n += 1);
+}
+
+/// Writes a fresh token for the workspace at `key`, so that a trust answer
+/// given before covers nothing after. One that cannot be kept is logged:
+/// what runs here is stopped by the tick anyway.
+fn renew(key: &Path) {
+    let Some(path) = file(key) else {
+        return;
+    };
+    let fresh = format!("{}-{}", std::process::id(), now_nanos());
+    let text = format!("{fresh}\n{}", key.display());
+    let kept = path
+        .parent()
+        .map_or(Ok(()), crate::private::create_dir)
+        .and_then(|()| crate::private::replace(&path, text.as_bytes()));
+    lock(written()).insert(fresh);
+    if let Err(e) = kept {
+        tracing::warn!("cannot record that {} changed: {e}", key.display());
+    }
 }
 
 /// Whether another process changed `root` (or a workspace holding it or
@@ -156,7 +161,8 @@ fn related(root: &Path) -> Vec<(PathBuf, String)> {
     };
     let mut out: Vec<(PathBuf, String)> = entries
         .flatten()
-        .filter(|e| !live::is_lock(&e.file_name()))
+        // Tokens only: not a lock, nor a `.partial` a writer left.
+        .filter(|e| !e.file_name().as_encoded_bytes().contains(&b'.'))
         .filter_map(|e| {
             let text = std::fs::read_to_string(e.path()).ok()?;
             let (token, path) = text.split_once('\n')?;

@@ -42,6 +42,35 @@ const DISK_TOOLS: &[&str] = &[
 /// Levels of `sh -c "…"` / `eval "…"` looked into.
 pub(super) const MAX_NESTING: usize = 3;
 
+/// The files a shell command writes that its words name: redirection
+/// targets, what `tee`, `cp`/`mv`, `sed -i`, `dd of=` and the like write
+/// (through wrappers such as `env` or `sudo` too), resolved against `cwd`.
+pub fn written_paths(
+    analysis: &ShellAnalysis,
+    cwd: &Path,
+    home: Option<&Path>,
+) -> Vec<std::path::PathBuf> {
+    let mut out: Vec<std::path::PathBuf> = (analysis.file_writes())
+        .filter_map(|r| paths::resolve_word(&r.target, r.target_literal, cwd, home))
+        .collect();
+    for cmd in &analysis.commands {
+        let offset_of = |layer: &[String]| cmd.words.len() - layer.len();
+        for layer in layers(&cmd.words) {
+            let literal = &cmd.literal[offset_of(layer)..];
+            let Some(name) = layer.first().map(|n| basename(n)) else {
+                continue;
+            };
+            let (args, args_literal) = (&layer[1..], &literal[1..]);
+            out.extend(write_targets(name, args, args_literal, cwd, home));
+            if name == "dd" {
+                let of = args.iter().filter_map(|a| a.strip_prefix("of="));
+                out.extend(of.filter_map(|t| paths::resolve_word(t, true, cwd, home)));
+            }
+        }
+    }
+    out
+}
+
 /// Inspect a file path an edit or write tool would change.
 pub fn inspect_write_path(path: &Path) -> Option<String> {
     let lexical = paths::normalize(path);

@@ -13,39 +13,46 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::sync::lock;
 
-/// A writer at work in a workspace: marks it again when dropped.
+/// A writer at work in a workspace (see [`writing`]).
 pub struct Writing {
     key: PathBuf,
-    cause: String,
 }
 
 /// Marks `root` as changed by `cause` and holds it as being written until
-/// the returned guard is dropped (when the call or command is over).
+/// the returned guard is dropped (when the call or command is over). The
+/// token is renewed when the first writer of this process starts and when
+/// the last one ends; while any runs, the lock says so to every other
+/// process. Without a lock, every start and end renews it.
 pub fn writing(root: &Path, cause: &str) -> Writing {
-    super::mark(root, cause);
     let key = super::key(root);
+    super::note(&key, cause);
     let mut held = lock(held());
-    let entry = held
-        .entry(key.clone())
-        .or_insert_with(|| (0, hold_file(&key)));
-    entry.0 += 1;
-    Writing {
-        key,
-        cause: cause.to_string(),
+    let entry = held.entry(key.clone()).or_insert((0, None));
+    if entry.0 == 0 || entry.1.is_none() {
+        super::renew(&key);
+        if entry.1.is_none() {
+            entry.1 = hold_file(&key);
+        }
     }
+    entry.0 += 1;
+    Writing { key }
 }
 
 impl Drop for Writing {
     fn drop(&mut self) {
-        // The end's mark comes before the lock goes: no moment shows the
-        // workspace neither changing nor changed.
-        super::mark(&self.key, &self.cause);
         let mut held = lock(held());
-        if let Some(entry) = held.get_mut(&self.key) {
-            entry.0 = entry.0.saturating_sub(1);
-            if entry.0 == 0 {
-                held.remove(&self.key);
-            }
+        let Some(entry) = held.get_mut(&self.key) else {
+            return;
+        };
+        entry.0 = entry.0.saturating_sub(1);
+        let last = entry.0 == 0;
+        // Renewed before the lock goes: no moment shows the workspace
+        // neither changing nor changed.
+        if last || entry.1.is_none() {
+            super::renew(&self.key);
+        }
+        if last {
+            held.remove(&self.key);
         }
     }
 }
@@ -63,11 +70,6 @@ pub(super) fn elsewhere(token_file: &Path, workspace: &Path) -> bool {
     // when the file closes at the end of the function.
     let taken = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
     taken != 0
-}
-
-/// Whether `name` is a lock file rather than a token.
-pub(super) fn is_lock(name: &std::ffi::OsStr) -> bool {
-    name.as_encoded_bytes().ends_with(b".live")
 }
 
 fn live_file(token_file: &Path) -> PathBuf {

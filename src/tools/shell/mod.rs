@@ -228,6 +228,18 @@ async fn prepare(args: &Args, ctx: &ToolContext) -> Result<Prepared, ToolOutput>
     })
 }
 
+/// A command that outlives its call (a background job) keeps its
+/// workspace marked as being written until it ends; the call itself is
+/// covered by the agent's mark around every writing call.
+fn writing_until_it_ends(process: &Arc<Process>, ctx: &ToolContext) {
+    let writing = crate::sandbox::workspace_changes::writing(&ctx.workspace, "bash");
+    let watched = process.clone();
+    tokio::spawn(async move {
+        watched.wait().await;
+        drop(writing);
+    });
+}
+
 async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
     let p = match prepare(&args, ctx).await {
         Ok(p) => p,
@@ -260,15 +272,8 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         Ok(p) => Arc::new(p),
         Err(e) => return ToolOutput::error(format!("cannot start the shell: {e}")),
     };
-    // The workspace is being written for as long as the command runs, in
-    // the background too, and marked again when it ends.
-    let writing = crate::sandbox::workspace_changes::writing(&ctx.workspace, "bash");
-    let watched = process.clone();
-    tokio::spawn(async move {
-        watched.wait().await;
-        drop(writing);
-    });
     if args.background {
+        writing_until_it_ends(&process, ctx);
         let id = ctx.session.jobs.add(process);
         return ToolOutput::text(format!(
             "Started in the background as {id}. Read its output with job_output and stop it with job_kill."
@@ -293,6 +298,7 @@ async fn run_command(args: Args, ctx: &ToolContext) -> ToolOutput {
         _ = tokio::time::sleep(to_background), if to_background < timeout => {
             let output = process.output();
             process.mark_read();
+            writing_until_it_ends(&process, ctx);
             let id = ctx.session.jobs.add(process.clone());
             ToolOutput::text(with_output(
                 format!("Still running after {} s, so it moved to the background as {id}; use job_output to follow it and job_kill to stop it. Output so far:", to_background.as_secs()),

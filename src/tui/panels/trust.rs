@@ -97,7 +97,8 @@ impl TrustDialog {
             lines.extend(wrap_plain(
                 "You trusted this project before. Something it adds has changed since: its \
                  settings, a hook, agent or script file they run, or — for a server that runs \
-                 outside the sandbox — files of the workspace a cairn session changed or is changing now.",
+                 outside the sandbox — files of the workspace a cairn session changed or is \
+                 changing now.",
                 width,
                 theme.warning,
             ));

@@ -111,13 +111,7 @@ impl ToolCell {
             self.command = text("command");
             self.description = text("description");
         }
-        use crate::extensions::instruction_files as files;
-        let text = |k: &str| input.get(k).and_then(Value::as_str);
-        self.instructions = match self.name.as_str() {
-            "edit" | "multiedit" | "write" => text("file_path").and_then(files::mark),
-            "bash" => text("command").and_then(files::command_mark),
-            _ => None,
-        };
+        self.instructions = crate::extensions::instruction_files::call_mark(&self.name, input);
         self
     }
 
