@@ -10,9 +10,11 @@
 //! where no command can write, with the workspace's path. A project's token is
 //! that of every marked workspace it lies in or that lies in it — a session
 //! started in a parent folder or in a nested repository writes the project
-//! too. The project's trust covers the token, so the next start asks again;
-//! and a server running outside the sandbox is stopped the moment the mark
-//! is made, before the writing call runs.
+//! too, and so does one in a folder the project reaches through a link
+//! (`outward`: a linked package, an editable Python install). The
+//! project's trust covers the token, so the next start asks again; and a
+//! server running outside the sandbox is stopped the moment the mark is
+//! made, before the writing call runs.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,16 +27,49 @@ use tokio::sync::watch;
 use crate::sync::lock;
 
 mod live;
+pub mod outward;
 pub use live::{Writing, writing};
 
+/// The first line of a token that names a folder outside the workspace it
+/// reaches through a link.
+const REACHES: &str = "reaches\t";
+
 /// The tokens of every marked workspace that holds `root` or lies inside
-/// it, one `path=token` line each in path order: empty when none was ever
-/// marked.
+/// it, or holds or lies in a folder `root` reaches through a link: the
+/// reached folders first (`reaches\tPATH` lines), then one `path=token`
+/// line each in path order. Empty when nothing was ever marked and no link
+/// leaves `root`.
 pub fn token(root: &Path) -> String {
-    related(&key(root))
-        .into_iter()
-        .map(|(path, token)| format!("{}={token}\n", path.display()))
-        .collect()
+    survey(root).0
+}
+
+/// [`token`] and what the walk for links found.
+pub fn survey(root: &Path) -> (String, outward::Outward) {
+    let root = key(root);
+    let found = outward::find(&root);
+    let mut out = String::new();
+    let mut roots = vec![root];
+    for (target, _) in &found.targets {
+        out.push_str(&format!("{REACHES}{}\n", target.display()));
+        roots.push(target.clone());
+    }
+    if found.cut {
+        out.push_str(&format!("{REACHES}(not every link was looked at)\n"));
+    }
+    for (path, token) in related(&roots) {
+        out.push_str(&format!("{}={token}\n", path.display()));
+    }
+    (out, found)
+}
+
+/// The workspace and the folders `seen` (a [`token`]) says it reaches.
+fn roots_of(root: &Path, seen: &str) -> Vec<PathBuf> {
+    let reached = seen
+        .lines()
+        .filter_map(|l| l.strip_prefix(REACHES))
+        .filter(|p| p.starts_with('/'))
+        .map(PathBuf::from);
+    std::iter::once(key(root)).chain(reached).collect()
 }
 
 /// Notes that a call to the tool `cause` may change the workspace at
@@ -67,15 +102,20 @@ fn renew(key: &Path) {
 }
 
 /// Whether another process changed `root` (or a workspace holding it or
-/// inside it) since its token was `seen`: a token differs that this
-/// process did not write.
+/// inside it, or one holding or inside a folder it reaches) since its
+/// token was `seen`: a token differs that this process did not write.
 pub fn changed_elsewhere(root: &Path, seen: &str) -> bool {
-    let before: BTreeMap<&str, &str> = seen.lines().filter_map(|l| l.rsplit_once('=')).collect();
+    let before: BTreeMap<&str, &str> = (seen.lines())
+        .filter(|l| !l.starts_with(REACHES))
+        .filter_map(|l| l.rsplit_once('='))
+        .collect();
     let mine = lock(written());
-    related(&key(root)).into_iter().any(|(path, token)| {
-        let path = path.display().to_string();
-        before.get(path.as_str()) != Some(&token.as_str()) && !mine.contains(&token)
-    })
+    related(&roots_of(root, seen))
+        .into_iter()
+        .any(|(path, token)| {
+            let path = path.display().to_string();
+            before.get(path.as_str()) != Some(&token.as_str()) && !mine.contains(&token)
+        })
 }
 
 /// The tools whose calls in this process may have changed `root`: calls in
@@ -151,8 +191,8 @@ fn overlaps(a: &Path, b: &Path) -> bool {
     a.starts_with(b) || b.starts_with(a)
 }
 
-/// The marked workspaces that overlap `root`, with their tokens.
-fn related(root: &Path) -> Vec<(PathBuf, String)> {
+/// The marked workspaces that overlap any of `roots`, with their tokens.
+fn related(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
     let Some(dir) = crate::config::data_dir().map(|d| d.join(FOLDER)) else {
         return Vec::new();
     };
@@ -167,7 +207,7 @@ fn related(root: &Path) -> Vec<(PathBuf, String)> {
             let text = std::fs::read_to_string(e.path()).ok()?;
             let (token, path) = text.split_once('\n')?;
             let path = PathBuf::from(path);
-            if !overlaps(&path, root) {
+            if !roots.iter().any(|root| overlaps(&path, root)) {
                 return None;
             }
             // Being written by another process now: a token no answer

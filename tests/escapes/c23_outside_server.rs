@@ -282,3 +282,63 @@ async fn a_trust_answer_given_while_a_session_still_writes_does_not_cover_its_wr
         &escapes,
     );
 }
+
+/// The project reaches a package outside it through a link (as `npm link`
+/// or a workspace link makes), and its server outside the sandbox loads
+/// from there. A session in the linked package's own folder rewrites it
+/// — nothing of the project itself changes — and the next start must not
+/// run the server with what that session wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_the_project_links_to_is_asked_about_again_after_a_session_changed_it() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let shared = f.home.join("code/shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("lib.py"), "WORD = \"fine\"\n").unwrap();
+    // The server loads `lib.py` from the linked folder.
+    std::fs::remove_file(f.ws.join("server/lib.py")).unwrap();
+    std::os::unix::fs::symlink("../../shared", f.ws.join("server/ext")).unwrap();
+    f.write_ws(
+        "server/main.py",
+        &SERVER.replace("\"lib.py\"", "\"ext\", \"lib.py\""),
+    );
+    let idle = MockModel::start(Format::Anthropic, vec![]).await;
+    // The question names where the link leads.
+    trust(&f, &idle, "links out of the project");
+
+    // A session in the linked package's folder rewrites it.
+    let first = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![crate::put("m1", "lib.py", PAYLOAD)]),
+    )
+    .await;
+    f.run_in(&shared, &first, &["run", "--mode", "smart", "do the task"])
+        .await;
+    // What that session wrote in its own folder is not an escape; what
+    // happens from here on is.
+    let before = f.snapshot();
+    let mut escapes = f.escapes(&first, &before);
+    if !std::fs::read_to_string(shared.join("lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push("the session did not rewrite the linked lib.py, so nothing was tested".into());
+    }
+
+    // The project's next start: its server must not load what was written.
+    let next = MockModel::start(Format::Anthropic, Fixture::script(vec![ping("p1")])).await;
+    let out = f.run(&next, "smart").await;
+    escapes.extend(f.escapes(&next, &before));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("not trusted") {
+        escapes.push(format!(
+            "the next start did not ask about the project again: {stderr}"
+        ));
+    }
+    escapes.sort();
+    escapes.dedup();
+    assert_contained(
+        "a trusted server outside the sandbox, a linked package changed",
+        &escapes,
+    );
+}

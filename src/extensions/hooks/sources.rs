@@ -280,8 +280,38 @@ pub fn project_held(files: &Files) -> (Vec<Held>, String) {
             fingerprint.push_str(&format!("{}\t{hash}\n", script.display()));
         }
     }
-    fingerprint.push_str(&server_scripts(&files.workspace));
+    fingerprint.push_str(&server_scripts(&files.workspace, &mut held));
     (held, fingerprint)
+}
+
+/// The folders outside the project that a server outside the sandbox
+/// reaches through the project's links, for the trust question: trusting
+/// the server trusts them as they are, and a session that changes one
+/// asks again.
+fn reached_held(outward: &crate::sandbox::workspace_changes::outward::Outward) -> Option<Held> {
+    const SHOWN: usize = 8;
+    if outward.targets.is_empty() && !outward.cut {
+        return None;
+    }
+    let mut what = String::from(
+        "lets a server outside the sandbox load files from outside the project, through its links:",
+    );
+    for (target, link) in outward.targets.iter().take(SHOWN) {
+        what.push_str(&format!(" {} → {};", link.display(), target.display()));
+    }
+    if let Some(more) = outward.targets.len().checked_sub(SHOWN).filter(|n| *n > 0) {
+        what.push_str(&format!(" and {more} more;"));
+    }
+    if outward.cut {
+        what.push_str(
+            " (the project is too large to look at every link; those further in are not counted);",
+        );
+    }
+    what.push_str(" a cairn session that changes these folders asks again");
+    Some(Held {
+        key: "links out of the project".to_string(),
+        what,
+    })
 }
 
 /// A fingerprint of the workspace files the project's own MCP and language
@@ -289,7 +319,7 @@ pub fn project_held(files: &Files) -> (Vec<Held>, String) {
 /// server trusts that content, and a changed script is asked about again
 /// (a model can rewrite an ordinary file without a dialog; the server
 /// would start with it next session).
-fn server_scripts(workspace: &Path) -> String {
+fn server_scripts(workspace: &Path, held: &mut Vec<Held>) -> String {
     let path = crate::config::project_config_path(workspace);
     let Ok(Some(file)) = project_file::read(Some(workspace), &path, MAX_BYTES * 8, Over::Refuse)
     else {
@@ -304,8 +334,11 @@ fn server_scripts(workspace: &Path) -> String {
     // ones its command line names: trust covers whether a session has
     // changed the workspace since (see `sandbox::workspace_changes`).
     if (config.mcp.values()).any(|m| m.command.is_some() && m.sandbox == Some(false)) {
-        let token = crate::sandbox::workspace_changes::token(workspace);
+        let (token, outward) = crate::sandbox::workspace_changes::survey(workspace);
         out.push_str(&format!("workspace-changes\t{token}\n"));
+        if let Some(h) = reached_held(&outward) {
+            held.push(h);
+        }
     }
     for (name, server) in &config.mcp {
         if let Some(command) = &server.command {
