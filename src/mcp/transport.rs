@@ -139,7 +139,9 @@ fn stdio_command(slot: &Slot, program: &str) -> Result<Command, String> {
             // folder a session's commands can write.
             crate::sandbox::own_path::apply(cmd.as_std_mut());
             // (A sandboxed command has this hook already, first of all.)
-            crate::sandbox::die_with_parent(cmd.as_std_mut());
+            // Its guard reaps what it starts: a helper that leaves the
+            // process group (`setsid`) still ends with the server.
+            crate::sandbox::die_with_parent_reaping(cmd.as_std_mut());
             crate::tools::env::scrub(&mut cmd);
             for name in crate::sandbox::env::withheld(&[]) {
                 cmd.env_remove(name);
@@ -167,11 +169,14 @@ async fn connect_stdio(
         .iter()
         .map(|a| expand_for(config, a))
         .collect::<Result<Vec<_>, _>>()?;
+    // A reaping guard must not be killed on drop: it ends what the server
+    // started itself (see `ServerProcess::drop`).
+    let reaping = cfg!(target_os = "linux") && !sandboxed(config);
     cmd.args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true);
+        .kill_on_drop(!reaping);
     // Secrets stay out unless the server's own `env` names them.
     for (key, value) in &config.env {
         cmd.env(key, expand_for(config, value)?);
@@ -191,6 +196,7 @@ async fn connect_stdio(
     let stdout = child.stdout.take();
     let stderr = child.stderr.take();
     let mut process = ServerProcess::new(name, child, stderr);
+    process.reaping = reaping;
     let (Some(stdin), Some(stdout)) = (stdin, stdout) else {
         process.stop().await;
         return Err("the server's stdin/stdout could not be opened".to_string());
@@ -393,6 +399,9 @@ pub(crate) struct ServerProcess {
     reaped: Option<ExitStatus>,
     /// For a server outside the sandbox: kept while it may still run.
     hold: Option<crate::sandbox::workspace_changes::Hold>,
+    /// The process is a reaping guard ([`crate::sandbox::die_with_parent_reaping`]):
+    /// it ends everything the server started before it exits.
+    reaping: bool,
 }
 
 impl ServerProcess {
@@ -420,6 +429,7 @@ impl ServerProcess {
             stderr_task,
             reaped: None,
             hold: None,
+            reaping: false,
         }
     }
 
@@ -427,6 +437,7 @@ impl ServerProcess {
     /// steps: for one outside the sandbox whose workspace is about to
     /// change under it.
     pub(crate) async fn kill_now(&mut self) {
+        self.end_all().await;
         self.signal_group(Signal::Kill);
         if self.reaped.is_none() {
             let _ = self.child.start_kill();
@@ -485,6 +496,7 @@ impl ServerProcess {
             match tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await {
                 Ok(Ok(status)) => self.reaped = Some(status),
                 _ => {
+                    self.end_all().await;
                     let _ = self.child.start_kill();
                     if let Ok(Ok(status)) =
                         tokio::time::timeout(Duration::from_secs(1), self.child.wait()).await
@@ -498,6 +510,21 @@ impl ServerProcess {
         self.signal_group(Signal::Kill);
         if let Some(task) = self.stderr_task.take() {
             task.abort();
+        }
+    }
+
+    /// For a reaping guard: asks it to end everything the server started
+    /// and waits (at most 3 s) until it has and is gone. A kill of the
+    /// guard itself would leave what left the group running.
+    async fn end_all(&mut self) {
+        let (true, None, Some(pid)) = (self.reaping, self.reaped, self.pid) else {
+            return;
+        };
+        crate::sandbox::end_all(pid);
+        if let Ok(Ok(status)) =
+            tokio::time::timeout(Duration::from_secs(3), self.child.wait()).await
+        {
+            self.reaped = Some(status);
         }
     }
 
@@ -528,9 +555,13 @@ enum Signal {
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         // `kill_on_drop` ends the child; this ends the rest of its group when
-        // cairn exits without a clean shutdown.
+        // cairn exits without a clean shutdown. A reaping guard is asked to
+        // end everything and left to do it (killed, it could not).
         if self.reaped.is_none() {
-            self.signal_group(Signal::Kill);
+            match (self.reaping, self.pid) {
+                (true, Some(pid)) => crate::sandbox::end_all(pid),
+                _ => self.signal_group(Signal::Kill),
+            }
         }
     }
 }

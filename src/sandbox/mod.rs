@@ -80,7 +80,7 @@ pub use group::{Group, kill_group};
 pub use helper::{
     Helper, helper_command, helper_std_command, hook_command, output_within, user_hook_command,
 };
-pub use parent_death::die_with_parent;
+pub use parent_death::{die_with_parent, die_with_parent_reaping, end_all};
 pub use policy::{Grant, Layer, Place, Policy};
 pub use support::Support;
 

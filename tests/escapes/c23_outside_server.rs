@@ -342,3 +342,59 @@ async fn a_package_the_project_links_to_is_asked_about_again_after_a_session_cha
         &escapes,
     );
 }
+
+/// The server's reloader is a helper it starts that double-forks and calls
+/// `setsid`, leaving the server's process group (as a daemonising file
+/// watcher does): killing the group does not reach it. A command that
+/// rewrites `lib.py` must still wait until it is gone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_waits_until_a_helper_that_left_the_servers_group_is_gone() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let daemon = r#"if os.fork() == 0:
+            os.setsid()
+            if os.fork() == 0:
+                fd = os.open(os.devnull, os.O_RDWR)
+                for n in (0, 1, 2):
+                    os.dup2(fd, n)
+                watch()
+            os._exit(0)
+        os.wait()"#;
+    f.write_ws(
+        "server/main.py",
+        &SERVER.replace("threading.Thread(target=watch).start()", daemon),
+    );
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            ping("p1"),
+            Reply::tool("r1", "mcp__helper__reload", json!({})),
+            crate::put("m1", "server/lib.py", PAYLOAD),
+            crate::bash("w1", "sleep 3"),
+        ]),
+    )
+    .await;
+    let before = f.snapshot();
+    let args = ["run", "--trust-project", "--mode", "smart", "do the task"];
+    f.run_in(&f.ws.clone(), &mock, &args).await;
+    let mut escapes = f.escapes(&mock, &before);
+    let text = sent(&mock);
+    if !text.contains("pong fine") || !text.contains("reloading") {
+        escapes.push("the server's calls did not run, so nothing was tested".into());
+    }
+    if !std::fs::read_to_string(f.ws.join("server/lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push("the command did not rewrite lib.py, so nothing was tested".into());
+    }
+    // Had the helper survived, it would still be loading `lib.py`.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    escapes.extend(f.escapes(&mock, &before));
+    escapes.sort();
+    escapes.dedup();
+    assert_contained(
+        "a trusted server outside the sandbox, a helper that left its group",
+        &escapes,
+    );
+}
