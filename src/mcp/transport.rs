@@ -62,8 +62,13 @@ pub(crate) async fn connect(slot: &Slot, client: CairnClient) -> Result<Connecti
         // A server outside the sandbox is registered before it starts and
         // before the workspace is checked, so a writing call made at any
         // moment either stops its start or waits for it to be killed.
-        let hold = (slot.outside.as_ref().and(slot.root.as_ref()))
-            .map(|root| crate::sandbox::workspace_changes::hold(root, &super::tool_name(name, "")));
+        let hold = (slot.outside.as_ref().and(slot.root.as_ref())).map(|root| {
+            crate::sandbox::workspace_changes::hold(
+                root,
+                &super::tool_name(name, ""),
+                slot.outside.as_deref().unwrap_or(""),
+            )
+        });
         if let Some(why) = slot.outside_changed() {
             return Err(ConnectError::Failed(why));
         }

@@ -28,6 +28,7 @@ use crate::sync::lock;
 
 mod live;
 pub mod outward;
+mod shared_holds;
 pub use live::{Writing, writing};
 
 /// The first line of a token that names a folder outside the workspace it
@@ -109,13 +110,15 @@ pub fn changed_elsewhere(root: &Path, seen: &str) -> bool {
         .filter(|l| !l.starts_with(REACHES))
         .filter_map(|l| l.rsplit_once('='))
         .collect();
+    // Read before `written` is locked: a writer renewing its token holds
+    // the live lock while it takes `written`, and `related` takes the
+    // live lock.
+    let now = related(&roots_of(root, seen));
     let mine = lock(written());
-    related(&roots_of(root, seen))
-        .into_iter()
-        .any(|(path, token)| {
-            let path = path.display().to_string();
-            before.get(path.as_str()) != Some(&token.as_str()) && !mine.contains(&token)
-        })
+    now.into_iter().any(|(path, token)| {
+        let path = path.display().to_string();
+        before.get(path.as_str()) != Some(&token.as_str()) && !mine.contains(&token)
+    })
 }
 
 /// The tools whose calls in this process may have changed `root`: calls in
@@ -134,50 +137,64 @@ pub fn subscribe() -> watch::Receiver<u64> {
 }
 
 /// A process outside the sandbox that loads from a workspace, registered
-/// while it lives (dropped when it is gone): a writing call waits for it to
-/// be gone first ([`outside_gone`]).
-pub struct Hold(u64);
+/// while it lives (dropped when it is gone): a writing call, in this cairn
+/// or another, waits for it to be gone first ([`outside_gone`]).
+pub struct Hold(u64, Option<shared_holds::SharedHold>);
 
-/// Registers a process outside the sandbox loading from `root`; calls of
+/// Registers a process outside the sandbox loading from `root` and from
+/// the folders `seen` (its trusted [`token`]) says it reaches; calls of
 /// the tools named `own…` are its own and do not stop it.
-pub fn hold(root: &Path, own: &str) -> Hold {
+pub fn hold(root: &Path, own: &str, seen: &str) -> Hold {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    lock(holds()).insert(id, (key(root), own.to_string()));
-    Hold(id)
+    let roots = roots_of(root, seen);
+    let shared = shared_holds::make(id, &roots);
+    lock(holds()).insert(id, (roots, own.to_string()));
+    Hold(id, shared)
 }
 
 impl Drop for Hold {
     fn drop(&mut self) {
         lock(holds()).remove(&self.0);
+        self.1.take();
         released().send_modify(|n| *n += 1);
     }
 }
 
 /// Waits, at most `within`, until no process outside the sandbox that
 /// loads from `root` (or a workspace inside it or holding it) and that a
-/// call to `cause` stops still lives; `false` when one does.
+/// call to `cause` stops still lives — this cairn's, or another's; `false`
+/// when one does.
 pub async fn outside_gone(root: &Path, cause: &str, within: Duration) -> bool {
     let root = key(root);
     let deadline = tokio::time::Instant::now() + within;
     let mut gone = released().subscribe();
     loop {
-        let waiting = (lock(holds()).values())
-            .any(|(at, own)| overlaps(at, &root) && !cause.starts_with(own.as_str()));
-        if !waiting {
+        let here = (lock(holds()).values()).any(|(roots, own)| {
+            roots.iter().any(|at| overlaps(at, &root)) && !cause.starts_with(own.as_str())
+        });
+        let elsewhere = !here && shared_holds::elsewhere(&root);
+        if !here && !elsewhere {
             return true;
         }
-        if tokio::time::timeout_at(deadline, gone.changed())
-            .await
-            .is_err()
+        // Another cairn's hold is let go without a word to this one: look
+        // again every 50 ms.
+        let next = match elsewhere {
+            true => deadline.min(tokio::time::Instant::now() + Duration::from_millis(50)),
+            false => deadline,
+        };
+        if tokio::time::timeout_at(next, gone.changed()).await.is_err()
+            && tokio::time::Instant::now() >= deadline
         {
             return false;
         }
     }
 }
 
-fn holds() -> &'static Mutex<BTreeMap<u64, (PathBuf, String)>> {
-    static HOLDS: OnceLock<Mutex<BTreeMap<u64, (PathBuf, String)>>> = OnceLock::new();
+type Holds = BTreeMap<u64, (Vec<PathBuf>, String)>;
+
+fn holds() -> &'static Mutex<Holds> {
+    static HOLDS: OnceLock<Mutex<Holds>> = OnceLock::new();
     HOLDS.get_or_init(Default::default)
 }
 
@@ -193,7 +210,7 @@ fn overlaps(a: &Path, b: &Path) -> bool {
 
 /// The marked workspaces that overlap any of `roots`, with their tokens.
 fn related(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
-    let Some(dir) = crate::config::data_dir().map(|d| d.join(FOLDER)) else {
+    let Some(dir) = folder() else {
         return Vec::new();
     };
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -238,7 +255,12 @@ fn key(root: &Path) -> PathBuf {
 
 fn file(key: &Path) -> Option<PathBuf> {
     let name = crate::config::trust::hash_text(key.as_os_str().as_encoded_bytes());
-    crate::config::data_dir().map(|d| d.join(FOLDER).join(name))
+    folder().map(|d| d.join(name))
+}
+
+/// Where the marks are kept: beside the trust store.
+fn folder() -> Option<PathBuf> {
+    crate::config::data_dir().map(|d| d.join(FOLDER))
 }
 
 fn causes() -> &'static Mutex<BTreeMap<PathBuf, BTreeSet<String>>> {
@@ -264,7 +286,7 @@ mod tests {
     #[tokio::test]
     async fn a_writing_call_waits_until_what_runs_outside_is_gone() {
         let root = Path::new("/nonexistent/cairn-hold-test/ws");
-        let held = hold(root, "mcp__helper__");
+        let held = hold(root, "mcp__helper__", "");
         let short = Duration::from_millis(50);
         // The server's own tool does not stop it; another call waits.
         assert!(outside_gone(root, "mcp__helper__write", short).await);

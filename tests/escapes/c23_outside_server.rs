@@ -398,3 +398,76 @@ async fn a_write_waits_until_a_helper_that_left_the_servers_group_is_gone() {
         &escapes,
     );
 }
+
+/// Two sessions: one runs the trusted server outside the sandbox, whose
+/// reloader loads `lib.py` every 100 ms; another cairn, started in the
+/// same project meanwhile (without trusting it, so it runs no server),
+/// rewrites `lib.py` from a command. The first must kill its server
+/// before the second's command runs, though nothing tells it but the
+/// second's mark.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_in_another_session_waits_until_the_server_outside_is_gone() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let server_side = MockModel::start(
+        Format::Anthropic,
+        vec![
+            ping("p1"),
+            Reply::tool("r1", "mcp__helper__reload", json!({})),
+            // The model thinks a while: this session makes no call while
+            // the other one writes.
+            Reply::text("Done.")
+                .stall_before(0, std::time::Duration::from_secs(8))
+                .keep_alive(std::time::Duration::from_millis(500)),
+            Reply::text("Task"),
+        ],
+    )
+    .await;
+    let before = f.snapshot();
+    let first = f
+        .command(
+            &server_side.url(),
+            &["run", "--trust-project", "--mode", "smart", "do the task"],
+        )
+        .spawn()
+        .unwrap();
+    // Until the reloader runs.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !sent(&server_side).contains("reloading") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first session's server never reloaded"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let writer = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![crate::put("m1", "server/lib.py", PAYLOAD)]),
+    )
+    .await;
+    f.run(&writer, "smart").await;
+    let out = tokio::time::timeout(std::time::Duration::from_secs(60), first.wait_with_output())
+        .await
+        .expect("the first session ended")
+        .unwrap();
+    let mut escapes = f.escapes(&server_side, &before);
+    escapes.extend(f.escapes(&writer, &before));
+    if !sent(&server_side).contains("pong fine") {
+        escapes.push(format!(
+            "the server's first call did not run, so nothing was tested: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    if !std::fs::read_to_string(f.ws.join("server/lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push("the second session did not rewrite lib.py, so nothing was tested".into());
+    }
+    escapes.sort();
+    escapes.dedup();
+    assert_contained(
+        "a trusted server outside the sandbox, a write from another session",
+        &escapes,
+    );
+}
