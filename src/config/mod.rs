@@ -198,6 +198,20 @@ pub struct McpServerConfig {
     pub from_project: bool,
 }
 
+impl McpServerConfig {
+    /// The words of its command line and the values of its environment,
+    /// as written: what names the files it runs.
+    pub fn command_words(&self) -> Vec<String> {
+        (self
+            .command
+            .iter()
+            .chain(&self.args)
+            .chain(self.env.values()))
+        .cloned()
+        .collect()
+    }
+}
+
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ShellConfig {

@@ -72,9 +72,14 @@ impl McpManager {
                     && config.command.is_some()
                     && !super::transport::sandboxed(&config))
                 .then(|| {
-                    (root.as_deref())
-                        .map(crate::sandbox::workspace_changes::token)
-                        .unwrap_or_default()
+                    use crate::sandbox::workspace_changes as changes;
+                    let Some(root) = root.as_deref() else {
+                        return String::new();
+                    };
+                    let at = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+                    let words = config.command_words();
+                    let named = changes::outward::named(&at, words.iter().map(String::as_str));
+                    changes::survey(root, &named).0
                 });
                 let slot = Arc::new(Slot {
                     name: name.clone(),

@@ -41,16 +41,22 @@ const REACHES: &str = "reaches\t";
 /// line each in path order. Empty when nothing was ever marked and no link
 /// leaves `root`.
 pub fn token(root: &Path) -> String {
-    survey(root).0
+    survey(root, &[]).0
 }
 
-/// [`token`] and what the walk for links found.
-pub fn survey(root: &Path) -> (String, outward::Outward) {
+/// [`token`] with `named` (folders outside `root` a server's command line
+/// names, see [`outward::named`]) counted as reached too, and what the
+/// walk for links found.
+pub fn survey(root: &Path, named: &[PathBuf]) -> (String, outward::Outward) {
     let root = key(root);
     let found = outward::find(&root);
     let mut out = String::new();
     let mut roots = vec![root];
-    for (target, _) in &found.targets {
+    let reached = (found.targets.iter().map(|(t, _)| t)).chain(named);
+    for target in reached {
+        if roots.contains(target) {
+            continue;
+        }
         out.push_str(&format!("{REACHES}{}\n", target.display()));
         roots.push(target.clone());
     }

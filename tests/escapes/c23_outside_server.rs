@@ -471,3 +471,61 @@ async fn a_write_in_another_session_waits_until_the_server_outside_is_gone() {
         &escapes,
     );
 }
+
+/// The project's server loads its plugin from a folder its command line
+/// names outside the project. A session in that folder rewrites the
+/// plugin; the next start must not run the server with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_folder_the_servers_command_line_names_is_asked_about_again_after_a_session_changed_it() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let shared = f.home.join("code/plugins");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::write(shared.join("lib.py"), "WORD = \"fine\"\n").unwrap();
+    f.write_ws(
+        "server/main.py",
+        &SERVER.replace(
+            "here = os.path.dirname(os.path.abspath(__file__))",
+            "here = sys.argv[1]",
+        ),
+    );
+    let config = format!(
+        "[mcp.helper]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\"]\nsandbox = false\ntrusted = true\nstartup_timeout_secs = 15\n",
+        f.ws.join("server/main.py").display(),
+        shared.display()
+    );
+    f.write_ws(".cairn/config.toml", &config);
+    let idle = MockModel::start(Format::Anthropic, vec![]).await;
+    trust(&f, &idle, "(named)");
+
+    let first = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![crate::put("m1", "lib.py", PAYLOAD)]),
+    )
+    .await;
+    f.run_in(&shared, &first, &["run", "--mode", "smart", "do the task"])
+        .await;
+    let before = f.snapshot();
+    let mut escapes = f.escapes(&first, &before);
+    if !std::fs::read_to_string(shared.join("lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push("the session did not rewrite the named lib.py, so nothing was tested".into());
+    }
+    let next = MockModel::start(Format::Anthropic, Fixture::script(vec![ping("p1")])).await;
+    let out = f.run(&next, "smart").await;
+    escapes.extend(f.escapes(&next, &before));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("not trusted") {
+        escapes.push(format!(
+            "the next start did not ask about the project again: {stderr}"
+        ));
+    }
+    escapes.sort();
+    escapes.dedup();
+    assert_contained(
+        "a trusted server outside the sandbox, a folder its command line names",
+        &escapes,
+    );
+}

@@ -288,14 +288,21 @@ pub fn project_held(files: &Files) -> (Vec<Held>, String) {
 /// reaches through the project's links, for the trust question: trusting
 /// the server trusts them as they are, and a session that changes one
 /// asks again.
-fn reached_held(outward: &crate::sandbox::workspace_changes::outward::Outward) -> Option<Held> {
+fn reached_held(
+    outward: &crate::sandbox::workspace_changes::outward::Outward,
+    named: &[PathBuf],
+) -> Option<Held> {
     const SHOWN: usize = 8;
-    if outward.targets.is_empty() && !outward.cut {
+    if outward.targets.is_empty() && !outward.cut && named.is_empty() {
         return None;
     }
     let mut what = String::from(
-        "lets a server outside the sandbox load files from outside the project, through its links:",
+        "lets a server outside the sandbox load files from outside the project, named in its \
+         command line or reached through the project's links:",
     );
+    for path in named.iter().take(SHOWN) {
+        what.push_str(&format!(" {} (named);", path.display()));
+    }
     for (target, link) in outward.targets.iter().take(SHOWN) {
         what.push_str(&format!(" {} → {};", link.display(), target.display()));
     }
@@ -333,10 +340,17 @@ fn server_scripts(workspace: &Path, held: &mut Vec<Held>) -> String {
     // A server outside the sandbox may load any file here, not only the
     // ones its command line names: trust covers whether a session has
     // changed the workspace since (see `sandbox::workspace_changes`).
-    if (config.mcp.values()).any(|m| m.command.is_some() && m.sandbox == Some(false)) {
-        let (token, outward) = crate::sandbox::workspace_changes::survey(workspace);
+    let outside: Vec<_> = (config.mcp.values())
+        .filter(|m| m.command.is_some() && m.sandbox == Some(false))
+        .collect();
+    if !outside.is_empty() {
+        use crate::sandbox::workspace_changes as changes;
+        let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        let words: Vec<String> = outside.iter().flat_map(|m| m.command_words()).collect();
+        let named = changes::outward::named(&root, words.iter().map(String::as_str));
+        let (token, outward) = changes::survey(workspace, &named);
         out.push_str(&format!("workspace-changes\t{token}\n"));
-        if let Some(h) = reached_held(&outward) {
+        if let Some(h) = reached_held(&outward, &named) {
             held.push(h);
         }
     }

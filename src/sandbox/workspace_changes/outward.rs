@@ -79,6 +79,28 @@ fn walk(root: &Path, max_entries: usize) -> Outward {
     }
 }
 
+/// What a server's command line and environment name outside `root`
+/// (canonical): a script, a module folder, a `PYTHONPATH`/`NODE_PATH`
+/// entry — a server loads from there as from the workspace. Each word is
+/// split at `:` (path lists) and after `=` (`--flag=PATH`); a piece counts
+/// when it holds a `/`, relative ones taken from `root`.
+pub fn named<'a>(root: &Path, words: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for word in words {
+        let value = word.split_once('=').map_or(word, |(_, v)| v);
+        for piece in value.split(':').filter(|p| p.contains('/')) {
+            let Some(at) = settle(&normalize(&root.join(piece))) else {
+                continue;
+            };
+            if !at.starts_with(root) && !out.contains(&at) {
+                out.push(at);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
 /// Where the link at `path` leads, canonical; for a link that leads
 /// nowhere yet, the folder it would be made in (its nearest existing
 /// ancestor, canonical, with the rest of the path).
@@ -230,6 +252,27 @@ mod tests {
         );
         let link_of = |t: &Path| got.targets.iter().find(|(x, _)| x == t).unwrap().1.clone();
         assert_eq!(link_of(&shared), Path::new("server/ext"));
+    }
+
+    #[test]
+    fn paths_a_command_line_names_outside_the_workspace() {
+        let base = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(base.path()).unwrap();
+        let ws = base.join("app");
+        std::fs::create_dir_all(ws.join("server")).unwrap();
+        std::fs::create_dir_all(base.join("lib")).unwrap();
+        let got = named(
+            &ws,
+            [
+                "python3",
+                "server/main.py",
+                "--plugins=../plugins/a.py",
+                "PYTHONPATH=../lib:server",
+                "-m",
+                "tool",
+            ],
+        );
+        assert_eq!(got, vec![base.join("lib"), base.join("plugins/a.py")]);
     }
 
     #[test]
