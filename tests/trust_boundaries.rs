@@ -439,6 +439,16 @@ async fn a_rule_the_person_stores_stays_out_of_the_repository_and_holds_next_ses
     app.wait_for_text("Made.");
     let screen = app.wait_for_text("your own file");
     assert!(screen.contains("outside the repository"), "{screen}");
+    // The title is asked for beside the answer: quitting before it is
+    // asked would leave its reply for the next session.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while mock.requests().len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no title was asked for"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     quit(app);
     assert!(!env.path(".cairn/config.toml").exists());
     let projects = env.0.home.path().join("config/cairn/projects");
