@@ -81,24 +81,51 @@ fn walk(root: &Path, max_entries: usize) -> Outward {
 
 /// What a server's command line and environment name outside `root`
 /// (canonical): a script, a module folder, a `PYTHONPATH`/`NODE_PATH`
-/// entry — a server loads from there as from the workspace. Each word is
-/// split at `:` (path lists) and after `=` (`--flag=PATH`); a piece counts
-/// when it holds a `/`, relative ones taken from `root`.
+/// entry, an interpreter in a virtual environment — a server loads from
+/// there as from the workspace. Each word is split at white space and `:`
+/// (path lists) and after `=` (`--flag=PATH`); `~`, `$HOME` and `${HOME}`
+/// are filled in; a piece counts when it holds a `/`, relative ones taken
+/// from `root`. A named file counts as its folder (its last part is not
+/// resolved: a virtual environment's `python` is a link to the system's),
+/// and a virtual environment's `bin` as the whole environment.
 pub fn named<'a>(root: &Path, words: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    let home = std::env::var("HOME").unwrap_or_default();
     let mut out: Vec<PathBuf> = Vec::new();
     for word in words {
-        let value = word.split_once('=').map_or(word, |(_, v)| v);
-        for piece in value.split(':').filter(|p| p.contains('/')) {
-            let Some(at) = settle(&normalize(&root.join(piece))) else {
-                continue;
-            };
-            if !at.starts_with(root) && !out.contains(&at) {
-                out.push(at);
+        let word = word.replace("${HOME}", &home).replace("$HOME", &home);
+        for part in word.split_whitespace() {
+            let value = part.split_once('=').map_or(part, |(_, v)| v);
+            for piece in value.split(':').filter(|p| p.contains('/')) {
+                let piece = match piece.strip_prefix("~/") {
+                    Some(rest) if !home.is_empty() => format!("{home}/{rest}"),
+                    _ => piece.to_string(),
+                };
+                let Some(at) = folder_of(&normalize(&root.join(&piece))) else {
+                    continue;
+                };
+                if !at.starts_with(root) && !out.contains(&at) {
+                    out.push(at);
+                }
             }
         }
     }
     out.sort();
     out
+}
+
+/// The folder a named path loads from: itself when it is a folder, else
+/// its parent (canonical, the last part left as named); a virtual
+/// environment for its `bin` folder.
+fn folder_of(path: &Path) -> Option<PathBuf> {
+    let real = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
+    let folder = match real {
+        true => settle(path)?,
+        false => settle(path.parent()?)?,
+    };
+    let venv = folder
+        .parent()
+        .filter(|p| folder.ends_with("bin") && p.join("pyvenv.cfg").is_file());
+    Some(venv.map_or(folder.clone(), Path::to_path_buf))
 }
 
 /// Where the link at `path` leads, canonical; for a link that leads
@@ -261,18 +288,34 @@ mod tests {
         let ws = base.join("app");
         std::fs::create_dir_all(ws.join("server")).unwrap();
         std::fs::create_dir_all(base.join("lib")).unwrap();
+        std::fs::create_dir_all(base.join("quoted")).unwrap();
+        // A virtual environment whose `python` links to the system's.
+        let venv = base.join("srv/.venv");
+        std::fs::create_dir_all(venv.join("bin")).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        symlink("/usr/bin/python3", venv.join("bin/python")).unwrap();
+        let python = venv.join("bin/python").display().to_string();
         let got = named(
             &ws,
             [
-                "python3",
+                python.as_str(),
                 "server/main.py",
                 "--plugins=../plugins/a.py",
                 "PYTHONPATH=../lib:server",
                 "-m",
                 "tool",
+                "cd ../quoted && run",
             ],
         );
-        assert_eq!(got, vec![base.join("lib"), base.join("plugins/a.py")]);
+        assert_eq!(
+            got,
+            vec![
+                base.join("lib"),
+                base.join("plugins"),
+                base.join("quoted"),
+                venv.clone()
+            ]
+        );
     }
 
     #[test]
