@@ -3,8 +3,8 @@
 //! call here writes that workspace, as one of this process's own must
 //! ([`super::outside_gone`]).
 //!
-//! Each hold is a file in `holds/` beside the marks, named by process and
-//! number, listing the folders the server loads from (its workspace and
+//! Each hold is a file in `holds/` beside the marks, named by process,
+//! time and number, listing the folders the server loads from (its workspace and
 //! the folders that reaches through links), and locked (exclusively) by
 //! the process that runs the server for as long as it may run. A writing
 //! call waits until every such lock of another process whose folders
@@ -47,7 +47,9 @@ pub(super) fn make(id: u64, roots: &[PathBuf]) -> Option<SharedHold> {
     let dir = dir()?;
     crate::private::create_dir(&dir).ok()?;
     watch_marks();
-    let name = format!("{}-{id}", std::process::id());
+    // The time too: a process id is reused, and a file a killed cairn
+    // left must never share a name with a live hold.
+    let name = format!("{}-{}-{id}", std::process::id(), super::now_nanos());
     let path = dir.join(&name);
     let partial = dir.join(format!("{name}.partial"));
     let mut file = std::fs::OpenOptions::new()
