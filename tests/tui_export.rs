@@ -69,7 +69,16 @@ async fn export_goes_where_the_person_says_and_never_over_a_file() {
     assert!(json.contains("Answered the question."), "{json}");
 
     // A file name: written as that file, its format from the extension.
+    // (The typed command shows the name too: wait for the file itself.)
     export(&mut app, "notes/today.md", "today.md");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !notes.join("today.md").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "today.md was not written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     let today = std::fs::read_to_string(notes.join("today.md")).unwrap();
     assert!(today.contains("a question") && !today.trim_start().starts_with('{'));
 
