@@ -5,7 +5,7 @@
 //! that loads from the workspace loads from these too, so a session that
 //! changes one of them changes what the server runs.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 /// At most this many entries of a workspace are looked at: about a second
 /// on a cold disk, a fraction of that on a warm one.
@@ -100,7 +100,7 @@ pub fn named<'a>(root: &Path, words: impl IntoIterator<Item = &'a str>) -> Vec<P
                     Some(rest) if !home.is_empty() => format!("{home}/{rest}"),
                     _ => piece.to_string(),
                 };
-                let Some(at) = folder_of(&normalize(&root.join(&piece))) else {
+                let Some(at) = folder_of(&crate::paths::lexical(&root.join(&piece))) else {
                     continue;
                 };
                 if !at.starts_with(root) && !out.contains(&at) {
@@ -136,7 +136,7 @@ fn link_target(path: &Path) -> Option<PathBuf> {
         return Some(t);
     }
     let text = std::fs::read_link(path).ok()?;
-    let lexical = normalize(&path.parent()?.join(text));
+    let lexical = crate::paths::lexical(&path.parent()?.join(text));
     settle(&lexical)
 }
 
@@ -152,21 +152,6 @@ fn settle(path: &Path) -> Option<PathBuf> {
         rest.push(at.file_name()?.to_os_string());
         at = at.parent()?.to_path_buf();
     }
-}
-
-/// `..` and `.` taken away without looking at the disk.
-fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::CurDir => {}
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The folders a Python path file in `site` names: a `.pth` file's path
@@ -200,7 +185,7 @@ fn path_file(path: &Path, site: &Path) -> Vec<PathBuf> {
     };
     named
         .iter()
-        .filter_map(|p| settle(&normalize(&site.join(p))))
+        .filter_map(|p| settle(&crate::paths::lexical(&site.join(p))))
         .collect()
 }
 
