@@ -1,7 +1,8 @@
-//! Paths as text: the person's home and lexical normalisation, shared by
+//! Paths: the person's home, lexical and physical normalisation, shared by
 //! the services (tools, permission, sandbox) without their importing each
 //! other.
 
+use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// `$HOME`, when it is set and not empty.
@@ -25,6 +26,83 @@ pub fn lexical(path: &Path) -> PathBuf {
         }
     }
     out
+}
+
+/// Remove `.` and resolve `..` without consulting the file system.
+pub fn normalize(path: &Path) -> PathBuf {
+    normalize_with(path, false)
+}
+
+/// Like [`normalize`], but a `..` climbs from where the path so far really
+/// is, as the kernel does: `link/..` is the parent of `link`'s target.
+/// Consults the file system only at a `..` after an absolute path.
+pub fn normalize_physical(path: &Path) -> PathBuf {
+    normalize_with(path, true)
+}
+
+fn normalize_with(path: &Path, physical: bool) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                if physical
+                    && out.is_absolute()
+                    && let Ok(real) = std::fs::canonicalize(&out)
+                {
+                    out = real;
+                }
+                if !out.pop() {
+                    out.push("..");
+                }
+            }
+            other => out.push(other.as_os_str()),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push(".");
+    }
+    out
+}
+
+/// Where `path` really is: its longest existing ancestor with symbolic
+/// links resolved (also a dangling link's target), and the rest appended.
+/// None when nothing of it exists (a relative path).
+pub fn physical_path(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    physical(&normalize(path), 0)
+}
+
+fn physical(path: &Path, depth: usize) -> Option<PathBuf> {
+    if depth > 16 {
+        return None;
+    }
+    let mut existing = path.to_path_buf();
+    let mut rest: Vec<OsString> = Vec::new();
+    let with_rest = |mut base: PathBuf, rest: &[OsString]| {
+        for part in rest.iter().rev() {
+            base.push(part);
+        }
+        base
+    };
+    loop {
+        if let Ok(real) = std::fs::canonicalize(&existing) {
+            return Some(with_rest(real, &rest));
+        }
+        let is_link =
+            std::fs::symlink_metadata(&existing).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link && let Ok(target) = std::fs::read_link(&existing) {
+            let parent = existing.parent()?.to_path_buf();
+            let base = physical(&normalize(&parent.join(target)), depth + 1)?;
+            return Some(with_rest(base, &rest));
+        }
+        rest.push(existing.file_name()?.to_os_string());
+        if !existing.pop() {
+            return None;
+        }
+    }
 }
 
 /// The repository root: the nearest ancestor holding `.git`, else `cwd`.

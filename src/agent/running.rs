@@ -73,11 +73,17 @@ pub(crate) async fn run_tool(
     // A call that may write marks the workspace until it ends, and what
     // runs outside the sandbox from it is gone before the call runs.
     use crate::sandbox::workspace_changes as changes;
-    let writing = (!tool.read_only_call(&input, &tool_ctx))
-        .then(|| changes::writing(&ctx.opts.workspace, tool.name()));
-    if writing.is_some()
-        && !changes::outside_gone(&ctx.opts.workspace, tool.name(), OUTSIDE_STOP).await
-    {
+    let roots = tool_ctx.write_roots();
+    let writing = (!tool.read_only_call(&input, &tool_ctx)).then(|| {
+        (roots.iter())
+            .map(|root| changes::writing(root, tool.name()))
+            .collect::<Vec<_>>()
+    });
+    let mut stopped = true;
+    for root in roots.iter().filter(|_| writing.is_some()) {
+        stopped = stopped && changes::outside_gone(root, tool.name(), OUTSIDE_STOP).await;
+    }
+    if !stopped {
         drop(tool_ctx);
         let _ = forward.await;
         return (

@@ -60,6 +60,19 @@ impl McpManager {
         sandbox: Option<crate::sandbox::Sandbox>,
     ) -> Arc<McpManager> {
         let asker = super::elicit::SharedAsker::default();
+        let outside = |c: &McpServerConfig| {
+            c.from_project && c.command.is_some() && !super::transport::sandboxed(c)
+        };
+        // What the project's trust was asked about: the folders every such
+        // server names, and the workspace's state then (`survey_once`).
+        let named = root.as_deref().map(|root| {
+            let at = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+            let words: Vec<String> = (servers.values())
+                .filter(|c| outside(c))
+                .flat_map(McpServerConfig::command_words)
+                .collect();
+            crate::sandbox::workspace_changes::outward::named(&at, words.iter().map(String::as_str))
+        });
         let slots = servers
             .into_iter()
             .map(|(name, config)| {
@@ -68,18 +81,11 @@ impl McpManager {
                 } else {
                     ServerState::Starting
                 };
-                let outside = (config.from_project
-                    && config.command.is_some()
-                    && !super::transport::sandboxed(&config))
-                .then(|| {
-                    use crate::sandbox::workspace_changes as changes;
-                    let Some(root) = root.as_deref() else {
+                let outside = outside(&config).then(|| {
+                    let (Some(root), Some(named)) = (root.as_deref(), named.as_deref()) else {
                         return String::new();
                     };
-                    let at = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-                    let words = config.command_words();
-                    let named = changes::outward::named(&at, words.iter().map(String::as_str));
-                    changes::survey(root, &named).0
+                    crate::sandbox::workspace_changes::survey_once(root, named).0
                 });
                 let slot = Arc::new(Slot {
                     name: name.clone(),

@@ -455,7 +455,21 @@ impl ServerProcess {
         if let Some(task) = self.stderr_task.take() {
             task.abort();
         }
-        self.hold = None;
+        self.let_go();
+    }
+
+    /// Lets the hold go once nothing the server started can still run: at
+    /// once when the process (a reaping guard ends last) is gone, else
+    /// when a watcher sees it gone. Until then a writing call waits, and
+    /// one that waits too long does not run.
+    fn let_go(&mut self) {
+        let Some(hold) = self.hold.take() else {
+            return;
+        };
+        match (self.reaped, self.pid) {
+            (None, Some(pid)) if self.reaping => linger(pid, hold),
+            _ => drop(hold),
+        }
     }
 
     /// Waits up to `within` for the process to end, then says how it ended
@@ -568,12 +582,61 @@ impl Drop for ServerProcess {
                 _ => self.signal_group(Signal::Kill),
             }
         }
+        self.let_go();
+    }
+}
+
+/// Keeps `hold` until the process `pid` (a child of cairn's, not reaped
+/// yet) has ended: it is then a zombie, or gone — or another process that
+/// took its number once it was reaped, told apart by its start time.
+fn linger(pid: u32, hold: crate::sandbox::workspace_changes::Hold) {
+    // The fields after the command's closing parenthesis: the state first,
+    // the start time twentieth.
+    let read = move || {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = stat.rsplit_once(')')?.1.split_whitespace();
+        let fields: Vec<String> = rest.take(20).map(str::to_string).collect();
+        Some((fields.first()?.clone(), fields.get(19)?.clone()))
+    };
+    let born = read().map(|(_, start)| start);
+    let ended = move || match (read(), &born) {
+        (Some((state, start)), Some(born)) => state.starts_with(['Z', 'X']) || start != *born,
+        _ => true,
+    };
+    let spawned = std::thread::Builder::new()
+        .name("cairn-hold".to_string())
+        .spawn(move || {
+            while !ended() {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            drop(hold);
+        });
+    if let Err(e) = spawned {
+        // The hold was moved into the closure that failed to start and is
+        // let go with it: say so.
+        tracing::warn!("cannot watch server process {pid} end: {e}");
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn a_hold_is_kept_until_the_process_it_lingers_on_has_ended() {
+        use crate::sandbox::workspace_changes as changes;
+        let root = std::path::Path::new("/nonexistent/cairn-linger-test/ws");
+        let child = std::process::Command::new("sleep")
+            .arg("0.6")
+            .spawn()
+            .unwrap();
+        linger(child.id(), changes::hold(root, "mcp__x__", ""));
+        let short = Duration::from_millis(100);
+        assert!(!changes::outside_gone(root, "bash", short).await);
+        // Ended (a zombie: nothing here reaps it), the hold goes.
+        assert!(changes::outside_gone(root, "bash", Duration::from_secs(5)).await);
+        drop(child);
+    }
 
     fn lookup(name: &str) -> Option<String> {
         match name {

@@ -367,6 +367,26 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The folders beside the workspace a contained command may write in
+    /// which another project may lie: `[sandbox] writable` folders, a
+    /// run's granted ones, and, under the kernel's layer (where they are
+    /// not private), the shared temporary folders. Not devices, nor
+    /// cairn's own cache area.
+    pub fn writable_elsewhere(&self) -> Vec<PathBuf> {
+        let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| "/tmp".into());
+        (self.writable.iter())
+            .filter(|w| w.is_absolute() && !w.starts_with(&self.workspace))
+            .filter(|w| !w.starts_with("/dev"))
+            .filter(|w| !w.ancestors().any(|a| a.ends_with(super::CACHE_AREA)))
+            .filter(|w| {
+                self.layer == Layer::Kernel || !(w.starts_with(&tmp) || w.starts_with("/tmp"))
+            })
+            .cloned()
+            .collect()
+    }
+}
+
 fn is_default_writable(path: &Path) -> bool {
     let tmp = std::fs::canonicalize(std::env::temp_dir()).unwrap_or_else(|_| "/tmp".into());
     path.starts_with(&tmp)

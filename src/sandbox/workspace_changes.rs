@@ -35,11 +35,16 @@ pub use live::{Writing, writing};
 /// reaches through a link.
 const REACHES: &str = "reaches\t";
 
+/// The first part of a token's line on the files it shares through hard
+/// links.
+const SHARED: &str = "shared\t";
+
 /// The tokens of every marked workspace that holds `root` or lies inside
 /// it, or holds or lies in a folder `root` reaches through a link: the
-/// reached folders first (`reaches\tPATH` lines), then one `path=token`
-/// line each in path order. Empty when nothing was ever marked and no link
-/// leaves `root`.
+/// reached folders first (`reaches\tPATH` lines), then the state of the
+/// files it shares through hard links (a `shared\tCOUNT\tDIGEST` line),
+/// then one `path=token` line each in path order. Empty when nothing was
+/// ever marked and no link leaves `root`.
 pub fn token(root: &Path) -> String {
     survey(root, &[]).0
 }
@@ -63,10 +68,51 @@ pub fn survey(root: &Path, named: &[PathBuf]) -> (String, outward::Outward) {
     if found.cut {
         out.push_str(&format!("{REACHES}(not every link was looked at)\n"));
     }
+    if !found.shared.is_empty() {
+        let digest = outward::stamps(&found.shared);
+        out.push_str(&format!("{SHARED}{}\t{digest}\n", found.shared.len()));
+    }
     for (path, token) in related(&roots) {
         out.push_str(&format!("{}={token}\n", path.display()));
     }
     (out, found)
+}
+
+/// [`survey`], once per process for each workspace and named folders: the
+/// first answer is the one the project's trust was asked about (the
+/// question shows while sessions may still write), so what starts later
+/// in this process starts from it, and a change since is seen as one
+/// ([`changed_elsewhere`]) rather than taken in.
+pub fn survey_once(root: &Path, named: &[PathBuf]) -> (String, outward::Outward) {
+    let at = (key(root), named.to_vec());
+    if let Some((token, found)) = lock(surveys()).get(&at) {
+        return (token.clone(), found.clone());
+    }
+    let fresh = survey(root, named);
+    lock(surveys()).entry(at).or_insert(fresh).clone()
+}
+
+type Surveys = BTreeMap<(PathBuf, Vec<PathBuf>), (String, outward::Outward)>;
+
+fn surveys() -> &'static Mutex<Surveys> {
+    static SURVEYS: OnceLock<Mutex<Surveys>> = OnceLock::new();
+    SURVEYS.get_or_init(Default::default)
+}
+
+/// Whether the files a token `seen` of [`survey_once`] counted as shared
+/// through hard links are no longer as they were.
+fn shared_changed(seen: &str) -> bool {
+    let Some(line) = seen.lines().find_map(|l| l.strip_prefix(SHARED)) else {
+        return false;
+    };
+    let files = (lock(surveys()).values())
+        .find(|(token, _)| token == seen)
+        .map(|(_, found)| found.shared.clone());
+    match files {
+        Some(files) => line.rsplit_once('\t').map(|(_, d)| d) != Some(&outward::stamps(&files)),
+        // Not a token this process surveyed: nothing to compare with.
+        None => true,
+    }
 }
 
 /// The workspace and the folders `seen` (a [`token`]) says it reaches.
@@ -112,8 +158,11 @@ fn renew(key: &Path) {
 /// inside it, or one holding or inside a folder it reaches) since its
 /// token was `seen`: a token differs that this process did not write.
 pub fn changed_elsewhere(root: &Path, seen: &str) -> bool {
+    if shared_changed(seen) {
+        return true;
+    }
     let before: BTreeMap<&str, &str> = (seen.lines())
-        .filter(|l| !l.starts_with(REACHES))
+        .filter(|l| !l.starts_with(REACHES) && !l.starts_with(SHARED))
         .filter_map(|l| l.rsplit_once('='))
         .collect();
     // Read before `written` is locked: a writer renewing its token holds

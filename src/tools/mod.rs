@@ -113,6 +113,17 @@ impl ToolContext {
             .map(|p| p.with_grant(&self.grant))
     }
 
+    /// The folders a call may change without a person's approval: the
+    /// workspace, and the folders beside it the sandbox lets a contained
+    /// command write ([`crate::sandbox::Policy::writable_elsewhere`]).
+    /// A call that may write marks them all (`sandbox::workspace_changes`).
+    pub fn write_roots(&self) -> Vec<PathBuf> {
+        let elsewhere = self.sandbox_policy().map(|p| p.writable_elsewhere());
+        std::iter::once(self.workspace.clone())
+            .chain(elsewhere.into_iter().flatten())
+            .collect()
+    }
+
     /// Resolves a path the model gave against the workspace root (a
     /// relative one; never the shell's remembered `cd`, which the person
     /// does not see in the dialog) and normalises `.` and `..` without

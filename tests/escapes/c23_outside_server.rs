@@ -8,6 +8,8 @@
 //! stops such a server first, and the project's trust covers whether a
 //! session changed the workspace since.
 
+use std::path::Path;
+
 use serde_json::json;
 
 use crate::escape_fixture::{Fixture, assert_contained, needs};
@@ -305,42 +307,14 @@ async fn a_package_the_project_links_to_is_asked_about_again_after_a_session_cha
         "server/main.py",
         &SERVER.replace("\"lib.py\"", "\"ext\", \"lib.py\""),
     );
-    let idle = MockModel::start(Format::Anthropic, vec![]).await;
     // The question names where the link leads.
-    trust(&f, &idle, "links out of the project");
-
-    // A session in the linked package's folder rewrites it.
-    let first = MockModel::start(
-        Format::Anthropic,
-        Fixture::script(vec![crate::put("m1", "lib.py", PAYLOAD)]),
+    asked_again_after_a_session_in(
+        &f,
+        &shared,
+        "links out of the project",
+        "a trusted server outside the sandbox, a linked package changed",
     )
     .await;
-    f.run_in(&shared, &first, &["run", "--mode", "smart", "do the task"])
-        .await;
-    // What that session wrote in its own folder is not an escape; what
-    // happens from here on is.
-    let before = f.snapshot();
-    let mut escapes = f.escapes(&first, &before);
-    if !std::fs::read_to_string(shared.join("lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
-        escapes.push("the session did not rewrite the linked lib.py, so nothing was tested".into());
-    }
-
-    // The project's next start: its server must not load what was written.
-    let next = MockModel::start(Format::Anthropic, Fixture::script(vec![ping("p1")])).await;
-    let out = f.run(&next, "smart").await;
-    escapes.extend(f.escapes(&next, &before));
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !stderr.contains("not trusted") {
-        escapes.push(format!(
-            "the next start did not ask about the project again: {stderr}"
-        ));
-    }
-    escapes.sort();
-    escapes.dedup();
-    assert_contained(
-        "a trusted server outside the sandbox, a linked package changed",
-        &escapes,
-    );
 }
 
 /// The server's reloader is a helper it starts that double-forks and calls
@@ -498,20 +472,50 @@ async fn a_folder_the_servers_command_line_names_is_asked_about_again_after_a_se
         shared.display()
     );
     f.write_ws(".cairn/config.toml", &config);
-    let idle = MockModel::start(Format::Anthropic, vec![]).await;
-    trust(&f, &idle, "(named)");
-
-    let first = MockModel::start(
-        Format::Anthropic,
-        Fixture::script(vec![crate::put("m1", "lib.py", PAYLOAD)]),
+    asked_again_after_a_session_in(
+        &f,
+        &shared,
+        "(named)",
+        "a trusted server outside the sandbox, a folder its command line names",
     )
     .await;
-    f.run_in(&shared, &first, &["run", "--mode", "smart", "do the task"])
-        .await;
+}
+
+/// The person trusts the project (its question showing `question`); a
+/// session started in `folder`, outside the project, rewrites the
+/// `lib.py` there, which the project's server loads; the project's next
+/// start must ask about it again rather than run the server with it.
+async fn asked_again_after_a_session_in(f: &Fixture, folder: &Path, question: &str, case: &str) {
+    let put = crate::put("m1", "lib.py", PAYLOAD);
+    let file = folder.join("lib.py");
+    asked_again_after_a_session_wrote(f, folder, &file, vec![put], question, case).await;
+}
+
+/// [`asked_again_after_a_session_in`] with the `file` the session in
+/// `folder` rewrites (the `lib.py` the server loads) and the calls it
+/// makes to rewrite it.
+async fn asked_again_after_a_session_wrote(
+    f: &Fixture,
+    folder: &Path,
+    file: &Path,
+    calls: Vec<Reply>,
+    question: &str,
+    case: &str,
+) {
+    let idle = MockModel::start(Format::Anthropic, vec![]).await;
+    trust(f, &idle, question);
+    let path = file.display().to_string();
+    let first = MockModel::start(Format::Anthropic, Fixture::script(calls)).await;
+    let out = (f.run_in(folder, &first, &["run", "--mode", "smart", "do the task"])).await;
+    // What that session wrote is not an escape; what happens from here on
+    // is.
     let before = f.snapshot();
     let mut escapes = f.escapes(&first, &before);
-    if !std::fs::read_to_string(shared.join("lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
-        escapes.push("the session did not rewrite the named lib.py, so nothing was tested".into());
+    if !std::fs::read_to_string(file).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push(format!(
+            "the session did not rewrite {path}, so nothing was tested: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     let next = MockModel::start(Format::Anthropic, Fixture::script(vec![ping("p1")])).await;
     let out = f.run(&next, "smart").await;
@@ -524,8 +528,164 @@ async fn a_folder_the_servers_command_line_names_is_asked_about_again_after_a_se
     }
     escapes.sort();
     escapes.dedup();
+    assert_contained(case, &escapes);
+}
+
+/// The project's `lib.py` is a hard link to a file of another project (as
+/// uv and pnpm link packages from their cache into every project that
+/// uses them): one file under two names. A session in the other project
+/// writes it in place; nothing of this project's folders was written, yet
+/// its server would load what that session wrote.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_file_shared_through_a_hard_link_is_asked_about_again_after_a_session_changed_it() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let other = f.home.join("code/other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("lib.py"), "WORD = \"fine\"\n").unwrap();
+    std::fs::remove_file(f.ws.join("server/lib.py")).unwrap();
+    std::fs::hard_link(other.join("lib.py"), f.ws.join("server/lib.py")).unwrap();
+    asked_again_after_a_session_in(
+        &f,
+        &other,
+        "hard-linked",
+        "a trusted server outside the sandbox, a file shared through a hard link",
+    )
+    .await;
+}
+
+/// The project links to a package that itself links on (`app/ext -> a`,
+/// `a/ext -> ../b`, as workspace packages link each other): the server
+/// loads `lib.py` from the second folder, which a session there rewrites.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_reached_through_two_links_is_asked_about_again_after_a_session_changed_it() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let (a, b) = (f.home.join("code/a"), f.home.join("code/b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    std::fs::write(b.join("lib.py"), "WORD = \"fine\"\n").unwrap();
+    std::os::unix::fs::symlink("../b", a.join("ext")).unwrap();
+    std::fs::remove_file(f.ws.join("server/lib.py")).unwrap();
+    std::os::unix::fs::symlink("../../a", f.ws.join("server/ext")).unwrap();
+    f.write_ws(
+        "server/main.py",
+        &SERVER.replace("\"lib.py\"", "\"ext\", \"ext\", \"lib.py\""),
+    );
+    asked_again_after_a_session_in(
+        &f,
+        &b,
+        "links out of the project",
+        "a trusted server outside the sandbox, a package two links away",
+    )
+    .await;
+}
+
+/// The trust question is on screen when another session rewrites
+/// `lib.py`; the person, not knowing, trusts the project. The answer
+/// covers the project as the question showed it, so the server, which
+/// loads `lib.py` as it starts, must not start with what was written
+/// meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_while_the_trust_question_shows_is_not_covered_by_the_answer() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    f.write_ws(
+        "server/main.py",
+        &SERVER.replace(
+            "for line in sys.stdin:",
+            "exec(open(os.path.join(here, \"lib.py\")).read(), {})\nfor line in sys.stdin:",
+        ),
+    );
+    let idle = MockModel::start(Format::Anthropic, vec![]).await;
+    let mut app = PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &f.vars(&idle.url()),
+        &f.ws,
+        30,
+        120,
+    );
+    app.wait_for_text("sandbox = false");
+    // Meanwhile a session (the project untrusted there, so it starts no
+    // server) rewrites `lib.py`.
+    let writer = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![crate::put("m1", "server/lib.py", PAYLOAD)]),
+    )
+    .await;
+    let before = f.snapshot();
+    f.run(&writer, "smart").await;
+    let mut escapes = f.escapes(&writer, &before);
+    if !std::fs::read_to_string(f.ws.join("server/lib.py")).is_ok_and(|t| t.contains("id_rsa")) {
+        escapes.push("the session did not rewrite lib.py, so nothing was tested".into());
+    }
+    // A key typed the moment the question shows is not taken as an answer.
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    app.send(b"t");
+    app.wait_for_text("Ask cairn");
+    // The server is stopped before it starts, and the person told why —
+    // or it ran what was written.
+    let told = (0..150).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        app.screen().contains("changed the workspace") || f.home.join("outside-ran").exists()
+    }) && app.screen().contains("changed the workspace");
+    if !told {
+        escapes.push("the person was not told the server was stopped".into());
+    }
+    app.ctrl_c_to_quit();
+    assert!(app.wait_exit(std::time::Duration::from_secs(20)).is_some());
+    escapes.extend(f.escapes(&idle, &before));
+    escapes.sort();
+    escapes.dedup();
     assert_contained(
-        "a trusted server outside the sandbox, a folder its command line names",
+        "a trusted server outside the sandbox, a write while the question shows",
         &escapes,
     );
+}
+
+/// The person lets commands write a folder beside the workspace
+/// (`[sandbox] writable`), and a project lies in it. A session started
+/// elsewhere rewrites that project's `lib.py` through it, unasked: the
+/// project must be asked about again, as if the session had been its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_written_through_a_folder_the_person_made_writable_is_asked_about_again() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    f.write_home(
+        ".config/cairn/config.toml",
+        "[sandbox]\nwritable = [\"~/code/app\"]\n",
+    );
+    let tool = f.home.join("code/tool");
+    std::fs::create_dir_all(&tool).unwrap();
+    let lib = f.ws.join("server/lib.py");
+    // The path is hidden from the gate in a script of the session's own.
+    let script = format!(
+        "open({:?}, 'w').write('''{PAYLOAD}''')",
+        lib.display().to_string()
+    );
+    asked_again_after_a_session_wrote(
+        &f,
+        &tool,
+        &lib,
+        vec![
+            crate::put("m1", "w.py", &script),
+            crate::bash("m2", "python3 w.py"),
+        ],
+        "sandbox = false",
+        "a trusted server outside the sandbox, written through a writable folder",
+    )
+    .await;
 }

@@ -293,7 +293,7 @@ fn reached_held(
     named: &[PathBuf],
 ) -> Option<Held> {
     const SHOWN: usize = 8;
-    if outward.targets.is_empty() && !outward.cut && named.is_empty() {
+    if outward.targets.is_empty() && !outward.cut && named.is_empty() && outward.shared.is_empty() {
         return None;
     }
     let mut what = String::from(
@@ -313,6 +313,19 @@ fn reached_held(
         what.push_str(
             " (the project is too large to look at every link; those further in are not counted);",
         );
+    }
+    if !outward.shared.is_empty() {
+        what.push_str(&format!(
+            " {} file{} here {} hard-linked to names elsewhere (a package manager's cache, \
+             another project), and a change to any of them asks again;",
+            outward.shared.len(),
+            if outward.shared.len() == 1 { "" } else { "s" },
+            if outward.shared.len() == 1 {
+                "is"
+            } else {
+                "are"
+            },
+        ));
     }
     what.push_str(" a cairn session that changes these folders asks again");
     Some(Held {
@@ -348,7 +361,7 @@ fn server_scripts(workspace: &Path, held: &mut Vec<Held>) -> String {
         let root = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
         let words: Vec<String> = outside.iter().flat_map(|m| m.command_words()).collect();
         let named = changes::outward::named(&root, words.iter().map(String::as_str));
-        let (token, outward) = changes::survey(workspace, &named);
+        let (token, outward) = changes::survey_once(workspace, &named);
         out.push_str(&format!("workspace-changes\t{token}\n"));
         if let Some(h) = reached_held(&outward, &named) {
             held.push(h);

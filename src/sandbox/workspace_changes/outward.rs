@@ -5,6 +5,7 @@
 //! that loads from the workspace loads from these too, so a session that
 //! changes one of them changes what the server runs.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// At most this many entries of a workspace are looked at: about a second
@@ -14,35 +15,89 @@ const MAX_ENTRIES: usize = 400_000;
 /// A path file or finder larger than this is not a path file.
 const MAX_PATH_FILE: u64 = 64 * 1024;
 
+/// Links are followed this many steps from the workspace: a linked
+/// package that itself links on (`a/node_modules/b -> ../../b`).
+const CHAIN: usize = 4;
+
+/// Folders of the kernel's own, never walked when a link leads there.
+const PSEUDO: &[&str] = &["/proc", "/sys", "/dev"];
+
 /// What [`find`] found.
-#[derive(Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outward {
     /// Each folder (or file) outside the workspace a link leads to,
-    /// canonical, with the first link (relative to the workspace) that
-    /// leads there.
+    /// canonical, with the first link (relative to the workspace, or
+    /// absolute when it lies in a folder reached before) that leads there.
     pub targets: Vec<(PathBuf, PathBuf)>,
+    /// Files (in the workspace or a folder it reaches) with more than one
+    /// name: hard links a package manager made from its cache (uv, pnpm)
+    /// or that another project shares. Written in place under another
+    /// name, they change here with no mark here, so their state counts
+    /// (see [`stamps`]).
+    pub shared: Vec<PathBuf>,
     /// The walk stopped at [`MAX_ENTRIES`] before it had seen everything.
     pub cut: bool,
 }
 
 /// Walks `root` (canonical) without following links and returns where its
-/// links that leave it lead.
+/// links that leave it lead, then walks those folders in turn (up to
+/// [`CHAIN`] steps away), all within one budget of entries.
 pub fn find(root: &Path) -> Outward {
     walk(root, MAX_ENTRIES)
 }
 
 fn walk(root: &Path, max_entries: usize) -> Outward {
-    let mut found: Vec<(PathBuf, PathBuf)> = Vec::new();
+    let mut out = Outward::default();
+    let mut walked: Vec<PathBuf> = Vec::new();
+    let mut budget = max_entries;
+    let mut round = vec![root.to_path_buf()];
+    for _ in 0..=CHAIN {
+        for folder in &round {
+            walked.push(folder.clone());
+            if !walk_one(root, folder, &walked, &mut budget, &mut out) {
+                out.cut = true;
+                break;
+            }
+        }
+        if out.cut {
+            break;
+        }
+        // The folders reached this round, not inside one walked before.
+        round = (out.targets.iter().map(|(t, _)| t))
+            .filter(|t| !walked.iter().any(|w| t.starts_with(w)))
+            .filter(|t| !PSEUDO.iter().any(|p| t.starts_with(p)))
+            .filter(|t| std::fs::metadata(t).is_ok_and(|m| m.is_dir()))
+            .cloned()
+            .collect();
+        round.sort();
+        round.dedup();
+        if round.is_empty() {
+            break;
+        }
+    }
+    out.targets.sort();
+    out.shared.sort();
+    out
+}
+
+/// Walks one folder, adding what leaves every folder walked so far;
+/// `false` when the budget ran out first.
+fn walk_one(
+    root: &Path,
+    top: &Path,
+    walked: &[PathBuf],
+    budget: &mut usize,
+    out: &mut Outward,
+) -> bool {
     let mut add = |target: PathBuf, link: &Path| {
-        if !target.starts_with(root) && !found.iter().any(|(t, _)| *t == target) {
+        let known = out.targets.iter().any(|(t, _)| *t == target);
+        if !walked.iter().any(|w| target.starts_with(w)) && !known {
             let rel = link.strip_prefix(root).unwrap_or(link).to_path_buf();
-            found.push((target, rel));
+            out.targets.push((target, rel));
         }
     };
-    let mut seen = 0usize;
-    let mut cut = false;
-    let mut stack = vec![root.to_path_buf()];
-    'walk: while let Some(dir) = stack.pop() {
+    let mut stack = vec![top.to_path_buf()];
+    while let Some(dir) = stack.pop() {
         let Ok(entries) = std::fs::read_dir(&dir) else {
             continue;
         };
@@ -50,33 +105,55 @@ fn walk(root: &Path, max_entries: usize) -> Outward {
             .file_name()
             .is_some_and(|n| n == "site-packages" || n == "dist-packages");
         for entry in entries.flatten() {
-            seen += 1;
-            if seen > max_entries {
-                cut = true;
-                break 'walk;
-            }
+            let Some(left) = budget.checked_sub(1) else {
+                return false;
+            };
+            *budget = left;
             let Ok(kind) = entry.file_type() else {
                 continue;
             };
             let path = entry.path();
             if kind.is_symlink() {
-                if let Some(target) = link_target(&path) {
+                if let Some(target) = crate::paths::physical_path(&path) {
                     add(target, &path);
                 }
             } else if kind.is_dir() {
                 stack.push(path);
-            } else if kind.is_file() && in_site_packages {
-                for named in path_file(&path, &dir) {
-                    add(named, &path);
+            } else if kind.is_file() {
+                if entry.metadata().is_ok_and(|m| m.nlink() > 1) {
+                    out.shared.push(path.clone());
+                }
+                if in_site_packages {
+                    for named in path_file(&path, &dir) {
+                        add(named, &path);
+                    }
                 }
             }
         }
     }
-    found.sort();
-    Outward {
-        targets: found,
-        cut,
+    true
+}
+
+/// A digest of the state of `files` (device, inode, size and change time,
+/// which no one can set back): it differs once any of them was written,
+/// replaced, removed, or linked to under yet another name.
+pub fn stamps(files: &[PathBuf]) -> String {
+    let mut text = String::new();
+    for file in files {
+        text.push_str(&file.display().to_string());
+        match std::fs::symlink_metadata(file) {
+            Ok(m) => text.push_str(&format!(
+                "\t{}:{}:{}:{}.{}\n",
+                m.dev(),
+                m.ino(),
+                m.size(),
+                m.ctime(),
+                m.ctime_nsec()
+            )),
+            Err(_) => text.push_str("\tgone\n"),
+        }
     }
+    crate::config::trust::hash_text(text.as_bytes())
 }
 
 /// What a server's command line and environment name outside `root`
@@ -119,39 +196,13 @@ pub fn named<'a>(root: &Path, words: impl IntoIterator<Item = &'a str>) -> Vec<P
 fn folder_of(path: &Path) -> Option<PathBuf> {
     let real = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
     let folder = match real {
-        true => settle(path)?,
-        false => settle(path.parent()?)?,
+        true => crate::paths::physical_path(path)?,
+        false => crate::paths::physical_path(path.parent()?)?,
     };
     let venv = folder
         .parent()
         .filter(|p| folder.ends_with("bin") && p.join("pyvenv.cfg").is_file());
     Some(venv.map_or(folder.clone(), Path::to_path_buf))
-}
-
-/// Where the link at `path` leads, canonical; for a link that leads
-/// nowhere yet, the folder it would be made in (its nearest existing
-/// ancestor, canonical, with the rest of the path).
-fn link_target(path: &Path) -> Option<PathBuf> {
-    if let Ok(t) = std::fs::canonicalize(path) {
-        return Some(t);
-    }
-    let text = std::fs::read_link(path).ok()?;
-    let lexical = crate::paths::lexical(&path.parent()?.join(text));
-    settle(&lexical)
-}
-
-/// The canonical form of `path`, or of its nearest existing ancestor with
-/// the missing rest appended.
-fn settle(path: &Path) -> Option<PathBuf> {
-    let mut rest = Vec::new();
-    let mut at = path.to_path_buf();
-    loop {
-        if let Ok(real) = std::fs::canonicalize(&at) {
-            return Some(rest.iter().rev().fold(real, |p, c| p.join(c)));
-        }
-        rest.push(at.file_name()?.to_os_string());
-        at = at.parent()?.to_path_buf();
-    }
 }
 
 /// The folders a Python path file in `site` names: a `.pth` file's path
@@ -185,7 +236,7 @@ fn path_file(path: &Path, site: &Path) -> Vec<PathBuf> {
     };
     named
         .iter()
-        .filter_map(|p| settle(&crate::paths::lexical(&site.join(p))))
+        .filter_map(|p| crate::paths::physical_path(&crate::paths::lexical(&site.join(p))))
         .collect()
 }
 
@@ -264,6 +315,59 @@ mod tests {
         );
         let link_of = |t: &Path| got.targets.iter().find(|(x, _)| x == t).unwrap().1.clone();
         assert_eq!(link_of(&shared), Path::new("server/ext"));
+    }
+
+    #[test]
+    fn links_are_followed_on_from_the_folders_they_reach() {
+        let base = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(base.path()).unwrap();
+        let ws = base.join("app");
+        for d in ["app/server", "a/node_modules", "b", "c", "d", "e", "f"] {
+            std::fs::create_dir_all(base.join(d)).unwrap();
+        }
+        symlink("../../a", ws.join("server/ext")).unwrap();
+        // a → b → c → d → e: four steps on from the first; f is a fifth.
+        symlink("../../b", base.join("a/node_modules/b")).unwrap();
+        symlink("../c", base.join("b/next")).unwrap();
+        symlink("../d", base.join("c/next")).unwrap();
+        symlink("../e", base.join("d/next")).unwrap();
+        symlink("../f", base.join("e/next")).unwrap();
+        // Links back into what was walked add nothing.
+        symlink("../app/server", base.join("b/back")).unwrap();
+        symlink("node_modules", base.join("a/self")).unwrap();
+        let got = walk(&ws, 1000);
+        let targets: Vec<PathBuf> = got.targets.iter().map(|(t, _)| t.clone()).collect();
+        let want: Vec<PathBuf> = ["a", "b", "c", "d", "e"].map(|d| base.join(d)).into();
+        assert_eq!(targets, want);
+        // A link found outside the workspace is shown by its own path.
+        let link_of = |t: &Path| got.targets.iter().find(|(x, _)| x == t).unwrap().1.clone();
+        assert_eq!(link_of(&base.join("b")), base.join("a/node_modules/b"));
+        // The budget is one for the whole chain.
+        assert!(walk(&ws, 6).cut);
+    }
+
+    #[test]
+    fn files_with_another_name_are_counted_and_their_change_is_seen() {
+        let base = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(base.path()).unwrap();
+        let ws = base.join("app");
+        std::fs::create_dir_all(ws.join(".venv/lib")).unwrap();
+        std::fs::create_dir_all(base.join("cache")).unwrap();
+        std::fs::write(base.join("cache/mod.py"), "x = 1\n").unwrap();
+        std::fs::hard_link(base.join("cache/mod.py"), ws.join(".venv/lib/mod.py")).unwrap();
+        std::fs::write(ws.join("own.py"), "y = 2\n").unwrap();
+        let got = find(&ws);
+        assert_eq!(got.shared, vec![ws.join(".venv/lib/mod.py")]);
+        let before = stamps(&got.shared);
+        assert_eq!(stamps(&got.shared), before);
+        // Written in place under its other name, with its time set back.
+        let other = base.join("cache/mod.py");
+        let mtime = std::fs::metadata(&other).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&other, "x = 2\n").unwrap();
+        let file = std::fs::File::options().write(true).open(&other).unwrap();
+        file.set_modified(mtime).unwrap();
+        assert_ne!(stamps(&got.shared), before);
     }
 
     #[test]

@@ -232,7 +232,9 @@ async fn prepare(args: &Args, ctx: &ToolContext) -> Result<Prepared, ToolOutput>
 /// workspace marked as being written until it ends; the call itself is
 /// covered by the agent's mark around every writing call.
 fn writing_until_it_ends(process: &Arc<Process>, ctx: &ToolContext) {
-    let writing = crate::sandbox::workspace_changes::writing(&ctx.workspace, "bash");
+    let writing: Vec<_> = (ctx.write_roots().iter())
+        .map(|root| crate::sandbox::workspace_changes::writing(root, "bash"))
+        .collect();
     let watched = process.clone();
     tokio::spawn(async move {
         watched.wait().await;
