@@ -33,6 +33,7 @@ fn main() {
     }
     let root = tree();
     census(&root);
+    links(&root);
     if std::env::var_os("LARGE_TREE_ONLY_CENSUS").is_some() {
         return;
     }
@@ -120,6 +121,23 @@ fn census(root: &Path) {
         "census: taken in {:.1} ms, checked in {:.2} ms, medians of {RUNS}",
         ms(take),
         ms(check)
+    );
+}
+
+/// The walk for links and hard-linked files that leave the tree: taken at
+/// the start of a project with an MCP server outside the sandbox (its
+/// trust covers what the walk finds).
+fn links(root: &Path) {
+    use cairn::sandbox::workspace_changes::outward;
+    let mut found = 0;
+    let walk = median(time_runs(|| {
+        let out = outward::find(root);
+        found = out.targets.len() + out.shared.len();
+        found
+    }));
+    println!(
+        "links out of the tree: walked in {:.1} ms ({found} found), median of {RUNS}",
+        ms(walk)
     );
 }
 

@@ -80,8 +80,9 @@ fn walk(root: &Path, max_entries: usize) -> Outward {
     out
 }
 
-/// Walks one folder, adding what leaves every folder walked so far;
-/// `false` when the budget ran out first.
+/// Walks one folder on several threads (reading folders and looking at
+/// files is most of the time), adding what leaves every folder walked so
+/// far; `false` when the budget ran out first.
 fn walk_one(
     root: &Path,
     top: &Path,
@@ -89,49 +90,80 @@ fn walk_one(
     budget: &mut usize,
     out: &mut Outward,
 ) -> bool {
-    let mut add = |target: PathBuf, link: &Path| {
-        let known = out.targets.iter().any(|(t, _)| *t == target);
-        if !walked.iter().any(|w| target.starts_with(w)) && !known {
-            let rel = link.strip_prefix(root).unwrap_or(link).to_path_buf();
-            out.targets.push((target, rel));
-        }
-    };
-    let mut stack = vec![top.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        let in_site_packages = dir
-            .file_name()
-            .is_some_and(|n| n == "site-packages" || n == "dist-packages");
-        for entry in entries.flatten() {
-            let Some(left) = budget.checked_sub(1) else {
-                return false;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().min(8));
+    let left = AtomicUsize::new(*budget);
+    let cut = AtomicBool::new(false);
+    // (target, link) and shared files, gathered from every thread.
+    let links: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::default();
+    let shared: Mutex<Vec<PathBuf>> = Mutex::default();
+    let mut builder = ignore::WalkBuilder::new(top);
+    builder
+        .standard_filters(false)
+        .follow_links(false)
+        .threads(threads);
+    builder.build_parallel().run(|| {
+        let (left, cut, links, shared) = (&left, &cut, &links, &shared);
+        Box::new(move |entry| {
+            use ignore::WalkState;
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
             };
-            *budget = left;
-            let Ok(kind) = entry.file_type() else {
-                continue;
+            if entry.depth() == 0 {
+                return WalkState::Continue;
+            }
+            let taken =
+                left.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            if taken.is_err() {
+                cut.store(true, Ordering::Relaxed);
+                return WalkState::Quit;
+            }
+            let Some(kind) = entry.file_type() else {
+                return WalkState::Continue;
             };
             let path = entry.path();
+            let mut found = Vec::new();
             if kind.is_symlink() {
-                if let Some(target) = crate::paths::physical_path(&path) {
-                    add(target, &path);
+                if let Some(target) = crate::paths::physical_path(path) {
+                    found.push((target, path.to_path_buf()));
                 }
-            } else if kind.is_dir() {
-                stack.push(path);
             } else if kind.is_file() {
                 if entry.metadata().is_ok_and(|m| m.nlink() > 1) {
-                    out.shared.push(path.clone());
+                    crate::sync::lock(shared).push(path.to_path_buf());
                 }
+                let dir = path.parent().unwrap_or(path);
+                let in_site_packages = dir
+                    .file_name()
+                    .is_some_and(|n| n == "site-packages" || n == "dist-packages");
                 if in_site_packages {
-                    for named in path_file(&path, &dir) {
-                        add(named, &path);
-                    }
+                    found.extend(
+                        path_file(path, dir)
+                            .into_iter()
+                            .map(|t| (t, path.to_path_buf())),
+                    );
                 }
             }
+            if !found.is_empty() {
+                crate::sync::lock(links).extend(found);
+            }
+            WalkState::Continue
+        })
+    });
+    *budget = left.into_inner();
+    out.shared
+        .extend(shared.into_inner().unwrap_or_else(|e| e.into_inner()));
+    let mut links = links.into_inner().unwrap_or_else(|e| e.into_inner());
+    // The first link to each target is the one shown: the same every time.
+    links.sort();
+    for (target, link) in links {
+        let known = out.targets.iter().any(|(t, _)| *t == target);
+        if !walked.iter().any(|w| target.starts_with(w)) && !known {
+            let rel = link.strip_prefix(root).unwrap_or(&link).to_path_buf();
+            out.targets.push((target, rel));
         }
     }
-    true
+    !cut.into_inner()
 }
 
 /// A digest of the state of `files` (device, inode, size and change time,
