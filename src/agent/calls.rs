@@ -341,6 +341,54 @@ pub(super) fn moved_notice(shared: &super::Shared, moved: &[String]) {
     }
 }
 
+/// How often the control files are looked at while a background job runs.
+const PLANT_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// While `process` (a background job) runs, the session may sit idle and
+/// the person run git in their own terminal: the control files a bind
+/// cannot stop (a new `.git/commondir`, a gitlink) are looked for four
+/// times a second, not only when the job ends. What appeared is moved
+/// away, and since a job that planted one would plant it again, every
+/// background job of the session is stopped.
+fn watch_for_plants(
+    shared: &Arc<super::Shared>,
+    session: &std::sync::Weak<crate::tools::SessionState>,
+    process: &Arc<crate::tools::jobs::Process>,
+) {
+    let (shared, session, process) = (shared.clone(), session.clone(), process.clone());
+    tokio::spawn(async move {
+        let mut every = tokio::time::interval(PLANT_CHECK_EVERY);
+        every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        every.tick().await;
+        loop {
+            every.tick().await;
+            let Some(session) = session.upgrade().filter(|_| process.running()) else {
+                return;
+            };
+            let checked = tokio::task::spawn_blocking(move || {
+                let moved = session.check_while_jobs_run();
+                if !moved.is_empty() {
+                    session.jobs.kill_all();
+                }
+                moved
+            })
+            .await;
+            let moved = checked.unwrap_or_default();
+            if !moved.is_empty() {
+                moved_notice(&shared, &moved);
+                shared.emit(AgentEvent::Notice {
+                    level: crate::protocol::NoticeLevel::Warning,
+                    text: "[cairn] Stopped the session's background jobs: a git control file \
+                           appeared while they ran, and a job that plants one would plant it \
+                           again."
+                        .to_string(),
+                });
+                return;
+            }
+        }
+    });
+}
+
 fn follow_job(ctx: &TurnContext, call_id: &str, job_id: &str) {
     let Some(process) = ctx.session.jobs.get(job_id) else {
         return;
@@ -349,6 +397,7 @@ fn follow_job(ctx: &TurnContext, call_id: &str, job_id: &str) {
     let call_id = call_id.to_string();
     // Not kept alive by its jobs: a session's end kills them.
     let session = Arc::downgrade(&ctx.session);
+    watch_for_plants(&shared, &session, &process);
     tokio::spawn(async move {
         let end = process
             .follow(JOB_LIVE_EVERY, |chunk| {

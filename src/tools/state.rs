@@ -170,6 +170,25 @@ impl SessionState {
         said
     }
 
+    /// Checks the control files while a background job runs (the session
+    /// may be idle, and the person may run git meanwhile): only what the
+    /// census moves now, which the model also hears with its next tool
+    /// result.
+    pub fn check_while_jobs_run(&self) -> Vec<String> {
+        let mut taken = self.taken();
+        let deferred = lock(&self.writing).clone();
+        let said = match taken.as_mut() {
+            Some(census) => {
+                census.set_oldest_running(super::jobs::oldest_running());
+                census.check_deferring(&quarantine(), &[], &deferred)
+            }
+            None => Vec::new(),
+        };
+        drop(taken);
+        lock(&self.moved_between).extend(said.iter().cloned());
+        said
+    }
+
     /// The session's end: kills its jobs, then checks once more and keeps
     /// the census for the next session. Once only.
     pub fn finish(&self) {

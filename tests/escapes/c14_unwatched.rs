@@ -121,7 +121,18 @@ async fn a_killed_sessions_jobs_plant_is_moved_by_the_next_session() {
         .current_dir(&f.ws)
         .spawn()
         .unwrap();
-    // cairn is killed (no clean end) once both plants are in.
+    // cairn stops (as a machine that hangs) once both jobs run, before
+    // they plant: a running cairn moves a job's plant within a moment.
+    // It is killed (no clean end) once both plants are in.
+    for _ in 0..100 {
+        if mock.requests().len() >= 3 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if let Some(pid) = child.id() {
+        unsafe { libc::kill(pid as i32, libc::SIGSTOP) };
+    }
     let planted =
         || f.ws.join(".git/commondir").exists() && f.ws.join(".claude/settings.json").exists();
     for _ in 0..100 {

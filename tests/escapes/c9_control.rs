@@ -139,3 +139,70 @@ async fn commands_create_no_control_file_the_persons_git_obeys() {
     }
     assert_contained("control files created by commands", &all);
 }
+
+/// A background job plants `.git/commondir` a moment after it starts and
+/// plants it again whenever it is gone, while the session sits idle (the
+/// model thinks): the person, in their own terminal meanwhile, runs git.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_job_plants_nothing_the_persons_git_obeys_while_the_session_is_idle() {
+    let f = Fixture::new();
+    let marks = f.base.join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    let job = format!(
+        r#"sleep 1
+mkdir -p evil-common && cp -r .git/objects .git/refs .git/HEAD evil-common/ 2>/dev/null
+printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch {}/common-ran; false"\n' > evil-common/config
+while true; do [ -e .git/commondir ] || echo ../evil-common > .git/commondir; sleep 0.05; done"#,
+        marks.display()
+    );
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "j1",
+                "bash",
+                json!({"command": job, "run_in_background": true}),
+            ),
+            Reply::text("Done.")
+                .stall_before(0, std::time::Duration::from_secs(6))
+                .keep_alive(std::time::Duration::from_millis(500)),
+            Reply::text("Task"),
+        ],
+    )
+    .await;
+    let session = f
+        .command(&mock.url(), &["run", "--mode", "smart", "do the task"])
+        .spawn()
+        .unwrap();
+    let mut escapes = Vec::new();
+    // The job has planted (about a second in) and the session is idle.
+    tokio::time::sleep(std::time::Duration::from_millis(3000)).await;
+    let planted = f.base.join("ws-evil-common-seen");
+    if f.ws.join("evil-common/config").exists() {
+        std::fs::write(&planted, "").unwrap();
+    }
+    for _ in 0..5 {
+        f.persons_git(&f.ws, &["status", "--short"]);
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    if marks.join("common-ran").exists() {
+        escapes.push("the person's git obeyed the job's .git/commondir".to_string());
+    }
+    if f.ws.join(".git/commondir").exists() {
+        escapes.push("the job's .git/commondir is there while the session is idle".to_string());
+    }
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(60),
+        session.wait_with_output(),
+    )
+    .await
+    .expect("the session ended")
+    .unwrap();
+    if !planted.exists() {
+        escapes.push(format!(
+            "the job did not plant, so nothing was tested: {}",
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+    assert_contained("a running background job's plant", &escapes);
+}
