@@ -54,7 +54,12 @@ pub fn token(root: &Path) -> String {
 /// walk for links found.
 pub fn survey(root: &Path, named: &[PathBuf]) -> (String, outward::Outward) {
     let root = key(root);
-    let found = outward::find(&root);
+    // The named folders are walked as the workspace is (a named virtual
+    // environment's editable installs), and so are the person's own
+    // Python site folders, whose path files a server's interpreter reads
+    // wherever it was started.
+    let also: Vec<PathBuf> = named.iter().cloned().chain(user_sites()).collect();
+    let found = outward::find_from(&root, &also);
     let mut out = String::new();
     let mut roots = vec![root];
     let reached = (found.targets.iter().map(|(t, _)| t)).chain(named);
@@ -85,11 +90,37 @@ pub fn survey(root: &Path, named: &[PathBuf]) -> (String, outward::Outward) {
 /// ([`changed_elsewhere`]) rather than taken in.
 pub fn survey_once(root: &Path, named: &[PathBuf]) -> (String, outward::Outward) {
     let at = (key(root), named.to_vec());
-    if let Some((token, found)) = lock(surveys()).get(&at) {
-        return (token.clone(), found.clone());
+    // A survey of the same workspace that counted these named folders (and
+    // maybe more: the trust question counts every server of the project
+    // that runs outside, a slot only its own) is the one to start from.
+    let earlier = (lock(surveys()).iter())
+        .find(|((r, n), _)| *r == at.0 && named.iter().all(|p| n.contains(p)))
+        .map(|(_, v)| v.clone());
+    if let Some(earlier) = earlier {
+        return earlier;
     }
     let fresh = survey(root, named);
     lock(surveys()).entry(at).or_insert(fresh).clone()
+}
+
+/// The person's own Python site folders (`~/.local/lib/python3.*/
+/// site-packages`): an editable install there (`pip install --user -e`)
+/// reaches a project from any interpreter the person runs.
+fn user_sites() -> Vec<PathBuf> {
+    let Some(lib) = crate::paths::home_dir().map(|h| h.join(".local/lib")) else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(&lib) else {
+        return Vec::new();
+    };
+    let mut out: Vec<PathBuf> = (entries.flatten())
+        .filter(|e| e.file_name().to_string_lossy().starts_with("python"))
+        .map(|e| e.path().join("site-packages"))
+        .filter(|p| p.is_dir())
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
+    out.sort();
+    out
 }
 
 type Surveys = BTreeMap<(PathBuf, Vec<PathBuf>), (String, outward::Outward)>;

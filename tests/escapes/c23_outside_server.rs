@@ -599,6 +599,34 @@ async fn a_write_while_the_trust_question_shows_is_not_covered_by_the_answer() {
     }
     let f = Fixture::new();
     plant(&f);
+    write_while_the_question_shows(&f).await;
+}
+
+/// The same, with a server of the person's own that the project names too
+/// (the person's entry wins, so the project's trust question counts one
+/// more server outside the sandbox than the project then starts).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_write_while_the_question_shows_is_not_covered_when_the_person_has_the_same_server() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let tool = f.home.join("tools/t.py");
+    std::fs::create_dir_all(tool.parent().unwrap()).unwrap();
+    std::fs::write(&tool, SERVER).unwrap();
+    std::fs::write(f.home.join("tools/lib.py"), "WORD = \"tools\"\n").unwrap();
+    let entry = format!(
+        "[mcp.tools]\ncommand = \"python3\"\nargs = [\"{}\"]\nsandbox = false\n",
+        tool.display()
+    );
+    f.write_home(".config/cairn/config.toml", &entry);
+    let project = std::fs::read_to_string(f.ws.join(".cairn/config.toml")).unwrap();
+    f.write_ws(".cairn/config.toml", &format!("{project}\n{entry}"));
+    write_while_the_question_shows(&f).await;
+}
+
+async fn write_while_the_question_shows(f: &Fixture) {
     f.write_ws(
         "server/main.py",
         &SERVER.replace(
@@ -686,6 +714,62 @@ async fn a_project_written_through_a_folder_the_person_made_writable_is_asked_ab
         ],
         "sandbox = false",
         "a trusted server outside the sandbox, written through a writable folder",
+    )
+    .await;
+}
+
+/// The server runs with a virtual environment's interpreter, named in its
+/// command; a package installed there in editable mode (a `.pth` file in
+/// the environment's `site-packages`) lives in another folder, which a
+/// session there rewrites. The environment is outside the project, so it
+/// must be walked as the project is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_package_a_named_environment_installs_in_editable_mode_is_asked_about_again() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let venv = f.home.join(".venvs/mcp");
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped: python3 cannot make a virtual environment here");
+        return;
+    }
+    let site = std::fs::read_dir(venv.join("lib"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("site-packages"))
+        .find(|p| p.is_dir())
+        .expect("the environment's site-packages");
+    let mylib = f.home.join("code/mylib");
+    std::fs::create_dir_all(mylib.join("mylib")).unwrap();
+    std::fs::write(mylib.join("mylib/__init__.py"), "WORD = \"fine\"\n").unwrap();
+    std::fs::write(
+        site.join("__editable__.mylib-0.1.pth"),
+        format!("{}\n", mylib.display()),
+    )
+    .unwrap();
+    f.write_ws("server/lib.py", "from mylib import WORD\n");
+    let config = format!(
+        "[mcp.helper]\ncommand = \"{}\"\nargs = [\"{}\"]\nsandbox = false\ntrusted = true\nstartup_timeout_secs = 15\n",
+        venv.join("bin/python").display(),
+        f.ws.join("server/main.py").display()
+    );
+    f.write_ws(".cairn/config.toml", &config);
+    let package = mylib.join("mylib");
+    let put = crate::put("m1", "__init__.py", PAYLOAD);
+    asked_again_after_a_session_wrote(
+        &f,
+        &package,
+        &package.join("__init__.py"),
+        vec![put],
+        "(named)",
+        "a trusted server outside the sandbox, an editable install of a named environment",
     )
     .await;
 }

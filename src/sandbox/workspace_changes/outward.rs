@@ -43,18 +43,41 @@ pub struct Outward {
 /// links that leave it lead, then walks those folders in turn (up to
 /// [`CHAIN`] steps away), all within one budget of entries.
 pub fn find(root: &Path) -> Outward {
-    walk(root, MAX_ENTRIES)
+    find_from(root, &[])
 }
 
-fn walk(root: &Path, max_entries: usize) -> Outward {
+/// [`find`], with `also` (folders outside `root` a server loads from:
+/// those its command line names, the interpreter's own site folders)
+/// walked from the start as `root` is.
+pub fn find_from(root: &Path, also: &[PathBuf]) -> Outward {
+    let found = walk(root, also, MAX_ENTRIES, walk_one);
+    if !found.cut {
+        return found;
+    }
+    // Cut, the threads' walk would count a different part each time (and
+    // the trust it feeds would never stick): the same part every time.
+    walk(root, also, MAX_ENTRIES, walk_one_in_order)
+}
+
+/// Walks one folder within the budget; `false` when it ran out first.
+type WalkOne = fn(&Path, &Path, &[PathBuf], &mut usize, &mut Outward) -> bool;
+
+fn walk(root: &Path, also: &[PathBuf], max_entries: usize, one: WalkOne) -> Outward {
     let mut out = Outward::default();
     let mut walked: Vec<PathBuf> = Vec::new();
     let mut budget = max_entries;
-    let mut round = vec![root.to_path_buf()];
+    let mut round: Vec<PathBuf> = std::iter::once(root.to_path_buf())
+        .chain(also.iter().filter(|a| !a.starts_with(root)).cloned())
+        .filter(|t| !PSEUDO.iter().any(|p| t.starts_with(p)))
+        .collect();
+    round.dedup();
     for _ in 0..=CHAIN {
         for folder in &round {
+            if walked.iter().any(|w| folder.starts_with(w)) {
+                continue;
+            }
             walked.push(folder.clone());
-            if !walk_one(root, folder, &walked, &mut budget, &mut out) {
+            if !one(root, folder, &walked, &mut budget, &mut out) {
                 out.cut = true;
                 break;
             }
@@ -78,6 +101,54 @@ fn walk(root: &Path, max_entries: usize) -> Outward {
     out.targets.sort();
     out.shared.sort();
     out
+}
+
+/// What one entry of a walk holds: where a link or path file leads, and
+/// whether it is a file with another name.
+fn look_at(
+    path: &Path,
+    kind: std::fs::FileType,
+    meta: impl FnOnce() -> Option<std::fs::Metadata>,
+) -> (Vec<(PathBuf, PathBuf)>, bool) {
+    let mut found = Vec::new();
+    let mut shared = false;
+    if kind.is_symlink() {
+        if let Some(target) = crate::paths::physical_path(path) {
+            found.push((target, path.to_path_buf()));
+        }
+    } else if kind.is_file() {
+        shared = meta().is_some_and(|m| m.nlink() > 1);
+        let dir = path.parent().unwrap_or(path);
+        let in_site_packages = dir
+            .file_name()
+            .is_some_and(|n| n == "site-packages" || n == "dist-packages");
+        if in_site_packages {
+            found.extend(
+                path_file(path, dir)
+                    .into_iter()
+                    .map(|t| (t, path.to_path_buf())),
+            );
+        }
+    }
+    (found, shared)
+}
+
+/// Adds the links found in a walk of one folder, the first to each target
+/// (in path order) being the one shown.
+fn take_links(
+    root: &Path,
+    walked: &[PathBuf],
+    mut links: Vec<(PathBuf, PathBuf)>,
+    out: &mut Outward,
+) {
+    links.sort();
+    for (target, link) in links {
+        let known = out.targets.iter().any(|(t, _)| *t == target);
+        if !walked.iter().any(|w| target.starts_with(w)) && !known {
+            let rel = link.strip_prefix(root).unwrap_or(&link).to_path_buf();
+            out.targets.push((target, rel));
+        }
+    }
 }
 
 /// Walks one folder on several threads (reading folders and looking at
@@ -122,27 +193,9 @@ fn walk_one(
             let Some(kind) = entry.file_type() else {
                 return WalkState::Continue;
             };
-            let path = entry.path();
-            let mut found = Vec::new();
-            if kind.is_symlink() {
-                if let Some(target) = crate::paths::physical_path(path) {
-                    found.push((target, path.to_path_buf()));
-                }
-            } else if kind.is_file() {
-                if entry.metadata().is_ok_and(|m| m.nlink() > 1) {
-                    crate::sync::lock(shared).push(path.to_path_buf());
-                }
-                let dir = path.parent().unwrap_or(path);
-                let in_site_packages = dir
-                    .file_name()
-                    .is_some_and(|n| n == "site-packages" || n == "dist-packages");
-                if in_site_packages {
-                    found.extend(
-                        path_file(path, dir)
-                            .into_iter()
-                            .map(|t| (t, path.to_path_buf())),
-                    );
-                }
+            let (found, is_shared) = look_at(entry.path(), kind, || entry.metadata().ok());
+            if is_shared {
+                crate::sync::lock(shared).push(entry.path().to_path_buf());
             }
             if !found.is_empty() {
                 crate::sync::lock(links).extend(found);
@@ -153,17 +206,47 @@ fn walk_one(
     *budget = left.into_inner();
     out.shared
         .extend(shared.into_inner().unwrap_or_else(|e| e.into_inner()));
-    let mut links = links.into_inner().unwrap_or_else(|e| e.into_inner());
-    // The first link to each target is the one shown: the same every time.
-    links.sort();
-    for (target, link) in links {
-        let known = out.targets.iter().any(|(t, _)| *t == target);
-        if !walked.iter().any(|w| target.starts_with(w)) && !known {
-            let rel = link.strip_prefix(root).unwrap_or(&link).to_path_buf();
-            out.targets.push((target, rel));
-        }
-    }
+    let links = links.into_inner().unwrap_or_else(|e| e.into_inner());
+    take_links(root, walked, links, out);
     !cut.into_inner()
+}
+
+/// [`walk_one`] on one thread, in name order: the same entries every time
+/// when the budget runs out.
+fn walk_one_in_order(
+    root: &Path,
+    top: &Path,
+    walked: &[PathBuf],
+    budget: &mut usize,
+    out: &mut Outward,
+) -> bool {
+    let mut builder = ignore::WalkBuilder::new(top);
+    builder
+        .standard_filters(false)
+        .follow_links(false)
+        .sort_by_file_name(|a, b| a.cmp(b));
+    let mut links = Vec::new();
+    let mut whole = true;
+    for entry in builder.build().flatten() {
+        if entry.depth() == 0 {
+            continue;
+        }
+        let Some(left) = budget.checked_sub(1) else {
+            whole = false;
+            break;
+        };
+        *budget = left;
+        let Some(kind) = entry.file_type() else {
+            continue;
+        };
+        let (found, is_shared) = look_at(entry.path(), kind, || entry.metadata().ok());
+        if is_shared {
+            out.shared.push(entry.path().to_path_buf());
+        }
+        links.extend(found);
+    }
+    take_links(root, walked, links, out);
+    whole
 }
 
 /// A digest of the state of `files` (device, inode, size and change time,
@@ -367,7 +450,7 @@ mod tests {
         // Links back into what was walked add nothing.
         symlink("../app/server", base.join("b/back")).unwrap();
         symlink("node_modules", base.join("a/self")).unwrap();
-        let got = walk(&ws, 1000);
+        let got = walk(&ws, &[], 1000, walk_one);
         let targets: Vec<PathBuf> = got.targets.iter().map(|(t, _)| t.clone()).collect();
         let want: Vec<PathBuf> = ["a", "b", "c", "d", "e"].map(|d| base.join(d)).into();
         assert_eq!(targets, want);
@@ -375,7 +458,7 @@ mod tests {
         let link_of = |t: &Path| got.targets.iter().find(|(x, _)| x == t).unwrap().1.clone();
         assert_eq!(link_of(&base.join("b")), base.join("a/node_modules/b"));
         // The budget is one for the whole chain.
-        assert!(walk(&ws, 6).cut);
+        assert!(walk(&ws, &[], 6, walk_one).cut);
     }
 
     #[test]
@@ -400,6 +483,44 @@ mod tests {
         let file = std::fs::File::options().write(true).open(&other).unwrap();
         file.set_modified(mtime).unwrap();
         assert_ne!(stamps(&got.shared), before);
+    }
+
+    #[test]
+    fn named_folders_are_walked_and_a_cut_walk_counts_the_same_each_time() {
+        let base = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(base.path()).unwrap();
+        let ws = base.join("app");
+        let site = base.join("venv/lib/python3.11/site-packages");
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::create_dir_all(&site).unwrap();
+        std::fs::create_dir_all(base.join("mylib")).unwrap();
+        std::fs::write(
+            site.join("_mylib.pth"),
+            format!("{}\n", base.join("mylib").display()),
+        )
+        .unwrap();
+        let got = find_from(&ws, &[base.join("venv")]);
+        let targets: Vec<&Path> = got.targets.iter().map(|(t, _)| t.as_path()).collect();
+        assert_eq!(targets, vec![base.join("mylib").as_path()]);
+        // Many files with a second name, and too small a budget.
+        std::fs::create_dir_all(base.join("store")).unwrap();
+        for i in 0..200 {
+            let name = format!("f{i:03}");
+            std::fs::write(base.join("store").join(&name), "").unwrap();
+            std::fs::create_dir_all(ws.join(format!("d{}", i % 20))).unwrap();
+            std::fs::hard_link(
+                base.join("store").join(&name),
+                ws.join(format!("d{}", i % 20)).join(&name),
+            )
+            .unwrap();
+        }
+        let cut = |n| walk(&ws, &[], n, walk_one_in_order);
+        let first = cut(111);
+        assert!(first.cut);
+        assert!(!first.shared.is_empty());
+        for _ in 0..5 {
+            assert_eq!(cut(111), first);
+        }
     }
 
     #[test]
@@ -446,7 +567,7 @@ mod tests {
         for i in 0..3 {
             std::fs::write(ws.join(format!("f{i}")), "").unwrap();
         }
-        assert!(!walk(&ws, 3).cut);
-        assert!(walk(&ws, 2).cut);
+        assert!(!walk(&ws, &[], 3, walk_one).cut);
+        assert!(walk(&ws, &[], 2, walk_one).cut);
     }
 }
