@@ -174,7 +174,12 @@ fn renew(key: &Path) {
         return;
     };
     let fresh = format!("{}-{}", std::process::id(), now_nanos());
-    let text = format!("{fresh}\n{}", key.display());
+    // The folder's identity and its ancestors': one folder seen under two
+    // paths (a bind mount, a container's `/workspaces`) is still one.
+    let ids: Vec<String> = (identities(key).iter())
+        .map(|(d, i)| format!("{d}:{i}"))
+        .collect();
+    let text = format!("{fresh}\n{}\n{IDS}{}", key.display(), ids.join(" "));
     let kept = path
         .parent()
         .map_or(Ok(()), crate::private::create_dir)
@@ -294,6 +299,29 @@ fn overlaps(a: &Path, b: &Path) -> bool {
     a.starts_with(b) || b.starts_with(a)
 }
 
+/// The line of a token file with the identities of its folder and of
+/// each folder above it, nearest first.
+const IDS: &str = "ids\t";
+
+/// (device, inode) of `path` and of each folder above it, nearest first.
+fn identities(path: &Path) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    (path.ancestors())
+        .filter_map(|a| std::fs::metadata(a).ok())
+        .map(|m| (m.dev(), m.ino()))
+        .collect()
+}
+
+/// Whether a marked folder (its identities, nearest first) holds or lies
+/// in a folder with the identities `root`, by what they are rather than
+/// by their paths.
+fn same_tree(marked: &[(u64, u64)], root: &[(u64, u64)]) -> bool {
+    let (Some(m), Some(r)) = (marked.first(), root.first()) else {
+        return false;
+    };
+    root.contains(m) || marked.contains(r)
+}
+
 /// The marked workspaces that overlap any of `roots`, with their tokens.
 fn related(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
     let Some(dir) = folder() else {
@@ -302,15 +330,20 @@ fn related(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return Vec::new();
     };
+    let root_ids: Vec<Vec<(u64, u64)>> = roots.iter().map(|r| identities(r)).collect();
     let mut out: Vec<(PathBuf, String)> = entries
         .flatten()
         // Tokens only: not a lock, nor a `.partial` a writer left.
         .filter(|e| !e.file_name().as_encoded_bytes().contains(&b'.'))
         .filter_map(|e| {
             let text = std::fs::read_to_string(e.path()).ok()?;
-            let (token, path) = text.split_once('\n')?;
-            let path = PathBuf::from(path);
-            if !roots.iter().any(|root| overlaps(&path, root)) {
+            let mut lines = text.lines();
+            let (token, path) = (lines.next()?, PathBuf::from(lines.next()?));
+            let ids: Vec<(u64, u64)> = (lines.find_map(|l| l.strip_prefix(IDS)))
+                .map(|l| l.split(' ').filter_map(parse_id).collect())
+                .unwrap_or_default();
+            let by_path = roots.iter().any(|root| overlaps(&path, root));
+            if !by_path && !root_ids.iter().any(|r| same_tree(&ids, r)) {
                 return None;
             }
             // Being written by another process now: a token no answer
@@ -324,6 +357,11 @@ fn related(roots: &[PathBuf]) -> Vec<(PathBuf, String)> {
         .collect();
     out.sort();
     out
+}
+
+fn parse_id(text: &str) -> Option<(u64, u64)> {
+    let (dev, ino) = text.split_once(':')?;
+    Some((dev.parse().ok()?, ino.parse().ok()?))
 }
 
 const FOLDER: &str = "workspace-changes";

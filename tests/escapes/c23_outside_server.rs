@@ -773,3 +773,48 @@ async fn a_package_a_named_environment_installs_in_editable_mode_is_asked_about_
     )
     .await;
 }
+
+/// Unmounts a bind mount when dropped.
+struct Bound(std::path::PathBuf);
+
+impl Drop for Bound {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// The project is also reachable under a second path (a bind mount, as a
+/// container's `/workspaces` or a devcontainer makes). A session started
+/// under that path rewrites `lib.py`: the same folder was written, and the
+/// next start under the first path must ask again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_written_under_a_second_path_is_asked_about_again() {
+    if !needs(&["python3", "mount"]) {
+        return;
+    }
+    let f = Fixture::new();
+    plant(&f);
+    let alt = f.base.join("alt/app");
+    std::fs::create_dir_all(&alt).unwrap();
+    let mounted = std::process::Command::new("mount")
+        .arg("--bind")
+        .arg(&f.ws)
+        .arg(&alt)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("skipped: cannot bind-mount here (needs the right to mount)");
+        return;
+    }
+    let _bound = Bound(alt.clone());
+    let put = crate::put("m1", "server/lib.py", PAYLOAD);
+    asked_again_after_a_session_wrote(
+        &f,
+        &alt,
+        &f.ws.join("server/lib.py"),
+        vec![put],
+        "sandbox = false",
+        "a trusted server outside the sandbox, its project written under a second path",
+    )
+    .await;
+}
