@@ -87,7 +87,7 @@ impl Slot {
         let own = super::tool_name(&self.name, "");
         let others: Vec<String> = changes::causes_here(root)
             .into_iter()
-            .filter(|c| !c.starts_with(&own))
+            .filter(|c| !changes::is_own(c, &own))
             .collect();
         let what = if !others.is_empty() {
             format!("this session's {} changed the workspace", others.join(", "))

@@ -261,9 +261,8 @@ pub async fn outside_gone(root: &Path, cause: &str, within: Duration) -> bool {
     let deadline = tokio::time::Instant::now() + within;
     let mut gone = released().subscribe();
     loop {
-        let here = (lock(holds()).values()).any(|(roots, own)| {
-            roots.iter().any(|at| overlaps(at, &root)) && !cause.starts_with(own.as_str())
-        });
+        let here = (lock(holds()).values())
+            .any(|(roots, own)| roots.iter().any(|at| overlaps(at, &root)) && !is_own(cause, own));
         let elsewhere = !here && shared_holds::elsewhere(&root);
         if !here && !elsewhere {
             return true;
@@ -280,6 +279,18 @@ pub async fn outside_gone(root: &Path, cause: &str, within: Duration) -> bool {
             return false;
         }
     }
+}
+
+/// Whether a call to the tool `cause` is one of the server's whose tools
+/// are named `own…` (`mcp__helper__`): not a tool of a server whose name
+/// only begins the same way (`mcp__helper__x__tool`, of `helper__x`). A
+/// tool whose own name holds `__` counts as another's: it stops the
+/// server, the safe way to be wrong.
+pub fn is_own(cause: &str, own: &str) -> bool {
+    !own.is_empty()
+        && cause
+            .strip_prefix(own)
+            .is_some_and(|tool| !tool.contains("__"))
 }
 
 type Holds = BTreeMap<u64, (Vec<PathBuf>, String)>;
@@ -417,6 +428,8 @@ mod tests {
         assert!(!outside_gone(root, "bash", short).await);
         assert!(!outside_gone(&root.join("sub"), "edit", short).await);
         assert!(outside_gone(Path::new("/nonexistent/other"), "bash", short).await);
+        // A tool of a server whose name only begins the same way.
+        assert!(!outside_gone(root, "mcp__helper__x__write", short).await);
         let waiter =
             tokio::spawn(async move { outside_gone(root, "bash", Duration::from_secs(5)).await });
         tokio::time::sleep(short).await;
