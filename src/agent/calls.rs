@@ -344,29 +344,39 @@ pub(super) fn moved_notice(shared: &super::Shared, moved: &[String]) {
 /// How often the control files are looked at while a background job runs.
 const PLANT_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// While `process` (a background job) runs, the session may sit idle and
-/// the person run git in their own terminal: the control files a bind
-/// cannot stop (a new `.git/commondir`, a gitlink) are looked for four
-/// times a second, not only when the job ends. What appeared is moved
-/// away, and since a job that planted one would plant it again, every
-/// background job of the session is stopped.
-fn watch_for_plants(
-    shared: &Arc<super::Shared>,
-    session: &std::sync::Weak<crate::tools::SessionState>,
-    process: &Arc<crate::tools::jobs::Process>,
-) {
-    let (shared, session, process) = (shared.clone(), session.clone(), process.clone());
+/// While background jobs run, the session may sit idle and the person
+/// run git in their own terminal: the control files a bind cannot stop (a
+/// new `.git/commondir`, a gitlink) are looked for four times a second,
+/// not only when a job ends — by one watcher per session, for as long as
+/// any job runs. What appeared is moved away, and since a job that
+/// planted one would plant it again, every background job of the session
+/// is stopped.
+fn watch_for_plants(shared: &Arc<super::Shared>, session: &Arc<crate::tools::SessionState>) {
+    use std::sync::atomic::Ordering;
+    if session.plant_watch.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    let (shared, session) = (shared.clone(), Arc::downgrade(session));
     tokio::spawn(async move {
         let mut every = tokio::time::interval(PLANT_CHECK_EVERY);
         every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         every.tick().await;
         loop {
             every.tick().await;
-            let Some(session) = session.upgrade().filter(|_| process.running()) else {
+            let Some(session) = session.upgrade() else {
                 return;
             };
+            if !session.jobs.any_running() {
+                session.plant_watch.store(false, Ordering::SeqCst);
+                // A job started just now, and its own call found this
+                // watcher still on: keep watching for it.
+                if session.jobs.any_running() && !session.plant_watch.swap(true, Ordering::SeqCst) {
+                    continue;
+                }
+                return;
+            }
             let checked = tokio::task::spawn_blocking(move || {
-                let moved = session.check_while_jobs_run();
+                let moved = session.check_now();
                 if !moved.is_empty() {
                     session.jobs.kill_all();
                 }
@@ -383,7 +393,6 @@ fn watch_for_plants(
                            again."
                         .to_string(),
                 });
-                return;
             }
         }
     });
@@ -397,7 +406,7 @@ fn follow_job(ctx: &TurnContext, call_id: &str, job_id: &str) {
     let call_id = call_id.to_string();
     // Not kept alive by its jobs: a session's end kills them.
     let session = Arc::downgrade(&ctx.session);
-    watch_for_plants(&shared, &session, &process);
+    watch_for_plants(&shared, &ctx.session);
     tokio::spawn(async move {
         let end = process
             .follow(JOB_LIVE_EVERY, |chunk| {

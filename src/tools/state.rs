@@ -93,6 +93,9 @@ pub struct SessionState {
     writing: Mutex<Vec<PathBuf>>,
     /// Set once the session's end was recorded (`finish`).
     finished: std::sync::atomic::AtomicBool,
+    /// A watcher checks the control files while background jobs run
+    /// (`agent::calls::watch_for_plants`): one per session.
+    pub plant_watch: std::sync::atomic::AtomicBool,
 }
 
 /// Where moved control files are kept.
@@ -137,6 +140,7 @@ impl SessionState {
             moved_between: Mutex::new(Vec::new()),
             writing: Mutex::new(Vec::new()),
             finished: std::sync::atomic::AtomicBool::new(false),
+            plant_watch: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -158,23 +162,19 @@ impl SessionState {
     /// also hears with its next tool result. The first call also returns
     /// what the start-up comparison moved.
     pub fn check_between(&self) -> Vec<String> {
-        let mut taken = self.taken();
+        // The start-up census first: what its comparison moved is noticed.
+        drop(self.taken());
         let mut said = std::mem::take(&mut *lock(&self.noticed_start));
-        let deferred = lock(&self.writing).clone();
-        if let Some(census) = taken.as_mut() {
-            census.set_oldest_running(super::jobs::oldest_running());
-            said.extend(census.check_deferring(&quarantine(), &[], &deferred));
-        }
-        drop(taken);
         lock(&self.moved_between).extend(said.iter().cloned());
+        said.extend(self.check_now());
         said
     }
 
-    /// Checks the control files while a background job runs (the session
-    /// may be idle, and the person may run git meanwhile): only what the
-    /// census moves now, which the model also hears with its next tool
-    /// result.
-    pub fn check_while_jobs_run(&self) -> Vec<String> {
+    /// Checks the control files now (also while a background job runs and
+    /// the session is idle, when the person may run git meanwhile): only
+    /// what the census moves now, which the model also hears with its next
+    /// tool result.
+    pub fn check_now(&self) -> Vec<String> {
         let mut taken = self.taken();
         let deferred = lock(&self.writing).clone();
         let said = match taken.as_mut() {

@@ -180,14 +180,7 @@ async fn a_trusted_server_outside_the_sandbox_is_asked_about_again_after_the_mod
         ));
     }
     // Opened again, the question says why it is back.
-    let mut again = PtyApp::spawn(
-        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
-        &[],
-        &f.vars(&idle.url()),
-        &f.ws,
-        30,
-        120,
-    );
+    let mut again = open(&f, &idle);
     again.wait_for_text("You trusted this project before");
     again.ctrl_c_to_quit();
     escapes.sort();
@@ -195,17 +188,22 @@ async fn a_trusted_server_outside_the_sandbox_is_asked_about_again_after_the_mod
     assert_contained("a trusted server outside the sandbox, next start", &escapes);
 }
 
-/// The person opens the project in a pty, waits for the trust question
-/// (showing `expect`) and trusts it.
-fn trust(f: &Fixture, idle: &MockModel, expect: &str) {
-    let mut app = PtyApp::spawn(
+/// cairn opened in the project in a 120×30 pty, its model `idle`.
+fn open(f: &Fixture, idle: &MockModel) -> PtyApp {
+    PtyApp::spawn(
         std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
         &[],
         &f.vars(&idle.url()),
         &f.ws,
         30,
         120,
-    );
+    )
+}
+
+/// The person opens the project in a pty, waits for the trust question
+/// (showing `expect`) and trusts it.
+fn trust(f: &Fixture, idle: &MockModel, expect: &str) {
+    let mut app = open(f, idle);
     app.wait_for_text(expect);
     // A key typed the moment the question shows is not taken as an answer.
     std::thread::sleep(std::time::Duration::from_millis(1200));
@@ -228,23 +226,10 @@ async fn a_trust_answer_given_while_a_session_still_writes_does_not_cover_its_wr
     let idle = MockModel::start(Format::Anthropic, vec![]).await;
     trust(&f, &idle, "sandbox = false");
     let job = format!("sleep 4; {}", crate::put_command("server/lib.py", PAYLOAD));
-    let writer = MockModel::start(
-        Format::Anthropic,
-        vec![
-            Reply::tool(
-                "j1",
-                "bash",
-                json!({"command": job, "run_in_background": true}),
-            ),
-            // The model thinks a while: no call of the session marks the
-            // workspace while the job writes.
-            Reply::text("Done.")
-                .stall_before(0, std::time::Duration::from_secs(7))
-                .keep_alive(std::time::Duration::from_millis(500)),
-            Reply::text("Task"),
-        ],
-    )
-    .await;
+    // The model thinks a while: no call of the session marks the
+    // workspace while the job writes.
+    let thinking = std::time::Duration::from_secs(7);
+    let writer = MockModel::start(Format::Anthropic, crate::job_then_idle(&job, thinking)).await;
     let before = f.snapshot();
     let session = f
         .command(&writer.url(), &["run", "--mode", "smart", "do the task"])
@@ -635,14 +620,7 @@ async fn write_while_the_question_shows(f: &Fixture) {
         ),
     );
     let idle = MockModel::start(Format::Anthropic, vec![]).await;
-    let mut app = PtyApp::spawn(
-        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
-        &[],
-        &f.vars(&idle.url()),
-        &f.ws,
-        30,
-        120,
-    );
+    let mut app = open(f, &idle);
     app.wait_for_text("sandbox = false");
     // Meanwhile a session (the project untrusted there, so it starts no
     // server) rewrites `lib.py`.

@@ -155,21 +155,8 @@ printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = "touch {}/common-ra
 while true; do [ -e .git/commondir ] || echo ../evil-common > .git/commondir; sleep 0.05; done"#,
         marks.display()
     );
-    let mock = MockModel::start(
-        Format::Anthropic,
-        vec![
-            Reply::tool(
-                "j1",
-                "bash",
-                json!({"command": job, "run_in_background": true}),
-            ),
-            Reply::text("Done.")
-                .stall_before(0, std::time::Duration::from_secs(6))
-                .keep_alive(std::time::Duration::from_millis(500)),
-            Reply::text("Task"),
-        ],
-    )
-    .await;
+    let idle = std::time::Duration::from_secs(6);
+    let mock = MockModel::start(Format::Anthropic, crate::job_then_idle(&job, idle)).await;
     let session = f
         .command(&mock.url(), &["run", "--mode", "smart", "do the task"])
         .spawn()

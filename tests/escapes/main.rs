@@ -52,6 +52,24 @@ pub fn bash(id: &str, command: &str) -> Reply {
     Reply::tool(id, "bash", json!({ "command": command }))
 }
 
+/// A model that starts `command` as a background job, then thinks for
+/// `idle` (streaming nothing but keep-alives) before it answers: no call of
+/// the session runs while the job does its work.
+pub fn job_then_idle(command: &str, idle: std::time::Duration) -> Vec<mock_model::Reply> {
+    use mock_model::Reply;
+    vec![
+        Reply::tool(
+            "j1",
+            "bash",
+            json!({"command": command, "run_in_background": true}),
+        ),
+        Reply::text("Done.")
+            .stall_before(0, idle)
+            .keep_alive(std::time::Duration::from_millis(500)),
+        Reply::text("Task"),
+    ]
+}
+
 /// A script put into the workspace by a shell here-document (smart mode
 /// runs that unasked, where a `write` asks): how the attacker hides what a
 /// later `sh script` does from the gate.

@@ -151,6 +151,14 @@ fn take_links(
     }
 }
 
+/// A walk of everything below `top` (hidden and ignored files too),
+/// links not followed.
+fn walker(top: &Path) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(top);
+    builder.standard_filters(false).follow_links(false);
+    builder
+}
+
 /// Walks one folder on several threads (reading folders and looking at
 /// files is most of the time), adding what leaves every folder walked so
 /// far; `false` when the budget ran out first.
@@ -169,12 +177,7 @@ fn walk_one(
     // (target, link) and shared files, gathered from every thread.
     let links: Mutex<Vec<(PathBuf, PathBuf)>> = Mutex::default();
     let shared: Mutex<Vec<PathBuf>> = Mutex::default();
-    let mut builder = ignore::WalkBuilder::new(top);
-    builder
-        .standard_filters(false)
-        .follow_links(false)
-        .threads(threads);
-    builder.build_parallel().run(|| {
+    walker(top).threads(threads).build_parallel().run(|| {
         let (left, cut, links, shared) = (&left, &cut, &links, &shared);
         Box::new(move |entry| {
             use ignore::WalkState;
@@ -220,14 +223,10 @@ fn walk_one_in_order(
     budget: &mut usize,
     out: &mut Outward,
 ) -> bool {
-    let mut builder = ignore::WalkBuilder::new(top);
-    builder
-        .standard_filters(false)
-        .follow_links(false)
-        .sort_by_file_name(|a, b| a.cmp(b));
     let mut links = Vec::new();
     let mut whole = true;
-    for entry in builder.build().flatten() {
+    let entries = walker(top).sort_by_file_name(|a, b| a.cmp(b)).build();
+    for entry in entries.flatten() {
         if entry.depth() == 0 {
             continue;
         }
@@ -329,10 +328,7 @@ fn path_file(path: &Path, site: &Path) -> Vec<PathBuf> {
     if !(name.ends_with(".pth") || name.ends_with(".egg-link") || finder) {
         return Vec::new();
     }
-    if std::fs::metadata(path).map_or(true, |m| m.len() > MAX_PATH_FILE) {
-        return Vec::new();
-    }
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let Some(text) = read_small(path) else {
         return Vec::new();
     };
     let named: Vec<String> = if finder {
@@ -353,6 +349,28 @@ fn path_file(path: &Path, site: &Path) -> Vec<PathBuf> {
         .iter()
         .filter_map(|p| crate::paths::physical_path(&crate::paths::lexical(&site.join(p))))
         .collect()
+}
+
+/// The text of the regular file at `path` when it is at most
+/// [`MAX_PATH_FILE`] long. Opened without following a link and without
+/// waiting, and looked at once open: a command may have swapped a FIFO or
+/// a device in since the walk saw a file, and reading one would hang the
+/// start.
+fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::File::options()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_PATH_FILE {
+        return None;
+    }
+    let mut text = String::new();
+    file.take(MAX_PATH_FILE).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// The absolute paths written as string literals in a finder's source
@@ -521,6 +539,23 @@ mod tests {
         for _ in 0..5 {
             assert_eq!(cut(111), first);
         }
+    }
+
+    #[test]
+    fn a_path_file_swapped_for_a_fifo_is_not_read() {
+        let base = tempfile::tempdir().unwrap();
+        let fifo = base.path().join("x.pth");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            return;
+        }
+        // Would block for ever if read.
+        assert_eq!(read_small(&fifo), None);
+        std::fs::write(base.path().join("y.pth"), "/a\n").unwrap();
+        assert_eq!(
+            read_small(&base.path().join("y.pth")).as_deref(),
+            Some("/a\n")
+        );
     }
 
     #[test]

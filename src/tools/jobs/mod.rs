@@ -469,6 +469,11 @@ impl JobTable {
         lock(&self.jobs).remove(id.trim())
     }
 
+    /// Whether any job still runs.
+    pub fn any_running(&self) -> bool {
+        lock(&self.jobs).values().any(|p| p.running())
+    }
+
     /// Kills every job still running.
     pub fn kill_all(&self) {
         for p in lock(&self.jobs).values() {
