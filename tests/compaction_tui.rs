@@ -42,8 +42,7 @@ fn drained(mock: &MockModel) {
 }
 
 fn quit(app: &mut PtyApp) {
-    app.send(b"\x03");
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     assert!(
         app.wait_exit(Duration::from_secs(15)).is_some(),
         "did not quit"

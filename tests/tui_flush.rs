@@ -158,9 +158,7 @@ async fn stream(home: &TestHome, scroll_regions: bool) -> Run {
         text: trimmed(&app.screen()),
         raw: app.raw_output(),
     };
-    app.send(b"\x03");
-    std::thread::sleep(Duration::from_millis(100));
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     assert!(
         app.wait_exit(Duration::from_secs(10)).is_some(),
         "cairn did not quit"

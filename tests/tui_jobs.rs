@@ -189,9 +189,7 @@ async fn jobs_of_an_earlier_session_are_stopped_with_it_and_not_offered_to_stop(
 }
 
 fn quit(mut app: PtyApp) {
-    app.send(b"\x03");
-    std::thread::sleep(Duration::from_millis(100));
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     assert!(
         app.wait_exit(Duration::from_secs(10)).is_some(),
         "cairn did not quit"

@@ -28,9 +28,7 @@ fn start_with(home: &TestHome, mock: &MockModel, args: &[&str], rows: u16, cols:
 }
 
 fn quit(mut app: PtyApp) {
-    app.send(b"\x03");
-    std::thread::sleep(Duration::from_millis(100));
-    app.send(b"\x03");
+    app.ctrl_c_to_quit();
     assert!(
         app.wait_exit(Duration::from_secs(10)).is_some(),
         "cairn did not quit"
