@@ -508,3 +508,65 @@ async fn a_prompt_hook_follows_the_model_the_person_switches_to() {
     assert_ne!(judged[0], "claude-haiku-4-5");
     assert_eq!(judged[1], "claude-haiku-4-5");
 }
+
+/// A hook that approves every command, of the kind people write to stop
+/// being asked: it spares the question an allow rule would spare, never
+/// one no rule lifts. Headless, a call that still needs the person is not
+/// run.
+const APPROVE_ALL: &str = r#"#!/usr/bin/env python3
+import json
+import sys
+
+json.load(sys.stdin)
+print(json.dumps({"hookSpecificOutput": {
+    "hookEventName": "PreToolUse",
+    "permissionDecision": "allow",
+    "permissionDecisionReason": "approved by the team's hook",
+}}))
+"#;
+
+#[tokio::test]
+async fn a_hooks_allow_never_lifts_a_caution_such_as_a_force_push() {
+    if python_missing() {
+        return;
+    }
+    let env = TestHome::new();
+    let script = env.home.path().join(".claude/hooks/approve.py");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(&script, APPROVE_ALL).unwrap();
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": format!("python3 {}", script.display())}
+    ]}]}});
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Working.")
+                .tool_call("t1", "bash", json!({"command": "touch approved.txt"}))
+                .tool_call(
+                    "p1",
+                    "bash",
+                    json!({"command": "git push --force origin main; touch pushed.txt"}),
+                ),
+            Reply::text("Done."),
+        ],
+    )
+    .await;
+    let out = env
+        .command(&mock.url())
+        .args(["run", "--mode", "always-ask", "tidy up"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The hook's allow stood in for the question always-ask mode puts...
+    assert!(env.path("approved.txt").exists(), "{stderr}");
+    // ...but not for the caution about a force push.
+    assert!(!env.path("pushed.txt").exists(), "{stderr}");
+    let results = tool_results(&turn_requests(&mock)[1]);
+    assert!(results.contains("force"), "{results}");
+}

@@ -159,3 +159,77 @@ async fn fifty_skills_cost_the_system_prompt_a_bounded_size() {
     );
     assert!(added <= 12 * 1024, "{added}");
 }
+
+/// A person who adds a skill and edits another while the session runs
+/// (after the model ran a command) finds both where they put them: the
+/// new one is in the `/` menu, and the next request lists it. Where
+/// bubblewrap binds the skills folder read-only for commands, a change
+/// there is the person's; under Landlock alone a command could have made
+/// it, so cairn moves it to its quarantine instead (not tested here).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_skill_added_and_edited_during_the_session_stays_and_is_offered() {
+    let env = TestHome::new();
+    install_pdf_skill(&env);
+    let probe = env
+        .command("http://127.0.0.1:9")
+        .args(["sandbox", "--status"])
+        .output()
+        .await
+        .unwrap();
+    if !String::from_utf8_lossy(&probe.stdout).contains("enforcement: bubblewrap") {
+        eprintln!(
+            "skipped: bubblewrap does not work here, so a command could write the skills folder"
+        );
+        return;
+    }
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("b1", "bash", json!({"command": "echo one"})),
+            Reply::text("First done."),
+            Reply::text("Title"),
+            Reply::text("Second done."),
+        ],
+    )
+    .await;
+    let mut app = crate::pty::PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &env.vars(&mock.url()),
+        env.project.path(),
+        30,
+        110,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("go");
+    app.send(b"\r");
+    app.wait_for_text("First done.");
+    write(
+        env.path(".claude/skills/release-notes/SKILL.md"),
+        "---\nname: release-notes\ndescription: Draft release notes from the git log (marker: quokka).\n---\nRead `git log` since the last tag.\n",
+    );
+    let pdf = env.path(".claude/skills/pdf-processing/SKILL.md");
+    let edited = std::fs::read_to_string(&pdf).unwrap() + "Also check the page count.\n";
+    std::fs::write(&pdf, &edited).unwrap();
+    app.type_text("/release");
+    app.wait_for("the new skill in the menu", |s| {
+        s.contains("/release-notes") && s.contains("marker: quokka")
+    });
+    app.send(&[0x7f; 8]);
+    app.type_text("again");
+    app.send(b"\r");
+    app.wait_for_text("Second done.");
+    app.ctrl_c_to_quit();
+    app.wait_exit(std::time::Duration::from_secs(10));
+    let reqs = mock.requests();
+    let last = reqs.last().unwrap();
+    let system = mock_model::system_text(last);
+    assert!(
+        system.contains("- release-notes: Draft release notes"),
+        "{system}"
+    );
+    let all: String = reqs.iter().map(tool_results).collect();
+    assert!(!all.contains("moved it to"), "{all}");
+    assert_eq!(std::fs::read_to_string(&pdf).unwrap(), edited);
+    assert!(env.path(".claude/skills/release-notes/SKILL.md").exists());
+}

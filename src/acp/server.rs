@@ -266,7 +266,15 @@ async fn load_stored(id: &str) -> Result<crate::protocol::LoadedSession, Error> 
 
 /// The custom commands and skills a prompt may name (`/name args`).
 fn commands(s: &Startup) -> acp::SessionUpdate {
-    let catalogue = crate::extensions::invocable(&startup::command_roots(s), &s.cwd);
+    commands_at(&startup::command_roots(s), &s.cwd)
+}
+
+/// The commands and skills under `roots`, as read now from `cwd`.
+pub(super) fn commands_at(
+    roots: &crate::extensions::commands::Roots,
+    cwd: &std::path::Path,
+) -> acp::SessionUpdate {
+    let catalogue = crate::extensions::invocable(roots, cwd);
     let list = catalogue
         .commands
         .iter()

@@ -147,6 +147,8 @@ pub fn start(
         cx,
         tr: Translator::new(s.cwd.clone()).with_terminals(shown),
         asking: Default::default(),
+        roots: (crate::cli::startup::command_roots(s), s.cwd.clone()),
+        offered: super::server::commands_at(&crate::cli::startup::command_roots(s), &s.cwd),
     };
     tokio::spawn(forwarder.run(running.events));
     Ok(session)
@@ -247,6 +249,11 @@ struct Forwarder {
     /// Questions the editor has open, by cairn's request id: a cancelled
     /// turn withdraws them (`$/cancel_request`), so no dialog lingers.
     asking: std::collections::HashMap<u64, agent_client_protocol::RequestCancellationHandle>,
+    /// Where the commands and skills are read from, and the list the
+    /// editor last heard: one added or edited during the session is
+    /// offered again after the turn.
+    roots: (crate::extensions::commands::Roots, PathBuf),
+    offered: acp::SessionUpdate,
 }
 
 impl Forwarder {
@@ -275,6 +282,12 @@ impl Forwarder {
                 }
             }
             if let AgentEvent::TurnFinished { outcome, .. } = &event {
+                let now = super::server::commands_at(&self.roots.0, &self.roots.1);
+                if now != self.offered {
+                    let n = acp::SessionNotification::new(self.session.id.clone(), now.clone());
+                    let _ = self.cx.send_notification(n);
+                    self.offered = now;
+                }
                 self.session.finish(outcome);
             }
         }

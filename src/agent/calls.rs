@@ -231,13 +231,13 @@ fn judge(
             let grant = gate.grant_for(&info, true);
             Plan::Ask(tool, input, vec![why], Vec::new(), grant)
         }
-        (Verdict::Allow, _) | (Verdict::Ask { .. }, Some(Permission::Allow)) => {
+        (Verdict::Allow, _) | (Verdict::Ask { fixed: false, .. }, Some(Permission::Allow)) => {
             let grant = gate.grant_for(&info, false);
             Plan::Run(tool, input, grant)
         }
         (Verdict::Deny { message }, _) => Plan::Answer(ToolStatus::Denied, message),
         (Verdict::Block { message }, _) => Plan::Answer(ToolStatus::Blocked, message),
-        (Verdict::Ask { reasons, rules }, _) => {
+        (Verdict::Ask { reasons, rules, .. }, _) => {
             let grant = gate.grant_for(&info, true);
             Plan::Ask(tool, input, reasons, rules, grant)
         }

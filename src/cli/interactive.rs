@@ -303,6 +303,7 @@ fn tui_options(
             mcp: agent.mcp.clone(),
             hooks: agent.hooks.clone(),
             project_root: s.root.clone(),
+            command_roots: Some((super::startup::command_roots(s), s.cwd.clone())),
             project_config: crate::config::project_config_path(&s.root),
             own_rules: crate::config::own_rules::path_for(&s.root),
             global_config: global.map(|g| g.join("config.toml")),

@@ -227,7 +227,10 @@ fn config_names(cwd: &Path, args: &[&str]) -> Vec<String> {
         .policy_in(cwd, crate::sandbox::Layer::Kernel)
         .map(|mut p| {
             p.mode = crate::config::SandboxMode::ReadOnly;
-            p.writable.retain(|w| *w != p.workspace);
+            // Reading config writes nothing: not even the temporary
+            // folder, which may hold the workspace (`sandbox::
+            // writes_workspace`); only the device files stay.
+            p.writable.retain(|w| w.starts_with("/dev"));
             p.network = false;
             p
         });

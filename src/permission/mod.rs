@@ -38,6 +38,10 @@ pub enum Verdict {
     Ask {
         reasons: Vec<String>,
         rules: Vec<String>,
+        /// Whether a reason no allow rule lifts is among `reasons` (outside
+        /// the workspace, a caution such as a force push, what cannot be
+        /// inspected): a hook's `allow` does not lift it either.
+        fixed: bool,
     },
     /// Refused by a rule or the mode; the message goes to the model.
     Deny {

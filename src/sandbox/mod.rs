@@ -394,7 +394,18 @@ pub fn resolves(program: &std::ffi::OsStr) -> bool {
 static UNBOUND_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn note_unbound() {
+    let _ = std::fs::write(
+        "/tmp/unbound.txt",
+        format!("{}", std::backtrace::Backtrace::force_capture()),
+    );
     UNBOUND_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// Whether a process under `policy` may write anywhere in its workspace.
+pub(crate) fn writes_workspace(policy: &Policy) -> bool {
+    policy.mode != crate::config::SandboxMode::ReadOnly
+        || (policy.writable.iter())
+            .any(|w| w.starts_with(&policy.workspace) || policy.workspace.starts_with(w))
 }
 
 /// Whether every process cairn started so far ran under bubblewrap's
@@ -447,7 +458,13 @@ fn confine(
             "bubblewrap is not available for this policy".into(),
         )),
         (Layer::Kernel, _) => {
-            note_unbound();
+            // Landlock cannot hold a folder of a writable workspace
+            // read-only; a process that cannot write in the workspace at
+            // all (cairn's own read-only `git config` calls) changes
+            // nothing the census must tell from the person's edits.
+            if writes_workspace(policy) {
+                note_unbound();
+            }
             let mut cmd = std_new(program);
             linux::install(&mut cmd, linux::prepare(policy)?);
             Ok(cmd)

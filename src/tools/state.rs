@@ -164,8 +164,8 @@ impl SessionState {
     pub fn check_between(&self) -> Vec<String> {
         // The start-up census first: what its comparison moved is noticed.
         drop(self.taken());
+        // (`taken` already handed it to the next tool result too.)
         let mut said = std::mem::take(&mut *lock(&self.noticed_start));
-        lock(&self.moved_between).extend(said.iter().cloned());
         said.extend(self.check_now());
         said
     }

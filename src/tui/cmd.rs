@@ -24,6 +24,9 @@ pub enum Cmd {
     Session(SessionRequest),
     /// The project's files for the `@` picker, answered with `Msg::Files`.
     ListFiles,
+    /// Read the person's commands and skills again, answered with
+    /// `Msg::CustomCommands`.
+    ReloadCommands,
     /// The MCP servers' state, answered with `Msg::Text`.
     ShowMcpStatus,
     RestartMcp(String),

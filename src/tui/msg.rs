@@ -44,6 +44,8 @@ pub enum Msg {
     /// The prompts the MCP servers offer now, for the `/` menu and
     /// `/prompts`.
     McpPrompts(Vec<crate::tui::commands::CustomEntry>),
+    /// The person's commands and skills, read again.
+    CustomCommands(Vec<crate::tui::commands::CustomEntry>),
     /// An effect finished or failed: a notice to show.
     Notice(NoticeLevel, String),
     /// A picture read for the prompt, or why not (with the pasted text

@@ -198,6 +198,7 @@ impl Gate {
         let verdict = if judgement.liftable.is_empty() && judgement.fixed.is_empty() {
             Verdict::Allow
         } else {
+            let fixed = !judgement.fixed.is_empty();
             let mut reasons = judgement.fixed;
             reasons.extend(judgement.liftable);
             // What approving lets the repository run (an install script, a
@@ -213,7 +214,11 @@ impl Gate {
             } else {
                 Vec::new()
             };
-            Verdict::Ask { reasons, rules }
+            Verdict::Ask {
+                reasons,
+                rules,
+                fixed,
+            }
         };
 
         // 3. Repetition.

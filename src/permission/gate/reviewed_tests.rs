@@ -210,7 +210,7 @@ fn control_files_ask_in_every_mode_whatever_the_rules() {
                     cwd: &ws,
                 };
                 match g.check(&info) {
-                    Verdict::Ask { reasons, rules } => {
+                    Verdict::Ask { reasons, rules, .. } => {
                         assert!(
                             reasons.iter().any(|r| r.contains("asks every time")),
                             "{mode:?} {tool} {rel}: {reasons:?}"

@@ -208,11 +208,12 @@ fn acting_tools_ask_with_reasons_and_rules() {
         Verdict::Ask {
             reasons: vec!["edits `src/main.rs`".into()],
             rules: vec!["edit(src/main.rs)".into(), "edit(src/**)".into()],
+            fixed: false,
         }
     );
     let fetch = json!({"url": "https://docs.rs/x"});
     match gate(Mode::Smart).check(&call("fetch", &fetch, vec![])) {
-        Verdict::Ask { reasons, rules } => {
+        Verdict::Ask { reasons, rules, .. } => {
             assert!(reasons[0].contains("https://docs.rs/x"));
             assert_eq!(rules, ["fetch(docs.rs)"]);
         }
@@ -232,7 +233,7 @@ fn acting_tools_ask_with_reasons_and_rules() {
 #[test]
 fn bash_ask_explains_each_part() {
     match bash_verdict(&mut gate(Mode::Smart), "ls && rm -rf build > log.txt") {
-        Verdict::Ask { reasons, rules } => {
+        Verdict::Ask { reasons, rules, .. } => {
             assert_eq!(
                 reasons,
                 [
@@ -252,14 +253,14 @@ fn outside_the_workspace_asks_in_every_mode_and_offers_no_rule() {
     for mode in [Mode::Smart, Mode::AlwaysAsk, Mode::Auto] {
         let mut g = with_rules(mode, &["view", "bash"], &[]);
         match g.check(&call("view", &input, vec![PathBuf::from("/etc/hosts")])) {
-            Verdict::Ask { reasons, rules } => {
+            Verdict::Ask { reasons, rules, .. } => {
                 assert_eq!(reasons, ["outside the workspace: /etc/hosts"]);
                 assert!(rules.is_empty());
             }
             other => panic!("{mode}: {other:?}"),
         }
         match bash_verdict(&mut g, "cat /etc/passwd") {
-            Verdict::Ask { reasons, rules } => {
+            Verdict::Ask { reasons, rules, .. } => {
                 assert_eq!(reasons, ["outside the workspace: /etc/passwd"]);
                 assert!(rules.is_empty());
             }
@@ -311,7 +312,7 @@ fn compound_commands_need_every_part_covered() {
     let mut g = with_rules(Mode::Smart, &["bash(cargo build*)"], &[]);
     assert_eq!(bash_verdict(&mut g, "cargo build"), Verdict::Allow);
     match bash_verdict(&mut g, "cargo build && cargo test") {
-        Verdict::Ask { reasons, rules } => {
+        Verdict::Ask { reasons, rules, .. } => {
             assert_eq!(reasons[0], "`cargo` is not on the read-only list");
             // What the rule would let the repository run, for the part the
             // rule does not cover yet.
@@ -385,7 +386,7 @@ fn mcp_tools_ask_unless_trusted() {
     let input = json!({"q": 1});
     let mut g = gate(Mode::Smart);
     match g.check(&call("mcp__gh__search", &input, vec![])) {
-        Verdict::Ask { reasons, rules } => {
+        Verdict::Ask { reasons, rules, .. } => {
             assert!(reasons[0].contains("MCP server `gh`"));
             assert_eq!(rules, ["mcp__gh__search"]);
         }

@@ -418,6 +418,35 @@ impl Census {
         if !moving.is_empty() {
             self.known_elsewhere(&mut moving);
         }
+        // A folder that is still the same folder (`.claude/skills`) loses
+        // only what in it appeared or changed: the person's skills beside
+        // a planted one stay where they are.
+        let mut moving_parts = Vec::new();
+        moving.retain(|(rel, id)| {
+            let parts = self.changed_parts(rel, known_before.get(rel), id);
+            let whole = parts.is_none();
+            moving_parts.extend(parts.into_iter().flatten());
+            whole
+        });
+        for part in &moving_parts {
+            said.push(
+                match move_out(&self.workspace.join(part), part, quarantine) {
+                    Ok(to) => format!(
+                        "`{}` appeared or changed during the command; your own git (or cairn, or \
+                     another agent) would obey it outside the sandbox, so cairn moved it to {} \
+                     — if you made it yourself, move it back",
+                        part.display(),
+                        to.display()
+                    ),
+                    Err(e) => format!(
+                        "`{}` appeared or changed during the command and your own git (or cairn, \
+                     or another agent) would obey it; cairn could not move it away ({e}): \
+                     remove it before you run git or an agent here",
+                        part.display()
+                    ),
+                },
+            );
+        }
         for (rel, _) in &moving {
             let from = self.workspace.join(rel);
             match move_out(&from, rel, quarantine) {
@@ -451,6 +480,17 @@ impl Census {
                 t.refresh();
             }
             let moved: BTreeSet<PathBuf> = moving.into_iter().map(|(r, _)| r).collect();
+            // A folder that lost a planted part is taken in as it is now.
+            let judged_again: BTreeSet<PathBuf> = (moving_parts.iter())
+                .filter_map(|p| p.parent().map(Path::to_path_buf))
+                .collect();
+            let mut now = now;
+            for rel in &judged_again {
+                match ident(&self.workspace.join(rel)) {
+                    Some(id) => now.insert(rel.clone(), id),
+                    None => now.remove(rel),
+                };
+            }
             settled(self.current(), &now, &moved, &self.seen)
         };
         // What waits for a write is judged later against what was known.
@@ -528,6 +568,36 @@ impl Census {
     /// Of `moving`, what another cairn running in this workspace knows as
     /// it is now (its approved write, its person's change): taken as known
     /// here too instead of moved.
+    /// What in the watched folder `rel` appeared or changed since it was
+    /// taken in, when it is still the same folder (same inode, not a git
+    /// folder, its parts known); `None` when the whole entry must go.
+    /// Parts that went away are not a plant and stay gone.
+    fn changed_parts(
+        &self,
+        rel: &Path,
+        before: Option<&Ident>,
+        now: &Ident,
+    ) -> Option<Vec<PathBuf>> {
+        let (Some(Ident::Dir(was, _)), Ident::Dir(is, _)) = (before, now) else {
+            return None;
+        };
+        if was != is || rel.file_name().is_some_and(|n| n == ".git") {
+            return None;
+        }
+        let known = self.parts.get(rel)?;
+        let folder = self.workspace.join(rel);
+        // Only a folder reached without a link: a part moved must be the
+        // one judged.
+        if !self.plainly_inside(&folder.join("x")) {
+            return None;
+        }
+        let changed: Vec<PathBuf> = (parts_of(&folder).into_iter())
+            .filter(|(name, id)| known.get(name) != Some(id))
+            .map(|(name, _)| rel.join(name))
+            .collect();
+        Some(changed)
+    }
+
     fn known_elsewhere(&mut self, moving: &mut Vec<(PathBuf, Ident)>) {
         use super::census_record as r;
         let Some(own) = &self.record else {
@@ -667,15 +737,62 @@ fn listing(dir: &Path) -> Vec<u8> {
         .collect();
     names.sort();
     let mut out = Vec::new();
+    let mut budget = NESTED_ENTRIES;
     for n in names {
         out.extend_from_slice(n.as_encoded_bytes());
         out.push(0);
         let p = dir.join(&n);
-        if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
-            out.extend(head(&p));
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_file() => out.extend(head(&p)),
+            Ok(m) if m.is_dir() => nested_listing(&p, 1, &mut budget, &mut out),
+            _ => {}
         }
     }
     out
+}
+
+/// The most entries below a watched folder's own that count toward its
+/// identity; a folder holding more (a vendored tree in `.cursor`) is
+/// judged by its first ones.
+const NESTED_ENTRIES: usize = 10_000;
+/// How deep below a watched folder's entries the walk goes.
+const NESTED_DEPTH: usize = 6;
+
+/// What lies below a watched folder's subfolder (a skill's `SKILL.md` and
+/// its scripts): each entry's name and, for files and links, its inode,
+/// size and change time. The kernel sets the change time on every write
+/// and no one can set it back, so a command that rewrites a file in
+/// place changes it; reading only the metadata keeps the check cheap.
+fn nested_listing(dir: &Path, depth: usize, budget: &mut usize, out: &mut Vec<u8>) {
+    use std::os::unix::fs::MetadataExt;
+    if depth > NESTED_DEPTH {
+        return;
+    }
+    let mut entries: Vec<_> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.file_name())
+        .collect();
+    entries.sort();
+    out.push(b'{');
+    for n in entries {
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        out.extend_from_slice(n.as_encoded_bytes());
+        out.push(0);
+        let p = dir.join(&n);
+        let Ok(m) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if m.is_dir() {
+            nested_listing(&p, depth + 1, budget, out);
+        } else {
+            for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+    out.push(b'}');
 }
 
 /// Moves `from` into a new folder under `quarantine`; where that is on

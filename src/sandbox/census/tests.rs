@@ -602,3 +602,68 @@ fn what_is_back_or_changed_after_a_move_is_never_taken_in_as_found() {
         [(changed, Ident::File(2)), (same, Ident::Dir(3, 3))].into();
     assert_eq!(kept, want);
 }
+
+/// Under Landlock alone a command can write into a skills folder: what
+/// it planted or changed there — a new skill, or a file deep inside one
+/// that was there — is moved on its own, and the person's other skills
+/// stay where they are.
+#[test]
+fn a_plant_in_a_skills_folder_moves_that_skill_alone() {
+    let (_d, ws) = repo();
+    let skill = |name: &str, body: &str| {
+        let dir = ws.join(".claude/skills").join(name);
+        std::fs::create_dir_all(dir.join("scripts")).unwrap();
+        std::fs::write(dir.join("SKILL.md"), body).unwrap();
+        std::fs::write(dir.join("scripts/run.py"), "print(1)").unwrap();
+    };
+    skill("alpha", "alpha");
+    skill("keep", "keep");
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    // Two levels down, the same length: only the change time tells.
+    std::fs::write(ws.join(".claude/skills/alpha/scripts/run.py"), "print(2)").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("`.claude/skills/alpha`"), "{said:?}");
+    assert!(!ws.join(".claude/skills/alpha").exists());
+    assert!(ws.join(".claude/skills/keep/SKILL.md").exists());
+    skill("evil", "evil");
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(!ws.join(".claude/skills/evil").exists());
+    assert!(ws.join(".claude/skills/keep/scripts/run.py").exists());
+    // Nothing changed since: nothing more moves.
+    assert!(census.check(&q, &[]).is_empty());
+    // Where bubblewrap binds the folder, the person's new and edited
+    // skills are theirs.
+    let mut census = Census::take(&ws);
+    census.bound = Some(true);
+    std::fs::write(ws.join(".claude/skills/keep/SKILL.md"), "kept, edited").unwrap();
+    let said = census.check(&q, &[]);
+    assert!(said.is_empty(), "{said:?}");
+}
+
+/// cairn's own read-only calls under Landlock (its `git config` reads)
+/// cannot write in the workspace, so they leave the census able to tell
+/// the person's edits from a command's; a writing one does not.
+#[test]
+fn only_a_process_that_may_write_in_the_workspace_counts_as_unbound() {
+    // Outside the temporary folder, which commands may write.
+    let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    let d = tempfile::tempdir_in(&target).unwrap();
+    let ws = std::fs::canonicalize(d.path()).unwrap();
+    let sandbox = crate::sandbox::Sandbox::default_for_user();
+    let Some(mut policy) = sandbox.policy_in(&ws, crate::sandbox::Layer::Kernel) else {
+        return;
+    };
+    assert!(crate::sandbox::writes_workspace(&policy));
+    policy.mode = crate::config::SandboxMode::ReadOnly;
+    policy.writable.retain(|w| *w != policy.workspace);
+    assert!(
+        !crate::sandbox::writes_workspace(&policy),
+        "{:?}",
+        policy.writable
+    );
+}

@@ -21,6 +21,9 @@ pub struct Handles {
     /// The session's hooks, for `/hooks`.
     pub hooks: Option<Arc<crate::extensions::hooks::Hooks>>,
     pub project_root: PathBuf,
+    /// Where the person's commands and skills are read from, and the
+    /// folder cairn works in: the `/` menu reads them again when it opens.
+    pub command_roots: Option<(crate::extensions::commands::Roots, PathBuf)>,
     pub project_config: PathBuf,
     pub global_config: Option<PathBuf>,
     /// The person's own rules for this project (`config::own_rules`).
@@ -81,6 +84,25 @@ impl Handles {
                 files.extend(m.resource_refs().await);
             }
             let _ = tx.send(Msg::Files(files));
+        });
+    }
+
+    /// The person's commands and skills as they are now (one added or
+    /// edited during the session shows in the `/` menu), answered with
+    /// `Msg::CustomCommands`.
+    pub fn reload_commands(&self, tx: UnboundedSender<Msg>) {
+        let Some((roots, cwd)) = self.command_roots.clone() else {
+            return;
+        };
+        tokio::spawn(async move {
+            let read = tokio::task::spawn_blocking(move || {
+                let catalogue = crate::extensions::invocable(&roots, &cwd);
+                crate::tui::commands::custom_entries(&catalogue).0
+            })
+            .await;
+            if let Ok(entries) = read {
+                let _ = tx.send(Msg::CustomCommands(entries));
+            }
         });
     }
 

@@ -86,6 +86,7 @@ impl Runtime<'_> {
             }
             Cmd::Session(req) => self.handles.session(req, tx),
             Cmd::ListFiles => self.handles.list_files(tx),
+            Cmd::ReloadCommands => self.handles.reload_commands(tx),
             Cmd::ShowMcpStatus => self.handles.mcp_status(tx),
             Cmd::McpPrompt(command) => self.handles.mcp_prompt(command, tx),
             Cmd::RestartMcp(name) => {

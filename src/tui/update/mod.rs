@@ -107,6 +107,10 @@ fn handle(model: &mut Model, msg: Msg) -> Vec<Cmd> {
         }
         Msg::Text { title, text } => session::text(model, title, text),
         Msg::SubmitPrompt(text) => session::submit_prompt(model, text),
+        Msg::CustomCommands(entries) => {
+            model.custom_commands = entries;
+            Vec::new()
+        }
         Msg::McpPrompts(prompts) => {
             model.mcp_prompts = prompts;
             Vec::new()

@@ -95,6 +95,11 @@ pub fn prompt_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     }
     if model.input.shown_text() != before {
         model.slash_menu = MenuState::default();
+        // The `/` menu opens: the person's commands and skills are read
+        // again, so one made during the session is in it.
+        if before.is_empty() && model.input.text() == "/" {
+            return vec![Cmd::ReloadCommands];
+        }
         return titles_request(model);
     }
     Vec::new()
