@@ -553,6 +553,7 @@ async fn a_hooks_allow_never_lifts_a_caution_such_as_a_force_push() {
                     json!({"command": "git push --force origin main; touch pushed.txt"}),
                 ),
             Reply::text("Done."),
+            Reply::text("Tidy"),
         ],
     )
     .await;

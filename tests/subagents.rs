@@ -352,3 +352,69 @@ async fn a_sub_agents_edit_is_gated_and_the_refusal_returns_to_it() {
     let end = lines.iter().find(|l| l["type"] == "subagent_end").unwrap();
     assert_eq!(end["outcome"]["outcome"], "completed");
 }
+
+/// A `SubagentStop` hook as people write them for Claude Code: it sends a
+/// sub-agent back once with a reason, and lets it stop the second time.
+const SUBAGENT_STOP: &str = r#"#!/usr/bin/env python3
+import json
+import os
+import sys
+
+data = json.load(sys.stdin)
+log = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "subagent-stops.txt")
+with open(log, "a") as f:
+    f.write(f"{data['hook_event_name']} {data['stop_hook_active']}\n")
+if not data["stop_hook_active"]:
+    print(json.dumps({"decision": "block", "reason": "Also count the Rust files."}))
+"#;
+
+#[tokio::test]
+async fn a_subagent_stop_hook_sends_the_sub_agent_back_once() {
+    if std::process::Command::new("python3")
+        .arg("-c")
+        .arg("pass")
+        .status()
+        .map(|s| !s.success())
+        .unwrap_or(true)
+    {
+        eprintln!("skipped: python3 is not installed, and the published hook is Python");
+        return;
+    }
+    let home = TestHome::new();
+    home.write(".claude/hooks/subagent_stop.py", SUBAGENT_STOP);
+    home.write(
+        ".claude/settings.json",
+        r#"{"hooks": {"SubagentStop": [{"hooks": [{"type": "command",
+            "command": "python3 \"$CLAUDE_PROJECT_DIR\"/.claude/hooks/subagent_stop.py"}]}]}}"#,
+    );
+    let (id, args) = agent_call("t1", "explore", "survey", "TASK-GAMMA: survey the tree");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Delegating.").tool_call(&id, "agent", args),
+            Reply::text("GAMMA-FIRST: the tree is small.").when("TASK-GAMMA"),
+            Reply::text("GAMMA-SECOND: and it holds two Rust files.")
+                .when("Also count the Rust files."),
+            Reply::text("All surveyed."),
+            Reply::text("Survey"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .args(["run", "--trust-project", "survey the project"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let log = std::fs::read_to_string(home.path("subagent-stops.txt")).unwrap_or_default();
+    assert_eq!(log, "SubagentStop False\nSubagentStop True\n", "{stderr}");
+    // The parent got the answer the sub-agent gave after going back.
+    let handed_back = mock.requests().iter().any(|r| {
+        let m = r["messages"].to_string();
+        m.contains(r#""tool_use_id":"t1""#) && m.contains("GAMMA-SECOND")
+    });
+    assert!(handed_back, "{:?}", mock.requests());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("All surveyed."));
+}

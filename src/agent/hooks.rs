@@ -264,6 +264,24 @@ pub(crate) async fn stop(
     out.blocked
 }
 
+/// `SubagentStop`, when a sub-agent (`agent` tool) would hand back its
+/// answer: the reason to carry on, as for `Stop`. The matcher sees the
+/// agent's name.
+pub(crate) async fn subagent_stop(
+    shared: &Shared,
+    agent: &str,
+    active: bool,
+    cwd: &Path,
+    cancel: &CancellationToken,
+) -> Option<String> {
+    let fields = json!({"stop_hook_active": active, "agent_type": agent});
+    let out = fire(shared, Event::SubagentStop, &[agent], fields, cwd, cancel).await?;
+    if out.stop.is_some() {
+        return None;
+    }
+    out.blocked
+}
+
 /// `SessionStart` (`startup`, `resume`, `clear`): context for the model.
 pub(crate) async fn session_start(shared: &Shared, source: &str, cwd: &Path) -> Vec<String> {
     let fields = json!({"source": source});

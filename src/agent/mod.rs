@@ -122,7 +122,7 @@ pub struct Pinned {
 }
 
 /// How many times in one turn a `Stop` hook may send the model back to work.
-const STOP_HOOK_TURNS: u32 = 5;
+pub(crate) const STOP_HOOK_TURNS: u32 = 5;
 
 /// State shared between the turn and the command handler while a turn runs.
 pub(crate) struct Shared {

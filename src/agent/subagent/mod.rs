@@ -258,7 +258,31 @@ async fn run_child(host: &Host, def: &AgentDef, task: &Task, tool_ctx: &ToolCont
         cost: &mut cost,
         tracker: &mut tracker,
     };
-    let outcome = super::turn::run(&ctx, &mut messages, totals).await;
+    let mut outcome = super::turn::run(&ctx, &mut messages, totals).await;
+    // `SubagentStop` hooks may send it back to work, as `Stop` does the
+    // main conversation, a few times at most.
+    let cwd = ctx.session.cwd();
+    let mut continued = 0;
+    while matches!(outcome, TurnOutcome::Completed) && continued < super::STOP_HOOK_TURNS {
+        let active = continued > 0;
+        let fut = super::hooks::subagent_stop(&shared, &def.name, active, &cwd, &tool_ctx.cancel);
+        let Some(reason) = fut.await else { break };
+        continued += 1;
+        let note = Message {
+            role: Role::User,
+            parts: vec![Part::Text {
+                text: format!("A SubagentStop hook says the work is not done yet: {reason}"),
+            }],
+        };
+        shared.emit(AgentEvent::MessageAdded(note.clone()));
+        messages.push(note);
+        let totals = super::turn::Totals {
+            usage: &mut usage,
+            cost: &mut cost,
+            tracker: &mut tracker,
+        };
+        outcome = super::turn::run(&ctx, &mut messages, totals).await;
+    }
     crate::conversation::repair_tool_pairs(&mut messages);
     shared.emit(AgentEvent::TurnFinished {
         turn: 1,
