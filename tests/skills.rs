@@ -233,3 +233,59 @@ async fn a_skill_added_and_edited_during_the_session_stays_and_is_offered() {
     assert_eq!(std::fs::read_to_string(&pdf).unwrap(), edited);
     assert!(env.path(".claude/skills/release-notes/SKILL.md").exists());
 }
+
+/// A project's skill whose `allowed-tools` lets `git status` run unasked:
+/// trusted, the tool runs without the question always-ask mode puts once
+/// the model loads the skill; untrusted, the skill is listed among what
+/// waits for trust and grants nothing.
+#[tokio::test]
+async fn a_trusted_skills_allowed_tools_run_unasked_and_an_untrusted_ones_do_not() {
+    for trusted in [true, false] {
+        let env = TestHome::new();
+        write(
+            env.path(".claude/skills/status-report/SKILL.md"),
+            "---\nname: status-report\ndescription: Report the working tree's state.\nallowed-tools: Bash(git status:*), Read\n---\nRun `git status --short` and summarise it.\n",
+        );
+        let git = |args: &[&str]| {
+            std::process::Command::new("git")
+                .args(args)
+                .current_dir(env.project.path())
+                .output()
+                .unwrap()
+        };
+        git(&["init", "-q"]);
+        write(env.path("untracked-marker.txt"), "new\n");
+        let mock = MockModel::start(
+            Format::Anthropic,
+            vec![
+                Reply::tool("s1", "skill", json!({"name": "status-report"})),
+                Reply::tool("g1", "bash", json!({"command": "git status --short"})),
+                Reply::text("Reported."),
+                Reply::text("Status"),
+            ],
+        )
+        .await;
+        let mut args = vec!["run", "--mode", "always-ask"];
+        if trusted {
+            args.push("--trust-project");
+        }
+        args.push("report the status");
+        let out = env.command(&mock.url()).args(&args).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let reqs = mock.requests();
+        let results: String = reqs.iter().map(tool_results).collect();
+        assert_eq!(
+            results.contains("?? untracked-marker.txt"),
+            trusted,
+            "{results}\n{stderr}"
+        );
+        if trusted {
+            assert!(
+                stderr.contains("allows bash(git status*), view for this turn"),
+                "{stderr}"
+            );
+        } else {
+            assert!(stderr.contains("skill status-report"), "{stderr}");
+        }
+    }
+}

@@ -60,6 +60,16 @@ pub(crate) async fn expand(
         level: NoticeLevel::Info,
         text: format!("/{} — {}", command.name, command.source.display()),
     });
+    let what = format!("/{}", command.name);
+    let skill = command.source.file_name().is_some_and(|n| n == "SKILL.md");
+    let g = super::grants::Granting {
+        kind: if skill { "skill" } else { "command" },
+        name: &command.name,
+        scope: command.scope,
+        file: &command.source,
+        tools: &command.allowed_tools,
+    };
+    super::grants::grant(ctx, &what, g);
     let (pieces, spans) = commands::fill(&command.body, args);
     let mentionable = commands::join(&pieces, &[]);
     if spans.is_empty() {

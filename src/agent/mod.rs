@@ -24,6 +24,7 @@ mod compaction;
 mod custom;
 mod effort;
 mod fixed;
+mod grants;
 mod hook_model;
 mod hooks;
 pub mod instructions;
@@ -112,6 +113,10 @@ pub struct AgentOptions {
     /// What the command line chose, which a resumed session's own settings
     /// do not replace.
     pub pinned: Pinned,
+    /// When the project is trusted: the fingerprint of what waited for
+    /// that trust (`extensions::project_held`), so that a project's skill
+    /// or command grants its `allowed-tools` only while it is unchanged.
+    pub trusted_held: Option<String>,
 }
 
 /// Settings the command line named (`--model`, `--mode`, `--yolo`).
@@ -681,6 +686,8 @@ impl Agent {
         // The repetition guard watches the model within one prompt; a person
         // asking again ("run the tests again") is never a loop.
         lock(&self.shared.gate).reset_repetition();
+        // A turn that ended early (a blocked prompt) left its grants.
+        lock(&self.shared.gate).end_turn();
         // What a job still running planted since the last turn's checks
         // (and, the first time, what start-up found) goes before anything
         // of this turn runs.
@@ -781,6 +788,8 @@ impl Agent {
             self.write_title().await;
         }
         turn::store_new_versions(&self.shared, &self.session);
+        // What a skill or command granted held for this turn only.
+        lock(&self.shared.gate).end_turn();
         self.shared.emit(AgentEvent::TurnFinished {
             turn: turn_no,
             outcome,

@@ -53,6 +53,9 @@ pub struct Startup {
     pub sandbox: crate::sandbox::Sandbox,
     /// `--trust-project` was given (a project's agents are trusted too).
     pub trust_flag: bool,
+    /// The fingerprint of the project's hooks, agents, skills and
+    /// commands that wait for trust, as they were at the start.
+    pub held_fingerprint: String,
     /// `--no-save`: nothing goes to the session store.
     pub no_save: bool,
     /// `--model` / `--mode` (or `--yolo`) were given: a resumed session
@@ -87,6 +90,7 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
     // with their files' content: a changed script or agent asks again.
     let (held, fingerprint) = crate::extensions::project_held(&roots_at(&root, &config));
     config.hold_more(held, &fingerprint);
+    let held_fingerprint = fingerprint;
     let store = TrustStore::default_location();
     let (trust, trust_problem) =
         match config.apply_trust(store.as_ref().ok(), &root, overrides.trust_project) {
@@ -125,6 +129,7 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
         trust,
         trust_problem,
         trust_flag: overrides.trust_project,
+        held_fingerprint,
         no_save: overrides.no_save,
         model_pinned: overrides.model.is_some(),
         mode_pinned: overrides.mode.is_some(),
@@ -316,6 +321,9 @@ pub fn start_agent_with(
             model: s.model_pinned,
             mode: s.mode_pinned,
         },
+        trusted_held: (matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun)
+            || s.trust_flag)
+            .then(|| s.held_fingerprint.clone()),
     };
     let gate = build_gate(s)?;
     // Nothing starts here: a server starts with the first file of its

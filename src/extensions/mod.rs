@@ -44,13 +44,59 @@ pub fn invocable(roots: &commands::Roots, cwd: &Path) -> commands::Catalogue {
 }
 
 /// What a project adds that waits for trust beyond its config file (its
-/// hooks, and agents granting more than `explore`), one item each for the
-/// trust question, and one fingerprint of them and the files they name.
+/// hooks, agents granting more than `explore`, skills and commands whose
+/// `allowed-tools` would run tools unasked), one item each for the trust
+/// question, and one fingerprint of them and the files they name.
 pub fn project_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
     let (mut held, mut fingerprint) = hooks::project_held(&roots.into());
     let (agents, agents_print) = agents::project_held(roots);
     held.extend(agents);
     fingerprint.push_str(&agents_print);
+    let (granting, granting_print) = granting_held(roots);
+    held.extend(granting);
+    fingerprint.push_str(&granting_print);
+    (held, fingerprint)
+}
+
+/// The fingerprint line of a project's skill or command that grants tools:
+/// the file and a hash of its content.
+pub fn granting_line(kind: &str, name: &str, file: &Path, text: &str) -> String {
+    let hash = crate::config::trust::hash_text(text.as_bytes());
+    format!("{kind}\t{name}\t{}\t{hash}\n", file.display())
+}
+
+/// The project's skills (at its root) and commands with `allowed-tools`.
+fn granting_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
+    let mut held = Vec::new();
+    let mut fingerprint = String::new();
+    let mut add = |kind: &str, name: &str, path: &Path, tools: &[String]| {
+        let file = path.strip_prefix(&roots.workspace).unwrap_or(path);
+        let text = read_definition(path, commands::Scope::Project, &roots.workspace, 256 * 1024)
+            .unwrap_or_default();
+        held.push(crate::config::project::Held {
+            key: format!("{kind} {name}"),
+            what: format!(
+                "runs {} without asking while it is in use (from {})",
+                tools.join(", "),
+                file.display()
+            ),
+        });
+        fingerprint.push_str(&granting_line(kind, name, file, &text));
+    };
+    let (skills, _) = skills::discover(roots, &roots.workspace);
+    for s in skills
+        .iter()
+        .filter(|s| s.scope == commands::Scope::Project)
+    {
+        if !s.allowed_tools.is_empty() {
+            add("skill", &s.name, &s.dir.join("SKILL.md"), &s.allowed_tools);
+        }
+    }
+    for c in commands::discover(roots).commands.iter() {
+        if c.scope == commands::Scope::Project && !c.allowed_tools.is_empty() {
+            add("command", &c.name, &c.source, &c.allowed_tools);
+        }
+    }
     (held, fingerprint)
 }
 

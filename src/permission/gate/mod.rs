@@ -24,6 +24,11 @@ pub const READ_ONLY_TOOLS: &[&str] = &["view", "grep", "glob", "ls", "job_output
 pub struct Gate {
     mode: Mode,
     rules: Rules,
+    /// Allow rules that hold until the turn ends (a skill's or a custom
+    /// command's `allowed-tools`), kept apart so that they go then.
+    for_turn: Vec<Rule>,
+    /// The rules without `for_turn`, while any are granted.
+    standing: Option<Rules>,
     repetition: Repetition,
     /// Prefixes of MCP tool names the person trusts (`mcp__docs__`).
     trusted_tools: Vec<String>,
@@ -47,6 +52,8 @@ impl Gate {
         Gate {
             mode,
             rules,
+            for_turn: Vec::new(),
+            standing: None,
             repetition: Repetition::new(repeat_limit),
             trusted_tools: Vec::new(),
             home: paths::home_dir(),
@@ -93,9 +100,46 @@ impl Gate {
         &self.rules
     }
 
-    /// Replace the rules (the config file changed).
+    /// Replace the rules (the config file changed); what this turn was
+    /// granted still holds until it ends.
     pub fn set_rules(&mut self, rules: Rules) {
-        self.rules = rules;
+        self.rules = rules.clone();
+        for rule in &self.for_turn {
+            self.rules.add_allow(rule.clone());
+        }
+        if self.standing.is_some() {
+            self.standing = Some(rules);
+        }
+    }
+
+    /// Allows `rules` (as the config writes them) until [`Gate::end_turn`];
+    /// returns the ones that were not allowed already. A rule that does not
+    /// parse is left out.
+    pub fn grant_for_turn(&mut self, rules: &[String]) -> Vec<String> {
+        let mut granted = Vec::new();
+        for text in rules {
+            let Ok(rule) = Rule::parse(text) else {
+                continue;
+            };
+            if self.rules.allow().contains(&rule) {
+                continue;
+            }
+            if self.standing.is_none() {
+                self.standing = Some(self.rules.clone());
+            }
+            self.rules.add_allow(rule.clone());
+            self.for_turn.push(rule);
+            granted.push(text.clone());
+        }
+        granted
+    }
+
+    /// The turn is over: what it was granted goes.
+    pub fn end_turn(&mut self) {
+        self.for_turn.clear();
+        if let Some(standing) = self.standing.take() {
+            self.rules = standing;
+        }
     }
 
     pub fn set_trusted_tools(&mut self, prefixes: Vec<String>) {
@@ -104,7 +148,12 @@ impl Gate {
 
     /// The session effect of "Allow always": the rule holds from now on.
     pub fn add_allow_rule(&mut self, rule: &str) -> Result<(), RuleError> {
-        self.rules.add_allow(Rule::parse(rule)?);
+        let rule = Rule::parse(rule)?;
+        if let Some(standing) = &mut self.standing {
+            standing.add_allow(rule.clone());
+        }
+        self.for_turn.retain(|r| *r != rule);
+        self.rules.add_allow(rule);
         Ok(())
     }
 

@@ -538,3 +538,34 @@ fn reasons_are_not_repeated() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A skill's `allowed-tools` hold until the turn ends; an "Always" given
+/// meanwhile stays; a new config keeps the turn's grants.
+#[test]
+fn turn_grants_hold_until_the_turn_ends() {
+    let mut g = gate(Mode::AlwaysAsk);
+    assert!(matches!(
+        bash_verdict(&mut g, "git status"),
+        Verdict::Ask { .. }
+    ));
+    assert_eq!(
+        g.grant_for_turn(&["bash(git status*)".into(), "not a rule(".into()]),
+        ["bash(git status*)"]
+    );
+    assert_eq!(bash_verdict(&mut g, "git status --short"), Verdict::Allow);
+    g.add_allow_rule("bash(git log*)").unwrap();
+    g.set_rules(Rules::parse(&["bash(git diff*)"], &[] as &[&str]).unwrap());
+    assert_eq!(bash_verdict(&mut g, "git status"), Verdict::Allow);
+    g.end_turn();
+    assert!(matches!(
+        bash_verdict(&mut g, "git status"),
+        Verdict::Ask { .. }
+    ));
+    assert_eq!(bash_verdict(&mut g, "git diff"), Verdict::Allow);
+    // What cannot be lifted stays asked even while granted.
+    g.grant_for_turn(&["bash".into()]);
+    assert!(matches!(
+        bash_verdict(&mut g, "git push --force origin main"),
+        Verdict::Ask { fixed: true, .. }
+    ));
+}
