@@ -83,8 +83,23 @@ impl Outcome {
                     "" => format!("blocked by the hook `{short}`"),
                     r => r.to_string(),
                 };
-                self.note(&command, "blocked", &reason);
-                self.blocked = Some(join(self.blocked.take(), reason));
+                // Exit 2 blocks only what can be blocked; after a call it
+                // tells the model, and elsewhere (a session starting or
+                // ending, a notification, compaction) it is only said.
+                match event {
+                    Event::PostToolUse | Event::PostToolUseFailure => {
+                        self.note(&command, "told the model after", &reason);
+                        self.blocked = Some(join(self.blocked.take(), reason));
+                    }
+                    Event::SessionStart
+                    | Event::SessionEnd
+                    | Event::Notification
+                    | Event::PreCompact => self.note(&command, "exited 2 on", &reason),
+                    _ => {
+                        self.note(&command, "blocked", &reason);
+                        self.blocked = Some(join(self.blocked.take(), reason));
+                    }
+                }
             }
             code => {
                 let code = code.map_or("a signal".to_string(), |c| format!("code {c}"));

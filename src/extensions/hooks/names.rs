@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value, json};
 
 /// (cairn's name, Claude Code's name).
-const NAMES: [(&str, &str); 10] = [
+const NAMES: [(&str, &str); 13] = [
     ("bash", "Bash"),
     ("view", "Read"),
     ("edit", "Edit"),
@@ -19,6 +19,9 @@ const NAMES: [(&str, &str); 10] = [
     ("ls", "LS"),
     ("fetch", "WebFetch"),
     ("todos", "TodoWrite"),
+    ("agent", "Task"),
+    ("skill", "Skill"),
+    ("web_search", "WebSearch"),
 ];
 
 /// The name hooks see for a cairn tool (its own when Claude Code has none).

@@ -20,6 +20,9 @@ pub struct Transcript {
 
 impl Transcript {
     pub fn new(dir: Option<PathBuf>) -> Transcript {
+        if let Some(d) = &dir {
+            prune(d, KEEP);
+        }
         let t = Transcript {
             dir,
             session: Mutex::new(uuid::Uuid::new_v4().to_string()),
@@ -73,6 +76,29 @@ impl Transcript {
         });
         if let Err(e) = write_line(&path, &line) {
             tracing::warn!("cannot write the hook transcript {}: {e}", path.display());
+        }
+    }
+}
+
+/// How long a session's hook transcript is kept after it was last written.
+const KEEP: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
+/// Removes the transcripts in `dir` last written longer ago than `keep`
+/// (only `*.jsonl` files, never through a link).
+fn prune(dir: &std::path::Path, keep: std::time::Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = std::time::SystemTime::now();
+    for e in entries.flatten() {
+        let path = e.path();
+        let old = (e.metadata().ok())
+            .filter(|m| m.is_file())
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| now.duration_since(t).ok())
+            .is_some_and(|age| age > keep);
+        if old && path.extension().is_some_and(|x| x == "jsonl") {
+            let _ = std::fs::remove_file(&path);
         }
     }
 }
@@ -131,4 +157,31 @@ fn block(part: &Part) -> Option<Value> {
         Part::WebSearch(search) => json!({"type": "text", "text": search.text()}),
         Part::Image { .. } | Part::ProviderData { .. } | Part::Citations { .. } => return None,
     })
+}
+
+#[cfg(test)]
+mod prune_tests {
+    #[test]
+    fn old_transcripts_go_and_recent_ones_stay() {
+        let d = tempfile::tempdir().unwrap();
+        let old = d.path().join("old.jsonl");
+        let new = d.path().join("new.jsonl");
+        let other = d.path().join("notes.txt");
+        for p in [&old, &new, &other] {
+            std::fs::write(p, "{}\n").unwrap();
+        }
+        let month = std::time::SystemTime::now() - std::time::Duration::from_secs(40 * 24 * 3600);
+        for p in [&old, &other] {
+            std::fs::File::options()
+                .write(true)
+                .open(p)
+                .unwrap()
+                .set_modified(month)
+                .unwrap();
+        }
+        super::prune(d.path(), super::KEEP);
+        assert!(!old.exists());
+        assert!(new.exists());
+        assert!(other.exists());
+    }
 }

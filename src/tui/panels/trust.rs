@@ -39,9 +39,21 @@ pub struct TrustDialog {
 }
 
 impl TrustDialog {
+    /// The question about the project whose config file is `config_path`;
+    /// where there is none (only `.claude/` hooks, skills or agents wait),
+    /// the text names the project instead of a file that is not there.
     pub fn new(config_path: &std::path::Path, held: Vec<Held>) -> Self {
+        let exists = std::fs::symlink_metadata(config_path).is_ok();
+        let project = (config_path.parent())
+            .and_then(std::path::Path::parent)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let shown = match exists {
+            true => config_path.display().to_string(),
+            false => format!("The project at {project}"),
+        };
         TrustDialog {
-            config_path: printable(&config_path.display().to_string()),
+            config_path: printable(&shown),
             held,
             trust_selected: false,
             scroll: 0,

@@ -112,7 +112,7 @@ fn sections(keys: &KeyMap, state: &HelpState) -> Vec<(String, Vec<Entry>)> {
                 .collect()
         };
         out.push((
-            "Your commands (.cairn/commands, .claude/commands)".into(),
+            "Your commands and skills (commands/ and skills/ folders)".into(),
             listed(&state.custom),
         ));
         out.push((
