@@ -571,3 +571,72 @@ async fn a_hooks_allow_never_lifts_a_caution_such_as_a_force_push() {
     let results = tool_results(&turn_requests(&mock)[1]);
     assert!(results.contains("force"), "{results}");
 }
+
+/// The `permissions` of Claude Code's settings: the person's deny holds in
+/// auto mode; the project's allow lets `git status` run unasked in
+/// always-ask mode once the project is trusted, and waits for trust (it is
+/// listed) until then; an entry naming no tool of cairn's is reported.
+#[tokio::test]
+async fn claude_settings_permissions_apply_and_a_projects_allow_waits_for_trust() {
+    for trusted in [true, false] {
+        let env = TestHome::new();
+        std::fs::create_dir_all(env.home.path().join(".claude")).unwrap();
+        std::fs::write(
+            env.home.path().join(".claude/settings.json"),
+            r#"{"permissions": {"deny": ["Bash(curl:*)"]}}"#,
+        )
+        .unwrap();
+        env.write(
+            ".claude/settings.json",
+            r#"{"permissions": {"allow": ["Bash(git status:*)", "NotebookEdit"]}}"#,
+        );
+        env.write("untracked-marker.txt", "new\n");
+        std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(env.project.path())
+            .output()
+            .unwrap();
+        let mock = MockModel::start(
+            Format::Anthropic,
+            vec![
+                Reply::text("Checking.")
+                    .tool_call("g1", "bash", json!({"command": "git status --short"}))
+                    .tool_call(
+                        "c1",
+                        "bash",
+                        json!({"command": "curl -s http://127.0.0.1:9/"}),
+                    ),
+                Reply::text("Checked."),
+                Reply::text("Check"),
+            ],
+        )
+        .await;
+        let mut args = vec!["run", "--mode", "always-ask"];
+        if trusted {
+            args.push("--trust-project");
+        }
+        args.push("check the tree");
+        let out = env.command(&mock.url()).args(&args).output().await.unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let results = tool_results(&turn_requests(&mock)[1]);
+        assert_eq!(
+            results.contains("?? untracked-marker.txt"),
+            trusted,
+            "{results}\n{stderr}"
+        );
+        assert!(
+            results.contains("denied by the rule `bash(curl*)`"),
+            "{results}"
+        );
+        assert!(
+            stderr.contains("`NotebookEdit` names no tool cairn has"),
+            "{stderr}"
+        );
+        if !trusted {
+            assert!(
+                stderr.contains("lets `bash(git status*)` run without asking"),
+                "{stderr}"
+            );
+        }
+    }
+}

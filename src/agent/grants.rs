@@ -13,50 +13,6 @@ use crate::extensions::commands::Scope;
 use crate::protocol::{AgentEvent, NoticeLevel};
 use crate::tools::state::lock;
 
-/// The cairn rule for one `allowed-tools` entry as Claude Code writes it
-/// (`Read`, `Bash(git add:*)`, `WebFetch(domain:example.com)`,
-/// `mcp__github__get_issue`), or cairn's own (`view`, `bash(cargo *)`);
-/// `None` for a tool cairn has no counterpart of.
-pub(crate) fn cairn_rule(entry: &str) -> Option<String> {
-    let entry = entry.trim();
-    let (name, pattern) = match entry.find('(') {
-        Some(open) => (
-            &entry[..open],
-            Some(entry[open + 1..].strip_suffix(')')?.trim()),
-        ),
-        None => (entry, None),
-    };
-    let tool = match name.trim() {
-        "Bash" => "bash",
-        "Read" => "view",
-        "Edit" => "edit",
-        "MultiEdit" => "multiedit",
-        "Write" => "write",
-        "Glob" => "glob",
-        "Grep" => "grep",
-        "LS" => "ls",
-        "WebFetch" => "fetch",
-        "WebSearch" => "web_search",
-        "TodoWrite" => "todos",
-        other => other,
-    };
-    let pattern = pattern.map(|p| match tool {
-        // `git add:*` is Claude Code's prefix form.
-        "bash" => match p.strip_suffix(":*") {
-            Some(prefix) => format!("{prefix}*"),
-            None => p.to_string(),
-        },
-        "fetch" => p.strip_prefix("domain:").unwrap_or(p).to_string(),
-        _ => p.strip_prefix("./").unwrap_or(p).to_string(),
-    });
-    let rule = match pattern {
-        Some(p) if !p.is_empty() && p != "*" => format!("{tool}({p})"),
-        _ => tool.to_string(),
-    };
-    crate::permission::rules::Rule::parse(&rule).ok()?;
-    Some(rule)
-}
-
 /// A skill or command that may grant tools.
 pub(crate) struct Granting<'a> {
     /// `skill` or `command`, as the trust fingerprint names it.
@@ -91,7 +47,7 @@ pub(crate) fn grant(ctx: &TurnContext, what: &str, g: Granting<'_>) {
     let mut rules = Vec::new();
     let mut unknown = Vec::new();
     for entry in tools {
-        match cairn_rule(entry) {
+        match crate::extensions::claude_permissions::cairn_rule(entry) {
             Some(r) => rules.push(r),
             None => unknown.push(entry.as_str()),
         }
@@ -154,28 +110,4 @@ fn trust_holds(ctx: &TurnContext, g: &Granting<'_>) -> bool {
     let file = g.file.strip_prefix(&roots.workspace).unwrap_or(g.file);
     let line = crate::extensions::granting_line(g.kind, g.name, file, &text);
     trusted.contains(&line) && crate::extensions::project_held(roots).1 == *trusted
-}
-
-#[cfg(test)]
-mod tests {
-    use super::cairn_rule;
-
-    #[test]
-    fn claude_entries_become_cairn_rules() {
-        let cases = [
-            ("Read", Some("view")),
-            ("Bash(git add:*)", Some("bash(git add*)")),
-            ("Bash(npm run test)", Some("bash(npm run test)")),
-            ("Bash", Some("bash")),
-            ("Edit(./src/**)", Some("edit(src/**)")),
-            ("WebFetch(domain:docs.rs)", Some("fetch(docs.rs)")),
-            ("mcp__github__get_issue", Some("mcp__github__get_issue")),
-            ("grep", Some("grep")),
-            ("Task", None),
-            ("Bash(oops", None),
-        ];
-        for (entry, want) in cases {
-            assert_eq!(cairn_rule(entry).as_deref(), want, "{entry}");
-        }
-    }
 }

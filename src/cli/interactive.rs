@@ -255,6 +255,9 @@ fn start(
             format!("A hook was not loaded: {problem}"),
         ));
     }
+    for problem in &running.rule_problems {
+        notices.push((NoticeLevel::Warning, problem.clone()));
+    }
     Ok(Started {
         commands: running.commands,
         events: running.events,

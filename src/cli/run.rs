@@ -585,6 +585,9 @@ pub async fn main(
     for problem in &running.hooks.problems {
         eprintln!("cairn: a hook was not loaded: {}", escape(problem));
     }
+    for problem in &running.rule_problems {
+        eprintln!("cairn: {}", escape(problem));
+    }
     if let Some(command) = &load {
         let _ = running.commands.send(command.clone());
     }

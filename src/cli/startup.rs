@@ -254,6 +254,8 @@ pub struct Running {
     pub task: tokio::task::JoinHandle<()>,
     /// The session's hooks, for `/hooks`.
     pub hooks: Arc<crate::extensions::hooks::Hooks>,
+    /// Entries of Claude Code's `permissions` cairn could not use.
+    pub rule_problems: Vec<String>,
 }
 
 /// Opens the session store at its usual place.
@@ -402,6 +404,7 @@ pub fn start_agent_with(
         lsp,
         task,
         hooks,
+        rule_problems: crate::extensions::claude_permissions::read(&command_roots(s)).problems,
     })
 }
 
@@ -423,7 +426,18 @@ fn retry_policy(config: &Config) -> crate::llm::retry::RetryPolicy {
 
 fn build_gate(s: &Startup) -> Result<Gate> {
     let perms = &s.config.file.permissions;
-    let rules = Rules::parse(&perms.allow, &perms.deny)
+    let mut allow = perms.allow.clone();
+    let mut deny = perms.deny.clone();
+    // Claude Code's settings: the person's own, the project's deny, and
+    // the project's allow once trusted (it is in the trust question).
+    let claude = crate::extensions::claude_permissions::read(&command_roots(s));
+    allow.extend(claude.user_allow);
+    deny.extend(claude.user_deny);
+    deny.extend(claude.project_deny);
+    if matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag {
+        allow.extend(claude.project_allow);
+    }
+    let rules = Rules::parse(&allow, &deny)
         .map_err(|e| anyhow::anyhow!("{}", locate_rule_error(&s.config, &e.to_string())))?;
     let trusted = s
         .config

@@ -10,6 +10,7 @@
 //! hook commands themselves, a project's through `crate::sandbox`.
 
 pub mod agents;
+pub mod claude_permissions;
 pub mod commands;
 pub mod frontmatter;
 pub mod hooks;
@@ -52,6 +53,9 @@ pub fn project_held(roots: &commands::Roots) -> (Vec<crate::config::project::Hel
     let (agents, agents_print) = agents::project_held(roots);
     held.extend(agents);
     fingerprint.push_str(&agents_print);
+    let (claude, claude_print) = claude_permissions::project_held(roots);
+    held.extend(claude);
+    fingerprint.push_str(&claude_print);
     let (granting, granting_print) = granting_held(roots);
     held.extend(granting);
     fingerprint.push_str(&granting_print);
