@@ -640,3 +640,119 @@ async fn claude_settings_permissions_apply_and_a_projects_allow_waits_for_trust(
         }
     }
 }
+
+/// Logs each event a hook sees, and answers a permission question with
+/// allow, as people's auto-approve scripts do.
+const LOG_AND_APPROVE: &str = r#"#!/usr/bin/env python3
+import json
+import os
+import sys
+
+data = json.load(sys.stdin)
+event = data["hook_event_name"]
+log = os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "events.log")
+with open(log, "a") as f:
+    f.write(f"{event} {data.get('tool_name', '')}\n")
+if event == "PermissionRequest":
+    print(json.dumps({"hookSpecificOutput": {
+        "hookEventName": "PermissionRequest",
+        "decision": {"behavior": "allow"},
+    }}))
+"#;
+
+/// The events of a whole session in the interface, each seen by the
+/// person's own hook: `SessionStart`; `PermissionRequest`, whose allow
+/// answers a question an allow rule could spare but not the one about a
+/// force push, which the person then sees (and `Notification` fires);
+/// `PreCompact` on `/compact`; `SessionEnd` on quitting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sessions_hook_events_fire_and_a_permission_hook_answers_only_what_it_may() {
+    if python_missing() {
+        return;
+    }
+    let env = TestHome::new();
+    let script = env.home.path().join(".claude/hooks/log_and_approve.py");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(&script, LOG_AND_APPROVE).unwrap();
+    let entry = json!([{"matcher": "", "hooks": [
+        {"type": "command", "command": format!("python3 {}", script.display())}
+    ]}]);
+    let events = [
+        "SessionStart",
+        "SessionEnd",
+        "PermissionRequest",
+        "Notification",
+        "PreCompact",
+    ];
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|e| (e.to_string(), entry.clone()))
+        .collect();
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        json!({ "hooks": hooks }).to_string(),
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("t1", "bash", json!({"command": "touch approved.txt"})),
+            Reply::tool(
+                "p1",
+                "bash",
+                json!({"command": "git push --force origin main; touch pushed.txt"}),
+            ),
+            Reply::text("Done here."),
+            Reply::text("Tidy"),
+            Reply::text("You are welcome."),
+            Reply::text("SUMMARY: tidied."),
+        ],
+    )
+    .await;
+    let mut app = pty::PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &["--mode", "always-ask"],
+        &env.vars(&mock.url()),
+        env.project.path(),
+        30,
+        110,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("tidy up");
+    app.send(b"\r");
+    let dialog = app.wait_for_text("git push --force origin main");
+    assert!(env.path("approved.txt").exists(), "{dialog}");
+    app.wait_for_text("Esc deny");
+    app.send(b"\x1b");
+    app.wait_for_text("Done here.");
+    app.type_text("thanks");
+    app.send(b"\r");
+    app.wait_for_text("You are welcome.");
+    app.type_text("/compact");
+    app.send(b"\r");
+    app.wait_for_text("context compacted");
+    app.ctrl_c_to_quit();
+    assert!(app.wait_exit(Duration::from_secs(10)).is_some());
+    assert!(!env.path("pushed.txt").exists());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let log = loop {
+        let log = std::fs::read_to_string(env.path("events.log")).unwrap_or_default();
+        if log.contains("SessionEnd") || Instant::now() > deadline {
+            break log;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let lines: Vec<&str> = log.lines().map(str::trim).collect();
+    assert_eq!(lines.first(), Some(&"SessionStart"), "{log}");
+    assert_eq!(lines.last(), Some(&"SessionEnd"), "{log}");
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| **l == "PermissionRequest Bash")
+            .count(),
+        2,
+        "{log}"
+    );
+    assert!(lines.contains(&"Notification"), "{log}");
+    assert!(lines.contains(&"PreCompact"), "{log}");
+}

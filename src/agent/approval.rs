@@ -29,6 +29,11 @@ pub(crate) struct Question {
     pub reasons: Vec<String>,
     pub rules: Vec<String>,
     pub sandbox: Option<String>,
+    /// Whether a `PermissionRequest` hook's `allow` may answer it: only
+    /// where an allow rule could have spared it (no caution, nothing
+    /// outside the workspace, no control file, no run beyond the sandbox).
+    /// A hook's `deny` always holds.
+    pub hook_may_allow: bool,
 }
 
 /// Asks the person. `Ok` means go ahead (and how); `Err` is the call's
@@ -46,7 +51,7 @@ pub(crate) async fn ask(
         Err(msg) => return Err((ToolStatus::Failed, ToolOutput::error(msg))),
     };
     match super::hooks::permission_request(ctx, &call.name, input).await {
-        Some(Ok(())) => return Ok(Approval::Sandboxed),
+        Some(Ok(())) if question.hook_may_allow => return Ok(Approval::Sandboxed),
         Some(Err(why)) => {
             return Err((
                 ToolStatus::Denied,
@@ -55,7 +60,8 @@ pub(crate) async fn ask(
                 )),
             ));
         }
-        None => {}
+        // An allow that may not answer this question: the person is asked.
+        Some(Ok(())) | None => {}
     }
     let mut reasons = question.reasons;
     let mut summary = tool.summary(input);

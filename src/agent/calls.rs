@@ -24,7 +24,8 @@ const JOB_LIVE_EVERY: Duration = Duration::from_millis(100);
 enum Plan {
     Answer(ToolStatus, String),
     Run(Arc<dyn Tool>, Value, Grant),
-    Ask(Arc<dyn Tool>, Value, Vec<String>, Vec<String>, Grant),
+    /// The last field: whether a `PermissionRequest` hook may allow it.
+    Ask(Arc<dyn Tool>, Value, Vec<String>, Vec<String>, Grant, bool),
 }
 
 fn base_context(ctx: &TurnContext) -> ToolContext {
@@ -228,14 +229,13 @@ fn judge(
     // A hook's `allow` spares the person the question, never the security
     // inspector, a deny rule, the sandbox (no grant beyond the unasked) or
     // the question about a control file the person's git runs later.
-    let hook_permission = pre
-        .permission
-        .filter(|_| crate::permission::gate::control_reasons(&info).is_empty());
+    let no_control = crate::permission::gate::control_reasons(&info).is_empty();
+    let hook_permission = pre.permission.filter(|_| no_control);
     match (verdict, hook_permission) {
         (Verdict::Allow, Some(Permission::Ask)) => {
             let why = format!("a PreToolUse hook asks you to confirm it: {}", pre.reason);
             let grant = gate.grant_for(&info, true);
-            Plan::Ask(tool, input, vec![why], Vec::new(), grant)
+            Plan::Ask(tool, input, vec![why], Vec::new(), grant, no_control)
         }
         (Verdict::Allow, _) | (Verdict::Ask { fixed: false, .. }, Some(Permission::Allow)) => {
             let grant = gate.grant_for(&info, false);
@@ -243,9 +243,16 @@ fn judge(
         }
         (Verdict::Deny { message }, _) => Plan::Answer(ToolStatus::Denied, message),
         (Verdict::Block { message }, _) => Plan::Answer(ToolStatus::Blocked, message),
-        (Verdict::Ask { reasons, rules, .. }, _) => {
+        (
+            Verdict::Ask {
+                reasons,
+                rules,
+                fixed,
+            },
+            _,
+        ) => {
             let grant = gate.grant_for(&info, true);
-            Plan::Ask(tool, input, reasons, rules, grant)
+            Plan::Ask(tool, input, reasons, rules, grant, !fixed && no_control)
         }
     }
 }
@@ -307,12 +314,13 @@ async fn carry_out(
     let (tool, input, grant) = match plan {
         Plan::Answer(status, text) => return (status, ToolOutput::error(text)),
         Plan::Run(tool, input, grant) => (tool, input, grant),
-        Plan::Ask(tool, input, reasons, rules, grant) => {
+        Plan::Ask(tool, input, reasons, rules, grant, hook_may_allow) => {
             let sandbox = super::rerun::dialog_line(&tool_ctx, &tool, &grant);
             let question = Question {
                 reasons,
                 rules,
                 sandbox,
+                hook_may_allow,
             };
             match ask(ctx, call, &tool, &input, question, &tool_ctx).await {
                 Ok(Approval::Sandboxed) => {}

@@ -112,6 +112,7 @@ pub(super) async fn offer(
     let grant = merged(&tool_ctx.grant, &extra);
     let policy = tool_ctx.sandbox_policy();
     let question = Question {
+        hook_may_allow: false,
         reasons: vec![format!(
             "{}; run it again with {}?",
             stop.summary(),
