@@ -756,3 +756,82 @@ async fn a_sessions_hook_events_fire_and_a_permission_hook_answers_only_what_it_
     assert!(lines.contains(&"Notification"), "{log}");
     assert!(lines.contains(&"PreCompact"), "{log}");
 }
+
+/// A PreToolUse hook of the kind teams publish: it denies deploys, rewrites
+/// the test command to the project's wrapper, and adds a note to reads.
+const POLICY: &str = r#"#!/usr/bin/env python3
+import json
+import sys
+
+data = json.load(sys.stdin)
+tool = data["tool_name"]
+command = data.get("tool_input", {}).get("command", "")
+out = {"hookEventName": "PreToolUse"}
+if tool == "Bash" and "deploy" in command:
+    out["permissionDecision"] = "deny"
+    out["permissionDecisionReason"] = "deploys go through the release pipeline"
+elif tool == "Bash" and command.startswith("npm test"):
+    out["updatedInput"] = {"command": "echo wrapped-by-policy"}
+elif tool == "Read":
+    out["additionalContext"] = "Reads of this repository are audited (note 7c1)."
+print(json.dumps({"hookSpecificOutput": out}))
+"#;
+
+/// In auto mode (nothing asks) the hook's deny still stops a call and the
+/// model reads why; its `updatedInput` is what runs; its
+/// `additionalContext` reaches the model with the call's result.
+#[tokio::test]
+async fn a_pre_tool_hook_denies_in_auto_mode_rewrites_input_and_adds_context() {
+    if python_missing() {
+        return;
+    }
+    let env = TestHome::new();
+    let script = env.home.path().join(".claude/hooks/policy.py");
+    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
+    std::fs::write(&script, POLICY).unwrap();
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash|Read", "hooks": [
+        {"type": "command", "command": format!("python3 {}", script.display())}
+    ]}]}});
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    env.write("README.md", "# demo\n");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Working.")
+                .tool_call(
+                    "d1",
+                    "bash",
+                    json!({"command": "./deploy.sh && touch deployed.txt"}),
+                )
+                .tool_call("n1", "bash", json!({"command": "npm test"}))
+                .tool_call("r1", "view", json!({"file_path": "README.md"})),
+            Reply::text("Done."),
+            Reply::text("Work"),
+        ],
+    )
+    .await;
+    let out = env
+        .command(&mock.url())
+        .args(["run", "--mode", "auto", "ship it"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!env.path("deployed.txt").exists());
+    let results = tool_results(&turn_requests(&mock)[1]);
+    assert!(
+        results.contains("deploys go through the release pipeline"),
+        "{results}"
+    );
+    assert!(results.contains("wrapped-by-policy"), "{results}");
+    assert!(
+        results.contains("Reads of this repository are audited (note 7c1)."),
+        "{results}"
+    );
+    assert!(results.contains("# demo"), "{results}");
+}

@@ -58,12 +58,13 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     }))
     .await;
     // Judge in order: the repetition inspector counts calls as they come.
-    let plans: Vec<(PendingCall, Plan)> = calls
+    let plans: Vec<(PendingCall, Plan, Vec<String>)> = calls
         .into_iter()
         .zip(pres)
-        .map(|((call, parsed), pre)| {
+        .map(|((call, parsed), mut pre)| {
+            let context = std::mem::take(&mut pre.context);
             let plan = judge(ctx, &tool_ctx, &call, parsed, pre);
-            (call, plan)
+            (call, plan, context)
         })
         .collect();
 
@@ -72,7 +73,7 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     let total = plans.len();
     let finished: std::sync::Mutex<Vec<Option<Part>>> = std::sync::Mutex::new(vec![None; total]);
     let finished = &finished;
-    let futures = plans.into_iter().enumerate().map(|(slot, (call, plan))| {
+    let futures = (plans.into_iter().enumerate()).map(|(slot, (call, plan, context))| {
         let tool_ctx = tool_ctx.clone();
         async move {
             let ran = match &plan {
@@ -128,6 +129,12 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
                 if let Some(text) = memory {
                     output.content.push(ResultContent::Text { text });
                 }
+            }
+            // What a PreToolUse hook added for the model comes with the
+            // result, as Claude Code gives it.
+            for c in context {
+                let text = format!("PreToolUse hook context: {c}");
+                output.content.push(ResultContent::Text { text });
             }
             let share = super::result_bound::share(ctx.opts.model_info.context_window, total);
             let part = answer(ctx, &call, status, output, &accepted, share);

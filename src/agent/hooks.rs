@@ -80,6 +80,9 @@ pub(crate) struct PreTool {
     pub refused: Option<String>,
     pub permission: Option<Permission>,
     pub reason: String,
+    /// What the hooks' `additionalContext` says, for the model with the
+    /// call's result.
+    pub context: Vec<String>,
 }
 
 /// Runs `PreToolUse` for a call of `tool` with `input`.
@@ -107,6 +110,7 @@ pub(crate) async fn pre_tool(ctx: &TurnContext, tool: &str, input: &Value) -> Pr
             .updated_input
             .as_ref()
             .map(|u| names::cairn_input(tool, u, input)),
+        context: out.context.clone(),
         ..PreTool::default()
     };
     if let Some(why) = out.stop {
