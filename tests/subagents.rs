@@ -418,3 +418,51 @@ async fn a_subagent_stop_hook_sends_the_sub_agent_back_once() {
     assert!(handed_back, "{:?}", mock.requests());
     assert!(String::from_utf8_lossy(&out.stdout).contains("All surveyed."));
 }
+
+/// A sub-agent's `cd` is its own: the parent's next command still starts
+/// where the parent's shell was.
+#[tokio::test]
+async fn a_sub_agents_cd_does_not_move_the_parents_shell() {
+    let home = TestHome::new();
+    let (id, args) = agent_call("t1", "general", "go deep", "TASK-DEEP: work in a subfolder");
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("Delegating.").tool_call(&id, "agent", args),
+            Reply::tool(
+                "c1",
+                "bash",
+                json!({"command": "mkdir -p deep && cd deep && pwd"}),
+            )
+            .when("TASK-DEEP"),
+            Reply::text("DEEP-DONE"),
+            Reply::tool("p1", "bash", json!({"command": "pwd"})),
+            Reply::text("All done."),
+            Reply::text("Deep"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .args(["run", "work in a subfolder"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let root = home.project.path().canonicalize().unwrap();
+    let result = |id: &str| -> String {
+        let all: String = mock.requests().iter().map(|r| r.to_string()).collect();
+        let at = all.find(&format!(r#""tool_use_id":"{id}""#)).unwrap();
+        all[at..at + 400].to_string()
+    };
+    let deep = format!("{}/deep", root.display());
+    assert!(result("c1").contains(&deep), "{}", result("c1"));
+    let parent = result("p1");
+    assert!(
+        parent.contains(&format!("{}\\n", root.display()))
+            || parent.contains(&format!("{}\"", root.display())),
+        "{parent}"
+    );
+    assert!(!parent.contains(&deep), "{parent}");
+}

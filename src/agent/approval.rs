@@ -121,7 +121,7 @@ async fn wait_for_decision(
     ctx.shared
         .emit(AgentEvent::PermissionRequested { id, request });
     super::checks::check_request(&ctx.shared, &ctx.opts.workspace, id, preview.as_ref());
-    super::hooks::notify(&ctx.shared, asking, ctx.session.cwd());
+    super::hooks::notify(&ctx.shared, asking, ctx.cwd());
     let decision = tokio::select! {
         d = rx => d.ok(),
         _ = ctx.cancel.cancelled() => None,

@@ -44,6 +44,7 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
         call_id: String::new(),
         files: ctx.shared.files.clone(),
         terminals: ctx.shared.terminals.clone(),
+        own_cwd: ctx.own_cwd.clone(),
     }
 }
 
@@ -211,7 +212,7 @@ fn judge(
     }
     let paths = tool.paths(&input, tool_ctx);
     super::checks::touch(&ctx.shared, &paths);
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     let info = CallInfo {
         tool: tool.name(),
         input: &input,

@@ -26,7 +26,7 @@ pub(crate) fn build_system_prompt(ctx: &TurnContext) -> String {
         prompt::system_prompt(&env, &files)
     };
     if let Some(roots) = &ctx.extensions {
-        let (skills, _) = crate::extensions::skills::discover(roots, &ctx.session.cwd());
+        let (skills, _) = crate::extensions::skills::discover(roots, &ctx.cwd());
         let section = crate::extensions::skills::prompt_section(
             &skills,
             crate::extensions::skills::PROMPT_CAP,

@@ -80,7 +80,7 @@ pub(crate) fn skill_loaded(ctx: &TurnContext, name: &str) {
     let Some(roots) = &ctx.extensions else {
         return;
     };
-    let (skills, _) = crate::extensions::skills::discover(roots, &ctx.session.cwd());
+    let (skills, _) = crate::extensions::skills::discover(roots, &ctx.cwd());
     if let Some(s) = skills.iter().find(|s| s.name == name) {
         let file = s.dir.join("SKILL.md");
         let g = Granting {

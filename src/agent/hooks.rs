@@ -87,7 +87,7 @@ pub(crate) struct PreTool {
 
 /// Runs `PreToolUse` for a call of `tool` with `input`.
 pub(crate) async fn pre_tool(ctx: &TurnContext, tool: &str, input: &Value) -> PreTool {
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     let claude = names::claude_name(tool);
     let fields = json!({
         "tool_name": claude,
@@ -143,7 +143,7 @@ pub(crate) async fn post_tool(
     output: &str,
     failed: bool,
 ) -> Option<String> {
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     let claude = names::claude_name(tool);
     let event = if failed {
         Event::PostToolUseFailure
@@ -185,7 +185,7 @@ pub(crate) async fn permission_request(
     tool: &str,
     input: &Value,
 ) -> Option<Result<(), String>> {
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     let claude = names::claude_name(tool);
     let fields = json!({
         "tool_name": claude,
@@ -309,7 +309,7 @@ pub(crate) async fn session_end(shared: &Shared, reason: &str, cwd: &Path) {
 pub(crate) async fn pre_compact(ctx: &TurnContext, manual: bool, focus: Option<&str>) {
     let trigger = if manual { "manual" } else { "auto" };
     let fields = json!({"trigger": trigger, "custom_instructions": focus.unwrap_or("")});
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     fire(
         &ctx.shared,
         Event::PreCompact,

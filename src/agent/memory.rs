@@ -26,7 +26,7 @@ pub(crate) fn nested_for(ctx: &TurnContext, tool: &str, input: &Value) -> Option
         return None;
     }
     let path = input.get("file_path")?.as_str()?;
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     let file = crate::paths::lexical(&cwd.join(path));
     let root = ctx.opts.workspace.as_path();
     let found = below(root, &ctx.opts.cwd, &file, ctx.opts.instructions_max_bytes);

@@ -920,6 +920,7 @@ impl Agent {
             extensions: self.commands.clone(),
             hook_stop: std::sync::Mutex::new(None),
             sub: None,
+            own_cwd: None,
         }
     }
 

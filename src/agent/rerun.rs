@@ -60,7 +60,7 @@ fn rules_for(
     let Some(command) = input.get("command").and_then(Value::as_str) else {
         return Vec::new();
     };
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     let info = CallInfo {
         tool: tool.name(),
         input,

@@ -31,9 +31,19 @@ pub(crate) struct TurnContext {
     pub hook_stop: std::sync::Mutex<Option<String>>,
     /// Set when this turn is a sub-agent's.
     pub sub: Option<Arc<Frame>>,
+    /// A sub-agent's own shell directory (`ToolContext::own_cwd`).
+    pub own_cwd: Option<Arc<std::sync::Mutex<std::path::PathBuf>>>,
 }
 
 impl TurnContext {
+    /// The shell's working directory in this turn (a sub-agent's own).
+    pub fn cwd(&self) -> std::path::PathBuf {
+        match &self.own_cwd {
+            Some(c) => lock(c).clone(),
+            None => self.session.cwd(),
+        }
+    }
+
     /// The tools offered in the latest request.
     pub fn tools(&self) -> Arc<Registry> {
         lock(&self.registry).clone()

@@ -77,6 +77,9 @@ pub struct ToolContext {
     /// is shown while it runs, still inside the sandbox; `None` runs it
     /// here.
     pub terminals: Option<Arc<dyn terminals::Terminals>>,
+    /// A sub-agent's own shell directory: its `cd` moves neither the
+    /// parent's shell nor a sibling's. `None`: the session's.
+    pub own_cwd: Option<Arc<std::sync::Mutex<PathBuf>>>,
 }
 
 /// Hunks (numbered from 0, as `crate::diff::hunks` counts them) of an
@@ -103,6 +106,23 @@ impl ToolContext {
             call_id: String::new(),
             files: None,
             terminals: None,
+            own_cwd: None,
+        }
+    }
+
+    /// The shell's working directory for this call.
+    pub fn shell_cwd(&self) -> PathBuf {
+        match &self.own_cwd {
+            Some(c) => crate::sync::lock(c).clone(),
+            None => self.session.cwd(),
+        }
+    }
+
+    /// Where the next `bash` call of this context starts.
+    pub fn set_shell_cwd(&self, dir: PathBuf) {
+        match &self.own_cwd {
+            Some(c) => *crate::sync::lock(c) = dir,
+            None => self.session.set_cwd(dir),
         }
     }
 

@@ -261,7 +261,7 @@ async fn run_child(host: &Host, def: &AgentDef, task: &Task, tool_ctx: &ToolCont
     let mut outcome = super::turn::run(&ctx, &mut messages, totals).await;
     // `SubagentStop` hooks may send it back to work, as `Stop` does the
     // main conversation, a few times at most.
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.cwd();
     let mut continued = 0;
     while matches!(outcome, TurnOutcome::Completed) && continued < super::STOP_HOOK_TURNS {
         let active = continued > 0;
@@ -369,6 +369,8 @@ fn child_context(
         turn: host.session.turn(),
         extensions: None,
         hook_stop: std::sync::Mutex::new(None),
+        // Its own shell directory, starting where its caller's is.
+        own_cwd: Some(Arc::new(std::sync::Mutex::new(tool_ctx.shell_cwd()))),
         sub: Some(Arc::new(Frame {
             name: def.name.clone(),
             description: task.description.clone(),

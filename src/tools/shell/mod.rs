@@ -103,11 +103,11 @@ fn with_output(mut text: String, output: &str) -> String {
 }
 
 fn start_dir(ctx: &ToolContext) -> PathBuf {
-    let cwd = ctx.session.cwd();
+    let cwd = ctx.shell_cwd();
     if cwd.is_dir() {
         cwd
     } else {
-        ctx.session.set_cwd(ctx.workspace.clone());
+        ctx.set_shell_cwd(ctx.workspace.clone());
         ctx.workspace.clone()
     }
 }
@@ -322,7 +322,7 @@ fn take_cwd(p: &Prepared, ctx: &ToolContext) {
     if let Some(dir) = read_cwd_file(p.cwd_file.path()) {
         let dir = PathBuf::from(dir.trim_end_matches('\n'));
         if dir.is_dir() {
-            ctx.session.set_cwd(dir);
+            ctx.set_shell_cwd(dir);
         }
     }
 }
@@ -384,7 +384,7 @@ impl Tool for BashTool {
         }
         let analysis = parse(&args.command);
         Ok(Some(Preview::Command {
-            cwd: ctx.display_path(&ctx.session.cwd()),
+            cwd: ctx.display_path(&ctx.shell_cwd()),
             commands: analysis.commands.iter().map(|c| c.words.clone()).collect(),
             redirects: analysis.file_writes().map(|r| r.target.clone()).collect(),
             command: args.command,
