@@ -153,19 +153,23 @@ async fn a_sub_agents_edit_asks_naming_it_and_deny_returns_to_it() {
         last.contains("not today"),
         "the refusal went back to the sub-agent: {last}"
     );
-    // Its pane opens its whole transcript, read-only.
+    // Enter on its pane lists its calls in place; Enter again opens its
+    // whole transcript, read-only.
     app.send(b"\t");
-    let mut opened = String::new();
+    let (mut inline, mut opened) = (String::new(), String::new());
     for _ in 0..4 {
         app.send(b"k");
         std::thread::sleep(Duration::from_millis(100));
         app.send(b"\r");
         std::thread::sleep(Duration::from_millis(300));
-        if app.screen().contains("(read-only)") {
-            opened = app.screen();
+        if app.screen().contains("⊘ edit notes.md") {
+            inline = app.screen();
+            app.send(b"\r");
+            opened = app.wait_for_text("(read-only)");
             break;
         }
     }
+    assert!(inline.contains("⊘ edit notes.md"), "{}", app.screen());
     assert!(
         opened.contains("sub-agent general: update the notes (read-only)"),
         "{}",

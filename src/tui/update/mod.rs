@@ -297,15 +297,20 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
     } else if keys.is(Action::SelectLast, &key) {
         model.transcript.select(n.checked_sub(1));
     } else if keys.is(Action::ToggleExpand, &key) {
+        // A sub-agent's pane: the first press lists its calls in place,
+        // the next opens its whole transcript (and folds the pane again).
         let sub_agent = sel
             .and_then(|s| model.transcript.cells().get(s))
             .and_then(|c| match &c.kind {
-                CellKind::Tool(t) if t.name == "agent" => Some(t.call_id.clone()),
+                CellKind::Tool(t) if t.name == "agent" && c.expanded => Some(t.call_id.clone()),
                 _ => None,
             });
         if let Some(call_id) = sub_agent
             && agent::subagents::open(model, &call_id)
         {
+            if let Some(c) = sel.and_then(|s| model.transcript.get_mut(s)) {
+                c.expanded = false;
+            }
             return Vec::new();
         }
         if let Some(c) = sel.and_then(|s| model.transcript.get_mut(s)) {

@@ -466,7 +466,7 @@ pub fn settle_activity(model: &mut Model) {
     };
 }
 
-fn tool_mut<'a>(model: &'a mut Model, call_id: &str) -> Option<&'a mut ToolCell> {
+pub(super) fn tool_mut<'a>(model: &'a mut Model, call_id: &str) -> Option<&'a mut ToolCell> {
     let i = model
         .transcript
         .cells()

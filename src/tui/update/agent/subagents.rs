@@ -27,6 +27,36 @@ pub fn record(model: &mut Model, ev: &AgentEvent) -> bool {
             if let Some(t) = model.subagents.get_mut(call_id) {
                 t.add(event);
             }
+            // Its pane lists its calls when expanded.
+            let step = match &**event {
+                AgentEvent::ToolCallStarted {
+                    call_id: id,
+                    summary,
+                    ..
+                } => Some((id.clone(), Some(summary.clone()), None)),
+                AgentEvent::ToolCallFinished {
+                    call_id: id,
+                    status,
+                    ..
+                } => Some((id.clone(), None, Some(*status))),
+                _ => None,
+            };
+            if let (Some((id, summary, status)), Some(pane)) =
+                (step, super::tool_mut(model, call_id))
+            {
+                match summary {
+                    Some(summary) => pane.steps.push(crate::tui::widgets::tool_cell::Step {
+                        call_id: id,
+                        summary,
+                        status: None,
+                    }),
+                    None => {
+                        if let Some(step) = pane.steps.iter_mut().find(|s| s.call_id == id) {
+                            step.status = status;
+                        }
+                    }
+                }
+            }
         }
         AgentEvent::SubagentFinished {
             call_id, summary, ..

@@ -63,6 +63,17 @@ pub struct ToolCell {
     /// "`AGENTS.md` changes the instructions of every future session",
     /// for a write of an instruction file.
     pub instructions: Option<String>,
+    /// An `agent` call's sub-agent's own tool calls, in order: what each
+    /// was and how it ended (`None` while it runs); shown when expanded.
+    pub steps: Vec<Step>,
+}
+
+/// One tool call of a sub-agent, as its pane lists it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Step {
+    pub call_id: String,
+    pub summary: String,
+    pub status: Option<ToolStatus>,
 }
 
 impl ToolCell {
@@ -83,6 +94,7 @@ impl ToolCell {
             description: None,
             job: None,
             instructions: None,
+            steps: Vec::new(),
         }
     }
 
@@ -271,6 +283,24 @@ impl ToolCell {
             out.push(dim_line(&format!("  {p}"), width, styles));
         }
         command::details(self, width, expanded, styles, &mut out);
+        if expanded && !self.steps.is_empty() {
+            for Step {
+                summary, status, ..
+            } in &self.steps
+            {
+                let (mark, style) = match status {
+                    None => ("…", styles.dim),
+                    Some(ToolStatus::Done) => ("✓", styles.success),
+                    Some(ToolStatus::Failed) => ("✗", styles.error),
+                    Some(_) => ("⊘", styles.warning),
+                };
+                let text = truncate(&format!(" {summary}"), width.saturating_sub(4) as usize);
+                out.push(Line::from(vec![
+                    Span::styled(format!("  {mark}"), style),
+                    Span::styled(text, styles.dim),
+                ]));
+            }
+        }
         if self.diff_lines(width, expanded, styles, theme, &mut out)
             && self.state == CallState::Finished(ToolStatus::Done)
         {
