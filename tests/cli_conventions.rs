@@ -145,3 +145,51 @@ async fn no_save_runs_without_recording_a_session() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("cannot continue"));
 }
+
+/// No debugging write is left in cairn's own (unsandboxed) process: a
+/// fixed path under the shared `/tmp` is one a contained command can
+/// replace with a link, so cairn would write wherever it points (hostile
+/// review, s11 F1). Scans the source outside its test modules.
+#[test]
+fn no_debug_write_to_a_fixed_temporary_path_is_left_in_the_source() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let mut files = Vec::new();
+    walk(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+        &mut files,
+    );
+    let mut found = Vec::new();
+    for f in files {
+        let name = f.to_string_lossy();
+        if name.ends_with("tests.rs") || name.contains("/tests/") || name.ends_with("_tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&f).unwrap();
+        // Only the code before the file's inline test module (at its end).
+        let lines: Vec<&str> = text.lines().collect();
+        let end = (0..lines.len())
+            .find(|&i| {
+                lines[i].trim() == "#[cfg(test)]"
+                    && lines.get(i + 1).is_some_and(|l| {
+                        l.trim_start().starts_with("mod ") && l.trim_end().ends_with('{')
+                    })
+            })
+            .unwrap_or(lines.len());
+        for (n, line) in lines[..end].iter().enumerate() {
+            let written = ["\"/tmp/", "force_capture()"];
+            if written.iter().any(|w| line.contains(w)) {
+                found.push(format!("{}:{}: {}", f.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+}

@@ -65,7 +65,7 @@ async fn start(mock: &MockModel, mode: Mode, interactive: bool) -> Run {
             ..Default::default()
         },
         pinned: Default::default(),
-        trusted_held: None,
+        trusted_grants: None,
     };
     let gate = Gate::new(mode, Rules::new(), 3);
     let (agent, rx) = Agent::new(opts, Arc::from(provider), Registry::builtin(), gate);

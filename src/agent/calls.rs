@@ -95,11 +95,8 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
             ctx.session.writing(&writes);
             let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
             ctx.session.written(&writes);
-            if status == ToolStatus::Done
-                && call.name == "skill"
-                && let Some(name) = ran.as_ref().and_then(|i| i["name"].as_str())
-            {
-                super::grants::skill_loaded(ctx, name);
+            if status == ToolStatus::Done && call.name == "skill" {
+                super::grants::skill_loaded(ctx, &call.id);
             }
             let accepted = if status == ToolStatus::Done {
                 writes

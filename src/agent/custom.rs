@@ -67,6 +67,7 @@ pub(crate) async fn expand(
         name: &command.name,
         scope: command.scope,
         file: &command.source,
+        hash: &command.text_hash,
         tools: &command.allowed_tools,
     };
     super::grants::grant(ctx, &what, g);

@@ -4,9 +4,10 @@
 //! run while the skill is active. A grant is an allow rule for the turn:
 //! deny rules, the security inspector, what no rule lifts (outside the
 //! workspace, a force push) and the sandbox still hold. A project's skill
-//! or command grants only while the project is trusted with the files as
-//! they were when the person trusted them (`extensions::project_held`);
-//! one added or changed since grants nothing until the next start asks.
+//! or command grants only when it is, with the very text that was loaded,
+//! among those the person trusted (`extensions::granting_entries`, listed
+//! in the trust question); the skill is the one the `skill` call read
+//! (`tools::state::LoadedSkill`), never a second lookup by name.
 
 use super::turn_context::TurnContext;
 use crate::extensions::commands::Scope;
@@ -21,6 +22,8 @@ pub(crate) struct Granting<'a> {
     pub scope: Scope,
     /// Its file (`SKILL.md`, the command's markdown).
     pub file: &'a std::path::Path,
+    /// The hash of its text as it was read for this use.
+    pub hash: &'a str,
     pub tools: &'a [String],
 }
 
@@ -36,9 +39,10 @@ pub(crate) fn grant(ctx: &TurnContext, what: &str, g: Granting<'_>) {
         say(
             NoticeLevel::Warning,
             format!(
-                "{what} asks to run {} without asking, but this project's skills and commands \
-                 are not trusted as they are now, so cairn asks as its mode says (start cairn \
-                 here again to be asked about them)",
+                "{what} asks to run {} without asking, but it is not among the skills and \
+                 commands you trusted in this project as they were then (it is new, changed, \
+                 in a subfolder, or the project is not trusted), so cairn asks as its mode \
+                 says; the next start asks you about it",
                 tools.join(", ")
             ),
         );
@@ -74,40 +78,42 @@ pub(crate) fn grant(ctx: &TurnContext, what: &str, g: Granting<'_>) {
     );
 }
 
-/// The model loaded the skill `name` with the `skill` tool: what its
-/// `allowed-tools` names is granted.
-pub(crate) fn skill_loaded(ctx: &TurnContext, name: &str) {
-    let Some(roots) = &ctx.extensions else {
+/// The `skill` call `call_id` loaded a skill (`tools::state::
+/// LoadedSkill`, exactly as the tool read it): what its `allowed-tools`
+/// names is granted.
+pub(crate) fn skill_loaded(ctx: &TurnContext, call_id: &str) {
+    let Some(s) = ctx.session.take_loaded_skill(call_id) else {
         return;
     };
-    let (skills, _) = crate::extensions::skills::discover(roots, &ctx.cwd());
-    if let Some(s) = skills.iter().find(|s| s.name == name) {
-        let file = s.dir.join("SKILL.md");
-        let g = Granting {
-            kind: "skill",
-            name,
-            scope: s.scope,
-            file: &file,
-            tools: &s.allowed_tools,
-        };
-        grant(ctx, &format!("The skill `{name}`"), g);
-    }
+    let g = Granting {
+        kind: "skill",
+        name: &s.name,
+        scope: if s.project {
+            Scope::Project
+        } else {
+            Scope::User
+        },
+        file: &s.file,
+        hash: &s.text_hash,
+        tools: &s.allowed_tools,
+    };
+    grant(ctx, &format!("The skill `{}`", s.name), g);
 }
 
-/// Whether the project is trusted with its skills and commands as they
-/// are now, this one among them: the fingerprint of what waits for trust
-/// is the one the person trusted, and holds this file as it is now (a
-/// skill in a subfolder, which the trust question does not list, is not).
+/// Whether the project is trusted with this skill or command as it was
+/// read: it is among the granting skills and commands the trust covered
+/// (at the project's root; the trust question lists each), with the same
+/// text.
 fn trust_holds(ctx: &TurnContext, g: &Granting<'_>) -> bool {
-    let (Some(trusted), Some(roots)) = (&ctx.opts.trusted_held, &ctx.extensions) else {
+    let Some(trusted) = &ctx.opts.trusted_grants else {
         return false;
     };
-    let scope = crate::extensions::commands::Scope::Project;
-    let Ok(text) = crate::extensions::read_definition(g.file, scope, &roots.workspace, 256 * 1024)
-    else {
-        return false;
+    let file = g.file.strip_prefix(&ctx.opts.workspace).unwrap_or(g.file);
+    let entry = crate::extensions::GrantEntry {
+        kind: g.kind.into(),
+        name: g.name.into(),
+        file: file.to_path_buf(),
+        hash: g.hash.into(),
     };
-    let file = g.file.strip_prefix(&roots.workspace).unwrap_or(g.file);
-    let line = crate::extensions::granting_line(g.kind, g.name, file, &text);
-    trusted.contains(&line) && crate::extensions::project_held(roots).1 == *trusted
+    trusted.contains(&entry)
 }

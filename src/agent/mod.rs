@@ -113,10 +113,10 @@ pub struct AgentOptions {
     /// What the command line chose, which a resumed session's own settings
     /// do not replace.
     pub pinned: Pinned,
-    /// When the project is trusted: the fingerprint of what waited for
-    /// that trust (`extensions::project_held`), so that a project's skill
-    /// or command grants its `allowed-tools` only while it is unchanged.
-    pub trusted_held: Option<String>,
+    /// When the project is trusted: its skills and commands that grant
+    /// tools, as the trust covered them (`extensions::granting_entries`);
+    /// one grants its `allowed-tools` only when it is among them as read.
+    pub trusted_grants: Option<Vec<crate::extensions::GrantEntry>>,
 }
 
 /// Settings the command line named (`--model`, `--mode`, `--yolo`).

@@ -275,7 +275,7 @@ pub(crate) fn test_options(dir: &std::path::Path) -> AgentOptions {
             ..Default::default()
         },
         pinned: Default::default(),
-        trusted_held: None,
+        trusted_grants: None,
     }
 }
 

@@ -53,9 +53,9 @@ pub struct Startup {
     pub sandbox: crate::sandbox::Sandbox,
     /// `--trust-project` was given (a project's agents are trusted too).
     pub trust_flag: bool,
-    /// The fingerprint of the project's hooks, agents, skills and
-    /// commands that wait for trust, as they were at the start.
-    pub held_fingerprint: String,
+    /// The project's skills and commands that grant tools, as the trust
+    /// question (and its fingerprint) covered them at the start.
+    pub held_grants: Vec<crate::extensions::GrantEntry>,
     /// `--no-save`: nothing goes to the session store.
     pub no_save: bool,
     /// `--model` / `--mode` (or `--yolo`) were given: a resumed session
@@ -88,9 +88,19 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
     let mut config = config::load(&root)?;
     // A project's hooks and agents are held for trust like its settings,
     // with their files' content: a changed script or agent asks again.
-    let (held, fingerprint) = crate::extensions::project_held(&roots_at(&root, &config));
+    let roots = roots_at(&root, &config);
+    let grants = |r| -> Vec<crate::extensions::GrantEntry> {
+        (crate::extensions::granting_entries(r).into_iter())
+            .map(|(e, _)| e)
+            .collect()
+    };
+    let before = grants(&roots);
+    let (held, fingerprint) = crate::extensions::project_held(&roots);
     config.hold_more(held, &fingerprint);
-    let held_fingerprint = fingerprint;
+    // What grants is what the question showed: read before and after it
+    // was put together, and none when the two differ.
+    let after = grants(&roots);
+    let held_grants = if before == after { after } else { Vec::new() };
     let store = TrustStore::default_location();
     let (trust, trust_problem) =
         match config.apply_trust(store.as_ref().ok(), &root, overrides.trust_project) {
@@ -129,7 +139,7 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
         trust,
         trust_problem,
         trust_flag: overrides.trust_project,
-        held_fingerprint,
+        held_grants,
         no_save: overrides.no_save,
         model_pinned: overrides.model.is_some(),
         mode_pinned: overrides.mode.is_some(),
@@ -323,9 +333,9 @@ pub fn start_agent_with(
             model: s.model_pinned,
             mode: s.mode_pinned,
         },
-        trusted_held: (matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun)
+        trusted_grants: (matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun)
             || s.trust_flag)
-            .then(|| s.held_fingerprint.clone()),
+            .then(|| s.held_grants.clone()),
     };
     let gate = build_gate(s)?;
     // Nothing starts here: a server starts with the first file of its

@@ -38,6 +38,7 @@ pub fn invocable(roots: &commands::Roots, cwd: &Path) -> commands::Catalogue {
             allowed_tools: s.allowed_tools,
             model: None,
             scope: s.scope,
+            text_hash: s.text_hash,
         });
     }
     catalogue.commands.sort_by(|a, b| a.name.cmp(&b.name));
@@ -62,44 +63,79 @@ pub fn project_held(roots: &commands::Roots) -> (Vec<crate::config::project::Hel
     (held, fingerprint)
 }
 
-/// The fingerprint line of a project's skill or command that grants tools:
-/// the file and a hash of its content.
-pub fn granting_line(kind: &str, name: &str, file: &Path, text: &str) -> String {
-    let hash = crate::config::trust::hash_text(text.as_bytes());
-    format!("{kind}\t{name}\t{}\t{hash}\n", file.display())
+/// A project's skill or command that grants tools, as the trust question
+/// covered it: its kind (`skill`, `command`), name, file (relative to the
+/// workspace) and the hash of its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GrantEntry {
+    pub kind: String,
+    pub name: String,
+    pub file: std::path::PathBuf,
+    pub hash: String,
 }
 
 /// The project's skills (at its root) and commands with `allowed-tools`.
-fn granting_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
-    let mut held = Vec::new();
-    let mut fingerprint = String::new();
-    let mut add = |kind: &str, name: &str, path: &Path, tools: &[String]| {
+pub fn granting_entries(roots: &commands::Roots) -> Vec<(GrantEntry, Vec<String>)> {
+    let entry = |kind: &str, name: &str, path: &Path, hash: &str, tools: &[String]| {
         let file = path.strip_prefix(&roots.workspace).unwrap_or(path);
-        let text = read_definition(path, commands::Scope::Project, &roots.workspace, 256 * 1024)
-            .unwrap_or_default();
-        held.push(crate::config::project::Held {
-            key: format!("{kind} {name}"),
-            what: format!(
-                "runs {} without asking while it is in use (from {})",
-                tools.join(", "),
-                file.display()
-            ),
-        });
-        fingerprint.push_str(&granting_line(kind, name, file, &text));
+        let e = GrantEntry {
+            kind: kind.into(),
+            name: name.into(),
+            file: file.to_path_buf(),
+            hash: hash.into(),
+        };
+        (e, tools.to_vec())
     };
+    let mut out = Vec::new();
     let (skills, _) = skills::discover(roots, &roots.workspace);
     for s in skills
         .iter()
         .filter(|s| s.scope == commands::Scope::Project)
     {
         if !s.allowed_tools.is_empty() {
-            add("skill", &s.name, &s.dir.join("SKILL.md"), &s.allowed_tools);
+            let file = s.dir.join("SKILL.md");
+            out.push(entry(
+                "skill",
+                &s.name,
+                &file,
+                &s.text_hash,
+                &s.allowed_tools,
+            ));
         }
     }
     for c in commands::discover(roots).commands.iter() {
         if c.scope == commands::Scope::Project && !c.allowed_tools.is_empty() {
-            add("command", &c.name, &c.source, &c.allowed_tools);
+            out.push(entry(
+                "command",
+                &c.name,
+                &c.source,
+                &c.text_hash,
+                &c.allowed_tools,
+            ));
         }
+    }
+    out
+}
+
+fn granting_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
+    let mut held = Vec::new();
+    let mut fingerprint = String::new();
+    for (e, tools) in granting_entries(roots) {
+        held.push(crate::config::project::Held {
+            key: format!("{} {}", e.kind, e.name),
+            what: format!(
+                "runs {} without asking while it is in use (from {})",
+                tools.join(", "),
+                e.file.display()
+            ),
+        });
+        fingerprint.push_str(&format!(
+            "{}\t{}\t{}\t{}\n",
+            e.kind,
+            e.name,
+            e.file.display(),
+            e.hash
+        ));
     }
     (held, fingerprint)
 }

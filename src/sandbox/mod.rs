@@ -394,10 +394,6 @@ pub fn resolves(program: &std::ffi::OsStr) -> bool {
 static UNBOUND_RAN: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 fn note_unbound() {
-    let _ = std::fs::write(
-        "/tmp/unbound.txt",
-        format!("{}", std::backtrace::Backtrace::force_capture()),
-    );
     UNBOUND_RAN.store(true, std::sync::atomic::Ordering::SeqCst);
 }
 

@@ -63,8 +63,25 @@ pub enum TodoStatus {
     Completed,
 }
 
+/// The skill a `skill` call loaded, exactly as it was read: the grant of
+/// its `allowed-tools` is judged on this, never on a second read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedSkill {
+    pub name: String,
+    /// Its `SKILL.md`.
+    pub file: PathBuf,
+    /// A project's (else the person's own).
+    pub project: bool,
+    pub allowed_tools: Vec<String>,
+    /// The hash of the file's text as read (`config::trust::hash_text`).
+    pub text_hash: String,
+}
+
 pub struct SessionState {
     cwd: Mutex<PathBuf>,
+    /// What each `skill` call loaded, by call id, until the agent grants
+    /// its `allowed-tools` (`agent::grants`).
+    loaded_skills: Mutex<HashMap<String, LoadedSkill>>,
     viewed: Mutex<HashMap<PathBuf, FileStamp>>,
     history: Mutex<Vec<FileVersion>>,
     /// Versions not yet handed to the session store.
@@ -126,6 +143,7 @@ impl SessionState {
         SessionState {
             cwd: Mutex::new(workspace.to_path_buf()),
             viewed: Mutex::new(HashMap::new()),
+            loaded_skills: Mutex::new(HashMap::new()),
             history: Mutex::new(Vec::new()),
             unsent: Mutex::new(Vec::new()),
             unsent_lost: Mutex::new(Vec::new()),
@@ -257,6 +275,16 @@ impl SessionState {
                 w.remove(i);
             }
         }
+    }
+
+    /// A `skill` call loaded this skill.
+    pub fn skill_loaded(&self, call_id: &str, skill: LoadedSkill) {
+        lock(&self.loaded_skills).insert(call_id.to_string(), skill);
+    }
+
+    /// What the `skill` call `call_id` loaded, once.
+    pub fn take_loaded_skill(&self, call_id: &str) -> Option<LoadedSkill> {
+        lock(&self.loaded_skills).remove(call_id)
     }
 
     /// The shell's working directory, kept across `bash` calls.

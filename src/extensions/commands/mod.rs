@@ -35,6 +35,8 @@ pub struct CustomCommand {
     pub body: String,
     pub source: PathBuf,
     pub scope: Scope,
+    /// The hash of the file's text as read (`config::trust::hash_text`).
+    pub text_hash: String,
 }
 
 /// The commands found, and a sentence for each file that could not be read.
@@ -158,6 +160,7 @@ fn load(name: &str, path: &Path, scope: Scope, workspace: &Path) -> Result<Custo
         body: doc.body,
         source: path.to_path_buf(),
         scope,
+        text_hash: crate::config::trust::hash_text(text.as_bytes()),
     })
 }
 

@@ -32,6 +32,8 @@ pub struct Skill {
     /// The folder holding `SKILL.md`.
     pub dir: PathBuf,
     pub scope: Scope,
+    /// The hash of `SKILL.md`'s text as read (`config::trust::hash_text`).
+    pub text_hash: String,
 }
 
 /// The skill folders, first wins: nearest the cwd first, then the
@@ -137,6 +139,7 @@ fn load(folder: &Path, scope: Scope, workspace: &Path) -> Result<Skill, String> 
         body: doc.body,
         dir: folder.to_path_buf(),
         scope,
+        text_hash: crate::config::trust::hash_text(text.as_bytes()),
     })
 }
 

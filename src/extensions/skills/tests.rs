@@ -68,6 +68,7 @@ fn the_prompt_lists_names_and_descriptions_only_and_says_when_it_cut() {
         body: "SECRET BODY".into(),
         dir: PathBuf::from("/x"),
         scope: Scope::User,
+        text_hash: String::new(),
     };
     let skills: Vec<Skill> = (0..50).map(skill).collect();
     let full = prompt_section(&skills, PROMPT_CAP);

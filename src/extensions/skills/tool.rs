@@ -50,18 +50,31 @@ impl Tool for SkillTool {
         format!("skill {}", input["name"].as_str().unwrap_or(""))
     }
 
-    async fn run(&self, input: Value, _ctx: &ToolContext) -> ToolOutput {
+    async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
         let Some(name) = input["name"].as_str() else {
             return ToolOutput::error("`name` is missing: give the skill's name as listed.");
         };
         let (skills, _) = super::discover(&self.roots, &self.cwd);
         match skills.iter().find(|s| s.name == name && s.model_invocable) {
-            Some(s) => ToolOutput::text(format!(
-                "Skill `{}` (folder: {}):\n\n{}",
-                s.name,
-                s.dir.display(),
-                s.body.trim()
-            )),
+            Some(s) => {
+                // What it grants is judged on exactly this read.
+                ctx.session.skill_loaded(
+                    &ctx.call_id,
+                    crate::tools::state::LoadedSkill {
+                        name: s.name.clone(),
+                        file: s.dir.join("SKILL.md"),
+                        project: s.scope == super::super::commands::Scope::Project,
+                        allowed_tools: s.allowed_tools.clone(),
+                        text_hash: s.text_hash.clone(),
+                    },
+                );
+                ToolOutput::text(format!(
+                    "Skill `{}` (folder: {}):\n\n{}",
+                    s.name,
+                    s.dir.display(),
+                    s.body.trim()
+                ))
+            }
             None => {
                 let names: Vec<&str> = skills
                     .iter()

@@ -357,6 +357,9 @@ impl Census {
         deferred: &[PathBuf],
     ) -> Vec<String> {
         let mut said = Vec::new();
+        // Folders that lost a planted part, with the parts they are known
+        // by from now on.
+        let mut settle_parts: Vec<(PathBuf, Parts)> = Vec::new();
         if self.refresh_gitlinks() {
             // Changed by a command and unreadable: the gitlinks it may
             // hide are unknown, so the index goes (git rebuilds one from
@@ -428,24 +431,30 @@ impl Census {
             moving_parts.extend(parts.into_iter().flatten());
             whole
         });
-        for part in &moving_parts {
-            said.push(
-                match move_out(&self.workspace.join(part), part, quarantine) {
-                    Ok(to) => format!(
-                        "`{}` appeared or changed during the command; your own git (or cairn, or \
-                     another agent) would obey it outside the sandbox, so cairn moved it to {} \
-                     — if you made it yourself, move it back",
-                        part.display(),
-                        to.display()
-                    ),
-                    Err(e) => format!(
-                        "`{}` appeared or changed during the command and your own git (or cairn, \
-                     or another agent) would obey it; cairn could not move it away ({e}): \
-                     remove it before you run git or an agent here",
-                        part.display()
-                    ),
-                },
-            );
+        // A few are named one by one; many (a command planting in a loop)
+        // go to one quarantine folder, said in one line.
+        if moving_parts.len() <= SAID_ONE_BY_ONE {
+            for part in &moving_parts {
+                said.push(
+                    match move_out(&self.workspace.join(part), part, quarantine) {
+                        Ok(to) => format!(
+                            "`{}` appeared or changed during the command; your own git (or \
+                             cairn, or another agent) would obey it outside the sandbox, so \
+                             cairn moved it to {} — if you made it yourself, move it back",
+                            part.display(),
+                            to.display()
+                        ),
+                        Err(e) => format!(
+                            "`{}` appeared or changed during the command and your own git (or \
+                             cairn, or another agent) would obey it; cairn could not move it \
+                             away ({e}): remove it before you run git or an agent here",
+                            part.display()
+                        ),
+                    },
+                );
+            }
+        } else {
+            said.extend(move_many(&self.workspace, &moving_parts, quarantine));
         }
         for (rel, _) in &moving {
             let from = self.workspace.join(rel);
@@ -480,16 +489,41 @@ impl Census {
                 t.refresh();
             }
             let moved: BTreeSet<PathBuf> = moving.into_iter().map(|(r, _)| r).collect();
-            // A folder that lost a planted part is taken in as it is now.
+            // A folder that lost a planted part is taken in as it is now
+            // only when nothing in it is new since it was judged: its
+            // identity is read first, then its parts, so a part planted
+            // meanwhile is either in neither or makes the parts differ;
+            // then the folder keeps its old identity and the next check
+            // judges it again.
             let judged_again: BTreeSet<PathBuf> = (moving_parts.iter())
                 .filter_map(|p| p.parent().map(Path::to_path_buf))
                 .collect();
             let mut now = now;
             for rel in &judged_again {
-                match ident(&self.workspace.join(rel)) {
-                    Some(id) => now.insert(rel.clone(), id),
-                    None => now.remove(rel),
-                };
+                let folder = self.workspace.join(rel);
+                let before = self.parts.get(rel).cloned().unwrap_or_default();
+                let id = ident(&folder);
+                let parts = parts_of(&folder);
+                let gone: BTreeSet<PathBuf> = moving_parts.iter().cloned().collect();
+                let known = parts.iter().all(|(name, id)| {
+                    before.get(name) == Some(id) && !gone.contains(&rel.join(name))
+                });
+                match (id, known) {
+                    (Some(id), true) => {
+                        now.insert(rel.clone(), id);
+                        settle_parts.push((rel.clone(), parts));
+                    }
+                    _ => {
+                        match known_before.get(rel) {
+                            Some(old) => now.insert(rel.clone(), old.clone()),
+                            None => now.remove(rel),
+                        };
+                        let kept = (before.into_iter())
+                            .filter(|(name, _)| !gone.contains(&rel.join(name)))
+                            .collect();
+                        settle_parts.push((rel.clone(), kept));
+                    }
+                }
             }
             settled(self.current(), &now, &moved, &self.seen)
         };
@@ -504,6 +538,11 @@ impl Census {
         self.publish();
         let changed = seen != known_before;
         self.take_in(seen);
+        for (rel, parts) in settle_parts {
+            if self.seen.contains_key(&rel) {
+                self.parts.insert(rel, parts);
+            }
+        }
         if changed {
             self.save(None, &[]);
         }
@@ -737,62 +776,130 @@ fn listing(dir: &Path) -> Vec<u8> {
         .collect();
     names.sort();
     let mut out = Vec::new();
-    let mut budget = NESTED_ENTRIES;
     for n in names {
         out.extend_from_slice(n.as_encoded_bytes());
         out.push(0);
         let p = dir.join(&n);
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.is_file() => out.extend(head(&p)),
-            Ok(m) if m.is_dir() => nested_listing(&p, 1, &mut budget, &mut out),
+            // Each part (a skill) walked on its own budget: a large tree
+            // in one never hides a change in another.
+            Ok(m) if m.is_dir() => nested_listing(&p, &mut out),
             _ => {}
         }
     }
     out
 }
 
-/// The most entries below a watched folder's own that count toward its
-/// identity; a folder holding more (a vendored tree in `.cursor`) is
-/// judged by its first ones.
+/// The most entries below one part of a watched folder (one skill) that
+/// count toward its identity; a part holding more (a vendored
+/// `node_modules`) is judged by its shallowest ones.
 const NESTED_ENTRIES: usize = 10_000;
-/// How deep below a watched folder's entries the walk goes.
-const NESTED_DEPTH: usize = 6;
+/// How deep below a watched folder's part the walk goes.
+const NESTED_DEPTH: usize = 16;
 
-/// What lies below a watched folder's subfolder (a skill's `SKILL.md` and
-/// its scripts): each entry's name and, for files and links, its inode,
-/// size and change time. The kernel sets the change time on every write
-/// and no one can set it back, so a command that rewrites a file in
-/// place changes it; reading only the metadata keeps the check cheap.
-fn nested_listing(dir: &Path, depth: usize, budget: &mut usize, out: &mut Vec<u8>) {
+/// What lies below a watched folder's part (a skill's `SKILL.md` and its
+/// scripts), shallowest first: each entry's name, inode, size and change
+/// time (a folder's changes when an entry is added, removed or renamed in
+/// it). The kernel sets the change time on every write and no one can set
+/// it back, so a command that rewrites a file in place changes it; reading
+/// only the metadata keeps the check cheap.
+fn nested_listing(part: &Path, out: &mut Vec<u8>) {
     use std::os::unix::fs::MetadataExt;
-    if depth > NESTED_DEPTH {
-        return;
-    }
-    let mut entries: Vec<_> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
-        .map(|e| e.file_name())
-        .collect();
-    entries.sort();
-    out.push(b'{');
-    for n in entries {
-        if *budget == 0 {
-            break;
-        }
-        *budget -= 1;
-        out.extend_from_slice(n.as_encoded_bytes());
-        out.push(0);
-        let p = dir.join(&n);
-        let Ok(m) = std::fs::symlink_metadata(&p) else {
-            continue;
-        };
-        if m.is_dir() {
-            nested_listing(&p, depth + 1, budget, out);
-        } else {
-            for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
-                out.extend_from_slice(&v.to_le_bytes());
+    let mut budget = NESTED_ENTRIES;
+    let mut level = vec![part.to_path_buf()];
+    for _ in 0..NESTED_DEPTH {
+        let mut next = Vec::new();
+        for dir in &level {
+            let mut entries: Vec<_> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
+                .map(|e| e.file_name())
+                .collect();
+            entries.sort();
+            out.push(b'{');
+            for n in entries {
+                if budget == 0 {
+                    out.extend_from_slice(b"\0cut");
+                    return;
+                }
+                budget -= 1;
+                out.extend_from_slice(n.as_encoded_bytes());
+                out.push(0);
+                let p = dir.join(&n);
+                let Ok(m) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+                if m.is_dir() {
+                    next.push(p);
+                }
             }
+            out.push(b'}');
+        }
+        if next.is_empty() {
+            return;
+        }
+        level = next;
+    }
+}
+
+/// How many parts moved at once are named one by one.
+const SAID_ONE_BY_ONE: usize = 5;
+
+/// Moves many parts into one new folder under `quarantine`, and says so in
+/// one line (with the first names), plus one line for what could not be
+/// moved.
+fn move_many(workspace: &Path, parts: &[PathBuf], quarantine: &Path) -> Vec<String> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let dir = quarantine.join(format!("{stamp}"));
+    let (mut moved, mut stuck) = (Vec::new(), Vec::new());
+    for part in parts {
+        let flat = part.to_string_lossy().replace('/', "%");
+        let from = workspace.join(part);
+        let done =
+            std::fs::create_dir_all(&dir).and_then(|_| std::fs::rename(&from, dir.join(&flat)));
+        match done.or_else(|_| move_out(&from, part, quarantine).map(|_| ())) {
+            Ok(()) => moved.push(part),
+            Err(_) => stuck.push(part),
         }
     }
-    out.push(b'}');
+    let names = |list: &[&PathBuf]| {
+        let shown: Vec<String> = list
+            .iter()
+            .take(3)
+            .map(|p| format!("`{}`", p.display()))
+            .collect();
+        let more = list.len().saturating_sub(3);
+        match more {
+            0 => shown.join(", "),
+            n => format!("{} and {n} more", shown.join(", ")),
+        }
+    };
+    let mut said = Vec::new();
+    if !moved.is_empty() {
+        said.push(format!(
+            "{} entries appeared or changed during the command in folders your own git (or \
+             cairn, or another agent) obeys outside the sandbox ({}); cairn moved them to {} \
+             — if you made them yourself, move them back",
+            moved.len(),
+            names(&moved),
+            dir.display()
+        ));
+    }
+    if !stuck.is_empty() {
+        said.push(format!(
+            "{} entries appeared or changed during the command that your own git (or cairn, or \
+             another agent) would obey, and cairn could not move them ({}): remove them before \
+             you run git or an agent here",
+            stuck.len(),
+            names(&stuck)
+        ));
+    }
+    said
 }
 
 /// Moves `from` into a new folder under `quarantine`; where that is on

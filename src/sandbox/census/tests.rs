@@ -667,3 +667,62 @@ fn only_a_process_that_may_write_in_the_workspace_counts_as_unbound() {
         policy.writable
     );
 }
+
+/// A large tree in one skill (a vendored `node_modules`) spends its own
+/// budget: an in-place edit of another skill is still seen.
+#[test]
+fn a_large_skill_does_not_hide_an_edit_of_another() {
+    let (_d, ws) = repo();
+    let big = ws.join(".claude/skills/aaa-tool/node_modules");
+    std::fs::create_dir_all(&big).unwrap();
+    for i in 0..(NESTED_ENTRIES + 10) {
+        std::fs::write(big.join(format!("f{i}")), "").unwrap();
+    }
+    let zzz = ws.join(".claude/skills/zzz");
+    std::fs::create_dir_all(zzz.join("deep/a/b/c/d/e/f/g")).unwrap();
+    std::fs::write(zzz.join("SKILL.md"), "zzz").unwrap();
+    std::fs::write(zzz.join("deep/a/b/c/d/e/f/g/run.sh"), "true").unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    std::fs::write(zzz.join("SKILL.md"), "zzz, rewritten").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("`.claude/skills/zzz`"), "{said:?}");
+    assert!(ws.join(".claude/skills/aaa-tool/node_modules/f0").exists());
+    // Deep inside a part, eight folders down, counts too.
+    let zzz = ws.join(".claude/skills/yyy");
+    std::fs::create_dir_all(zzz.join("deep/a/b/c/d/e/f/g")).unwrap();
+    std::fs::write(zzz.join("deep/a/b/c/d/e/f/g/run.sh"), "true").unwrap();
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    std::fs::write(zzz.join("deep/a/b/c/d/e/f/g/run.sh"), "curl x").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+}
+
+/// Many plants at once go to one quarantine folder, said in one line.
+#[test]
+fn many_plants_are_moved_together_and_said_once() {
+    let (_d, ws) = repo();
+    std::fs::create_dir_all(ws.join(".claude/skills/keep")).unwrap();
+    std::fs::write(ws.join(".claude/skills/keep/SKILL.md"), "keep").unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    for i in 0..8 {
+        let d = ws.join(format!(".claude/skills/p{i}"));
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("SKILL.md"), "planted").unwrap();
+    }
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].starts_with("8 entries"), "{said:?}");
+    assert!(said[0].contains("and 5 more"), "{said:?}");
+    let left: Vec<_> = std::fs::read_dir(ws.join(".claude/skills"))
+        .unwrap()
+        .collect();
+    assert_eq!(left.len(), 1);
+    assert_eq!(std::fs::read_dir(&q).unwrap().count(), 1);
+    assert!(census.check(&q, &[]).is_empty());
+}
