@@ -19,6 +19,7 @@
 //! questions) and runs in cairn's sandbox. Nothing but JSON-RPC goes to
 //! standard output; logs go to cairn's log file.
 
+mod commands;
 mod files;
 mod permission;
 mod prompt;

@@ -266,29 +266,7 @@ async fn load_stored(id: &str) -> Result<crate::protocol::LoadedSession, Error> 
 
 /// The custom commands and skills a prompt may name (`/name args`).
 fn commands(s: &Startup) -> acp::SessionUpdate {
-    commands_at(&startup::command_roots(s), &s.cwd)
-}
-
-/// The commands and skills under `roots`, as read now from `cwd`.
-pub(super) fn commands_at(
-    roots: &crate::extensions::commands::Roots,
-    cwd: &std::path::Path,
-) -> acp::SessionUpdate {
-    let catalogue = crate::extensions::invocable(roots, cwd);
-    let list = catalogue
-        .commands
-        .iter()
-        .map(|c| {
-            let mut cmd = acp::AvailableCommand::new(c.name.clone(), c.description.clone());
-            if !c.argument_hint.is_empty() {
-                cmd = cmd.input(acp::AvailableCommandInput::Unstructured(
-                    acp::UnstructuredCommandInput::new(c.argument_hint.clone()),
-                ));
-            }
-            cmd
-        })
-        .collect();
-    acp::SessionUpdate::AvailableCommandsUpdate(acp::AvailableCommandsUpdate::new(list))
+    super::commands::at(&startup::command_roots(s), &s.cwd)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -148,7 +148,7 @@ pub fn start(
         tr: Translator::new(s.cwd.clone()).with_terminals(shown),
         asking: Default::default(),
         roots: (crate::cli::startup::command_roots(s), s.cwd.clone()),
-        offered: super::server::commands_at(&crate::cli::startup::command_roots(s), &s.cwd),
+        offered: super::commands::at(&crate::cli::startup::command_roots(s), &s.cwd),
     };
     tokio::spawn(forwarder.run(running.events));
     Ok(session)
@@ -282,7 +282,7 @@ impl Forwarder {
                 }
             }
             if let AgentEvent::TurnFinished { outcome, .. } = &event {
-                let now = super::server::commands_at(&self.roots.0, &self.roots.1);
+                let now = super::commands::at(&self.roots.0, &self.roots.1);
                 if now != self.offered {
                     let n = acp::SessionNotification::new(self.session.id.clone(), now.clone());
                     let _ = self.cx.send_notification(n);

@@ -266,7 +266,7 @@ fn holding_folders(policy: &Policy, git: &Path) -> Vec<PathBuf> {
 /// `path` (inside `workspace`) opened as a bare reference (`O_PATH`), one
 /// component at a time with `O_NOFOLLOW`: an error when any part of it is
 /// a link or it is gone.
-fn open_without_links(workspace: &Path, path: &Path) -> std::io::Result<OwnedFd> {
+pub(super) fn open_without_links(workspace: &Path, path: &Path) -> std::io::Result<OwnedFd> {
     use std::os::unix::ffi::OsStrExt;
     let rel = path.strip_prefix(workspace).map_err(|_| {
         std::io::Error::other(format!("{} is not in the workspace", path.display()))
@@ -300,7 +300,7 @@ fn open_without_links(workspace: &Path, path: &Path) -> std::io::Result<OwnedFd>
 }
 
 /// The file type bits of what `fd` refers to.
-fn file_type(fd: &OwnedFd) -> Option<libc::mode_t> {
+pub(super) fn file_type(fd: &OwnedFd) -> Option<libc::mode_t> {
     // SAFETY: fstat on a valid descriptor into a zeroed buffer.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     let ok = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0;

@@ -123,7 +123,15 @@ fn quarantine() -> PathBuf {
     } else {
         crate::config::state_dir()
     };
-    state.unwrap_or_else(std::env::temp_dir).join("quarantine")
+    match state {
+        Some(s) => s.join("quarantine"),
+        // Tests: a folder of their own under the temporary one.
+        None if cfg!(test) => std::env::temp_dir().join("quarantine"),
+        // No state folder: never a fixed path in the shared temporary
+        // folder (a command could put a link there); the census moves to
+        // `.cairn-quarantine/` in the workspace instead.
+        None => PathBuf::new(),
+    }
 }
 
 impl Drop for SessionState {

