@@ -129,6 +129,26 @@ fn turn_requests(mock: &MockModel) -> Vec<Value> {
         .collect()
 }
 
+/// Installs a Python hook script of the person's own (`~/.claude/hooks/
+/// NAME`) for each of `events` with `matcher`, in `~/.claude/settings.json`.
+fn persons_hook(env: &TestHome, name: &str, script: &str, events: &[&str], matcher: &str) {
+    let path = env.home.path().join(".claude/hooks").join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, script).unwrap();
+    let entry = json!([{"matcher": matcher, "hooks": [
+        {"type": "command", "command": format!("python3 {}", path.display())}
+    ]}]);
+    let hooks: serde_json::Map<String, Value> = events
+        .iter()
+        .map(|e| (e.to_string(), entry.clone()))
+        .collect();
+    std::fs::write(
+        env.home.path().join(".claude/settings.json"),
+        json!({ "hooks": hooks }).to_string(),
+    )
+    .unwrap();
+}
+
 fn python_missing() -> bool {
     let missing = std::process::Command::new("python3")
         .arg("-c")
@@ -531,17 +551,7 @@ async fn a_hooks_allow_never_lifts_a_caution_such_as_a_force_push() {
         return;
     }
     let env = TestHome::new();
-    let script = env.home.path().join(".claude/hooks/approve.py");
-    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
-    std::fs::write(&script, APPROVE_ALL).unwrap();
-    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-        {"type": "command", "command": format!("python3 {}", script.display())}
-    ]}]}});
-    std::fs::write(
-        env.home.path().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    persons_hook(&env, "approve.py", APPROVE_ALL, &["PreToolUse"], "Bash");
     let mock = MockModel::start(
         Format::Anthropic,
         vec![
@@ -671,12 +681,6 @@ async fn a_sessions_hook_events_fire_and_a_permission_hook_answers_only_what_it_
         return;
     }
     let env = TestHome::new();
-    let script = env.home.path().join(".claude/hooks/log_and_approve.py");
-    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
-    std::fs::write(&script, LOG_AND_APPROVE).unwrap();
-    let entry = json!([{"matcher": "", "hooks": [
-        {"type": "command", "command": format!("python3 {}", script.display())}
-    ]}]);
     let events = [
         "SessionStart",
         "SessionEnd",
@@ -684,15 +688,7 @@ async fn a_sessions_hook_events_fire_and_a_permission_hook_answers_only_what_it_
         "Notification",
         "PreCompact",
     ];
-    let hooks: serde_json::Map<String, Value> = events
-        .iter()
-        .map(|e| (e.to_string(), entry.clone()))
-        .collect();
-    std::fs::write(
-        env.home.path().join(".claude/settings.json"),
-        json!({ "hooks": hooks }).to_string(),
-    )
-    .unwrap();
+    persons_hook(&env, "log_and_approve.py", LOG_AND_APPROVE, &events, "");
     let mock = MockModel::start(
         Format::Anthropic,
         vec![
@@ -786,17 +782,7 @@ async fn a_pre_tool_hook_denies_in_auto_mode_rewrites_input_and_adds_context() {
         return;
     }
     let env = TestHome::new();
-    let script = env.home.path().join(".claude/hooks/policy.py");
-    std::fs::create_dir_all(script.parent().unwrap()).unwrap();
-    std::fs::write(&script, POLICY).unwrap();
-    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "Bash|Read", "hooks": [
-        {"type": "command", "command": format!("python3 {}", script.display())}
-    ]}]}});
-    std::fs::write(
-        env.home.path().join(".claude/settings.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    persons_hook(&env, "policy.py", POLICY, &["PreToolUse"], "Bash|Read");
     env.write("README.md", "# demo\n");
     let mock = MockModel::start(
         Format::Anthropic,
