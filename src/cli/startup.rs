@@ -56,6 +56,8 @@ pub struct Startup {
     /// The project's skills and commands that grant tools, as the trust
     /// question (and its fingerprint) covered them at the start.
     pub held_grants: Vec<crate::extensions::GrantEntry>,
+    /// Claude Code's `permissions`, as the trust question showed them.
+    pub claude_rules: crate::extensions::claude_permissions::ClaudeRules,
     /// `--no-save`: nothing goes to the session store.
     pub no_save: bool,
     /// `--model` / `--mode` (or `--yolo`) were given: a resumed session
@@ -88,19 +90,14 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
     let mut config = config::load(&root)?;
     // A project's hooks and agents are held for trust like its settings,
     // with their files' content: a changed script or agent asks again.
+    // Claude Code's permissions and the granting skills and commands are
+    // read once: the question shows, and trust then allows, the same.
     let roots = roots_at(&root, &config);
-    let grants = |r| -> Vec<crate::extensions::GrantEntry> {
-        (crate::extensions::granting_entries(r).into_iter())
-            .map(|(e, _)| e)
-            .collect()
-    };
-    let before = grants(&roots);
-    let (held, fingerprint) = crate::extensions::project_held(&roots);
+    let claude_rules = crate::extensions::claude_permissions::read(&roots);
+    let grants = crate::extensions::granting_entries(&roots);
+    let (held, fingerprint) = crate::extensions::project_held_with(&roots, &claude_rules, &grants);
     config.hold_more(held, &fingerprint);
-    // What grants is what the question showed: read before and after it
-    // was put together, and none when the two differ.
-    let after = grants(&roots);
-    let held_grants = if before == after { after } else { Vec::new() };
+    let held_grants = grants.into_iter().map(|(e, _)| e).collect();
     let store = TrustStore::default_location();
     let (trust, trust_problem) =
         match config.apply_trust(store.as_ref().ok(), &root, overrides.trust_project) {
@@ -140,6 +137,7 @@ fn load_at(overrides: &Overrides, cwd: PathBuf) -> Result<Startup> {
         trust_problem,
         trust_flag: overrides.trust_project,
         held_grants,
+        claude_rules,
         no_save: overrides.no_save,
         model_pinned: overrides.model.is_some(),
         mode_pinned: overrides.mode.is_some(),
@@ -172,6 +170,12 @@ pub async fn resolve(mut s: Startup, overrides: &Overrides) -> Result<Startup> {
 }
 
 impl Startup {
+    /// Whether the project's settings that need trust apply in this run
+    /// (trusted, or `--trust-project`).
+    pub fn project_trusted(&self) -> bool {
+        matches!(self.trust, Standing::Trusted | Standing::TrustedThisRun) || self.trust_flag
+    }
+
     /// Stores the person's answer to the trust question and applies it.
     pub fn answer_trust(&mut self, trusted: bool) {
         let result = TrustStore::default_location()
@@ -333,14 +337,12 @@ pub fn start_agent_with(
             model: s.model_pinned,
             mode: s.mode_pinned,
         },
-        trusted_grants: (matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun)
-            || s.trust_flag)
-            .then(|| s.held_grants.clone()),
+        trusted_grants: s.project_trusted().then(|| s.held_grants.clone()),
     };
     let gate = build_gate(s)?;
     // Nothing starts here: a server starts with the first file of its
     // language that a tool touches.
-    let trusted = matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag;
+    let trusted = s.project_trusted();
     let lsp = crate::lsp::LspManager::new(
         &s.config.file.lsp,
         s.root.clone(),
@@ -414,7 +416,7 @@ pub fn start_agent_with(
         lsp,
         task,
         hooks,
-        rule_problems: crate::extensions::claude_permissions::read(&command_roots(s)).problems,
+        rule_problems: s.claude_rules.problems.clone(),
     })
 }
 
@@ -440,12 +442,12 @@ fn build_gate(s: &Startup) -> Result<Gate> {
     let mut deny = perms.deny.clone();
     // Claude Code's settings: the person's own, the project's deny, and
     // the project's allow once trusted (it is in the trust question).
-    let claude = crate::extensions::claude_permissions::read(&command_roots(s));
-    allow.extend(claude.user_allow);
-    deny.extend(claude.user_deny);
-    deny.extend(claude.project_deny);
-    if matches!(s.trust, Standing::Trusted | Standing::TrustedThisRun) || s.trust_flag {
-        allow.extend(claude.project_allow);
+    let claude = &s.claude_rules;
+    allow.extend(claude.user_allow.iter().cloned());
+    deny.extend(claude.user_deny.iter().cloned());
+    deny.extend(claude.project_deny.iter().cloned());
+    if s.project_trusted() {
+        allow.extend(claude.project_allow.iter().cloned());
     }
     let rules = Rules::parse(&allow, &deny)
         .map_err(|e| anyhow::anyhow!("{}", locate_rule_error(&s.config, &e.to_string())))?;

@@ -137,8 +137,7 @@ fn lists(
 
 /// The project's allow entries for the trust question, and their
 /// fingerprint.
-pub fn project_held(roots: &Roots) -> (Vec<Held>, String) {
-    let rules = read(roots);
+pub fn project_held(rules: &ClaudeRules) -> (Vec<Held>, String) {
     let mut held = Vec::new();
     let mut print = String::new();
     for (rule, file) in &rules.project_allow_from {
@@ -202,7 +201,7 @@ mod tests {
         assert_eq!(r.project_allow, ["bash(make*)"]);
         assert_eq!(r.project_deny, ["bash(curl*)"]);
         assert_eq!(r.problems.len(), 1, "{:?}", r.problems);
-        let (held, print) = project_held(&roots);
+        let (held, print) = project_held(&r);
         assert_eq!(held.len(), 1);
         assert!(held[0].what.contains("bash(make*)"), "{:?}", held);
         assert!(print.contains("bash(make*)"));

@@ -50,14 +50,27 @@ pub fn invocable(roots: &commands::Roots, cwd: &Path) -> commands::Catalogue {
 /// `allowed-tools` would run tools unasked), one item each for the trust
 /// question, and one fingerprint of them and the files they name.
 pub fn project_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
+    let claude = claude_permissions::read(roots);
+    let grants = granting_entries(roots);
+    project_held_with(roots, &claude, &grants)
+}
+
+/// [`project_held`] from Claude Code's permissions and the granting
+/// skills and commands already read (start-up reads each once and uses the
+/// same for the question and for what it then allows).
+pub fn project_held_with(
+    roots: &commands::Roots,
+    claude: &claude_permissions::ClaudeRules,
+    grants: &[(GrantEntry, Vec<String>)],
+) -> (Vec<crate::config::project::Held>, String) {
     let (mut held, mut fingerprint) = hooks::project_held(&roots.into());
     let (agents, agents_print) = agents::project_held(roots);
     held.extend(agents);
     fingerprint.push_str(&agents_print);
-    let (claude, claude_print) = claude_permissions::project_held(roots);
+    let (claude, claude_print) = claude_permissions::project_held(claude);
     held.extend(claude);
     fingerprint.push_str(&claude_print);
-    let (granting, granting_print) = granting_held(roots);
+    let (granting, granting_print) = granting_held(grants);
     held.extend(granting);
     fingerprint.push_str(&granting_print);
     (held, fingerprint)
@@ -117,10 +130,12 @@ pub fn granting_entries(roots: &commands::Roots) -> Vec<(GrantEntry, Vec<String>
     out
 }
 
-fn granting_held(roots: &commands::Roots) -> (Vec<crate::config::project::Held>, String) {
+fn granting_held(
+    grants: &[(GrantEntry, Vec<String>)],
+) -> (Vec<crate::config::project::Held>, String) {
     let mut held = Vec::new();
     let mut fingerprint = String::new();
-    for (e, tools) in granting_entries(roots) {
+    for (e, tools) in grants {
         held.push(crate::config::project::Held {
             key: format!("{} {}", e.kind, e.name),
             what: format!(

@@ -432,63 +432,21 @@ impl Census {
         // check judges it again.
         let mut unexplained: Vec<PathBuf> = Vec::new();
         moving.retain(|(rel, id)| {
-            let parts = self.changed_parts(rel, known_before.get(rel), id);
-            let whole = parts.is_none();
-            if let Some(p) = &parts
-                && p.is_empty()
-                && !self.lost_a_part(rel)
-            {
+            let Some((parts, lost)) = self.changed_parts(rel, known_before.get(rel), id) else {
+                return true;
+            };
+            if parts.is_empty() && !lost {
                 unexplained.push(rel.clone());
             }
-            moving_parts.extend(parts.into_iter().flatten());
-            whole
+            moving_parts.extend(parts);
+            false
         });
-        // A few are named one by one; many (a command planting in a loop)
-        // go to one quarantine folder, said in one line.
-        if moving_parts.len() <= SAID_ONE_BY_ONE {
-            for part in &moving_parts {
-                said.push(
-                    match move_out(&self.workspace.join(part), part, quarantine) {
-                        Ok(to) => format!(
-                            "`{}` appeared or changed during the command; your own git (or \
-                             cairn, or another agent) would obey it outside the sandbox, so \
-                             cairn moved it to {} — if you made it yourself, move it back",
-                            part.display(),
-                            to.display()
-                        ),
-                        Err(e) => format!(
-                            "`{}` appeared or changed during the command and your own git (or \
-                             cairn, or another agent) would obey it; cairn could not move it \
-                             away ({e}): remove it before you run git or an agent here",
-                            part.display()
-                        ),
-                    },
-                );
-            }
-        } else {
-            said.extend(move_many(&self.workspace, &moving_parts, quarantine));
-        }
-        if moving.len() > SAID_ONE_BY_ONE {
-            let all: Vec<PathBuf> = moving.iter().map(|(r, _)| r.clone()).collect();
-            said.extend(move_many(&self.workspace, &all, quarantine));
-        }
-        for (rel, _) in moving.iter().filter(|_| moving.len() <= SAID_ONE_BY_ONE) {
-            let from = self.workspace.join(rel);
-            match move_out(&from, rel, quarantine) {
-                Ok(to) => said.push(format!(
-                    "`{}` appeared or changed during the command; your own git (or cairn, or \
-                     another agent) would obey it outside the sandbox, so cairn moved it to {}",
-                    rel.display(),
-                    to.display()
-                )),
-                Err(e) => said.push(format!(
-                    "`{}` appeared or changed during the command and your own git (or cairn, \
-                     or another agent) would obey it; cairn could not move it away ({e}): \
-                     remove it before you run git or an agent here",
-                    rel.display()
-                )),
-            }
-        }
+        // What goes: the changed parts of folders that stay, and whole
+        // entries.
+        let going: Vec<PathBuf> = (moving_parts.iter().cloned())
+            .chain(moving.iter().map(|(r, _)| r.clone()))
+            .collect();
+        said.extend(move_and_say(&self.workspace, &going, quarantine));
         let mut away = |path: &Path| {
             let rel = path.strip_prefix(&self.workspace).unwrap_or(path);
             move_out(path, rel, quarantine)
@@ -514,13 +472,13 @@ impl Census {
             let judged_again: BTreeSet<PathBuf> = (moving_parts.iter())
                 .filter_map(|p| p.parent().map(Path::to_path_buf))
                 .collect();
+            let gone: BTreeSet<&PathBuf> = moving_parts.iter().collect();
             let mut now = now;
             for rel in &judged_again {
                 let folder = self.workspace.join(rel);
                 let before = self.parts.get(rel).cloned().unwrap_or_default();
                 let id = ident(&folder);
                 let parts = parts_of(&folder);
-                let gone: BTreeSet<PathBuf> = moving_parts.iter().cloned().collect();
                 let known = parts.iter().all(|(name, id)| {
                     before.get(name) == Some(id) && !gone.contains(&rel.join(name))
                 });
@@ -626,19 +584,16 @@ impl Census {
         (c, said)
     }
 
-    /// Of `moving`, what another cairn running in this workspace knows as
-    /// it is now (its approved write, its person's change): taken as known
-    /// here too instead of moved.
     /// What in the watched folder `rel` appeared or changed since it was
     /// taken in, when it is still the same folder (same inode, not a git
-    /// folder, its parts known); `None` when the whole entry must go.
-    /// Parts that went away are not a plant and stay gone.
+    /// folder, its parts known), and whether a part known before is gone
+    /// (not a plant: it stays gone); `None` when the whole entry must go.
     fn changed_parts(
         &self,
         rel: &Path,
         before: Option<&Ident>,
         now: &Ident,
-    ) -> Option<Vec<PathBuf>> {
+    ) -> Option<(Vec<PathBuf>, bool)> {
         let (Some(Ident::Dir(was, _)), Ident::Dir(is, _)) = (before, now) else {
             return None;
         };
@@ -652,19 +607,18 @@ impl Census {
         if !self.plainly_inside(&folder.join("x")) {
             return None;
         }
-        let changed: Vec<PathBuf> = (parts_of(&folder).into_iter())
+        let now = parts_of(&folder);
+        let lost = known.keys().any(|name| !now.contains_key(name));
+        let changed: Vec<PathBuf> = (now.into_iter())
             .filter(|(name, id)| known.get(name) != Some(id))
             .map(|(name, _)| rel.join(name))
             .collect();
-        Some(changed)
+        Some((changed, lost))
     }
 
-    /// Whether a part of the watched folder `rel` known before is gone.
-    fn lost_a_part(&self, rel: &Path) -> bool {
-        let now = parts_of(&self.workspace.join(rel));
-        (self.parts.get(rel).into_iter().flatten()).any(|(name, _)| !now.contains_key(name))
-    }
-
+    /// Of `moving`, what another cairn running in this workspace knows as
+    /// it is now (its approved write, its person's change): taken as known
+    /// here too instead of moved.
     fn known_elsewhere(&mut self, moving: &mut Vec<(PathBuf, Ident)>) {
         use super::census_record as r;
         let Some(own) = &self.record else {
@@ -882,19 +836,41 @@ fn nested_listing(part: &Path, out: &mut Vec<u8>) {
     }
 }
 
-/// How many parts moved at once are named one by one.
+/// How many entries moved at once are named one by one.
 const SAID_ONE_BY_ONE: usize = 5;
 
-/// Moves many parts into one new folder under `quarantine`, and says so in
-/// one line (with the first names), plus one line for what could not be
-/// moved.
-fn move_many(workspace: &Path, parts: &[PathBuf], quarantine: &Path) -> Vec<String> {
+/// Moves the workspace's `rels` to the quarantine and says what went
+/// where: a few one by one, many (a command planting in a loop) into one
+/// folder, said in one line with the first names, plus one line for what
+/// could not be moved.
+fn move_and_say(workspace: &Path, rels: &[PathBuf], quarantine: &Path) -> Vec<String> {
+    if rels.len() <= SAID_ONE_BY_ONE {
+        return (rels.iter())
+            .map(
+                |rel| match move_out(&workspace.join(rel), rel, quarantine) {
+                    Ok(to) => format!(
+                        "`{}` appeared or changed during the command; your own git (or cairn, or \
+                     another agent) would obey it outside the sandbox, so cairn moved it to {} \
+                     — if you made it yourself, move it back",
+                        rel.display(),
+                        to.display()
+                    ),
+                    Err(e) => format!(
+                        "`{}` appeared or changed during the command and your own git (or cairn, \
+                     or another agent) would obey it; cairn could not move it away ({e}): \
+                     remove it before you run git or an agent here",
+                        rel.display()
+                    ),
+                },
+            )
+            .collect();
+    }
     let dir = stamped(quarantine);
     let (mut moved, mut stuck) = (Vec::new(), Vec::new());
-    for part in parts {
-        match move_into(&workspace.join(part), part, &dir) {
-            Ok(_) => moved.push(part),
-            Err(_) => stuck.push(part),
+    for rel in rels {
+        match move_into(&workspace.join(rel), rel, &dir) {
+            Ok(_) => moved.push(rel),
+            Err(_) => stuck.push(rel),
         }
     }
     let names = |list: &[&PathBuf]| {

@@ -27,35 +27,34 @@ pub fn record(model: &mut Model, ev: &AgentEvent) -> bool {
             if let Some(t) = model.subagents.get_mut(call_id) {
                 t.add(event);
             }
-            // Its pane lists its calls when expanded.
-            let step = match &**event {
+            // Its pane lists its calls when expanded (the pane is looked
+            // up only for these two events, not for each streamed delta).
+            match &**event {
                 AgentEvent::ToolCallStarted {
                     call_id: id,
                     summary,
                     ..
-                } => Some((id.clone(), Some(summary.clone()), None)),
+                } => {
+                    if let Some(pane) = super::tool_mut(model, call_id) {
+                        pane.steps.push(crate::tui::widgets::tool_cell::Step {
+                            call_id: id.clone(),
+                            summary: summary.clone(),
+                            status: None,
+                        });
+                    }
+                }
                 AgentEvent::ToolCallFinished {
                     call_id: id,
                     status,
                     ..
-                } => Some((id.clone(), None, Some(*status))),
-                _ => None,
-            };
-            if let (Some((id, summary, status)), Some(pane)) =
-                (step, super::tool_mut(model, call_id))
-            {
-                match summary {
-                    Some(summary) => pane.steps.push(crate::tui::widgets::tool_cell::Step {
-                        call_id: id,
-                        summary,
-                        status: None,
-                    }),
-                    None => {
-                        if let Some(step) = pane.steps.iter_mut().find(|s| s.call_id == id) {
-                            step.status = status;
-                        }
+                } => {
+                    let pane = super::tool_mut(model, call_id);
+                    let step = pane.and_then(|p| p.steps.iter_mut().find(|s| s.call_id == *id));
+                    if let Some(step) = step {
+                        step.status = Some(*status);
                     }
                 }
+                _ => {}
             }
         }
         AgentEvent::SubagentFinished {
