@@ -24,6 +24,47 @@ pub(crate) fn servers_bin() -> Option<PathBuf> {
     }
 }
 
+/// tests/lsp_servers/node_modules/.bin, when typescript-language-server
+/// (and the TypeScript it drives) is installed there.
+pub(crate) fn typescript_bin() -> Option<PathBuf> {
+    let bin = servers_bin()?;
+    if bin.join("typescript-language-server").exists() && bin.join("tsserver").exists() {
+        Some(bin)
+    } else {
+        eprintln!(
+            "skipped: typescript-language-server is not installed in tests/lsp_servers \
+             (`npm ci` there, as .ci/run does)"
+        );
+        None
+    }
+}
+
+/// A small TypeScript project: `greet` defined in a.ts, used twice in
+/// b.ts, named once in a comment (which a rename leaves alone).
+pub(crate) fn typescript_project(home: &TestHome) {
+    home.write(
+        "tsconfig.json",
+        r#"{"compilerOptions": {"strict": true, "module": "commonjs"}, "include": ["*.ts"]}"#,
+    );
+    home.write(
+        "a.ts",
+        "export function greet(name: string): string {\n  return \"hello \" + name;\n}\n",
+    );
+    home.write(
+        "b.ts",
+        "import { greet } from \"./a\";\n\nconsole.log(greet(\"ann\"));\n\n\
+         // greet stays in this comment\n\nconsole.log(greet(\"bob\"));\n",
+    );
+}
+
+pub(crate) fn rename_call() -> Reply {
+    Reply::tool(
+        "r1",
+        "lsp",
+        json!({"operation": "rename", "file_path": "a.ts", "line": 1, "symbol": "greet", "new_name": "welcome"}),
+    )
+}
+
 /// PATH with the test servers first.
 fn path_with(bin: &std::path::Path) -> String {
     format!(
@@ -223,4 +264,68 @@ async fn an_edit_that_breaks_a_caller_in_a_viewed_file_is_told_with_it() {
         !edit.contains("nope"),
         "a pre-existing error elsewhere is not repeated: {edit}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_changes_every_file_the_server_names_and_says_which() {
+    let Some(bin) = typescript_bin() else { return };
+    let home = TestHome::new();
+    typescript_project(&home);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![rename_call(), Reply::text("Renamed."), Reply::text("Title")],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .env("PATH", path_with(&bin))
+        .args(["run", "--mode", "auto", "rename greet to welcome"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let a = std::fs::read_to_string(home.path("a.ts")).unwrap();
+    let b = std::fs::read_to_string(home.path("b.ts")).unwrap();
+    assert!(a.contains("export function welcome("), "{a}");
+    assert_eq!(b.matches("welcome").count(), 3, "{b}");
+    assert!(b.contains("// greet stays in this comment"), "{b}");
+    let results = mock_model::tool_result_texts(&mock.requests()[1]);
+    let said = results.last().unwrap();
+    assert!(
+        said.starts_with("Renamed `greet` to `welcome` in 2 files")
+            && said.contains("a.ts (+1 -1 lines)")
+            && said.contains("b.ts (+3 -3 lines)"),
+        "{said}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_is_never_run_unasked_in_smart_mode() {
+    let Some(bin) = typescript_bin() else { return };
+    let home = TestHome::new();
+    typescript_project(&home);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            rename_call(),
+            Reply::text("Could not."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    // Smart mode, and no one to ask: the rename is not run.
+    let out = home
+        .command(&mock.url())
+        .env("PATH", path_with(&bin))
+        .args(["run", "rename greet to welcome"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let b = std::fs::read_to_string(home.path("b.ts")).unwrap();
+    assert!(!b.contains("welcome"), "{b}\n{stderr}");
+    let results = mock_model::tool_result_texts(&mock.requests()[1]);
+    let said = results.last().unwrap();
+    assert!(said.contains("renames `greet` to `welcome`"), "{said}");
 }

@@ -13,7 +13,7 @@ use pty::PtyApp;
 use serde_json::json;
 use test_home::TestHome;
 
-use crate::lsp_run::servers_bin;
+use crate::lsp_run::{rename_call, servers_bin, typescript_bin, typescript_project};
 
 fn start(home: &TestHome, url: &str, path: Option<&Path>, args: &[&str]) -> PtyApp {
     let mut vars = home.vars(url);
@@ -310,4 +310,53 @@ async fn rejecting_the_hunk_with_the_error_checks_again_what_would_be_written() 
         edit.contains("Checked by pyright: no new problems"),
         "{edit}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_lists_every_files_hunks_and_writes_only_the_accepted() {
+    let Some(bin) = typescript_bin() else { return };
+    let home = TestHome::new();
+    typescript_project(&home);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![rename_call(), Reply::text("Renamed."), Reply::text("Title")],
+    )
+    .await;
+    let mut app = start(&home, &mock.url(), Some(&bin), &[]);
+    app.type_text("rename greet to welcome");
+    app.send(b"\r");
+    let screen = wait_long(&app, "the dialog", 60, |s| s.contains("Allow once"));
+    assert!(
+        screen.contains("── a.ts  +1 −1  (1 hunk)") && screen.contains("── b.ts  +3 −3  (2 hunks)"),
+        "every file is listed with its hunks: {screen}"
+    );
+    assert!(screen.contains("3 of 3 hunks accepted"), "{screen}");
+    // The third hunk, b.ts's last use, is rejected.
+    app.send(b"n");
+    app.send(b"n");
+    app.send(b" ");
+    wait_long(&app, "the rejection", 10, |s| {
+        s.contains("2 of 3 hunks accepted")
+    });
+    app.send(b"a");
+    wait_long(&app, "the reason prompt", 10, |s| {
+        s.contains("Why reject the rest")
+    });
+    app.type_text("bob keeps it");
+    app.send(b"\r");
+    wait_long(&app, "the answer", 30, |s| s.contains("Renamed."));
+    let a = std::fs::read_to_string(home.path("a.ts")).unwrap();
+    let b = std::fs::read_to_string(home.path("b.ts")).unwrap();
+    assert!(a.contains("function welcome("), "{a}");
+    assert!(
+        b.contains("import { welcome }")
+            && b.contains("welcome(\"ann\")")
+            && b.contains("greet(\"bob\")"),
+        "{b}"
+    );
+    let results = mock_model::tool_result_texts(&mock.requests()[1]);
+    let said = results.last().unwrap();
+    assert!(said.contains("rejected 1 of 3"), "{said}");
+    assert!(said.contains("bob keeps it"), "{said}");
+    app.ctrl_c_to_quit();
 }

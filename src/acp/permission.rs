@@ -93,6 +93,9 @@ pub fn tool_call(cwd: &Path, call_id: &str, request: &PermissionRequest) -> acp:
     }
     match &request.preview {
         Some(Preview::Diff(d)) => content.push(updates::diff(cwd, d)),
+        Some(Preview::Diffs { files }) => {
+            content.extend(files.iter().map(|d| updates::diff(cwd, d)))
+        }
         Some(Preview::Command { command, cwd, .. }) => {
             content.push(updates::content_text(format!("$ {command}\n(in {cwd})")))
         }

@@ -77,7 +77,9 @@ pub fn finished_content(
     display: Option<&ToolDisplay>,
 ) -> Vec<acp::ToolCallContent> {
     match display {
-        Some(ToolDisplay::Diff(d)) => vec![diff(cwd, d)],
+        Some(d @ (ToolDisplay::Diff(_) | ToolDisplay::Diffs { .. })) => {
+            d.diffs().iter().map(|d| diff(cwd, d)).collect()
+        }
         _ if output.is_empty() => vec![],
         _ => vec![content_text(tail(&crate::ansi::strip(output), OUTPUT_CAP))],
     }

@@ -48,23 +48,57 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
     }
 }
 
+/// The context a call's tool works with: the turn's, with its id.
+fn call_context(tool_ctx: &ToolContext, call: &PendingCall) -> ToolContext {
+    let mut c = tool_ctx.clone();
+    c.call_id = call.id.clone();
+    c
+}
+
 pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Part> {
     let tool_ctx = base_context(ctx);
-    // `PreToolUse` hooks of all the calls at once, before any is judged.
-    let pres = futures::future::join_all(calls.iter().map(|(call, parsed)| async move {
-        match (ctx.tools().get(&call.name), parsed) {
-            (Some(_), Ok(input)) => super::hooks::pre_tool(ctx, &call.name, input).await,
-            _ => PreTool::default(),
+    // Calls whose effect must be asked for first (a language server's
+    // rename) are worked out, all at once; what cannot be is answered.
+    let calls = futures::future::join_all(calls.into_iter().map(|(call, parsed)| {
+        let tool_ctx = &tool_ctx;
+        async move {
+            let resolved = match (ctx.tools().get(&call.name), parsed) {
+                (Some(tool), Ok(input)) => {
+                    let c = call_context(tool_ctx, &call);
+                    let asked = input.clone();
+                    match tool.resolve(input, &c).await {
+                        Ok(input) => (Ok(input), None),
+                        Err(why) => (Ok(asked), Some(why)),
+                    }
+                }
+                (_, parsed) => (parsed, None),
+            };
+            (call, resolved)
         }
     }))
     .await;
+    // `PreToolUse` hooks of all the calls at once, before any is judged.
+    let pres =
+        futures::future::join_all(calls.iter().map(|(call, (parsed, unresolved))| async move {
+            match (ctx.tools().get(&call.name), parsed, unresolved) {
+                (Some(_), Ok(input), None) => super::hooks::pre_tool(ctx, &call.name, input).await,
+                _ => PreTool::default(),
+            }
+        }))
+        .await;
     // Judge in order: the repetition inspector counts calls as they come.
     let plans: Vec<(PendingCall, Plan, Vec<String>)> = calls
         .into_iter()
         .zip(pres)
-        .map(|((call, parsed), mut pre)| {
+        .map(|((call, (parsed, unresolved)), mut pre)| {
             let context = std::mem::take(&mut pre.context);
-            let plan = judge(ctx, &tool_ctx, &call, parsed, pre);
+            let plan = match unresolved {
+                Some(why) => {
+                    started(ctx, &call, parsed.as_ref().unwrap_or(&Value::Null));
+                    Plan::Answer(ToolStatus::Failed, why)
+                }
+                None => judge(ctx, &call_context(&tool_ctx, &call), &call, parsed, pre),
+            };
             (call, plan, context)
         })
         .collect();
@@ -85,9 +119,9 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
             // control file) is the person's, not a command's plant.
             let writes = match &plan {
                 Plan::Run(tool, input, _) | Plan::Ask(tool, input, ..)
-                    if matches!(tool.name(), "edit" | "multiedit" | "write") =>
+                    if crate::permission::edits_files(tool.name(), input) =>
                 {
-                    tool.paths(input, &tool_ctx)
+                    tool.paths(input, &call_context(&tool_ctx, &call))
                 }
                 _ => Vec::new(),
             };
@@ -155,6 +189,20 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     futures::future::join_all(futures).await
 }
 
+/// Tells the front end a call began.
+fn started(ctx: &TurnContext, call: &PendingCall, input: &Value) {
+    let summary = match ctx.tools().get(&call.name) {
+        Some(t) if !input.is_null() => t.summary(input),
+        _ => call.name.clone(),
+    };
+    ctx.shared.emit(AgentEvent::ToolCallStarted {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        input: input.clone(),
+        summary,
+    });
+}
+
 /// Announces a call and has the gate judge it.
 fn judge(
     ctx: &TurnContext,
@@ -169,16 +217,7 @@ fn judge(
         (p, _) => p,
     };
     let tool = ctx.tools().get(&call.name);
-    let summary = match (&tool, &parsed) {
-        (Some(t), Ok(input)) => t.summary(input),
-        _ => call.name.clone(),
-    };
-    ctx.shared.emit(AgentEvent::ToolCallStarted {
-        call_id: call.id.clone(),
-        name: call.name.clone(),
-        input: parsed.clone().unwrap_or(Value::Null),
-        summary,
-    });
+    started(ctx, call, parsed.as_ref().unwrap_or(&Value::Null));
     let (tool, input) = match (tool, parsed) {
         (None, _) => {
             return Plan::Answer(

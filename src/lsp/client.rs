@@ -40,6 +40,8 @@ struct Inbox {
     seq: u64,
     /// Work the server announced with `$/progress` and has not ended.
     busy: HashMap<String, String>,
+    /// It has announced work at least once.
+    worked: bool,
     /// Why it ended, once it has.
     ended: Option<String>,
     stderr: VecDeque<String>,
@@ -54,7 +56,13 @@ pub struct Client {
     /// Ticks on every publication, progress change and the end.
     changed: watch::Sender<u64>,
     child: Mutex<Option<Child>>,
+    /// When it was initialized.
+    started: tokio::time::Instant,
 }
+
+/// How long after its start a server that has announced no work yet may
+/// still begin loading its project (a busy machine delays it).
+const FIRST_WORK: Duration = Duration::from_secs(3);
 
 impl Client {
     /// Starts `spec`'s program with `cmd` (already sandboxed) and
@@ -93,6 +101,7 @@ impl Client {
             inbox: Arc::new(Mutex::new(Inbox::default())),
             changed,
             child: Mutex::new(Some(child)),
+            started: tokio::time::Instant::now(),
         });
         let mut ticks = client.changed.subscribe();
         tokio::spawn(async move {
@@ -135,6 +144,37 @@ impl Client {
     /// What it is busy with (`$/progress`), if anything.
     pub fn busy(&self) -> Option<String> {
         lock(&self.inbox).busy.values().next().cloned()
+    }
+
+    /// Waits, at most until `deadline`, for the server to be done with
+    /// what it announced (`$/progress`) and then quiet for `quiet`: a
+    /// server that loads a project after a file opens answers questions
+    /// across files only about what it has loaded so far.
+    pub async fn settle(&self, quiet: Duration, deadline: tokio::time::Instant) {
+        let mut changes = self.subscribe();
+        // Just started and silent so far: it may not have begun loading.
+        let first = (self.started + FIRST_WORK).min(deadline);
+        while !lock(&self.inbox).worked && self.ended().is_none() {
+            let left = first.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero() || tokio::time::timeout(left, changes.changed()).await.is_err() {
+                break;
+            }
+        }
+        loop {
+            if self.ended().is_some() {
+                return;
+            }
+            let wait = if self.busy().is_none() {
+                quiet.min(deadline.saturating_duration_since(tokio::time::Instant::now()))
+            } else {
+                deadline.saturating_duration_since(tokio::time::Instant::now())
+            };
+            match tokio::time::timeout(wait, changes.changed()).await {
+                Ok(Ok(())) if tokio::time::Instant::now() < deadline => continue,
+                // Quiet for long enough, gone, or out of time.
+                _ => return,
+            }
+        }
     }
 
     pub fn subscribe(&self) -> watch::Receiver<u64> {
@@ -389,6 +429,7 @@ fn notification(client: &Client, method: &str, params: &Value) {
                 Some("begin") => {
                     let title = value["title"].as_str().unwrap_or("working");
                     inbox.busy.insert(token, crate::text::fit(title, 40));
+                    inbox.worked = true;
                 }
                 Some("end") => {
                     inbox.busy.remove(&token);

@@ -9,7 +9,9 @@
 //! - `manager` — the workspace's servers, their states, restart.
 //! - `documents` — what each opened file holds in its server.
 //! - `sync` — a proposed text given to a server unsaved, and its verdict.
-//! - `tool` — the `lsp` tool: definition, references, hover, symbols, diagnostics.
+//! - `tool` — the `lsp` tool: definition, references, hover, symbols,
+//!   diagnostics, rename.
+//! - `rename` — a rename's files and hunks, worked out before it is judged.
 //! - `verdict` — diagnostics before and after, compared.
 
 mod client;
@@ -17,6 +19,7 @@ mod documents;
 pub mod framing;
 mod manager;
 pub mod memory;
+mod rename;
 pub mod servers;
 mod sync;
 pub mod tool;

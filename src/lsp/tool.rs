@@ -2,8 +2,9 @@
 //! model: where a symbol is defined, where it is used, its type and
 //! documentation, a file's or the project's symbols, and diagnostics.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -11,20 +12,54 @@ use serde_json::{Value, json};
 
 use super::client::Client;
 use super::manager::LspManager;
-use crate::tools::{Tool, ToolContext, ToolOutput, opt_str_arg, opt_u64_arg, str_arg};
+use super::rename;
+use crate::sync::lock;
+use crate::tools::edit_core::Plan;
+use crate::tools::{Preview, Tool, ToolContext, ToolOutput, opt_str_arg, opt_u64_arg, str_arg};
 
 /// How long a question waits for a server that is still starting.
 const START_WAIT: Duration = Duration::from_secs(60);
+/// How long a server that just had a file opened must be quiet (no work
+/// announced or ended, no diagnostics) before it is asked.
+const SETTLE: Duration = Duration::from_millis(400);
 /// Most locations or symbols listed.
 const MAX_ITEMS: usize = 60;
+/// The largest file read for a question or a rename.
+pub(super) const MAX_FILE: u64 = 8 << 20;
+/// Most renames worked out and not yet run (one per call in flight).
+const MAX_PREPARED: usize = 32;
+
+/// A rename worked out for one call: what the call asked, and the change
+/// of each file.
+struct Prepared {
+    asked: Value,
+    plans: Vec<Plan>,
+}
 
 pub struct LspTool {
     manager: Arc<LspManager>,
+    /// Renames by call id, from `resolve` until the call runs.
+    prepared: Mutex<HashMap<String, Prepared>>,
 }
 
 impl LspTool {
     pub fn new(manager: Arc<LspManager>) -> LspTool {
-        LspTool { manager }
+        LspTool {
+            manager,
+            prepared: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn renames(input: &Value) -> bool {
+        input["operation"].as_str() == Some("rename")
+    }
+
+    /// The files of the rename worked out for this call, if its input is
+    /// still what was asked.
+    fn prepared_plans(&self, input: &Value, ctx: &ToolContext) -> Option<Vec<Plan>> {
+        let prepared = lock(&self.prepared);
+        let p = prepared.get(&ctx.call_id)?;
+        (p.asked == rename::asked(input)).then(|| p.plans.clone())
     }
 }
 
@@ -42,7 +77,7 @@ impl Tool for LspTool {
             "properties": {
                 "operation": {
                     "type": "string",
-                    "enum": ["definition", "references", "hover", "document_symbols", "workspace_symbols", "diagnostics"],
+                    "enum": ["definition", "references", "hover", "document_symbols", "workspace_symbols", "diagnostics", "rename"],
                     "description": "What to ask the language server."
                 },
                 "file_path": {
@@ -51,11 +86,15 @@ impl Tool for LspTool {
                 },
                 "line": {
                     "type": "integer",
-                    "description": "1-based line of the symbol (definition, references, hover)."
+                    "description": "1-based line of the symbol (definition, references, hover, rename)."
                 },
                 "symbol": {
                     "type": "string",
-                    "description": "The symbol's text on that line (definition, references, hover)."
+                    "description": "The symbol's text on that line (definition, references, hover, rename)."
+                },
+                "new_name": {
+                    "type": "string",
+                    "description": "The symbol's new name (rename)."
                 },
                 "query": {
                     "type": "string",
@@ -69,8 +108,18 @@ impl Tool for LspTool {
     fn read_only(&self) -> bool {
         true
     }
+    fn read_only_call(&self, input: &Value, _ctx: &ToolContext) -> bool {
+        !Self::renames(input)
+    }
     fn summary(&self, input: &Value) -> String {
         let op = input["operation"].as_str().unwrap_or("");
+        if Self::renames(input) {
+            return format!(
+                "lsp rename {} → {}",
+                input["symbol"].as_str().unwrap_or("?"),
+                input["new_name"].as_str().unwrap_or("?")
+            );
+        }
         let target = (input["symbol"].as_str())
             .or(input["query"].as_str())
             .or(input["file_path"].as_str())
@@ -78,13 +127,52 @@ impl Tool for LspTool {
         format!("lsp {op} {target}").trim_end().to_string()
     }
     fn paths(&self, input: &Value, ctx: &ToolContext) -> Vec<PathBuf> {
+        if Self::renames(input)
+            && let Some(plans) = self.prepared_plans(input, ctx)
+        {
+            return plans.into_iter().map(|p| p.path).collect();
+        }
         opt_str_arg(input, "file_path")
             .ok()
             .flatten()
             .map(|p| vec![ctx.resolve(p)])
             .unwrap_or_default()
     }
+    async fn resolve(&self, input: Value, ctx: &ToolContext) -> Result<Value, String> {
+        if !Self::renames(&input) {
+            return Ok(input);
+        }
+        let plans = self.work_out_rename(&input, ctx).await?;
+        let mut prepared = lock(&self.prepared);
+        if prepared.len() >= MAX_PREPARED {
+            prepared.clear();
+        }
+        let asked = rename::asked(&input);
+        prepared.insert(ctx.call_id.clone(), Prepared { asked, plans });
+        Ok(input)
+    }
+    async fn preview(&self, input: &Value, ctx: &ToolContext) -> Result<Option<Preview>, String> {
+        if !Self::renames(input) {
+            return Ok(None);
+        }
+        let plans = self.prepared_plans(input, ctx).ok_or(NOT_PREPARED)?;
+        Ok(Some(rename::preview(&plans)))
+    }
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
+        if Self::renames(&input) {
+            let plans = self.prepared_plans(&input, ctx);
+            lock(&self.prepared).remove(&ctx.call_id);
+            let Some(plans) = plans else {
+                return ToolOutput::error(NOT_PREPARED);
+            };
+            let from = input["symbol"].as_str().unwrap_or("");
+            let to = input["new_name"].as_str().unwrap_or("");
+            let c = ctx.clone();
+            let (from, to) = (from.to_string(), to.to_string());
+            return crate::tools::walk::blocking(move || rename::write(plans, &from, &to, &c))
+                .await
+                .unwrap_or_else(ToolOutput::error);
+        }
         match self.answer(&input, ctx).await {
             Ok(text) => ToolOutput::text(text),
             Err(e) => ToolOutput::error(e),
@@ -92,7 +180,71 @@ impl Tool for LspTool {
     }
 }
 
+/// A rename run without the answer worked out for it (its input changed
+/// after, or it was never worked out).
+const NOT_PREPARED: &str =
+    "the rename was not worked out for this call as it is now; nothing was renamed. Ask again.";
+
 impl LspTool {
+    /// Asks the server for the rename and works out each file's change.
+    async fn work_out_rename(&self, input: &Value, ctx: &ToolContext) -> Result<Vec<Plan>, String> {
+        let file = ctx.resolve(str_arg(input, "file_path")?);
+        let to = str_arg(input, "new_name")?;
+        if to.trim().is_empty() || to.contains(['\n', '\r']) {
+            return Err("`new_name` must be the new name, on one line".into());
+        }
+        if !file.starts_with(&ctx.workspace) {
+            return Err(format!(
+                "{} is outside the workspace; rename only the workspace's code",
+                file.display()
+            ));
+        }
+        let position = position(&file, input)?;
+        let client = self.opened(&file).await?;
+        let answer = {
+            // The server must see every file as it is on disk: the
+            // positions of its answer are in the text it holds.
+            let _one = self.manager.docs.busy.lock().await;
+            for (other, _) in self.manager.docs.others(&client, &file) {
+                if let Ok(text) = read_text(&other) {
+                    self.manager.docs.put(&client, &other, &text).await?;
+                }
+            }
+            let mut params = doc(&file);
+            params["position"] = position;
+            params["newName"] = Value::String(to.to_string());
+            client.request("textDocument/rename", params).await?
+        };
+        let files = rename::edits_by_file(answer)?;
+        let outside: Vec<String> = (files.keys())
+            .filter(|p| !crate::paths::lexical(p).starts_with(&ctx.workspace))
+            .map(|p| p.display().to_string())
+            .collect();
+        if !outside.is_empty() {
+            return Err(format!(
+                "the language server's rename would change files outside the workspace ({}); \
+                 nothing was renamed",
+                outside.join(", ")
+            ));
+        }
+        if files.len() > rename::MAX_FILES {
+            return Err(format!(
+                "the rename would change {} files, more than {} can be reviewed; rename in \
+                 smaller steps",
+                files.len(),
+                rename::MAX_FILES
+            ));
+        }
+        let ctx = ctx.clone();
+        crate::tools::walk::blocking(move || {
+            files
+                .iter()
+                .map(|(path, edits)| rename::plan_file(path, edits, &ctx))
+                .collect::<Result<Vec<Plan>, String>>()
+        })
+        .await?
+    }
+
     async fn answer(&self, input: &Value, ctx: &ToolContext) -> Result<String, String> {
         let op = str_arg(input, "operation")?;
         let file = opt_str_arg(input, "file_path")?.map(|p| ctx.resolve(p));
@@ -140,7 +292,7 @@ impl LspTool {
             }
             (other, _) => Err(format!(
                 "`{other}` is not an operation; use definition, references, hover, \
-                 document_symbols, workspace_symbols or diagnostics"
+                 document_symbols, workspace_symbols, diagnostics or rename"
             )),
         }
     }
@@ -158,7 +310,13 @@ impl LspTool {
             Err((server, why)) => return Err(format!("the language server {server}: {why}")),
         };
         let text = read_text(file)?;
-        self.manager.docs.put(&client, file, &text).await?;
+        let (_, changed) = self.manager.docs.put(&client, file, &text).await?;
+        if changed {
+            // A file just opened may make the server load its project:
+            // questions across files wait for that.
+            let deadline = tokio::time::Instant::now() + START_WAIT;
+            client.settle(SETTLE, deadline).await;
+        }
         Ok(client)
     }
 
@@ -219,7 +377,7 @@ pub(super) fn read_text(path: &Path) -> Result<String, String> {
     use std::io::Read;
     let mut bytes = Vec::new();
     crate::tools::beneath::open(path)
-        .and_then(|f| f.take(8 << 20).read_to_end(&mut bytes))
+        .and_then(|f| f.take(MAX_FILE).read_to_end(&mut bytes))
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }

@@ -66,6 +66,15 @@ pub struct CallInfo<'a> {
     pub cwd: &'a Path,
 }
 
+/// Whether a call of `tool` with `input` writes the files its `paths`
+/// name: the file tools, and a language server's rename. The gate asks
+/// about control files among them; the census takes them for the
+/// person's writes, not a command's plants.
+pub fn edits_files(tool: &str, input: &Value) -> bool {
+    matches!(tool, "edit" | "multiedit" | "write")
+        || (tool == "lsp" && input.get("operation").and_then(Value::as_str) == Some("rename"))
+}
+
 pub mod gate;
 mod getopt;
 pub mod git_hooks;

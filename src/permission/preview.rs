@@ -10,6 +10,12 @@ use serde_json::Value;
 pub enum Preview {
     /// A file change. `old` is empty for a new file.
     Diff(crate::diff::FileDiff),
+    /// A change of several files (a language server's rename), in the
+    /// order the dialog shows them; their hunks are numbered across all
+    /// of them, the first file's first.
+    Diffs {
+        files: Vec<crate::diff::FileDiff>,
+    },
     /// A shell command, with the simple commands it was parsed into.
     Command {
         command: String,

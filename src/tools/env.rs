@@ -244,10 +244,11 @@ pub fn redact_output(out: &mut super::ToolOutput) {
             *text = policy.redact(text);
         }
     }
-    if let Some(super::ToolDisplay::Diff(crate::diff::FileDiff { old, new, .. })) = &mut out.display
-    {
-        *old = policy.redact(old);
-        *new = policy.redact(new);
+    if let Some(display) = &mut out.display {
+        for d in display.diffs_mut() {
+            d.old = policy.redact(&d.old);
+            d.new = policy.redact(&d.new);
+        }
     }
 }
 

@@ -7,7 +7,7 @@ use super::edit_core::{FileText, Plan};
 use crate::diff::{apply_hunks, hunk_text, hunks};
 
 /// How the note to the model begins; the tool's pane reads it back.
-const NOTE_START: &str = "The person reviewed the change hunk by hunk and rejected ";
+pub(crate) const NOTE_START: &str = "The person reviewed the change hunk by hunk and rejected ";
 const REASON: &str = "Their reason: ";
 
 /// From an edit's output: how many hunks the person rejected, of how many,

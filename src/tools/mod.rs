@@ -207,6 +207,10 @@ impl ToolContext {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ToolDisplay {
     Diff(crate::diff::FileDiff),
+    /// A change of several files (a language server's rename).
+    Diffs {
+        files: Vec<crate::diff::FileDiff>,
+    },
     Job {
         job_id: String,
     },
@@ -228,6 +232,25 @@ pub struct ToolOutput {
     pub content: Vec<ResultContent>,
     pub is_error: bool,
     pub display: Option<ToolDisplay>,
+}
+
+impl ToolDisplay {
+    /// The file changes it shows: one for an edit, several for a rename.
+    pub fn diffs(&self) -> &[crate::diff::FileDiff] {
+        match self {
+            ToolDisplay::Diff(d) => std::slice::from_ref(d),
+            ToolDisplay::Diffs { files } => files,
+            _ => &[],
+        }
+    }
+
+    pub fn diffs_mut(&mut self) -> &mut [crate::diff::FileDiff] {
+        match self {
+            ToolDisplay::Diff(d) => std::slice::from_mut(d),
+            ToolDisplay::Diffs { files } => files,
+            _ => &mut [],
+        }
+    }
 }
 
 impl ToolOutput {
@@ -293,6 +316,15 @@ pub trait Tool: Send + Sync {
         Ok(None)
     }
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput;
+    /// A call whose effect is known only once something is asked (a
+    /// language server's rename: which files change, and how) works it
+    /// out here, before hooks and the gate see it, for the call
+    /// `ctx.call_id`. Returns the input the call is judged and run with;
+    /// an `Err` answers the model and nothing runs.
+    async fn resolve(&self, input: Value, ctx: &ToolContext) -> Result<Value, String> {
+        let _ = ctx;
+        Ok(input)
+    }
 }
 
 /// Tools that come and go while cairn runs (MCP servers). The agent asks

@@ -254,9 +254,8 @@ const MAX_DISPLAY_BYTES: usize = 4 * 1024 * 1024;
 
 fn stored_display(display: Option<&ToolDisplay>) -> Option<serde_json::Value> {
     let d = display?;
-    if let ToolDisplay::Diff(crate::diff::FileDiff { old, new, .. }) = d
-        && old.len() + new.len() > MAX_DISPLAY_BYTES
-    {
+    let size: usize = (d.diffs().iter()).map(|f| f.old.len() + f.new.len()).sum();
+    if size > MAX_DISPLAY_BYTES {
         return None;
     }
     serde_json::to_value(d).ok()

@@ -220,7 +220,7 @@ impl Gate {
             Some((command, a)) => {
                 security::inspect_shell(command, a, call.cwd, self.home.as_deref())
             }
-            None if matches!(call.tool, "edit" | "multiedit" | "write") => Findings {
+            None if super::edits_files(call.tool, call.input) => Findings {
                 block: call
                     .paths
                     .iter()
@@ -328,13 +328,15 @@ impl Gate {
                     || call.tool.starts_with("mcp__");
                 if (self.mode != Mode::Auto || network) && !self.tool_runs_freely(call) {
                     liftable.push(tool_reason(call));
-                    if self.rules.allowed_by(call).is_some() {
+                    // A rename's files are the server's answer, not the
+                    // model's: no rule names them in advance.
+                    if !renames(call) && self.rules.allowed_by(call).is_some() {
                         liftable.clear();
                     }
                 }
             }
         }
-        let offer_rules = fixed.is_empty();
+        let offer_rules = fixed.is_empty() && !renames(call);
         Judgement {
             liftable,
             fixed,
@@ -425,7 +427,7 @@ impl Gate {
 /// outside the sandbox. Judged by the path's text and by where its links
 /// lead now; `tools::beneath` refuses a link swapped in afterwards.
 pub fn control_reasons(call: &CallInfo) -> Vec<String> {
-    if !matches!(call.tool, "edit" | "multiedit" | "write") {
+    if !super::edits_files(call.tool, call.input) {
         return Vec::new();
     }
     let workspace = paths::normalize(call.workspace);
@@ -454,6 +456,11 @@ pub fn control_reasons(call: &CallInfo) -> Vec<String> {
     dedup(reasons)
 }
 
+/// A language server's rename: a change of the files its answer names.
+fn renames(call: &CallInfo) -> bool {
+    call.tool == "lsp" && super::edits_files(call.tool, call.input)
+}
+
 fn outside_paths(paths_in: &[PathBuf], workspace: &Path) -> Vec<String> {
     paths_in
         .iter()
@@ -479,6 +486,11 @@ fn tool_reason(call: &CallInfo) -> String {
     match call.tool {
         "edit" | "multiedit" => format!("edits {files}"),
         "write" => format!("writes {files}"),
+        "lsp" => format!(
+            "renames `{}` to `{}` in {files}",
+            call.input["symbol"].as_str().unwrap_or("?"),
+            call.input["new_name"].as_str().unwrap_or("?")
+        ),
         "fetch" => match call.input.get("url").and_then(|u| u.as_str()) {
             Some(url) => format!("fetches `{url}` from the network"),
             None => "fetches from the network".into(),

@@ -569,3 +569,41 @@ fn turn_grants_hold_until_the_turn_ends() {
         Verdict::Ask { fixed: true, .. }
     ));
 }
+
+#[test]
+fn a_language_server_rename_asks_offers_no_rule_and_names_control_files() {
+    let input = json!({"operation": "rename", "file_path": "a.ts", "line": 1,
+                       "symbol": "greet", "new_name": "welcome"});
+    let files = vec![
+        PathBuf::from(WS).join("a.ts"),
+        PathBuf::from(WS).join("b.ts"),
+    ];
+    let mut info = call("lsp", &input, files);
+    info.read_only = false;
+    match gate(Mode::Smart).check(&info) {
+        Verdict::Ask { reasons, rules, .. } => {
+            assert_eq!(reasons, ["renames `greet` to `welcome` in `a.ts`, `b.ts`"]);
+            assert!(rules.is_empty(), "{rules:?}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(kind(&gate(Mode::Auto).check(&info)), 'A');
+    // A file the person's git runs later: asked in every mode.
+    info.paths
+        .push(PathBuf::from(WS).join(".git/hooks/pre-commit"));
+    match gate(Mode::Auto).check(&info) {
+        Verdict::Ask { fixed, reasons, .. } => {
+            assert!(fixed, "{reasons:?}");
+            assert!(
+                reasons.iter().any(|r| r.contains(".git/hooks/pre-commit")),
+                "{reasons:?}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Any other question to the server is read-only.
+    let q = json!({"operation": "references", "file_path": "a.ts"});
+    let mut info = call("lsp", &q, vec![PathBuf::from(WS).join("a.ts")]);
+    info.read_only = true;
+    assert_eq!(kind(&gate(Mode::Smart).check(&info)), 'A');
+}

@@ -334,13 +334,10 @@ fn transcript_key(model: &mut Model, key: KeyEvent) -> Vec<Cmd> {
                 CellKind::Tool(t) => t.display.clone(),
                 _ => None,
             });
-        match diff {
-            Some(crate::tools::ToolDisplay::Diff(crate::diff::FileDiff {
-                path, old, new, ..
-            })) => {
-                model.open_panel(crate::tui::panels::diff_panel(&path, &old, &new));
-            }
-            _ => model.flash("The selected cell has no diff"),
+        // A rename's files: the first (the cell shows them all).
+        match diff.as_ref().and_then(|d| d.diffs().first()) {
+            Some(d) => model.open_panel(crate::tui::panels::diff_panel(&d.path, &d.old, &d.new)),
+            None => model.flash("The selected cell has no diff"),
         }
     } else if let KeyCode::Char(_) = key.code {
         // Typing goes to the prompt.

@@ -57,8 +57,9 @@ pub struct PermissionDialog {
     pub full: bool,
     /// `Some` while typing why the rejected hunks were left out.
     pub hunk_reason: Option<String>,
-    /// The edit's diff, computed once (highlighting is kept with it).
-    diff: Option<Box<DiffView>>,
+    /// The edit's diff, one per file it changes, computed once
+    /// (highlighting is kept with it).
+    diffs: Vec<DiffView>,
     /// Bumped whenever the review changes, to redraw the preview.
     review_rev: u64,
     /// Rows of preview at the last frame (for paging).
@@ -84,13 +85,15 @@ const MAX_RULES_TOGETHER: usize = 8;
 
 impl PermissionDialog {
     pub fn new(id: u64, request: PermissionRequest) -> Self {
-        let diff = match &request.preview {
-            Some(Preview::Diff(crate::diff::FileDiff { path, old, new, .. })) => {
-                Some(Box::new(DiffView::new(path, old, new)))
-            }
-            _ => None,
+        let files = match &request.preview {
+            Some(Preview::Diff(d)) => std::slice::from_ref(d),
+            Some(Preview::Diffs { files }) => files.as_slice(),
+            _ => &[],
         };
-        let review = diff.as_ref().and_then(|d| HunkReview::new(d.hunk_count()));
+        let diffs: Vec<DiffView> = (files.iter())
+            .map(|d| DiffView::new(&d.path, &d.old, &d.new))
+            .collect();
+        let review = HunkReview::new(diffs.iter().map(DiffView::hunk_count).sum());
         PermissionDialog {
             id,
             request,
@@ -102,7 +105,7 @@ impl PermissionDialog {
             review,
             full: false,
             hunk_reason: None,
-            diff,
+            diffs,
             review_rev: 0,
             preview_rows: 10,
             preview_cache: None,
@@ -201,7 +204,7 @@ impl PermissionDialog {
             let (mut lines, marks) = match &self.request.preview {
                 Some(p) => preview::lines(
                     p,
-                    self.diff.as_deref(),
+                    &self.diffs,
                     &preview::Shape {
                         width,
                         layout: self.layout,

@@ -22,7 +22,7 @@ pub(super) struct Shape<'a> {
 /// The preview's lines, and where each hunk's review mark is.
 pub(super) fn lines(
     preview: &Preview,
-    diff: Option<&DiffView>,
+    diffs: &[DiffView],
     shape: &Shape,
     theme: &Theme,
     styles: &Styles,
@@ -30,18 +30,14 @@ pub(super) fn lines(
     let width = shape.width;
     let lines = match preview {
         Preview::Diff(crate::diff::FileDiff { old, new, .. }) => {
-            let Some(view) = diff else {
+            let Some(view) = diffs.first() else {
                 return (Vec::new(), Vec::new());
             };
+            let opts = diff_options(shape, old, new);
             let layout = shape.layout.unwrap_or_else(|| DiffLayout::for_width(width));
-            let opts = DiffOptions {
-                context: 3,
-                fold: !shape.full,
-                line_numbers: true,
-                highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
-            };
             return view.lines_reviewed(width, layout, theme, opts, shape.review);
         }
+        Preview::Diffs { files } => return files_lines(files, diffs, shape, theme, styles),
         Preview::Command {
             command,
             cwd,
@@ -72,6 +68,57 @@ pub(super) fn lines(
         ),
     };
     (lines, Vec::new())
+}
+
+fn diff_options(shape: &Shape, old: &str, new: &str) -> DiffOptions {
+    DiffOptions {
+        context: 3,
+        fold: !shape.full,
+        line_numbers: true,
+        highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
+    }
+}
+
+/// A change of several files: each under a line naming it, its hunks
+/// marked with their numbers across all the files.
+fn files_lines(
+    files: &[crate::diff::FileDiff],
+    diffs: &[DiffView],
+    shape: &Shape,
+    theme: &Theme,
+    styles: &Styles,
+) -> (Vec<Line<'static>>, Vec<usize>) {
+    let width = shape.width;
+    let layout = shape.layout.unwrap_or_else(|| DiffLayout::for_width(width));
+    let (mut out, mut marks) = (Vec::new(), Vec::new());
+    let mut first = 0;
+    for (file, view) in files.iter().zip(diffs) {
+        let n = view.hunk_count();
+        let head = format!(
+            "── {}  +{} −{}  ({} {})",
+            file.path,
+            file.added,
+            file.removed,
+            n,
+            if n == 1 { "hunk" } else { "hunks" }
+        );
+        out.extend(wrap_plain(&head, width, styles.accent));
+        let review = shape.review.map(|r| Review {
+            accepted: r.accepted.get(first..first + n).unwrap_or(&[]),
+            focus: r
+                .focus
+                .checked_sub(first)
+                .filter(|f| *f < n)
+                .unwrap_or(usize::MAX),
+        });
+        let opts = diff_options(shape, &file.old, &file.new);
+        let (lines, file_marks) = view.lines_reviewed(width, layout, theme, opts, review);
+        let at = out.len();
+        marks.extend(file_marks.into_iter().map(|m| m + at));
+        out.extend(lines);
+        first += n;
+    }
+    (out, marks)
 }
 
 /// What runs comes first, one parsed simple command a line, so nothing in

@@ -220,8 +220,10 @@ impl ToolCell {
         } else {
             format!("{} {}", self.name, self.summary)
         };
-        if let Some(ToolDisplay::Diff(crate::diff::FileDiff { added, removed, .. })) = &self.display
-        {
+        let diffs = self.display.as_ref().map_or(&[][..], ToolDisplay::diffs);
+        if !diffs.is_empty() {
+            let added: usize = diffs.iter().map(|d| d.added).sum();
+            let removed: usize = diffs.iter().map(|d| d.removed).sum();
             t.push_str(&format!(" +{added} −{removed}"));
         }
         t
@@ -363,21 +365,31 @@ impl ToolCell {
         theme: &Theme,
         out: &mut Vec<Line<'static>>,
     ) -> bool {
-        let Some(ToolDisplay::Diff(crate::diff::FileDiff { path, old, new, .. })) = &self.display
-        else {
+        let diffs = self.display.as_ref().map_or(&[][..], ToolDisplay::diffs);
+        if diffs.is_empty() {
             return false;
-        };
-        let diff = DiffView::new(path, old, new).lines(
-            width.saturating_sub(2).max(1),
-            DiffLayout::Unified,
-            theme,
-            DiffOptions {
-                context: 3,
-                fold: !expanded,
-                line_numbers: true,
-                highlight: crate::tui::widgets::diff_view::highlight_affordable(old, new),
-            },
-        );
+        }
+        let mut diff = Vec::new();
+        for d in diffs {
+            if diffs.len() > 1 {
+                let head = format!("── {}  +{} −{}", d.path, d.added, d.removed);
+                diff.push(Line::from(Span::styled(
+                    crate::text::fit(&head, usize::from(width.saturating_sub(2).max(1))),
+                    styles.accent,
+                )));
+            }
+            diff.extend(DiffView::new(&d.path, &d.old, &d.new).lines(
+                width.saturating_sub(2).max(1),
+                DiffLayout::Unified,
+                theme,
+                DiffOptions {
+                    context: 3,
+                    fold: !expanded,
+                    line_numbers: true,
+                    highlight: crate::tui::widgets::diff_view::highlight_affordable(&d.old, &d.new),
+                },
+            ));
+        }
         let shown = if expanded {
             diff.len()
         } else {
