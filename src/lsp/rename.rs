@@ -13,6 +13,9 @@ use serde_json::{Value, json};
 use crate::tools::edit_core::{FileText, Plan};
 use crate::tools::{RejectedHunks, ToolContext, ToolOutput};
 
+/// The largest file read for a question or a rename.
+pub const MAX_FILE: u64 = 8 << 20;
+
 /// Most files one rename may change: more cannot be reviewed.
 pub const MAX_FILES: usize = 200;
 
@@ -143,9 +146,9 @@ pub(super) fn plan_file(
     let shown = ctx.display_path(path);
     let mut bytes = Vec::new();
     crate::tools::beneath::open(path)
-        .and_then(|f| f.take(super::tool::MAX_FILE + 1).read_to_end(&mut bytes))
+        .and_then(|f| f.take(MAX_FILE + 1).read_to_end(&mut bytes))
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if bytes.len() as u64 > super::tool::MAX_FILE {
+    if bytes.len() as u64 > MAX_FILE {
         return Err(format!("{shown} is too large to rename in"));
     }
     let raw = std::str::from_utf8(&bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::client::Client;
 use super::manager::LspManager;
-use super::rename;
+use super::rename::{self, MAX_FILE};
 use crate::sync::lock;
 use crate::tools::edit_core::Plan;
 use crate::tools::{Preview, Tool, ToolContext, ToolOutput, opt_str_arg, opt_u64_arg, str_arg};
@@ -24,8 +24,6 @@ const START_WAIT: Duration = Duration::from_secs(60);
 const SETTLE: Duration = Duration::from_millis(400);
 /// Most locations or symbols listed.
 const MAX_ITEMS: usize = 60;
-/// The largest file read for a question or a rename.
-pub(super) const MAX_FILE: u64 = 8 << 20;
 /// Most renames worked out and not yet run (one per call in flight).
 const MAX_PREPARED: usize = 32;
 
