@@ -329,3 +329,81 @@ async fn a_rename_is_never_run_unasked_in_smart_mode() {
     let said = results.last().unwrap();
     assert!(said.contains("renames `greet` to `welcome`"), "{said}");
 }
+
+/// The cargo and rustup homes, when rustup's rust-analyzer runs here
+/// (`rustup component add rust-analyzer`, as .ci/run does).
+fn rust_analyzer_homes() -> Option<(String, String)> {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let cargo = std::env::var("CARGO_HOME").unwrap_or_else(|_| format!("{home}/.cargo"));
+    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| format!("{home}/.rustup"));
+    let works = std::process::Command::new("rust-analyzer")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !works {
+        eprintln!("skipped: rust-analyzer is not installed (`rustup component add rust-analyzer`)");
+        return None;
+    }
+    Some((cargo, rustup))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rust_analyzer_loads_a_project_with_dependencies_and_writes_no_target_in_it() {
+    let Some((cargo_home, rustup_home)) = rust_analyzer_homes() else {
+        return;
+    };
+    let home = TestHome::new();
+    home.write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\nserde = \"1\"\n",
+    );
+    home.write(
+        "src/main.rs",
+        "fn main() {\n    let x: u32 = 1;\n    println!(\"{x}\");\n}\n",
+    );
+    // A crate already downloaded: the test needs no network.
+    let locked = std::process::Command::new("cargo")
+        .args(["generate-lockfile", "--offline"])
+        .current_dir(home.project.path())
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !locked {
+        eprintln!("skipped: serde is not in the local cargo registry (offline lockfile failed)");
+        return;
+    }
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "src/main.rs"})),
+            Reply::tool(
+                "e1",
+                "edit",
+                json!({"file_path": "src/main.rs", "old_string": "let x: u32 = 1;", "new_string": "let x: u32 = \"one\";"}),
+            ),
+            Reply::text("Edited."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .env("CARGO_HOME", &cargo_home)
+        .env("RUSTUP_HOME", &rustup_home)
+        .args(["run", "--mode", "auto", "break it"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let results = mock_model::tool_result_texts(&mock.requests()[2]);
+    let edit = results.last().unwrap();
+    assert!(
+        edit.contains("rust-analyzer") && edit.contains("line 2: expected u32"),
+        "{edit}"
+    );
+    assert!(
+        !home.path("target").exists(),
+        "the server's cargo wrote into the workspace"
+    );
+}

@@ -278,12 +278,39 @@ impl LspManager {
         if let Some(path) = path {
             cmd.env("PATH", path);
         }
+        for (name, value) in self.cargo_env(root) {
+            cmd.env(name, value);
+        }
         let spec = &spec;
         #[cfg(unix)]
         cmd.process_group(0);
         let changes = self.changes.clone();
         let on_change = move || changes.send_modify(|n| *n += 1);
         Client::start(spec, cmd, root, on_change).await
+    }
+
+    /// What cargo needs for rust-analyzer to load a project inside the
+    /// sandbox: the person's own cargo home to read the crates already
+    /// downloaded (commands get a private one, but a server writes nothing
+    /// there: it is read-only), offline (no network), and a target folder
+    /// of its own among the project's private caches, where `cargo check`
+    /// and build scripts may write. A server's own `env` still wins.
+    fn cargo_env(&self, root: &Path) -> Vec<(&'static str, OsString)> {
+        let mut env = vec![("CARGO_NET_OFFLINE", OsString::from("true"))];
+        let home = std::env::var_os("CARGO_HOME")
+            .map(PathBuf::from)
+            .or_else(|| directories::BaseDirs::new().map(|b| b.home_dir().join(".cargo")));
+        if let Some(home) = home.filter(|h| h.is_dir()) {
+            env.push(("CARGO_HOME", home.into_os_string()));
+        }
+        let caches = self.sandbox.policy(root).and_then(|p| p.caches);
+        if let Some(c) = caches {
+            env.push((
+                "CARGO_TARGET_DIR",
+                c.dir.join("lsp-target").into_os_string(),
+            ));
+        }
+        env
     }
 
     fn is_closed(&self) -> bool {
