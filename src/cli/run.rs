@@ -92,8 +92,15 @@ pub async fn run(
     }
     let mut stopped_by: Option<i32> = None;
     let outcome = loop {
+        let due = printer.flush_due();
         let event = tokio::select! {
             ev = events.recv() => ev,
+            // Streamed text held for joining is written once its window
+            // has passed, also when nothing else comes.
+            _ = tokio::time::sleep_until(due.unwrap_or_else(Instant::now).into()), if due.is_some() => {
+                printer.flush_held();
+                continue;
+            }
             sig = signals.next() => {
                 if stopped_by.is_some() {
                     // A second signal: stop waiting for the turn to wind down.
@@ -337,6 +344,17 @@ impl Printer {
             (Some(stream), _) => stream.event(event),
             (None, Output::Json) => self.event_json(event),
             (None, _) => self.event_plain(event),
+        }
+    }
+
+    /// When stream-json text held for joining must be written.
+    fn flush_due(&self) -> Option<Instant> {
+        self.stream.as_ref().and_then(StreamWriter::flush_due)
+    }
+
+    fn flush_held(&mut self) {
+        if let Some(stream) = &mut self.stream {
+            stream.flush_held();
         }
     }
 

@@ -15,6 +15,20 @@ use crate::protocol::{AgentEvent, ToolStatus, TurnOutcome};
 /// The version of the stream-json schema.
 pub const SCHEMA: u32 = 1;
 
+/// How long streamed text waits to be joined with what follows it into
+/// one `text_delta` (or `reasoning_delta`) line: providers send a few
+/// characters at a time, and a line each would be mostly framing. Short
+/// enough that a reader still sees the answer grow as it happens.
+pub const JOIN_WINDOW: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Streamed text held for the next line.
+#[derive(Default)]
+struct Held {
+    reasoning: bool,
+    text: String,
+    since: Option<std::time::Instant>,
+}
+
 /// What the run started with, for the `init` line.
 #[derive(Debug, Clone, Default)]
 pub struct RunInfo {
@@ -84,6 +98,8 @@ pub struct StreamWriter<W: Write> {
     denials: Vec<Value>,
     /// Tool names by call id, for the denials.
     calls: std::collections::HashMap<String, (String, Value)>,
+    /// Streamed text not yet written (see [`JOIN_WINDOW`]).
+    held: Held,
 }
 
 impl<W: Write> StreamWriter<W> {
@@ -100,6 +116,7 @@ impl<W: Write> StreamWriter<W> {
             session_id: info.session_id.clone(),
             denials: Vec::new(),
             calls: Default::default(),
+            held: Held::default(),
         };
         w.line(json!({
             "type": "init", "schema": SCHEMA, "cairn": env!("CARGO_PKG_VERSION"),
@@ -119,18 +136,62 @@ impl<W: Write> StreamWriter<W> {
         }
     }
 
+    /// When held text must be written, if any is held.
+    pub fn flush_due(&self) -> Option<std::time::Instant> {
+        self.held.since.map(|t| t + JOIN_WINDOW)
+    }
+
+    /// Writes the held text as one line.
+    pub fn flush_held(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        if held.text.is_empty() {
+            return;
+        }
+        let kind = if held.reasoning {
+            "reasoning_delta"
+        } else {
+            "text_delta"
+        };
+        self.line(json!({"type": kind, "text": held.text}));
+    }
+
+    /// Holds streamed text; written when the window passes, another kind
+    /// of event comes, or much is held.
+    fn hold(&mut self, reasoning: bool, text: &str) {
+        if self.held.reasoning != reasoning {
+            self.flush_held();
+        }
+        self.held.reasoning = reasoning;
+        self.held.text.push_str(text);
+        let now = std::time::Instant::now();
+        let since = *self.held.since.get_or_insert(now);
+        if now.duration_since(since) >= JOIN_WINDOW || self.held.text.len() >= 16 * 1024 {
+            self.flush_held();
+        }
+    }
+
     pub fn warn(&mut self, text: &str) {
+        self.flush_held();
         self.line(json!({"type": "notice", "level": "warning", "text": text}));
     }
 
     pub fn session(&mut self, id: &str) {
         if self.session_id.as_deref() != Some(id) {
+            self.flush_held();
             self.session_id = Some(id.to_string());
             self.line(json!({"type": "session", "session_id": id}));
         }
     }
 
     pub fn event(&mut self, event: &AgentEvent) {
+        match event {
+            AgentEvent::TextDelta(t) => {
+                self.answer.push_str(t);
+                return self.hold(false, t);
+            }
+            AgentEvent::ReasoningDelta(t) => return self.hold(true, t),
+            _ => self.flush_held(),
+        }
         if let Some(v) = self.line_for(event) {
             self.line(v);
         }
@@ -152,11 +213,6 @@ impl<W: Write> StreamWriter<W> {
                 self.model_calls += 1;
                 json!({"type": "response_start"})
             }
-            AgentEvent::TextDelta(t) => {
-                self.answer.push_str(t);
-                json!({"type": "text_delta", "text": t})
-            }
-            AgentEvent::ReasoningDelta(t) => json!({"type": "reasoning_delta", "text": t}),
             AgentEvent::ResponseReset => {
                 self.answer.truncate(self.response_start);
                 json!({"type": "response_reset"})
@@ -256,6 +312,7 @@ impl<W: Write> StreamWriter<W> {
     /// The last object: always written, also in `json` output where it is
     /// the only one.
     pub fn result(&mut self, reason: &ExitReason, exit_code: i32) {
+        self.flush_held();
         let error = match reason {
             ExitReason::Failed(e) => Some(e.clone()),
             ExitReason::TurnLimit(n) => Some(format!("stopped after {n} model calls in one turn")),
@@ -345,6 +402,39 @@ mod tests {
         assert_eq!(last["text"], "whole");
         assert_eq!(last["exit_reason"], "completed");
         assert_eq!(last["model_calls"], 1);
+    }
+
+    #[test]
+    fn streamed_text_is_joined_within_the_window_and_kinds_stay_apart() {
+        let mut buf = Vec::new();
+        let mut w = StreamWriter::new(&mut buf, true, &RunInfo::default());
+        w.event(&AgentEvent::ResponseStarted);
+        w.event(&AgentEvent::ReasoningDelta("think".into()));
+        for piece in ["An ", "answer ", "in ", "pieces."] {
+            w.event(&AgentEvent::TextDelta(piece.into()));
+        }
+        assert!(w.flush_due().is_some(), "text is held");
+        std::thread::sleep(JOIN_WINDOW);
+        w.event(&AgentEvent::TextDelta(" Later.".into()));
+        w.event(&AgentEvent::TextDelta(" Held".into()));
+        w.result(&ExitReason::Completed, 0);
+        let l = lines(&buf);
+        let kinds: Vec<(&str, &str)> = (l.iter())
+            .filter(|v| v["type"].as_str().unwrap().ends_with("_delta"))
+            .map(|v| (v["type"].as_str().unwrap(), v["text"].as_str().unwrap()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("reasoning_delta", "think"),
+                ("text_delta", "An answer in pieces. Later."),
+                ("text_delta", " Held"),
+            ]
+        );
+        assert_eq!(
+            l.last().unwrap()["text"],
+            "An answer in pieces. Later. Held"
+        );
     }
 
     #[test]
