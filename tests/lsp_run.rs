@@ -298,6 +298,12 @@ async fn a_rename_changes_every_file_the_server_names_and_says_which() {
             && said.contains("b.ts (+3 -3 lines)"),
         "{said}"
     );
+    assert!(
+        results
+            .iter()
+            .any(|r| r.contains("no new problems in the renamed files")),
+        "the renamed files are checked: {results:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -405,5 +411,46 @@ async fn rust_analyzer_loads_a_project_with_dependencies_and_writes_no_target_in
     assert!(
         !home.path("target").exists(),
         "the server's cargo wrote into the workspace"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_edit_is_checked_by_a_server_that_publishes_only_changes() {
+    // typescript-language-server publishes a file's diagnostics only when
+    // they differ from the last: a clean edit of a clean file gets none.
+    let Some(bin) = typescript_bin() else { return };
+    let home = TestHome::new();
+    typescript_project(&home);
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool("v1", "view", json!({"file_path": "a.ts"})),
+            Reply::tool(
+                "e1",
+                "edit",
+                json!({"file_path": "a.ts", "old_string": "\"hello \"", "new_string": "\"hi \""}),
+            ),
+            Reply::text("Edited."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .env("PATH", path_with(&bin))
+        .args(["run", "--mode", "auto", "say hi"])
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let results = mock_model::tool_result_texts(&mock.requests()[2]);
+    let edit = results.last().unwrap();
+    assert!(
+        edit.contains("Checked by typescript: no new problems"),
+        "{edit}"
     );
 }

@@ -186,22 +186,44 @@ pub(crate) async fn after_edit(
     tool: &str,
     output: &mut ToolOutput,
 ) {
-    let (Some(lsp), Some(ToolDisplay::Diff(diff))) = (&shared.lsp, &output.display) else {
+    let (Some(lsp), Some(display)) = (&shared.lsp, &output.display) else {
         return;
     };
-    if !EDITING.contains(&tool) || output.is_error {
+    let renamed = matches!(display, ToolDisplay::Diffs { .. });
+    if !(EDITING.contains(&tool) || (tool == "lsp" && renamed)) || output.is_error {
         return;
     }
-    let (path, old, new) = edit_of(workspace, diff);
-    let Some(verdict) = lsp.check(&path, &old, &new, RESULT_WAIT).await else {
-        return;
-    };
-    output
-        .content
-        .push(crate::conversation::ResultContent::text(result_note(
-            &verdict, &diff.path,
-        )));
+    let (mut notes, mut clean) = (Vec::new(), 0);
+    if renamed {
+        let paths: Vec<PathBuf> = (display.diffs().iter())
+            .map(|d| edit_of(workspace, d).0)
+            .collect();
+        lsp.hold_disk_text(&paths).await;
+    }
+    // A rename's files are checked one by one (the server is one), the
+    // first few: what a rename breaks shows in the first files it touches.
+    for diff in display.diffs().iter().take(MAX_RENAME_CHECKS) {
+        let (path, old, new) = edit_of(workspace, diff);
+        let Some(verdict) = lsp.check(&path, &old, &new, RESULT_WAIT).await else {
+            continue;
+        };
+        match (renamed, verdict.for_model(&diff.path), &verdict) {
+            (true, None, Verdict::Checked { .. }) => clean += 1,
+            _ => notes.push(result_note(&verdict, &diff.path)),
+        }
+    }
+    if renamed && notes.is_empty() && clean > 0 {
+        notes.push("Checked by the language server: no new problems in the renamed files.".into());
+    }
+    for note in notes {
+        output
+            .content
+            .push(crate::conversation::ResultContent::text(note));
+    }
 }
+
+/// Most files of a rename checked after it is applied.
+const MAX_RENAME_CHECKS: usize = 10;
 
 fn result_note(verdict: &Verdict, path: &str) -> String {
     match (verdict.for_model(path), verdict) {

@@ -60,6 +60,11 @@ impl Documents {
             .collect()
     }
 
+    /// Whether `path` is open in some server.
+    pub(super) fn is_open(&self, path: &Path) -> bool {
+        lock(&self.open).contains_key(path)
+    }
+
     /// Whether `path` may be opened for being touched: not yet open, and
     /// fewer than [`MAX_TOUCHED`] files are.
     pub(super) fn may_open(&self, path: &Path) -> bool {

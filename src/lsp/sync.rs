@@ -18,6 +18,12 @@ use super::verdict::{Elsewhere, Verdict, compare, compare_elsewhere};
 /// servers publish quick syntax results, then semantic ones).
 const SETTLE: Duration = Duration::from_millis(150);
 
+/// How long after a change with no publication (and the server idle) the
+/// diagnostics last published for the file are taken to stand…
+const UNCHANGED_AFTER: Duration = Duration::from_millis(1500);
+/// …counting from the last thing the server said, at least this long.
+const UNCHANGED_QUIET: Duration = Duration::from_millis(700);
+
 /// Other open files are re-checked after the edited one: their
 /// publications are awaited until none came for this long…
 const QUIET: Duration = Duration::from_millis(300);
@@ -76,6 +82,25 @@ impl LspManager {
             self.docs.remember_verdict(path, old, new, &verdict);
         }
         Some(verdict)
+    }
+
+    /// Gives the servers the text on disk of each of `paths` they hold
+    /// (after a change of several files, such as a rename, so that the
+    /// check of each sees the others as they now are).
+    pub async fn hold_disk_text(self: &Arc<Self>, paths: &[std::path::PathBuf]) {
+        for path in paths.iter().filter(|p| self.docs.is_open(p)) {
+            let Ok(Ok(Some(client))) =
+                tokio::time::timeout(Duration::from_secs(5), self.client_for(path, OTHERS_WAIT))
+                    .await
+            else {
+                continue;
+            };
+            let Ok(text) = super::tool::read_text(path) else {
+                continue;
+            };
+            let _one = self.docs.busy.lock().await;
+            let _ = self.docs.put(&client, path, &text).await;
+        }
     }
 
     /// The diagnostics of the other files `client` holds, once it has
@@ -167,6 +192,11 @@ impl LspManager {
         };
         let mut found: Option<(u64, Vec<Diagnostic>)> = None;
         let mut until = deadline;
+        // Some servers (typescript-language-server) publish a file's
+        // diagnostics only when they differ from the last ones: a text
+        // whose problems are the same gets no publication. Once the server
+        // is idle and quiet after the change, the last ones stand.
+        let mut unchanged_at = Instant::now() + UNCHANGED_AFTER;
         loop {
             if let Some(p) = client.published(path).filter(fresh)
                 && found.as_ref().is_none_or(|f| p.seq > f.0)
@@ -179,10 +209,28 @@ impl LspManager {
             if let Some(why) = client.ended() {
                 return Err(format!("the server stopped: {why}"));
             }
-            match tokio::time::timeout_at(until, ticks.changed()).await {
-                Ok(Ok(())) => continue,
+            let wake = if found.is_none() {
+                until.min(unchanged_at)
+            } else {
+                until
+            };
+            match tokio::time::timeout_at(wake, ticks.changed()).await {
+                Ok(Ok(())) => {
+                    unchanged_at = unchanged_at.max(Instant::now() + UNCHANGED_QUIET);
+                    continue;
+                }
                 Ok(Err(_)) => return Err("the server stopped".into()),
-                Err(_) => break,
+                Err(_) if Instant::now() >= until => break,
+                Err(_) => {
+                    let last = client.published(path).filter(|p| p.seq <= seen);
+                    match last {
+                        Some(p) if changed && client.busy().is_none() => {
+                            found = Some((p.seq, p.diagnostics));
+                            break;
+                        }
+                        _ => unchanged_at = Instant::now() + UNCHANGED_QUIET,
+                    }
+                }
             }
         }
         match found {
