@@ -306,3 +306,37 @@ async fn effort_for_a_model_that_does_not_reason_is_ignored_with_one_notice() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr.contains("not an effort level"), "{stderr}");
 }
+
+#[tokio::test]
+async fn a_session_exported_to_markdown_from_the_command_line_has_its_picture_beside_it() {
+    let home = TestHome::new();
+    std::fs::write(home.path("shot.png"), png(80, 50)).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("A chart."), Reply::text("T")],
+    )
+    .await;
+    configure(&home, "anthropic", &mock, "claude-sonnet-4-5", "");
+    let (out, _, stderr) = run(&home, &mock, &["run", "-i", "shot.png", "what is it?"]).await;
+    assert!(out.status.success(), "{stderr}");
+    let id = stderr
+        .split_whitespace()
+        .skip_while(|w| *w != "session")
+        .nth(1)
+        .expect("the session id on stderr")
+        .to_string();
+    let dir = home.home.path().join("exported");
+    std::fs::create_dir_all(&dir).unwrap();
+    let md = dir.join("s.md");
+    let md_arg = md.display().to_string();
+    let (out, _, stderr) = run(&home, &mock, &["sessions", "export", &id, "-o", &md_arg]).await;
+    assert!(out.status.success(), "{stderr}");
+    let text = std::fs::read_to_string(&md).unwrap();
+    let link = text
+        .split("](")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .expect("a picture link in the Markdown");
+    let picture = std::fs::read(dir.join(link)).expect("the linked picture beside the Markdown");
+    assert_eq!(image::load_from_memory(&picture).unwrap().width(), 80);
+}

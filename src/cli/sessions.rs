@@ -295,19 +295,21 @@ fn export(
     out: &mut dyn Write,
 ) -> Result<()> {
     let id = store.resolve_id(&id)?;
+    if let Some(path) = output {
+        // Markdown's pictures go beside it, as the interface's `/export`
+        // writes them (the links would point at nothing otherwise).
+        crate::sessions::export_file(store, &id, as_json, &path, &crate::private::write)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        writeln!(out, "Exported {} to {}", id, path.display())?;
+        return Ok(());
+    }
     let (text, _) = crate::sessions::export_text(store, &id, as_json)?;
-    match output {
-        Some(path) => {
-            crate::private::write(&path, text.as_bytes())
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            writeln!(out, "Exported {} to {}", id, path.display())?;
-        }
-        // To a terminal it is shown, so escaped; into a pipe or a file it
-        // is data, written exactly.
-        None if std::io::IsTerminal::is_terminal(&std::io::stdout()) => {
-            write!(out, "{}", escape(&text))?
-        }
-        None => write!(out, "{text}")?,
+    // To a terminal it is shown, so escaped; into a pipe or a file it is
+    // data, written exactly.
+    if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        write!(out, "{}", escape(&text))?
+    } else {
+        write!(out, "{text}")?
     }
     Ok(())
 }
