@@ -156,3 +156,59 @@ async fn bang_ls_shows_a_pane_and_the_next_request_carries_its_output() {
     assert!(first.contains("what is here?"), "{first}");
     app.ctrl_c_to_quit();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_x11_the_desktops_clipboard_program_gives_the_picture() {
+    // A Wayland desktop without its X11 bridge: the clipboard library
+    // cannot connect, `wl-paste` can. (A stand-in `wl-paste` that prints a
+    // PNG: no compositor runs here.)
+    let home = TestHome::new();
+    let bin = home.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    std::fs::write(home.home.path().join("clip.png"), png(64, 40)).unwrap();
+    let script = bin.join("wl-paste");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\n[ \"$3\" = image/png ] || exit 1\ncat '{}'\n",
+            home.home.path().join("clip.png").display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("A small chart."), Reply::text("Chart")],
+    )
+    .await;
+    let mut vars = home.vars(&mock.url());
+    vars.push((
+        "PATH".into(),
+        format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    ));
+    vars.push(("WAYLAND_DISPLAY".into(), "wayland-cairn-test".into()));
+    let mut app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &vars,
+        home.project.path(),
+        30,
+        110,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("/paste-image");
+    app.send(b"\r");
+    app.wait_for_text("[image 1 · 64×40 png ·");
+    app.type_text("what is this?");
+    app.send(b"\r");
+    app.wait_for_text("A small chart.");
+    let first = &mock.requests()[0];
+    let blocks = first["messages"][0]["content"].as_array().unwrap();
+    assert!(blocks.iter().any(|b| b["type"] == "image"), "{first}");
+    app.ctrl_c_to_quit();
+}

@@ -39,7 +39,17 @@ fn from_clipboard() -> Msg {
     };
     let mut clipboard = match arboard::Clipboard::new() {
         Ok(c) => c,
-        Err(e) => return refused(format!("the clipboard cannot be read ({e})")),
+        Err(e) => {
+            return match from_clipboard_program() {
+                Some(Ok(image)) => Msg::Image(Ok(image)),
+                Some(Err(why)) => refused(why),
+                None => refused(format!(
+                    "the clipboard cannot be read ({}); attach the picture by its path instead \
+                     (type or paste @path/to/shot.png, or `cairn run -i shot.png`)",
+                    crate::text::fit(&e.to_string(), 120)
+                )),
+            };
+        }
     };
     match clipboard.get_image() {
         Ok(img) => {
@@ -56,4 +66,43 @@ fn from_clipboard() -> Msg {
             _ => refused("the clipboard holds no picture".into()),
         },
     }
+}
+
+/// Where the clipboard library cannot reach the clipboard (Wayland without
+/// its X11 bridge), the desktop's own clipboard program may: `wl-paste` on
+/// Wayland, `xclip` on X11. `None` when neither is there to ask.
+fn from_clipboard_program() -> Option<Result<crate::conversation::ImageData, String>> {
+    let wayland = std::env::var_os("WAYLAND_DISPLAY").is_some();
+    let x11 = std::env::var_os("DISPLAY").is_some();
+    let tries: &[(bool, &str, &[&str])] = &[
+        (
+            wayland,
+            "wl-paste",
+            &["--no-newline", "--type", "image/png"],
+        ),
+        (
+            x11,
+            "xclip",
+            &["-selection", "clipboard", "-target", "image/png", "-out"],
+        ),
+    ];
+    for (_, program, args) in tries.iter().filter(|t| t.0) {
+        let Ok(out) = std::process::Command::new(program)
+            .args(*args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .output()
+        else {
+            continue;
+        };
+        if !out.status.success() || out.stdout.is_empty() {
+            return Some(Err(format!("{program} found no picture on the clipboard")));
+        }
+        return Some(
+            crate::images::prepare(&out.stdout)
+                .map(|(image, _)| image)
+                .map_err(|e| e.to_string()),
+        );
+    }
+    None
 }
