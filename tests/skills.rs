@@ -289,3 +289,47 @@ async fn a_trusted_skills_allowed_tools_run_unasked_and_an_untrusted_ones_do_not
         }
     }
 }
+
+/// With no skill at start, a skill the person adds during the session can
+/// still be loaded by the model: the `skill` tool is always there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_first_skill_added_during_the_session_can_be_loaded() {
+    let env = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::text("First done."),
+            Reply::text("Title"),
+            Reply::tool("s1", "skill", json!({"name": "release-notes"})),
+            Reply::text("Second done."),
+        ],
+    )
+    .await;
+    let mut app = crate::pty::PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &env.vars(&mock.url()),
+        env.project.path(),
+        30,
+        110,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("hello");
+    app.send(b"\r");
+    app.wait_for_text("First done.");
+    write(
+        env.path(".claude/skills/release-notes/SKILL.md"),
+        "---\nname: release-notes\ndescription: Draft release notes from the git log.\n---\nRead `git log` since the last tag (marker: wombat).\n",
+    );
+    app.type_text("notes please");
+    app.send(b"\r");
+    app.wait_for_text("Second done.");
+    app.ctrl_c_to_quit();
+    let reqs = mock.requests();
+    let results: String = reqs.iter().map(tool_results).collect();
+    assert!(
+        results.contains("marker: wombat") || results.contains("moved it to"),
+        "the new skill was loaded (or, under Landlock alone, quarantined): {results}"
+    );
+    assert!(!results.contains("There is no tool named"), "{results}");
+}

@@ -529,19 +529,16 @@ fn hooks(s: &Startup) -> Arc<crate::extensions::hooks::Hooks> {
     ))
 }
 
-/// The built-in tools, and `skill` when any skill is installed.
+/// The built-in tools and `skill` — always, since a skill added during the
+/// session is offered from the next request on (the system prompt lists
+/// the skills each time).
 fn registry(s: &Startup) -> Registry {
     let mut registry = Registry::builtin();
     let roots = command_roots(s);
-    if !crate::extensions::skills::discover(&roots, &s.cwd)
-        .0
-        .is_empty()
-    {
-        registry.register(Arc::new(crate::extensions::skills::tool::SkillTool::new(
-            roots,
-            s.cwd.clone(),
-        )));
-    }
+    registry.register(Arc::new(crate::extensions::skills::tool::SkillTool::new(
+        roots,
+        s.cwd.clone(),
+    )));
     if let Some(search) = s.config.file.search.as_ref().filter(|c| c.names_backend()) {
         // A broken `[search]` was refused when the config was read (`load`).
         if let Ok(backend) =
