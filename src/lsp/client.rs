@@ -249,6 +249,7 @@ fn initialize_params(spec: &ServerSpec, root: &Path) -> Value {
                 "references": {},
                 "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
                 "rename": {"prepareSupport": false},
+                "formatting": {"dynamicRegistration": false},
             },
         },
     })

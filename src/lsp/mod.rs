@@ -9,11 +9,13 @@
 //! - `manager` — the workspace's servers, their states, restart.
 //! - `documents` — what each opened file holds in its server.
 //! - `sync` — a proposed text given to a server unsaved, and its verdict.
+//! - `format` — a server's formatting of an edited text (`[format]`).
 //! - `tool` — the `lsp` tool: definition, references, hover, symbols, diagnostics.
 //! - `verdict` — diagnostics before and after, compared.
 
 mod client;
 mod documents;
+mod format;
 pub mod framing;
 mod manager;
 pub mod memory;
