@@ -214,11 +214,14 @@ impl Formatters {
         self.sandbox.mode() == crate::config::SandboxMode::Off && !self.trusted
     }
 
-    /// The name of a language server's formatting of `path`: the server's.
-    fn server_name(&self, path: &Path) -> String {
+    /// The language server that formats `path` with `formatter = "lsp"`.
+    fn server_name(&self, path: &Path) -> Result<String, String> {
         (self.lsp.as_ref())
             .and_then(|l| l.server_for(path))
-            .map_or_else(|| "the language server".to_string(), |(s, _)| s.name)
+            .map(|(s, _)| s.name)
+            .ok_or_else(|| {
+                "no language server looks after this file (`formatter = \"lsp\"`)".into()
+            })
     }
 
     /// A language server formats `text`, from a blocking thread.
@@ -248,9 +251,10 @@ impl Formatters {
                 }
                 Err(_) => {
                     task.abort();
+                    let server = self.server_name(path).unwrap_or_default();
                     return Err(match cancel.is_cancelled() {
                         true => "formatting was stopped: the turn was cancelled".into(),
-                        false => format!("{} did not answer in time", self.server_name(path)),
+                        false => format!("{server} did not answer in time"),
                     });
                 }
             }
@@ -267,7 +271,7 @@ impl crate::tools::format::Formatting for Formatters {
         Some(match choice {
             Choice::Command { name, .. } => Ok(name),
             Choice::Missing { why } => Err(why),
-            Choice::Server => Ok(self.server_name(path)),
+            Choice::Server => self.server_name(path),
         })
     }
 

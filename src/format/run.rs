@@ -10,6 +10,9 @@ use std::time::{Duration, Instant};
 
 use tokio_util::sync::CancellationToken;
 
+/// How long the output of a formatter that has ended may stay open.
+const LEFTOVER_WAIT: Duration = Duration::from_millis(500);
+
 /// What is kept of a formatter's stderr, to say why it failed.
 const STDERR_KEPT: usize = 64 * 1024;
 
@@ -72,6 +75,20 @@ pub fn run(
             }
         }
     };
+    // Something it started in the background may hold its output open:
+    // that is waited for briefly, then stopped (its group still has a
+    // member then, so the group's id names no one else).
+    let leftovers = Instant::now() + LEFTOVER_WAIT;
+    while [&out, &err]
+        .iter()
+        .any(|t| t.as_ref().is_some_and(|t| !t.is_finished()))
+    {
+        if Instant::now() >= leftovers {
+            crate::sandbox::kill_group(child.id() as i32);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(3));
+    }
     if let Some(w) = writer {
         let _ = w.join();
     }
@@ -213,6 +230,13 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5));
         std::thread::sleep(Duration::from_millis(1500));
         assert!(!mark.exists(), "the formatter's child was stopped too");
+
+        // One that ends but leaves a process holding its output is not
+        // waited for.
+        let started = Instant::now();
+        let out = go("(sleep 30) & echo formatted", "x", LIMITS).unwrap();
+        assert_eq!(out, "formatted\n");
+        assert!(started.elapsed() < Duration::from_secs(5));
 
         let cancel = CancellationToken::new();
         cancel.cancel();

@@ -89,6 +89,10 @@ fn a_missing_formatter_is_said_when_asked_for_and_left_out_when_a_default() {
     assert_eq!(named.format(&file, "x", &cancel).unwrap_err(), missing);
     let defaults = bare("[format]\nenabled = true\n");
     assert_eq!(defaults.formatter_for(&file), None, "a default is left out");
+    // `lsp` where no language server looks after the file.
+    let server = bare("[format.rust]\nformatter = \"lsp\"\n");
+    let said = server.formatter_for(&ws.join("a.rs")).unwrap().unwrap_err();
+    assert!(said.contains("no language server looks after"), "{said}");
     let empty = formatters(
         "[format.x]\ncommand = []\nfiletypes = [\"x\"]\n",
         &ws,

@@ -65,7 +65,8 @@ pub fn after_write(plan: &mut Plan, ctx: &ToolContext) -> Option<String> {
     }
     // A command running in the background could have changed the file
     // since the edit wrote it: its change is not overwritten.
-    let now = super::files::read_bounded(ctx, &plan.path, super::regular::MAX_EDIT_FILE);
+    // The disk's, not a front end's buffer, which may not hold it yet.
+    let now = super::regular::read_bounded(&plan.path, super::regular::MAX_EDIT_FILE);
     if now.ok().as_deref() != Some(plan.after.as_slice()) {
         return Some(format!(
             "{NOT_FORMATTED}{} changed on disk while {name} ran, so the formatted text was \
