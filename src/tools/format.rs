@@ -64,13 +64,13 @@ pub fn after_write(plan: &mut Plan, ctx: &ToolContext) -> Option<String> {
         return Some(format!("{FORMATTED}{name}: it found nothing to change."));
     }
     // A command running in the background could have changed the file
-    // since the edit wrote it: its change is not overwritten.
-    // The disk's, not a front end's buffer, which may not hold it yet.
+    // since the edit wrote it: its change is not overwritten. (The disk
+    // is read, not a front end's buffer, which may not hold the edit yet.)
     let now = super::regular::read_bounded(&plan.path, super::regular::MAX_EDIT_FILE);
     if now.ok().as_deref() != Some(plan.after.as_slice()) {
         return Some(format!(
-            "{NOT_FORMATTED}{} changed on disk while {name} ran, so the formatted text was \
-             not written{AS_WRITTEN}",
+            "{NOT_FORMATTED}{} changed on disk while {name} ran (something else wrote it), so \
+             the formatted text was not written; view the file before changing it again.",
             plan.shown
         ));
     }
@@ -140,6 +140,46 @@ mod tests {
             }
             Ok(text.to_uppercase())
         }
+    }
+
+    /// Upper-cases text, while something else writes the file.
+    struct Raced;
+
+    impl Formatting for Raced {
+        fn formatter_for(&self, _: &Path) -> Option<Result<String, String>> {
+            Some(Ok("raced".to_string()))
+        }
+        fn format(&self, path: &Path, text: &str, _: &CancellationToken) -> Result<String, String> {
+            std::fs::write(path, "written by a job\n").unwrap();
+            Ok(text.to_uppercase())
+        }
+    }
+
+    #[tokio::test]
+    async fn a_file_written_by_something_else_meanwhile_keeps_that_text() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("r.txt"), "one\n").unwrap();
+        let mut ctx = ToolContext::new(dir.path().to_path_buf());
+        ctx.formatting = Some(Arc::new(Raced));
+        use crate::tools::Tool;
+        crate::tools::view::ViewTool
+            .run(json!({"file_path": "r.txt"}), &ctx)
+            .await;
+        let out = crate::tools::edit::EditTool
+            .run(
+                json!({"file_path": "r.txt", "old_string": "one", "new_string": "two"}),
+                &ctx,
+            )
+            .await;
+        let text = out.text_content();
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("r.txt")).unwrap(),
+            "written by a job\n"
+        );
+        assert!(
+            text.contains("Not formatted: r.txt changed on disk while raced ran"),
+            "{text}"
+        );
     }
 
     async fn edited(
