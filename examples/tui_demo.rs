@@ -189,6 +189,7 @@ impl Agent {
             summary: "src/lib.rs".into(),
         });
         let request = PermissionRequest {
+            formatting: None,
             tool: "edit".into(),
             summary: "edit src/lib.rs".into(),
             reasons: vec!["writes a file".into()],

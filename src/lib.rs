@@ -14,6 +14,7 @@ pub mod context;
 pub mod conversation;
 pub mod diff;
 pub mod extensions;
+pub mod format;
 pub mod images;
 pub mod llm;
 pub mod lsp;

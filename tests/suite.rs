@@ -45,6 +45,8 @@ mod faults_files;
 mod faults_sessions;
 mod faults_store;
 mod faults_tui;
+mod format_run;
+mod format_tui;
 mod gate_front_door;
 mod hooks;
 mod layers;

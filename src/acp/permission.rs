@@ -91,6 +91,9 @@ pub fn tool_call(cwd: &Path, call_id: &str, request: &PermissionRequest) -> acp:
     if let Some(sandbox) = &request.sandbox {
         why = format!("{why}\n{sandbox}");
     }
+    if let Some(line) = &request.formatting {
+        why = format!("{why}\n{line}");
+    }
     match &request.preview {
         Some(Preview::Diff(d)) => content.push(updates::diff(cwd, d)),
         Some(Preview::Diffs { files }) => {
@@ -123,6 +126,7 @@ mod tests {
 
     fn request(rules: &[&str], preview: Option<Preview>) -> PermissionRequest {
         PermissionRequest {
+            formatting: None,
             tool: "edit".into(),
             summary: "edit a.txt".into(),
             reasons: vec!["writes a file".into()],

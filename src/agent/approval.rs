@@ -89,7 +89,9 @@ pub(crate) async fn ask(
         ));
     }
     let offered = question.rules.clone();
+    let formatting = formatted_by(tool, input, tool_ctx, preview.as_ref());
     let request = PermissionRequest {
+        formatting,
         tool: call.name.clone(),
         summary,
         reasons,
@@ -99,6 +101,24 @@ pub(crate) async fn ask(
     };
     let decision = wait_for_decision(ctx, &call.id, request).await;
     approval(ctx, decision, &offered).map_err(|(status, text)| (status, ToolOutput::error(text)))
+}
+
+/// For an edit of a file `[format]` formats: what the dialog says of it
+/// ("will be formatted by rustfmt after it is applied").
+fn formatted_by(
+    tool: &Arc<dyn Tool>,
+    input: &Value,
+    tool_ctx: &ToolContext,
+    preview: Option<&crate::tools::Preview>,
+) -> Option<String> {
+    let formatting = tool_ctx.formatting.as_ref()?;
+    if !matches!(tool.name(), "edit" | "multiedit" | "write")
+        || !matches!(preview, Some(crate::tools::Preview::Diff(_)))
+    {
+        return None;
+    }
+    let path = tool.paths(input, tool_ctx).into_iter().next()?;
+    crate::tools::format::dialog_line(formatting.as_ref(), &path)
 }
 
 /// Shows the request and waits for the person (or a cancel: `None`).

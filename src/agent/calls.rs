@@ -45,6 +45,7 @@ fn base_context(ctx: &TurnContext) -> ToolContext {
         files: ctx.shared.files.clone(),
         terminals: ctx.shared.terminals.clone(),
         own_cwd: ctx.own_cwd.clone(),
+        formatting: ctx.shared.formatting.clone(),
     }
 }
 

@@ -155,6 +155,8 @@ pub(crate) struct Shared {
     pub sub_totals: Mutex<(Usage, Option<f64>)>,
     /// The language servers that check edits, when configured.
     pub lsp: Option<Arc<crate::lsp::LspManager>>,
+    /// What formats a file after an edit (`[format]`), when configured.
+    pub formatting: Option<Arc<dyn crate::tools::format::Formatting>>,
     /// The front end's copy of the files (an editor's buffers), when it
     /// offers one to the file tools.
     pub files: Option<Arc<dyn crate::tools::files::FileAccess>>,
@@ -265,6 +267,7 @@ impl Agent {
                 route: None,
                 sub_totals: Default::default(),
                 lsp: None,
+                formatting: None,
                 files: None,
                 terminals: None,
                 jobs_of: Mutex::new(std::sync::Weak::new()),
@@ -373,6 +376,17 @@ impl Agent {
     pub fn with_lsp(mut self, lsp: Arc<crate::lsp::LspManager>) -> Self {
         if let Some(shared) = Arc::get_mut(&mut self.shared) {
             shared.lsp = Some(lsp);
+        }
+        self
+    }
+
+    /// Formats files after edits are written (`[format]`).
+    pub fn with_formatting(
+        mut self,
+        formatting: Arc<dyn crate::tools::format::Formatting>,
+    ) -> Self {
+        if let Some(shared) = Arc::get_mut(&mut self.shared) {
+            shared.formatting = Some(formatting);
         }
         self
     }

@@ -406,6 +406,18 @@ pub fn start_agent_with(
     );
     agent = agent.with_tool_source(mcp.clone());
     agent = agent.with_lsp(lsp.clone());
+    let formatters = crate::format::Formatters::new(
+        &s.config.file.format,
+        s.root.clone(),
+        s.sandbox.clone(),
+        s.project_trusted(),
+        Some(lsp.clone()),
+    );
+    let mut rule_problems = s.claude_rules.problems.clone();
+    rule_problems.extend(formatters.problems());
+    if !formatters.is_empty() {
+        agent = agent.with_formatting(Arc::new(formatters));
+    }
     let (commands, task) = agent.spawn();
     Ok(Running {
         commands,
@@ -416,7 +428,7 @@ pub fn start_agent_with(
         lsp,
         task,
         hooks,
-        rule_problems: s.claude_rules.problems.clone(),
+        rule_problems,
     })
 }
 

@@ -18,6 +18,7 @@
 
 pub mod acp;
 pub mod effort;
+pub mod format;
 pub mod keys;
 pub mod log;
 pub mod lsp;
@@ -283,6 +284,9 @@ pub struct ConfigFile {
     /// turn things off).
     #[serde(default)]
     pub acp: acp::AcpConfig,
+    /// `[format]`: formatting a file after an edit is applied.
+    #[serde(default)]
+    pub format: format::FormatConfig,
 }
 
 /// `[agents]`: how many sub-agents run at once (4 unless set).
@@ -693,6 +697,7 @@ impl ConfigFile {
         self.keys.extend(other.keys);
         self.mcp.extend(other.mcp);
         self.lsp.overlay(other.lsp);
+        self.format.overlay(other.format);
         self.acp.overlay(other.acp);
         self.shell
             .env_passthrough

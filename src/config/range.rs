@@ -26,6 +26,11 @@ bounded!(
     seconds: u64, 1, 86_400
 );
 bounded!(
+    /// A short wait for one of cairn's helpers (a formatter): one second
+    /// to five minutes.
+    helper_seconds: u64, 1, 300
+);
+bounded!(
     /// A size in MB: at least one, at most 16 GB.
     megabytes: u64, 1, 16_384
 );

@@ -289,6 +289,7 @@ fn initialize_params(spec: &ServerSpec, root: &Path) -> Value {
                 "references": {},
                 "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
                 "rename": {"prepareSupport": false},
+                "formatting": {"dynamicRegistration": false},
             },
         },
     })

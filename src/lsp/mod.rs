@@ -9,6 +9,7 @@
 //! - `manager` — the workspace's servers, their states, restart.
 //! - `documents` — what each opened file holds in its server.
 //! - `sync` — a proposed text given to a server unsaved, and its verdict.
+//! - `format` — a server's formatting of an edited text (`[format]`).
 //! - `tool` — the `lsp` tool: definition, references, hover, symbols,
 //!   diagnostics, rename.
 //! - `rename` — a rename's files and hunks, worked out before it is judged.
@@ -16,6 +17,7 @@
 
 mod client;
 mod documents;
+mod format;
 pub mod framing;
 mod manager;
 pub mod memory;

@@ -53,7 +53,18 @@ impl LspManager {
         if let Some(v) = self.docs.verdict(path, old, new) {
             return Some(v);
         }
-        let _one = self.docs.busy.lock().await;
+        // Another check (the dialog's, waiting on a slow server) holds the
+        // server's copy of the files: waited for within this check's time.
+        let Ok(_one) = tokio::time::timeout_at(deadline, self.docs.busy.lock()).await else {
+            return Some(Verdict::Unavailable {
+                server: client.name.clone(),
+                reason: "it was still busy with an earlier check".into(),
+            });
+        };
+        // That check may have been of this very change.
+        if let Some(v) = self.docs.verdict(path, old, new) {
+            return Some(v);
+        }
         self.open_pending(&client).await;
         // The server is given the old text, then the new one; after each,
         // the other files it holds are re-checked and their diagnostics

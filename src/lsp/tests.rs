@@ -262,3 +262,84 @@ async fn an_edit_that_breaks_a_caller_in_another_open_file_says_so() {
     );
     m.shutdown().await;
 }
+
+/// A server that answers `initialize` and formatting (it puts a comment
+/// line first) and never publishes diagnostics.
+const SILENT_SERVER: &str = r##"
+import sys, json
+def read():
+    size = None
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        key, value = line.split(b":", 1)
+        if key.lower() == b"content-length":
+            size = int(value)
+    return json.loads(sys.stdin.buffer.read(size))
+def send(msg):
+    body = json.dumps(msg).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+while True:
+    m = read()
+    if "id" not in m or "method" not in m:
+        continue
+    result = None
+    if m["method"] == "initialize":
+        result = {"capabilities": {"documentFormattingProvider": True}}
+    elif m["method"] == "textDocument/formatting":
+        at = {"line": 0, "character": 0}
+        result = [{"range": {"start": at, "end": at}, "newText": "# formatted\n"}]
+    send({"jsonrpc": "2.0", "id": m["id"], "result": result})
+"##;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn formatting_applies_the_servers_edits_and_a_busy_server_is_waited_for_in_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().to_path_buf();
+    let file = ws.join("a.py");
+    std::fs::write(&file, "x = 1\n").unwrap();
+    let mut config =
+        crate::config::parse("[lsp.silent]\ncommand = \"python3\"\nfiletypes = [\"py\"]\n")
+            .unwrap()
+            .lsp;
+    config.servers.get_mut("silent").unwrap().args = Some(vec!["-c".into(), SILENT_SERVER.into()]);
+    for name in ["basedpyright", "pyright", "pylsp"] {
+        config.servers.entry(name.into()).or_default().disabled = true;
+    }
+    let m = LspManager::new(&config, ws.clone(), crate::sandbox::Sandbox::off(), true);
+    let formatted = m.format(&file, "x = 1\n", Duration::from_secs(20)).await;
+    assert_eq!(formatted.as_deref(), Ok("# formatted\nx = 1\n"));
+
+    // A check that waits for diagnostics that never come holds the server;
+    // a second check waits for it only as long as its own time allows.
+    let first = {
+        let (m, file) = (m.clone(), file.clone());
+        tokio::spawn(async move {
+            m.check(&file, "x = 1\n", "x = 2\n", Duration::from_secs(4))
+                .await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let started = std::time::Instant::now();
+    let second = m
+        .check(&file, "x = 1\n", "x = 3\n", Duration::from_millis(500))
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    let Verdict::Unavailable { reason, .. } = &second else {
+        panic!("{second:?}")
+    };
+    assert!(reason.contains("busy with an earlier check"), "{reason}");
+    let first = first.await.unwrap().unwrap();
+    assert!(matches!(first, Verdict::Unavailable { .. }), "{first:?}");
+    m.shutdown().await;
+}

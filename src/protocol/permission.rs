@@ -51,6 +51,11 @@ pub struct PermissionRequest {
     /// network for this run"). `None` for calls that start no command.
     #[serde(default)]
     pub sandbox: Option<String>,
+    /// For an edit of a file `[format]` formats, what the dialog says of
+    /// it: "will be formatted by rustfmt after it is applied", or why it
+    /// will not be.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub formatting: Option<String>,
 }
 
 impl PermissionRequest {

@@ -1,5 +1,5 @@
 //! How cairn starts a process of its own — its git calls, stdio MCP
-//! servers, language servers, a project's hooks — under the same rules as
+//! servers, language servers, formatters, a project's hooks — under the same rules as
 //! the model's commands: the one function [`helper_command`].
 //!
 //! A helper runs in the sandbox's current layer with a read-only policy
@@ -29,6 +29,10 @@ pub enum Helper {
     Mcp { network: bool },
     /// A language server: read-only, no network.
     Lsp,
+    /// A formatter (`rustfmt`, `prettier`, …) run on an edited file's
+    /// text: read-only, no network. It reads the text on stdin and
+    /// answers on stdout; cairn writes the file itself.
+    Format,
     /// A project's hook: what the model's commands may do (the workspace
     /// writable unless the sandbox is read-only: a formatter hook writes),
     /// no network.

@@ -138,6 +138,15 @@ const HELPERS: &[(&str, Option<&str>, &str)] = &[
          off, an untrusted project's server does not start",
     ),
     (
+        "format",
+        Some("formatters run in the sandbox, read-only, network off"),
+        "only with `[format]` on; they get the edited file's text on stdin and cairn writes \
+         what they answer (never the formatter); at most the configured time (10 s unless \
+         set), then stopped; found on a PATH without folders inside the workspace; control \
+         files and files outside the workspace are never formatted; a project's `[format]` \
+         waits for trust; with the sandbox off, an untrusted project's formatter does not run",
+    ),
+    (
         "file tools",
         None,
         "paths in the workspace open beneath it (openat2 RESOLVE_BENEATH, else one component \

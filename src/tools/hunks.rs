@@ -80,7 +80,8 @@ impl Plan {
     }
 }
 
-/// Applies the person's review to a plan and writes it; the model's answer.
+/// Applies the person's review to a plan, writes it and has it formatted
+/// (`format`); the model's answer.
 pub fn write_reviewed(mut plan: Plan, ctx: &super::ToolContext, verb: &str) -> super::ToolOutput {
     let note = match &ctx.rejected {
         Some(r) => match plan.keep_accepted(r) {
@@ -92,12 +93,16 @@ pub fn write_reviewed(mut plan: Plan, ctx: &super::ToolContext, verb: &str) -> s
     if let Err(e) = plan.write(ctx) {
         return super::ToolOutput::error(e);
     }
+    let formatted = super::format::after_write(&mut plan, ctx);
     let mut out = plan.output(verb);
-    if !note.is_empty()
-        && let Some(crate::conversation::ResultContent::Text { text }) = out.content.first_mut()
-    {
-        text.push_str("\n\n");
-        text.push_str(&note);
+    if let Some(crate::conversation::ResultContent::Text { text }) = out.content.first_mut() {
+        for part in formatted
+            .iter()
+            .chain(Some(&note).filter(|n| !n.is_empty()))
+        {
+            text.push_str("\n\n");
+            text.push_str(part);
+        }
     }
     out
 }

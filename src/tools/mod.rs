@@ -8,6 +8,7 @@ pub mod edit_core;
 pub mod env;
 pub mod fetch;
 pub mod files;
+pub mod format;
 pub mod git_safety;
 pub mod glob;
 pub mod grep;
@@ -80,6 +81,9 @@ pub struct ToolContext {
     /// A sub-agent's own shell directory: its `cd` moves neither the
     /// parent's shell nor a sibling's. `None`: the session's.
     pub own_cwd: Option<Arc<std::sync::Mutex<PathBuf>>>,
+    /// What formats a file once an edit is written (`[format]`); `None`:
+    /// nothing does.
+    pub formatting: Option<Arc<dyn format::Formatting>>,
 }
 
 /// Hunks (numbered from 0, as `crate::diff::hunks` counts them) of an
@@ -107,6 +111,7 @@ impl ToolContext {
             files: None,
             terminals: None,
             own_cwd: None,
+            formatting: None,
         }
     }
 

@@ -88,6 +88,7 @@ fn help() {
 fn permission_dialog() {
     let mut m = wide_transcript();
     let request = PermissionRequest {
+        formatting: None,
         tool: "bash".into(),
         summary: "echo 漢字 😀".into(),
         reasons: vec!["writes".into()],

@@ -37,6 +37,7 @@ fn reply(cmds: &[Cmd]) -> Option<Decision> {
 
 fn ask(m: &mut Model, id: u64, sandbox: Option<&str>) {
     let request = PermissionRequest {
+        formatting: None,
         tool: "bash".into(),
         summary: "curl example.com".into(),
         reasons: vec!["`curl` uses the network, which the sandbox keeps off".into()],

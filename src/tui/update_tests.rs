@@ -36,6 +36,7 @@ fn turn(m: &mut crate::tui::model::Model, prompt: &str) {
 
 fn request(rules: &[&str]) -> PermissionRequest {
     PermissionRequest {
+        formatting: None,
         tool: "bash".into(),
         summary: "cargo test".into(),
         reasons: vec!["`cargo` may change files".into()],

@@ -54,6 +54,7 @@ fn finish(m: &mut Model, id: &str, status: ToolStatus, output: &str, display: Op
 
 fn edit_request() -> PermissionRequest {
     PermissionRequest {
+        formatting: None,
         tool: "edit".into(),
         summary: "edit src/lib.rs".into(),
         reasons: vec!["writes a file".into()],
@@ -185,6 +186,7 @@ fn permission_dialog_with_an_edit_diff() {
 fn permission_dialog_with_a_bash_command() {
     let mut m = model();
     let request = PermissionRequest {
+        formatting: None,
         tool: "bash".into(),
         summary: "cargo test && echo done > log.txt".into(),
         reasons: vec!["`echo` writes log.txt".into()],
@@ -211,6 +213,7 @@ fn bash_dialog_shows_what_runs_above_blank_lines() {
     let mut m = model();
     let command = format!("echo hello{}rm -rf build", "\n".repeat(60));
     let request = PermissionRequest {
+        formatting: None,
         tool: "bash".into(),
         summary: "echo hello".into(),
         reasons: vec!["`rm` is not on the read-only list".into()],

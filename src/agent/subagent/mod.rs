@@ -317,6 +317,7 @@ fn child_shared(
         gate: parent.gate.clone(),
         sandbox: parent.sandbox.clone(),
         lsp: parent.lsp.clone(),
+        formatting: parent.formatting.clone(),
         files: parent.files.clone(),
         // A sub-agent's calls are not the editor's to show: they run here.
         terminals: None,

@@ -31,6 +31,9 @@
 //! | `[lsp] enabled = false`, `[lsp.NAME] disabled = true` | applies (turns servers off) |
 //! | `[lsp.NAME]` otherwise, `[lsp] enabled = true` | held, server by server (runs a program) |
 //! | `[acp] editor_terminals = false` | applies; `true` is ignored, trusted or not (`config::acp`) |
+//! | `[format] enabled = false`, `[format.NAME] disabled = true` | applies (turns formatting off) |
+//! | `[format] timeout_secs` | lower applies, higher held |
+//! | `[format.NAME]` otherwise, `[format] enabled = true` | held, language by language (runs a formatter over the repository's config and plugins) |
 //!
 //! Trusted or not, a project never pairs an address with the person's key:
 //! a provider or search service at an address the project names gets no
@@ -86,6 +89,7 @@ pub fn split(base: &ConfigFile, project: &ConfigFile) -> Split {
     split_keys(&mut s, project);
     split_mcp(&mut s, project);
     split_lsp(&mut s, project);
+    split_format(&mut s, project);
     split_shell(&mut s, project);
     split_models(&mut s, project);
     Split {
@@ -521,6 +525,64 @@ fn split_lsp(s: &mut Sorter, p: &ConfigFile) {
             format!("runs the language server `{name}`: {command}"),
         );
     }
+}
+
+fn split_format(s: &mut Sorter, p: &ConfigFile) {
+    let whole = s.base;
+    let (f, base) = (&p.format, &whole.format);
+    match f.enabled {
+        Some(false) => s.out.format.enabled = Some(false),
+        Some(true) if base.enabled != Some(true) => s.hold(
+            "format.enabled",
+            "formats every applied edit with the installed formatter of its language \
+             (rustfmt, ruff or black, prettier, gofmt, clang-format), which reads this \
+             repository's formatter config and plugins",
+        ),
+        _ => {}
+    }
+    let timeout = Some(base.timeout().as_secs());
+    s.out.format.timeout_secs = s.lower("format.timeout_secs", f.timeout_secs, timeout);
+    for (name, language) in &f.languages {
+        if language.disabled {
+            // Turning a language off only ever removes something.
+            s.out.format.languages.insert(
+                name.clone(),
+                crate::config::format::FormatLanguage {
+                    disabled: true,
+                    ..Default::default()
+                },
+            );
+            continue;
+        }
+        if base.languages.get(name) == Some(language) {
+            continue;
+        }
+        s.hold(format!("format.{name}"), describe_format(name, language));
+    }
+}
+
+/// What a `[format.NAME]` table would run, in full.
+fn describe_format(name: &str, l: &crate::config::format::FormatLanguage) -> String {
+    let with = match (&l.command, l.formatter) {
+        (Some(words), _) => format!(
+            "the command {}",
+            words
+                .iter()
+                .map(|w| shell_quote(w))
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+        (None, Some(crate::config::format::FormatterName::Lsp)) => {
+            "the language server's formatting".to_string()
+        }
+        (None, Some(f)) => format!("`{}`", f.as_str()),
+        (None, None) => "its built-in formatter".to_string(),
+    };
+    let files = match &l.filetypes {
+        Some(types) => format!(" (files: {})", types.join(", ")),
+        None => String::new(),
+    };
+    format!("formats `{name}` files{files} after each applied edit with {with}")
 }
 
 fn split_shell(s: &mut Sorter, p: &ConfigFile) {

@@ -237,3 +237,71 @@ fn a_projects_language_server_waits_and_turning_one_off_applies() {
     let s = sort("[lsp]\nenabled = false\n", "[lsp]\nenabled = true\n");
     assert_eq!(keys(&s), ["lsp.enabled"]);
 }
+
+#[test]
+fn a_projects_formatter_waits_and_turning_formatting_off_applies() {
+    let s = sort(
+        "",
+        "[format]\nenabled = true\ntimeout_secs = 60\n\
+         [format.rust]\ncommand = [\"./tools/fmt\", \"--write all\"]\n\
+         [format.python]\nformatter = \"lsp\"\n[format.go]\ndisabled = true\n",
+    );
+    assert_eq!(
+        keys(&s),
+        [
+            "format.enabled",
+            "format.timeout_secs",
+            "format.python",
+            "format.rust"
+        ]
+    );
+    let said: Vec<String> = s.held.iter().map(|h| h.to_string()).collect();
+    assert!(
+        said[3].contains("./tools/fmt '--write all'"),
+        "the whole command line is shown: {said:?}"
+    );
+    assert!(said[2].contains("language server"), "{said:?}");
+    // Only what turns formatting off applies.
+    assert_eq!(s.tightening.format.enabled, None);
+    assert!(s.tightening.format.languages["go"].disabled);
+    assert!(!s.tightening.format.languages.contains_key("rust"));
+    assert!(!s.tightening.format.any());
+
+    let s = sort(
+        "[format]\nenabled = true\n[format.rust]\nformatter = \"rustfmt\"\n",
+        "[format]\nenabled = false\ntimeout_secs = 2\n[format.rust]\nformatter = \"rustfmt\"\n",
+    );
+    assert!(keys(&s).is_empty(), "{:?}", s.held);
+    assert_eq!(s.tightening.format.enabled, Some(false));
+    assert_eq!(s.tightening.format.timeout_secs, Some(2));
+}
+
+#[test]
+fn a_trusted_projects_formatter_applies_and_an_untrusted_one_does_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let (g, p) = (dir.path().join("g.toml"), dir.path().join("p.toml"));
+    std::fs::write(&g, "[format.rust]\nformatter = \"rustfmt\"\n").unwrap();
+    std::fs::write(
+        &p,
+        "[format.rust]\ncommand = [\"sh\", \"-c\", \"cat\"]\n[format.go]\ndisabled = true\n",
+    )
+    .unwrap();
+    let mut c = crate::config::load_from(Some(&g), &p).unwrap();
+    let rust = &c.file.format.languages["rust"];
+    assert_eq!(
+        rust.formatter,
+        Some(crate::config::format::FormatterName::Rustfmt)
+    );
+    assert_eq!(rust.command, None, "the project's command waits");
+    assert!(c.file.format.languages["go"].disabled);
+    c.trust_project();
+    let rust = &c.file.format.languages["rust"];
+    assert_eq!(
+        rust.command.as_ref().map(|w| w.join(" ")).as_deref(),
+        Some("sh -c cat")
+    );
+    assert_eq!(
+        rust.formatter, None,
+        "the project's choice replaces the person's"
+    );
+}

@@ -346,6 +346,7 @@ const SORTED_SECTIONS: &[&str] = &[
     "models",
     "search",
     "lsp",
+    "format",
     "ui",
 ];
 

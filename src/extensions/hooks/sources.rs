@@ -335,7 +335,7 @@ fn reached_held(
 }
 
 /// A fingerprint of the workspace files the project's own MCP and language
-/// servers run (`node tools/mcp.js`, `./bin/lsp`): trusting the project's
+/// servers and formatters run (`node tools/mcp.js`, `./bin/lsp`): trusting the project's
 /// server trusts that content, and a changed script is asked about again
 /// (a model can rewrite an ordinary file without a dialog; the server
 /// would start with it next session).
@@ -384,6 +384,14 @@ fn server_scripts(workspace: &Path, held: &mut Vec<Held>) -> String {
                 .collect::<Vec<_>>()
                 .join(" ");
             commands.push((format!("lsp.{name}"), line));
+        }
+    }
+    // A formatter's `{root}` is the workspace: `python3 {root}/tools/fmt.py`.
+    let root = workspace.display().to_string();
+    for (name, language) in &config.format.languages {
+        if let Some(words) = &language.command {
+            let line = words.join(" ").replace("{root}", &root);
+            commands.push((format!("format.{name}"), line));
         }
     }
     for (key, line) in commands {

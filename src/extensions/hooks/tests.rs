@@ -135,10 +135,12 @@ fn trust_notices_a_changed_script_a_project_server_runs() {
     std::fs::create_dir_all(ws.join("tools")).unwrap();
     std::fs::write(ws.join("tools/mcp.sh"), "exec real-server").unwrap();
     std::fs::write(ws.join("tools/lsp.py"), "print('v1')").unwrap();
+    std::fs::write(ws.join("tools/fmt.py"), "print('v1')").unwrap();
     std::fs::write(
         ws.join(".cairn/config.toml"),
         "[mcp.build]\ncommand = \"sh\"\nargs = [\"tools/mcp.sh\"]\nsandbox = false\n\n\
-         [lsp.mine]\ncommand = \"python3\"\nargs = [\"./tools/lsp.py\"]\nfiletypes = [\"py\"]\n",
+         [lsp.mine]\ncommand = \"python3\"\nargs = [\"./tools/lsp.py\"]\nfiletypes = [\"py\"]\n\
+         [format.python]\ncommand = [\"python3\", \"{root}/tools/fmt.py\", \"{file}\"]\n",
     )
     .unwrap();
     let (held, first) = project_held(&files(ws));
@@ -159,6 +161,10 @@ fn trust_notices_a_changed_script_a_project_server_runs() {
     std::fs::write(ws.join("tools/lsp.py"), "print('v2')").unwrap();
     let (_, third) = project_held(&files(ws));
     assert_ne!(second, third, "so does a rewritten language server script");
+    assert!(first.contains("tools/fmt.py"), "{first}");
+    std::fs::write(ws.join("tools/fmt.py"), "print('v2')").unwrap();
+    let (_, fourth) = project_held(&files(ws));
+    assert_ne!(third, fourth, "and a rewritten formatter script");
 }
 
 #[test]

@@ -132,6 +132,7 @@ mod tests {
 
     fn permission() -> AgentEvent {
         let request = PermissionRequest {
+            formatting: None,
             tool: "bash".into(),
             summary: "bash rm notes.txt".into(),
             reasons: vec!["deletes a file".into()],

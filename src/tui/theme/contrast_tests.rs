@@ -46,6 +46,7 @@ const DEPTHS: [ColorDepth; 3] = [
 
 fn asking(tool: &str, summary: &str, preview: Preview) -> PermissionRequest {
     PermissionRequest {
+        formatting: None,
         tool: tool.into(),
         summary: summary.into(),
         reasons: vec!["changes the workspace".into()],

@@ -74,6 +74,7 @@ mod tests {
 
     fn ask(m: &mut crate::tui::model::Model) {
         let request = PermissionRequest {
+            formatting: None,
             tool: "bash".into(),
             summary: "bash echo two > /tmp/outside.txt".into(),
             reasons: vec!["outside the workspace".into()],

@@ -315,6 +315,7 @@ impl PermissionDialog {
         let need = wrap_plain(&self.request.summary, inner_w, styles.user).len()
             + self.request.reasons.len()
             + usize::from(self.request.sandbox.is_some())
+            + usize::from(self.request.formatting.is_some())
             + (self.check.as_ref()).map_or(0, |c| check::head_lines(c, inner_w, styles).len())
             + self.preview(inner_w, theme, styles).len()
             + self.choices().len()
@@ -377,6 +378,9 @@ impl PermissionDialog {
             ));
         }
         if let Some(line) = &self.request.sandbox {
+            head.extend(wrap_plain(line, w, styles.dim));
+        }
+        if let Some(line) = &self.request.formatting {
             head.extend(wrap_plain(line, w, styles.dim));
         }
         if let Some(c) = &self.check {

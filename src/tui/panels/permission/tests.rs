@@ -24,6 +24,7 @@ fn three_hunks() -> (String, String) {
 fn request() -> PermissionRequest {
     let (old, new) = three_hunks();
     PermissionRequest {
+        formatting: None,
         tool: "edit".into(),
         summary: "edit notes.txt".into(),
         reasons: vec!["writes a file".into()],
@@ -132,6 +133,7 @@ fn always_on_a_compound_command_offers_every_rule_together() {
     let mut d = PermissionDialog::new(
         1,
         PermissionRequest {
+            formatting: None,
             tool: "bash".into(),
             summary: "bash cargo test && touch SNEAKY".into(),
             reasons: vec!["`touch` changes files".into()],
@@ -164,6 +166,7 @@ fn many_parts(n: usize) -> PermissionRequest {
     let parts: Vec<String> = (0..n).map(|i| format!("touch f{i}")).collect();
     let command = parts.join("; ");
     PermissionRequest {
+        formatting: None,
         tool: "bash".into(),
         summary: format!("bash {command}"),
         reasons: vec!["`touch` changes files".into()],
@@ -257,4 +260,26 @@ fn in_full_screen_the_hint_says_v_goes_back() {
         .unwrap_or_else(|| panic!("{shown}"));
     assert!(hint.contains("v back to the dialog"), "{hint}");
     assert!(!hint.contains("full screen"), "{hint}");
+}
+
+#[test]
+fn an_edit_that_will_be_formatted_says_so_under_the_reasons() {
+    let mut m = model();
+    let mut r = request();
+    r.formatting = Some("will be formatted by rustfmt after it is applied".into());
+    agent(
+        &mut m,
+        AgentEvent::PermissionRequested { id: 1, request: r },
+    );
+    let s = screen(&mut m, 100, 40);
+    let rows: Vec<&str> = s.lines().collect();
+    let why = rows.iter().position(|l| l.contains("why: writes a file"));
+    let line = rows
+        .iter()
+        .position(|l| l.contains("will be formatted by rustfmt after it is applied"));
+    assert!(
+        matches!((why, line), (Some(w), Some(f)) if f == w + 1),
+        "{s}"
+    );
+    assert!(!screen(&mut asked(), 100, 40).contains("formatted"));
 }

@@ -309,6 +309,9 @@ impl ToolCell {
             if let Some(line) = self.rejected_line(width, styles) {
                 out.push(line);
             }
+            if let Some(line) = self.format_line(width, styles) {
+                out.push(line);
+            }
             return out;
         }
         let (text, end) = if let Some(job) = &self.job {
@@ -353,6 +356,19 @@ impl ToolCell {
         }
         let text = truncate(&text, width as usize);
         Some(Line::from(Span::styled(text, styles.warning)))
+    }
+
+    /// "formatted by rustfmt", or why the edit was not formatted, under
+    /// its diff (which shows the file as formatted).
+    fn format_line(&self, width: u16, styles: &Styles) -> Option<Line<'static>> {
+        let (text, style) = match crate::tools::format::note_of(&self.output)? {
+            Ok(done) => (format!("  {done}"), styles.dim),
+            Err(why) => (format!("  not formatted: {why}"), styles.warning),
+        };
+        Some(Line::from(Span::styled(
+            truncate(&clean(&text), width as usize),
+            style,
+        )))
     }
 
     /// An edit's diff, folded to a preview unless expanded; whether there

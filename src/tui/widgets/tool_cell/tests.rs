@@ -137,6 +137,7 @@ fn waiting_for_approval_shows_no_clock_and_the_run_time_excludes_the_wait() {
     start_turn(&mut m);
     bash(&mut m, "1", "rm -rf build", None);
     let request = PermissionRequest {
+        formatting: None,
         tool: "bash".into(),
         summary: "bash rm -rf build".into(),
         reasons: vec!["`rm` changes files".into()],
@@ -281,4 +282,55 @@ fn a_write_of_an_instruction_file_is_marked_in_its_pane_and_an_ordinary_one_is_n
         "{s}"
     );
     assert_eq!(s.matches('⚑').count(), 1, "{s}");
+}
+
+#[test]
+fn an_edits_pane_says_whether_it_was_formatted() {
+    let mut m = model();
+    start_turn(&mut m);
+    let diff = |path: &str| {
+        Some(ToolDisplay::Diff(crate::diff::FileDiff {
+            path: path.into(),
+            old: "a\n".into(),
+            new: "b\n".into(),
+            added: 1,
+            removed: 1,
+        }))
+    };
+    let outputs = [
+        (
+            "1",
+            "src/lib.rs",
+            "Edited src/lib.rs (+1 -1 lines)\n\n1\tb\n\nFormatted by rustfmt (+1 -1 lines): \
+             the lines above and the file on disk are the formatted text.",
+        ),
+        (
+            "2",
+            "web/app.ts",
+            "Edited web/app.ts (+1 -1 lines)\n\n1\tb\n\nNot formatted: `prettier` is not \
+             installed or not on PATH; the edit is on disk as written.",
+        ),
+        ("3", "notes.txt", "Edited notes.txt (+1 -1 lines)\n\n1\tb"),
+    ];
+    for (id, path, output) in outputs {
+        agent(
+            &mut m,
+            AgentEvent::ToolCallStarted {
+                call_id: id.into(),
+                name: "edit".into(),
+                input: json!({ "file_path": path, "old_string": "a", "new_string": "b" }),
+                summary: format!("edit {path}"),
+            },
+        );
+        finish(&mut m, id, ToolStatus::Done, output, diff(path));
+    }
+    let t = draw(&mut m, 100, 40);
+    let s = t.backend().to_string();
+    assert!(s.contains("formatted by rustfmt (+1 -1 lines)"), "{s}");
+    assert!(
+        s.contains("not formatted: `prettier` is not installed or not on PATH"),
+        "{s}"
+    );
+    assert!(!s.contains("the edit is on disk as written"), "{s}");
+    assert_eq!(s.matches("formatted").count(), 2, "{s}");
 }
