@@ -103,7 +103,13 @@ async fn the_dialog_shows_the_servers_verdict_beside_the_hunk() {
     assert!(first.contains("+1 error"), "{screen}");
     assert!(!second.contains("error"), "{screen}");
     app.send(b"a");
-    wait_long(&app, "the answer", 30, |s| s.contains("Done."));
+    let screen = wait_long(&app, "the answer", 30, |s| s.contains("Done."));
+    // The applied edit's pane says what the model was told.
+    assert!(
+        screen.contains("The language server (pyright) reports 1 new error in app.py")
+            && screen.contains("line 11: \"undefined_two\" is not defined"),
+        "{screen}"
+    );
     assert!(
         std::fs::read_to_string(home.path("app.py"))
             .unwrap()

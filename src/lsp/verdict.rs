@@ -214,6 +214,40 @@ impl Verdict {
     }
 }
 
+/// How many of a note's error lines a pane shows.
+const PANE_ERRORS: usize = 3;
+
+/// What an applied edit's result says of the language server's check,
+/// for its pane: each line, and whether it is a problem (new errors, or
+/// not checked). Read back from the notes `for_model` and the agent's
+/// check write, so the pane says what the model was told.
+pub fn pane_notes(output: &str) -> Vec<(String, bool)> {
+    let mut out = Vec::new();
+    let mut errors_left = 0;
+    for line in output.lines() {
+        if line.starts_with("The language server (") {
+            let head = line
+                .split_once(" after this edit")
+                .map_or(line, |(h, _)| h)
+                .trim_end_matches(':');
+            out.push((head.to_string(), true));
+            errors_left = PANE_ERRORS;
+        } else if let Some(rest) = line.strip_prefix("  ").filter(|_| errors_left > 0) {
+            out.push((format!("  {}", rest.trim()), true));
+            errors_left -= 1;
+        } else if line.starts_with("Not checked by ") {
+            out.push((line.trim_end_matches('.').to_string(), true));
+            errors_left = 0;
+        } else if line.starts_with("Checked by ") {
+            out.push((line.trim_end_matches('.').to_string(), false));
+            errors_left = 0;
+        } else {
+            errors_left = 0;
+        }
+    }
+    out
+}
+
 /// The model's note on the errors an edit caused in other files.
 fn elsewhere_for_model(server: &str, files: &[Elsewhere], cut: usize) -> Option<String> {
     if files.is_empty() {
@@ -472,6 +506,41 @@ mod tests {
         assert!(!text.contains("same.py"), "{text}");
         let clean = compare("s", "a", &[], "a", &[]).with_elsewhere(vec![]);
         assert_eq!(clean.for_model("lib.py"), None);
+    }
+
+    #[test]
+    fn a_pane_reads_back_what_the_model_was_told() {
+        let v = compare(
+            "pyright",
+            "x = 1\n",
+            &[],
+            "x = y\nz = w\n",
+            &[
+                diag(0, 4, 5, "\"y\" is not defined", DiagnosticSeverity::ERROR),
+                diag(1, 4, 5, "\"w\" is not defined", DiagnosticSeverity::ERROR),
+            ],
+        );
+        let output = format!(
+            "Edited a.py (+2 -1 lines)\n\n1\tx = y\n2\tz = w\n{}",
+            v.for_model("a.py").unwrap()
+        );
+        let notes = pane_notes(&output);
+        assert_eq!(
+            notes,
+            [
+                (
+                    "The language server (pyright) reports 2 new errors in a.py".to_string(),
+                    true
+                ),
+                ("  line 1: \"y\" is not defined [reportX]".to_string(), true),
+                ("  line 2: \"w\" is not defined [reportX]".to_string(), true),
+            ]
+        );
+        assert_eq!(
+            pane_notes("Edited a.py\nChecked by pyright: no new problems."),
+            [("Checked by pyright: no new problems".to_string(), false)]
+        );
+        assert!(pane_notes("Edited a.py (+1 -1 lines)\n\n1\tx").is_empty());
     }
 
     #[test]

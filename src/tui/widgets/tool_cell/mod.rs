@@ -312,6 +312,12 @@ impl ToolCell {
             if let Some(line) = self.format_line(width, styles) {
                 out.push(line);
             }
+            // The language server's verdict, as the model got it.
+            for (text, problem) in crate::lsp::verdict::pane_notes(&self.output) {
+                let style = if problem { styles.warning } else { styles.dim };
+                let text = truncate(&clean(&format!("  {text}")), width as usize);
+                out.push(Line::from(Span::styled(text, style)));
+            }
             return out;
         }
         let (text, end) = if let Some(job) = &self.job {
