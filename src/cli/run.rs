@@ -557,7 +557,7 @@ impl Printer {
                     TurnOutcome::Completed => {}
                     TurnOutcome::Cancelled => eprintln!("cairn: cancelled"),
                     TurnOutcome::TurnLimit { limit } => eprintln!(
-                        "cairn: stopped after {limit} model calls in one turn (max_turns in the config)"
+                        "cairn: stopped after {limit} model calls in one turn (--max-turns, or max_turns in the config)"
                     ),
                     TurnOutcome::Failed { error } => eprintln!("cairn: {}", escape(error)),
                 }
