@@ -6,11 +6,11 @@
 //! rustfmt case skips, saying why, when rustfmt is not installed.
 
 use crate::{mock_model, test_home};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use mock_model::{Format, MockModel, Reply};
 use serde_json::json;
-use test_home::TestHome;
+use test_home::{TestHome, path_with};
 
 /// The toolchain's own `bin` folder holding rustfmt. The `rustfmt` on
 /// PATH is usually rustup's proxy, which needs the person's real HOME; the
@@ -37,15 +37,6 @@ pub(crate) fn rustfmt_bin() -> Option<PathBuf> {
         return None;
     }
     bin
-}
-
-/// PATH with `bin` first.
-pub(crate) fn path_with(bin: &Path) -> String {
-    format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
 }
 
 /// A crate of the 2021 edition: `async fn` does not parse as 2015, so
@@ -99,15 +90,12 @@ async fn an_edit_is_formatted_by_rustfmt_and_the_result_says_so() {
     ));
     replies.extend([Reply::text("Done."), Reply::text("Title")]);
     let mock = MockModel::start(Format::Anthropic, replies).await;
-    let out = home
-        .command(&mock.url())
-        .env("PATH", path_with(&bin))
-        .args(["run", "--mode", "auto", "make add clearer"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(
+        &mock.url(),
+        &[("PATH", path_with(&bin).as_ref())],
+        &["run", "--mode", "auto", "make add clearer"],
+    )
+    .await;
     assert_eq!(
         std::fs::read_to_string(home.path("src/lib.rs")).unwrap(),
         FORMATTED,
@@ -172,14 +160,8 @@ async fn a_failing_formatter_leaves_the_edit_as_written_and_says_why() {
         ],
     )
     .await;
-    let out = home
-        .command(&mock.url())
-        .args(["run", "--mode", "auto", "change both"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(&mock.url(), &[], &["run", "--mode", "auto", "change both"])
+        .await;
     assert_eq!(
         std::fs::read_to_string(home.path("notes.txt")).unwrap(),
         "two\n"

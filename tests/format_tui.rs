@@ -4,7 +4,8 @@
 //! file as it was before the edit (not merely before formatting). Skips,
 //! saying why, when rustfmt is not installed.
 
-use crate::format_run::{CONFIG, FORMATTED, LIB, MANIFEST, edit_lib, path_with, rustfmt_bin};
+use crate::format_run::{CONFIG, FORMATTED, LIB, MANIFEST, edit_lib, rustfmt_bin};
+use crate::test_home::path_with;
 use crate::{mock_model, pty, test_home};
 use std::path::Path;
 use std::time::{Duration, Instant};

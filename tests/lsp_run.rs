@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use mock_model::{Format, MockModel, Reply};
 use serde_json::json;
-use test_home::TestHome;
+use test_home::{TestHome, path_with};
 
 /// tests/lsp_servers/node_modules/.bin, when pyright is installed there.
 pub(crate) fn servers_bin() -> Option<PathBuf> {
@@ -65,15 +65,6 @@ pub(crate) fn rename_call() -> Reply {
     )
 }
 
-/// PATH with the test servers first.
-fn path_with(bin: &std::path::Path) -> String {
-    format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
-}
-
 const OLD: &str = "import os\n\nprint(missing_one)\n\n\ndef f():\n    return 1\n";
 
 fn edit_script() -> Vec<Reply> {
@@ -95,15 +86,12 @@ async fn an_edit_that_adds_an_undefined_name_is_answered_with_that_error_only() 
     let home = TestHome::new();
     home.write("app.py", OLD);
     let mock = MockModel::start(Format::Anthropic, edit_script()).await;
-    let out = home
-        .command(&mock.url())
-        .env("PATH", path_with(&bin))
-        .args(["run", "--mode", "auto", "make f return something"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(
+        &mock.url(),
+        &[("PATH", path_with(&bin).as_ref())],
+        &["run", "--mode", "auto", "make f return something"],
+    )
+    .await;
     assert!(
         std::fs::read_to_string(home.path("app.py"))
             .unwrap()
@@ -138,14 +126,12 @@ async fn a_server_that_exits_at_start_leaves_edits_working_and_says_so() {
     )
     .unwrap();
     let mock = MockModel::start(Format::Anthropic, edit_script()).await;
-    let out = home
-        .command(&mock.url())
-        .args(["run", "--mode", "auto", "make f return something"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(
+        &mock.url(),
+        &[],
+        &["run", "--mode", "auto", "make f return something"],
+    )
+    .await;
     assert!(
         std::fs::read_to_string(home.path("app.py"))
             .unwrap()
@@ -189,15 +175,12 @@ async fn the_lsp_tool_finds_definitions_references_and_diagnostics() {
         ],
     )
     .await;
-    let out = home
-        .command(&mock.url())
-        .env("PATH", path_with(&bin))
-        .args(["run", "where is helper defined?"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(
+        &mock.url(),
+        &[("PATH", path_with(&bin).as_ref())],
+        &["run", "where is helper defined?"],
+    )
+    .await;
     let results = mock_model::tool_result_texts(&mock.requests()[4]);
     assert!(
         results[0].contains("lib.py:1: def helper(x):"),
@@ -243,15 +226,12 @@ async fn an_edit_that_breaks_a_caller_in_a_viewed_file_is_told_with_it() {
         ],
     )
     .await;
-    let out = home
-        .command(&mock.url())
-        .env("PATH", path_with(&bin))
-        .args(["run", "--mode", "auto", "rename helper"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(
+        &mock.url(),
+        &[("PATH", path_with(&bin).as_ref())],
+        &["run", "--mode", "auto", "rename helper"],
+    )
+    .await;
     let results = mock_model::tool_result_texts(&mock.requests()[3]);
     let edit = results.last().expect("the edit's result");
     assert!(
@@ -276,15 +256,12 @@ async fn a_rename_changes_every_file_the_server_names_and_says_which() {
         vec![rename_call(), Reply::text("Renamed."), Reply::text("Title")],
     )
     .await;
-    let out = home
-        .command(&mock.url())
-        .env("PATH", path_with(&bin))
-        .args(["run", "--mode", "auto", "rename greet to welcome"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(
+        &mock.url(),
+        &[("PATH", path_with(&bin).as_ref())],
+        &["run", "--mode", "auto", "rename greet to welcome"],
+    )
+    .await;
     let a = std::fs::read_to_string(home.path("a.ts")).unwrap();
     let b = std::fs::read_to_string(home.path("b.ts")).unwrap();
     assert!(a.contains("export function welcome("), "{a}");
@@ -392,16 +369,15 @@ async fn rust_analyzer_loads_a_project_with_dependencies_and_writes_no_target_in
         ],
     )
     .await;
-    let out = home
-        .command(&mock.url())
-        .env("CARGO_HOME", &cargo_home)
-        .env("RUSTUP_HOME", &rustup_home)
-        .args(["run", "--mode", "auto", "break it"])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    home.run_ok(
+        &mock.url(),
+        &[
+            ("CARGO_HOME", cargo_home.as_ref()),
+            ("RUSTUP_HOME", rustup_home.as_ref()),
+        ],
+        &["run", "--mode", "auto", "break it"],
+    )
+    .await;
     let results = mock_model::tool_result_texts(&mock.requests()[2]);
     let edit = results.last().unwrap();
     assert!(
@@ -435,18 +411,12 @@ async fn a_clean_edit_is_checked_by_a_server_that_publishes_only_changes() {
         ],
     )
     .await;
-    let out = home
-        .command(&mock.url())
-        .env("PATH", path_with(&bin))
-        .args(["run", "--mode", "auto", "say hi"])
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    home.run_ok(
+        &mock.url(),
+        &[("PATH", path_with(&bin).as_ref())],
+        &["run", "--mode", "auto", "say hi"],
+    )
+    .await;
     let results = mock_model::tool_result_texts(&mock.requests()[2]);
     let edit = results.last().unwrap();
     assert!(

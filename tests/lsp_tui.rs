@@ -18,12 +18,7 @@ use crate::lsp_run::{rename_call, servers_bin, typescript_bin, typescript_projec
 fn start(home: &TestHome, url: &str, path: Option<&Path>, args: &[&str]) -> PtyApp {
     let mut vars = home.vars(url);
     if let Some(bin) = path {
-        let path = format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        vars.push(("PATH".into(), path));
+        vars.push(("PATH".into(), crate::test_home::path_with(bin)));
     }
     let app = PtyApp::spawn(
         Path::new(env!("CARGO_BIN_EXE_cairn")),

@@ -183,14 +183,7 @@ async fn without_x11_the_desktops_clipboard_program_gives_the_picture() {
     )
     .await;
     let mut vars = home.vars(&mock.url());
-    vars.push((
-        "PATH".into(),
-        format!(
-            "{}:{}",
-            bin.display(),
-            std::env::var("PATH").unwrap_or_default()
-        ),
-    ));
+    vars.push(("PATH".into(), crate::test_home::path_with(&bin)));
     vars.push(("WAYLAND_DISPLAY".into(), "wayland-cairn-test".into()));
     let mut app = PtyApp::spawn(
         Path::new(env!("CARGO_BIN_EXE_cairn")),

@@ -192,15 +192,7 @@ async fn a_skill_added_and_edited_during_the_session_stays_and_is_offered() {
         ],
     )
     .await;
-    let mut app = crate::pty::PtyApp::spawn(
-        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
-        &[],
-        &env.vars(&mock.url()),
-        env.project.path(),
-        30,
-        110,
-    );
-    app.wait_for_text("Ask cairn");
+    let mut app = open(&env, &mock);
     app.type_text("go");
     app.send(b"\r");
     app.wait_for_text("First done.");
@@ -305,15 +297,7 @@ async fn the_first_skill_added_during_the_session_can_be_loaded() {
         ],
     )
     .await;
-    let mut app = crate::pty::PtyApp::spawn(
-        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
-        &[],
-        &env.vars(&mock.url()),
-        env.project.path(),
-        30,
-        110,
-    );
-    app.wait_for_text("Ask cairn");
+    let mut app = open(&env, &mock);
     app.type_text("hello");
     app.send(b"\r");
     app.wait_for_text("First done.");
@@ -332,4 +316,18 @@ async fn the_first_skill_added_during_the_session_can_be_loaded() {
         "the new skill was loaded (or, under Landlock alone, quarantined): {results}"
     );
     assert!(!results.contains("There is no tool named"), "{results}");
+}
+
+/// The interface in `env`'s project, against `mock`, ready for a prompt.
+fn open(env: &TestHome, mock: &MockModel) -> crate::pty::PtyApp {
+    let app = crate::pty::PtyApp::spawn(
+        std::path::Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &env.vars(&mock.url()),
+        env.project.path(),
+        30,
+        110,
+    );
+    app.wait_for_text("Ask cairn");
+    app
 }

@@ -79,6 +79,12 @@ pub(crate) async fn ask(
     if let Some(mark) = crate::extensions::instruction_files::call_mark(&call.name, input) {
         reasons.push(mark);
     }
+    // A rename's files are its preview's (the server's answer).
+    if let Some(crate::tools::Preview::Diffs { files }) = &preview {
+        (files.iter())
+            .filter_map(|f| crate::extensions::instruction_files::mark(&f.path))
+            .for_each(|m| reasons.push(m));
+    }
     if !ctx.opts.interactive {
         return Err((
             ToolStatus::Denied,

@@ -60,11 +60,16 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
     let tool_ctx = base_context(ctx);
     // Calls whose effect must be asked for first (a language server's
     // rename) are worked out, all at once; what cannot be is answered.
+    // Not where only reading is allowed: such a call is refused anyway,
+    // and nothing is asked of a server for it.
+    let mode = lock(&ctx.shared.gate).mode();
+    let may_act = !matches!(mode, crate::config::Mode::Chat | crate::config::Mode::Plan)
+        && !ctx.sub.as_ref().is_some_and(|s| s.read_only);
     let calls = futures::future::join_all(calls.into_iter().map(|(call, parsed)| {
         let tool_ctx = &tool_ctx;
         async move {
             let resolved = match (ctx.tools().get(&call.name), parsed) {
-                (Some(tool), Ok(input)) => {
+                (Some(tool), Ok(input)) if may_act => {
                     let c = call_context(tool_ctx, &call);
                     let asked = input.clone();
                     match tool.resolve(input, &c).await {

@@ -85,71 +85,11 @@ fn options(text: &str) -> Value {
     })
 }
 
-/// `text` with the server's `TextEdit`s applied (`null`: no change).
-/// Positions are in UTF-16 units, as cairn's client asks.
+/// `text` with the server's answer applied (`null`: no change).
 fn apply_edits(text: &str, answer: &Value) -> Result<String, String> {
-    if answer.is_null() {
-        return Ok(text.to_string());
-    }
-    let edits = answer
-        .as_array()
-        .ok_or("something that is not a list of edits")?;
-    let starts = line_starts(text);
-    let mut spans: Vec<(usize, usize, &str)> = Vec::with_capacity(edits.len());
-    for e in edits {
-        let range = &e["range"];
-        let new = e["newText"].as_str().ok_or("an edit without `newText`")?;
-        let at = |p: &Value| -> Result<usize, String> {
-            let line = p["line"].as_u64().ok_or("an edit without a position")? as usize;
-            let character = p["character"]
-                .as_u64()
-                .ok_or("an edit without a position")?;
-            Ok(offset(text, &starts, line, character as usize))
-        };
-        let (start, end) = (at(&range["start"])?, at(&range["end"])?);
-        if start > end {
-            return Err("an edit whose range ends before it starts".into());
-        }
-        spans.push((start, end, new));
-    }
-    // The protocol's edits never overlap; applied from the end, each
-    // leaves the offsets of the ones before it as they were.
-    spans.sort_by_key(|s| (s.0, s.1));
-    if spans.windows(2).any(|w| w[0].1 > w[1].0) {
-        return Err("edits that overlap".into());
-    }
-    let mut out = text.to_string();
-    for (start, end, new) in spans.into_iter().rev() {
-        out.replace_range(start..end, new);
-    }
-    Ok(out)
-}
-
-/// The byte offset of each line's start (lines end with `\n`).
-fn line_starts(text: &str) -> Vec<usize> {
-    std::iter::once(0)
-        .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-        .collect()
-}
-
-/// The byte offset of (line, UTF-16 column), clamped to the line's text
-/// (its `\r\n` or `\n` not included) and to the end of the text.
-fn offset(text: &str, starts: &[usize], line: usize, character: usize) -> usize {
-    let Some(&start) = starts.get(line) else {
-        return text.len();
-    };
-    let end = starts.get(line + 1).map_or(text.len(), |&n| n - 1);
-    let content = text[start..end]
-        .strip_suffix('\r')
-        .unwrap_or(&text[start..end]);
-    let mut units = 0;
-    for (i, c) in content.char_indices() {
-        if units >= character {
-            return start + i;
-        }
-        units += c.len_utf16();
-    }
-    start + content.len()
+    let edits: Option<Vec<lsp_types::TextEdit>> = serde_json::from_value(answer.clone())
+        .map_err(|_| "something that is not a list of edits".to_string())?;
+    super::edits::apply(text, &edits.unwrap_or_default())
 }
 
 #[cfg(test)]
@@ -162,25 +102,11 @@ mod tests {
     }
 
     #[test]
-    fn edits_apply_from_the_end_in_utf16_units() {
-        let text = "fn  main(){\n  let é𝄞=1;\n}\n";
-        let answer = json!([
-            edit(1, 0, 1, 2, "    "),
-            edit(0, 2, 0, 4, " "),
-            // After "é𝄞" (1 + 2 UTF-16 units) in "  let é𝄞=1;".
-            edit(1, 9, 1, 10, " = "),
-            edit(0, 10, 0, 10, " "),
-        ]);
-        assert_eq!(
-            apply_edits(text, &answer).unwrap(),
-            "fn main() {\n    let é𝄞 = 1;\n}\n"
-        );
+    fn an_answer_is_applied_and_null_changes_nothing() {
+        let text = "fn  main(){}\n";
+        let answer = json!([edit(0, 2, 0, 4, " "), edit(0, 10, 0, 10, " ")]);
+        assert_eq!(apply_edits(text, &answer).unwrap(), "fn main() {}\n");
         assert_eq!(apply_edits(text, &Value::Null).unwrap(), text);
-        // A position past a line's end is its end; past the text, the end.
-        assert_eq!(
-            apply_edits("ab\r\ncd", &json!([edit(0, 99, 5, 0, "")])).unwrap(),
-            "ab"
-        );
     }
 
     #[test]

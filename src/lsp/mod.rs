@@ -9,6 +9,7 @@
 //! - `manager` — the workspace's servers, their states, restart.
 //! - `documents` — what each opened file holds in its server.
 //! - `sync` — a proposed text given to a server unsaved, and its verdict.
+//! - `edits` — a server's `TextEdit`s applied to a text.
 //! - `format` — a server's formatting of an edited text (`[format]`).
 //! - `tool` — the `lsp` tool: definition, references, hover, symbols,
 //!   diagnostics, rename.
@@ -17,6 +18,7 @@
 
 mod client;
 mod documents;
+mod edits;
 mod format;
 pub mod framing;
 mod manager;

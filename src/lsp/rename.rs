@@ -78,81 +78,18 @@ fn plain(e: OneOf<TextEdit, lsp_types::AnnotatedTextEdit>) -> TextEdit {
     }
 }
 
-/// The byte offset of an LSP position (0-based line, UTF-16 column) in
-/// `text`, whose lines end in `\n`, `\r\n` or `\r`.
-fn offset(text: &str, line: u32, character: u32) -> Option<usize> {
-    let mut at = 0;
-    let bytes = text.as_bytes();
-    for _ in 0..line {
-        let rest = &bytes[at..];
-        let end = rest.iter().position(|b| *b == b'\n' || *b == b'\r')?;
-        at += end + 1;
-        if rest[end] == b'\r' && rest.get(end + 1) == Some(&b'\n') {
-            at += 1;
-        }
-    }
-    let line_text = &text[at..];
-    let line_end = line_text.find(['\n', '\r']).unwrap_or(line_text.len());
-    let mut units = 0u32;
-    for (i, c) in line_text[..line_end].char_indices() {
-        if units >= character {
-            return Some(at + i);
-        }
-        units += c.len_utf16() as u32;
-    }
-    // A column past the line's end means its end (the protocol says so).
-    Some(at + line_end)
-}
-
-/// `text` with `edits` applied; they may not overlap.
-pub(super) fn apply(text: &str, edits: &[TextEdit]) -> Result<String, String> {
-    let mut spans = Vec::with_capacity(edits.len());
-    for e in edits {
-        let (s, t) = (e.range.start, e.range.end);
-        let from = offset(text, s.line, s.character);
-        let to = offset(text, t.line, t.character);
-        match (from, to) {
-            (Some(a), Some(b)) if a <= b => spans.push((a, b, e.new_text.as_str())),
-            _ => {
-                return Err(format!(
-                    "the language server's rename points past the file's end (line {})",
-                    s.line + 1
-                ));
-            }
-        }
-    }
-    spans.sort_by_key(|s| (s.0, s.1));
-    if spans.windows(2).any(|w| w[0].1 > w[1].0) {
-        return Err("the language server's rename has overlapping changes".into());
-    }
-    let mut out = String::with_capacity(text.len() + 64);
-    let mut at = 0;
-    for (a, b, new) in spans {
-        out.push_str(&text[at..a]);
-        out.push_str(new);
-        at = b;
-    }
-    out.push_str(&text[at..]);
-    Ok(out)
-}
-
 /// The change of one file: its bytes now, and the text the rename makes.
 pub(super) fn plan_file(
     path: &Path,
     edits: &[TextEdit],
     ctx: &ToolContext,
 ) -> Result<Plan, String> {
-    use std::io::Read;
     let shown = ctx.display_path(path);
-    let mut bytes = Vec::new();
-    crate::tools::beneath::open(path)
-        .and_then(|f| f.take(MAX_FILE + 1).read_to_end(&mut bytes))
+    let bytes = crate::tools::regular::read_bounded(path, MAX_FILE)
         .map_err(|e| format!("cannot read {shown}: {e}"))?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(format!("{shown} is too large to rename in"));
-    }
     let raw = std::str::from_utf8(&bytes).map_err(|_| format!("{shown} is not UTF-8 text"))?;
-    let renamed = apply(raw, edits).map_err(|e| format!("{shown}: {e}"))?;
+    let renamed = super::edits::apply(raw, edits)
+        .map_err(|e| format!("{shown}: the language server's rename has {e}"))?;
     let old = FileText::decode(&bytes, &shown)?;
     let body = renamed.strip_prefix('\u{feff}').unwrap_or(&renamed);
     let new_text = if old.crlf {
@@ -175,10 +112,7 @@ pub(super) fn plan_file(
 /// what the server renamed in; the model's answer.
 pub(super) fn write(plans: Vec<Plan>, from: &str, to: &str, ctx: &ToolContext) -> ToolOutput {
     for p in &plans {
-        let now = crate::tools::beneath::open(&p.path).and_then(|mut f| {
-            let mut b = Vec::new();
-            std::io::Read::read_to_end(&mut f, &mut b).map(|_| b)
-        });
+        let now = crate::tools::regular::read_bounded(&p.path, MAX_FILE);
         if now.ok().as_ref() != p.before.as_ref() {
             return ToolOutput::error(format!(
                 "{} changed after the rename was worked out; nothing was renamed. Ask for \
@@ -250,18 +184,14 @@ pub(super) fn write(plans: Vec<Plan>, from: &str, to: &str, ctx: &ToolContext) -
             text.push_str(&format!("\n\nThe person's reason: {}", r.trim()));
         }
     }
-    let files = ready.iter().map(file_diff).collect();
+    let files = ready.iter().map(Plan::file_diff).collect();
     ToolOutput::text(text).with_display(crate::tools::ToolDisplay::Diffs { files })
-}
-
-fn file_diff(p: &Plan) -> crate::diff::FileDiff {
-    crate::diff::FileDiff::new(p.shown.clone(), p.old_text.clone(), p.new_text.clone())
 }
 
 /// The preview of a worked-out rename.
 pub(super) fn preview(plans: &[Plan]) -> crate::tools::Preview {
     crate::tools::Preview::Diffs {
-        files: plans.iter().map(file_diff).collect(),
+        files: plans.iter().map(Plan::file_diff).collect(),
     }
 }
 
@@ -279,37 +209,6 @@ pub(super) fn asked(input: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lsp_types::{Position, Range};
-
-    fn edit(l1: u32, c1: u32, l2: u32, c2: u32, text: &str) -> TextEdit {
-        TextEdit {
-            range: Range::new(Position::new(l1, c1), Position::new(l2, c2)),
-            new_text: text.into(),
-        }
-    }
-
-    #[test]
-    fn edits_land_by_utf16_column_on_any_line_ending() {
-        let text = "let é = 1;\r\nuse(é); use(é)\rend\n";
-        let out = apply(
-            text,
-            &[
-                edit(0, 4, 0, 5, "x"),
-                edit(1, 12, 1, 13, "x"),
-                edit(1, 4, 1, 5, "x"),
-            ],
-        )
-        .unwrap();
-        assert_eq!(out, "let x = 1;\r\nuse(x); use(x)\rend\n");
-        // An emoji is two UTF-16 units.
-        assert_eq!(apply("a😀b c", &[edit(0, 3, 0, 4, "Z")]).unwrap(), "a😀Z c");
-    }
-
-    #[test]
-    fn overlapping_or_out_of_range_edits_are_refused() {
-        assert!(apply("abc\n", &[edit(0, 0, 0, 2, "x"), edit(0, 1, 0, 3, "y")]).is_err());
-        assert!(apply("abc\n", &[edit(5, 0, 5, 1, "x")]).is_err());
-    }
 
     #[test]
     fn a_workspace_edit_is_read_in_either_form_and_file_operations_are_refused() {

@@ -201,15 +201,17 @@ impl Plan {
         crate::diff::line_counts(&self.old_text, &self.new_text)
     }
 
+    /// The change as the dialog, the pane and the store show it.
+    pub fn file_diff(&self) -> crate::diff::FileDiff {
+        crate::diff::FileDiff::new(
+            self.shown.clone(),
+            self.old_text.clone(),
+            self.new_text.clone(),
+        )
+    }
+
     pub fn preview(&self) -> super::Preview {
-        let (added, removed) = self.counts();
-        super::Preview::Diff(crate::diff::FileDiff {
-            path: self.shown.clone(),
-            old: self.old_text.clone(),
-            new: self.new_text.clone(),
-            added,
-            removed,
-        })
+        super::Preview::Diff(self.file_diff())
     }
 
     /// Writes the change (to the disk, or an editor's buffer when the
@@ -233,13 +235,7 @@ impl Plan {
             text.push_str("\n\n");
             text.push_str(&snippet);
         }
-        ToolOutput::text(text).with_display(ToolDisplay::Diff(crate::diff::FileDiff {
-            path: self.shown.clone(),
-            old: self.old_text.clone(),
-            new: self.new_text.clone(),
-            added,
-            removed,
-        }))
+        ToolOutput::text(text).with_display(ToolDisplay::Diff(self.file_diff()))
     }
 
     fn snippet(&self) -> Option<String> {

@@ -61,6 +61,26 @@ impl TestHome {
         c
     }
 
+    /// `cairn` with `args` (a `cairn run …`), with `env` set too; it must
+    /// succeed (its stderr is the failure's message).
+    pub async fn run_ok(
+        &self,
+        model_url: &str,
+        env: &[(&str, &std::ffi::OsStr)],
+        args: &[&str],
+    ) -> std::process::Output {
+        let out = self
+            .command(model_url)
+            .envs(env.iter().copied())
+            .args(args)
+            .output()
+            .await
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        out
+    }
+
     /// The rules the person stored with "Allow always" for this project
     /// (in their own config folder, never in the repository), as text.
     pub fn own_rules(&self) -> String {
@@ -85,4 +105,13 @@ impl TestHome {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("config.toml"), text).unwrap();
     }
+}
+
+/// `PATH` with `bin` first (test servers, a toolchain's own tools).
+pub fn path_with(bin: &std::path::Path) -> String {
+    format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
 }
