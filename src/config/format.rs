@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::set;
+
 /// How long a formatter may run when `timeout_secs` is not set.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -108,11 +110,6 @@ impl FormatConfig {
 
     /// Lays a more specific file's section over this one, field by field.
     pub fn overlay(&mut self, other: FormatConfig) {
-        fn set<T>(dst: &mut Option<T>, src: Option<T>) {
-            if src.is_some() {
-                *dst = src;
-            }
-        }
         set(&mut self.enabled, other.enabled);
         set(&mut self.timeout_secs, other.timeout_secs);
         for (name, l) in other.languages {

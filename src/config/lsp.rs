@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use super::set;
+
 use serde::Deserialize;
 
 /// The whole `[lsp]` section.
@@ -23,16 +25,9 @@ impl LspConfig {
 
     /// Lays a more specific file's section over this one, field by field.
     pub fn overlay(&mut self, other: LspConfig) {
-        if other.enabled.is_some() {
-            self.enabled = other.enabled;
-        }
+        set(&mut self.enabled, other.enabled);
         for (name, s) in other.servers {
             let entry = self.servers.entry(name).or_default();
-            fn set<T>(dst: &mut Option<T>, src: Option<T>) {
-                if src.is_some() {
-                    *dst = src;
-                }
-            }
             set(&mut entry.command, s.command);
             set(&mut entry.args, s.args);
             set(&mut entry.filetypes, s.filetypes);

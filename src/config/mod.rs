@@ -614,14 +614,17 @@ fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
+/// A more specific file's value, when it sets one, replaces this one
+/// (every section's `overlay` lays fields over each other so).
+pub(crate) fn set<T>(dst: &mut Option<T>, src: Option<T>) {
+    if src.is_some() {
+        *dst = src;
+    }
+}
+
 impl ConfigFile {
     /// Lays `other` (the more specific file) over `self`.
     fn overlay(&mut self, other: ConfigFile) {
-        fn set<T>(dst: &mut Option<T>, src: Option<T>) {
-            if src.is_some() {
-                *dst = src;
-            }
-        }
         set(&mut self.provider, other.provider);
         set(&mut self.model, other.model);
         set(&mut self.theme, other.theme);

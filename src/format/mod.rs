@@ -193,20 +193,11 @@ impl Formatters {
     /// another agent or tool obeys (by its path and by where it really
     /// is): a formatter's output must not become their orders.
     fn may_format(&self, path: &Path) -> bool {
-        let lexical = crate::paths::lexical(path);
-        let Ok(rel) = lexical.strip_prefix(&self.workspace) else {
-            return false;
-        };
-        if controls(&self.workspace, rel) {
-            return false;
-        }
-        let real_ws = std::fs::canonicalize(&self.workspace).unwrap_or(self.workspace.clone());
-        match crate::paths::physical_path(&lexical) {
-            Some(real) => real
-                .strip_prefix(&real_ws)
-                .is_ok_and(|rel| !controls(&self.workspace, rel)),
-            None => false,
-        }
+        let places = crate::sandbox::control::places_in(&self.workspace, path);
+        places.iter().all(|p| {
+            p.as_ref()
+                .is_some_and(|rel| !controls(&self.workspace, rel))
+        })
     }
 
     /// With the sandbox off, nothing runs for a project not trusted.

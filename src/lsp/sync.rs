@@ -100,10 +100,7 @@ impl LspManager {
     /// check of each sees the others as they now are).
     pub async fn hold_disk_text(self: &Arc<Self>, paths: &[std::path::PathBuf]) {
         for path in paths.iter().filter(|p| self.docs.is_open(p)) {
-            let Ok(Ok(Some(client))) =
-                tokio::time::timeout(Duration::from_secs(5), self.client_for(path, OTHERS_WAIT))
-                    .await
-            else {
+            let Ok(Some(client)) = self.client_for(path, OTHERS_WAIT).await else {
                 continue;
             };
             let Ok(text) = super::tool::read_text(path) else {

@@ -21,6 +21,24 @@ pub fn publish_git_named(workspace: &Path, rels: Vec<PathBuf>) {
     all.push((real, rels));
 }
 
+/// Where `path` is inside `workspace`: as written (`.` and `..` taken
+/// away), and where it really is (links followed), each `None` when it is
+/// not inside. A control file is judged at both: a link inside the
+/// workspace may lead into `.git`.
+pub fn places_in(workspace: &Path, path: &Path) -> [Option<PathBuf>; 2] {
+    let workspace = crate::paths::normalize(workspace);
+    let lexical = crate::paths::normalize(path);
+    let real = crate::paths::physical_path(&lexical);
+    let real_workspace = std::fs::canonicalize(&workspace).ok();
+    [
+        lexical.strip_prefix(&workspace).ok().map(Path::to_path_buf),
+        real.as_deref()
+            .zip(real_workspace.as_deref())
+            .and_then(|(r, w)| r.strip_prefix(w).ok())
+            .map(Path::to_path_buf),
+    ]
+}
+
 /// [`control_file`], and besides: what the git configs name inside
 /// `workspace` (a hooks folder `core.hooksPath` names — `.githooks`,
 /// `.husky/_` — or a config they include), which the person's git runs

@@ -431,18 +431,9 @@ pub fn control_reasons(call: &CallInfo) -> Vec<String> {
         return Vec::new();
     }
     let workspace = paths::normalize(call.workspace);
-    let real_workspace = std::fs::canonicalize(call.workspace).ok();
     let mut reasons = Vec::new();
     for path in &call.paths {
-        let lexical = paths::normalize(path);
-        let real = paths::physical_path(&lexical);
-        let places = [
-            lexical.strip_prefix(&workspace).ok().map(Path::to_path_buf),
-            real.as_deref()
-                .zip(real_workspace.as_deref())
-                .and_then(|(r, w)| r.strip_prefix(w).ok())
-                .map(Path::to_path_buf),
-        ];
+        let places = crate::sandbox::control::places_in(&workspace, path);
         for rel in places.iter().flatten() {
             if let Some(what) = crate::sandbox::control::control_file_in(&workspace, rel) {
                 reasons.push(format!(
