@@ -2,7 +2,8 @@
 //! side of the Rust `agent-client-protocol` crate, against the real
 //! `cairn acp` binary and the scripted model: initialize, a new session, an
 //! edit asked with its diff and allowed, streamed text, a cancel
-//! mid-stream, and the session loaded again by a second process.
+//! mid-stream, and the session loaded again by a second process (in the
+//! mode it was left in, with its title).
 
 use crate::{mock_model, test_home};
 use std::process::Stdio;
@@ -192,6 +193,10 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
             cx.send_notification(acp::CancelNotification::new(id.clone()))?;
             let stopped = slow.block_task().await?;
             told.extend(drain(&mut updates));
+            // The session is left in always-ask, which its load answers with.
+            cx.send_request(acp::SetSessionModeRequest::new(id.clone(), "always-ask"))
+                .block_task()
+                .await?;
             Ok((
                 id,
                 edit,
@@ -217,16 +222,26 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
     assert_eq!(cancel, acp::StopReason::Cancelled);
     assert!(!cancelled_text.is_empty() && cancelled_text.len() < story.len());
 
-    let replayed = as_editor(&home, &mock, async move |cx, mut updates, _perms| {
+    let (loaded, replayed) = as_editor(&home, &mock, async move |cx, mut updates, _perms| {
         cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
             .block_task()
             .await?;
-        cx.send_request(acp::LoadSessionRequest::new(id, cwd))
+        let loaded = cx
+            .send_request(acp::LoadSessionRequest::new(id, cwd))
             .block_task()
             .await?;
-        Ok(drain(&mut updates))
+        Ok((loaded, drain(&mut updates)))
     })
     .await;
+    let modes = loaded.modes.expect("the load answers with the modes");
+    assert_eq!(modes.current_mode_id.0.as_ref(), "always-ask");
+    let titles: Vec<Value> = replayed
+        .iter()
+        .map(|u| serde_json::to_value(u).unwrap())
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .map(|u| u["title"].clone())
+        .collect();
+    assert_eq!(titles, [json!("Beta edit")]);
     assert!(message_text(&replayed, "user_message_chunk").contains("make it beta"));
     assert!(message_text(&replayed, "agent_message_chunk").contains("Changed it to beta."));
     let edit_call = replayed

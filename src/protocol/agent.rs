@@ -124,6 +124,27 @@ pub struct StoredSettings {
     pub mode: Option<Mode>,
 }
 
+impl StoredSettings {
+    pub fn of(loaded: &LoadedSession) -> StoredSettings {
+        StoredSettings {
+            provider: loaded.summary.provider.clone(),
+            model: loaded.summary.model.clone(),
+            mode: loaded.summary.mode.as_deref().and_then(Mode::parse),
+        }
+    }
+
+    /// The mode a resumed session goes on in: its own, unless the command
+    /// line named one or its own is looser than `current` (the person's
+    /// default), which needs asking anew.
+    pub fn resumed_mode(&self, current: Mode, pinned: bool) -> Mode {
+        use crate::config::project::strictness;
+        match self.mode {
+            Some(m) if !pinned && strictness(m) >= strictness(current) => m,
+            _ => current,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeLevel {
@@ -392,11 +413,7 @@ impl AgentCommand {
             read_only: false,
             compacted: loaded.compaction().cloned(),
             note: loaded.summary.pending_note.clone(),
-            settings: Some(StoredSettings {
-                provider: loaded.summary.provider.clone(),
-                model: loaded.summary.model.clone(),
-                mode: loaded.summary.mode.as_deref().and_then(Mode::parse),
-            }),
+            settings: Some(StoredSettings::of(loaded)),
         }
     }
 
