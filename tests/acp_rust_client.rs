@@ -1,7 +1,8 @@
 //! The same editor conversation as tests/acp_sdk.rs, through the client
 //! side of the Rust `agent-client-protocol` crate, against the real
 //! `cairn acp` binary and the scripted model: initialize, a new session, an
-//! edit asked with its diff and allowed, streamed text, a cancel
+//! edit asked with its diff and allowed, a command whose output streams as
+//! call updates, streamed text, a cancel
 //! mid-stream, and the session loaded again by a second process (in the
 //! mode it was left in, with its title).
 
@@ -146,6 +147,11 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
                 "edit",
                 json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}),
             ),
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": "printf 'one\\n'; sleep 0.5; printf 'two\\n'"}),
+            ),
             Reply::text("Changed it to beta.")
                 .chunk_chars(3)
                 .chunk_delay(Duration::from_millis(10)),
@@ -219,6 +225,20 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
         .count();
     assert!(chunks >= 4, "{chunks}");
     assert!(message_text(&edit, "agent_message_chunk").contains("Changed it to beta."));
+    // The command's output came as call updates while it ran, before its end.
+    let b1: Vec<Value> = edit
+        .iter()
+        .map(|u| serde_json::to_value(u).unwrap())
+        .filter(|u| u["toolCallId"] == "b1")
+        .collect();
+    assert_eq!(b1[0]["kind"], "execute", "{b1:?}");
+    let streamed = b1
+        .iter()
+        .position(|u| u["status"].is_null() && u["content"][0]["content"]["text"] == "one\n")
+        .unwrap_or_else(|| panic!("no output update before the end: {b1:?}"));
+    let finished = b1.iter().position(|u| u["status"] == "completed").unwrap();
+    assert!(streamed < finished, "{b1:?}");
+    assert!(b1[finished]["rawOutput"].as_str().unwrap().contains("two"));
     assert_eq!(cancel, acp::StopReason::Cancelled);
     assert!(!cancelled_text.is_empty() && cancelled_text.len() < story.len());
 
