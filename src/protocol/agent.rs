@@ -445,3 +445,36 @@ impl AgentCommand {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_session_keeps_its_mode_unless_pinned_or_looser() {
+        let stored = |mode| StoredSettings {
+            provider: "anthropic".into(),
+            model: "m".into(),
+            mode: Some(mode),
+        };
+        assert_eq!(
+            stored(Mode::AlwaysAsk).resumed_mode(Mode::Smart, false),
+            Mode::AlwaysAsk
+        );
+        // `--mode` named one: it wins.
+        assert_eq!(
+            stored(Mode::AlwaysAsk).resumed_mode(Mode::Smart, true),
+            Mode::Smart
+        );
+        // Looser than the default needs asking anew.
+        assert_eq!(
+            stored(Mode::Auto).resumed_mode(Mode::Smart, false),
+            Mode::Smart
+        );
+        let none = StoredSettings {
+            mode: None,
+            ..stored(Mode::Plan)
+        };
+        assert_eq!(none.resumed_mode(Mode::Smart, false), Mode::Smart);
+    }
+}
