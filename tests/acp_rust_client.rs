@@ -1,8 +1,10 @@
 //! The same editor conversation as tests/acp_sdk.rs, through the client
 //! side of the Rust `agent-client-protocol` crate, against the real
 //! `cairn acp` binary and the scripted model: initialize, a new session, an
-//! edit asked with its diff and allowed, streamed text, a cancel
-//! mid-stream, and the session loaded again by a second process.
+//! edit asked with its diff and allowed, a command whose output streams as
+//! call updates, streamed text, a cancel
+//! mid-stream, and the session loaded again by a second process (in the
+//! mode it was left in, with its title).
 
 use crate::{mock_model, test_home};
 use std::process::Stdio;
@@ -145,6 +147,11 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
                 "edit",
                 json!({"file_path": "a.txt", "old_string": "alpha", "new_string": "beta"}),
             ),
+            Reply::tool(
+                "b1",
+                "bash",
+                json!({"command": "printf 'one\\n'; sleep 0.5; printf 'two\\n'"}),
+            ),
             Reply::text("Changed it to beta.")
                 .chunk_chars(3)
                 .chunk_delay(Duration::from_millis(10)),
@@ -192,6 +199,10 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
             cx.send_notification(acp::CancelNotification::new(id.clone()))?;
             let stopped = slow.block_task().await?;
             told.extend(drain(&mut updates));
+            // The session is left in always-ask, which its load answers with.
+            cx.send_request(acp::SetSessionModeRequest::new(id.clone(), "always-ask"))
+                .block_task()
+                .await?;
             Ok((
                 id,
                 edit,
@@ -214,19 +225,43 @@ async fn an_editor_on_the_rust_sdk_edits_cancels_and_reloads() {
         .count();
     assert!(chunks >= 4, "{chunks}");
     assert!(message_text(&edit, "agent_message_chunk").contains("Changed it to beta."));
+    // The command's output came as call updates while it ran, before its end.
+    let b1: Vec<Value> = edit
+        .iter()
+        .map(|u| serde_json::to_value(u).unwrap())
+        .filter(|u| u["toolCallId"] == "b1")
+        .collect();
+    assert_eq!(b1[0]["kind"], "execute", "{b1:?}");
+    let streamed = b1
+        .iter()
+        .position(|u| u["status"].is_null() && u["content"][0]["content"]["text"] == "one\n")
+        .unwrap_or_else(|| panic!("no output update before the end: {b1:?}"));
+    let finished = b1.iter().position(|u| u["status"] == "completed").unwrap();
+    assert!(streamed < finished, "{b1:?}");
+    assert!(b1[finished]["rawOutput"].as_str().unwrap().contains("two"));
     assert_eq!(cancel, acp::StopReason::Cancelled);
     assert!(!cancelled_text.is_empty() && cancelled_text.len() < story.len());
 
-    let replayed = as_editor(&home, &mock, async move |cx, mut updates, _perms| {
+    let (loaded, replayed) = as_editor(&home, &mock, async move |cx, mut updates, _perms| {
         cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
             .block_task()
             .await?;
-        cx.send_request(acp::LoadSessionRequest::new(id, cwd))
+        let loaded = cx
+            .send_request(acp::LoadSessionRequest::new(id, cwd))
             .block_task()
             .await?;
-        Ok(drain(&mut updates))
+        Ok((loaded, drain(&mut updates)))
     })
     .await;
+    let modes = loaded.modes.expect("the load answers with the modes");
+    assert_eq!(modes.current_mode_id.0.as_ref(), "always-ask");
+    let titles: Vec<Value> = replayed
+        .iter()
+        .map(|u| serde_json::to_value(u).unwrap())
+        .filter(|u| u["sessionUpdate"] == "session_info_update")
+        .map(|u| u["title"].clone())
+        .collect();
+    assert_eq!(titles, [json!("Beta edit")]);
     assert!(message_text(&replayed, "user_message_chunk").contains("make it beta"));
     assert!(message_text(&replayed, "agent_message_chunk").contains("Changed it to beta."));
     let edit_call = replayed

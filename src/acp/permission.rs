@@ -1,6 +1,7 @@
 //! cairn's permission dialog as `session/request_permission`: the same
 //! choices the interface offers (allow once, allow always with the narrow
-//! rule it stores named, deny), the diff of an edit or the command as the
+//! rule it stores named, allow once without the sandbox for a sandboxed
+//! command, deny), the diff of an edit or the command as the
 //! request's content, and the editor's answer turned back into the
 //! `Decision` cairn's gate records.
 
@@ -14,6 +15,7 @@ use crate::protocol::{Decision, PermissionRequest};
 
 const ALLOW_ONCE: &str = "allow_once";
 const ALLOW_ALWAYS: &str = "allow_always";
+const ALLOW_UNSANDBOXED: &str = "allow_once_unsandboxed";
 const DENY: &str = "deny";
 /// At most this many "always" rules are offered one by one.
 const MAX_RULES: usize = 3;
@@ -42,6 +44,13 @@ pub fn options(request: &PermissionRequest) -> Vec<acp::PermissionOption> {
             ));
         }
     }
+    if request.can_unsandbox() {
+        out.push(acp::PermissionOption::new(
+            ALLOW_UNSANDBOXED,
+            "Allow once without the sandbox",
+            K::AllowOnce,
+        ));
+    }
     out.push(acp::PermissionOption::new(DENY, "Deny", K::RejectOnce));
     out
 }
@@ -63,6 +72,7 @@ pub fn decision(request: &PermissionRequest, outcome: &acp::RequestPermissionOut
         ALLOW_ALWAYS if request.rules_together() => Decision::AllowAlwaysAll {
             rules: request.rules.clone(),
         },
+        ALLOW_UNSANDBOXED if request.can_unsandbox() => Decision::AllowUnsandboxed,
         DENY => Decision::Deny { reason: None },
         other => {
             let rule = other
@@ -197,6 +207,41 @@ mod tests {
                 rules: r.rules.clone()
             }
         );
+    }
+
+    #[test]
+    fn a_sandboxed_command_may_run_once_outside_it() {
+        let preview = Preview::Command {
+            command: "cargo fetch".into(),
+            cwd: "/w".into(),
+            commands: vec![],
+            redirects: vec![],
+        };
+        let mut r = request(&["bash(cargo fetch*)"], Some(preview));
+        r.tool = "bash".into();
+        let unsandboxed = pick("allow_once_unsandboxed");
+        // Not offered (nothing enforced to leave): a stray answer denies.
+        assert!(
+            options(&r)
+                .iter()
+                .all(|o| o.option_id.0.as_ref() != "allow_once_unsandboxed")
+        );
+        assert!(matches!(
+            decision(&r, &unsandboxed),
+            Decision::Deny { reason: Some(_) }
+        ));
+        r.sandbox = Some("sandbox: workspace-write, network off".into());
+        let names: Vec<String> = options(&r).iter().map(|o| o.name.clone()).collect();
+        assert_eq!(
+            names,
+            [
+                "Allow once",
+                "Always allow `bash(cargo fetch*)`",
+                "Allow once without the sandbox",
+                "Deny"
+            ]
+        );
+        assert_eq!(decision(&r, &unsandboxed), Decision::AllowUnsandboxed);
     }
 
     #[test]

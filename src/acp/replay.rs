@@ -1,6 +1,7 @@
 //! A stored session told again as `session/update`s, for `session/load`:
 //! the person's prompts, the answers and reasoning, and each tool call as
-//! it ended (status, diff or output), from what the store kept.
+//! it ended (status, diff or output), from what the store kept; then the
+//! last checklist as a plan and the title.
 
 use std::path::Path;
 
@@ -28,6 +29,16 @@ pub fn updates(loaded: &LoadedSession, cwd: &Path) -> Vec<acp::SessionUpdate> {
                 _ => {}
             }
         }
+    }
+    // What the interface shows beside the conversation: its checklist and title.
+    let todos = crate::tools::todos::latest(&loaded.messages);
+    if !todos.is_empty() {
+        out.push(U::Plan(updates::plan(&todos)));
+    }
+    if let Some(title) = loaded.summary.title.clone().filter(|t| !t.is_empty()) {
+        out.push(U::SessionInfoUpdate(
+            acp::SessionInfoUpdate::new().title(title),
+        ));
     }
     out
 }

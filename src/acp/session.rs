@@ -20,7 +20,9 @@ use super::{permission, questions, updates::Translator};
 use crate::agent::store_sink::StoreSink;
 use crate::cli::startup::{self, Overrides, Startup};
 use crate::mcp::McpManager;
-use crate::protocol::{AgentCommand, AgentEvent, LoadedSession, PermissionRequest, TurnOutcome};
+use crate::protocol::{
+    AgentCommand, AgentEvent, LoadedSession, PermissionRequest, StoredSettings, TurnOutcome,
+};
 use crate::store::{NewSession, SessionId};
 use crate::tools::input::{InputAnswer, InputRequest};
 
@@ -134,7 +136,13 @@ pub fn start(
     let session = Arc::new(Session {
         id: id.as_str().to_string(),
         cwd: s.cwd.clone(),
-        mode: s.mode,
+        mode: match origin {
+            // The agent goes on in the stored session's mode (`restore_settings`).
+            Origin::Stored(loaded) => {
+                StoredSettings::of(loaded).resumed_mode(s.mode, s.mode_pinned)
+            }
+            Origin::New => s.mode,
+        },
         commands: running.commands,
         prompt: Mutex::new(None),
         sink: running.sink,

@@ -124,6 +124,27 @@ pub struct StoredSettings {
     pub mode: Option<Mode>,
 }
 
+impl StoredSettings {
+    pub fn of(loaded: &LoadedSession) -> StoredSettings {
+        StoredSettings {
+            provider: loaded.summary.provider.clone(),
+            model: loaded.summary.model.clone(),
+            mode: loaded.summary.mode.as_deref().and_then(Mode::parse),
+        }
+    }
+
+    /// The mode a resumed session goes on in: its own, unless the command
+    /// line named one or its own is looser than `current` (the person's
+    /// default), which needs asking anew.
+    pub fn resumed_mode(&self, current: Mode, pinned: bool) -> Mode {
+        use crate::config::project::strictness;
+        match self.mode {
+            Some(m) if !pinned && strictness(m) >= strictness(current) => m,
+            _ => current,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum NoticeLevel {
@@ -392,11 +413,7 @@ impl AgentCommand {
             read_only: false,
             compacted: loaded.compaction().cloned(),
             note: loaded.summary.pending_note.clone(),
-            settings: Some(StoredSettings {
-                provider: loaded.summary.provider.clone(),
-                model: loaded.summary.model.clone(),
-                mode: loaded.summary.mode.as_deref().and_then(Mode::parse),
-            }),
+            settings: Some(StoredSettings::of(loaded)),
         }
     }
 
@@ -426,5 +443,38 @@ impl AgentCommand {
             },
             other => other,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_resumed_session_keeps_its_mode_unless_pinned_or_looser() {
+        let stored = |mode| StoredSettings {
+            provider: "anthropic".into(),
+            model: "m".into(),
+            mode: Some(mode),
+        };
+        assert_eq!(
+            stored(Mode::AlwaysAsk).resumed_mode(Mode::Smart, false),
+            Mode::AlwaysAsk
+        );
+        // `--mode` named one: it wins.
+        assert_eq!(
+            stored(Mode::AlwaysAsk).resumed_mode(Mode::Smart, true),
+            Mode::Smart
+        );
+        // Looser than the default needs asking anew.
+        assert_eq!(
+            stored(Mode::Auto).resumed_mode(Mode::Smart, false),
+            Mode::Smart
+        );
+        let none = StoredSettings {
+            mode: None,
+            ..stored(Mode::Plan)
+        };
+        assert_eq!(none.resumed_mode(Mode::Smart, false), Mode::Smart);
     }
 }

@@ -66,4 +66,12 @@ impl PermissionRequest {
     pub fn rules_together(&self) -> bool {
         matches!(self.preview, Some(Preview::Command { .. })) && self.rules.len() > 1
     }
+
+    /// A command that would run in an enforced sandbox may be let out of it
+    /// once, if the person says so ("Allow once without the sandbox").
+    pub fn can_unsandbox(&self) -> bool {
+        self.sandbox
+            .as_deref()
+            .is_some_and(|s| s.starts_with("sandbox: "))
+    }
 }

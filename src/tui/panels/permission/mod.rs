@@ -144,10 +144,7 @@ impl PermissionDialog {
 
     /// A command that would run in an enforced sandbox may be let out.
     fn can_unsandbox(&self) -> bool {
-        self.request
-            .sandbox
-            .as_deref()
-            .is_some_and(|s| s.starts_with("sandbox: "))
+        self.request.can_unsandbox()
     }
 
     fn choices(&self) -> Vec<Choice> {
