@@ -104,7 +104,7 @@ impl Agent {
             });
         } else if !st.model.is_empty() && st.model != self.opts.model {
             if st.provider == self.opts.provider_name {
-                self.set_model(None, st.model);
+                self.set_model(None, st.model.clone());
                 self.announce_effort();
             } else {
                 self.shared.emit(AgentEvent::Notice {
@@ -123,32 +123,35 @@ impl Agent {
             }
         }
         let current = lock(&self.shared.gate).mode();
-        if self.opts.pinned.mode && st.mode != Some(current) {
-            self.shared.emit(AgentEvent::ModeChanged(current));
-        } else if let Some(mode) = st.mode.filter(|m| {
-            use crate::config::project::strictness;
-            *m != current && strictness(*m) < strictness(current)
-        }) {
+        let next = st.resumed_mode(current, self.opts.pinned.mode);
+        match st.mode {
+            _ if self.opts.pinned.mode && st.mode != Some(current) => {
+                self.shared.emit(AgentEvent::ModeChanged(current));
+            }
             // Never looser than the person's default without asking anew:
             // `--mode auto` lasts its own run.
-            self.shared.emit(AgentEvent::Notice {
-                level: NoticeLevel::Info,
-                text: format!(
-                    "This session last ran in {} mode; it goes on in {} (/mode {} to switch back).",
-                    mode.as_str(),
-                    current.as_str(),
-                    mode.as_str()
-                ),
-            });
-        } else if let Some(mode) = st.mode.filter(|m| *m != current) {
-            self.set_mode(mode);
-            self.shared.emit(AgentEvent::Notice {
-                level: NoticeLevel::Info,
-                text: format!(
-                    "Mode: {} (as the session last ran; --mode to choose another).",
-                    mode.as_str()
-                ),
-            });
+            Some(stored) if stored != current && next == current => {
+                self.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Info,
+                    text: format!(
+                        "This session last ran in {} mode; it goes on in {} (/mode {} to switch back).",
+                        stored.as_str(),
+                        current.as_str(),
+                        stored.as_str()
+                    ),
+                });
+            }
+            _ if next != current => {
+                self.set_mode(next);
+                self.shared.emit(AgentEvent::Notice {
+                    level: NoticeLevel::Info,
+                    text: format!(
+                        "Mode: {} (as the session last ran; --mode to choose another).",
+                        next.as_str()
+                    ),
+                });
+            }
+            _ => {}
         }
     }
 
