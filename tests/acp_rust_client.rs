@@ -19,7 +19,7 @@ use test_home::TestHome;
 use tokio::sync::mpsc;
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 
-type Updates = mpsc::UnboundedReceiver<acp::SessionUpdate>;
+pub(crate) type Updates = mpsc::UnboundedReceiver<acp::SessionUpdate>;
 
 fn spawn_cairn(home: &TestHome, mock: &MockModel) -> tokio::process::Child {
     home.command(&mock.url())
@@ -32,8 +32,8 @@ fn spawn_cairn(home: &TestHome, mock: &MockModel) -> tokio::process::Child {
 }
 
 /// Runs `op` as the editor of a fresh `cairn acp`, which allows every
-/// permission request it is asked (and records each, as JSON).
-async fn as_editor<T: Send + 'static>(
+/// permission request it is asked, once (and records each, as JSON).
+pub(crate) async fn as_editor<T: Send + 'static>(
     home: &TestHome,
     mock: &MockModel,
     op: impl AsyncFnOnce(
@@ -62,9 +62,12 @@ async fn as_editor<T: Send + 'static>(
         .on_receive_request(
             async move |req: acp::RequestPermissionRequest, responder, _cx| {
                 let _ = ptx.send(serde_json::to_value(&req).unwrap());
+                let allow = (req.options.iter())
+                    .find(|o| o.kind == acp::PermissionOptionKind::AllowOnce)
+                    .expect("every question can be allowed once");
                 responder.respond(acp::RequestPermissionResponse::new(
                     acp::RequestPermissionOutcome::Selected(acp::SelectedPermissionOutcome::new(
-                        "allow_once",
+                        allow.option_id.clone(),
                     )),
                 ))
             },
@@ -97,14 +100,14 @@ async fn result_or_kill<T>(
     }
 }
 
-fn kind(u: &acp::SessionUpdate) -> String {
+pub(crate) fn kind(u: &acp::SessionUpdate) -> String {
     serde_json::to_value(u).unwrap()["sessionUpdate"]
         .as_str()
         .unwrap()
         .to_string()
 }
 
-fn message_text(updates: &[acp::SessionUpdate], wanted: &str) -> String {
+pub(crate) fn message_text(updates: &[acp::SessionUpdate], wanted: &str) -> String {
     updates
         .iter()
         .filter(|u| kind(u) == wanted)
@@ -117,7 +120,7 @@ fn message_text(updates: &[acp::SessionUpdate], wanted: &str) -> String {
         .collect()
 }
 
-fn drain(rx: &mut Updates) -> Vec<acp::SessionUpdate> {
+pub(crate) fn drain(rx: &mut Updates) -> Vec<acp::SessionUpdate> {
     let mut out = Vec::new();
     while let Ok(u) = rx.try_recv() {
         out.push(u);
@@ -125,7 +128,7 @@ fn drain(rx: &mut Updates) -> Vec<acp::SessionUpdate> {
     out
 }
 
-fn text_prompt(id: &acp::SessionId, text: &str) -> acp::PromptRequest {
+pub(crate) fn text_prompt(id: &acp::SessionId, text: &str) -> acp::PromptRequest {
     acp::PromptRequest::new(
         id.clone(),
         vec![acp::ContentBlock::Text(acp::TextContent::new(text))],

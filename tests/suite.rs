@@ -24,6 +24,7 @@ mod store_child;
 #[path = "support/test_home.rs"]
 mod test_home;
 
+mod acp_commands;
 mod acp_rust_client;
 mod acp_sdk;
 mod acp_sessions;

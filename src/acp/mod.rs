@@ -13,12 +13,15 @@
 //! - `updates.rs` turns agent events into `session/update`s, `replay.rs`
 //!   a stored session into the same, `permission.rs` the gate's dialog
 //!   into `session/request_permission` (`questions.rs`: a plan to approve,
-//!   an MCP server's choice), `prompt.rs` content blocks into a prompt.
+//!   an MCP server's choice), `prompt.rs` content blocks into a prompt;
+//! - `commands.rs` lists what a prompt may name (`/compact`, a custom
+//!   command, a skill), `builtins.rs` runs cairn's own commands there.
 //!
 //! Every tool call still passes cairn's gate (the editor answers its
 //! questions) and runs in cairn's sandbox. Nothing but JSON-RPC goes to
 //! standard output; logs go to cairn's log file.
 
+mod builtins;
 mod commands;
 mod files;
 mod permission;

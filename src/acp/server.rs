@@ -161,7 +161,7 @@ impl Server {
 
     pub fn cancel(&self, n: acp::CancelNotification) {
         if let Ok(session) = self.session(&n.session_id) {
-            session.send(AgentCommand::Cancel);
+            session.cancel();
         }
     }
 

@@ -9,6 +9,7 @@
 //! keep flowing), and the turn's end answers the waiting `session/prompt`.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -16,6 +17,7 @@ use agent_client_protocol::v1::schema as acp;
 use agent_client_protocol::{Client, Error, ErrorCode, v1};
 use tokio::sync::mpsc;
 
+use super::builtins::{self, Builtin};
 use super::{permission, questions, updates::Translator};
 use crate::agent::store_sink::StoreSink;
 use crate::cli::startup::{self, Overrides, Startup};
@@ -38,10 +40,23 @@ pub struct Session {
     commands: mpsc::UnboundedSender<AgentCommand>,
     /// The `session/prompt` the running turn answers.
     prompt: Mutex<Option<v1::Responder<acp::PromptResponse>>>,
+    /// The built-in command the waiting prompt runs, when it runs one.
+    running: Mutex<Option<Running>>,
+    next_mark: AtomicU64,
+    cx: Connection,
     sink: Option<Arc<StoreSink>>,
     mcp: Arc<McpManager>,
     lsp: Arc<crate::lsp::LspManager>,
     task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+/// A built-in command in flight: the prompt ends at the agent's
+/// `Marked(mark)`, unless an undo's question is still open.
+#[derive(Debug, Default)]
+struct Running {
+    mark: u64,
+    asking: bool,
+    cancelled: bool,
 }
 
 /// What a session starts from: a new stored session, or a stored one.
@@ -145,6 +160,9 @@ pub fn start(
         },
         commands: running.commands,
         prompt: Mutex::new(None),
+        running: Mutex::new(None),
+        next_mark: AtomicU64::new(1),
+        cx: cx.clone(),
         sink: running.sink,
         mcp: running.mcp,
         lsp: running.lsp,
@@ -200,15 +218,114 @@ impl Session {
         }
         *slot = Some(responder);
         drop(slot);
-        if self
-            .commands
-            .send(AgentCommand::Submit { text, images })
-            .is_err()
-            && let Some(r) = lock(&self.prompt).take()
-        {
+        let command = match builtins::parse(&text) {
+            Some(Ok(command)) if images.is_empty() => Some(command),
+            Some(Err(why)) => {
+                self.say(format!("{why}\n"));
+                self.finish(&TurnOutcome::Completed);
+                return Ok(());
+            }
+            _ => None,
+        };
+        let sent = match command {
+            Some(command) => self.run_builtin(command),
+            None => self
+                .commands
+                .send(AgentCommand::Submit { text, images })
+                .is_ok(),
+        };
+        if !sent && let Some(r) = lock(&self.prompt).take() {
             r.respond_with_error(internal("the agent of this session has stopped"))?;
         }
         Ok(())
+    }
+
+    /// Sends what `command` asks of the agent; the prompt ends when the
+    /// agent has handled it all (its `Marked`), or with a turn of its own
+    /// for `/plan GOAL`. False when the agent has stopped.
+    fn run_builtin(&self, command: Builtin) -> bool {
+        let send = |c| self.commands.send(c).is_ok();
+        let ok = match command {
+            Builtin::Plan(Some(goal)) => {
+                return send(AgentCommand::SetMode(crate::config::Mode::Plan))
+                    && send(AgentCommand::Submit {
+                        text: goal,
+                        images: Vec::new(),
+                    });
+            }
+            Builtin::Effort(None) => {
+                self.say(
+                    builtins::effort_levels("The effort says how hard a reasoning model thinks")
+                        + ".\n",
+                );
+                self.finish(&TurnOutcome::Completed);
+                return true;
+            }
+            Builtin::Plan(None) => send(AgentCommand::SetMode(crate::config::Mode::Plan)),
+            Builtin::Compact(focus) => send(AgentCommand::Compact { focus }),
+            Builtin::Undo => send(AgentCommand::PrepareUndo),
+            Builtin::Memory => send(AgentCommand::ShowMemory),
+            Builtin::Lsp => send(AgentCommand::ShowLanguageServers),
+            Builtin::LspRestart(name) => send(AgentCommand::RestartLanguageServer(name)),
+            Builtin::Effort(Some(effort)) => send(AgentCommand::SetEffort(effort)),
+            Builtin::Rename(title) => send(AgentCommand::SetTitle(title)),
+        };
+        ok && self.mark()
+    }
+
+    /// Asks the agent for a `Marked` after what was sent; the running
+    /// command ends there.
+    fn mark(&self) -> bool {
+        let mark = self.next_mark.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut running = lock(&self.running);
+            let r = running.get_or_insert_with(Running::default);
+            r.mark = mark;
+            r.asking = false;
+        }
+        self.commands.send(AgentCommand::Mark(mark)).is_ok()
+    }
+
+    /// Stops the turn or the command the prompt runs.
+    pub fn cancel(&self) {
+        if let Some(r) = lock(&self.running).as_mut() {
+            r.cancelled = true;
+        }
+        self.send(AgentCommand::Cancel);
+    }
+
+    /// Message text for the editor, outside any turn's stream.
+    fn say(&self, text: String) {
+        let n = acp::SessionNotification::new(
+            self.id.clone(),
+            acp::SessionUpdate::AgentMessageChunk(acp::ContentChunk::new(super::updates::text(
+                text,
+            ))),
+        );
+        let _ = self.cx.send_notification(n);
+    }
+
+    /// Whether a built-in command runs (its answers are said as text).
+    fn runs_builtin(&self) -> bool {
+        lock(&self.running).is_some()
+    }
+
+    /// The agent reached `mark`: the command that waited for it is done.
+    fn marked(&self, mark: u64) {
+        let cancelled = {
+            let mut running = lock(&self.running);
+            match running.as_ref() {
+                Some(r) if r.mark == mark && !r.asking => {
+                    running.take().is_some_and(|r| r.cancelled)
+                }
+                _ => return,
+            }
+        };
+        self.finish(&if cancelled {
+            TurnOutcome::Cancelled
+        } else {
+            TurnOutcome::Completed
+        });
     }
 
     /// Ends the turn, stops the agent and its servers, and waits for the
@@ -230,6 +347,7 @@ impl Session {
     }
 
     fn finish(&self, outcome: &TurnOutcome) {
+        lock(&self.running).take();
         let Some(responder) = lock(&self.prompt).take() else {
             return;
         };
@@ -281,6 +399,13 @@ impl Forwarder {
                         let _ = open.cancel();
                     }
                 }
+                AgentEvent::Marked(mark) => self.session.marked(*mark),
+                AgentEvent::UndoPlanned(plan) if self.session.runs_builtin() => self.ask_undo(plan),
+                _ if self.session.runs_builtin() => {
+                    if let Some(text) = builtins::said(&event) {
+                        self.session.say(text);
+                    }
+                }
                 _ => {}
             }
             for update in self.tr.updates(&event) {
@@ -316,6 +441,43 @@ impl Forwarder {
         self.put(id, shown, permission::options(&request), move |outcome| {
             let decision = permission::decision(&request, outcome);
             AgentCommand::PermissionReply { id, decision }
+        });
+    }
+
+    /// `/undo`'s plan, asked as a question; the files are restored only
+    /// when the editor allows it.
+    fn ask_undo(&mut self, plan: &crate::tools::restore::UndoPlan) {
+        if let Some(r) = lock(&self.session.running).as_mut() {
+            r.asking = true;
+        }
+        let turn = plan.turn;
+        let (call, options) = builtins::undo_question(plan);
+        let call_id = call.tool_call_id.0.to_string();
+        let announce = acp::SessionNotification::new(
+            self.session.id.clone(),
+            acp::SessionUpdate::ToolCall(call.clone()),
+        );
+        let _ = self.cx.send_notification(announce);
+        let ask = acp::RequestPermissionRequest::new(self.session.id.clone(), call.into(), options);
+        let session = self.session.clone();
+        let cx = self.cx.clone();
+        let sent = self.cx.send_request(ask);
+        tokio::spawn(async move {
+            let allowed = matches!(
+                sent.block_task().await.map(|a| a.outcome),
+                Ok(acp::RequestPermissionOutcome::Selected(s)) if s.option_id.0.as_ref() == builtins::UNDO_ALLOW
+            );
+            let status = if allowed {
+                session.send(AgentCommand::ConfirmUndo { turn });
+                acp::ToolCallStatus::Completed
+            } else {
+                session.say("Nothing was restored.\n".into());
+                acp::ToolCallStatus::Failed
+            };
+            let done =
+                super::updates::update(&call_id, acp::ToolCallUpdateFields::new().status(status));
+            let _ = cx.send_notification(acp::SessionNotification::new(session.id.clone(), done));
+            session.mark();
         });
     }
 

@@ -168,6 +168,9 @@ pub(crate) struct Shared {
     /// The session whose background jobs `/jobs` stops, also while a
     /// turn runs.
     pub jobs_of: Mutex<std::sync::Weak<SessionState>>,
+    /// `Mark`s that arrived while a turn or a compaction ran, answered
+    /// when it is over.
+    pub marks: Mutex<Vec<u64>>,
 }
 
 impl Shared {
@@ -271,6 +274,7 @@ impl Agent {
                 files: None,
                 terminals: None,
                 jobs_of: Mutex::new(std::sync::Weak::new()),
+                marks: Mutex::default(),
             }),
             opts,
             provider,
@@ -508,6 +512,11 @@ impl Agent {
                     }
                 }
             }
+            // Marks that came while a turn or a compaction ran.
+            let marks = std::mem::take(&mut *lock(&self.shared.marks));
+            for id in marks {
+                self.shared.emit(AgentEvent::Marked(id));
+            }
         }
     }
 
@@ -603,6 +612,7 @@ impl Agent {
                 self.restore_settings(settings);
             }
             AgentCommand::SetTitle(title) => self.shared.emit(AgentEvent::TitleChanged(title)),
+            AgentCommand::Mark(id) => self.shared.emit(AgentEvent::Marked(id)),
             AgentCommand::ShowMemory => self.shared.emit(AgentEvent::Notice {
                 level: NoticeLevel::Info,
                 text: memory::describe(&self.shared, &self.opts),
@@ -1009,6 +1019,8 @@ fn while_busy(
             shared.emit(AgentEvent::ModeChanged(mode));
         }
         Some(AgentCommand::SetTitle(title)) => shared.emit(AgentEvent::TitleChanged(title)),
+        // Answered when what runs now is done (`serve`).
+        Some(AgentCommand::Mark(id)) => lock(&shared.marks).push(id),
         Some(other) => shared.emit(AgentEvent::Notice {
             level: NoticeLevel::Warning,
             text: format!(

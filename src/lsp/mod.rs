@@ -24,6 +24,7 @@ pub mod framing;
 mod manager;
 pub mod memory;
 mod rename;
+mod report;
 pub mod servers;
 mod sync;
 pub mod tool;
@@ -31,6 +32,7 @@ pub mod uri;
 pub mod verdict;
 
 pub use manager::{KnownServer, LspManager, ServerState, ServerStatus};
+pub use report::report_text;
 pub use verdict::{Finding, Severity, Verdict};
 
 #[cfg(test)]

@@ -112,6 +112,11 @@ pub enum AgentCommand {
         settings: Option<StoredSettings>,
     },
     Shutdown,
+    /// Answered with `Marked` of the same id once every command sent
+    /// before it has been handled (a compaction done, an undo planned): a
+    /// front end that runs commands for someone else (ACP's slash
+    /// commands) knows when their answers are all out.
+    Mark(u64),
 }
 
 pub use crate::conversation::ToolStatus;
@@ -305,6 +310,8 @@ pub enum AgentEvent {
     },
     /// The reasoning effort now in force (`None`: the model's default).
     EffortChanged(Option<crate::config::effort::Effort>),
+    /// Every command sent before `Mark(id)` has been handled.
+    Marked(u64),
     /// The conversation was compacted; the full history stays in the store.
     Compacted {
         before_tokens: u64,

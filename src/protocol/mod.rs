@@ -38,10 +38,13 @@
 mod agent;
 mod permission;
 mod sessions;
+pub mod slash;
 
 /// What front ends see of language servers: their states and an edit's
 /// verdict (the servers themselves stay behind the agent).
-pub use crate::lsp::{Finding, KnownServer, ServerState, ServerStatus, Severity, Verdict};
+pub use crate::lsp::{
+    Finding, KnownServer, ServerState, ServerStatus, Severity, Verdict, report_text as lsp_report,
+};
 pub use agent::{AgentCommand, AgentEvent, NoticeLevel, StoredSettings, ToolStatus, TurnOutcome};
 pub use permission::{Decision, PermissionRequest};
 pub use sessions::{

@@ -325,6 +325,7 @@ fn child_shared(
         route: Some(Route::new(parent.clone(), call_id, name)),
         sub_totals: Default::default(),
         jobs_of: Mutex::new(std::sync::Weak::new()),
+        marks: Mutex::default(),
         // The person's and the project's hooks see a sub-agent's calls too.
         hooks: parent.hooks.clone(),
         // Its own context: a subfolder's instructions load into it anew.

@@ -58,7 +58,7 @@ pub fn agent_event(model: &mut Model, ev: AgentEvent) -> Vec<Cmd> {
         AgentEvent::ServersChanged(health) => model.servers = Some(health),
         AgentEvent::LanguageServers(list) => model.language_servers = list,
         AgentEvent::LanguageServerReport { statuses, known } => {
-            let text = lsp::report_text(&statuses, &known);
+            let text = crate::protocol::lsp_report(&statuses, &known);
             return super::session::text(model, "Language servers".into(), text);
         }
         AgentEvent::EditCheck {
@@ -509,7 +509,6 @@ fn cancel_running_tools(model: &mut Model) {
     }
 }
 
-mod lsp;
 pub mod subagents;
 
 #[cfg(test)]

@@ -1,9 +1,10 @@
-//! `/lsp`'s text, from the agent's report of its language servers.
+//! `/lsp`'s text, from the agent's report of its language servers (the
+//! full-screen interface and an editor's `/lsp` show the same).
 
-use crate::protocol::{KnownServer, ServerState, ServerStatus};
+use super::{KnownServer, ServerState, ServerStatus};
 
 /// The servers started, then the ones known here, and how to change them.
-pub(super) fn report_text(statuses: &[ServerStatus], known: &[KnownServer]) -> String {
+pub fn report_text(statuses: &[ServerStatus], known: &[KnownServer]) -> String {
     let mut text = String::new();
     if statuses.is_empty() {
         text.push_str("No language server has started yet; one starts with the first file of its language a tool touches.\n");
