@@ -25,13 +25,13 @@ use tokio::process::Command;
 use mock_model::{Format, MockModel, Reply};
 use test_home::TestHome;
 
-const PACKAGE: &str = "@modelcontextprotocol/server-everything";
+pub(crate) const PACKAGE: &str = "@modelcontextprotocol/server-everything";
 /// The first run may download the package.
 const STARTUP: Duration = Duration::from_secs(240);
 
 /// Makes sure `npx` can run the package, fetching it if need be. `Err` is
 /// the reason to skip.
-async fn fetch_package() -> Result<(), String> {
+pub(crate) async fn fetch_package() -> Result<(), String> {
     let run = Command::new("npx")
         .args(["-y", "--package", PACKAGE, "-c", "true"])
         .env("NPM_CONFIG_UPDATE_NOTIFIER", "false")
@@ -69,7 +69,8 @@ fn workspace() -> std::path::PathBuf {
 
 /// Both tests need the package; fetch it once so two `npx` runs do not
 /// race to fill the same cache directory.
-static FETCHED: tokio::sync::OnceCell<Result<(), String>> = tokio::sync::OnceCell::const_new();
+pub(crate) static FETCHED: tokio::sync::OnceCell<Result<(), String>> =
+    tokio::sync::OnceCell::const_new();
 
 macro_rules! require_package {
     ($test:literal) => {

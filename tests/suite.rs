@@ -25,6 +25,7 @@ mod store_child;
 mod test_home;
 
 mod acp_commands;
+mod acp_mcp;
 mod acp_rust_client;
 mod acp_sdk;
 mod acp_sessions;

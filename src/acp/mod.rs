@@ -8,6 +8,7 @@
 //!   session/cancel, session/set_mode);
 //! - `session.rs` runs one ordinary cairn session per ACP session and
 //!   forwards its events;
+//! - `mcp.rs` adds the MCP servers the editor passes to the session's;
 //! - `files.rs` carries the file tools' reads and writes to the editor's
 //!   buffers when it offers them;
 //! - `updates.rs` turns agent events into `session/update`s, `replay.rs`
@@ -24,6 +25,7 @@
 mod builtins;
 mod commands;
 mod files;
+mod mcp;
 mod permission;
 mod prompt;
 mod questions;

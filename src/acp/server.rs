@@ -65,7 +65,8 @@ impl Server {
             )
             .session_capabilities(
                 acp::SessionCapabilities::new().list(acp::SessionListCapabilities::new()),
-            );
+            )
+            .mcp_capabilities(acp::McpCapabilities::new().http(true).sse(true));
         let mut response = acp::InitializeResponse::new(version)
             .agent_capabilities(capabilities)
             .agent_info(
@@ -112,7 +113,8 @@ impl Server {
         req: acp::NewSessionRequest,
         cx: Connection,
     ) -> Result<(acp::NewSessionResponse, Vec<acp::SessionUpdate>), Error> {
-        let s = session::prepare(&self.overrides, req.cwd.clone()).await?;
+        let mut s = session::prepare(&self.overrides, req.cwd.clone()).await?;
+        editor_servers(&mut s, &req.mcp_servers);
         let caps = lock(&self.client).clone();
         let session = session::start(&s, &Origin::New, cx, &caps)?;
         let response =
@@ -128,7 +130,8 @@ impl Server {
         req: acp::LoadSessionRequest,
         cx: Connection,
     ) -> Result<(acp::LoadSessionResponse, Vec<acp::SessionUpdate>), Error> {
-        let s = session::prepare(&self.overrides, req.cwd.clone()).await?;
+        let mut s = session::prepare(&self.overrides, req.cwd.clone()).await?;
+        editor_servers(&mut s, &req.mcp_servers);
         let wanted = req.session_id.0.to_string();
         let open = lock(&self.sessions).remove(&wanted);
         if let Some(open) = open {
@@ -262,6 +265,13 @@ async fn load_stored(id: &str) -> Result<crate::protocol::LoadedSession, Error> 
     })
     .await
     .map_err(|e| internal(e.to_string()))?
+}
+
+/// The editor's MCP servers join the session's (`super::mcp`).
+fn editor_servers(s: &mut Startup, given: &[acp::McpServer]) {
+    for note in super::mcp::add(&mut s.config.file.mcp, given, &s.root) {
+        tracing::info!("acp: {note}");
+    }
 }
 
 /// The custom commands and skills a prompt may name (`/name args`).
