@@ -240,6 +240,21 @@ pub fn describe(image: &ImageData) -> Option<ImageInfo> {
 }
 
 /// The bytes of a picture, for writing it out (export).
+/// A picture another program sent as base64 (an editor's prompt), made
+/// ready as [`prepare`] makes a file's: its kind read from its bytes, not
+/// from what the sender called it.
+pub fn from_base64(data: &str) -> Result<(ImageData, ImageInfo), ImageError> {
+    // Base64 takes 4 characters for 3 bytes.
+    let size = data.len() as u64 / 4 * 3;
+    if size > MAX_FILE {
+        return Err(ImageError::TooLarge(size));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|_| ImageError::Broken("it is not base64".into()))?;
+    prepare(&bytes)
+}
+
 pub fn decoded(image: &ImageData) -> Option<Vec<u8>> {
     base64::engine::general_purpose::STANDARD
         .decode(&image.data)

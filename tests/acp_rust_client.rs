@@ -345,3 +345,59 @@ async fn closing_a_session_stops_its_language_servers() {
     assert!(!started.is_empty(), "the view started pyright");
     assert!(left.is_empty(), "still running after the close: {left:?}");
 }
+
+/// A base64 PNG of `width`×`height`.
+fn png(width: u32, height: u32) -> String {
+    use base64::Engine;
+    let mut out = std::io::Cursor::new(Vec::new());
+    image::DynamicImage::new_rgb8(width, height)
+        .write_to(&mut out, image::ImageFormat::Png)
+        .unwrap();
+    base64::engine::general_purpose::STANDARD.encode(out.into_inner())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editors_picture_reaches_the_model_scaled_down() {
+    let home = TestHome::new();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![Reply::text("A wide black picture."), Reply::text("Picture")],
+    )
+    .await;
+    let cwd = home.project.path().to_path_buf();
+    let stop = as_editor(&home, &mock, async move |cx, _updates, _perms| {
+        cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let id = cx
+            .send_request(acp::NewSessionRequest::new(cwd))
+            .block_task()
+            .await?
+            .session_id;
+        let prompt = acp::PromptRequest::new(
+            id,
+            vec![
+                acp::ContentBlock::Text(acp::TextContent::new("what is this?")),
+                // Wider than providers take, and called a JPEG.
+                acp::ContentBlock::Image(acp::ImageContent::new(png(3000, 60), "image/jpeg")),
+            ],
+        );
+        Ok(cx.send_request(prompt).block_task().await?.stop_reason)
+    })
+    .await;
+    assert_eq!(stop, acp::StopReason::EndTurn);
+    let sent = &mock.requests()[0];
+    let image = sent["messages"][0]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "image")
+        .unwrap_or_else(|| panic!("no picture sent: {sent}"));
+    assert_eq!(image["source"]["media_type"], "image/png", "{image}");
+    use base64::Engine;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(image["source"]["data"].as_str().unwrap())
+        .unwrap();
+    let got = image::load_from_memory(&bytes).unwrap();
+    assert_eq!((got.width(), got.height()), (2000, 40));
+}

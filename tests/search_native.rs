@@ -349,3 +349,78 @@ async fn a_paused_search_turn_is_sent_back_as_it_is_to_go_on() {
     assert_eq!(last["content"][0]["type"], "server_tool_use");
     assert_eq!(last["content"][1]["type"], "web_search_tool_result");
 }
+
+/// In an editor (`cairn acp`): the search is a finished call linking each
+/// page it found, the answer's sources follow it as Markdown whose titles
+/// link nowhere, and a load tells both again.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_editor_sees_the_search_and_the_sources() {
+    use crate::acp_rust_client::{as_editor, drain, message_text, text_prompt};
+    use agent_client_protocol::schema::ProtocolVersion;
+    use agent_client_protocol::v1::schema as acp;
+    let home = TestHome::new();
+    let mut replies = script();
+    replies.push(Reply::text("Release"));
+    let mock = MockModel::start(Format::Anthropic, replies).await;
+    configure(
+        &home,
+        &mock,
+        None,
+        "[permissions]\nallow = [\"web_search\"]\n",
+    );
+    let cwd = home.project.path().to_path_buf();
+    let c = cwd.clone();
+    let (id, live) = as_editor(&home, &mock, async move |cx, mut updates, _perms| {
+        cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let id = cx
+            .send_request(acp::NewSessionRequest::new(c))
+            .block_task()
+            .await?
+            .session_id;
+        cx.send_request(text_prompt(&id, "what shipped?"))
+            .block_task()
+            .await?;
+        Ok((id, drain(&mut updates)))
+    })
+    .await;
+    let (_, replayed) = as_editor(&home, &mock, async move |cx, mut updates, _perms| {
+        cx.send_request(acp::InitializeRequest::new(ProtocolVersion::V1))
+            .block_task()
+            .await?;
+        let loaded = cx
+            .send_request(acp::LoadSessionRequest::new(id, cwd))
+            .block_task()
+            .await?;
+        Ok((loaded, drain(&mut updates)))
+    })
+    .await;
+    for (when, updates) in [("live", &live), ("replayed", &replayed)] {
+        let search = updates
+            .iter()
+            .map(|u| serde_json::to_value(u).unwrap())
+            .find(|u| u["sessionUpdate"] == "tool_call" && u["kind"] == "search")
+            .unwrap_or_else(|| panic!("{when}: no search call in {updates:?}"));
+        assert_eq!(search["title"], "Web search: rust 2026 release", "{when}");
+        assert_eq!(search["status"], "completed", "{when}");
+        let links: Vec<&Value> = (search["content"].as_array().unwrap())
+            .iter()
+            .map(|c| &c["content"]["uri"])
+            .collect();
+        assert_eq!(
+            links,
+            [&json!(PAGES[0].1), &json!(PAGES[1].1)],
+            "{when}: {search}"
+        );
+        assert!(!search.to_string().contains("\\u001b"), "{when}: {search}");
+        let text = message_text(updates, "agent_message_chunk");
+        assert!(text.contains("Rust 2026 shipped."), "{when}: {text}");
+        assert!(
+            text.contains(
+                "Sources:\n1. Rust 2026 \\]0;pwned release <https://blog.rust-lang.org/2026>"
+            ),
+            "{when}: {text:?}"
+        );
+    }
+}

@@ -3,7 +3,8 @@
 //! mention, so the agent attaches it under its own rules (secrets stay
 //! unread, paths outside the workspace are refused); a link elsewhere as
 //! the link; an embedded resource (an editor's selection or unsaved
-//! buffer) as an attachment in the text; images as images.
+//! buffer) as an attachment in the text; images as images, scaled down
+//! as an attached file's are.
 
 use std::path::Path;
 
@@ -27,10 +28,7 @@ pub fn read(blocks: &[acp::ContentBlock], workspace: &Path) -> Result<Prompt, St
     for block in blocks {
         match block {
             acp::ContentBlock::Text(t) => p.text.push_str(&t.text),
-            acp::ContentBlock::Image(i) => p.images.push(ImageData {
-                media_type: i.mime_type.clone(),
-                data: i.data.clone(),
-            }),
+            acp::ContentBlock::Image(i) => p.images.push(picture(&i.data, p.images.len())?),
             acp::ContentBlock::ResourceLink(link) => {
                 spaced(&mut p.text);
                 p.text.push_str(&mention(&link.uri, &link.name, workspace));
@@ -41,10 +39,9 @@ pub fn read(blocks: &[acp::ContentBlock], workspace: &Path) -> Result<Prompt, St
                 }
                 acp::EmbeddedResourceResource::BlobResourceContents(b) => {
                     match b.mime_type.as_deref() {
-                        Some(m) if m.starts_with("image/") => p.images.push(ImageData {
-                            media_type: m.to_string(),
-                            data: b.blob.clone(),
-                        }),
+                        Some(m) if m.starts_with("image/") => {
+                            p.images.push(picture(&b.blob, p.images.len())?)
+                        }
                         other => {
                             return Err(format!(
                                 "cairn cannot read the binary resource {} ({}); send text or an image",
@@ -69,6 +66,13 @@ pub fn read(blocks: &[acp::ContentBlock], workspace: &Path) -> Result<Prompt, St
         return Err("the prompt is empty".into());
     }
     Ok(p)
+}
+
+/// An attached picture, scaled to what every provider takes.
+fn picture(data: &str, before: usize) -> Result<ImageData, String> {
+    crate::images::from_base64(data)
+        .map(|(image, _)| image)
+        .map_err(|e| format!("picture {} cannot be sent: {e}", before + 1))
 }
 
 fn spaced(text: &mut String) {
@@ -147,10 +151,25 @@ mod tests {
         );
     }
 
+    fn png(width: u32, height: u32) -> String {
+        use base64::Engine;
+        let mut out = std::io::Cursor::new(Vec::new());
+        image::DynamicImage::new_rgb8(width, height)
+            .write_to(&mut out, image::ImageFormat::Png)
+            .unwrap();
+        base64::engine::general_purpose::STANDARD.encode(out.into_inner())
+    }
+
     #[test]
-    fn images_pass_as_images() {
-        let img = acp::ContentBlock::Image(acp::ImageContent::new("iVBOR", "image/png"));
+    fn images_are_scaled_and_named_by_their_bytes() {
+        // Called a JPEG by the sender; a PNG larger than any provider takes.
+        let img = acp::ContentBlock::Image(acp::ImageContent::new(png(4000, 1000), "image/jpeg"));
         let p = read(&[img], Path::new("/w")).unwrap();
         assert_eq!(p.images[0].media_type, "image/png");
+        let info = crate::images::describe(&p.images[0]).unwrap();
+        assert_eq!((info.width, info.height), (2000, 500));
+        let broken = acp::ContentBlock::Image(acp::ImageContent::new("iVBOR", "image/png"));
+        let why = read(&[broken], Path::new("/w")).unwrap_err();
+        assert!(why.starts_with("picture 1 cannot be sent"), "{why}");
     }
 }

@@ -1,6 +1,7 @@
 //! A stored session told again as `session/update`s, for `session/load`:
 //! the person's prompts, the answers and reasoning, and each tool call as
-//! it ended (status, diff or output), from what the store kept; then the
+//! it ended (status, diff or output), from what the store kept, the
+//! provider's searches and the sources answers cited; then the
 //! last checklist as a plan and the title.
 
 use std::path::Path;
@@ -15,6 +16,7 @@ pub fn updates(loaded: &LoadedSession, cwd: &Path) -> Vec<acp::SessionUpdate> {
     use acp::SessionUpdate as U;
     let mut out = Vec::new();
     let chunk = |t: &str| acp::ContentChunk::new(updates::text(t));
+    let mut searches = 0;
     for message in &loaded.messages {
         for part in &message.parts {
             match (part, message.role) {
@@ -25,6 +27,13 @@ pub fn updates(loaded: &LoadedSession, cwd: &Path) -> Vec<acp::SessionUpdate> {
                 (Part::Reasoning { text, .. }, _) => out.push(U::AgentThoughtChunk(chunk(text))),
                 (Part::ToolCall { id, name, input }, _) => {
                     out.push(U::ToolCall(call(loaded, cwd, id, name, input)))
+                }
+                (Part::WebSearch(search), _) => {
+                    searches += 1;
+                    out.push(U::ToolCall(updates::web_search(search, searches)))
+                }
+                (Part::Citations { sources }, _) if !sources.is_empty() => {
+                    out.push(U::AgentMessageChunk(chunk(&updates::citations(sources))))
                 }
                 _ => {}
             }

@@ -1,7 +1,9 @@
 //! What the agent's events look like to an editor: each `AgentEvent`
 //! becomes the `session/update`s an ACP client draws (message and thought
 //! chunks, tool calls and their status, a command's output, diffs, the
-//! todo list as a plan, the mode, the title, the context usage).
+//! todo list as a plan, the mode, the title, the context usage, the
+//! provider's own web searches as finished calls linking what they found,
+//! and an answer's sources after it).
 //!
 //! A `Translator` keeps the little state the mapping needs: the summary of
 //! each call still open (to pair a permission request with its call) and
@@ -36,7 +38,7 @@ pub fn kind_of(tool: &str) -> acp::ToolKind {
         "view" | "job_output" | "skill" => acp::ToolKind::Read,
         "edit" | "multiedit" | "write" => acp::ToolKind::Edit,
         "bash" | "job_kill" => acp::ToolKind::Execute,
-        "grep" | "glob" | "ls" => acp::ToolKind::Search,
+        "grep" | "glob" | "ls" | "web_search" => acp::ToolKind::Search,
         "fetch" => acp::ToolKind::Fetch,
         "todos" => acp::ToolKind::Think,
         _ => acp::ToolKind::Other,
@@ -95,6 +97,88 @@ fn tail(s: &str, max: usize) -> String {
         start += 1;
     }
     format!("…{}", &s[start..])
+}
+
+/// A search the provider ran while answering, as a finished call whose
+/// content links each page it found (`nth`: its number in the session,
+/// for an id where the provider gave none).
+pub fn web_search(search: &crate::conversation::WebSearch, nth: usize) -> acp::ToolCall {
+    let id = if search.id.is_empty() {
+        format!("web-search-{nth}")
+    } else {
+        search.id.clone()
+    };
+    let mut content: Vec<acp::ToolCallContent> = (search.sources.iter())
+        .map(|s| match web_address(&s.url) {
+            Some(url) => {
+                let link = acp::ResourceLink::new(one_line(s.label()), url);
+                acp::ToolCallContent::Content(acp::Content::new(acp::ContentBlock::ResourceLink(
+                    link,
+                )))
+            }
+            // Not a web page's address: told, never a link.
+            None => content_text(format!("{} {}", one_line(s.label()), one_line(&s.url))),
+        })
+        .collect();
+    let status = match &search.error {
+        Some(why) => {
+            content.insert(0, content_text(format!("The search failed: {why}")));
+            acp::ToolCallStatus::Failed
+        }
+        None => acp::ToolCallStatus::Completed,
+    };
+    acp::ToolCall::new(
+        id,
+        format!("Web search: {}", one_line(&search.query_line())),
+    )
+    .kind(acp::ToolKind::Search)
+    .status(status)
+    .content(content)
+}
+
+/// The sources an answer cites, as Markdown text after it. Their titles
+/// come from the web: Markdown in them is shown, not followed.
+pub fn citations(sources: &[crate::conversation::Source]) -> String {
+    let lines: Vec<String> = (sources.iter().enumerate())
+        .map(|(i, s)| {
+            let label = markdown_plain(&one_line(s.label()));
+            match web_address(&s.url) {
+                Some(url) => format!("{}. {label} <{}>", i + 1, url.replace('>', "%3E")),
+                None => format!("{}. {label} {}", i + 1, markdown_plain(&one_line(&s.url))),
+            }
+        })
+        .collect();
+    format!("\n\nSources:\n{}\n", lines.join("\n"))
+}
+
+/// `t` on one line, without control characters (a page's title can hold
+/// a terminal's escapes).
+fn one_line(t: &str) -> String {
+    let shown: String = t
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    shown.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// An `http`/`https` address, the only kind an editor is handed as a link.
+fn web_address(url: &str) -> Option<String> {
+    let url = one_line(url);
+    let lower = url.to_ascii_lowercase();
+    ((lower.starts_with("https://") || lower.starts_with("http://")) && !url.contains(' '))
+        .then_some(url)
+}
+
+/// `t` with Markdown's marks escaped, so a page's title links nowhere.
+fn markdown_plain(t: &str) -> String {
+    let mut out = String::with_capacity(t.len());
+    for c in t.chars() {
+        if "\\`*_{}[]()<>#+!|~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
 }
 
 pub fn plan(todos: &[Todo]) -> acp::Plan {
@@ -156,6 +240,8 @@ pub struct Translator {
     output: HashMap<String, String>,
     /// The editor's terminal each command runs in, when it does.
     terminals: Shown,
+    /// The provider's searches so far.
+    searches: usize,
 }
 
 impl Translator {
@@ -270,6 +356,13 @@ impl Translator {
                 one(update(call_id, fields))
             }
             AgentEvent::Todos(todos) => one(U::Plan(plan(todos))),
+            AgentEvent::WebSearch(search) => {
+                self.searches += 1;
+                one(U::ToolCall(web_search(search, self.searches)))
+            }
+            AgentEvent::Citations(sources) if !sources.is_empty() => {
+                one(U::AgentMessageChunk(chunk(citations(sources))))
+            }
             AgentEvent::ModeChanged(mode) => one(U::CurrentModeUpdate(
                 acp::CurrentModeUpdate::new(mode.as_str()),
             )),

@@ -156,3 +156,39 @@ fn every_mode_is_offered_and_the_current_one_named() {
         .collect();
     assert_eq!(ids, ["smart", "always-ask", "auto", "chat", "plan"]);
 }
+
+#[test]
+fn a_search_links_only_web_pages_and_its_titles_stay_text() {
+    use crate::conversation::{Source, WebSearch};
+    let search = WebSearch {
+        id: String::new(),
+        queries: vec!["q\u{1b}[2J".into()],
+        sources: vec![
+            Source {
+                title: "[click](https://evil.example)".into(),
+                url: "javascript:alert(1)".into(),
+            },
+            Source {
+                title: "ok".into(),
+                url: "https://example.org/a".into(),
+            },
+        ],
+        error: None,
+        format: "anthropic".into(),
+        wire: vec![],
+    };
+    let call = serde_json::to_value(web_search(&search, 3)).unwrap();
+    assert_eq!(call["toolCallId"], "web-search-3");
+    assert_eq!(call["title"], "Web search: q [2J");
+    assert_eq!(call["content"][0]["content"]["type"], "text", "{call}");
+    assert_eq!(
+        call["content"][1]["content"]["uri"],
+        "https://example.org/a"
+    );
+    let text = citations(&search.sources);
+    assert!(
+        text.contains("1. \\[click\\]\\(https://evil.example\\) javascript:alert\\(1\\)"),
+        "{text}"
+    );
+    assert!(text.contains("2. ok <https://example.org/a>"), "{text}");
+}
