@@ -183,3 +183,62 @@ async fn gcloud_user_credentials_are_refreshed_with_their_refresh_token() {
     assert_eq!(sent["client_id"], "cid.apps.googleusercontent.com");
     assert_eq!(bearers(&mock), ["ya29.test-token-1"]);
 }
+
+/// A prompt with a picture, asked to think hard, through Vertex: each
+/// model family's body carries both in its own fields, as the direct
+/// providers' do (`tests/media_run.rs`).
+#[tokio::test]
+async fn a_picture_and_the_effort_reach_vertex_in_each_familys_fields() {
+    use cairn::config::effort::Effort;
+    use cairn::conversation::{ImageData, Message, Part, Role};
+    let dir = tempfile::tempdir().unwrap();
+    let picture = ImageData {
+        media_type: "image/png".into(),
+        data: "iVBORw0KGgo=".into(),
+    };
+    let prompt = Message {
+        role: Role::User,
+        parts: vec![
+            Part::Text {
+                text: "what is wrong here?".into(),
+            },
+            Part::Image {
+                image: picture.clone(),
+            },
+        ],
+        ..Message::user_text("")
+    };
+    for (format, model) in [
+        (Format::Gemini, "gemini-2.5-pro"),
+        (Format::Anthropic, "claude-sonnet-4-5"),
+    ] {
+        let mock = MockModel::start(format, vec![Reply::text("It overlaps.")]).await;
+        let creds = key_file(dir.path(), &mock);
+        let provider = build(vertex(&mock, &creds));
+        let mut r = request_with(vec![prompt.clone()]);
+        r.model = model.into();
+        r.reasoning = true;
+        r.max_tokens = 64_000;
+        r.effort = Some(Effort::High);
+        let events = collect(provider.as_ref(), &r).await.unwrap();
+        assert_eq!(text_of(&events), "It overlaps.");
+        let body = &mock.requests()[0];
+        match format {
+            Format::Gemini => {
+                let parts = &body["contents"][0]["parts"];
+                assert_eq!(parts[1]["inlineData"]["mimeType"], "image/png", "{body}");
+                assert_eq!(parts[1]["inlineData"]["data"], picture.data);
+                assert_eq!(
+                    body["generationConfig"]["thinkingConfig"]["thinkingBudget"], 24_000,
+                    "{body}"
+                );
+            }
+            _ => {
+                let content = &body["messages"][0]["content"];
+                assert_eq!(content[1]["type"], "image", "{body}");
+                assert_eq!(content[1]["source"]["data"], picture.data);
+                assert_eq!(body["thinking"]["budget_tokens"], 24_000, "{body}");
+            }
+        }
+    }
+}
