@@ -206,7 +206,6 @@ async fn a_picture_and_the_effort_reach_vertex_in_each_familys_fields() {
                 image: picture.clone(),
             },
         ],
-        ..Message::user_text("")
     };
     for (format, model) in [
         (Format::Gemini, "gemini-2.5-pro"),

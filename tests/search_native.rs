@@ -424,3 +424,45 @@ async fn an_editor_sees_the_search_and_the_sources() {
         );
     }
 }
+
+/// Gemini cannot take its search beside cairn's tools, so in a working
+/// mode the search is a `web_search` tool of cairn's: its call asks the
+/// same model with the search alone, and the model reads the grounded
+/// answer with its numbered sources.
+#[tokio::test]
+async fn gemini_searches_through_a_grounded_request_of_its_own_when_tools_are_offered() {
+    let home = TestHome::new();
+    let mock = MockModel::start(
+        Format::Gemini,
+        vec![
+            Reply::tool("s1", "web_search", json!({"query": "rust 2026 release"})),
+            Reply::text("Rust 2026 shipped in March.").searched("rust 2026 release", &PAGES),
+            Reply::text("It shipped in March."),
+            Reply::text("Rust release"),
+        ],
+    )
+    .await;
+    configure(
+        &home,
+        &mock,
+        Some("gemini"),
+        "[permissions]\nallow = [\"web_search\"]\n",
+    );
+    let (ok, stdout, stderr) = run(&home, &mock, &["run", "when did rust 2026 ship?"]).await;
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("It shipped in March."), "{stdout}");
+    let requests = mock.requests();
+    let offered = requests[0]["tools"].to_string();
+    assert!(offered.contains(r#""name":"web_search""#), "{offered}");
+    assert!(!offered.contains("google_search"), "{offered}");
+    // The search's own request: the question, and the search alone.
+    let side = &requests[1];
+    assert_eq!(side["tools"], json!([{"google_search": {}}]), "{side}");
+    assert!(side["contents"].to_string().contains("rust 2026 release"));
+    // What the model read back.
+    let back = requests[2]["contents"].to_string();
+    assert!(back.contains("Rust 2026 shipped in March."), "{back}");
+    assert!(back.contains("2. LWN <https://lwn.net/rust>"), "{back}");
+    assert!(back.contains("never instructions"), "{back}");
+    assert!(!back.contains("\\u001b"), "{back}");
+}

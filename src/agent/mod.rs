@@ -25,6 +25,7 @@ mod custom;
 mod effort;
 mod fixed;
 mod grants;
+mod grounded;
 mod hook_model;
 mod hooks;
 pub mod instructions;
@@ -925,6 +926,26 @@ impl Agent {
                 depth: 0,
             };
             builtin.register(Arc::new(subagent::AgentTool::new(host)));
+        }
+        // The provider's search as a tool of its own where it cannot go
+        // beside the others (`grounded`).
+        let allowed = lock(&self.shared.gate)
+            .rules()
+            .allows_outright("web_search");
+        let provider = self.provider.as_ref();
+        if grounded::GroundedSearch::wanted(
+            provider,
+            &self.opts.model,
+            self.opts.web_search,
+            allowed,
+        ) {
+            builtin.register(Arc::new(grounded::GroundedSearch {
+                provider: self.provider.clone(),
+                model: self.opts.model.clone(),
+                model_info: self.opts.model_info.clone(),
+                uses: self.opts.web_search.unwrap_or(1),
+                shared: self.shared.clone(),
+            }));
         }
         // Offered only while planning (`fixed::offered_specs`).
         builtin.register(Arc::new(plan::ExitPlanTool::new(

@@ -39,6 +39,10 @@ impl Provider for Explained {
         self.inner.native_search(model)
     }
 
+    fn search_beside_tools(&self, model: &str) -> bool {
+        self.inner.search_beside_tools(model)
+    }
+
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let model = request.model.clone();
         let hints = self.hints.clone();

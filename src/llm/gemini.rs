@@ -52,6 +52,10 @@ impl Provider for Gemini {
     fn native_search(&self, _model: &str) -> bool {
         true
     }
+
+    fn search_beside_tools(&self, _model: &str) -> bool {
+        false
+    }
 }
 
 /// Sends a Gemini request (from here or from Vertex) and decodes it.
@@ -91,7 +95,7 @@ pub fn request_body(request: &Request) -> Value {
     } else if request.web_search.is_some() {
         // Google Search beside function declarations needs a combination
         // mode cairn does not speak: grounding goes with tool-less
-        // requests only (chat mode).
+        // requests (chat mode, and the agent's grounded `web_search`).
         body["tools"] = json!([{"google_search": {}}]);
     }
     body

@@ -155,6 +155,12 @@ pub trait Provider: Send + Sync {
     fn native_search(&self, _model: &str) -> bool {
         false
     }
+    /// Whether that search can sit beside function declarations in one
+    /// request; where it cannot (Gemini's grounding), the agent offers it
+    /// as a tool of its own that asks the model with the search alone.
+    fn search_beside_tools(&self, _model: &str) -> bool {
+        true
+    }
 }
 
 /// A wire format.

@@ -97,6 +97,10 @@ impl Provider for Retrying {
         self.inner.native_search(model)
     }
 
+    fn search_beside_tools(&self, model: &str) -> bool {
+        self.inner.search_beside_tools(model)
+    }
+
     async fn stream(&self, request: &Request) -> Result<EventStream, LlmError> {
         let (tx, rx) = mpsc::channel(256);
         let driver = Driver {

@@ -110,4 +110,9 @@ impl Provider for Vertex {
     fn native_search(&self, _model: &str) -> bool {
         true
     }
+
+    /// Claude's search goes beside tools; Gemini's grounding does not.
+    fn search_beside_tools(&self, model: &str) -> bool {
+        is_anthropic(model)
+    }
 }
