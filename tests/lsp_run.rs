@@ -424,3 +424,74 @@ async fn a_clean_edit_is_checked_by_a_server_that_publishes_only_changes() {
         "{edit}"
     );
 }
+
+/// Where the sandbox cannot be enforced (no Landlock: a kernel before 5.13,
+/// or its calls filtered — here a preloaded `syscall` that answers ENOSYS),
+/// a language server of a project not trusted never starts: it would run
+/// the repository's config and build scripts with the person's rights.
+#[tokio::test]
+async fn without_an_enforceable_sandbox_no_server_starts_for_an_untrusted_project() {
+    let shim_dir = tempfile::tempdir().unwrap();
+    let source = shim_dir.path().join("no_landlock.c");
+    std::fs::write(
+        &source,
+        "#define _GNU_SOURCE\n#include <stdarg.h>\n#include <errno.h>\n#include <dlfcn.h>\n\
+         long syscall(long n, ...) {\n  va_list ap; va_start(ap, n);\n  long a[6];\n\
+         for (int i = 0; i < 6; i++) a[i] = va_arg(ap, long);\n  va_end(ap);\n\
+         /* landlock_create_ruleset, add_rule, restrict_self */\n\
+         if (n >= 444 && n <= 446) { errno = ENOSYS; return -1; }\n\
+         static long (*next)(long, ...);\n  if (!next) next = dlsym(RTLD_NEXT, \"syscall\");\n\
+         return next(n, a[0], a[1], a[2], a[3], a[4], a[5]);\n}\n",
+    )
+    .unwrap();
+    let shim = shim_dir.path().join("no_landlock.so");
+    let built = std::process::Command::new("cc")
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&shim)
+        .arg(&source)
+        .arg("-ldl")
+        .output();
+    if !built.as_ref().is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: without_an_enforceable_sandbox…: no C compiler ({built:?})");
+        return;
+    }
+    let home = TestHome::new();
+    home.write("a.ev", "hello\n");
+    let marker = home.home.path().join("server-ran");
+    let config = home.home.path().join("config/cairn/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[lsp.probe]\ncommand = \"sh\"\nargs = [\"-c\", \"touch {}; cat\"]\nfiletypes = [\"ev\"]\n",
+            marker.display()
+        ),
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "l1",
+                "lsp",
+                json!({"operation": "diagnostics", "file_path": "a.ev"}),
+            ),
+            Reply::text("No server."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let out = home
+        .command(&mock.url())
+        .env("LD_PRELOAD", &shim)
+        .args(["run", "any problems in a.ev?"])
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let results = mock_model::tool_result_texts(&mock.requests()[1]);
+    let said = results.join("\n");
+    assert!(said.contains("cannot be enforced here"), "{said}\n{stderr}");
+    assert!(!marker.exists(), "the server ran unconfined");
+}

@@ -178,6 +178,55 @@ fn socket_locating_and_secret_variables_are_not_given_to_commands() {
     }
 }
 
+/// Credentials a variable puts outside home (`CARGO_HOME=/usr/local/cargo`,
+/// as container images set it; `AWS_SHARED_CREDENTIALS_FILE`) are denied
+/// where they are, and a cargo config there is shown without its token.
+#[test]
+fn secrets_a_variable_puts_outside_home_are_not_readable() {
+    if !landlock() {
+        return;
+    }
+    let h = Home::new();
+    let outside = h.home.parent().unwrap().join("opt");
+    let cargo = outside.join("cargo");
+    std::fs::create_dir_all(&cargo).unwrap();
+    std::fs::write(
+        cargo.join("credentials.toml"),
+        "[registry]\ntoken = \"cargo-canary\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        cargo.join("config.toml"),
+        "[net]\nretry = 3\n[registries.corp]\ntoken = \"config-canary\"\n",
+    )
+    .unwrap();
+    let aws = outside.join("aws-credentials");
+    std::fs::write(&aws, "[default]\naws_secret_access_key = aws-canary\n").unwrap();
+    std::fs::write(outside.join("plain.txt"), "readable\n").unwrap();
+    let script = format!(
+        "cat {c}/credentials.toml {c}/config.toml {a} {p}; true",
+        c = cargo.display(),
+        a = aws.display(),
+        p = outside.join("plain.txt").display()
+    );
+    let vars = [
+        ("CARGO_HOME", cargo.to_str().unwrap()),
+        ("AWS_SHARED_CREDENTIALS_FILE", aws.to_str().unwrap()),
+    ];
+    let mut layers = vec![vec![("CAIRN_SANDBOX_NO_BWRAP", "1")]];
+    if bwrap_works() {
+        layers.push(vec![]);
+    }
+    for layer in layers {
+        let mut env = vars.to_vec();
+        env.extend(layer.iter().copied());
+        let out = h.cairn(&["sandbox", "--", "sh", "-c", &script], &env);
+        let seen = text(&out);
+        assert!(seen.contains("readable"), "{layer:?}: {seen}");
+        assert!(!seen.contains("canary"), "{layer:?}: {seen}");
+    }
+}
+
 /// `sleep` processes whose argument holds `marker`, zombies aside.
 fn running(marker: &str) -> Vec<i32> {
     let mut found = Vec::new();

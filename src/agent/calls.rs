@@ -133,13 +133,18 @@ pub(crate) async fn execute(ctx: &TurnContext, calls: Vec<ParsedCall>) -> Vec<Pa
             };
             // A parallel call's check must not take this write for a plant.
             ctx.session.writing(&writes);
-            let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx).await;
+            let mark = ctx.session.write_mark();
+            let (status, mut output) = carry_out(ctx, &call, plan, tool_ctx, &writes).await;
             ctx.session.written(&writes);
             if status == ToolStatus::Done && call.name == "skill" {
                 super::grants::skill_loaded(ctx, &call.id);
             }
+            // Only the files the call changed are the person's: one whose
+            // every hunk was rejected, or a change that changes nothing,
+            // takes nothing in (a plant under it stays a plant).
             let accepted = if status == ToolStatus::Done {
-                writes
+                let changed = ctx.session.wrote_since(mark);
+                writes.into_iter().filter(|p| changed.contains(p)).collect()
             } else {
                 Vec::new()
             };
@@ -359,6 +364,7 @@ async fn carry_out(
     call: &PendingCall,
     plan: Plan,
     mut tool_ctx: ToolContext,
+    writes: &[std::path::PathBuf],
 ) -> (ToolStatus, ToolOutput) {
     tool_ctx.call_id = call.id.clone();
     let (tool, input, grant) = match plan {
@@ -383,6 +389,12 @@ async fn carry_out(
     };
     let tool_name = tool.name().to_string();
     tool_ctx.grant = grant;
+    if !writes.is_empty() {
+        // What a command planted where this call writes, while the person
+        // looked, goes now: the write must not take it in as theirs.
+        let moved = ctx.session.settle_before_writing(writes);
+        moved_notice(&ctx.shared, &moved);
+    }
     let first = run_tool(ctx, call, tool.clone(), input.clone(), tool_ctx.clone()).await;
     let (status, output) = super::rerun::offer(ctx, call, &tool, &input, tool_ctx, first).await;
     if matches!(status, ToolStatus::Cancelled | ToolStatus::Failed) {

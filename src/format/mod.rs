@@ -34,9 +34,9 @@ use specs::{How, Language};
 const SERVER_WAIT: Duration = Duration::from_secs(30);
 
 /// Why nothing is formatted with the sandbox off in an untrusted project.
-const UNTRUSTED: &str = "the sandbox is off and this project is not trusted: a formatter runs the \
-     repository's own config and plugins, so cairn does not run it (trust the project, or turn \
-     the sandbox on)";
+const UNTRUSTED: &str = "the sandbox is off or cannot be enforced here, and this project is not \
+     trusted: a formatter runs the repository's own config and plugins, so cairn does not run it \
+     (trust the project, or run cairn where its sandbox holds: `cairn sandbox --status`)";
 
 /// What formats one file type, as found.
 #[derive(Debug, Clone)]
@@ -200,9 +200,10 @@ impl Formatters {
         })
     }
 
-    /// With the sandbox off, nothing runs for a project not trusted.
+    /// With the sandbox off or not enforceable here, nothing runs for a
+    /// project not trusted.
     fn untrusted_unconfined(&self) -> bool {
-        self.sandbox.mode() == crate::config::SandboxMode::Off && !self.trusted
+        !self.sandbox.holds_helpers() && !self.trusted
     }
 
     /// The language server that formats `path` with `formatter = "lsp"`.

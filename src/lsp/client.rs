@@ -295,6 +295,13 @@ fn initialize_params(spec: &ServerSpec, root: &Path) -> Value {
     })
 }
 
+/// The files whose diagnostics are kept, the newest published.
+const MAX_PUBLISHED: usize = 10_000;
+/// The diagnostics kept of one file.
+const MAX_DIAGNOSTICS: usize = 1_000;
+/// Work a server announces at once (`$/progress`) that is waited for.
+const MAX_BUSY: usize = 64;
+
 async fn keep_stderr(stderr: tokio::process::ChildStderr, inbox: Arc<Mutex<Inbox>>) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
@@ -410,15 +417,27 @@ fn notification(client: &Client, method: &str, params: &Value) {
             let Some(path) = super::uri::to_path(p.uri.as_str()) else {
                 return;
             };
+            let mut diagnostics = p.diagnostics;
+            diagnostics.truncate(MAX_DIAGNOSTICS);
             let mut inbox = lock(&client.inbox);
             inbox.seq += 1;
             let seq = inbox.seq;
+            // A server that publishes for endless made-up files keeps the
+            // newest only.
+            if inbox.published.len() >= MAX_PUBLISHED && !inbox.published.contains_key(&path) {
+                let oldest = (inbox.published.iter())
+                    .min_by_key(|(_, p)| p.seq)
+                    .map(|(k, _)| k.clone());
+                if let Some(oldest) = oldest {
+                    inbox.published.remove(&oldest);
+                }
+            }
             inbox.published.insert(
                 path,
                 Published {
                     seq,
                     version: p.version,
-                    diagnostics: p.diagnostics,
+                    diagnostics,
                 },
             );
         }
@@ -427,7 +446,7 @@ fn notification(client: &Client, method: &str, params: &Value) {
             let value = &params["value"];
             let mut inbox = lock(&client.inbox);
             match value["kind"].as_str() {
-                Some("begin") => {
+                Some("begin") if inbox.busy.len() < MAX_BUSY => {
                     let title = value["title"].as_str().unwrap_or("working");
                     inbox.busy.insert(token, crate::text::fit(title, 40));
                     inbox.worked = true;

@@ -255,11 +255,12 @@ impl LspManager {
         let program = servers::find_program(&spec.command, self.path_var.as_deref())
             .ok_or_else(|| format!("`{}` is not installed or not on PATH", spec.command))?;
         let program = program.to_string_lossy();
-        if self.sandbox.mode() == crate::config::SandboxMode::Off && !self.trusted {
+        if !self.sandbox.holds_helpers() && !self.trusted {
             return Err(
-                "the sandbox is off and this project is not trusted: a language server \
-                 runs the repository's own config and plugins, so cairn does not start it \
-                 (trust the project, or turn the sandbox on)"
+                "the sandbox is off or cannot be enforced here, and this project is not \
+                 trusted: a language server runs the repository's own config, plugins and \
+                 build scripts, so cairn does not start it (trust the project, or run cairn \
+                 where its sandbox holds: `cairn sandbox --status`)"
                     .into(),
             );
         }

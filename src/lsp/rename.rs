@@ -71,6 +71,29 @@ pub(super) fn edits_by_file(answer: Value) -> Result<BTreeMap<PathBuf, Vec<TextE
     Ok(files)
 }
 
+/// The files as one name each: a file the server named twice (`a.ts` and
+/// `sub/../a.ts`, or through a link) would be written twice, the second
+/// over the first, so such an answer is refused.
+pub(super) fn one_name_each(
+    files: BTreeMap<PathBuf, Vec<TextEdit>>,
+) -> Result<BTreeMap<PathBuf, Vec<TextEdit>>, String> {
+    let mut out: BTreeMap<PathBuf, Vec<TextEdit>> = BTreeMap::new();
+    let mut real: BTreeMap<PathBuf, PathBuf> = BTreeMap::new();
+    for (original, edits) in files {
+        let path = crate::paths::lexical(&original);
+        let key = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if let Some(first) = real.insert(key, original.clone()) {
+            return Err(format!(
+                "the language server named one file twice ({} and {}); nothing was renamed",
+                first.display(),
+                original.display()
+            ));
+        }
+        out.insert(path, edits);
+    }
+    Ok(out)
+}
+
 fn plain(e: OneOf<TextEdit, lsp_types::AnnotatedTextEdit>) -> TextEdit {
     match e {
         OneOf::Left(e) => e,
@@ -97,6 +120,13 @@ pub(super) fn plan_file(
     } else {
         body.to_string()
     };
+    if new_text.len() as u64 > MAX_FILE {
+        return Err(format!(
+            "the language server's rename would make {shown} larger than {} MiB; nothing was \
+             renamed",
+            MAX_FILE >> 20
+        ));
+    }
     Ok(Plan {
         path: path.to_path_buf(),
         shown,
@@ -209,6 +239,23 @@ pub(super) fn asked(input: &Value) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_named_twice_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(w.join("sub")).unwrap();
+        std::fs::write(w.join("a.ts"), "x").unwrap();
+        std::os::unix::fs::symlink(w.join("a.ts"), w.join("link.ts")).unwrap();
+        let edit = || vec![TextEdit::new(Default::default(), "y".into())];
+        for other in ["sub/../a.ts", "link.ts"] {
+            let files = BTreeMap::from([(w.join("a.ts"), edit()), (w.join(other), edit())]);
+            let why = one_name_each(files).unwrap_err();
+            assert!(why.contains("named one file twice"), "{other}: {why}");
+        }
+        let fine = BTreeMap::from([(w.join("a.ts"), edit()), (w.join("b.ts"), edit())]);
+        assert_eq!(one_name_each(fine).unwrap().len(), 2);
+    }
 
     #[test]
     fn a_workspace_edit_is_read_in_either_form_and_file_operations_are_refused() {

@@ -213,7 +213,7 @@ impl LspTool {
             params["newName"] = Value::String(to.to_string());
             client.request("textDocument/rename", params).await?
         };
-        let files = rename::edits_by_file(answer)?;
+        let files = rename::one_name_each(rename::edits_by_file(answer)?)?;
         let outside: Vec<String> = (files.keys())
             .filter(|p| !crate::paths::lexical(p).starts_with(&ctx.workspace))
             .map(|p| p.display().to_string())
@@ -235,10 +235,18 @@ impl LspTool {
         }
         let ctx = ctx.clone();
         crate::tools::walk::blocking(move || {
-            files
-                .iter()
+            let plans = (files.iter())
                 .map(|(path, edits)| rename::plan_file(path, edits, &ctx))
-                .collect::<Result<Vec<Plan>, String>>()
+                .collect::<Result<Vec<Plan>, String>>()?;
+            // A file the edits leave as it is is neither shown nor written.
+            let plans: Vec<Plan> = plans
+                .into_iter()
+                .filter(|p| p.old_text != p.new_text)
+                .collect();
+            if plans.is_empty() {
+                return Err("the language server's rename changes nothing".to_string());
+            }
+            Ok(plans)
         })
         .await?
     }

@@ -9,6 +9,8 @@
 //! `~/.npmrc`, `~/.cache` and the rest of home are not readable; a person
 //! adds what else their tools need with `[sandbox] read`.
 
+use std::path::PathBuf;
+
 /// Readable under home, relative to it.
 pub const ALLOW: &[&str] = &[
     ".cargo",
@@ -130,9 +132,91 @@ pub const SECRETS: &[&str] = &[
     ".python_history",
 ];
 
+/// Secrets and configuration files that an environment variable puts
+/// somewhere else (`CARGO_HOME=/usr/local/cargo`, as container images
+/// set it; `KUBECONFIG`, `AWS_SHARED_CREDENTIALS_FILE`, …), wherever they
+/// are: the secrets to deny, and the configurations to show without their
+/// credentials, as their places under home are. `var` reads a variable.
+pub fn placed_by_env(var: impl Fn(&str) -> Option<String>) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let mut secrets = Vec::new();
+    let mut configs = Vec::new();
+    let dir = |name: &str| var(name).filter(|v| v.starts_with('/')).map(PathBuf::from);
+    if let Some(cargo) = dir("CARGO_HOME") {
+        secrets.push(cargo.join("credentials"));
+        secrets.push(cargo.join("credentials.toml"));
+        configs.push(cargo.join("config.toml"));
+        configs.push(cargo.join("config"));
+    }
+    if let Some(docker) = dir("DOCKER_CONFIG") {
+        secrets.push(docker.join("config.json"));
+    }
+    if let Some(config) = dir("XDG_CONFIG_HOME") {
+        for rel in ["gcloud", "gh", "git/credentials"] {
+            secrets.push(config.join(rel));
+        }
+        configs.push(config.join("git/config"));
+    }
+    // Each names a secret file or folder itself.
+    for name in [
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_CONFIG_FILE",
+        "GNUPGHOME",
+        "NPM_CONFIG_USERCONFIG",
+        "npm_config_userconfig",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "CLOUDSDK_CONFIG",
+        "AZURE_CONFIG_DIR",
+        "GH_CONFIG_DIR",
+        "PASSWORD_STORE_DIR",
+        "PGPASSFILE",
+        "NETRC",
+        "PYPIRC",
+    ] {
+        secrets.extend(dir(name));
+    }
+    if let Some(list) = var("KUBECONFIG") {
+        secrets.extend(
+            list.split(':')
+                .filter(|p| p.starts_with('/'))
+                .map(PathBuf::from),
+        );
+    }
+    if let Some(git) = dir("GIT_CONFIG_GLOBAL") {
+        configs.push(git);
+    }
+    (secrets, configs)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn secrets_placed_by_variables_are_found_where_they_point() {
+        let vars = |k: &str| match k {
+            "CARGO_HOME" => Some("/usr/local/cargo".to_string()),
+            "KUBECONFIG" => Some("/etc/kube/a:relative:/srv/k/b".to_string()),
+            "GNUPGHOME" => Some("gpg".to_string()),
+            _ => None,
+        };
+        let (secrets, configs) = placed_by_env(vars);
+        assert!(secrets.contains(&PathBuf::from("/usr/local/cargo/credentials.toml")));
+        assert!(secrets.contains(&PathBuf::from("/etc/kube/a")));
+        assert!(secrets.contains(&PathBuf::from("/srv/k/b")));
+        // Relative values name nothing cairn can place.
+        assert!(
+            !secrets
+                .iter()
+                .any(|p| p.ends_with("gpg") || p.ends_with("relative"))
+        );
+        assert_eq!(
+            configs,
+            [
+                PathBuf::from("/usr/local/cargo/config.toml"),
+                PathBuf::from("/usr/local/cargo/config")
+            ]
+        );
+    }
 
     #[test]
     fn credentials_are_taken_out_and_the_rest_stays() {

@@ -207,6 +207,14 @@ impl Sandbox {
         Sandbox::with_dirs(&SandboxConfig::default(), true, None, Vec::new())
     }
 
+    /// Whether a helper that runs the repository's own code (a language
+    /// server loading its config and build scripts, a formatter) is held
+    /// by this sandbox: it is on, and this system can enforce it. Where
+    /// not, such a helper runs only for a trusted project.
+    pub fn holds_helpers(&self) -> bool {
+        self.mode() != SandboxMode::Off && Support::detect().enforces_files()
+    }
+
     pub fn mode(&self) -> SandboxMode {
         if self.inner.turned_off_by_flag {
             SandboxMode::Off

@@ -205,6 +205,11 @@ impl Policy {
                 push_existing(&mut deny_read, h.join(secret));
             }
         }
+        // The same secrets where a variable puts them, outside home too.
+        let (placed, placed_configs) = super::home::placed_by_env(|k| std::env::var(k).ok());
+        for secret in placed {
+            push_existing(&mut deny_read, secret);
+        }
         for dir in at.private_dirs {
             push_existing(&mut deny_read, dir.clone());
         }
@@ -213,10 +218,7 @@ impl Policy {
                 push_existing(&mut deny_read, p);
             }
         }
-        let redacted = match at.home {
-            Some(h) => redacted_configs_into(h, at.caches, &mut deny_read),
-            None => Vec::new(),
-        };
+        let redacted = redacted_configs_into(at.home, &placed_configs, at.caches, &mut deny_read);
         // A denied path inside the workspace stays denied; a writable root
         // inside a denied one is dropped.
         writable.retain(|w| !deny_read.iter().any(|d| w.starts_with(d)));
@@ -404,15 +406,19 @@ fn is_default_writable(path: &Path) -> bool {
 /// where commands cannot write (`<cache area>/.redacted`, beside the
 /// projects' folders) for bubblewrap to show in its place.
 fn redacted_configs_into(
-    home: &Path,
+    home: Option<&Path>,
+    placed: &[PathBuf],
     caches: Option<&super::caches::Caches>,
     deny_read: &mut Vec<PathBuf>,
 ) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
-    let mut files: Vec<PathBuf> = (super::home::CONFIG_WITH_SECRETS.iter())
-        .map(|rel| home.join(rel))
-        .collect();
-    for file in super::gitstate::persons_configs(home) {
+    let mut files: Vec<PathBuf> = Vec::new();
+    let from_home = home.into_iter().flat_map(|home| {
+        (super::home::CONFIG_WITH_SECRETS.iter())
+            .map(|rel| home.join(rel))
+            .chain(super::gitstate::persons_configs(home))
+    });
+    for file in from_home.chain(placed.iter().cloned()) {
         if !files.contains(&file) {
             files.push(file);
         }

@@ -223,7 +223,11 @@ impl Plan {
                 .map_err(|e| format!("cannot create the directory {}: {e}", dir.display()))?;
         }
         ctx.session.record_version(&self.path, self.before.clone());
-        super::files::write(ctx, &self.path, &self.after)
+        super::files::write(ctx, &self.path, &self.after)?;
+        if self.before.as_deref() != Some(self.after.as_slice()) {
+            ctx.session.wrote(&self.path);
+        }
+        Ok(())
     }
 
     /// The model's answer: counts and a numbered snippet of the new text

@@ -108,6 +108,8 @@ pub struct SessionState {
     /// What file tools running now were let write: a check that runs for
     /// a call beside them takes these as approved too.
     writing: Mutex<Vec<PathBuf>>,
+    /// Every file a file tool changed, in order (`wrote_since`).
+    write_log: Mutex<Vec<PathBuf>>,
     /// Set once the session's end was recorded (`finish`).
     finished: std::sync::atomic::AtomicBool,
     /// A watcher checks the control files while background jobs run
@@ -165,6 +167,7 @@ impl SessionState {
             noticed_start: Mutex::new(Vec::new()),
             moved_between: Mutex::new(Vec::new()),
             writing: Mutex::new(Vec::new()),
+            write_log: Mutex::new(Vec::new()),
             finished: std::sync::atomic::AtomicBool::new(false),
             plant_watch: std::sync::atomic::AtomicBool::new(false),
         }
@@ -268,6 +271,41 @@ impl SessionState {
             said.extend(census.check_deferring(&quarantine(), accepted, &deferred));
         }
         said
+    }
+
+    /// The census check right before a file tool writes `paths` (after
+    /// the person's answer): what a command planted there while the
+    /// dialog was open is moved away now, so the write cannot take it in
+    /// as the person's. Says what was moved.
+    pub fn settle_before_writing(&self, paths: &[PathBuf]) -> Vec<String> {
+        let mut taken = self.taken();
+        let deferred: Vec<PathBuf> = (lock(&self.writing).iter())
+            .filter(|p| !paths.contains(p))
+            .cloned()
+            .collect();
+        let Some(census) = taken.as_mut() else {
+            return Vec::new();
+        };
+        census.set_oldest_running(super::jobs::oldest_running());
+        census.check_deferring(&quarantine(), &[], &deferred)
+    }
+
+    /// A file tool changed `path` (its bytes are now other than before).
+    pub fn wrote(&self, path: &Path) {
+        lock(&self.write_log).push(path.to_path_buf());
+    }
+
+    /// Where [`SessionState::wrote_since`] starts counting.
+    pub fn write_mark(&self) -> usize {
+        lock(&self.write_log).len()
+    }
+
+    /// The files file tools changed since `mark`.
+    pub fn wrote_since(&self, mark: usize) -> Vec<PathBuf> {
+        lock(&self.write_log)
+            .get(mark..)
+            .unwrap_or_default()
+            .to_vec()
     }
 
     /// Notes that a file tool call is about to write `paths` (let by the
