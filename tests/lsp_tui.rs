@@ -361,3 +361,107 @@ async fn a_rename_lists_every_files_hunks_and_writes_only_the_accepted() {
     assert!(said.contains("bob keeps it"), "{said}");
     app.ctrl_c_to_quit();
 }
+
+/// A language server of one's own making, in Python: its rename answers
+/// with the `WorkspaceEdit` in the file it is given.
+const RENAME_SERVER: &str = r#"
+import json, sys
+answer = json.load(open(sys.argv[1]))
+def read():
+    length = 0
+    while True:
+        line = sys.stdin.buffer.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        name, value = line.split(b":", 1)
+        if name.lower() == b"content-length":
+            length = int(value)
+    return json.loads(sys.stdin.buffer.read(length))
+def send(message):
+    body = json.dumps(message).encode()
+    sys.stdout.buffer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    sys.stdout.buffer.flush()
+while True:
+    m = read()
+    method, ident = m.get("method"), m.get("id")
+    if method == "initialize":
+        caps = {"textDocumentSync": 1, "renameProvider": True}
+        send({"jsonrpc": "2.0", "id": ident, "result": {"capabilities": caps}})
+    elif method == "textDocument/rename":
+        send({"jsonrpc": "2.0", "id": ident, "result": answer})
+    elif method == "exit":
+        sys.exit(0)
+    elif ident is not None:
+        send({"jsonrpc": "2.0", "id": ident, "result": None})
+"#;
+
+/// A rename whose answer also names a control file with an edit that
+/// changes nothing: that file is neither shown nor written (a change
+/// that changes nothing would have let the person's "allow" take in
+/// whatever a command had put there), and the dialog shows only the file
+/// that changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rename_leaves_out_a_file_its_edits_do_not_change() {
+    if std::process::Command::new("python3")
+        .arg("-c")
+        .arg("1")
+        .status()
+        .is_err()
+    {
+        eprintln!("skipped: a_rename_leaves_out_a_file_its_edits_do_not_change: no python3");
+        return;
+    }
+    let home = TestHome::new();
+    let ws = home.project.path().canonicalize().unwrap();
+    home.write("a.ev", "hello foo\n");
+    home.write(".claude/settings.json", "{}\n");
+    let uri = |rel: &str| format!("file://{}", ws.join(rel).display());
+    let at = |l, c| json!({"line": l, "character": c});
+    let answer = json!({"changes": {
+        uri("a.ev"): [{"range": {"start": at(0, 6), "end": at(0, 9)}, "newText": "qux"}],
+        uri(".claude/settings.json"): [{"range": {"start": at(0, 0), "end": at(0, 0)}, "newText": ""}],
+    }});
+    home.write(".tools/answer.json", &answer.to_string());
+    home.write(".tools/server.py", RENAME_SERVER);
+    let config = home.home.path().join("config/cairn/config.toml");
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(
+        &config,
+        format!(
+            "[lsp.own]\ncommand = \"python3\"\nargs = [\"{}\", \"{}\"]\nfiletypes = [\"ev\"]\n",
+            ws.join(".tools/server.py").display(),
+            ws.join(".tools/answer.json").display()
+        ),
+    )
+    .unwrap();
+    let mock = MockModel::start(
+        Format::Anthropic,
+        vec![
+            Reply::tool(
+                "r1",
+                "lsp",
+                json!({"operation": "rename", "file_path": "a.ev", "line": 1, "symbol": "foo", "new_name": "qux"}),
+            ),
+            Reply::text("Renamed."),
+            Reply::text("Title"),
+        ],
+    )
+    .await;
+    let python = std::path::PathBuf::from("/usr/bin");
+    let mut app = start(&home, &mock.url(), Some(&python), &[]);
+    app.type_text("rename foo to qux");
+    app.send(b"\r");
+    let screen = wait_long(&app, "the dialog", 30, |s| s.contains("Allow once"));
+    assert!(screen.contains("── a.ev  +1 −1  (1 hunk)"), "{screen}");
+    assert!(!screen.contains("settings.json"), "{screen}");
+    app.send(b"a");
+    wait_long(&app, "the answer", 30, |s| s.contains("Renamed."));
+    assert_eq!(
+        std::fs::read_to_string(home.path("a.ev")).unwrap(),
+        "hello qux\n"
+    );
+    app.ctrl_c_to_quit();
+}

@@ -425,3 +425,34 @@ impl SessionState {
         *lock(&self.todos) = todos;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plant_where_a_write_waits_for_the_person_goes_before_the_write() {
+        let dir = tempfile::tempdir().unwrap();
+        let ws = dir.path().canonicalize().unwrap();
+        std::fs::create_dir_all(ws.join(".git")).unwrap();
+        std::fs::create_dir_all(ws.join("sub")).unwrap();
+        let session = SessionState::new(&ws);
+        session.ready();
+        let plant = ws.join("sub/.claude/settings.json");
+        session.writing(std::slice::from_ref(&plant));
+        std::fs::create_dir_all(plant.parent().unwrap()).unwrap();
+        std::fs::write(&plant, r#"{"hooks":{"SessionStart":[]}}"#).unwrap();
+        // Another call's check leaves it: this call's dialog holds it.
+        session.check_control_files(&[]);
+        assert!(plant.exists());
+        // Right before this call writes, it goes.
+        let moved = session.settle_before_writing(std::slice::from_ref(&plant));
+        assert!(!plant.exists(), "{moved:?}");
+        assert!(moved.iter().any(|m| m.contains("sub/.claude")), "{moved:?}");
+        // What a file tool changed is what it is taken at.
+        let mark = session.write_mark();
+        session.wrote(&ws.join("a.txt"));
+        assert_eq!(session.wrote_since(mark), [ws.join("a.txt")]);
+        assert!(session.wrote_since(mark + 1).is_empty());
+    }
+}
