@@ -110,10 +110,7 @@ impl Tool for GroundedSearch {
         false
     }
     fn summary(&self, input: &Value) -> String {
-        format!(
-            "web_search \"{}\"",
-            input.get("query").and_then(Value::as_str).unwrap_or("")
-        )
+        crate::tools::web_search::summary(input)
     }
     async fn preview(&self, input: &Value, _ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let query = str_arg(input, "query")?;
@@ -125,9 +122,8 @@ impl Tool for GroundedSearch {
         }))
     }
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
-        let query = match str_arg(&input, "query") {
-            Ok(q) if !q.trim().is_empty() => q.trim().to_string(),
-            Ok(_) => return ToolOutput::error("`query` is empty; say what to search for"),
+        let query = match crate::tools::web_search::query(&input) {
+            Ok(q) => q,
             Err(e) => return ToolOutput::error(e),
         };
         let request = Request {

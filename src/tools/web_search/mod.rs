@@ -71,6 +71,23 @@ pub fn render(query: &str, service: &str, results: &[SearchResult]) -> String {
     out
 }
 
+/// How a `web_search` call is shown: `web_search "the query"`.
+pub fn summary(input: &Value) -> String {
+    format!(
+        "web_search \"{}\"",
+        input.get("query").and_then(Value::as_str).unwrap_or("")
+    )
+}
+
+/// The call's query, trimmed; an empty one is refused.
+pub fn query(input: &Value) -> Result<String, String> {
+    match str_arg(input, "query") {
+        Ok(q) if !q.trim().is_empty() => Ok(q.trim().to_string()),
+        Ok(_) => Err("`query` is empty; say what to search for".into()),
+        Err(e) => Err(e),
+    }
+}
+
 #[async_trait]
 impl Tool for WebSearchTool {
     fn name(&self) -> &str {
@@ -100,10 +117,7 @@ impl Tool for WebSearchTool {
         false
     }
     fn summary(&self, input: &Value) -> String {
-        format!(
-            "web_search \"{}\"",
-            input.get("query").and_then(Value::as_str).unwrap_or("")
-        )
+        summary(input)
     }
     async fn preview(&self, input: &Value, _ctx: &ToolContext) -> Result<Option<Preview>, String> {
         let query = str_arg(input, "query")?;
@@ -112,9 +126,8 @@ impl Tool for WebSearchTool {
         }))
     }
     async fn run(&self, input: Value, ctx: &ToolContext) -> ToolOutput {
-        let query = match str_arg(&input, "query") {
-            Ok(q) if !q.trim().is_empty() => q.trim().to_string(),
-            Ok(_) => return ToolOutput::error("`query` is empty; say what to search for"),
+        let query = match query(&input) {
+            Ok(q) => q,
             Err(e) => return ToolOutput::error(e),
         };
         let count = match count_arg(&input) {
