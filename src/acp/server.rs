@@ -195,10 +195,7 @@ impl Server {
                 .parse::<usize>()
                 .map_err(|_| invalid(format!("`{c}` is not a cursor cairn gave out")))?,
         };
-        let root = req
-            .cwd
-            .as_deref()
-            .map(crate::agent::instructions::project_root);
+        let root = req.cwd.as_deref().map(crate::paths::project_root);
         let rows = tokio::task::spawn_blocking(move || {
             let store = startup::open_store().map_err(|e| format!("{e:#}"))?;
             crate::sessions::list(&store, root.as_deref(), PAGE, offset).map_err(|e| e.to_string())
@@ -249,7 +246,7 @@ async fn load_stored(id: &str) -> Result<crate::protocol::LoadedSession, Error> 
             .map_err(|e| invalid(format!("no stored session {id}: {e}")))?;
         // Our own session closing may hold its lock a moment longer.
         for _ in 0..20 {
-            match crate::cli::resume::open_elsewhere(&store, &id) {
+            match crate::sessions::holder(&store, &id) {
                 None => break,
                 Some(held) if held.pid == Some(std::process::id()) => {
                     std::thread::sleep(std::time::Duration::from_millis(100))

@@ -19,13 +19,11 @@ use tokio::sync::mpsc;
 
 use super::builtins::{self, Builtin};
 use super::{permission, questions, updates::Translator};
-use crate::agent::store_sink::StoreSink;
-use crate::cli::startup::{self, Overrides, Startup};
-use crate::mcp::McpManager;
+use crate::cli::startup::{self, Closer, Overrides, Startup};
 use crate::protocol::{
     AgentCommand, AgentEvent, LoadedSession, PermissionRequest, StoredSettings, TurnOutcome,
 };
-use crate::store::{NewSession, SessionId};
+use crate::store::SessionId;
 use crate::tools::input::{InputAnswer, InputRequest};
 
 pub type Connection = v1::ConnectionTo<Client>;
@@ -44,10 +42,8 @@ pub struct Session {
     running: Mutex<Option<Running>>,
     next_mark: AtomicU64,
     cx: Connection,
-    sink: Option<Arc<StoreSink>>,
-    mcp: Arc<McpManager>,
-    lsp: Arc<crate::lsp::LspManager>,
-    task: Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// What ends the session's agent and servers (`close`).
+    closer: Mutex<Option<Closer>>,
 }
 
 /// A built-in command in flight: the prompt ends at the agent's
@@ -131,8 +127,10 @@ pub fn start(
         shown.clone(),
     )
     .map(|t| Arc::new(t) as Arc<dyn crate::tools::terminals::Terminals>);
-    let running = startup::start_agent_with(s, &provider, true, files, terminals)
-        .map_err(|e| internal(format!("{e:#}")))?;
+    let (commands, events, closer) =
+        startup::start_agent_with(s, &provider, true, files, terminals)
+            .map_err(|e| internal(format!("{e:#}")))?
+            .into_parts();
     let load = match origin {
         Origin::Stored(loaded) => AgentCommand::load(loaded),
         Origin::New => AgentCommand::LoadHistory {
@@ -147,7 +145,7 @@ pub fn start(
             settings: None,
         },
     };
-    let _ = running.commands.send(load);
+    let _ = commands.send(load);
     let session = Arc::new(Session {
         id: id.as_str().to_string(),
         cwd: s.cwd.clone(),
@@ -158,15 +156,12 @@ pub fn start(
             }
             Origin::New => s.mode,
         },
-        commands: running.commands,
+        closer: Mutex::new(Some(closer)),
+        commands,
         prompt: Mutex::new(None),
         running: Mutex::new(None),
         next_mark: AtomicU64::new(1),
         cx: cx.clone(),
-        sink: running.sink,
-        mcp: running.mcp,
-        lsp: running.lsp,
-        task: Mutex::new(Some(running.task)),
     });
     let forwarder = Forwarder {
         session: session.clone(),
@@ -176,23 +171,13 @@ pub fn start(
         roots: (crate::cli::startup::command_roots(s), s.cwd.clone()),
         offered: super::commands::at(&crate::cli::startup::command_roots(s), &s.cwd),
     };
-    tokio::spawn(forwarder.run(running.events));
+    tokio::spawn(forwarder.run(events));
     Ok(session)
 }
 
 /// A new stored session, so the editor's id is cairn's from the start.
 fn create(s: &Startup, provider: &crate::llm::ResolvedProvider) -> Result<SessionId, Error> {
-    let mut store = startup::open_store()
-        .map_err(|e| internal(format!("the session store cannot be opened: {e:#}")))?;
-    store
-        .create_session(&NewSession {
-            cwd: s.cwd.clone(),
-            project_root: Some(s.root.clone()),
-            provider: provider.settings.name.clone(),
-            model: provider.model.clone(),
-            parent_id: None,
-        })
-        .map_err(|e| internal(format!("the session cannot be recorded: {e}")))
+    startup::new_stored_session(s, provider).map_err(|e| internal(format!("{e:#}")))
 }
 
 impl Session {
@@ -333,17 +318,10 @@ impl Session {
     pub async fn close(&self) {
         self.send(AgentCommand::Cancel);
         self.send(AgentCommand::Shutdown);
-        let task = lock(&self.task).take();
-        if let Some(task) = task {
-            let _ = tokio::time::timeout(CLOSE_PATIENCE, task).await;
+        let closer = lock(&self.closer).take();
+        if let Some(closer) = closer {
+            closer.close(CLOSE_PATIENCE).await;
         }
-        // The agent stops its language servers as it ends; these stop them
-        // too when it did not end in time, and none starts after.
-        self.lsp.shutdown().await;
-        if let Some(sink) = self.sink.clone() {
-            let _ = tokio::task::spawn_blocking(move || sink.flush_within(CLOSE_PATIENCE)).await;
-        }
-        self.mcp.shutdown().await;
     }
 
     fn finish(&self, outcome: &TurnOutcome) {

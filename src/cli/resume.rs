@@ -10,7 +10,7 @@ use anyhow::{Context, Result};
 
 use crate::protocol::AgentCommand;
 use crate::protocol::LoadedSession;
-use crate::store::{HeldElsewhere, SessionId, SessionLock, Store};
+use crate::store::{HeldElsewhere, SessionId, Store};
 
 /// What the command line asked to continue.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,12 +37,6 @@ pub fn find(store: &Store, resume: &Resume, root: &Path) -> Result<Option<Sessio
         Resume::Latest => Ok(store.latest_session(root)?.map(|s| s.id)),
         Resume::Id(id) => Ok(Some(store.resolve_id(id)?)),
     }
-}
-
-/// Who has `id` open, if another cairn does.
-pub fn open_elsewhere(store: &Store, id: &SessionId) -> Option<HeldElsewhere> {
-    let db = store.path()?;
-    SessionLock::holder(db, id).ok().flatten()
 }
 
 /// What the person chose for a session open in another cairn.
@@ -81,7 +75,7 @@ pub fn ask(id: &SessionId, held: &HeldElsewhere) -> Offer {
 /// person chooses; `None` when they chose to quit.
 pub fn offer(store: &mut Store, resumed: LoadedSession) -> Result<Option<(LoadedSession, bool)>> {
     let id = resumed.summary.id.clone();
-    let Some(held) = open_elsewhere(store, &id) else {
+    let Some(held) = crate::sessions::holder(store, &id) else {
         return Ok(Some((resumed, false)));
     };
     match ask(&id, &held) {
@@ -108,7 +102,7 @@ pub fn prepare(resume: &Resume, root: &Path) -> Result<Option<AgentCommand>> {
         eprintln!("cairn: no earlier session in this project to continue; starting a new one");
         return Ok(None);
     };
-    if let Some(held) = open_elsewhere(&store, &id) {
+    if let Some(held) = crate::sessions::holder(&store, &id) {
         let fork = store.fork_session(&id, None)?;
         eprintln!(
             "cairn: not writing into session {id}: {held}; continuing in a copy of it (session {fork})"

@@ -272,6 +272,69 @@ pub struct Running {
     pub rule_problems: Vec<String>,
 }
 
+/// How a front end that ends sessions of its own (an editor's thread
+/// closing) holds one: the two ends of its conversation with the agent,
+/// and what ends it in order.
+pub type Parts = (
+    mpsc::UnboundedSender<AgentCommand>,
+    mpsc::UnboundedReceiver<AgentEvent>,
+    Closer,
+);
+
+impl Running {
+    pub fn into_parts(self) -> Parts {
+        let closer = Closer {
+            task: self.task,
+            sink: self.sink,
+            mcp: self.mcp,
+            lsp: self.lsp,
+        };
+        (self.commands, self.events, closer)
+    }
+}
+
+/// Ends a running session once `Shutdown` is sent: its turn winds down,
+/// then its language servers stop, the store takes every write, and its
+/// MCP servers stop.
+pub struct Closer {
+    task: tokio::task::JoinHandle<()>,
+    sink: Option<Arc<StoreSink>>,
+    mcp: Arc<McpManager>,
+    lsp: Arc<crate::lsp::LspManager>,
+}
+
+impl Closer {
+    /// Waits at most `patience` for each step that can hang.
+    pub async fn close(self, patience: std::time::Duration) {
+        let _ = tokio::time::timeout(patience, self.task).await;
+        // The agent stops its language servers as it ends; these stop them
+        // too when it did not end in time, and none starts after.
+        self.lsp.shutdown().await;
+        if let Some(sink) = self.sink {
+            let _ = tokio::task::spawn_blocking(move || sink.flush_within(patience)).await;
+        }
+        self.mcp.shutdown().await;
+    }
+}
+
+/// A new stored session for `s`, so a front end can name it before its
+/// first prompt (an editor's session id is cairn's from the start).
+pub fn new_stored_session(
+    s: &Startup,
+    provider: &ResolvedProvider,
+) -> Result<crate::store::SessionId> {
+    let mut store = open_store().context("the session store cannot be opened")?;
+    store
+        .create_session(&crate::store::NewSession {
+            cwd: s.cwd.clone(),
+            project_root: Some(s.root.clone()),
+            provider: provider.settings.name.clone(),
+            model: provider.model.clone(),
+            parent_id: None,
+        })
+        .context("the session cannot be recorded")
+}
+
 /// Opens the session store at its usual place.
 pub fn open_store() -> Result<crate::store::Store> {
     crate::cli::sessions::open_store()

@@ -184,11 +184,13 @@ pub fn resume(store: &Store, id: &SessionId) -> Result<Resumed, SessionError> {
 
 /// Another cairn (not this process) records `id`: who.
 pub fn open_elsewhere(store: &Store, id: &SessionId) -> Option<crate::store::HeldElsewhere> {
+    holder(store, id).filter(|h| h.pid != Some(std::process::id()))
+}
+
+/// Which cairn has `id` open, this one included.
+pub fn holder(store: &Store, id: &SessionId) -> Option<crate::store::HeldElsewhere> {
     let db = store.path()?;
-    crate::store::SessionLock::holder(db, id)
-        .ok()
-        .flatten()
-        .filter(|h| h.pid != Some(std::process::id()))
+    crate::store::SessionLock::holder(db, id).ok().flatten()
 }
 
 /// Opens a session another cairn records, as the person chose: a fork of

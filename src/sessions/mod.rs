@@ -15,8 +15,8 @@ use std::sync::{Arc, Mutex};
 
 pub use browse::{PAGE, age, list, preview_lines, query, search};
 pub use edit::{
-    export, export_file, export_text, open_as, open_elsewhere, prompts, restore_files, resume,
-    rewind,
+    export, export_file, export_text, holder, open_as, open_elsewhere, prompts, restore_files,
+    resume, rewind,
 };
 pub use load::load;
 
