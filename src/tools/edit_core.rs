@@ -225,7 +225,7 @@ impl Plan {
         ctx.session.record_version(&self.path, self.before.clone());
         super::files::write(ctx, &self.path, &self.after)?;
         if self.before.as_deref() != Some(self.after.as_slice()) {
-            ctx.session.wrote(&self.path);
+            ctx.session.wrote(&self.path, &self.after);
         }
         Ok(())
     }

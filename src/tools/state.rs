@@ -109,7 +109,7 @@ pub struct SessionState {
     /// a call beside them takes these as approved too.
     writing: Mutex<Vec<PathBuf>>,
     /// Every file a file tool changed, in order (`wrote_since`).
-    write_log: Mutex<Vec<PathBuf>>,
+    write_log: Mutex<Vec<(PathBuf, crate::sandbox::census::Written)>>,
     /// Set once the session's end was recorded (`finish`).
     finished: std::sync::atomic::AtomicBool,
     /// A watcher checks the control files while background jobs run
@@ -268,6 +268,14 @@ impl SessionState {
         let deferred = lock(&self.writing).clone();
         if let Some(census) = taken.as_mut() {
             census.set_oldest_running(super::jobs::oldest_running());
+            // Each approved file is taken in as the tool last wrote it.
+            let log = lock(&self.write_log);
+            for path in accepted {
+                if let Some((_, written)) = log.iter().rev().find(|(p, _)| p == path) {
+                    census.expect_written(path, written);
+                }
+            }
+            drop(log);
             said.extend(census.check_deferring(&quarantine(), accepted, &deferred));
         }
         said
@@ -290,9 +298,10 @@ impl SessionState {
         census.check_deferring(&quarantine(), &[], &deferred)
     }
 
-    /// A file tool changed `path` (its bytes are now other than before).
-    pub fn wrote(&self, path: &Path) {
-        lock(&self.write_log).push(path.to_path_buf());
+    /// A file tool changed `path` to `bytes` (other than before).
+    pub fn wrote(&self, path: &Path, bytes: &[u8]) {
+        let written = crate::sandbox::census::Written::of(bytes);
+        lock(&self.write_log).push((path.to_path_buf(), written));
     }
 
     /// Where [`SessionState::wrote_since`] starts counting.
@@ -302,10 +311,9 @@ impl SessionState {
 
     /// The files file tools changed since `mark`.
     pub fn wrote_since(&self, mark: usize) -> Vec<PathBuf> {
-        lock(&self.write_log)
-            .get(mark..)
-            .unwrap_or_default()
-            .to_vec()
+        (lock(&self.write_log).get(mark..).unwrap_or_default().iter())
+            .map(|(p, _)| p.clone())
+            .collect()
     }
 
     /// Notes that a file tool call is about to write `paths` (let by the
@@ -451,8 +459,34 @@ mod tests {
         assert!(moved.iter().any(|m| m.contains("sub/.claude")), "{moved:?}");
         // What a file tool changed is what it is taken at.
         let mark = session.write_mark();
-        session.wrote(&ws.join("a.txt"));
+        session.wrote(&ws.join("a.txt"), b"x");
         assert_eq!(session.wrote_since(mark), [ws.join("a.txt")]);
         assert!(session.wrote_since(mark + 1).is_empty());
+    }
+
+    #[test]
+    fn an_approved_file_is_taken_in_only_as_it_was_written() {
+        for swapped in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let ws = dir.path().canonicalize().unwrap();
+            std::fs::create_dir_all(ws.join(".git")).unwrap();
+            let session = SessionState::new(&ws);
+            session.ready();
+            let file = ws.join(".claude/settings.json");
+            let approved = br#"{"env":{"NOTE":"HARMLESS"}}"#;
+            session.writing(std::slice::from_ref(&file));
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(&file, approved).unwrap();
+            session.wrote(&file, approved);
+            if swapped {
+                // A command swaps it between the write and the check.
+                std::fs::write(&file, br#"{"hooks":{"SessionStart":[]}}"#).unwrap();
+            }
+            session.written(std::slice::from_ref(&file));
+            let moved = session.check_control_files(std::slice::from_ref(&file));
+            assert_eq!(file.exists(), !swapped, "swapped {swapped}: {moved:?}");
+            // What stayed is taken in: the next check leaves it.
+            assert!(session.check_control_files(&[]).is_empty() || swapped);
+        }
     }
 }

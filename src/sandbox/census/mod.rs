@@ -122,6 +122,10 @@ pub struct Census {
     /// each thing directly in it was when the folder was taken in: a write
     /// the person approved into the folder takes in that file only.
     parts: BTreeMap<PathBuf, Parts>,
+    /// What a file tool wrote at an approved path (workspace-relative), as
+    /// the next check must find it: anything else there was swapped in
+    /// after the write and is not taken in (`expect_written`).
+    written: BTreeMap<PathBuf, Ident>,
     /// Tests set whether bubblewrap's binds held, instead of asking.
     #[cfg(test)]
     pub(super) bound: Option<bool>,
@@ -146,6 +150,24 @@ impl Census {
         c.take_in(now);
         c.publish();
         c
+    }
+
+    /// The next check takes in the approved `path` only if it holds what
+    /// the file tool wrote there.
+    pub fn expect_written(&mut self, path: &Path, written: &Written) {
+        let Ok(rel) = path.strip_prefix(&self.workspace) else {
+            return;
+        };
+        self.written.insert(rel.to_path_buf(), written.0.clone());
+    }
+
+    /// Whether the approved `rel` holds what was written there, when that
+    /// is known (`expect_written`).
+    pub(super) fn holds_written(&self, rel: &Path, now: Option<&Ident>) -> bool {
+        match self.written.get(rel) {
+            Some(expected) => now == Some(expected),
+            None => true,
+        }
     }
 
     /// Tells the next check when the oldest command still running began:
@@ -401,6 +423,7 @@ impl Census {
                 self.accept(w, rel, quarantine, &mut said);
             }
         }
+        self.written.clear();
         let now = self.current();
         #[cfg(test)]
         let bound = self.bound.unwrap_or_else(super::binds_held);
@@ -713,6 +736,21 @@ fn moved_at_start(path: &Path, rel: &Path, quarantine: &Path) -> String {
 /// Where the census of `workspace` is kept under cairn's state folder.
 pub fn record_file(state: &Path, workspace: &Path) -> PathBuf {
     super::census_record::file_for(state, workspace)
+}
+
+/// What a file tool wrote, as the census identifies a file: kept for the
+/// check after the call ([`Census::expect_written`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written(Ident);
+
+impl Written {
+    /// What [`ident`] finds for a regular file holding `bytes`.
+    pub fn of(bytes: &[u8]) -> Written {
+        let head = &bytes[..bytes.len().min(super::head::HEAD_BYTES as usize)];
+        Written(Ident::File(
+            super::census_record::fnv(head) ^ bytes.len() as u64,
+        ))
+    }
 }
 
 fn ident(path: &Path) -> Option<Ident> {

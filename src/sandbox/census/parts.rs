@@ -65,9 +65,17 @@ impl Census {
     ) {
         let folder = self.workspace.join(watched);
         if rel != watched && std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
-            let approved = accepted_part(rel, watched);
+            let mut approved = accepted_part(rel, watched);
             let before = self.parts.get(watched).cloned().unwrap_or_default();
             let now = parts_of(&folder);
+            // A file the person approved that no longer holds what was
+            // written there was swapped after the write: not theirs.
+            if let Some(part) = approved.as_ref()
+                && watched.join(part) == rel
+                && !self.holds_written(rel, now.get(part))
+            {
+                approved = None;
+            }
             let mut unexpected: Vec<std::ffi::OsString> = (now.iter())
                 .filter(|(name, id)| {
                     approved.as_ref() != Some(*name) && before.get(*name) != Some(*id)
@@ -106,6 +114,10 @@ impl Census {
         let Some(id) = ident(&folder) else {
             return;
         };
+        if rel == watched && !self.holds_written(rel, Some(&id)) {
+            // Swapped after the write: the check judges it as anything else.
+            return;
+        }
         if matches!(id, Ident::Dir(..)) {
             self.parts.insert(watched.to_path_buf(), parts_of(&folder));
         }
