@@ -200,18 +200,29 @@ fn secrets_a_variable_puts_outside_home_are_not_readable() {
         "[net]\nretry = 3\n[registries.corp]\ntoken = \"config-canary\"\n",
     )
     .unwrap();
+    let docker = outside.join("docker");
+    std::fs::create_dir_all(docker.join("contexts/tls/x")).unwrap();
+    std::fs::write(docker.join("contexts/tls/x/key.pem"), "docker-key-canary\n").unwrap();
+    let config = outside.join("config");
+    std::fs::create_dir_all(config.join("rclone")).unwrap();
+    std::fs::write(config.join("rclone/rclone.conf"), "pass = rclone-canary\n").unwrap();
     let aws = outside.join("aws-credentials");
     std::fs::write(&aws, "[default]\naws_secret_access_key = aws-canary\n").unwrap();
     std::fs::write(outside.join("plain.txt"), "readable\n").unwrap();
     let script = format!(
-        "cat {c}/credentials.toml {c}/config.toml {a} {p}; true",
+        "cat {c}/credentials.toml {c}/config.toml {a} {p} {d}/contexts/tls/x/key.pem \
+         {x}/rclone/rclone.conf; true",
         c = cargo.display(),
         a = aws.display(),
-        p = outside.join("plain.txt").display()
+        p = outside.join("plain.txt").display(),
+        d = docker.display(),
+        x = config.display()
     );
     let vars = [
         ("CARGO_HOME", cargo.to_str().unwrap()),
         ("AWS_SHARED_CREDENTIALS_FILE", aws.to_str().unwrap()),
+        ("DOCKER_CONFIG", docker.to_str().unwrap()),
+        ("XDG_CONFIG_HOME", config.to_str().unwrap()),
     ];
     let mut layers = vec![vec![("CAIRN_SANDBOX_NO_BWRAP", "1")]];
     if bwrap_works() {

@@ -132,6 +132,32 @@ pub const SECRETS: &[&str] = &[
     ".python_history",
 ];
 
+/// Logins kept in a config folder by the tools that keep them, relative
+/// to `$XDG_CONFIG_HOME` when it lies outside home.
+const CONFIG_SECRETS: &[&str] = &[
+    "gcloud",
+    "gh",
+    "git/credentials",
+    "glab-cli",
+    "rclone",
+    "containers/auth.json",
+    "hub",
+    "docker",
+    "helm",
+    "op",
+    "netlify",
+    "vercel",
+    "heroku",
+    "doctl",
+    "hcloud",
+    "stripe",
+    "fly",
+    "configstore",
+    "pip",
+    "pypoetry/auth.toml",
+    "JetBrains",
+];
+
 /// Secrets and configuration files that an environment variable puts
 /// somewhere else (`CARGO_HOME=/usr/local/cargo`, as container images
 /// set it; `KUBECONFIG`, `AWS_SHARED_CREDENTIALS_FILE`, …), wherever they
@@ -147,14 +173,27 @@ pub fn placed_by_env(var: impl Fn(&str) -> Option<String>) -> (Vec<PathBuf>, Vec
         configs.push(cargo.join("config.toml"));
         configs.push(cargo.join("config"));
     }
-    if let Some(docker) = dir("DOCKER_CONFIG") {
-        secrets.push(docker.join("config.json"));
+    // Folders that hold keys among other things: the whole folder.
+    for name in ["DOCKER_CONFIG", "DOCKER_CERT_PATH"] {
+        secrets.extend(dir(name));
     }
     if let Some(config) = dir("XDG_CONFIG_HOME") {
-        for rel in ["gcloud", "gh", "git/credentials"] {
+        // Under home all of `~/.config` but `git` is unreadable; placed
+        // elsewhere, the tools' logins there are denied one by one.
+        for rel in CONFIG_SECRETS {
             secrets.push(config.join(rel));
         }
         configs.push(config.join("git/config"));
+    }
+    if let Some(data) = dir("XDG_DATA_HOME") {
+        secrets.push(data.join("keyrings"));
+    }
+    for (name, rel) in [
+        ("HF_HOME", "token"),
+        ("GRADLE_USER_HOME", "gradle.properties"),
+        ("COMPOSER_HOME", "auth.json"),
+    ] {
+        secrets.extend(dir(name).map(|d| d.join(rel)));
     }
     // Each names a secret file or folder itself.
     for name in [
@@ -171,6 +210,17 @@ pub fn placed_by_env(var: impl Fn(&str) -> Option<String>) -> (Vec<PathBuf>, Vec
         "PGPASSFILE",
         "NETRC",
         "PYPIRC",
+        "PIP_CONFIG_FILE",
+        "TF_CLI_CONFIG_FILE",
+        "SOPS_AGE_KEY_FILE",
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "ANSIBLE_VAULT_PASSWORD_FILE",
+        "BUNDLE_USER_CONFIG",
+        "REGISTRY_AUTH_FILE",
+        "RCLONE_CONFIG",
+        "GLAB_CONFIG_DIR",
+        "VAULT_CONFIG_PATH",
+        "HISTFILE",
     ] {
         secrets.extend(dir(name));
     }
