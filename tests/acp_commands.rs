@@ -67,7 +67,14 @@ async fn an_editor_runs_cairns_commands_and_the_persons_own() {
             let run = async |text: &str, updates: &mut Updates| {
                 let done = cx.send_request(text_prompt(&id, text)).block_task().await?;
                 assert_eq!(done.stop_reason, acp::StopReason::EndTurn, "{text}");
-                Ok::<_, agent_client_protocol::Error>(drain(updates))
+                // The client hands notifications on as they are read, which
+                // may be after the answer resolved: take them until quiet.
+                let mut got = drain(updates);
+                let quiet = std::time::Duration::from_millis(300);
+                while let Ok(Some(u)) = tokio::time::timeout(quiet, updates.recv()).await {
+                    got.push(u);
+                }
+                Ok::<_, agent_client_protocol::Error>(got)
             };
             let first = run("make it beta", &mut updates).await?;
             let offered = first
@@ -76,11 +83,10 @@ async fn an_editor_runs_cairns_commands_and_the_persons_own() {
                 .find(|u| u["sessionUpdate"] == "available_commands_update")
                 .expect("the session offers its commands");
             // The title's own model call comes after the turn; wait for it.
-            while !drain(&mut updates)
-                .iter()
-                .any(|u| kind(u) == "session_info_update")
-            {
-                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            let mut titled = first.iter().any(|u| kind(u) == "session_info_update");
+            while !titled {
+                let u = updates.recv().await.expect("updates go on");
+                titled = kind(&u) == "session_info_update";
             }
             perms.try_recv().expect("the edit asked");
             let undo = run("/undo", &mut updates).await?;

@@ -230,7 +230,7 @@ impl Session {
     /// for `/plan GOAL`. False when the agent has stopped.
     fn run_builtin(&self, command: Builtin) -> bool {
         let send = |c| self.commands.send(c).is_ok();
-        let ok = match command {
+        let asked = match command {
             Builtin::Plan(Some(goal)) => {
                 return send(AgentCommand::SetMode(crate::config::Mode::Plan))
                     && send(AgentCommand::Submit {
@@ -246,16 +246,19 @@ impl Session {
                 self.finish(&TurnOutcome::Completed);
                 return true;
             }
-            Builtin::Plan(None) => send(AgentCommand::SetMode(crate::config::Mode::Plan)),
-            Builtin::Compact(focus) => send(AgentCommand::Compact { focus }),
-            Builtin::Undo => send(AgentCommand::PrepareUndo),
-            Builtin::Memory => send(AgentCommand::ShowMemory),
-            Builtin::Lsp => send(AgentCommand::ShowLanguageServers),
-            Builtin::LspRestart(name) => send(AgentCommand::RestartLanguageServer(name)),
-            Builtin::Effort(Some(effort)) => send(AgentCommand::SetEffort(effort)),
-            Builtin::Rename(title) => send(AgentCommand::SetTitle(title)),
+            Builtin::Plan(None) => AgentCommand::SetMode(crate::config::Mode::Plan),
+            Builtin::Compact(focus) => AgentCommand::Compact { focus },
+            Builtin::Undo => AgentCommand::PrepareUndo,
+            Builtin::Memory => AgentCommand::ShowMemory,
+            Builtin::Lsp => AgentCommand::ShowLanguageServers,
+            Builtin::LspRestart(name) => AgentCommand::RestartLanguageServer(name),
+            Builtin::Effort(Some(effort)) => AgentCommand::SetEffort(effort),
+            Builtin::Rename(title) => AgentCommand::SetTitle(title),
         };
-        ok && self.mark()
+        // What the agent says for the command is said from here on
+        // (`runs_builtin`), before it can answer.
+        *lock(&self.running) = Some(Running::default());
+        send(asked) && self.mark()
     }
 
     /// Asks the agent for a `Marked` after what was sent; the running
