@@ -117,6 +117,17 @@ pub fn project_root(cwd: &Path) -> PathBuf {
         .to_path_buf()
 }
 
+/// The canonical path, or its existing parent's joined with the rest.
+pub fn real_or_parent(path: &Path) -> PathBuf {
+    if let Ok(real) = std::fs::canonicalize(path) {
+        return real;
+    }
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if parent != path => real_or_parent(parent).join(name),
+        _ => path.to_path_buf(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

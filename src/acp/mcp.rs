@@ -70,25 +70,15 @@ fn remote(url: &str, headers: &[acp::HttpHeader], transport: Option<&str>) -> Mc
     }
 }
 
-/// A server name as tool names take it: letters, digits, `-` and `_`
-/// (no `__`, which ends the server part of `mcp__server__tool`).
+/// A server name as tool names take it (`mcp::server_key`), `editor`
+/// when nothing of it is left.
 fn usable_name(name: &str) -> String {
-    let mut out = String::new();
-    for c in name.trim().chars() {
-        let c = if c.is_ascii_alphanumeric() || c == '-' {
-            c
-        } else {
-            '_'
-        };
-        if !(c == '_' && out.ends_with('_')) {
-            out.push(c);
-        }
-    }
-    let out = out.trim_matches('_').to_string();
-    if out.is_empty() {
+    let key = crate::mcp::server_key(name.trim());
+    let key = key.trim_matches('_');
+    if key.is_empty() {
         "editor".to_string()
     } else {
-        out
+        key.to_string()
     }
 }
 
@@ -100,24 +90,10 @@ fn names_inside(root: &Path, words: &[String]) -> bool {
             let value = part.split_once('=').map_or(part, |(_, v)| v);
             value.split(':').filter(|p| p.contains('/')).any(|piece| {
                 let at = crate::paths::lexical(&root.join(piece));
-                at.starts_with(root) || resolved(&at).is_some_and(|r| r.starts_with(root))
+                at.starts_with(root) || crate::paths::real_or_parent(&at).starts_with(root)
             })
         })
     })
-}
-
-/// `path` with its links followed: itself, or its nearest existing parent
-/// with the rest added.
-fn resolved(path: &Path) -> Option<std::path::PathBuf> {
-    let mut tail = Vec::new();
-    let mut at = path;
-    loop {
-        if let Ok(real) = at.canonicalize() {
-            return Some(tail.iter().rev().fold(real, |p, t| p.join(t)));
-        }
-        tail.push(at.file_name()?.to_os_string());
-        at = at.parent()?;
-    }
 }
 
 #[cfg(test)]

@@ -158,7 +158,7 @@ fn one_line(t: &str) -> String {
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    shown.split_whitespace().collect::<Vec<_>>().join(" ")
+    crate::text::one_line(&shown)
 }
 
 /// An `http`/`https` address, the only kind an editor is handed as a link.

@@ -75,8 +75,7 @@ impl Found {
         out.push('\n');
         if !self.pages.is_empty() {
             out.push_str("\nSources:\n");
-            let one_line = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
-            for line in Source::numbered(&self.pages, one_line) {
+            for line in Source::numbered(&self.pages, crate::text::one_line) {
                 out.push_str(&line);
                 out.push('\n');
             }

@@ -123,7 +123,7 @@ fn sanitize(part: &str) -> String {
 
 /// A server's name as it appears inside tool names: sanitised, and with no
 /// `__` so that [`split_tool_name`] finds where it ends.
-fn server_key(server: &str) -> String {
+pub fn server_key(server: &str) -> String {
     let mut key = sanitize(server);
     while key.contains("__") {
         key = key.replace("__", "_");

@@ -128,7 +128,7 @@ pub fn detect(
                 cwd.join(candidate)
             };
             let path = crate::paths::lexical(&path);
-            let real = real_or_parent(&path);
+            let real = crate::paths::real_or_parent(&path);
             if policy.deny_read.iter().any(|d| real.starts_with(d)) {
                 return Some(Stop::Read { path });
             }
@@ -150,17 +150,6 @@ pub fn detect(
         return Some(Stop::Network);
     }
     None
-}
-
-/// The canonical path, or its existing parent's joined with the rest.
-fn real_or_parent(path: &Path) -> PathBuf {
-    if let Ok(real) = std::fs::canonicalize(path) {
-        return real;
-    }
-    match (path.parent(), path.file_name()) {
-        (Some(parent), Some(name)) if parent != path => real_or_parent(parent).join(name),
-        _ => path.to_path_buf(),
-    }
 }
 
 /// Paths a message names: quoted words, and words that start with `/`.
