@@ -208,7 +208,7 @@ impl SessionState {
         let deferred = lock(&self.writing).clone();
         let said = match taken.as_mut() {
             Some(census) => {
-                census.set_oldest_running(super::jobs::oldest_running());
+                census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
                 census.check_deferring(&quarantine(), &[], &deferred)
             }
             None => Vec::new(),
@@ -267,7 +267,7 @@ impl SessionState {
         lock(&self.noticed_start).clear();
         let deferred = lock(&self.writing).clone();
         if let Some(census) = taken.as_mut() {
-            census.set_oldest_running(super::jobs::oldest_running());
+            census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
             // Each approved file is taken in as the tool last wrote it.
             let log = lock(&self.write_log);
             for path in accepted {
@@ -294,7 +294,7 @@ impl SessionState {
         let Some(census) = taken.as_mut() else {
             return Vec::new();
         };
-        census.set_oldest_running(super::jobs::oldest_running());
+        census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
         census.check_deferring(&quarantine(), &[], &deferred)
     }
 

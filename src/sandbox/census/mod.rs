@@ -109,8 +109,11 @@ pub struct Census {
     /// When each entry of `seen` was last taken in: bound read-only only
     /// for commands that began after that.
     seen_at: BTreeMap<PathBuf, std::time::Instant>,
-    /// When the oldest command still running began (`tools::jobs`).
+    /// When the oldest command still running, or ended since the last
+    /// check, began (`tools::jobs`).
     oldest_running: Option<std::time::Instant>,
+    /// When the last check began.
+    checked_at: Option<std::time::Instant>,
     /// What git config names inside the workspace, read once: files the
     /// configs include, and hooks folders `core.hooksPath` names. The
     /// configs themselves are read-only to commands (bound, watched under
@@ -140,6 +143,8 @@ impl Census {
         super::policy::make_bind_points(workspace);
         let mut c = Census {
             workspace: workspace.to_path_buf(),
+            // What ended before is in what is taken now.
+            checked_at: Some(std::time::Instant::now()),
             included: super::gitstate::included_configs(workspace),
             hooks_dirs: super::gitstate::hooks_dirs(workspace),
             ..Census::default()
@@ -175,6 +180,12 @@ impl Census {
     /// may be that command's, not the person's.
     pub fn set_oldest_running(&mut self, at: Option<std::time::Instant>) {
         self.oldest_running = at;
+    }
+
+    /// When the last check began (`None` before the first): a command
+    /// that ended before then was counted by it.
+    pub fn last_checked(&self) -> Option<std::time::Instant> {
+        self.checked_at
     }
 
     /// Whether every command still running began after `rel` was taken in
@@ -381,6 +392,7 @@ impl Census {
         deferred: &[PathBuf],
     ) -> Vec<String> {
         let mut said = Vec::new();
+        self.checked_at = Some(std::time::Instant::now());
         // Folders that lost a planted part, with the parts they are known
         // by from now on.
         let mut settle_parts: Vec<(PathBuf, Parts)> = Vec::new();
@@ -441,6 +453,7 @@ impl Census {
                 let held = held_read_only(rel, bound) && self.bound_for_all(rel);
                 before != Some(*id) && !(before.is_some() && held)
             })
+            .filter(|(rel, _)| !runs_nothing(&self.workspace.join(rel), rel))
             .map(|(r, i)| (r.clone(), i.clone()))
             .collect();
         if !moving.is_empty() {
@@ -461,12 +474,12 @@ impl Census {
             if parts.is_empty() && !lost {
                 unexplained.push(rel.clone());
             }
-            moving_parts.extend(parts);
+            moving_parts.extend(parts.into_iter().map(|p| (rel.clone(), p)));
             false
         });
         // What goes: the changed parts of folders that stay, and whole
         // entries.
-        let going: Vec<PathBuf> = (moving_parts.iter().cloned())
+        let going: Vec<PathBuf> = (moving_parts.iter().map(|(_, p)| p.clone()))
             .chain(moving.iter().map(|(r, _)| r.clone()))
             .collect();
         said.extend(move_and_say(&self.workspace, &going, quarantine));
@@ -482,6 +495,7 @@ impl Census {
         let mut seen = if said.is_empty() {
             now
         } else {
+            super::policy::make_bind_points(&self.workspace);
             if let Some(t) = &mut self.tree {
                 t.refresh();
             }
@@ -493,18 +507,20 @@ impl Census {
             // then the folder keeps its old identity and the next check
             // judges it again.
             let judged_again: BTreeSet<PathBuf> = (moving_parts.iter())
-                .filter_map(|p| p.parent().map(Path::to_path_buf))
+                .map(|(watched, _)| watched.clone())
                 .collect();
-            let gone: BTreeSet<&PathBuf> = moving_parts.iter().collect();
             let mut now = now;
             for rel in &judged_again {
                 let folder = self.workspace.join(rel);
                 let before = self.parts.get(rel).cloned().unwrap_or_default();
+                // What went from this folder, as paths below it.
+                let lost: BTreeSet<PathBuf> = (moving_parts.iter())
+                    .filter(|(w, _)| w == rel)
+                    .filter_map(|(_, p)| p.strip_prefix(rel).ok().map(Path::to_path_buf))
+                    .collect();
                 let id = ident(&folder);
                 let parts = parts_of(&folder);
-                let known = parts.iter().all(|(name, id)| {
-                    before.get(name) == Some(id) && !gone.contains(&rel.join(name))
-                });
+                let known = parts.nothing_new(&before, &lost);
                 match (id, known) {
                     (Some(id), true) => {
                         now.insert(rel.clone(), id);
@@ -515,10 +531,7 @@ impl Census {
                             Some(old) => now.insert(rel.clone(), old.clone()),
                             None => now.remove(rel),
                         };
-                        let kept = (before.into_iter())
-                            .filter(|(name, _)| !gone.contains(&rel.join(name)))
-                            .collect();
-                        settle_parts.push((rel.clone(), kept));
+                        settle_parts.push((rel.clone(), before.without(&lost)));
                     }
                 }
             }
@@ -583,12 +596,16 @@ impl Census {
                 let path = workspace.join(rel);
                 if known.iter().any(|(k, i)| k == rel && i == id)
                     || !r::made_while_any_unwatched(&others, r::changed_at(&path))
+                    || runs_nothing(&path, rel)
                 {
                     continue;
                 }
                 said.push(moved_at_start(&path, rel, quarantine));
                 moved.insert(rel.clone());
             }
+            // A moved `.git/hooks` or `.git/info` is a bind point the
+            // next command's sandbox needs.
+            super::policy::make_bind_points(workspace);
             if let Some(t) = &mut c.tree {
                 t.refresh();
             }
@@ -630,13 +647,8 @@ impl Census {
         if !self.plainly_inside(&folder.join("x")) {
             return None;
         }
-        let now = parts_of(&folder);
-        let lost = known.keys().any(|name| !now.contains_key(name));
-        let changed: Vec<PathBuf> = (now.into_iter())
-            .filter(|(name, id)| known.get(name) != Some(id))
-            .map(|(name, _)| rel.join(name))
-            .collect();
-        Some((changed, lost))
+        let (changed, lost) = known.changes(&parts_of(&folder));
+        Some((changed.into_iter().map(|p| rel.join(p)).collect(), lost))
     }
 
     /// Of `moving`, what another cairn running in this workspace knows as
@@ -698,6 +710,43 @@ impl Census {
 /// still running may plant again at once) — keeps what was known of it
 /// (`known`), or stays unknown, so the next check judges it: it is never
 /// taken in as found.
+/// Whether the entry at `path` (the workspace's `rel`) can make nothing
+/// run, as a fresh `git init` makes it: a `.git/hooks` folder holding only
+/// git's sample hooks (which git never runs), a `.git/info` holding only
+/// an `exclude` list of comments (a pattern could hide a plant from the
+/// person's `git status`), an empty `.git/branches`.
+fn runs_nothing(path: &Path, rel: &Path) -> bool {
+    let allowed = |name: &[u8]| match rel.to_str() {
+        Some(".git/hooks") => name.ends_with(b".sample"),
+        Some(".git/info") => name == b"exclude",
+        _ => false,
+    };
+    // A real folder only: a link's folder could fill later, unseen.
+    if ![".git/hooks", ".git/info", ".git/branches"]
+        .iter()
+        .any(|r| rel == Path::new(r))
+        || !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
+    {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return false;
+    };
+    entries.flatten().all(|e| {
+        let comments_only = || {
+            let whole = e
+                .metadata()
+                .is_ok_and(|m| m.len() < super::head::HEAD_BYTES);
+            whole
+                && (super::head::head(&e.path()).split(|b| *b == b'\n'))
+                    .all(|l| l.trim_ascii().is_empty() || l.starts_with(b"#"))
+        };
+        allowed(e.file_name().as_encoded_bytes())
+            && e.file_type().is_ok_and(|t| t.is_file())
+            && (rel != Path::new(".git/info") || comments_only())
+    })
+}
+
 fn settled(
     after: BTreeMap<PathBuf, Ident>,
     judged: &BTreeMap<PathBuf, Ident>,
@@ -882,21 +931,36 @@ const SAID_ONE_BY_ONE: usize = 5;
 /// folder, said in one line with the first names, plus one line for what
 /// could not be moved.
 fn move_and_say(workspace: &Path, rels: &[PathBuf], quarantine: &Path) -> Vec<String> {
+    moved_and_said(workspace, rels, quarantine, "during the command")
+}
+
+/// [`move_and_say`] for what changed in a watched folder beside a write
+/// the person approved there.
+fn move_and_say_beside(workspace: &Path, rels: &[PathBuf], quarantine: &Path) -> Vec<String> {
+    moved_and_said(workspace, rels, quarantine, "beside a file you approved")
+}
+
+fn moved_and_said(
+    workspace: &Path,
+    rels: &[PathBuf],
+    quarantine: &Path,
+    when: &str,
+) -> Vec<String> {
     if rels.len() <= SAID_ONE_BY_ONE {
         return (rels.iter())
             .map(
                 |rel| match move_out(&workspace.join(rel), rel, quarantine) {
                     Ok(to) => format!(
-                        "`{}` appeared or changed during the command; your own git (or cairn, or \
-                     another agent) would obey it outside the sandbox, so cairn moved it to {} \
-                     — if you made it yourself, move it back",
+                        "`{}` appeared or changed {when}; your own git (or cairn, or another agent) \
+                     would obey it outside the sandbox, so cairn moved it to {} — if you made it \
+                     yourself, move it back",
                         rel.display(),
                         to.display()
                     ),
                     Err(e) => format!(
-                        "`{}` appeared or changed during the command and your own git (or cairn, \
-                     or another agent) would obey it; cairn could not move it away ({e}): \
-                     remove it before you run git or an agent here",
+                        "`{}` appeared or changed {when} and your own git (or cairn, or another \
+                     agent) would obey it; cairn could not move it away ({e}): remove it before \
+                     you run git or an agent here",
                         rel.display()
                     ),
                 },
@@ -926,9 +990,9 @@ fn move_and_say(workspace: &Path, rels: &[PathBuf], quarantine: &Path) -> Vec<St
     let mut said = Vec::new();
     if !moved.is_empty() {
         said.push(format!(
-            "{} entries appeared or changed during the command in folders your own git (or \
-             cairn, or another agent) obeys outside the sandbox ({}); cairn moved them to {} \
-             — if you made them yourself, move them back",
+            "{} entries appeared or changed {when} in folders your own git (or cairn, or \
+             another agent) obeys outside the sandbox ({}); cairn moved them to {} — if you \
+             made them yourself, move them back",
             moved.len(),
             names(&moved),
             dir.display()
@@ -936,9 +1000,9 @@ fn move_and_say(workspace: &Path, rels: &[PathBuf], quarantine: &Path) -> Vec<St
     }
     if !stuck.is_empty() {
         said.push(format!(
-            "{} entries appeared or changed during the command that your own git (or cairn, or \
-             another agent) would obey, and cairn could not move them ({}): remove them before \
-             you run git or an agent here",
+            "{} entries appeared or changed {when} that your own git (or cairn, or another \
+             agent) would obey, and cairn could not move them ({}): remove them before you run \
+             git or an agent here",
             stuck.len(),
             names(&stuck)
         ));

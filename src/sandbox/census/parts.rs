@@ -1,61 +1,230 @@
 //! A folder the census watches (`.cursor`, `.claude/skills`, a nested
 //! `.git`) is known part by part, so that a write the person approved into
-//! it takes in that file only: a command's plant beside it is moved.
+//! it takes in that file only: a command's plant beside it is moved — also
+//! a plant deeper in the same part (`.cursor/rules/evil.mdc` beside an
+//! approved `.cursor/rules/style.mdc`).
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
 
-use super::{Census, Ident, ident, move_out};
+use super::{Census, Ident, NESTED_DEPTH, ident, move_and_say_beside};
 
-/// What a folder directly holds: name → what it is.
-pub(super) type Parts = BTreeMap<std::ffi::OsString, Ident>;
+/// The most entries below one watched folder's parts that are known one by
+/// one (for an approved write inside a part); a part that would take more
+/// is known only as a whole.
+pub(super) const DEEP_ENTRIES: usize = 4_096;
 
-/// The things directly in the folder `dir`, each identified; in a git
-/// folder, what its identity covers (`ident`): its config files and each
-/// hook (`hooks/NAME`).
-pub(super) fn parts_of(dir: &Path) -> Parts {
-    let listed = |d: &Path, prefix: &Path| -> Vec<(std::ffi::OsString, Ident)> {
-        (std::fs::read_dir(d).into_iter().flatten().flatten())
-            .filter_map(|e| {
-                Some((
-                    prefix.join(e.file_name()).into_os_string(),
-                    ident(&e.path())?,
-                ))
-            })
-            .collect()
-    };
-    if dir.file_name().is_none_or(|n| n != ".git") {
-        return listed(dir, Path::new("")).into_iter().collect();
+/// What a watched folder holds.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub(super) struct Parts {
+    /// What is directly in it, by name (in a git folder: its config files
+    /// and each hook, `hooks/NAME`); a folder part by everything in it.
+    pub(super) top: BTreeMap<OsString, Ident>,
+    /// Below each folder part small enough: the path below the watched
+    /// folder → what it is (a folder by its inode alone, a file by its
+    /// inode, length and change time).
+    deep: BTreeMap<PathBuf, Ident>,
+    /// The folder parts too large (or deep) to know one by one.
+    cut: BTreeSet<OsString>,
+}
+
+impl Parts {
+    /// Whether the folder part `name` can be judged entry by entry: the
+    /// same folder in `self` (before) and `now`, known one by one both
+    /// times.
+    fn fine(&self, now: &Parts, name: &OsStr) -> bool {
+        matches!(
+            (self.top.get(name), now.top.get(name)),
+            (Some(Ident::Dir(a, _)), Some(Ident::Dir(b, _))) if a == b
+        ) && !self.cut.contains(name)
+            && !now.cut.contains(name)
     }
-    let mut parts: Parts = ["config", "commondir", "config.worktree"]
-        .into_iter()
-        .filter_map(|n| Some((n.into(), ident(&dir.join(n))?)))
-        .collect();
-    parts.extend(listed(&dir.join("hooks"), Path::new("hooks")));
+
+    /// What is below the part `name`.
+    fn below<'a>(&'a self, name: &'a OsStr) -> impl Iterator<Item = (&'a PathBuf, &'a Ident)> {
+        self.deep.iter().filter(move |(p, _)| p.starts_with(name))
+    }
+
+    /// What in `now` appeared or changed since `self` (paths below the
+    /// watched folder, the outermost of each; inside a part that is still
+    /// the same folder, only what in it changed), and whether anything
+    /// known is gone (not a plant: it stays gone).
+    pub(super) fn changes(&self, now: &Parts) -> (Vec<PathBuf>, bool) {
+        let mut lost = self.top.keys().any(|n| !now.top.contains_key(n));
+        let mut changed = Vec::new();
+        for (name, id) in &now.top {
+            if self.top.get(name) == Some(id) {
+                continue;
+            }
+            if !self.fine(now, name) {
+                changed.push(PathBuf::from(name));
+                continue;
+            }
+            let inner: Vec<PathBuf> = (now.below(name))
+                .filter(|(p, i)| self.deep.get(*p) != Some(*i))
+                .map(|(p, _)| p.clone())
+                .collect();
+            let gone_inside = self.below(name).any(|(p, _)| !now.deep.contains_key(p));
+            lost |= gone_inside;
+            if inner.is_empty() && !gone_inside {
+                // Changed in a way no entry shows: the part goes whole.
+                changed.push(PathBuf::from(name));
+            }
+            changed.extend(outermost(inner));
+        }
+        (changed, lost)
+    }
+
+    /// Whether `self` (now) holds nothing that is new since `before` but
+    /// what was moved away since (`gone`, paths below the watched folder).
+    pub(super) fn nothing_new(&self, before: &Parts, gone: &BTreeSet<PathBuf>) -> bool {
+        self.top.iter().all(|(name, id)| {
+            if gone.contains(Path::new(name)) {
+                return false;
+            }
+            if before.top.get(name) == Some(id) {
+                return true;
+            }
+            before.fine(self, name)
+                && (self.below(name))
+                    .all(|(q, i)| before.deep.get(q) == Some(i) && !gone.contains(q))
+        })
+    }
+
+    /// These parts without the parts named in `gone` (paths below the
+    /// watched folder) and what is below them.
+    pub(super) fn without(mut self, gone: &BTreeSet<PathBuf>) -> Parts {
+        let goes = |p: &Path| gone.iter().any(|g| p.starts_with(g));
+        self.top.retain(|name, _| !goes(Path::new(name)));
+        self.deep.retain(|p, _| !goes(p));
+        self.cut.retain(|name| !goes(Path::new(name)));
+        self
+    }
+}
+
+/// The things in the folder `dir`, each identified; in a git folder, what
+/// its identity covers (`ident`): its config files and each hook
+/// (`hooks/NAME`).
+pub(super) fn parts_of(dir: &Path) -> Parts {
+    let listed = |d: &Path| -> Vec<(OsString, Ident)> {
+        let mut all: Vec<_> = (std::fs::read_dir(d).into_iter().flatten().flatten())
+            .filter_map(|e| Some((e.file_name(), ident(&e.path())?)))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    };
+    let mut parts = Parts::default();
+    if dir.file_name().is_some_and(|n| n == ".git") {
+        parts.top = ["config", "commondir", "config.worktree"]
+            .into_iter()
+            .filter_map(|n| Some((n.into(), ident(&dir.join(n))?)))
+            .collect();
+        for (name, id) in listed(&dir.join("hooks")) {
+            parts.top.insert(Path::new("hooks").join(name).into(), id);
+        }
+        return parts;
+    }
+    let mut budget = DEEP_ENTRIES;
+    for (name, id) in listed(dir) {
+        if matches!(id, Ident::Dir(..)) {
+            match deep_below(&dir.join(&name), &mut budget) {
+                Some(below) => (parts.deep)
+                    .extend((below.into_iter()).map(|(p, i)| (Path::new(&name).join(p), i))),
+                None => {
+                    parts.cut.insert(name.clone());
+                }
+            }
+        }
+        parts.top.insert(name, id);
+    }
     parts
 }
 
-/// The part of the folder `watched` (as [`parts_of`] names them) that the
-/// approved path `rel` goes through: `.cursor/rules/a.md` below `.cursor`
-/// is `rules`; `.git/hooks/pre-commit` below `.git` is `hooks/pre-commit`.
-fn accepted_part(rel: &Path, watched: &Path) -> Option<std::ffi::OsString> {
-    let below = rel.strip_prefix(watched).ok()?;
-    let mut names = below.iter();
-    let first = names.next()?;
-    let git = watched.file_name().is_some_and(|n| n == ".git");
-    Some(match names.next() {
-        Some(second) if git && first == "hooks" => Path::new(first).join(second).into_os_string(),
-        _ => first.to_os_string(),
-    })
+/// What an entry below a part is, from its metadata alone (a folder by its
+/// inode: what is in it counts on its own).
+fn shallow_ident(meta: &std::fs::Metadata) -> Ident {
+    use std::os::unix::fs::MetadataExt;
+    if meta.is_dir() {
+        return Ident::Dir(meta.ino(), 0);
+    }
+    let mut bytes = Vec::with_capacity(32);
+    for v in [
+        meta.ino(),
+        meta.len(),
+        meta.ctime() as u64,
+        meta.ctime_nsec() as u64,
+    ] {
+        bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    let hash = super::super::census_record::fnv(&bytes);
+    match meta.is_file() {
+        true => Ident::File(hash),
+        false => Ident::Other(hash),
+    }
+}
+
+/// Everything below the folder `part` (paths relative to it), breadth
+/// first, or `None` when it holds more than `budget` entries or goes
+/// deeper than the census walks (`budget` is spent only on success).
+fn deep_below(part: &Path, budget: &mut usize) -> Option<Vec<(PathBuf, Ident)>> {
+    let mut left = *budget;
+    let mut out = Vec::new();
+    let mut level = vec![PathBuf::new()];
+    for depth in 0..=NESTED_DEPTH {
+        let mut next = Vec::new();
+        for sub in &level {
+            for e in std::fs::read_dir(part.join(sub)).ok()?.flatten() {
+                left = left.checked_sub(1)?;
+                let rel = sub.join(e.file_name());
+                let meta = std::fs::symlink_metadata(part.join(&rel)).ok()?;
+                if meta.is_dir() {
+                    next.push(rel.clone());
+                }
+                out.push((rel, shallow_ident(&meta)));
+            }
+        }
+        if next.is_empty() {
+            *budget = left;
+            return Some(out);
+        }
+        if depth == NESTED_DEPTH {
+            return None;
+        }
+        level = next;
+    }
+    None
+}
+
+/// Of `paths`, those with none of the others above them.
+fn outermost(paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    let all: BTreeSet<PathBuf> = paths.iter().cloned().collect();
+    (paths.into_iter())
+        .filter(|p| !p.ancestors().skip(1).any(|a| all.contains(a)))
+        .collect()
+}
+
+/// What of `now` the approved path `below` (relative to the watched
+/// folder) explains: itself and the folders it is in. A folder part too
+/// large to know one by one explains nothing unless it was so before too
+/// (the person's own large part): a command could have grown it to hide a
+/// plant in it.
+fn explained(below: &Path, name: &Path, before: &Parts, now: &Parts) -> bool {
+    if !below.starts_with(name) {
+        return false;
+    }
+    let top = name.as_os_str();
+    !now.cut.contains(top) || before.cut.contains(top)
 }
 
 impl Census {
     /// Takes in what the person approved a file tool to write at `rel`,
     /// below the entry `watched`. A file entry (or the folder itself) is
     /// taken as it is; in a folder entry only the approved file is: what
-    /// else changed in the folder since it was taken in is moved out on
-    /// its own, and said, before the folder is taken in. In a git folder
-    /// anything else changed leaves the folder to the check.
+    /// else changed in the folder since it was taken in — beside the file
+    /// or deeper in the same part — is moved out on its own, and said,
+    /// before the folder is taken in. In a git folder anything else
+    /// changed leaves the folder to the check.
     pub(super) fn accept(
         &mut self,
         watched: &Path,
@@ -65,51 +234,61 @@ impl Census {
     ) {
         let folder = self.workspace.join(watched);
         if rel != watched && std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
-            let mut approved = accepted_part(rel, watched);
+            let Ok(below) = rel.strip_prefix(watched) else {
+                return;
+            };
+            // The approved file as it is now: its metadata first, then
+            // what it holds, then the folder's parts; a swap in between
+            // changes the metadata the parts hold.
+            let path = self.workspace.join(rel);
+            let meta = std::fs::symlink_metadata(&path)
+                .ok()
+                .map(|m| shallow_ident(&m));
+            let content = ident(&path);
             let before = self.parts.get(watched).cloned().unwrap_or_default();
             let now = parts_of(&folder);
             // A file the person approved that no longer holds what was
             // written there was swapped after the write: not theirs.
-            if let Some(part) = approved.as_ref()
-                && watched.join(part) == rel
-                && !self.holds_written(rel, now.get(part))
-            {
-                approved = None;
+            let swapped = !self.holds_written(rel, content.as_ref())
+                || match now.deep.get(below) {
+                    Some(m) => Some(m) != meta.as_ref(),
+                    None => (now.top.get(below.as_os_str()))
+                        .is_some_and(|t| Some(t) != content.as_ref()),
+                };
+            let approved = |name: &Path| !swapped && explained(below, name, &before, &now);
+            let mut unexpected: Vec<PathBuf> = Vec::new();
+            for (name, id) in &now.top {
+                let name = Path::new(name);
+                if !approved(name) && before.top.get(name.as_os_str()) != Some(id) {
+                    unexpected.push(name.to_path_buf());
+                }
             }
-            let mut unexpected: Vec<std::ffi::OsString> = (now.iter())
-                .filter(|(name, id)| {
-                    approved.as_ref() != Some(*name) && before.get(*name) != Some(*id)
-                })
-                .map(|(name, _)| name.clone())
-                .collect();
-            // A git part that went away changes what git runs too.
-            unexpected.extend(
-                (before.keys())
-                    .filter(|n| !now.contains_key(*n) && approved.as_ref() != Some(*n))
-                    .filter(|_| watched.file_name().is_some_and(|n| n == ".git"))
-                    .cloned(),
-            );
             let is_git = watched.file_name().is_some_and(|n| n == ".git");
-            if is_git && !unexpected.is_empty() {
-                return;
+            // A git part that went away changes what git runs too.
+            if is_git {
+                let lost = (before.top.keys())
+                    .any(|n| !now.top.contains_key(n) && !approved(Path::new(n)));
+                if lost || !unexpected.is_empty() {
+                    return;
+                }
             }
-            for name in unexpected {
-                let (from, part) = (folder.join(&name), watched.join(&name));
-                said.push(match move_out(&from, &part, quarantine) {
-                    Ok(to) => format!(
-                        "`{}` appeared or changed beside a file you approved; your own git (or \
-                         cairn, or another agent) would obey it outside the sandbox, so cairn \
-                         moved it to {}",
-                        part.display(),
-                        to.display()
-                    ),
-                    Err(e) => format!(
-                        "`{}` appeared or changed beside a file you approved, and cairn could \
-                         not move it away ({e}): remove it before you run git or an agent here",
-                        part.display()
-                    ),
-                });
+            // Deeper: what changed in an approved part other than the
+            // approved file and the folders it is in.
+            let top_unexpected: BTreeSet<PathBuf> = unexpected.iter().cloned().collect();
+            for (p, id) in &now.deep {
+                let part = p.iter().next().map(PathBuf::from).unwrap_or_default();
+                if top_unexpected.contains(&part) || approved(p) {
+                    continue;
+                }
+                if before.deep.get(p) != Some(id) {
+                    unexpected.push(p.clone());
+                }
             }
+            // A folder that goes takes what is in it.
+            let going: Vec<PathBuf> = (outermost(unexpected).iter())
+                .map(|p| watched.join(p))
+                .collect();
+            said.extend(move_and_say_beside(&self.workspace, &going, quarantine));
         }
         let Some(id) = ident(&folder) else {
             return;
@@ -127,6 +306,3 @@ impl Census {
             .or_insert_with(std::time::Instant::now);
     }
 }
-
-#[cfg(test)]
-mod tests;

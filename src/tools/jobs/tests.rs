@@ -85,3 +85,21 @@ async fn jobs_of_a_dropped_table_end_as_killed() {
     let (_, end) = follower.await.unwrap();
     assert!(matches!(end, JobEnd::Killed { .. }), "{end:?}");
 }
+
+/// A command that ended after a census's last check still counts for its
+/// next one (it could have written unbound while it ran); one that ended
+/// before does not.
+#[test]
+fn a_command_that_ended_since_the_last_check_still_counts() {
+    let began = Instant::now() - std::time::Duration::from_secs(3600);
+    let key = -7_700_001;
+    lock_running().insert(key, began);
+    let checked = Instant::now();
+    ended(key);
+    let oldest = oldest_running_since(Some(checked));
+    assert!(oldest.is_some_and(|o| o <= began), "{oldest:?}");
+    // Checked after it ended: an hour-old start is no longer counted
+    // (other tests' commands may run meanwhile, all younger).
+    let oldest = oldest_running_since(Some(Instant::now()));
+    assert!(oldest.is_none_or(|o| o > began), "{oldest:?}");
+}
