@@ -12,6 +12,33 @@ pub fn home_dir() -> Option<PathBuf> {
         .map(PathBuf::from)
 }
 
+/// The home folder the account's own record names (`/etc/passwd`), which
+/// `HOME` may not be (`sudo -E`, a CI container's `HOME=/github/home`):
+/// the sandbox hides it too.
+pub fn account_home() -> Option<PathBuf> {
+    use std::ffi::CStr;
+    let mut buf = vec![0u8; 16 * 1024];
+    // SAFETY: `getpwuid_r` writes into `pwd` and `buf`, both ours and
+    // large enough as told; `found` is null or points at `pwd`.
+    unsafe {
+        let mut pwd: libc::passwd = std::mem::zeroed();
+        let mut found: *mut libc::passwd = std::ptr::null_mut();
+        let rc = libc::getpwuid_r(
+            libc::geteuid(),
+            &mut pwd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            &mut found,
+        );
+        if rc != 0 || found.is_null() || pwd.pw_dir.is_null() {
+            return None;
+        }
+        let dir = CStr::from_ptr(pwd.pw_dir).to_bytes();
+        use std::os::unix::ffi::OsStrExt;
+        (!dir.is_empty() && dir != b"/").then(|| PathBuf::from(std::ffi::OsStr::from_bytes(dir)))
+    }
+}
+
 /// Lexical normalisation: removes `.` and resolves `..` without consulting
 /// the file system.
 pub fn lexical(path: &Path) -> PathBuf {

@@ -75,6 +75,7 @@ fn probe_policy() -> Policy {
     let place = super::policy::Place {
         workspace: Path::new("/"),
         home: None,
+        account_home: None,
         private_dirs: &[],
         caches: None,
         layer: super::policy::Layer::Namespace,
@@ -142,7 +143,7 @@ fn build_with(
         Some(c) => a.pair("--bind", &c.tmp, Path::new("/tmp")),
         None => a.one("--tmpfs", Path::new("/tmp")),
     }
-    if let Some(home) = &policy.home {
+    for home in by_depth(&policy.homes) {
         a.one("--tmpfs", home);
     }
     for path in by_depth(&policy.read) {
@@ -219,11 +220,7 @@ fn build_with(
     for socket in &policy.unix_sockets {
         a.pair("--bind-try", socket, socket);
     }
-    if let Some(home) = policy
-        .home
-        .as_ref()
-        .filter(|h| !policy.writable.contains(h))
-    {
+    for home in (policy.homes.iter()).filter(|h| !policy.writable.contains(h)) {
         // Writes to home fail plainly instead of vanishing with the tmpfs.
         a.one("--remount-ro", home);
     }
@@ -310,7 +307,7 @@ pub(super) fn file_type(fd: &OwnedFd) -> Option<libc::mode_t> {
 /// Whether `path` would be seen at all: outside the hidden home, or in
 /// what is bound back into it.
 fn visible(policy: &Policy, path: &Path) -> bool {
-    let in_home = policy.home.as_ref().is_some_and(|h| path.starts_with(h));
+    let in_home = policy.homes.iter().any(|h| path.starts_with(h));
     !in_home
         || policy
             .read

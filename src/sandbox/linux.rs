@@ -160,7 +160,7 @@ fn ruleset(policy: &Policy, abi: ABI) -> Result<OwnedFd, SandboxError> {
     // The system: everything but the home directory, the denied paths and
     // /dev, whose terminals stay out of reach.
     let mut hidden: Vec<PathBuf> = policy.deny_read.clone();
-    hidden.extend(policy.home.clone());
+    hidden.extend(policy.homes.iter().cloned());
     hidden.push(PathBuf::from("/dev"));
     // A rule holds for everything beneath its path, so the directories on
     // the way to a hidden one (`/` among them) get no rule at all: listing

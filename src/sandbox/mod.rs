@@ -137,6 +137,8 @@ pub struct Sandbox {
 struct Settings {
     config: SandboxConfig,
     home: Option<PathBuf>,
+    /// The account's own home when `HOME` names another folder.
+    account_home: Option<PathBuf>,
     /// cairn's own config, data and state directories.
     private_dirs: Vec<PathBuf>,
     /// `--no-sandbox` was given.
@@ -174,7 +176,20 @@ impl Sandbox {
         {
             inner.cache_area = Some(base.cache_dir().join(CACHE_AREA));
         }
-        sandbox
+        sandbox.with_account_home(crate::paths::account_home())
+    }
+
+    /// The same, also hiding `account_home` (the account's own home) when
+    /// it is not the home already given.
+    pub fn with_account_home(mut self, account_home: Option<PathBuf>) -> Sandbox {
+        let same = |a: &Path, b: &Path| {
+            a == b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+        };
+        let other = account_home.filter(|a| self.inner.home.as_deref().is_none_or(|h| !same(a, h)));
+        if let Some(inner) = Arc::get_mut(&mut self.inner) {
+            inner.account_home = other;
+        }
+        self
     }
 
     /// Same, with the home and cairn's directories given (tests).
@@ -189,6 +204,7 @@ impl Sandbox {
             inner: Arc::new(Settings {
                 config: config.clone(),
                 home,
+                account_home: None,
                 private_dirs,
                 turned_off_by_flag: no_sandbox_flag,
                 cache_area,
@@ -252,6 +268,7 @@ impl Sandbox {
         Place {
             workspace,
             home: self.inner.home.as_deref(),
+            account_home: self.inner.account_home.as_deref(),
             private_dirs: &self.inner.private_dirs,
             caches,
             layer: layer().unwrap_or(Layer::Kernel),

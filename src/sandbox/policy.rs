@@ -53,6 +53,9 @@ pub enum Layer {
 pub struct Place<'a> {
     pub workspace: &'a Path,
     pub home: Option<&'a Path>,
+    /// The account's own home when `HOME` names another folder: hidden
+    /// as `home` is, with the same allow-list.
+    pub account_home: Option<&'a Path>,
     /// cairn's own config, data, state and cache directories.
     pub private_dirs: &'a [PathBuf],
     pub caches: Option<&'a Caches>,
@@ -68,8 +71,9 @@ pub struct Policy {
     /// The workspace is neither the home directory nor above it; when it
     /// is, commands may neither read nor write it.
     pub workspace_usable: bool,
-    /// Hidden from commands but for `read` (canonical).
-    pub home: Option<PathBuf>,
+    /// Hidden from commands but for `read` (canonical): `HOME`, and the
+    /// account's own home when that is another folder.
+    pub homes: Vec<PathBuf>,
     /// Where commands may write (and read), existing paths only.
     pub writable: Vec<PathBuf>,
     /// Readable under the hidden home: the allow-list and `[sandbox] read`.
@@ -161,7 +165,14 @@ impl Policy {
     pub fn build(mode: SandboxMode, config: &SandboxConfig, at: &Place<'_>) -> Policy {
         let workspace = std::fs::canonicalize(at.workspace).unwrap_or(at.workspace.into());
         let home = at.home.and_then(|h| std::fs::canonicalize(h).ok());
-        let workspace_usable = home.as_ref().is_none_or(|h| !h.starts_with(&workspace));
+        // Each home the same way: `HOME` first, then the account's own.
+        let mut homes: Vec<PathBuf> = home.iter().cloned().collect();
+        if let Some(other) = at.account_home.and_then(|h| std::fs::canonicalize(h).ok())
+            && !homes.contains(&other)
+        {
+            homes.push(other);
+        }
+        let workspace_usable = homes.iter().all(|h| !h.starts_with(&workspace));
         let mut writable = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
             if workspace_usable {
@@ -186,7 +197,7 @@ impl Policy {
             push_existing(&mut writable, c.tmp.clone());
         }
         let mut read = Vec::new();
-        if let Some(h) = at.home {
+        for h in at.home.iter().chain(&at.account_home) {
             for allowed in super::home::ALLOW {
                 push_existing(&mut read, h.join(allowed));
             }
@@ -200,7 +211,7 @@ impl Policy {
             push_existing(&mut read, workspace.clone());
         }
         let mut deny_read = Vec::new();
-        if let Some(h) = at.home {
+        for h in at.home.iter().chain(&at.account_home) {
             for secret in DEFAULT_DENY_READ {
                 push_existing(&mut deny_read, h.join(secret));
             }
@@ -218,7 +229,12 @@ impl Policy {
                 push_existing(&mut deny_read, p);
             }
         }
-        let redacted = redacted_configs_into(at.home, &placed_configs, at.caches, &mut deny_read);
+        let redacted = redacted_configs_into(
+            at.home.iter().chain(&at.account_home).copied(),
+            &placed_configs,
+            at.caches,
+            &mut deny_read,
+        );
         // A denied path inside the workspace stays denied; a writable root
         // inside a denied one is dropped.
         writable.retain(|w| !deny_read.iter().any(|d| w.starts_with(d)));
@@ -259,7 +275,7 @@ impl Policy {
             mode,
             workspace,
             workspace_usable,
-            home,
+            homes,
             writable,
             read,
             deny_read,
@@ -285,7 +301,7 @@ impl Policy {
             mode: SandboxMode::WorkspaceWrite,
             workspace,
             workspace_usable: true,
-            home: None,
+            homes: Vec::new(),
             writable,
             read: Vec::new(),
             deny_read,
@@ -405,15 +421,15 @@ fn is_default_writable(path: &Path) -> bool {
 /// the real file is denied, and a copy without those lines is written
 /// where commands cannot write (`<cache area>/.redacted`, beside the
 /// projects' folders) for bubblewrap to show in its place.
-fn redacted_configs_into(
-    home: Option<&Path>,
+fn redacted_configs_into<'a>(
+    homes: impl Iterator<Item = &'a Path>,
     placed: &[PathBuf],
     caches: Option<&super::caches::Caches>,
     deny_read: &mut Vec<PathBuf>,
 ) -> Vec<(PathBuf, PathBuf)> {
     let mut out = Vec::new();
     let mut files: Vec<PathBuf> = Vec::new();
-    let from_home = home.into_iter().flat_map(|home| {
+    let from_home = homes.flat_map(|home| {
         (super::home::CONFIG_WITH_SECRETS.iter())
             .map(|rel| home.join(rel))
             .chain(super::gitstate::persons_configs(home))
@@ -577,6 +593,7 @@ mod tests {
             Place {
                 workspace: ws,
                 home: Some(h),
+                account_home: None,
                 private_dirs: private,
                 caches: None,
                 layer: Layer::Kernel,
@@ -604,7 +621,7 @@ mod tests {
         // The person's caches are not writable; home is hidden but for
         // the allow-list; git's and cairn's own files are read-only.
         assert!(!p.writable.iter().any(|w| w.starts_with(h.join(".cargo"))));
-        assert_eq!(p.home.as_deref(), Some(h.as_path()));
+        assert_eq!(p.homes, std::slice::from_ref(&h));
         assert!(p.read.contains(&h.join(".cargo")) && p.read.contains(&h.join(".config/git")));
         assert!(!p.read.contains(&h.join(".mozilla")));
         assert_eq!(
@@ -673,6 +690,43 @@ mod tests {
         assert_eq!(p.deny_read.len(), 2);
     }
 
+    /// `HOME` names one folder and the account's own record another
+    /// (`sudo -E`, a CI container): both are hidden, each with the same
+    /// allow-list and secrets, and a workspace above either is unusable.
+    #[test]
+    fn the_accounts_own_home_is_hidden_as_home_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = std::fs::canonicalize(dir.path()).unwrap();
+        let (env_home, own) = (d.join("ci-home"), d.join("root"));
+        for sub in [".ssh", ".cargo", ".mozilla"] {
+            std::fs::create_dir_all(own.join(sub)).unwrap();
+        }
+        std::fs::create_dir_all(env_home.join("ws")).unwrap();
+        std::fs::write(own.join(".netrc"), "machine x").unwrap();
+        let build = |ws: &Path| {
+            Policy::build(
+                SandboxMode::WorkspaceWrite,
+                &SandboxConfig::default(),
+                &Place {
+                    workspace: ws,
+                    home: Some(&env_home),
+                    account_home: Some(&own),
+                    private_dirs: &[],
+                    caches: None,
+                    layer: Layer::Kernel,
+                },
+            )
+        };
+        let p = build(&env_home.join("ws"));
+        assert_eq!(p.homes, [env_home.clone(), own.clone()]);
+        assert!(p.read.contains(&own.join(".cargo")), "{:?}", p.read);
+        assert!(!p.read.contains(&own.join(".mozilla")));
+        assert!(p.deny_read.contains(&own.join(".ssh")));
+        assert!(p.deny_read.contains(&own.join(".netrc")));
+        assert!(p.workspace_usable);
+        assert!(!build(&d).workspace_usable);
+    }
+
     #[test]
     fn a_grant_adds_the_network_and_the_nearest_existing_directory() {
         let dir = tempfile::tempdir().unwrap();
@@ -681,6 +735,7 @@ mod tests {
         let place = Place {
             workspace: &ws,
             home: None,
+            account_home: None,
             private_dirs: &[],
             caches: None,
             layer: Layer::Kernel,

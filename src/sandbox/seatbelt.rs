@@ -42,7 +42,7 @@ pub fn profile(policy: &Policy) -> String {
         }
         p.push_str(")\n");
     }
-    if let Some(home) = &policy.home {
+    for home in &policy.homes {
         // Home is hidden but for the allow-list and what may be written.
         p.push_str(&format!("(deny file-read* {})\n", target(home)));
         let open: Vec<_> = policy.read.iter().chain(&policy.writable).collect();

@@ -194,7 +194,7 @@ fn policy_lines(out: &mut String, p: &Policy) {
             line(format!("  {}", r.display()));
         }
     }
-    if let Some(home) = &p.home {
+    for home in &p.homes {
         line(format!(
             "home {}: not readable, but for (read-only):",
             home.display()

@@ -34,6 +34,7 @@ mod c20_git_config;
 mod c21_review5;
 mod c22_own_path;
 mod c23_outside_server;
+mod c24_account_home;
 mod c2_terminal;
 mod c3_sockets;
 mod c4_persistence;
