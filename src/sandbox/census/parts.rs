@@ -306,3 +306,6 @@ impl Census {
             .or_insert_with(std::time::Instant::now);
     }
 }
+
+#[cfg(test)]
+mod tests;
