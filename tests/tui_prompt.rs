@@ -215,3 +215,47 @@ async fn the_next_prompt_typed_as_a_dialog_appears_does_not_answer_it() {
     assert!(!home.project.path().join(".cairn/config.toml").exists());
     quit(app);
 }
+
+/// Ctrl+G hands the prompt to the person's `$EDITOR`, which runs outside
+/// the sandbox: it starts in the temporary file's folder, never in the
+/// workspace, whose editor settings (`.exrc`, `.helix/languages.toml`) a
+/// command could have written. The edited text comes back as the prompt.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_edits_the_prompt_in_the_editor_started_outside_the_workspace() {
+    let home = TestHome::new();
+    let editor = home.home.path().join("editor.sh");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nprintf 'edited in %s after %s' \"$PWD\" \"$(cat \"$1\")\" > \"$1\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("ok")]).await;
+    let mut vars = home.vars(&mock.url());
+    vars.push(("EDITOR".into(), editor.display().to_string()));
+    let mut app = PtyApp::spawn(
+        Path::new(env!("CARGO_BIN_EXE_cairn")),
+        &[],
+        &vars,
+        home.project.path(),
+        24,
+        200,
+    );
+    app.wait_for_text("Ask cairn");
+    app.type_text("draft");
+    app.send(b"\x07");
+    let screen = app.wait_for_text("edited in ");
+    assert!(screen.contains("after draft"), "{screen}");
+    let project = home.project.path().canonicalize().unwrap();
+    let line = (screen.lines())
+        .find(|l| l.contains("edited in "))
+        .unwrap()
+        .to_string();
+    assert!(
+        !line.contains(&project.display().to_string())
+            && !line.contains(&home.project.path().display().to_string()),
+        "the editor started in the workspace: {line}"
+    );
+    quit(app);
+}

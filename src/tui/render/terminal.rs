@@ -166,7 +166,13 @@ pub fn copy_to_clipboard(text: &str, system: &mut Option<arboard::Clipboard>) ->
 }
 
 /// Runs `$VISUAL`/`$EDITOR` on `text` with the screen handed over, and
-/// returns the edited text.
+/// returns the edited text. The editor runs as the person, outside the
+/// sandbox, so it starts in the temporary file's folder, not the
+/// workspace: editors read a project's own settings from where they start
+/// (`.exrc`, `.nvim.lua`, `.helix/languages.toml` naming a language
+/// server, `.zed/settings.json`), and a command the model ran could have
+/// written those. It is found on cairn's own `PATH`, which holds no
+/// workspace folder (`sandbox::own_path`).
 pub fn edit_in_editor(text: &str, mouse: bool) -> Result<String, String> {
     let editor = std::env::var("VISUAL")
         .or_else(|_| std::env::var("EDITOR"))
@@ -181,10 +187,12 @@ pub fn edit_in_editor(text: &str, mouse: bool) -> Result<String, String> {
     // The editor string may carry arguments ("code --wait").
     let mut parts = editor.split_whitespace();
     let program = parts.next().unwrap_or("vi");
-    let status = std::process::Command::new(program)
-        .args(parts)
-        .arg(file.path())
-        .status();
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(parts).arg(file.path());
+    if let Some(dir) = file.path().parent() {
+        cmd.current_dir(dir);
+    }
+    let status = cmd.status();
     let back = enter(mouse);
     let status = status.map_err(|e| format!("cannot start `{editor}`: {e}"))?;
     back.map_err(|e| format!("cannot restore the screen: {e}"))?;
