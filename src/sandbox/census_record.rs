@@ -22,16 +22,26 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+/// What a watched entry is. What a file or folder holds is known by
+/// [`strong`], which no command can match on purpose: with a weak hash a
+/// command could swap in a file of its own that hashes as the person's.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Ident {
-    File(u64),
+    File(u128),
     /// A folder: its inode, and what its config and hooks hold.
-    Dir(u64, u64),
+    Dir(u64, u128),
     Other(u64),
 }
 
+/// The form of [`Record`] this build writes; a record of another form
+/// (an older build's, with weaker idents) is not compared with.
+const VERSION: u32 = 2;
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct Record {
+    /// [`VERSION`] when this build wrote it (0 in older records).
+    #[serde(default)]
+    pub version: u32,
     /// The session that wrote it last (a random number per session).
     pub owner: u64,
     /// When that session ended cleanly (nanoseconds since the epoch).
@@ -136,7 +146,9 @@ pub fn file_for(state: &Path, workspace: &Path) -> PathBuf {
 
 pub fn load(file: &Path) -> Option<Record> {
     let bytes = super::head::head(file);
-    serde_json::from_slice(&bytes).ok()
+    serde_json::from_slice::<Record>(&bytes)
+        .ok()
+        .filter(|r| r.version == VERSION)
 }
 
 /// Writes `record` whole (a new file renamed over the old one).
@@ -144,7 +156,14 @@ pub fn save(file: &Path, record: &Record) {
     let Some(dir) = file.parent() else {
         return;
     };
-    let Ok(text) = serde_json::to_vec(record) else {
+    let record = Record {
+        version: VERSION,
+        owner: record.owner,
+        ended: record.ended,
+        seen: record.seen.clone(),
+        unreported: record.unreported.clone(),
+    };
+    let Ok(text) = serde_json::to_vec(&record) else {
         return;
     };
     let fresh = file.with_extension("json.new");
@@ -153,8 +172,20 @@ pub fn save(file: &Path, record: &Record) {
         .and_then(|_| std::fs::rename(&fresh, file));
 }
 
-/// A hash that stays the same across processes and releases (what is kept
-/// on disk must compare equal tomorrow).
+/// The first 128 bits of SHA-256: the same across processes and releases
+/// (what is kept on disk must compare equal tomorrow), and no command can
+/// make two contents hash alike.
+pub fn strong(bytes: &[u8]) -> u128 {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    let mut first = [0u8; 16];
+    first.copy_from_slice(&digest[..16]);
+    u128::from_le_bytes(first)
+}
+
+/// A quick hash that stays the same across processes and releases, for
+/// names and numbers no one can profit from matching (never for what a
+/// file holds: [`strong`]).
 pub fn fnv(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in bytes {
@@ -221,10 +252,14 @@ mod tests {
     fn the_hash_is_fixed_and_the_record_round_trips() {
         assert_eq!(fnv(b""), 0xcbf2_9ce4_8422_2325);
         assert_eq!(fnv(b"a"), 0xaf63_dc4c_8601_ec8c);
+        // SHA-256 of nothing begins e3 b0 c4 42 98 fc 1c 14 …
+        assert_eq!(strong(b"") & 0xffff_ffff, 0x42c4_b0e3);
+        assert_ne!(strong(b"a"), strong(b"b"));
         let d = tempfile::tempdir().unwrap();
         let file = file_for(d.path(), Path::new("/w/app"));
         assert_ne!(file, file_for(d.path(), Path::new("/w/app2")));
         let r = Record {
+            version: 0,
             owner: 7,
             ended: Some(5),
             seen: vec![(PathBuf::from(".git/hooks"), Ident::Dir(1, 2))],
@@ -236,5 +271,10 @@ mod tests {
         assert_eq!(back.seen, r.seen);
         assert!(made_while_unwatched(&back, 5) && !made_while_unwatched(&back, 6));
         assert!(made_while_unwatched(&Record::default(), 6));
+        // An older build's record is not compared with.
+        let mut old = serde_json::to_value(&r).unwrap();
+        old.as_object_mut().unwrap().remove("version");
+        std::fs::write(&file, old.to_string()).unwrap();
+        assert!(load(&file).is_none());
     }
 }

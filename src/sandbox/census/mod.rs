@@ -691,6 +691,7 @@ impl Census {
             return;
         };
         let record = r::Record {
+            version: 0,
             owner: self.owner,
             ended,
             seen: self
@@ -793,34 +794,65 @@ pub fn record_file(state: &Path, workspace: &Path) -> PathBuf {
 pub struct Written(Ident);
 
 impl Written {
-    /// What [`ident`] finds for a regular file holding `bytes`.
+    /// What [`ident`] finds for a regular file holding `bytes` (one
+    /// larger than it reads whole matches nothing: its change time is
+    /// part of its identity).
     pub fn of(bytes: &[u8]) -> Written {
-        let head = &bytes[..bytes.len().min(super::head::HEAD_BYTES as usize)];
-        Written(Ident::File(
-            super::census_record::fnv(head) ^ bytes.len() as u64,
-        ))
+        if bytes.len() as u64 > super::head::WHOLE_BYTES {
+            return Written(Ident::Other(u64::MAX));
+        }
+        Written(Ident::File(file_hash(bytes, bytes.len() as u64)))
     }
+}
+
+/// A file's identity from what it holds and its length.
+fn file_hash(bytes: &[u8], len: u64) -> u128 {
+    super::census_record::strong(bytes) ^ u128::from(len)
+}
+
+/// `bytes` after their length: what is framed so can never read as
+/// another split of the same bytes (a config's end as a commondir).
+fn frame(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    out.extend_from_slice(bytes);
 }
 
 fn ident(path: &Path) -> Option<Ident> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(path).ok()?;
     // Kept on disk between sessions: a hash that never changes.
-    let hash = super::census_record::fnv;
+    let hash = super::census_record::strong;
     Some(if meta.is_file() {
-        Ident::File(hash(&head(path)) ^ meta.len())
+        if meta.len() <= super::head::WHOLE_BYTES {
+            let whole = super::head::up_to(path, super::head::WHOLE_BYTES);
+            Ident::File(file_hash(&whole, meta.len()))
+        } else {
+            // Too large to read at every check: its start and its
+            // metadata (a write past the start changes the change time).
+            let mut known = head(path);
+            for v in [
+                meta.len(),
+                meta.ino(),
+                meta.ctime() as u64,
+                meta.ctime_nsec() as u64,
+            ] {
+                known.extend_from_slice(&v.to_le_bytes());
+            }
+            Ident::File(hash(&known))
+        }
     } else if meta.is_dir() {
         // A git folder: what redirects or runs — its config, commondir,
         // worktree config and each hook, by name and content.
-        let mut inside = head(&path.join("config"));
-        inside.extend(head(&path.join("commondir")));
-        inside.extend(head(&path.join("config.worktree")));
+        let mut inside = Vec::new();
+        for name in ["config", "commondir", "config.worktree"] {
+            frame(&mut inside, &head(&path.join(name)));
+        }
         if let Ok(hooks) = std::fs::read_dir(path.join("hooks")) {
             let mut names: Vec<_> = hooks.flatten().map(|e| e.file_name()).collect();
             names.sort();
             for n in names {
-                inside.extend_from_slice(n.as_encoded_bytes());
-                inside.extend(head(&path.join("hooks").join(&n)));
+                frame(&mut inside, n.as_encoded_bytes());
+                frame(&mut inside, &head(&path.join("hooks").join(&n)));
             }
         }
         if path.file_name().is_some_and(|n| n != ".git") {
@@ -860,7 +892,7 @@ fn listing(dir: &Path) -> Vec<u8> {
             }
         }
         match meta {
-            Ok(m) if m.is_file() => out.extend(head(&p)),
+            Ok(m) if m.is_file() => frame(&mut out, &head(&p)),
             // Each part (a skill) walked on its own budget: a large tree
             // in one never hides a change in another.
             Ok(m) if m.is_dir() => nested_listing(&p, &mut out),

@@ -157,10 +157,10 @@ fn shallow_ident(meta: &std::fs::Metadata) -> Ident {
     ] {
         bytes.extend_from_slice(&v.to_le_bytes());
     }
-    let hash = super::super::census_record::fnv(&bytes);
+    let hash = super::super::census_record::strong(&bytes);
     match meta.is_file() {
         true => Ident::File(hash),
-        false => Ident::Other(hash),
+        false => Ident::Other(hash as u64),
     }
 }
 
