@@ -329,6 +329,23 @@ fn answer(
     if !moved.is_empty() {
         let note = format!("[cairn] {}", moved.join("\n[cairn] "));
         output.content.push(ResultContent::text(note));
+        // An edit is shown as its diff, without its text: the person hears
+        // of the move beside it.
+        if matches!(
+            output.display,
+            Some(ToolDisplay::Diff(_) | ToolDisplay::Diffs { .. })
+        ) {
+            moved_notice(&ctx.shared, &moved);
+        }
+        // A job that planted one would plant it again (as the watcher
+        // stops them).
+        if ctx.session.jobs.any_running() {
+            ctx.session.jobs.kill_all();
+            ctx.shared.emit(AgentEvent::Notice {
+                level: crate::protocol::NoticeLevel::Warning,
+                text: STOPPED_JOBS.to_string(),
+            });
+        }
     }
     crate::tools::env::redact_output(&mut output);
     let screen = crate::ansi::keep_colours(&output.text_content());
@@ -417,6 +434,11 @@ pub(super) fn moved_notice(shared: &super::Shared, moved: &[String]) {
     }
 }
 
+/// Said when a plant stops the session's background jobs.
+const STOPPED_JOBS: &str = "[cairn] Stopped the session's background jobs: a git control file \
+                            appeared while they ran, and a job that plants one would plant it \
+                            again.";
+
 /// How often the control files are looked at while a background job runs.
 const PLANT_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -464,10 +486,7 @@ fn watch_for_plants(shared: &Arc<super::Shared>, session: &Arc<crate::tools::Ses
                 moved_notice(&shared, &moved);
                 shared.emit(AgentEvent::Notice {
                     level: crate::protocol::NoticeLevel::Warning,
-                    text: "[cairn] Stopped the session's background jobs: a git control file \
-                           appeared while they ran, and a job that plants one would plant it \
-                           again."
-                        .to_string(),
+                    text: STOPPED_JOBS.to_string(),
                 });
             }
         }

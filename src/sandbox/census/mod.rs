@@ -450,10 +450,19 @@ impl Census {
             .filter(|(rel, _)| !waiting(rel))
             .filter(|(rel, id)| {
                 let before = self.seen.get(*rel);
-                let held = held_read_only(rel, bound) && self.bound_for_all(rel);
-                before != Some(*id) && !(before.is_some() && held)
+                if before == Some(*id) {
+                    return false;
+                }
+                // A change to what a bind held is the person's — unless a
+                // file in it has another name a command could write
+                // through (a hard link made before the bind).
+                let held = before.is_some()
+                    && held_read_only(rel, bound)
+                    && self.bound_for_all(rel)
+                    && !linked_elsewhere(&self.workspace.join(rel));
+                !held
             })
-            .filter(|(rel, _)| !runs_nothing(&self.workspace.join(rel), rel))
+            .filter(|(rel, id)| !runs_nothing(&self.workspace.join(rel), rel, id))
             .map(|(r, i)| (r.clone(), i.clone()))
             .collect();
         if !moving.is_empty() {
@@ -596,7 +605,7 @@ impl Census {
                 let path = workspace.join(rel);
                 if known.iter().any(|(k, i)| k == rel && i == id)
                     || !r::made_while_any_unwatched(&others, r::changed_at(&path))
-                    || runs_nothing(&path, rel)
+                    || runs_nothing(&path, rel, id)
                 {
                     continue;
                 }
@@ -705,49 +714,87 @@ impl Census {
     }
 }
 
+/// Whether the entry at `path` (the workspace's `rel`), judged as `id`,
+/// can make nothing run, as a fresh `git init` makes it: a `.git/hooks`
+/// folder holding only git's sample hooks (which git never runs), a
+/// `.git/info` holding only an `exclude` list of comments (a pattern could
+/// hide a plant from the person's `git status`), an empty `.git/branches`.
+/// Told from the same read its identity comes from, which must be `id`: a
+/// folder swapped for a clean twin while it is read again is not it.
+/// Whether a file at `path`, or in the folder at `path`, has another name
+/// (a hard link): what a read-only bind holds is the name, not the file,
+/// so a command that linked it before it was bound writes it through the
+/// other name. A folder too large to walk counts as linked.
+fn linked_elsewhere(path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return false;
+    };
+    if !meta.is_dir() {
+        return meta.is_file() && meta.nlink() > 1;
+    }
+    let mut budget = NESTED_ENTRIES;
+    let mut level = vec![path.to_path_buf()];
+    for _ in 0..=NESTED_DEPTH {
+        let mut next = Vec::new();
+        for dir in &level {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let Some(left) = budget.checked_sub(1) else {
+                    return true;
+                };
+                budget = left;
+                match std::fs::symlink_metadata(e.path()) {
+                    Ok(m) if m.is_dir() => next.push(e.path()),
+                    Ok(m) if m.is_file() && m.nlink() > 1 => return true,
+                    _ => {}
+                }
+            }
+        }
+        if next.is_empty() {
+            return false;
+        }
+        level = next;
+    }
+    true
+}
+
+fn runs_nothing(path: &Path, rel: &Path, id: &Ident) -> bool {
+    let allowed = |name: &[u8]| match rel.to_str() {
+        Some(".git/hooks") => name.ends_with(b".sample"),
+        Some(".git/info") => name == b"exclude",
+        _ => false,
+    };
+    if ![".git/hooks", ".git/info", ".git/branches"]
+        .iter()
+        .any(|r| rel == Path::new(r))
+    {
+        return false;
+    }
+    let mut noted = Some(Vec::new());
+    // A real folder only (`ident` does not follow a link): a link's folder
+    // could fill later, unseen.
+    if !matches!(ident_noting(path, &mut noted), Some(read @ Ident::Dir(..)) if read == *id) {
+        return false;
+    }
+    noted.unwrap_or_default().iter().all(|(name, content)| {
+        let comments_only = |text: &[u8]| {
+            (text.len() < super::head::HEAD_BYTES as usize)
+                && (text.split(|b| *b == b'\n'))
+                    .all(|l| l.trim_ascii().is_empty() || l.starts_with(b"#"))
+        };
+        allowed(name.as_encoded_bytes())
+            && content
+                .as_deref()
+                .is_some_and(|c| rel != Path::new(".git/info") || comments_only(c))
+    })
+}
+
 /// What a census knows after it moved things: of `after` (read again),
 /// what is as it was judged (`judged`) and was not moved. Anything else —
 /// a moved thing back already, a change made since it was judged (a job
 /// still running may plant again at once) — keeps what was known of it
 /// (`known`), or stays unknown, so the next check judges it: it is never
 /// taken in as found.
-/// Whether the entry at `path` (the workspace's `rel`) can make nothing
-/// run, as a fresh `git init` makes it: a `.git/hooks` folder holding only
-/// git's sample hooks (which git never runs), a `.git/info` holding only
-/// an `exclude` list of comments (a pattern could hide a plant from the
-/// person's `git status`), an empty `.git/branches`.
-fn runs_nothing(path: &Path, rel: &Path) -> bool {
-    let allowed = |name: &[u8]| match rel.to_str() {
-        Some(".git/hooks") => name.ends_with(b".sample"),
-        Some(".git/info") => name == b"exclude",
-        _ => false,
-    };
-    // A real folder only: a link's folder could fill later, unseen.
-    if ![".git/hooks", ".git/info", ".git/branches"]
-        .iter()
-        .any(|r| rel == Path::new(r))
-        || !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir())
-    {
-        return false;
-    }
-    let Ok(entries) = std::fs::read_dir(path) else {
-        return false;
-    };
-    entries.flatten().all(|e| {
-        let comments_only = || {
-            let whole = e
-                .metadata()
-                .is_ok_and(|m| m.len() < super::head::HEAD_BYTES);
-            whole
-                && (super::head::head(&e.path()).split(|b| *b == b'\n'))
-                    .all(|l| l.trim_ascii().is_empty() || l.starts_with(b"#"))
-        };
-        allowed(e.file_name().as_encoded_bytes())
-            && e.file_type().is_ok_and(|t| t.is_file())
-            && (rel != Path::new(".git/info") || comments_only())
-    })
-}
-
 fn settled(
     after: BTreeMap<PathBuf, Ident>,
     judged: &BTreeMap<PathBuf, Ident>,
@@ -818,6 +865,16 @@ fn frame(out: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 fn ident(path: &Path) -> Option<Ident> {
+    ident_noting(path, &mut None)
+}
+
+/// What a folder directly holds, as [`ident`] read it: each name, with
+/// what it holds when it is a regular file.
+type Noted = Vec<(std::ffi::OsString, Option<Vec<u8>>)>;
+
+/// [`ident`], noting in `noted` (when given) what a watched folder other
+/// than a git folder directly holds, from the same read.
+fn ident_noting(path: &Path, noted: &mut Option<Noted>) -> Option<Ident> {
     use std::os::unix::fs::MetadataExt;
     let meta = std::fs::symlink_metadata(path).ok()?;
     // Kept on disk between sessions: a hash that never changes.
@@ -858,7 +915,7 @@ fn ident(path: &Path) -> Option<Ident> {
         if path.file_name().is_some_and(|n| n != ".git") {
             // Any other watched folder (`.git/remotes`, `.claude/skills`,
             // `.cursor`): what it holds directly, by name and content.
-            inside.extend(listing(path));
+            inside.extend(listing(path, noted));
         }
         Ident::Dir(meta.ino(), hash(&inside))
     } else {
@@ -868,7 +925,7 @@ fn ident(path: &Path) -> Option<Ident> {
 
 /// The names of a folder's entries, sorted, each with the start of its
 /// content when it is a file.
-fn listing(dir: &Path) -> Vec<u8> {
+fn listing(dir: &Path, noted: &mut Option<Noted>) -> Vec<u8> {
     let mut names: Vec<_> = std::fs::read_dir(dir)
         .into_iter()
         .flatten()
@@ -890,6 +947,10 @@ fn listing(dir: &Path) -> Vec<u8> {
             for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
                 out.extend_from_slice(&v.to_le_bytes());
             }
+        }
+        if let Some(noted) = noted.as_mut() {
+            let content = meta.as_ref().is_ok_and(|m| m.is_file()).then(|| head(&p));
+            noted.push((n.clone(), content));
         }
         match meta {
             Ok(m) if m.is_file() => frame(&mut out, &head(&p)),

@@ -233,6 +233,8 @@ impl Census {
         said: &mut Vec<String>,
     ) {
         let folder = self.workspace.join(watched);
+        // The folder as judged, and what was moved from it (paths below it).
+        let mut judged: Option<(Parts, BTreeSet<PathBuf>)> = None;
         if rel != watched && std::fs::symlink_metadata(&folder).is_ok_and(|m| m.is_dir()) {
             let Ok(below) = rel.strip_prefix(watched) else {
                 return;
@@ -285,11 +287,13 @@ impl Census {
                 }
             }
             // A folder that goes takes what is in it.
-            let going: Vec<PathBuf> = (outermost(unexpected).iter())
-                .map(|p| watched.join(p))
-                .collect();
+            let gone = outermost(unexpected);
+            let going: Vec<PathBuf> = gone.iter().map(|p| watched.join(p)).collect();
             said.extend(move_and_say_beside(&self.workspace, &going, quarantine));
+            judged = Some((now, gone.into_iter().collect()));
         }
+        // Its identity first, then its parts: a part planted meanwhile is
+        // in neither, or makes the parts differ from what was judged.
         let Some(id) = ident(&folder) else {
             return;
         };
@@ -298,7 +302,16 @@ impl Census {
             return;
         }
         if matches!(id, Ident::Dir(..)) {
-            self.parts.insert(watched.to_path_buf(), parts_of(&folder));
+            let parts = parts_of(&folder);
+            // Anything new since it was judged (a plant put back as soon
+            // as it was moved) leaves the folder to the next check, which
+            // judges it against what was known before the write.
+            if let Some((was, gone)) = &judged
+                && !parts.nothing_new(was, gone)
+            {
+                return;
+            }
+            self.parts.insert(watched.to_path_buf(), parts);
         }
         self.seen.insert(watched.to_path_buf(), id);
         (self.seen_at)

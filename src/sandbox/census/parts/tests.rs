@@ -128,3 +128,25 @@ fn a_submodules_or_nested_repositorys_rebase_exec_is_disarmed() {
         );
     }
 }
+
+/// Fourth review of session 14 (A): an approved write's folder was taken
+/// in as read again after its plants were moved, so a plant put back at
+/// once was taken in. What is read again must hold nothing but what was
+/// judged, less what was moved.
+#[test]
+fn a_plant_put_back_after_the_move_is_something_new() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join(".cursor");
+    std::fs::create_dir_all(dir.join("rules")).unwrap();
+    std::fs::write(dir.join("rules/style.mdc"), "tabs").unwrap();
+    std::fs::write(dir.join("rules/zz-evil.mdc"), "evil").unwrap();
+    let judged = super::parts_of(&dir);
+    let gone: std::collections::BTreeSet<PathBuf> = [PathBuf::from("rules/zz-evil.mdc")].into();
+    std::fs::rename(dir.join("rules/zz-evil.mdc"), d.path().join("away")).unwrap();
+    assert!(super::parts_of(&dir).nothing_new(&judged, &gone));
+    std::fs::write(dir.join("rules/zz-evil.mdc"), "evil").unwrap();
+    assert!(!super::parts_of(&dir).nothing_new(&judged, &gone));
+    std::fs::remove_file(dir.join("rules/zz-evil.mdc")).unwrap();
+    std::fs::write(dir.join("rules/other.mdc"), "evil").unwrap();
+    assert!(!super::parts_of(&dir).nothing_new(&judged, &gone));
+}
