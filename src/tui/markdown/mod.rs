@@ -14,7 +14,7 @@ mod table;
 
 use super::highlight;
 use super::theme::Theme;
-use super::wrap::{pad_to, wrap_code, wrap_spans};
+use super::wrap::{pad_to, spans_width, wrap_code, wrap_spans};
 use crate::text::width as str_width;
 
 /// A fenced or indented code block found in a markdown text.
@@ -451,15 +451,26 @@ impl<'a> Renderer<'a> {
             }
         };
         let bg = t.code_bg;
+        let mut rows = Vec::new();
         for line in segs {
             let spans: Vec<Span<'static>> = line
                 .iter()
                 .map(|(s, text)| Span::styled(text.clone(), bg.patch(*s)))
                 .collect();
-            for mut row in wrap_code(spans, avail, Some(Span::styled("↪ ", bg.patch(t.dim)))) {
-                pad_to(&mut row, avail, bg);
-                self.emit(row);
-            }
+            rows.extend(wrap_code(
+                spans,
+                avail,
+                Some(Span::styled("↪ ", bg.patch(t.dim))),
+            ));
+        }
+        // The shaded box is as wide as the block's widest row and a space,
+        // not the whole width: a screen of short code lines would otherwise
+        // be mostly padding, drawn (and sent to the terminal) again with
+        // every scroll.
+        let box_width = rows.iter().map(|r| spans_width(r)).max().unwrap_or(0) + 1;
+        for mut row in rows {
+            pad_to(&mut row, box_width.min(avail), bg);
+            self.emit(row);
         }
     }
 
@@ -542,4 +553,30 @@ pub fn render(text: &str, width: u16, theme: &Theme) -> Vec<Line<'static>> {
     }
     r.flush();
     r.out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A code block's shaded box is as wide as its widest line and one
+    /// space, not the whole width: short code on a wide screen is not
+    /// mostly padding, drawn and sent to the terminal with every scroll.
+    #[test]
+    fn a_code_box_is_as_wide_as_its_widest_line() {
+        let theme = Theme::dark();
+        let lines = render("```\nab\nabcd\n```\n", 80, &theme);
+        let widths: Vec<usize> = (lines.iter())
+            .filter(|l| l.spans.iter().any(|s| s.content.contains("ab")))
+            .map(|l| spans_width(&l.spans))
+            .collect();
+        assert_eq!(widths, [5, 5], "{lines:?}");
+        // A line longer than the screen wraps within it.
+        let long = format!("```\n{}\n```\n", "x".repeat(100));
+        let lines = render(&long, 40, &theme);
+        assert!(
+            lines.iter().all(|l| spans_width(&l.spans) <= 40),
+            "{lines:?}"
+        );
+    }
 }
