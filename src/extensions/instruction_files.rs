@@ -7,8 +7,12 @@
 use std::path::{Component, Path};
 
 /// The file names agents read as instructions, wherever they lie.
-const NAMES: [&str; 7] = [
+const NAMES: [&str; 11] = [
     "agents.md",
+    "agents.override.md",
+    "copilot-instructions.md",
+    ".windsurfrules",
+    ".clinerules",
     "claude.md",
     "claude.local.md",
     "crush.md",
@@ -18,7 +22,7 @@ const NAMES: [&str; 7] = [
 ];
 
 /// Folders whose every file is read by cairn or another agent.
-const FOLDERS: [&str; 3] = [".cairn", ".claude", ".agents"];
+const FOLDERS: [&str; 4] = [".cairn", ".claude", ".agents", ".clinerules"];
 
 /// The folders of the person's own cairn config that hold extensions.
 const USER_FOLDERS: [&str; 3] = ["skills", "commands", "agents"];

@@ -86,10 +86,26 @@ pub const AGENT_CONTROL: &[&str] = &[
     ".vscode/tasks.json",
     ".vscode/settings.json",
     ".vscode/launch.json",
+    ".vscode/mcp.json",
     ".envrc",
     ".mcp.json",
     ".gemini/settings.json",
+    ".gemini/commands",
     ".cursor",
+    ".codex",
+    ".opencode",
+    "opencode.json",
+    "opencode.jsonc",
+    "crush.json",
+    ".crush.json",
+    ".zed",
+    ".windsurf",
+    // Read by a git-hook shim the person installed: their next commit
+    // runs what they name.
+    ".pre-commit-config.yaml",
+    "lefthook.yml",
+    "lefthook-local.yml",
+    ".lefthook.yml",
     ".idea/runConfigurations",
     ".idea/workspace.xml",
     ".devcontainer",
@@ -101,6 +117,10 @@ pub const AGENT_CONTROL: &[&str] = &[
     "CRUSH.md",
     "GEMINI.md",
     ".goosehints",
+    "AGENTS.override.md",
+    ".github/copilot-instructions.md",
+    ".windsurfrules",
+    ".clinerules",
 ];
 
 /// Below the root, besides [`AGENT_CONTROL`]: another repository (`git
@@ -189,7 +209,7 @@ fn control_at(first: &str, second: Option<&str>) -> Option<&'static str> {
 /// scripts, MCP server lists, dev containers.
 fn other_tool(first: &str, second: Option<&str>) -> Option<&'static str> {
     let what = match (first, second) {
-        (".vscode", Some("tasks.json" | "settings.json" | "launch.json")) => {
+        (".vscode", Some("tasks.json" | "settings.json" | "launch.json" | "mcp.json")) => {
             "your editor's tasks, launch and settings (VS Code and its forks): it runs the \
              commands and programs they name"
         }
@@ -197,9 +217,16 @@ fn other_tool(first: &str, second: Option<&str>) -> Option<&'static str> {
         (".mcp.json", None) => {
             "the project's MCP servers for other agents: they start the programs it names"
         }
-        (".gemini", Some("settings.json")) | (".cursor", Some(_)) => {
-            "another agent's project settings (hooks, MCP servers, rules): it runs what they name"
+        (".gemini", Some("settings.json" | "commands"))
+        | (".cursor" | ".codex" | ".opencode" | ".zed" | ".windsurf", Some(_))
+        | ("opencode.json" | "opencode.jsonc" | "crush.json" | ".crush.json", None) => {
+            "another agent's or editor's project settings (hooks, MCP servers, commands, rules, \
+             tasks): it runs what they name"
         }
+        (
+            ".pre-commit-config.yaml" | "lefthook.yml" | "lefthook-local.yml" | ".lefthook.yml",
+            None,
+        ) => "the hooks a git-hook manager runs: your next commit runs what it names",
         (".idea", Some("runconfigurations" | "workspace.xml")) => {
             "your IDE's run configurations (JetBrains): it runs the programs they name"
         }
@@ -228,6 +255,16 @@ mod tests {
             "sub/.git/config",
             "sub/.GIT/config",
             ".Claude/Settings.json",
+            // Peers' and editors' files (a review of session 14).
+            "opencode.json",
+            ".opencode/command/x.md",
+            "crush.json",
+            ".codex/config.toml",
+            ".gemini/commands/x.toml",
+            ".vscode/mcp.json",
+            ".zed/tasks.json",
+            ".pre-commit-config.yaml",
+            "sub/lefthook.yml",
             ".cairn/config.toml",
             ".cairn",
             ".claude/settings.json",
