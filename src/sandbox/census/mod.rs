@@ -114,6 +114,12 @@ pub struct Census {
     oldest_running: Option<std::time::Instant>,
     /// When the last check began.
     checked_at: Option<std::time::Instant>,
+    /// Entries a command could have reached while they were not bound for
+    /// it (it began before they were taken in), or that had another name:
+    /// by inode. A command that linked one then could write it through
+    /// the link later, long after the link is gone, so a change to one is
+    /// never taken for the person's.
+    exposed: BTreeMap<PathBuf, u64>,
     /// What git config names inside the workspace, read once: files the
     /// configs include, and hooks folders `core.hooksPath` names. The
     /// configs themselves are read-only to commands (bound, watched under
@@ -153,8 +159,52 @@ impl Census {
         c.tree = Some(super::nested::Tree::take(workspace));
         let now = c.current();
         c.take_in(now);
+        // What already has another name (linked in an earlier session).
+        let linked: Vec<PathBuf> = (c.seen.keys())
+            .filter(|rel| linked_elsewhere(&c.workspace.join(rel)))
+            .cloned()
+            .collect();
+        for rel in linked {
+            c.expose(&rel);
+        }
         c.publish();
         c
+    }
+
+    /// Notes `rel` as exposed, as the inode it is now.
+    fn expose(&mut self, rel: &Path) {
+        use std::os::unix::fs::MetadataExt;
+        if let Ok(m) = std::fs::symlink_metadata(self.workspace.join(rel)) {
+            self.exposed.insert(rel.to_path_buf(), m.ino());
+        }
+    }
+
+    /// Notes what a command could reach unbound now: every entry taken in
+    /// after the oldest command still running (or ended since the last
+    /// check) began, and every file with another name.
+    fn note_exposed(&mut self) {
+        use std::os::unix::fs::MetadataExt;
+        let reachable: Vec<PathBuf> = (self.seen.keys())
+            .filter(|rel| {
+                !self.bound_for_all(rel)
+                    || std::fs::symlink_metadata(self.workspace.join(rel))
+                        .is_ok_and(|m| m.is_file() && m.nlink() > 1)
+            })
+            .cloned()
+            .collect();
+        for rel in reachable {
+            self.expose(&rel);
+        }
+        let seen = &self.seen;
+        self.exposed.retain(|rel, _| seen.contains_key(rel));
+    }
+
+    /// Whether `rel` is, as it is now, an entry noted as exposed.
+    fn is_exposed(&self, rel: &Path) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        self.exposed.get(rel).is_some_and(|ino| {
+            std::fs::symlink_metadata(self.workspace.join(rel)).is_ok_and(|m| m.ino() == *ino)
+        })
     }
 
     /// The next check takes in the approved `path` only if it holds what
@@ -393,6 +443,7 @@ impl Census {
     ) -> Vec<String> {
         let mut said = Vec::new();
         self.checked_at = Some(std::time::Instant::now());
+        self.note_exposed();
         // Folders that lost a planted part, with the parts they are known
         // by from now on.
         let mut settle_parts: Vec<(PathBuf, Parts)> = Vec::new();
@@ -459,6 +510,7 @@ impl Census {
                 let held = before.is_some()
                     && held_read_only(rel, bound)
                     && self.bound_for_all(rel)
+                    && !self.is_exposed(rel)
                     && !linked_elsewhere(&self.workspace.join(rel));
                 !held
             })
@@ -568,6 +620,8 @@ impl Census {
                 self.parts.insert(rel, parts);
             }
         }
+        // What was taken in now while a command that began before ran.
+        self.note_exposed();
         if changed {
             self.save(None, &[]);
         }
