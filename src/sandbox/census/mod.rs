@@ -776,14 +776,18 @@ impl Census {
 /// Told from the same read its identity comes from, which must be `id`: a
 /// folder swapped for a clean twin while it is read again is not it.
 /// Whether a file at `path`, or in the folder at `path`, has another name
-/// (a hard link): what a read-only bind holds is the name, not the file,
-/// so a command that linked it before it was bound writes it through the
-/// other name. A folder too large to walk counts as linked.
+/// (a hard link) or is a link: what a read-only bind holds is the name,
+/// not the file, so a command that linked it before it was bound writes it
+/// through the other name, and what a link names lies outside the bind. A
+/// folder too large to walk counts as linked.
 fn linked_elsewhere(path: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let Ok(meta) = std::fs::symlink_metadata(path) else {
         return false;
     };
+    if meta.is_symlink() {
+        return true;
+    }
     if !meta.is_dir() {
         return meta.is_file() && meta.nlink() > 1;
     }
@@ -799,6 +803,8 @@ fn linked_elsewhere(path: &Path) -> bool {
                 budget = left;
                 match std::fs::symlink_metadata(e.path()) {
                     Ok(m) if m.is_dir() => next.push(e.path()),
+                    // What a link names is bound by no bind of the entry.
+                    Ok(m) if m.is_symlink() => return true,
                     Ok(m) if m.is_file() && m.nlink() > 1 => return true,
                     _ => {}
                 }
@@ -972,6 +978,19 @@ fn ident_noting(path: &Path, noted: &mut Option<Noted>) -> Option<Ident> {
             inside.extend(listing(path, noted));
         }
         Ident::Dir(meta.ino(), hash(&inside))
+    } else if meta.is_symlink() {
+        // A link by itself and by what it names (agents follow it; what
+        // it names may lie where commands write, unbound).
+        let mut known = meta.ino().to_le_bytes().to_vec();
+        if let Ok(t) = std::fs::metadata(path) {
+            for v in [t.ino(), t.len(), t.ctime() as u64, t.ctime_nsec() as u64] {
+                known.extend_from_slice(&v.to_le_bytes());
+            }
+            if t.is_dir() {
+                nested_listing(path, &mut known);
+            }
+        }
+        Ident::Other(hash(&known) as u64)
     } else {
         Ident::Other(meta.ino())
     })
@@ -1007,6 +1026,18 @@ fn listing(dir: &Path, noted: &mut Option<Noted>) -> Vec<u8> {
             noted.push((n.clone(), content));
         }
         match meta {
+            Ok(m) if m.is_symlink() => {
+                // What the link names, as a part of its own.
+                if let Ok(t) = std::fs::metadata(&p) {
+                    use std::os::unix::fs::MetadataExt;
+                    for v in [t.ino(), t.len(), t.ctime() as u64, t.ctime_nsec() as u64] {
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                    if t.is_dir() {
+                        nested_listing(&p, &mut out);
+                    }
+                }
+            }
             Ok(m) if m.is_file() => frame(&mut out, &head(&p)),
             // Each part (a skill) walked on its own budget: a large tree
             // in one never hides a change in another.
@@ -1034,7 +1065,9 @@ fn nested_listing(part: &Path, out: &mut Vec<u8>) {
     use std::os::unix::fs::MetadataExt;
     let mut budget = NESTED_ENTRIES;
     let mut level = vec![part.to_path_buf()];
-    for _ in 0..NESTED_DEPTH {
+    // As deep as it goes, within the budget: a file rewritten in place
+    // far down changes no folder above it.
+    loop {
         let mut next = Vec::new();
         for dir in &level {
             let mut entries: Vec<_> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
@@ -1057,7 +1090,18 @@ fn nested_listing(part: &Path, out: &mut Vec<u8>) {
                 for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
                     out.extend_from_slice(&v.to_le_bytes());
                 }
-                if m.is_dir() {
+                // A link counts as what it names too: agents follow it,
+                // and what it names may lie where commands write.
+                let mut is_dir = m.is_dir();
+                if m.is_symlink()
+                    && let Ok(t) = std::fs::metadata(&p)
+                {
+                    for v in [t.ino(), t.len(), t.ctime() as u64, t.ctime_nsec() as u64] {
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                    is_dir = t.is_dir();
+                }
+                if is_dir {
                     next.push(p);
                 }
             }
