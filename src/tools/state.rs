@@ -295,7 +295,9 @@ impl SessionState {
             return Vec::new();
         };
         census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
-        census.check_deferring(&quarantine(), &[], &deferred)
+        let said = census.check_deferring(&quarantine(), &[], &deferred);
+        census.before_writing(paths);
+        said
     }
 
     /// A file tool changed `path` to `bytes` (other than before).

@@ -114,6 +114,10 @@ pub struct Census {
     oldest_running: Option<std::time::Instant>,
     /// When the last check began.
     checked_at: Option<std::time::Instant>,
+    /// For an approved write into a part too large to know entry by entry:
+    /// the part (workspace-relative) → the approved path and the part's
+    /// hash without it, taken right before the write (`before_writing`).
+    pre_write: BTreeMap<PathBuf, (PathBuf, u128)>,
     /// Entries a command could have reached while they were not bound for
     /// it (it began before they were taken in), or that had another name:
     /// by inode. A command that linked one then could write it through
@@ -487,6 +491,7 @@ impl Census {
             }
         }
         self.written.clear();
+        self.pre_write.clear();
         let now = self.current();
         #[cfg(test)]
         let bound = self.bound.unwrap_or_else(super::binds_held);

@@ -217,7 +217,109 @@ fn explained(below: &Path, name: &Path, before: &Parts, now: &Parts) -> bool {
     !now.cut.contains(top) || before.cut.contains(top)
 }
 
+/// A hash of everything in the folder `part` but the entry `skip` (a path
+/// below it), and the metadata of the folders `skip` is in (the write
+/// changes their change times): whatever else changes in the part changes
+/// it. Walked on the census's nested budget.
+fn hash_without(part: &Path, skip: &Path) -> u128 {
+    use std::os::unix::fs::MetadataExt;
+    let mut out = Vec::new();
+    let mut budget = super::NESTED_ENTRIES;
+    let mut level = vec![PathBuf::new()];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for sub in &level {
+            let mut names: Vec<OsString> = (std::fs::read_dir(part.join(sub)).into_iter())
+                .flatten()
+                .flatten()
+                .map(|e| e.file_name())
+                .collect();
+            names.sort();
+            out.push(b'{');
+            for n in names {
+                let rel = sub.join(&n);
+                if rel == skip {
+                    continue;
+                }
+                let Some(left) = budget.checked_sub(1) else {
+                    out.extend_from_slice(b"\0cut");
+                    return super::super::census_record::strong(&out);
+                };
+                budget = left;
+                out.extend_from_slice(n.as_encoded_bytes());
+                out.push(0);
+                let Ok(m) = std::fs::symlink_metadata(part.join(&rel)) else {
+                    continue;
+                };
+                if !skip.starts_with(&rel) {
+                    for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
+                        out.extend_from_slice(&v.to_le_bytes());
+                    }
+                }
+                let followed = match m.is_symlink() {
+                    true => std::fs::metadata(part.join(&rel)).is_ok_and(|t| t.is_dir()),
+                    false => m.is_dir(),
+                };
+                if followed {
+                    next.push(rel);
+                }
+            }
+            out.push(b'}');
+        }
+        level = next;
+    }
+    super::super::census_record::strong(&out)
+}
+
 impl Census {
+    /// Right before a file tool writes `paths` the person approved: for
+    /// each that goes into a part of a watched folder too large to know
+    /// entry by entry, what the part holds without it, so that the check
+    /// after the write can tell the write from anything else.
+    pub fn before_writing(&mut self, paths: &[PathBuf]) {
+        for path in paths {
+            let Ok(rel) = path.strip_prefix(&self.workspace) else {
+                continue;
+            };
+            let folders: Vec<PathBuf> = (self.parts.iter())
+                .filter(|(w, _)| rel.starts_with(w) && rel != w.as_path())
+                .map(|(w, _)| w.clone())
+                .collect();
+            for watched in folders {
+                let Ok(below) = rel.strip_prefix(&watched) else {
+                    continue;
+                };
+                let Some(top) = below.iter().next() else {
+                    continue;
+                };
+                let cut = self
+                    .parts
+                    .get(&watched)
+                    .is_some_and(|p| p.cut.contains(top));
+                let (Ok(rest), true) = (below.strip_prefix(top), cut) else {
+                    continue;
+                };
+                let part = watched.join(top);
+                let hash = hash_without(&self.workspace.join(&part), rest);
+                self.pre_write.insert(part, (rel.to_path_buf(), hash));
+            }
+        }
+    }
+
+    /// Whether the part `top` of `watched`, too large to know entry by
+    /// entry, holds nothing new but the approved `rel` since right before
+    /// the write.
+    fn cut_part_holds_only(&self, watched: &Path, top: &Path, rel: &Path) -> bool {
+        let part = watched.join(top);
+        let Some((approved, hash)) = self.pre_write.get(&part) else {
+            return false;
+        };
+        let Ok(rest) = rel.strip_prefix(&part) else {
+            return false;
+        };
+        approved == rel && hash_without(&self.workspace.join(&part), rest) == *hash
+    }
+
     /// Takes in what the person approved a file tool to write at `rel`,
     /// below the entry `watched`. A file entry (or the folder itself) is
     /// taken as it is; in a folder entry only the approved file is: what
@@ -257,7 +359,15 @@ impl Census {
                     None => (now.top.get(below.as_os_str()))
                         .is_some_and(|t| Some(t) != content.as_ref()),
                 };
-            let approved = |name: &Path| !swapped && explained(below, name, &before, &now);
+            // In a part too large to know entry by entry, only what the
+            // part held right before the write, and the write.
+            let whole_part_ok = |name: &Path| {
+                let top = Path::new(name.iter().next().unwrap_or_default());
+                !now.cut.contains(top.as_os_str()) || self.cut_part_holds_only(watched, top, rel)
+            };
+            let approved = |name: &Path| {
+                !swapped && explained(below, name, &before, &now) && whole_part_ok(name)
+            };
             let mut unexpected: Vec<PathBuf> = Vec::new();
             for (name, id) in &now.top {
                 let name = Path::new(name);

