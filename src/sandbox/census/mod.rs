@@ -952,14 +952,7 @@ fn ident_noting(path: &Path, noted: &mut Option<Noted>) -> Option<Ident> {
             // Too large to read at every check: its start and its
             // metadata (a write past the start changes the change time).
             let mut known = head(path);
-            for v in [
-                meta.len(),
-                meta.ino(),
-                meta.ctime() as u64,
-                meta.ctime_nsec() as u64,
-            ] {
-                known.extend_from_slice(&v.to_le_bytes());
-            }
+            push_meta(&mut known, &meta);
             Ident::File(hash(&known))
         }
     } else if meta.is_dir() {
@@ -988,9 +981,7 @@ fn ident_noting(path: &Path, noted: &mut Option<Noted>) -> Option<Ident> {
         // it names may lie where commands write, unbound).
         let mut known = meta.ino().to_le_bytes().to_vec();
         if let Ok(t) = std::fs::metadata(path) {
-            for v in [t.ino(), t.len(), t.ctime() as u64, t.ctime_nsec() as u64] {
-                known.extend_from_slice(&v.to_le_bytes());
-            }
+            push_meta(&mut known, &t);
             if t.is_dir() {
                 nested_listing(path, &mut known);
             }
@@ -1021,10 +1012,7 @@ fn listing(dir: &Path, noted: &mut Option<Noted>) -> Vec<u8> {
         // pointed elsewhere, or a large file grown past what `head` reads,
         // changes it.
         if let Ok(m) = &meta {
-            use std::os::unix::fs::MetadataExt;
-            for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
-                out.extend_from_slice(&v.to_le_bytes());
-            }
+            push_meta(&mut out, m);
         }
         if let Some(noted) = noted.as_mut() {
             let content = meta.as_ref().is_ok_and(|m| m.is_file()).then(|| head(&p));
@@ -1034,10 +1022,7 @@ fn listing(dir: &Path, noted: &mut Option<Noted>) -> Vec<u8> {
             Ok(m) if m.is_symlink() => {
                 // What the link names, as a part of its own.
                 if let Ok(t) = std::fs::metadata(&p) {
-                    use std::os::unix::fs::MetadataExt;
-                    for v in [t.ino(), t.len(), t.ctime() as u64, t.ctime_nsec() as u64] {
-                        out.extend_from_slice(&v.to_le_bytes());
-                    }
+                    push_meta(&mut out, &t);
                     if t.is_dir() {
                         nested_listing(&p, &mut out);
                     }
@@ -1067,7 +1052,6 @@ const NESTED_DEPTH: usize = 16;
 /// it back, so a command that rewrites a file in place changes it; reading
 /// only the metadata keeps the check cheap.
 fn nested_listing(part: &Path, out: &mut Vec<u8>) {
-    use std::os::unix::fs::MetadataExt;
     let mut budget = NESTED_ENTRIES;
     let mut level = vec![part.to_path_buf()];
     // As deep as it goes, within the budget: a file rewritten in place
@@ -1092,18 +1076,14 @@ fn nested_listing(part: &Path, out: &mut Vec<u8>) {
                 let Ok(m) = std::fs::symlink_metadata(&p) else {
                     continue;
                 };
-                for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
+                push_meta(out, &m);
                 // A link counts as what it names too: agents follow it,
                 // and what it names may lie where commands write.
                 let mut is_dir = m.is_dir();
                 if m.is_symlink()
                     && let Ok(t) = std::fs::metadata(&p)
                 {
-                    for v in [t.ino(), t.len(), t.ctime() as u64, t.ctime_nsec() as u64] {
-                        out.extend_from_slice(&v.to_le_bytes());
-                    }
+                    push_meta(out, &t);
                     is_dir = t.is_dir();
                 }
                 if is_dir {
@@ -1116,6 +1096,20 @@ fn nested_listing(part: &Path, out: &mut Vec<u8>) {
             return;
         }
         level = next;
+    }
+}
+
+/// An entry's inode, length and change time, appended to `out`: what
+/// changes when anything is written to it or it is replaced.
+fn push_meta(out: &mut Vec<u8>, meta: &std::fs::Metadata) {
+    use std::os::unix::fs::MetadataExt;
+    for v in [
+        meta.ino(),
+        meta.len(),
+        meta.ctime() as u64,
+        meta.ctime_nsec() as u64,
+    ] {
+        out.extend_from_slice(&v.to_le_bytes());
     }
 }
 

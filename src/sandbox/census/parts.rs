@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
-use super::{Census, Ident, NESTED_DEPTH, ident, move_and_say_beside};
+use super::{Census, Ident, NESTED_DEPTH, ident, move_and_say_beside, push_meta};
 
 /// The most entries below one watched folder's parts that are known one by
 /// one (for an approved write inside a part); a part that would take more
@@ -149,14 +149,7 @@ fn shallow_ident(meta: &std::fs::Metadata) -> Ident {
         return Ident::Dir(meta.ino(), 0);
     }
     let mut bytes = Vec::with_capacity(32);
-    for v in [
-        meta.ino(),
-        meta.len(),
-        meta.ctime() as u64,
-        meta.ctime_nsec() as u64,
-    ] {
-        bytes.extend_from_slice(&v.to_le_bytes());
-    }
+    push_meta(&mut bytes, meta);
     let hash = super::super::census_record::strong(&bytes);
     match meta.is_file() {
         true => Ident::File(hash),
@@ -222,7 +215,6 @@ fn explained(below: &Path, name: &Path, before: &Parts, now: &Parts) -> bool {
 /// changes their change times): whatever else changes in the part changes
 /// it. Walked on the census's nested budget.
 fn hash_without(part: &Path, skip: &Path) -> u128 {
-    use std::os::unix::fs::MetadataExt;
     let mut out = Vec::new();
     let mut budget = super::NESTED_ENTRIES;
     let mut level = vec![PathBuf::new()];
@@ -252,9 +244,7 @@ fn hash_without(part: &Path, skip: &Path) -> u128 {
                     continue;
                 };
                 if !skip.starts_with(&rel) {
-                    for v in [m.ino(), m.len(), m.ctime() as u64, m.ctime_nsec() as u64] {
-                        out.extend_from_slice(&v.to_le_bytes());
-                    }
+                    push_meta(&mut out, &m);
                 }
                 let followed = match m.is_symlink() {
                     true => std::fs::metadata(part.join(&rel)).is_ok_and(|t| t.is_dir()),
