@@ -341,10 +341,7 @@ fn answer(
         // stops them).
         if ctx.session.jobs.any_running() {
             ctx.session.jobs.kill_all();
-            ctx.shared.emit(AgentEvent::Notice {
-                level: crate::protocol::NoticeLevel::Warning,
-                text: STOPPED_JOBS.to_string(),
-            });
+            said_jobs_stopped(&ctx.shared);
         }
     }
     crate::tools::env::redact_output(&mut output);
@@ -434,10 +431,15 @@ pub(super) fn moved_notice(shared: &super::Shared, moved: &[String]) {
     }
 }
 
-/// Said when a plant stops the session's background jobs.
-const STOPPED_JOBS: &str = "[cairn] Stopped the session's background jobs: a git control file \
-                            appeared while they ran, and a job that plants one would plant it \
-                            again.";
+/// Says that a plant stopped the session's background jobs.
+fn said_jobs_stopped(shared: &super::Shared) {
+    shared.emit(AgentEvent::Notice {
+        level: crate::protocol::NoticeLevel::Warning,
+        text: "[cairn] Stopped the session's background jobs: a git control file appeared \
+               while they ran, and a job that plants one would plant it again."
+            .to_string(),
+    });
+}
 
 /// How often the control files are looked at while a background job runs.
 const PLANT_CHECK_EVERY: std::time::Duration = std::time::Duration::from_millis(250);
@@ -484,10 +486,7 @@ fn watch_for_plants(shared: &Arc<super::Shared>, session: &Arc<crate::tools::Ses
             let moved = checked.unwrap_or_default();
             if !moved.is_empty() {
                 moved_notice(&shared, &moved);
-                shared.emit(AgentEvent::Notice {
-                    level: crate::protocol::NoticeLevel::Warning,
-                    text: STOPPED_JOBS.to_string(),
-                });
+                said_jobs_stopped(&shared);
             }
         }
     });

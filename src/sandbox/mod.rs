@@ -179,15 +179,11 @@ impl Sandbox {
         sandbox.with_account_home(crate::paths::account_home())
     }
 
-    /// The same, also hiding `account_home` (the account's own home) when
-    /// it is not the home already given.
+    /// The same, also hiding `account_home` (the account's own home) where
+    /// it is another folder than the home given (`Policy::build`).
     pub fn with_account_home(mut self, account_home: Option<PathBuf>) -> Sandbox {
-        let same = |a: &Path, b: &Path| {
-            a == b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
-        };
-        let other = account_home.filter(|a| self.inner.home.as_deref().is_none_or(|h| !same(a, h)));
         if let Some(inner) = Arc::get_mut(&mut self.inner) {
-            inner.account_home = other;
+            inner.account_home = account_home;
         }
         self
     }

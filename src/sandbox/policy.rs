@@ -164,14 +164,15 @@ fn push_inside(list: &mut Vec<PathBuf>, path: PathBuf, workspace: &Path) {
 impl Policy {
     pub fn build(mode: SandboxMode, config: &SandboxConfig, at: &Place<'_>) -> Policy {
         let workspace = std::fs::canonicalize(at.workspace).unwrap_or(at.workspace.into());
-        let home = at.home.and_then(|h| std::fs::canonicalize(h).ok());
-        // Each home the same way: `HOME` first, then the account's own.
-        let mut homes: Vec<PathBuf> = home.iter().cloned().collect();
-        if let Some(other) = at.account_home.and_then(|h| std::fs::canonicalize(h).ok())
-            && !homes.contains(&other)
-        {
-            homes.push(other);
-        }
+        // Each home the same way: `HOME` first, then the account's own
+        // when it is another folder.
+        let real = |h: &Path| std::fs::canonicalize(h).ok();
+        let home = at.home.and_then(real);
+        let account_home = at
+            .account_home
+            .filter(|a| real(a).is_some() && real(a) != home);
+        let given: Vec<&Path> = at.home.iter().chain(&account_home).copied().collect();
+        let homes: Vec<PathBuf> = given.iter().filter_map(|h| real(h)).collect();
         let workspace_usable = homes.iter().all(|h| !h.starts_with(&workspace));
         let mut writable = Vec::new();
         if mode == SandboxMode::WorkspaceWrite {
@@ -197,7 +198,7 @@ impl Policy {
             push_existing(&mut writable, c.tmp.clone());
         }
         let mut read = Vec::new();
-        for h in at.home.iter().chain(&at.account_home) {
+        for h in &given {
             for allowed in super::home::ALLOW {
                 push_existing(&mut read, h.join(allowed));
             }
@@ -211,7 +212,7 @@ impl Policy {
             push_existing(&mut read, workspace.clone());
         }
         let mut deny_read = Vec::new();
-        for h in at.home.iter().chain(&at.account_home) {
+        for h in &given {
             for secret in DEFAULT_DENY_READ {
                 push_existing(&mut deny_read, h.join(secret));
             }
@@ -230,7 +231,7 @@ impl Policy {
             }
         }
         let redacted = redacted_configs_into(
-            at.home.iter().chain(&at.account_home).copied(),
+            given.iter().copied(),
             &placed_configs,
             at.caches,
             &mut deny_read,

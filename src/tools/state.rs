@@ -117,6 +117,12 @@ pub struct SessionState {
     pub plant_watch: std::sync::atomic::AtomicBool,
 }
 
+/// Tells `census` which commands its next check must count as able to
+/// write unbound: those running, and those ended since its last check.
+fn count_commands(census: &mut crate::sandbox::census::Census) {
+    census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
+}
+
 /// Where moved control files are kept.
 fn quarantine() -> PathBuf {
     // Tests keep theirs apart from the developer's own state.
@@ -208,7 +214,7 @@ impl SessionState {
         let deferred = lock(&self.writing).clone();
         let said = match taken.as_mut() {
             Some(census) => {
-                census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
+                count_commands(census);
                 census.check_deferring(&quarantine(), &[], &deferred)
             }
             None => Vec::new(),
@@ -267,7 +273,7 @@ impl SessionState {
         lock(&self.noticed_start).clear();
         let deferred = lock(&self.writing).clone();
         if let Some(census) = taken.as_mut() {
-            census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
+            count_commands(census);
             // Each approved file is taken in as the tool last wrote it.
             let log = lock(&self.write_log);
             for path in accepted {
@@ -294,7 +300,7 @@ impl SessionState {
         let Some(census) = taken.as_mut() else {
             return Vec::new();
         };
-        census.set_oldest_running(super::jobs::oldest_running_since(census.last_checked()));
+        count_commands(census);
         let said = census.check_deferring(&quarantine(), &[], &deferred);
         census.before_writing(paths);
         said

@@ -1052,19 +1052,32 @@ const NESTED_DEPTH: usize = 16;
 /// it back, so a command that rewrites a file in place changes it; reading
 /// only the metadata keeps the check cheap.
 fn nested_listing(part: &Path, out: &mut Vec<u8>) {
+    nested_listing_without(part, out, None);
+}
+
+/// [`nested_listing`], leaving out the entry `skip` (a path below `part`)
+/// and the metadata of the folders it is in (writing it changes their
+/// change times).
+fn nested_listing_without(part: &Path, out: &mut Vec<u8>, skip: Option<&Path>) {
     let mut budget = NESTED_ENTRIES;
-    let mut level = vec![part.to_path_buf()];
+    let mut level = vec![PathBuf::new()];
     // As deep as it goes, within the budget: a file rewritten in place
     // far down changes no folder above it.
     loop {
         let mut next = Vec::new();
-        for dir in &level {
-            let mut entries: Vec<_> = (std::fs::read_dir(dir).into_iter().flatten().flatten())
+        for sub in &level {
+            let mut entries: Vec<_> = (std::fs::read_dir(part.join(sub)).into_iter())
+                .flatten()
+                .flatten()
                 .map(|e| e.file_name())
                 .collect();
             entries.sort();
             out.push(b'{');
             for n in entries {
+                let rel = sub.join(&n);
+                if skip == Some(rel.as_path()) {
+                    continue;
+                }
                 if budget == 0 {
                     out.extend_from_slice(b"\0cut");
                     return;
@@ -1072,22 +1085,27 @@ fn nested_listing(part: &Path, out: &mut Vec<u8>) {
                 budget -= 1;
                 out.extend_from_slice(n.as_encoded_bytes());
                 out.push(0);
-                let p = dir.join(&n);
+                let p = part.join(&rel);
                 let Ok(m) = std::fs::symlink_metadata(&p) else {
                     continue;
                 };
-                push_meta(out, &m);
+                let above_skip = skip.is_some_and(|s| s.starts_with(&rel));
+                if !above_skip {
+                    push_meta(out, &m);
+                }
                 // A link counts as what it names too: agents follow it,
                 // and what it names may lie where commands write.
                 let mut is_dir = m.is_dir();
                 if m.is_symlink()
                     && let Ok(t) = std::fs::metadata(&p)
                 {
-                    push_meta(out, &t);
+                    if !above_skip {
+                        push_meta(out, &t);
+                    }
                     is_dir = t.is_dir();
                 }
                 if is_dir {
-                    next.push(p);
+                    next.push(rel);
                 }
             }
             out.push(b'}');

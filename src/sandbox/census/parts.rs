@@ -197,67 +197,19 @@ fn outermost(paths: Vec<PathBuf>) -> Vec<PathBuf> {
         .collect()
 }
 
-/// What of `now` the approved path `below` (relative to the watched
-/// folder) explains: itself and the folders it is in. A folder part too
-/// large to know one by one explains nothing unless it was so before too
-/// (the person's own large part): a command could have grown it to hide a
-/// plant in it.
-fn explained(below: &Path, name: &Path, before: &Parts, now: &Parts) -> bool {
-    if !below.starts_with(name) {
-        return false;
-    }
-    let top = name.as_os_str();
-    !now.cut.contains(top) || before.cut.contains(top)
+/// Whether the approved path `below` (relative to the watched folder)
+/// explains the entry `name`: itself and the folders it is in.
+fn explained(below: &Path, name: &Path) -> bool {
+    below.starts_with(name)
 }
 
 /// A hash of everything in the folder `part` but the entry `skip` (a path
-/// below it), and the metadata of the folders `skip` is in (the write
+/// below it) and the metadata of the folders `skip` is in (the write
 /// changes their change times): whatever else changes in the part changes
-/// it. Walked on the census's nested budget.
+/// it.
 fn hash_without(part: &Path, skip: &Path) -> u128 {
     let mut out = Vec::new();
-    let mut budget = super::NESTED_ENTRIES;
-    let mut level = vec![PathBuf::new()];
-    while !level.is_empty() {
-        let mut next = Vec::new();
-        for sub in &level {
-            let mut names: Vec<OsString> = (std::fs::read_dir(part.join(sub)).into_iter())
-                .flatten()
-                .flatten()
-                .map(|e| e.file_name())
-                .collect();
-            names.sort();
-            out.push(b'{');
-            for n in names {
-                let rel = sub.join(&n);
-                if rel == skip {
-                    continue;
-                }
-                let Some(left) = budget.checked_sub(1) else {
-                    out.extend_from_slice(b"\0cut");
-                    return super::super::census_record::strong(&out);
-                };
-                budget = left;
-                out.extend_from_slice(n.as_encoded_bytes());
-                out.push(0);
-                let Ok(m) = std::fs::symlink_metadata(part.join(&rel)) else {
-                    continue;
-                };
-                if !skip.starts_with(&rel) {
-                    push_meta(&mut out, &m);
-                }
-                let followed = match m.is_symlink() {
-                    true => std::fs::metadata(part.join(&rel)).is_ok_and(|t| t.is_dir()),
-                    false => m.is_dir(),
-                };
-                if followed {
-                    next.push(rel);
-                }
-            }
-            out.push(b'}');
-        }
-        level = next;
-    }
+    super::nested_listing_without(part, &mut out, Some(skip));
     super::super::census_record::strong(&out)
 }
 
@@ -355,9 +307,7 @@ impl Census {
                 let top = Path::new(name.iter().next().unwrap_or_default());
                 !now.cut.contains(top.as_os_str()) || self.cut_part_holds_only(watched, top, rel)
             };
-            let approved = |name: &Path| {
-                !swapped && explained(below, name, &before, &now) && whole_part_ok(name)
-            };
+            let approved = |name: &Path| !swapped && explained(below, name) && whole_part_ok(name);
             let mut unexpected: Vec<PathBuf> = Vec::new();
             for (name, id) in &now.top {
                 let name = Path::new(name);
