@@ -470,12 +470,21 @@ fn sessions_command(action: SessionsAction, json: bool) -> u8 {
     report(cairn::cli::sessions::run(action, json, &root, &mut out).map(|()| 0))
 }
 
+/// How many log lines may wait for the writer thread.
+const LOG_QUEUE_LINES: usize = 2048;
+
 /// Logs go to a file under the state directory, never to the terminal.
 fn init_logging() -> Option<tracing_appender::non_blocking::WorkerGuard> {
     let dir = cairn::config::state_dir()?;
     cairn::private::create_dir(&dir).ok()?;
     let file = cairn::config::log::LogFile::open(&dir.join("cairn.log")).ok()?;
-    let (writer, guard) = tracing_appender::non_blocking(file);
+    // The default queue holds 128,000 lines and its channel sets up every
+    // slot at once: 4 MB resident for the whole session. cairn logs a few
+    // lines a turn; a burst past this many is dropped, not waited on.
+    let (writer, guard) = tracing_appender::non_blocking::NonBlockingBuilder::default()
+        .buffered_lines_limit(LOG_QUEUE_LINES)
+        .lossy(true)
+        .finish(file);
     let filter = tracing_subscriber::EnvFilter::try_from_env("CAIRN_LOG")
         // rmcp writes a line at info for every message a server sends,
         // which a chatty server turns into megabytes; its warnings stay.

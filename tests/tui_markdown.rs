@@ -2,7 +2,7 @@
 //! width guarantees, and streaming prefixes.
 
 use cairn::tui::highlight;
-use cairn::tui::markdown::{code_blocks, render, stable_prefix_len};
+use cairn::tui::markdown::{code_blocks, render};
 use cairn::tui::theme::{ColorDepth, Theme};
 use cairn::tui::wrap::spans_width;
 use proptest::prelude::*;
@@ -154,22 +154,6 @@ fn finds_code_blocks() {
 }
 
 #[test]
-fn stable_prefix_cases() {
-    assert_eq!(stable_prefix_len(""), 0);
-    assert_eq!(stable_prefix_len("partial line"), 0);
-    assert_eq!(stable_prefix_len("done\npart"), 5);
-    assert_eq!(stable_prefix_len("a\nb\n"), 4);
-    // An unclosed fence is fine to show as code so far.
-    assert_eq!(stable_prefix_len("```rust\nfn x() {\n  le"), 17);
-    // A possible table header waits for its delimiter row...
-    assert_eq!(stable_prefix_len("text\n| a | b |\n"), 5);
-    // ...and is released once the next line arrives.
-    assert_eq!(stable_prefix_len("text\n| a | b |\n|---|---|\n"), 25);
-    // Pipes inside a fence are code, not a table.
-    assert_eq!(stable_prefix_len("```\n| a |\n"), 10);
-}
-
-#[test]
 fn unclosed_fence_renders_as_code() {
     let theme = Theme::dark();
     let lines = render("Look:\n\n```py\nprint(1)\n", 40, &theme);
@@ -189,7 +173,6 @@ proptest! {
         for line in render(&src, width, &Theme::dark()) {
             prop_assert!(spans_width(&line.spans) <= usize::from(width));
         }
-        let _ = stable_prefix_len(&src);
     }
 }
 

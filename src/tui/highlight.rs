@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use syntect::easy::HighlightLines;
-use syntect::highlighting::{FontStyle, Theme as SynTheme, ThemeSet};
-use syntect::parsing::{SyntaxReference, SyntaxSet};
+use syntect::highlighting::{FontStyle, HighlightState, Theme as SynTheme, ThemeSet};
+use syntect::parsing::{ParseState, SyntaxReference, SyntaxSet};
 use syntect::util::LinesWithEndings;
 
 use super::theme::{ColorDepth, Theme, adapt_color};
@@ -164,32 +164,54 @@ pub fn highlight_segments(
     let mut hl = HighlightLines::new(syntax, syn);
     let mut out = Vec::new();
     for line in LinesWithEndings::from(code) {
-        let ranges = hl.highlight_line(line, &assets.syntaxes).ok()?;
-        let mut segs: Vec<(Style, String)> = Vec::with_capacity(ranges.len());
-        for (st, text) in ranges {
-            let text = text.trim_end_matches(['\n', '\r']);
-            if text.is_empty() {
-                continue;
-            }
-            let style = convert(st, theme.color_depth);
-            match segs.last_mut() {
-                Some((s, t)) if *s == style => t.push_str(text),
-                _ => segs.push((style, text.to_string())),
-            }
-        }
-        out.push(segs);
+        out.push(highlight_one(&mut hl, line, assets, theme)?);
     }
     Some(out)
 }
 
+/// One line (with its ending, if it has one) as styled segments.
+fn highlight_one(
+    hl: &mut HighlightLines<'_>,
+    line: &str,
+    assets: &Assets,
+    theme: &Theme,
+) -> Option<Vec<(Style, String)>> {
+    let ranges = hl.highlight_line(line, &assets.syntaxes).ok()?;
+    let mut segs: Vec<(Style, String)> = Vec::with_capacity(ranges.len());
+    for (st, text) in ranges {
+        let text = text.trim_end_matches(['\n', '\r']);
+        if text.is_empty() {
+            continue;
+        }
+        let style = convert(st, theme.color_depth);
+        match segs.last_mut() {
+            Some((s, t)) if *s == style => t.push_str(text),
+            _ => segs.push((style, text.to_string())),
+        }
+    }
+    Some(segs)
+}
+
 type Segments = Vec<Vec<(Style, String)>>;
 
-/// Recently highlighted code blocks. A streaming answer is re-rendered on
-/// every frame, and highlighting is the costly part, so blocks that are
-/// already complete come from here. Bounded: cleared when it grows past
-/// `CACHE_BYTES` of source.
-/// Source bytes held, and results by hash of (code, language, theme).
-type CodeCache = (usize, HashMap<u64, Arc<Segments>>);
+/// The highlighted complete lines of a block, and syntect's state after
+/// them, so a line that follows can be highlighted alone.
+struct Done {
+    segments: Segments,
+    parse: ParseState,
+    highlight: HighlightState,
+}
+
+/// Recently highlighted code, by its complete lines. A streaming answer is
+/// re-rendered on every frame and highlighting is the costly part: the
+/// complete lines of a block come from here, and only the line still being
+/// written (or a finished block's last line) is highlighted again, from the
+/// state kept after the lines before it. When a line is completed, its
+/// block's entry is extended by that line, not highlighted from the top.
+/// Bounded: cleared when it grows past `CACHE_BYTES` of source.
+/// Source bytes held, and results by hash of (complete lines, language,
+/// theme).
+type CodeCache = (usize, HashMap<u64, Arc<Done>>);
 static CACHE: Mutex<Option<CodeCache>> = Mutex::new(None);
 const CACHE_BYTES: usize = 8 << 20;
 
@@ -199,34 +221,114 @@ fn cache_key(code: &str, lang: &str, theme: &Theme) -> u64 {
     h.finish()
 }
 
-/// Like [`highlight_segments`], but remembers results, for callers that
-/// highlight the same text again and again (markdown re-rendered while it
-/// streams or on resize).
-pub fn highlight_segments_cached(
-    code: &str,
-    lang_or_path: &str,
+/// The complete lines of `code` highlighted, from the cache, from the cached
+/// entry for all of them but the last, or from the top.
+fn done_lines(
+    done: &str,
+    syntax: &SyntaxReference,
+    syn: &SynTheme,
+    assets: &Assets,
+    lang: &str,
     theme: &Theme,
-) -> Option<Arc<Segments>> {
-    if !is_ready() {
-        warm_up();
-        return None;
-    }
-    let key = cache_key(code, lang_or_path, theme);
-    if let Some((_, map)) = CACHE.lock().unwrap_or_else(|p| p.into_inner()).as_ref()
+) -> Option<Arc<Done>> {
+    let key = cache_key(done, lang, theme);
+    let lock = || CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some((_, map)) = lock().as_ref()
         && let Some(hit) = map.get(&key)
     {
         return Some(hit.clone());
     }
-    let segs = Arc::new(highlight_segments(code, lang_or_path, theme)?);
-    let mut guard = CACHE.lock().unwrap_or_else(|p| p.into_inner());
+    // `done` ends with a line ending; the lines before its last one.
+    let before = done[..done.len() - 1].rfind('\n').map(|i| &done[..=i]);
+    let parent = before.and_then(|b| {
+        let k = cache_key(b, lang, theme);
+        let hit = lock().as_ref().and_then(|(_, map)| map.get(&k).cloned())?;
+        Some((k, b.len(), hit))
+    });
+    let (mut segments, mut hl, from) = match &parent {
+        Some((_, len, p)) => (
+            p.segments.clone(),
+            HighlightLines::from_state(syn, p.highlight.clone(), p.parse.clone()),
+            *len,
+        ),
+        None => (Vec::new(), HighlightLines::new(syntax, syn), 0),
+    };
+    for line in LinesWithEndings::from(&done[from..]) {
+        segments.push(highlight_one(&mut hl, line, assets, theme)?);
+    }
+    let (highlight, parse) = hl.state();
+    let entry = Arc::new(Done {
+        segments,
+        parse,
+        highlight,
+    });
+    let mut guard = lock();
     let (bytes, map) = guard.get_or_insert_with(|| (0, HashMap::new()));
-    if *bytes + code.len() > CACHE_BYTES {
+    if let Some((k, len, _)) = parent
+        && map.remove(&k).is_some()
+    {
+        // A streaming block needs only its longest prefix.
+        *bytes = bytes.saturating_sub(len);
+    }
+    if *bytes + done.len() > CACHE_BYTES {
         map.clear();
         *bytes = 0;
     }
-    *bytes += code.len();
-    map.insert(key, segs.clone());
-    Some(segs)
+    *bytes += done.len();
+    map.insert(key, entry.clone());
+    Some(entry)
+}
+
+/// Like [`highlight_segments`], but remembers the complete lines, for
+/// callers that highlight the same text again and again, or the same text
+/// with more at its end (markdown re-rendered while it streams or on
+/// resize).
+pub fn highlight_segments_cached(
+    code: &str,
+    lang_or_path: &str,
+    theme: &Theme,
+) -> Option<Highlighted> {
+    let Some(assets) = ASSETS.get() else {
+        warm_up();
+        return None;
+    };
+    let syntax = find_syntax(&assets.syntaxes, lang_or_path)?;
+    let syn = syn_theme(assets, theme)?;
+    let split = code.rfind('\n').map_or(0, |i| i + 1);
+    let (done, last) = code.split_at(split);
+    let done = if done.is_empty() {
+        None
+    } else {
+        Some(done_lines(done, syntax, syn, assets, lang_or_path, theme)?)
+    };
+    let last = if last.is_empty() {
+        None
+    } else {
+        let mut hl = match &done {
+            Some(d) => HighlightLines::from_state(syn, d.highlight.clone(), d.parse.clone()),
+            None => HighlightLines::new(syntax, syn),
+        };
+        Some(highlight_one(&mut hl, last, assets, theme)?)
+    };
+    Some(Highlighted { done, last })
+}
+
+/// A block's highlighted lines: the complete ones (shared with the cache)
+/// and the last one, when it has no line ending.
+pub struct Highlighted {
+    done: Option<Arc<Done>>,
+    last: Option<Vec<(Style, String)>>,
+}
+
+impl Highlighted {
+    /// Each line's segments, in order.
+    pub fn lines(&self) -> impl Iterator<Item = &[(Style, String)]> {
+        self.done
+            .iter()
+            .flat_map(|d| d.segments.iter())
+            .chain(self.last.iter())
+            .map(Vec::as_slice)
+    }
 }
 
 /// Forgets cached highlighting (benchmarks measure the cold path with it).
@@ -319,14 +421,50 @@ mod tests {
     fn cached_highlighting_is_reused_per_theme() {
         ensure_loaded();
         let dark = Theme::dark();
-        let code = "let cached_test_value = 42;\n";
+        let code = "let cached_test_value = 42;\nlet more = 1;";
         let a = highlight_segments_cached(code, "rust", &dark).unwrap();
         let b = highlight_segments_cached(code, "rust", &dark).unwrap();
-        assert!(Arc::ptr_eq(&a, &b));
+        assert!(Arc::ptr_eq(
+            a.done.as_ref().unwrap(),
+            b.done.as_ref().unwrap()
+        ));
         let light = Theme::load("light", None).unwrap();
         let c = highlight_segments_cached(code, "rust", &light).unwrap();
-        assert!(!Arc::ptr_eq(&a, &c));
-        assert_ne!(a[0][0].0, c[0][0].0, "colours follow the theme");
+        assert!(!Arc::ptr_eq(
+            a.done.as_ref().unwrap(),
+            c.done.as_ref().unwrap()
+        ));
+        let first = |h: &Highlighted| h.lines().next().unwrap()[0].0;
+        assert_ne!(first(&a), first(&c), "colours follow the theme");
+    }
+
+    /// A block streamed in a character at a time, highlighted from the
+    /// cache at every step, looks at every step as if highlighted whole, and
+    /// its complete lines are highlighted once, not again per line added.
+    #[test]
+    fn a_streaming_block_is_highlighted_as_a_whole_one_line_at_a_time() {
+        ensure_loaded();
+        let theme = Theme::dark();
+        let code = "/* a comment\n   that spans lines */\nfn streamed_block_test(x: u8) -> u8 {\n    let s = \"a\n b\";\n    x + 1\n}\n";
+        for end in 0..=code.len() {
+            let part = &code[..end];
+            let cached: Vec<Vec<(Style, String)>> = highlight_segments_cached(part, "rust", &theme)
+                .unwrap()
+                .lines()
+                .map(<[_]>::to_vec)
+                .collect();
+            assert_eq!(
+                cached,
+                highlight_segments(part, "rust", &theme).unwrap(),
+                "{part:?}"
+            );
+        }
+        // The longest prefix is kept; the shorter ones it grew from are not.
+        let guard = CACHE.lock().unwrap();
+        let map = &guard.as_ref().unwrap().1;
+        assert!(map.contains_key(&cache_key(code, "rust", &theme)));
+        let shorter = &code[..code[..code.len() - 1].rfind('\n').unwrap() + 1];
+        assert!(!map.contains_key(&cache_key(shorter, "rust", &theme)));
     }
 
     #[test]

@@ -66,35 +66,6 @@ pub fn code_blocks(text: &str) -> Vec<CodeBlock> {
     out
 }
 
-/// Byte length of the prefix of a streaming answer that can be rendered
-/// without later text changing how it looks: whole lines only. An unclosed
-/// fence is fine (it renders as code so far). A line that could become a
-/// table header is held back until the next line shows whether it does.
-pub fn stable_prefix_len(text: &str) -> usize {
-    let Some(end) = text.rfind('\n') else {
-        return 0;
-    };
-    let complete = &text[..end];
-    let mut lines = complete.rsplit('\n');
-    let last = lines.next().unwrap_or("");
-    let prev = lines.next();
-    let in_fence = complete
-        .split('\n')
-        .filter(|l| {
-            let t = l.trim_start();
-            t.starts_with("```") || t.starts_with("~~~")
-        })
-        .count()
-        % 2
-        == 1;
-    let looks_like_row = |l: &str| l.trim_start().starts_with('|');
-    if !in_fence && looks_like_row(last) && !prev.is_some_and(looks_like_row) {
-        // The start of `last` is the stable point.
-        return end - last.len();
-    }
-    end + 1
-}
-
 #[derive(Clone)]
 struct Container {
     first: Vec<Span<'static>>,
@@ -438,16 +409,16 @@ impl<'a> Renderer<'a> {
             let first = wrap_code(vec![label], avail, None).swap_remove(0);
             self.emit(first);
         }
-        let plain;
         let cached = lang.and_then(|l| highlight::highlight_segments_cached(&code, l, t));
-        let segs: &[Vec<(Style, String)>] = match cached.as_deref() {
-            Some(s) => s,
+        let plain: Vec<[(Style, String); 1]>;
+        let segs: Box<dyn Iterator<Item = &[(Style, String)]>> = match &cached {
+            Some(h) => Box::new(h.lines()),
             None => {
                 plain = code
                     .split('\n')
-                    .map(|l| vec![(t.base(), l.to_string())])
-                    .collect::<Vec<_>>();
-                &plain
+                    .map(|l| [(t.base(), l.to_string())])
+                    .collect();
+                Box::new(plain.iter().map(|l| l.as_slice()))
             }
         };
         let bg = t.code_bg;

@@ -106,9 +106,10 @@ impl From<&str> for UserText {
 
 /// Markdown that may still be streaming. Finished blocks (up to a blank
 /// line outside any fence, followed by an unindented line) are rendered once
-/// and kept; on each delta only the current block is rendered again (up to
-/// `stable_prefix_len`) and the unfinished last line is wrapped as plain
-/// text. A long answer costs the same per delta as a short one.
+/// and kept; on each delta only the current block is rendered again, its
+/// unfinished last line with it (a code block's complete lines come from
+/// the highlighting cache). A long answer costs the same per delta as a
+/// short one.
 #[derive(Debug, Clone, Default)]
 pub struct AssistantText {
     pub text: String,
@@ -154,41 +155,15 @@ impl AssistantText {
             self.committed_len = boundary;
             self.committed_lines = lines.len();
         }
+        // The current block, with its unfinished last line, drawn as it
+        // will look: a line drawn plain and then styled would be sent to the
+        // terminal twice (bullets, emphasis and code colours move or restyle
+        // every cell of it).
         let rest = &self.text[self.committed_len..];
-        let stable = markdown::stable_prefix_len(rest).min(rest.len());
-        if stable > 0 && rest.is_char_boundary(stable) {
-            join_blocks(lines, markdown::render(&rest[..stable], width, ctx.theme));
-        }
-        let tail = rest.get(stable..).unwrap_or_default().trim_matches('\n');
-        if !tail.is_empty() {
-            // The unfinished line belongs to the block before it unless a
-            // blank line (outside a fence) ended that block.
-            let done = &rest[..stable];
-            let new_block = if stable == 0 {
-                self.committed_len > 0
-            } else {
-                done.ends_with("\n\n") && !opens_fence(done)
-            };
-            let tail_lines = wrap_plain(tail, width, ctx.styles.text);
-            if new_block {
-                join_blocks(lines, tail_lines);
-            } else {
-                lines.extend(tail_lines);
-            }
+        if !rest.trim().is_empty() {
+            join_blocks(lines, markdown::render(rest, width, ctx.theme));
         }
     }
-}
-
-/// Whether `text` (starting outside a fence) ends inside an open fence.
-fn opens_fence(text: &str) -> bool {
-    text.lines()
-        .filter(|l| {
-            let t = l.trim_start();
-            t.starts_with("```") || t.starts_with("~~~")
-        })
-        .count()
-        % 2
-        == 1
 }
 
 /// The byte offset after the last blank line that ends a block: outside any
@@ -518,5 +493,41 @@ mod tests {
             .map(|l| l.to_string())
             .collect();
         assert_eq!(streamed, whole);
+    }
+
+    /// The line still being written is drawn as it will look once it is
+    /// finished (a bullet, emphasis, a code line's box and colours), at every
+    /// step: a line drawn plain first would be sent to the terminal twice.
+    #[test]
+    fn an_unfinished_line_is_drawn_as_it_will_look() {
+        crate::tui::highlight::ensure_loaded();
+        let theme = Theme::default();
+        let styles = Styles::default();
+        let ctx = RenderCtx {
+            theme: &theme,
+            styles: &styles,
+            now: Instant::now(),
+        };
+        let text = "Intro with **bold** words.\n\n- one\n- second item\n\n```rust\nlet value = compute(1);\nlet other = value + 2;\n```\n\nDone.\n";
+        let mut cell = Cell::new(CellKind::Assistant(AssistantText::streaming(String::new())));
+        let mut shown = 0;
+        for piece in text.as_bytes().chunks(3) {
+            shown += piece.len();
+            if let CellKind::Assistant(a) = &mut cell.kind {
+                a.text.push_str(std::str::from_utf8(piece).unwrap());
+            }
+            cell.touch();
+            cell.layout(50, &ctx);
+            let prefix = &text[..shown];
+            assert_eq!(
+                cell.cached(),
+                markdown::render(prefix, 50, &theme).as_slice(),
+                "after {prefix:?}"
+            );
+            if prefix.ends_with("- seco") {
+                let rows: Vec<String> = cell.cached().iter().map(|l| l.to_string()).collect();
+                assert!(rows.iter().any(|r| r.contains("• seco")), "{rows:?}");
+            }
+        }
     }
 }

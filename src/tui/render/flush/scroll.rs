@@ -200,11 +200,12 @@ fn cells_differing(a: &[Cell], b: &[Cell]) -> usize {
 /// changed only at its end (the line being streamed, now one row higher
 /// and a few characters longer): moving it with the rest costs its new
 /// tail instead of the whole line. Grows the region down while that
-/// writes fewer cells.
+/// writes fewer cells. At most (k + 1) × k rows are compared, k the lines
+/// scrolled, and only in a frame that scrolls.
 pub fn extend_bottom(scroll: Scroll, shown: &Buffer, want: &Buffer) -> Scroll {
     let h = want.area.height as usize;
     let (k, bottom) = (scroll.lines as usize, scroll.bottom as usize);
-    if !scroll.up || k > 8 {
+    if !scroll.up {
         return scroll;
     }
     let last_match = bottom - k;
