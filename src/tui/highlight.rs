@@ -7,11 +7,13 @@
 //! that cache rendered lines watch [`is_loading`] / [`is_ready`] and re-render
 //! once.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 use std::path::Path;
+use std::rc::Rc;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
 
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
@@ -208,11 +210,15 @@ struct Done {
 /// written (or a finished block's last line) is highlighted again, from the
 /// state kept after the lines before it. When a line is completed, its
 /// block's entry is extended by that line, not highlighted from the top.
-/// Bounded: cleared when it grows past `CACHE_BYTES` of source.
+/// Bounded: cleared when it grows past `CACHE_BYTES` of source. Kept per
+/// thread (syntect's parse state may hold regex match registers, which
+/// cannot cross threads); the interface draws on one.
 /// Source bytes held, and results by hash of (complete lines, language,
 /// theme).
-type CodeCache = (usize, HashMap<u64, Arc<Done>>);
-static CACHE: Mutex<Option<CodeCache>> = Mutex::new(None);
+type CodeCache = (usize, HashMap<u64, Rc<Done>>);
+thread_local! {
+    static CACHE: RefCell<CodeCache> = RefCell::new((0, HashMap::new()));
+}
 const CACHE_BYTES: usize = 8 << 20;
 
 fn cache_key(code: &str, lang: &str, theme: &Theme) -> u64 {
@@ -230,20 +236,17 @@ fn done_lines(
     assets: &Assets,
     lang: &str,
     theme: &Theme,
-) -> Option<Arc<Done>> {
+) -> Option<Rc<Done>> {
     let key = cache_key(done, lang, theme);
-    let lock = || CACHE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some((_, map)) = lock().as_ref()
-        && let Some(hit) = map.get(&key)
-    {
-        return Some(hit.clone());
+    let cached = |k: u64| CACHE.with_borrow(|(_, map)| map.get(&k).cloned());
+    if let Some(hit) = cached(key) {
+        return Some(hit);
     }
     // `done` ends with a line ending; the lines before its last one.
     let before = done[..done.len() - 1].rfind('\n').map(|i| &done[..=i]);
     let parent = before.and_then(|b| {
         let k = cache_key(b, lang, theme);
-        let hit = lock().as_ref().and_then(|(_, map)| map.get(&k).cloned())?;
-        Some((k, b.len(), hit))
+        Some((k, b.len(), cached(k)?))
     });
     let (mut segments, mut hl, from) = match &parent {
         Some((_, len, p)) => (
@@ -257,25 +260,25 @@ fn done_lines(
         segments.push(highlight_one(&mut hl, line, assets, theme)?);
     }
     let (highlight, parse) = hl.state();
-    let entry = Arc::new(Done {
+    let entry = Rc::new(Done {
         segments,
         parse,
         highlight,
     });
-    let mut guard = lock();
-    let (bytes, map) = guard.get_or_insert_with(|| (0, HashMap::new()));
-    if let Some((k, len, _)) = parent
-        && map.remove(&k).is_some()
-    {
-        // A streaming block needs only its longest prefix.
-        *bytes = bytes.saturating_sub(len);
-    }
-    if *bytes + done.len() > CACHE_BYTES {
-        map.clear();
-        *bytes = 0;
-    }
-    *bytes += done.len();
-    map.insert(key, entry.clone());
+    CACHE.with_borrow_mut(|(bytes, map)| {
+        if let Some((k, len, _)) = parent
+            && map.remove(&k).is_some()
+        {
+            // A streaming block needs only its longest prefix.
+            *bytes = bytes.saturating_sub(len);
+        }
+        if *bytes + done.len() > CACHE_BYTES {
+            map.clear();
+            *bytes = 0;
+        }
+        *bytes += done.len();
+        map.insert(key, entry.clone());
+    });
     Some(entry)
 }
 
@@ -316,7 +319,7 @@ pub fn highlight_segments_cached(
 /// A block's highlighted lines: the complete ones (shared with the cache)
 /// and the last one, when it has no line ending.
 pub struct Highlighted {
-    done: Option<Arc<Done>>,
+    done: Option<Rc<Done>>,
     last: Option<Vec<(Style, String)>>,
 }
 
@@ -333,7 +336,10 @@ impl Highlighted {
 
 /// Forgets cached highlighting (benchmarks measure the cold path with it).
 pub fn clear_cache() {
-    *CACHE.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    CACHE.with_borrow_mut(|(bytes, map)| {
+        *bytes = 0;
+        map.clear();
+    });
 }
 
 /// Highlights `code` for a fence token (`rust`, `py`, `ts`...) or a file path
@@ -424,13 +430,13 @@ mod tests {
         let code = "let cached_test_value = 42;\nlet more = 1;";
         let a = highlight_segments_cached(code, "rust", &dark).unwrap();
         let b = highlight_segments_cached(code, "rust", &dark).unwrap();
-        assert!(Arc::ptr_eq(
+        assert!(Rc::ptr_eq(
             a.done.as_ref().unwrap(),
             b.done.as_ref().unwrap()
         ));
         let light = Theme::load("light", None).unwrap();
         let c = highlight_segments_cached(code, "rust", &light).unwrap();
-        assert!(!Arc::ptr_eq(
+        assert!(!Rc::ptr_eq(
             a.done.as_ref().unwrap(),
             c.done.as_ref().unwrap()
         ));
@@ -460,11 +466,11 @@ mod tests {
             );
         }
         // The longest prefix is kept; the shorter ones it grew from are not.
-        let guard = CACHE.lock().unwrap();
-        let map = &guard.as_ref().unwrap().1;
-        assert!(map.contains_key(&cache_key(code, "rust", &theme)));
         let shorter = &code[..code[..code.len() - 1].rfind('\n').unwrap() + 1];
-        assert!(!map.contains_key(&cache_key(shorter, "rust", &theme)));
+        CACHE.with_borrow(|(_, map)| {
+            assert!(map.contains_key(&cache_key(code, "rust", &theme)));
+            assert!(!map.contains_key(&cache_key(shorter, "rust", &theme)));
+        });
     }
 
     #[test]

@@ -9,15 +9,93 @@
 //! that turns out not to be one is passed on unchanged and in order.
 
 use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, EventStream, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
+
+/// crossterm's event stream, polled only when it has woken its reader.
+///
+/// Polling an `EventStream` takes its reader's lock with a zero timeout;
+/// while its thread waits for input holding that lock, the try spins and
+/// yields the thread several times and parks once, a dozen system calls.
+/// The interface's loop is woken for every streamed delta, a couple of
+/// hundred times a second, and polls every source each time: the stream
+/// is handed a waker of its own and polled again only after it used it.
+pub struct WokenStream<S = EventStream> {
+    stream: S,
+    flag: Arc<WakeFlag>,
+    waker: Waker,
+}
+
+struct WakeFlag {
+    woken: AtomicBool,
+    task: Mutex<Option<Waker>>,
+}
+
+impl Wake for WakeFlag {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, Ordering::SeqCst);
+        if let Some(task) = self.task.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            task.wake_by_ref();
+        }
+    }
+}
+
+impl<S> WokenStream<S> {
+    pub fn new(stream: S) -> WokenStream<S> {
+        let flag = Arc::new(WakeFlag {
+            woken: AtomicBool::new(true),
+            task: Mutex::new(None),
+        });
+        WokenStream {
+            stream,
+            waker: Waker::from(flag.clone()),
+            flag,
+        }
+    }
+}
+
+impl<S: Stream + Unpin> Stream for WokenStream<S> {
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let this = self.get_mut();
+        {
+            // Whoever polls now is woken when input arrives: stored before
+            // the flag is read, so a wake between the two is not lost.
+            let mut task = this.flag.task.lock().unwrap_or_else(|p| p.into_inner());
+            if !task.as_ref().is_some_and(|t| t.will_wake(cx.waker())) {
+                *task = Some(cx.waker().clone());
+            }
+        }
+        if !this.flag.woken.swap(false, Ordering::SeqCst) {
+            return Poll::Pending;
+        }
+        let mut inner = Context::from_waker(&this.waker);
+        match Pin::new(&mut this.stream).poll_next(&mut inner) {
+            Poll::Ready(ev) => {
+                // More may be queued behind it: poll again next time.
+                this.flag.woken.store(true, Ordering::SeqCst);
+                Poll::Ready(ev)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
 
 /// The terminal's events with late answers taken out: what every screen
 /// reads its keys from.
 pub struct LateFiltered {
-    input: EventStream,
+    input: WokenStream,
     late: LateAnswers,
     ready: VecDeque<Event>,
 }
@@ -25,7 +103,7 @@ pub struct LateFiltered {
 impl LateFiltered {
     pub fn new(input: EventStream) -> LateFiltered {
         LateFiltered {
-            input,
+            input: WokenStream::new(input),
             late: LateAnswers::new(Instant::now()),
             ready: VecDeque::new(),
         }
@@ -34,7 +112,7 @@ impl LateFiltered {
     /// A new reader of the terminal (after an editor had it), keeping what
     /// is held and the window since start.
     pub fn reopen(&mut self) {
-        self.input = EventStream::new();
+        self.input = WokenStream::new(EventStream::new());
     }
 
     /// The next event, as `EventStream::next`. Safe to drop at any await:
@@ -183,6 +261,66 @@ fn body_char(ev: &Event) -> Option<char> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A stream that counts how often it is polled.
+    struct Counted<S> {
+        inner: S,
+        polls: Arc<std::sync::atomic::AtomicUsize>,
+    }
+
+    impl<S: Stream + Unpin> Stream for Counted<S> {
+        type Item = S::Item;
+        fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+            self.polls.fetch_add(1, Ordering::SeqCst);
+            Pin::new(&mut self.inner).poll_next(cx)
+        }
+    }
+
+    struct CountWakes(std::sync::atomic::AtomicUsize);
+    impl Wake for CountWakes {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    #[test]
+    fn the_terminal_stream_is_polled_again_only_once_it_woke() {
+        let (tx, rx) = futures::channel::mpsc::unbounded::<u32>();
+        let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut s = WokenStream::new(Counted {
+            inner: rx,
+            polls: polls.clone(),
+        });
+        let wakes = Arc::new(CountWakes(Default::default()));
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        // The loop polls it for every other thing that woke it.
+        for _ in 0..100 {
+            assert!(Pin::new(&mut s).poll_next(&mut cx).is_pending());
+        }
+        assert_eq!(polls.load(Ordering::SeqCst), 1);
+        // Input arrives: the task is woken and gets it, and what is queued
+        // behind it.
+        tx.unbounded_send(7).unwrap();
+        tx.unbounded_send(8).unwrap();
+        assert_eq!(wakes.0.load(Ordering::SeqCst), 1);
+        assert_eq!(Pin::new(&mut s).poll_next(&mut cx), Poll::Ready(Some(7)));
+        assert_eq!(Pin::new(&mut s).poll_next(&mut cx), Poll::Ready(Some(8)));
+        assert!(Pin::new(&mut s).poll_next(&mut cx).is_pending());
+        assert!(Pin::new(&mut s).poll_next(&mut cx).is_pending());
+        assert_eq!(polls.load(Ordering::SeqCst), 4);
+        // A task that polls it later is the one woken.
+        let later = Arc::new(CountWakes(Default::default()));
+        let later_waker = Waker::from(later.clone());
+        assert!(
+            Pin::new(&mut s)
+                .poll_next(&mut Context::from_waker(&later_waker))
+                .is_pending()
+        );
+        drop(tx);
+        assert_eq!(later.0.load(Ordering::SeqCst), 1);
+        assert_eq!(Pin::new(&mut s).poll_next(&mut cx), Poll::Ready(None));
+    }
 
     fn events(bytes: &str) -> Vec<Event> {
         let mut out = Vec::new();
