@@ -292,7 +292,11 @@ async fn the_trust_question_lists_hooks_and_slash_hooks_shows_how_they_ran() {
         )
     };
     let mut app = spawn();
-    let dialog = app.wait_for("the trust question", |s| s.contains("Trust this project"));
+    // A frame can reach the pty in more than one read: wait for the list,
+    // not only the title above it.
+    let dialog = app.wait_for("the trust question", |s| {
+        s.contains("Trust this project") && s.contains("hook PreToolUse [Bash|Read]")
+    });
     assert!(dialog.contains("hooks/context.py"), "{dialog}");
     assert!(dialog.contains("hook PreToolUse [Bash|Read]"), "{dialog}");
     std::thread::sleep(Duration::from_millis(800));

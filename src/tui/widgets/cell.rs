@@ -467,8 +467,9 @@ mod tests {
         assert_eq!(last_block_boundary("p\n\n```\n\ncode\n"), 3);
     }
 
-    #[test]
-    fn streaming_in_pieces_looks_like_rendering_at_once() {
+    /// Streams `text` into an assistant cell `piece` bytes at a time, laid
+    /// out 50 wide after each piece; `check` sees the cell and what it holds.
+    fn stream_in_pieces(text: &str, piece: usize, mut check: impl FnMut(&Cell, &str)) {
         let theme = Theme::default();
         let styles = Styles::default();
         let ctx = RenderCtx {
@@ -476,19 +477,28 @@ mod tests {
             styles: &styles,
             now: Instant::now(),
         };
-        let text =
-            "# Title\n\nSome *text* here.\n\n```rust\nfn main() {}\n```\n\n- one\n- two\n\nEnd.\n";
         let mut cell = Cell::new(CellKind::Assistant(AssistantText::streaming(String::new())));
-        for piece in text.as_bytes().chunks(7) {
+        let mut shown = 0;
+        for bytes in text.as_bytes().chunks(piece) {
+            shown += bytes.len();
             if let CellKind::Assistant(a) = &mut cell.kind {
-                a.text
-                    .push_str(std::str::from_utf8(piece).unwrap_or_default());
+                a.text.push_str(std::str::from_utf8(bytes).unwrap());
             }
             cell.touch();
             cell.layout(50, &ctx);
+            check(&cell, &text[..shown]);
         }
-        let streamed: Vec<String> = cell.cached().iter().map(|l| l.to_string()).collect();
-        let whole: Vec<String> = markdown::render(text, 50, &theme)
+    }
+
+    #[test]
+    fn streaming_in_pieces_looks_like_rendering_at_once() {
+        let text =
+            "# Title\n\nSome *text* here.\n\n```rust\nfn main() {}\n```\n\n- one\n- two\n\nEnd.\n";
+        let mut streamed = Vec::new();
+        stream_in_pieces(text, 7, |cell, _| {
+            streamed = cell.cached().iter().map(|l| l.to_string()).collect();
+        });
+        let whole: Vec<String> = markdown::render(text, 50, &Theme::default())
             .iter()
             .map(|l| l.to_string())
             .collect();
@@ -502,32 +512,23 @@ mod tests {
     fn an_unfinished_line_is_drawn_as_it_will_look() {
         crate::tui::highlight::ensure_loaded();
         let theme = Theme::default();
-        let styles = Styles::default();
-        let ctx = RenderCtx {
-            theme: &theme,
-            styles: &styles,
-            now: Instant::now(),
-        };
         let text = "Intro with **bold** words.\n\n- one\n- second item\n\n```rust\nlet value = compute(1);\nlet other = value + 2;\n```\n\nDone.\n";
-        let mut cell = Cell::new(CellKind::Assistant(AssistantText::streaming(String::new())));
-        let mut shown = 0;
-        for piece in text.as_bytes().chunks(3) {
-            shown += piece.len();
-            if let CellKind::Assistant(a) = &mut cell.kind {
-                a.text.push_str(std::str::from_utf8(piece).unwrap());
-            }
-            cell.touch();
-            cell.layout(50, &ctx);
-            let prefix = &text[..shown];
+        let mut seen_item = false;
+        stream_in_pieces(text, 3, |cell, prefix| {
             assert_eq!(
                 cell.cached(),
                 markdown::render(prefix, 50, &theme).as_slice(),
                 "after {prefix:?}"
             );
-            if prefix.ends_with("- seco") {
+            // The second item, while it is written, has its bullet.
+            let last = prefix.rsplit('\n').next().unwrap_or_default();
+            if let Some(item) = last.strip_prefix("- s") {
+                seen_item = true;
                 let rows: Vec<String> = cell.cached().iter().map(|l| l.to_string()).collect();
-                assert!(rows.iter().any(|r| r.contains("• seco")), "{rows:?}");
+                let want = format!("• s{item}");
+                assert!(rows.iter().any(|r| r.contains(&want)), "{rows:?}");
             }
-        }
+        });
+        assert!(seen_item);
     }
 }
