@@ -198,6 +198,7 @@ type Segments = Vec<Vec<(Style, String)>>;
 
 /// The highlighted complete lines of a block, and syntect's state after
 /// them, so a line that follows can be highlighted alone.
+#[derive(Clone)]
 struct Done {
     segments: Segments,
     parse: ParseState,
@@ -242,20 +243,20 @@ fn done_lines(
     if let Some(hit) = cached(key) {
         return Some(hit);
     }
-    // `done` ends with a line ending; the lines before its last one.
+    // `done` ends with a line ending; the lines before its last one. Their
+    // entry is taken out: a streaming block needs only its longest prefix.
     let before = done[..done.len() - 1].rfind('\n').map(|i| &done[..=i]);
     let parent = before.and_then(|b| {
         let k = cache_key(b, lang, theme);
-        Some((k, b.len(), cached(k)?))
+        CACHE.with_borrow_mut(|(bytes, map)| {
+            let p = map.remove(&k)?;
+            *bytes = bytes.saturating_sub(b.len());
+            Some(Rc::unwrap_or_clone(p))
+        })
     });
-    let (mut segments, mut hl, from) = match &parent {
-        Some((_, len, p)) => (
-            p.segments.clone(),
-            HighlightLines::from_state(syn, p.highlight.clone(), p.parse.clone()),
-            *len,
-        ),
-        None => (Vec::new(), HighlightLines::new(syntax, syn), 0),
-    };
+    let from = before.filter(|_| parent.is_some()).map_or(0, str::len);
+    let mut hl = resume(parent.as_ref(), syntax, syn);
+    let mut segments = parent.map(|p| p.segments).unwrap_or_default();
     for line in LinesWithEndings::from(&done[from..]) {
         segments.push(highlight_one(&mut hl, line, assets, theme)?);
     }
@@ -266,12 +267,6 @@ fn done_lines(
         highlight,
     });
     CACHE.with_borrow_mut(|(bytes, map)| {
-        if let Some((k, len, _)) = parent
-            && map.remove(&k).is_some()
-        {
-            // A streaming block needs only its longest prefix.
-            *bytes = bytes.saturating_sub(len);
-        }
         if *bytes + done.len() > CACHE_BYTES {
             map.clear();
             *bytes = 0;
@@ -281,6 +276,22 @@ fn done_lines(
     });
     Some(entry)
 }
+
+/// A highlighter that goes on after `done`'s lines, or starts afresh.
+fn resume<'a>(
+    done: Option<&Done>,
+    syntax: &SyntaxReference,
+    syn: &'a SynTheme,
+) -> HighlightLines<'a> {
+    match done {
+        Some(d) => HighlightLines::from_state(syn, d.highlight.clone(), d.parse.clone()),
+        None => HighlightLines::new(syntax, syn),
+    }
+}
+
+/// An unfinished line longer than this is shown plain until it is finished:
+/// it is highlighted again on every frame, from its start.
+const LIVE_LINE_MAX: usize = 1024;
 
 /// Like [`highlight_segments`], but remembers the complete lines, for
 /// callers that highlight the same text again and again, or the same text
@@ -306,18 +317,17 @@ pub fn highlight_segments_cached(
     };
     let last = if last.is_empty() {
         None
+    } else if last.len() > LIVE_LINE_MAX {
+        Some(vec![(theme.base(), last.to_string())])
     } else {
-        let mut hl = match &done {
-            Some(d) => HighlightLines::from_state(syn, d.highlight.clone(), d.parse.clone()),
-            None => HighlightLines::new(syntax, syn),
-        };
+        let mut hl = resume(done.as_deref(), syntax, syn);
         Some(highlight_one(&mut hl, last, assets, theme)?)
     };
     Some(Highlighted { done, last })
 }
 
 /// A block's highlighted lines: the complete ones (shared with the cache)
-/// and the last one, when it has no line ending.
+/// and the last one, when it has no line ending yet.
 pub struct Highlighted {
     done: Option<Rc<Done>>,
     last: Option<Vec<(Style, String)>>,
@@ -471,6 +481,24 @@ mod tests {
             assert!(map.contains_key(&cache_key(code, "rust", &theme)));
             assert!(!map.contains_key(&cache_key(shorter, "rust", &theme)));
         });
+    }
+
+    /// A model can stream one enormous line: while it is unfinished it is
+    /// shown plain (it would be highlighted from its start on every frame);
+    /// once finished it is highlighted once, like any other.
+    #[test]
+    fn a_long_unfinished_line_is_plain_until_it_is_finished() {
+        ensure_loaded();
+        let theme = Theme::dark();
+        let long = format!("let s = \"{}\";", "x".repeat(LIVE_LINE_MAX));
+        let code = format!("fn f() {{}}\n{long}");
+        let live = highlight_segments_cached(&code, "rust", &theme).unwrap();
+        let rows: Vec<&[(Style, String)]> = live.lines().collect();
+        assert_eq!(rows[1], &[(theme.base(), long.clone())]);
+        assert!(rows[0].len() > 1, "the finished line is highlighted");
+        let done = format!("{code}\n");
+        let finished = highlight_segments_cached(&done, "rust", &theme).unwrap();
+        assert!(finished.lines().nth(1).unwrap().len() > 1);
     }
 
     #[test]

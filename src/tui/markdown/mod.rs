@@ -398,10 +398,9 @@ impl<'a> Renderer<'a> {
 
     fn code_block(&mut self, lang: Option<&str>, code: &str) {
         let t = self.theme;
-        let code = code
-            .strip_suffix('\n')
-            .unwrap_or(code)
-            .replace('\t', "    ");
+        // Complete lines keep their line ending for the highlighter, which
+        // remembers them; only a line still being written has none.
+        let code = code.replace('\t', "    ");
         let avail = self.avail();
         let label = lang.unwrap_or("");
         if !label.is_empty() {
@@ -409,21 +408,9 @@ impl<'a> Renderer<'a> {
             let first = wrap_code(vec![label], avail, None).swap_remove(0);
             self.emit(first);
         }
-        let cached = lang.and_then(|l| highlight::highlight_segments_cached(&code, l, t));
-        let plain: Vec<[(Style, String); 1]>;
-        let segs: Box<dyn Iterator<Item = &[(Style, String)]>> = match &cached {
-            Some(h) => Box::new(h.lines()),
-            None => {
-                plain = code
-                    .split('\n')
-                    .map(|l| [(t.base(), l.to_string())])
-                    .collect();
-                Box::new(plain.iter().map(|l| l.as_slice()))
-            }
-        };
         let bg = t.code_bg;
         let mut rows = Vec::new();
-        for line in segs {
+        let mut push = |line: &[(Style, String)]| {
             let spans: Vec<Span<'static>> = line
                 .iter()
                 .map(|(s, text)| Span::styled(text.clone(), bg.patch(*s)))
@@ -433,6 +420,14 @@ impl<'a> Renderer<'a> {
                 avail,
                 Some(Span::styled("↪ ", bg.patch(t.dim))),
             ));
+        };
+        match lang.and_then(|l| highlight::highlight_segments_cached(&code, l, t)) {
+            Some(h) => h.lines().for_each(push),
+            None => code
+                .strip_suffix('\n')
+                .unwrap_or(&code)
+                .split('\n')
+                .for_each(|l| push(&[(t.base(), l.to_string())])),
         }
         // The shaded box is as wide as the block's widest row and a space,
         // not the whole width: a screen of short code lines would otherwise
