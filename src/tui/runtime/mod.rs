@@ -182,6 +182,13 @@ async fn event_loop(
     loop {
         let gap = if urgent { FRAME_GAP } else { STREAM_FRAME_GAP };
         if dirty && Instant::now() >= last_draw + gap {
+            // What the agent sent while the frame waited goes into it: the
+            // loop does not wake for each delta while a frame is pending.
+            let mut msgs = Vec::new();
+            drain_agent(events, &mut agent_open, &mut msgs);
+            if let Flow::Quit = handle_all(&mut rt, model, msgs, &mut urgent)? {
+                return Ok(());
+            }
             set_clock(model);
             flush::draw(&mut rt.term, |f| view(model, f))?;
             last_draw = Instant::now();
@@ -200,13 +207,12 @@ async fn event_loop(
                 Some(Err(e)) => return Err(e.into()),
                 None => return Ok(()),
             },
-            ev = events.recv(), if agent_open => match ev {
+            // Once a frame is pending, the agent's events wait for it.
+            ev = events.recv(), if agent_open && !dirty => match ev {
                 Some(ev) => {
                     msgs.push(Msg::Agent(ev));
                     // A burst of deltas costs one frame.
-                    while let Ok(ev) = events.try_recv() {
-                        msgs.push(Msg::Agent(ev));
-                    }
+                    drain_agent(events, &mut agent_open, &mut msgs);
                 }
                 None => {
                     agent_open = false;
@@ -227,16 +233,52 @@ async fn event_loop(
                 dirty = true;
             }
         }
-        for msg in msgs {
-            dirty = true;
-            urgent |= !matches!(msg, Msg::Agent(_) | Msg::Tick(_));
-            set_clock(model);
-            let cmds = update(model, msg);
-            if let Flow::Quit = rt.execute_all(cmds, model)? {
-                return Ok(());
+        dirty |= !msgs.is_empty();
+        if let Flow::Quit = handle_all(&mut rt, model, msgs, &mut urgent)? {
+            return Ok(());
+        }
+    }
+}
+
+/// Takes every event the agent has sent so far, without waiting.
+fn drain_agent(
+    events: &mut UnboundedReceiver<AgentEvent>,
+    agent_open: &mut bool,
+    msgs: &mut Vec<Msg>,
+) {
+    if !*agent_open {
+        return;
+    }
+    loop {
+        match events.try_recv() {
+            Ok(ev) => msgs.push(Msg::Agent(ev)),
+            Err(tokio::sync::mpsc::error::TryRecvError::Empty) => return,
+            Err(tokio::sync::mpsc::error::TryRecvError::Disconnected) => {
+                *agent_open = false;
+                msgs.push(Msg::AgentGone);
+                return;
             }
         }
     }
+}
+
+/// Updates the model with each message and runs the effects it asks for;
+/// stops at `Quit`. A message from the person makes the next frame urgent.
+fn handle_all(
+    rt: &mut Runtime<'_>,
+    model: &mut Model,
+    msgs: Vec<Msg>,
+    urgent: &mut bool,
+) -> anyhow::Result<Flow> {
+    for msg in msgs {
+        *urgent |= !matches!(msg, Msg::Agent(_) | Msg::Tick(_));
+        set_clock(model);
+        let cmds = update(model, msg);
+        if let Flow::Quit = rt.execute_all(cmds, model)? {
+            return Ok(Flow::Quit);
+        }
+    }
+    Ok(Flow::Continue)
 }
 
 /// The terminal drawn through cairn's own flush, cleared.
