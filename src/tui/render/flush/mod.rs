@@ -72,6 +72,9 @@ pub struct FlushBackend<W: Write> {
     shown_rows: Vec<u64>,
     want_rows: Vec<u64>,
     rows_valid: bool,
+    /// Rows in which ratatui found a cell changed since its last frame:
+    /// only these need hashing again (`None`: all of them).
+    dirty_rows: Option<Vec<bool>>,
     scratch: Vec<u8>,
 }
 
@@ -101,6 +104,7 @@ impl<W: Write> FlushBackend<W> {
             shown_rows: Vec::new(),
             want_rows: Vec::new(),
             rows_valid: false,
+            dirty_rows: None,
             scratch: Vec::new(),
         }
     }
@@ -167,7 +171,21 @@ impl<W: Write> FlushBackend<W> {
     /// Lets the terminal move the rows that moved, and shifts the record
     /// of what it shows to match.
     fn scroll(&mut self, e: &mut Encoder) {
-        scroll::row_hashes(&self.want, &mut self.want_rows);
+        // `shown_rows` are the last frame's, which ratatui's previous
+        // buffer holds: only the rows it saw change are hashed again.
+        match self.dirty_rows.take() {
+            Some(dirty)
+                if self.rows_valid
+                    && self.shown_rows.len() == usize::from(self.want.area.height)
+                    && dirty.len() <= self.shown_rows.len() =>
+            {
+                self.want_rows.clone_from(&self.shown_rows);
+                for (y, _) in dirty.iter().enumerate().filter(|(_, d)| **d) {
+                    self.want_rows[y] = scroll::row_hash(&self.want, y);
+                }
+            }
+            _ => scroll::row_hashes(&self.want, &mut self.want_rows),
+        }
         if !self.rows_valid {
             scroll::row_hashes(&self.shown, &mut self.shown_rows);
         }
@@ -220,10 +238,20 @@ impl<W: Write> Backend for FlushBackend<W> {
     /// ratatui's changed cells are not enough to know the frame (it does
     /// not send the columns under a wide character): [`draw`] hands the
     /// whole frame over instead.
-    fn draw<'a, I>(&mut self, _content: I) -> io::Result<()>
+    fn draw<'a, I>(&mut self, content: I) -> io::Result<()>
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
+        // Which rows changed is still worth knowing: their hashes.
+        let mut dirty = Vec::new();
+        for (_, y, _) in content {
+            let y = usize::from(y);
+            if dirty.len() <= y {
+                dirty.resize(y + 1, false);
+            }
+            dirty[y] = true;
+        }
+        self.dirty_rows = Some(dirty);
         Ok(())
     }
 

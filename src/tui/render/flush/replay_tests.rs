@@ -240,6 +240,17 @@ fn replay(seed: u64, options: FlushOptions, frames: usize) -> usize {
         if let Some(diff) = first_difference(&want, vt.screen()) {
             panic!("seed {seed}, frame {frame} ({w}x{h}): {diff}");
         }
+        // The row hashes kept (only changed rows hashed again) are those
+        // of the whole frame.
+        if options.scroll_regions {
+            let mut full = Vec::new();
+            super::scroll::row_hashes(&want, &mut full);
+            assert_eq!(
+                term.backend().shown_rows,
+                full,
+                "seed {seed}, frame {frame}: kept row hashes"
+            );
+        }
     }
     total
 }

@@ -108,11 +108,18 @@ pub fn row_hashes(buf: &Buffer, out: &mut Vec<u64>) {
     if width == 0 {
         return;
     }
-    out.extend(buf.content.chunks(width).map(|row| {
-        let mut h = RowHasher(0);
-        row.hash(&mut h);
-        h.finish()
-    }));
+    out.extend(buf.content.chunks(width).map(hash_cells));
+}
+
+/// The hash of row `y` of `buf`, as [`row_hashes`] gives it.
+pub fn row_hash(buf: &Buffer, y: usize) -> u64 {
+    hash_cells(row(buf, y))
+}
+
+fn hash_cells(row: &[Cell]) -> u64 {
+    let mut h = RowHasher(0);
+    row.hash(&mut h);
+    h.finish()
 }
 
 /// The hash of a blank row `width` wide.
@@ -200,8 +207,9 @@ fn cells_differing(a: &[Cell], b: &[Cell]) -> usize {
 /// changed only at its end (the line being streamed, now one row higher
 /// and a few characters longer): moving it with the rest costs its new
 /// tail instead of the whole line. Grows the region down while that
-/// writes fewer cells. At most (k + 1) × k rows are compared, k the lines
-/// scrolled, and only in a frame that scrolls.
+/// writes fewer cells. Each of the rows concerned (at most 2k, k the lines
+/// scrolled) is compared at most three ways, and only in a frame that
+/// scrolls.
 pub fn extend_bottom(scroll: Scroll, shown: &Buffer, want: &Buffer) -> Scroll {
     let h = want.area.height as usize;
     let (k, bottom) = (scroll.lines as usize, scroll.bottom as usize);
@@ -210,17 +218,32 @@ pub fn extend_bottom(scroll: Scroll, shown: &Buffer, want: &Buffer) -> Scroll {
     }
     let last_match = bottom - k;
     let max_bottom = (bottom + k).min(h - 1);
-    let blank = vec![Cell::EMPTY; want.area.width as usize];
+    // For each row d below the matched ones, the cells to write if it ends
+    // up holding the shown row d + k (inside the region, moved up), a
+    // blank (inside the region, scrolled in) or the shown row d (below it).
+    let rows: Vec<(usize, usize, usize)> = (last_match + 1..=max_bottom)
+        .map(|d| {
+            let now = row(want, d);
+            let moved = if d + k <= max_bottom {
+                cells_differing(now, row(shown, d + k))
+            } else {
+                0
+            };
+            let blanked = now.iter().filter(|c| **c != Cell::EMPTY).count();
+            (moved, blanked, cells_differing(now, row(shown, d)))
+        })
+        .collect();
     let cost = |region_bottom: usize| -> usize {
-        (last_match + 1..=max_bottom)
-            .map(|d| {
-                let now = row(want, d);
+        rows.iter()
+            .enumerate()
+            .map(|(i, &(moved, blanked, stays))| {
+                let d = last_match + 1 + i;
                 if d + k <= region_bottom {
-                    cells_differing(now, row(shown, d + k))
+                    moved
                 } else if d <= region_bottom {
-                    cells_differing(now, &blank)
+                    blanked
                 } else {
-                    cells_differing(now, row(shown, d))
+                    stays
                 }
             })
             .sum()
@@ -299,6 +322,88 @@ mod tests {
         let mut moved = shown.clone();
         scroll.apply(&mut moved);
         assert_eq!(moved, screen(&["top", "", "", "c", "d", "e", "bar"]));
+    }
+
+    /// What `extend_bottom` must choose, found the slow way: every region
+    /// bottom costed by comparing whole rows.
+    fn extend_bottom_by_hand(scroll: Scroll, shown: &Buffer, want: &Buffer) -> Scroll {
+        let h = want.area.height as usize;
+        let (k, bottom) = (scroll.lines as usize, scroll.bottom as usize);
+        let last_match = bottom - k;
+        let max_bottom = (bottom + k).min(h - 1);
+        let blank = vec![Cell::EMPTY; want.area.width as usize];
+        let cost = |b: usize| -> usize {
+            (last_match + 1..=max_bottom)
+                .map(|d| {
+                    let now = row(want, d);
+                    if d + k <= b {
+                        cells_differing(now, row(shown, d + k))
+                    } else if d <= b {
+                        cells_differing(now, &blank)
+                    } else {
+                        cells_differing(now, row(shown, d))
+                    }
+                })
+                .sum()
+        };
+        let best = (bottom..=max_bottom).min_by_key(|&b| (cost(b), b));
+        Scroll {
+            bottom: best.unwrap_or(bottom) as u16,
+            ..scroll
+        }
+    }
+
+    #[test]
+    fn the_region_grows_down_exactly_where_it_writes_least() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let words = [
+            "ab",
+            "abc",
+            "",
+            "x y",
+            "streamed line",
+            "streamed line and more",
+        ];
+        let mut grew = 0;
+        for _ in 0..400 {
+            let h = 4 + next(12) as usize;
+            let rows = |next: &mut dyn FnMut(u64) -> u64| -> Vec<&str> {
+                (0..h)
+                    .map(|_| words[next(words.len() as u64) as usize])
+                    .collect()
+            };
+            let (s, w) = (rows(&mut next), rows(&mut next));
+            // Both as wide as the widest word, whatever rows they got.
+            let (mut s2, mut w2) = (s.clone(), w.clone());
+            s2.push("streamed line and more");
+            w2.push("streamed line and more");
+            let (mut shown, mut want) = (screen(&s2), screen(&w2));
+            let area = Rect::new(0, 0, shown.area.width, h as u16);
+            shown.resize(area);
+            want.resize(area);
+            let k = 1 + next(h as u64 / 2) as usize;
+            let bottom = k + next((h - k) as u64) as usize;
+            let scroll = Scroll {
+                top: 0,
+                bottom: bottom as u16,
+                lines: k as u16,
+                up: true,
+            };
+            let got = extend_bottom(scroll, &shown, &want);
+            assert_eq!(
+                got,
+                extend_bottom_by_hand(scroll, &shown, &want),
+                "{s:?} -> {w:?}"
+            );
+            grew += usize::from(got.bottom > scroll.bottom);
+        }
+        assert!(grew > 10, "the region grew only {grew} times");
     }
 
     #[test]
