@@ -205,22 +205,48 @@ struct Done {
     highlight: HighlightState,
 }
 
+/// About what syntect's two states weigh on the heap (scope stacks,
+/// contexts, cached styles), as measured for a short Rust block.
+const STATE_WEIGHT: usize = 3 << 10;
+
+impl Done {
+    /// About what the entry weighs on the heap: its segments and states.
+    /// The source alone would undercount it some fifty times.
+    fn weight(&self) -> usize {
+        let segment = std::mem::size_of::<(Style, String)>();
+        let line = std::mem::size_of::<Vec<(Style, String)>>();
+        STATE_WEIGHT
+            + self
+                .segments
+                .iter()
+                .map(|l| {
+                    line + l
+                        .iter()
+                        .map(|(_, t)| segment + t.len().max(16))
+                        .sum::<usize>()
+                })
+                .sum::<usize>()
+    }
+}
+
 /// Recently highlighted code, by its complete lines. A streaming answer is
 /// re-rendered on every frame and highlighting is the costly part: the
 /// complete lines of a block come from here, and only the line still being
 /// written (or a finished block's last line) is highlighted again, from the
 /// state kept after the lines before it. When a line is completed, its
 /// block's entry is extended by that line, not highlighted from the top.
-/// Bounded: cleared when it grows past `CACHE_BYTES` of source. Kept per
+/// Bounded: cleared when it grows past `CACHE_BYTES` by the entries'
+/// weight (a finished block keeps its entry, and a long session shows many
+/// blocks; counted by source, 8 MB of it held over 400 MB). Kept per
 /// thread (syntect's parse state may hold regex match registers, which
 /// cannot cross threads); the interface draws on one.
-/// Source bytes held, and results by hash of (complete lines, language,
+/// The entries' weight, and results by hash of (complete lines, language,
 /// theme).
 type CodeCache = (usize, HashMap<u64, Rc<Done>>);
 thread_local! {
     static CACHE: RefCell<CodeCache> = RefCell::new((0, HashMap::new()));
 }
-const CACHE_BYTES: usize = 8 << 20;
+const CACHE_BYTES: usize = 4 << 20;
 
 fn cache_key(code: &str, lang: &str, theme: &Theme) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -250,7 +276,7 @@ fn done_lines(
         let k = cache_key(b, lang, theme);
         CACHE.with_borrow_mut(|(bytes, map)| {
             let p = map.remove(&k)?;
-            *bytes = bytes.saturating_sub(b.len());
+            *bytes = bytes.saturating_sub(p.weight());
             Some(Rc::unwrap_or_clone(p))
         })
     });
@@ -266,12 +292,13 @@ fn done_lines(
         parse,
         highlight,
     });
+    let weight = entry.weight();
     CACHE.with_borrow_mut(|(bytes, map)| {
-        if *bytes + done.len() > CACHE_BYTES {
+        if *bytes + weight > CACHE_BYTES {
             map.clear();
             *bytes = 0;
         }
-        *bytes += done.len();
+        *bytes += weight;
         map.insert(key, entry.clone());
     });
     Some(entry)
@@ -376,6 +403,29 @@ pub fn highlight(code: &str, lang_or_path: &str, theme: &Theme) -> Vec<Line<'sta
 
 #[cfg(test)]
 mod tests {
+    /// Each finished block keeps its entry, with syntect's states: the
+    /// cache is bounded by what its entries weigh, not by their source (a
+    /// few hundred KB of source held 20 MB).
+    #[test]
+    fn the_cache_is_bounded_by_weight_not_by_source() {
+        ensure_loaded();
+        let theme = Theme::default();
+        clear_cache();
+        let mut source = 0;
+        for n in 0..3000 {
+            let code = format!(
+                "fn section_{n}(input: &str) -> usize {{\n    input.lines().filter(|l| !l.is_empty()).count()\n}}\n"
+            );
+            source += code.len();
+            assert!(highlight_segments_cached(&code, "rust", &theme).is_some());
+            let (weight, entries) = CACHE.with_borrow(|(w, m)| (*w, m.len()));
+            assert!(weight <= CACHE_BYTES, "{weight} held");
+            assert!(entries * STATE_WEIGHT <= CACHE_BYTES, "{entries} entries");
+        }
+        assert!(source < CACHE_BYTES / 10, "the source alone never fills it");
+        clear_cache();
+    }
+
     use super::*;
 
     #[test]
