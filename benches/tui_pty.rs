@@ -205,6 +205,35 @@ fn quit(app: &mut PtyApp) {
     app.wait_exit(Duration::from_secs(5));
 }
 
+/// CPU ticks per thread name (threads of one name summed), of the
+/// threads alive now.
+fn thread_ticks(pid: u32) -> std::collections::BTreeMap<String, u64> {
+    let mut out = std::collections::BTreeMap::new();
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return out;
+    };
+    for t in tasks.flatten() {
+        let Ok(stat) = std::fs::read_to_string(t.path().join("stat")) else {
+            continue;
+        };
+        let name = stat
+            .split_once('(')
+            .and_then(|(_, r)| r.rsplit_once(')'))
+            .map_or("?", |(n, _)| n)
+            .to_string();
+        let f: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let ticks = f.get(11).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0)
+            + f.get(12).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+        *out.entry(name).or_default() += ticks;
+    }
+    out
+}
+
 struct StreamRun {
     secs: f64,
     cpu: f64,
@@ -215,6 +244,7 @@ struct StreamRun {
 /// Sends a prompt and waits for the end of the streamed answer.
 fn stream_answer(app: &mut PtyApp, answer: &str) -> StreamRun {
     let pid = app.pid().expect("pid");
+    let threads0 = thread_ticks(pid);
     let cpu0 = cpu_seconds(pid).unwrap_or(0.0);
     let bytes0 = app.output_len();
     let t0 = Instant::now();
@@ -237,6 +267,20 @@ fn stream_answer(app: &mut PtyApp, answer: &str) -> StreamRun {
     );
     let secs = t0.elapsed().as_secs_f64();
     std::thread::sleep(Duration::from_millis(500));
+    // Where the CPU went, by thread (threads that ended are not listed).
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    let by_thread: Vec<String> = thread_ticks(pid)
+        .into_iter()
+        .map(|(name, t)| {
+            (
+                name.clone(),
+                t - threads0.get(&name).copied().unwrap_or(0).min(t),
+            )
+        })
+        .filter(|(_, t)| *t > 0)
+        .map(|(name, t)| format!("{name} {:.2} s", t as f64 / hz))
+        .collect();
+    println!("  by thread: {}", by_thread.join(", "));
     StreamRun {
         secs,
         cpu: cpu_seconds(pid).unwrap_or(0.0) - cpu0,

@@ -391,6 +391,14 @@ impl MockModel {
         self.shared.replies.lock().unwrap().len()
     }
 
+    /// Forgets the requests received so far (a long run would keep every
+    /// request's whole conversation).
+    pub fn forget_requests(&self) {
+        self.shared.requests.lock().unwrap().clear();
+        self.shared.headers.lock().unwrap().clear();
+        self.shared.paths.lock().unwrap().clear();
+    }
+
     /// The JSON bodies received, in order.
     pub fn requests(&self) -> Vec<Value> {
         self.shared.requests.lock().unwrap().clone()
