@@ -192,6 +192,10 @@ fn main() {
         app.send(b"\r");
         let last = format!("Finished turn {n} here.");
         wait(&app, &last, |s| s.contains(&last), Duration::from_secs(30));
+        let request_kb = mock
+            .requests()
+            .last()
+            .map_or(0.0, |r| r.to_string().len() as f64 / 1024.0);
         mock.forget_requests();
         if n == 1 {
             wait_drained(&mock, "the title");
@@ -202,7 +206,7 @@ fn main() {
             let echo = echo_ms(&mut app, 15);
             let cpu = cpu_seconds(pid).unwrap_or(0.0);
             println!(
-                "turn {n:>5}: resident {:>6.1} MB, key echo median {echo:.2} ms, {:.2} CPU-s since the last row, {:.0} s in",
+                "turn {n:>5}: resident {:>6.1} MB, key echo median {echo:.2} ms, {:.2} CPU-s since the last row, last request {request_kb:.0} KB, {:.0} s in",
                 rss as f64 / 1024.0,
                 cpu - cpu_mark,
                 start.elapsed().as_secs_f64()
