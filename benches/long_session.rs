@@ -1,17 +1,17 @@
 //! A long session in the release binary (issue 32): 2,000 turns against
 //! the scripted model in a 120×40 pseudo-terminal, each turn a tool call
 //! (`view`) and a markdown answer of about 1 KB with a code block, streamed
-//! in 128-character pieces,
-//! `/compact` at turns 700 and 1,400. Reports, every 250 turns, the
-//! process's resident memory and the time from a key to its echo (a
-//! frame's cost), and the growth per turn between turn 100 and the last.
+//! in 128-character pieces; `/compact` at turns 700 and 1,400. Reports,
+//! every 250 turns, the process's resident memory, the time from a key to
+//! its echo (a frame's cost), the CPU used and the size of the last request;
+//! at the end, the growth per turn between turn 100 and the last.
 //!
 //!     cargo bench --bench long_session
 //!
 //! Targets: frame time flat (the last echo within 1.5× of the one at turn
 //! 100) and memory within +40 KB per turn. `CAIRN_BENCH_TURNS` runs fewer
 //! turns (compacting at 35% and 70% of them); `CAIRN_BENCH_BIN` runs another
-//! build of cairn.
+//! build of cairn (one with symbols, to profile).
 
 #[path = "../tests/support/mock_model.rs"]
 mod mock_model;
