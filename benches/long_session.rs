@@ -10,8 +10,9 @@
 //!
 //! Targets: frame time flat (the last echo within 1.5× of the one at turn
 //! 100) and memory within +40 KB per turn. `CAIRN_BENCH_TURNS` runs fewer
-//! turns (compacting at 35% and 70% of them); `CAIRN_BENCH_BIN` runs another
-//! build of cairn (one with symbols, to profile).
+//! turns (compacting at 35% and 70% of them), `CAIRN_BENCH_EVERY` reports
+//! every so many turns, and `CAIRN_BENCH_BIN` runs another build of cairn
+//! (one with symbols, to profile).
 
 #[path = "../tests/support/mock_model.rs"]
 mod mock_model;
@@ -83,6 +84,40 @@ fn answer(n: usize) -> String {
     )
 }
 
+/// `/compact`, answered until it is done: a long conversation is
+/// summarised in more than one request, each needing a reply.
+fn compact(app: &mut PtyApp, mock: &MockModel, n: usize) {
+    let summary = || {
+        Reply::text(&format!(
+            "## Goal\nKeep spans in the parser (compacted at turn {n})."
+        ))
+        .when("You are summarising the earlier part")
+    };
+    app.type_text("/compact");
+    std::thread::sleep(Duration::from_millis(20));
+    app.send(b"\r");
+    let start = Instant::now();
+    loop {
+        if mock.pending() == 0 {
+            mock.push(summary());
+        }
+        let screen = app.screen();
+        if screen.contains("context compacted") {
+            break;
+        }
+        assert!(
+            !screen.contains("Could not compact"),
+            "the compaction at turn {n} failed:\n{screen}"
+        );
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the compaction at turn {n} did not end:\n{screen}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+}
+
 /// Median key-to-echo time over `keys` keystrokes typed into the prompt,
 /// which is then emptied again.
 fn echo_ms(app: &mut PtyApp, keys: usize) -> f64 {
@@ -114,6 +149,11 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
+    let every: usize = std::env::var("CAIRN_BENCH_EVERY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or(250);
     let compact_at = [turns * 35 / 100, turns * 70 / 100];
     // `CAIRN_BENCH_BIN`: another build of cairn (one with symbols, to
     // profile).
@@ -160,17 +200,7 @@ fn main() {
     let mut cpu_mark = cpu_seconds(pid).unwrap_or(0.0);
     for n in 1..=turns {
         if compact_at.contains(&n) {
-            mock.push(
-                Reply::text(&format!(
-                    "## Goal\nKeep spans in the parser (compacted at turn {n})."
-                ))
-                .when("You are summarising the earlier part"),
-            );
-            app.type_text("/compact");
-            std::thread::sleep(Duration::from_millis(20));
-            app.send(b"\r");
-            wait_drained(&mock, "the compaction");
-            std::thread::sleep(Duration::from_millis(300));
+            compact(&mut app, &mock, n);
         }
         let ask = format!("turn-{n}-ask");
         mock.push(
@@ -200,7 +230,7 @@ fn main() {
         if n == 1 {
             wait_drained(&mock, "the title");
         }
-        if n == 100 || n % 250 == 0 || n == turns {
+        if n == 100 || n % every == 0 || n == turns {
             std::thread::sleep(Duration::from_millis(300));
             let rss = proc_status_kb(pid, "VmRSS:").unwrap_or(0);
             let echo = echo_ms(&mut app, 15);
