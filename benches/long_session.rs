@@ -126,35 +126,16 @@ fn main() {
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_BIN_EXE_cairn")).to_path_buf());
     let bin = bin.as_path();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = pty_bench::runtime();
     let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(project.path().join(".git")).unwrap();
+    let project = pty_bench::project();
     let notes: String = (1..=12)
         .map(|i| format!("Note {i}: the parser keeps spans; errors point at the source.\n"))
         .collect();
     std::fs::write(project.path().join("notes.md"), notes).unwrap();
     let mock = rt.block_on(MockModel::start(Format::Anthropic, vec![]));
-    let h = home.path();
-    let vars: Vec<(String, String)> = vec![
-        ("HOME".into(), h.display().to_string()),
-        ("XDG_CONFIG_HOME".into(), h.join("c").display().to_string()),
-        ("XDG_DATA_HOME".into(), h.join("d").display().to_string()),
-        ("XDG_STATE_HOME".into(), h.join("s").display().to_string()),
-        ("ANTHROPIC_API_KEY".into(), "bench".into()),
-        ("ANTHROPIC_BASE_URL".into(), mock.url()),
-    ];
-    let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
-    wait(
-        &app,
-        "first screen",
-        |s| s.contains("Ask cairn"),
-        Duration::from_secs(10),
-    );
+    let vars = pty_bench::vars(home.path(), &mock.url());
+    let mut app = pty_bench::start(bin, &vars, project.path());
     let pid = app.pid().expect("pid");
     // The title is asked for once, after the first turn.
     mock.push(Reply::text("Bench").when("<request>"));

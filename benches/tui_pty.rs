@@ -25,40 +25,21 @@ use pty_bench::{cpu_seconds, median, proc_status_kb, wait};
 
 fn main() {
     let bin = Path::new(env!("CARGO_BIN_EXE_cairn"));
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = pty_bench::runtime();
     let home = tempfile::tempdir().unwrap();
-    let project = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(project.path().join(".git")).unwrap();
+    let project = pty_bench::project();
     let answer = markdown_answer(100 * 1024);
     let mock = rt.block_on(MockModel::start(
         Format::Anthropic,
         vec![streamed_reply(&answer), Reply::text("Bench")],
     ));
-    let h = home.path();
-    let vars: Vec<(String, String)> = vec![
-        ("HOME".into(), h.display().to_string()),
-        ("XDG_CONFIG_HOME".into(), h.join("c").display().to_string()),
-        ("XDG_DATA_HOME".into(), h.join("d").display().to_string()),
-        ("XDG_STATE_HOME".into(), h.join("s").display().to_string()),
-        ("ANTHROPIC_API_KEY".into(), "bench".into()),
-        ("ANTHROPIC_BASE_URL".into(), mock.url()),
-    ];
+    let vars = pty_bench::vars(home.path(), &mock.url());
 
     // 1. Time to the first usable screen.
     let mut starts = Vec::new();
     for _ in 0..10 {
         let t0 = Instant::now();
-        let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
-        wait(
-            &app,
-            "first screen",
-            |s| s.contains("Ask cairn"),
-            Duration::from_secs(10),
-        );
+        let mut app = pty_bench::start(bin, &vars, project.path());
         starts.push(t0.elapsed().as_secs_f64() * 1000.0);
         app.send(b"\x03");
         app.wait_exit(Duration::from_secs(5));
@@ -68,13 +49,7 @@ fn main() {
         median(starts)
     );
 
-    let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
-    wait(
-        &app,
-        "first screen",
-        |s| s.contains("Ask cairn"),
-        Duration::from_secs(10),
-    );
+    let mut app = pty_bench::start(bin, &vars, project.path());
     let pid = app.pid().expect("pid");
     std::thread::sleep(Duration::from_secs(1));
 
@@ -94,13 +69,7 @@ fn main() {
     for _ in 0..2 {
         mock.push(streamed_reply(&answer));
         mock.push(Reply::text("Bench"));
-        let mut fresh = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
-        wait(
-            &fresh,
-            "first screen",
-            |s| s.contains("Ask cairn"),
-            Duration::from_secs(10),
-        );
+        let mut fresh = pty_bench::start(bin, &vars, project.path());
         runs.push(stream_answer(&mut fresh, &answer));
         quit(&mut fresh);
     }
@@ -126,13 +95,7 @@ fn main() {
     // that streamed it).
     mock.push(streamed_reply(&answer));
     mock.push(Reply::text("Bench"));
-    let mut app = PtyApp::spawn(bin, &[], &vars, project.path(), 40, 120);
-    wait(
-        &app,
-        "first screen",
-        |s| s.contains("Ask cairn"),
-        Duration::from_secs(10),
-    );
+    let mut app = pty_bench::start(bin, &vars, project.path());
     stream_answer(&mut app, &answer);
     let mut lat = Vec::new();
     for i in 0..60 {

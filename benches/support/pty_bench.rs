@@ -47,3 +47,54 @@ pub fn wait(app: &PtyApp, what: &str, pred: impl Fn(&str) -> bool, limit: Durati
         std::thread::sleep(Duration::from_micros(200));
     }
 }
+
+/// The runtime the scripted model is served from.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A project folder that is a git repository's root.
+pub fn project() -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join(".git")).unwrap();
+    project
+}
+
+/// The environment cairn runs in: its own home and XDG folders under
+/// `home`, Anthropic's API at `url`.
+pub fn vars(home: &std::path::Path, url: &str) -> Vec<(String, String)> {
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        (
+            "XDG_CONFIG_HOME".into(),
+            home.join("c").display().to_string(),
+        ),
+        ("XDG_DATA_HOME".into(), home.join("d").display().to_string()),
+        (
+            "XDG_STATE_HOME".into(),
+            home.join("s").display().to_string(),
+        ),
+        ("ANTHROPIC_API_KEY".into(), "bench".into()),
+        ("ANTHROPIC_BASE_URL".into(), url.to_string()),
+    ]
+}
+
+/// cairn in a 40×120 pseudo-terminal, once its first screen is up.
+pub fn start(
+    bin: &std::path::Path,
+    vars: &[(String, String)],
+    project: &std::path::Path,
+) -> PtyApp {
+    let app = PtyApp::spawn(bin, &[], vars, project, 40, 120);
+    wait(
+        &app,
+        "first screen",
+        |s| s.contains("Ask cairn"),
+        Duration::from_secs(10),
+    );
+    app
+}
