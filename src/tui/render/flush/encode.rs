@@ -72,14 +72,13 @@ impl Encoder {
     pub fn move_to(&mut self, x: u16, y: u16) {
         match self.at {
             Some(at) if at == (x, y) => {}
-            Some((cx, cy)) if cy == y && x > cx => self.right(x - cx),
-            // One row down from a known place: carriage return and line
-            // feed, when shorter. The row below exists, so the cursor is not
-            // on the last row and no scroll region is set between cells: the
-            // line feed cannot scroll.
-            Some((_, cy)) if y == cy + 1 && 2 + right_len(x) < absolute_len(x, y) => {
-                self.raw("\r\n");
-                self.right(x);
+            Some((cx, cy)) if cy == y && x > cx => {
+                let n = x - cx;
+                if n == 1 {
+                    self.raw("\x1b[C");
+                } else {
+                    let _ = write!(self.bytes, "\x1b[{n}C");
+                }
             }
             _ if x == 0 => {
                 let _ = write!(self.bytes, "\x1b[{}H", y + 1);
@@ -89,17 +88,6 @@ impl Encoder {
             }
         }
         self.at = Some((x, y));
-    }
-
-    /// Moves the cursor `n` columns right (none for 0).
-    fn right(&mut self, n: u16) {
-        match n {
-            0 => {}
-            1 => self.raw("\x1b[C"),
-            n => {
-                let _ = write!(self.bytes, "\x1b[{n}C");
-            }
-        }
     }
 
     /// Writes one cell at its place.
@@ -281,27 +269,6 @@ fn color_param(color: Color, layer: Layer) -> String {
     }
 }
 
-fn digits(n: u16) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
-}
-
-/// Bytes of `Encoder::right(n)`.
-fn right_len(n: u16) -> usize {
-    match n {
-        0 => 0,
-        1 => 3,
-        n => 3 + digits(n),
-    }
-}
-
-/// Bytes of an absolute move to `(x, y)`.
-fn absolute_len(x: u16, y: u16) -> usize {
-    match x {
-        0 => 3 + digits(y + 1),
-        x => 4 + digits(y + 1) + digits(x + 1),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -323,27 +290,8 @@ mod tests {
         e.cell(0, 2, &Cell::new("d"));
         assert_eq!(
             String::from_utf8(e.bytes).unwrap(),
-            "\x1b[2;4H\x1b[31mab\x1b[2Cc\r\n\x1b[39md"
+            "\x1b[2;4H\x1b[31mab\x1b[2Cc\x1b[3H\x1b[39md"
         );
-    }
-
-    #[test]
-    fn the_next_row_is_reached_by_line_feed_when_that_is_shorter() {
-        let mut e = Encoder::new(Vec::new(), 120, Some((70, 11)));
-        e.cell(2, 12, &Cell::new("a"));
-        e.cell(110, 13, &Cell::new("b"));
-        e.cell(0, 14, &Cell::new("c"));
-        // Not known where the cursor is: absolute.
-        e.forget_cursor();
-        e.cell(2, 15, &Cell::new("d"));
-        assert_eq!(
-            String::from_utf8(e.bytes).unwrap(),
-            "\r\n\x1b[2Ca\r\n\x1b[110Cb\r\nc\x1b[16;3Hd"
-        );
-        // Near the top, far right: the absolute move is as short.
-        let mut e = Encoder::new(Vec::new(), 120, Some((70, 1)));
-        e.cell(100, 2, &Cell::new("z"));
-        assert_eq!(String::from_utf8(e.bytes).unwrap(), "\x1b[3;101Hz");
     }
 
     #[test]
