@@ -168,15 +168,18 @@ fn main() {
         app.send(b"\r");
         let last = format!("Finished turn {n} here.");
         wait(&app, &last, |s| s.contains(&last), Duration::from_secs(30));
-        let request_kb = mock
-            .requests()
-            .last()
-            .map_or(0.0, |r| r.to_string().len() as f64 / 1024.0);
+        let report = n == 100 || n % every == 0 || n == turns;
+        let request_kb = if report {
+            let last = mock.requests().pop();
+            last.map_or(0.0, |r| r.to_string().len() as f64 / 1024.0)
+        } else {
+            0.0
+        };
         mock.forget_requests();
         if n == 1 {
             wait_drained(&mock, "the title");
         }
-        if n == 100 || n % every == 0 || n == turns {
+        if report {
             std::thread::sleep(Duration::from_millis(300));
             let rss = proc_status_kb(pid, "VmRSS:").unwrap_or(0);
             let echo = echo_ms(&mut app, 15);

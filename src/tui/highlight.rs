@@ -403,6 +403,8 @@ pub fn highlight(code: &str, lang_or_path: &str, theme: &Theme) -> Vec<Line<'sta
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// Each finished block keeps its entry, with syntect's states: the
     /// cache is bounded by what its entries weigh, not by their source (a
     /// few hundred KB of source held 20 MB).
@@ -425,8 +427,6 @@ mod tests {
         assert!(source < CACHE_BYTES / 10, "the source alone never fills it");
         clear_cache();
     }
-
-    use super::*;
 
     #[test]
     fn the_languages_of_every_day_have_their_own_grammar() {

@@ -73,8 +73,9 @@ pub struct FlushBackend<W: Write> {
     want_rows: Vec<u64>,
     rows_valid: bool,
     /// Rows in which ratatui found a cell changed since its last frame:
-    /// only these need hashing again (`None`: all of them).
-    dirty_rows: Option<Vec<bool>>,
+    /// only these need hashing again. Valid when `dirty_known`.
+    dirty_rows: Vec<bool>,
+    dirty_known: bool,
     scratch: Vec<u8>,
 }
 
@@ -104,7 +105,8 @@ impl<W: Write> FlushBackend<W> {
             shown_rows: Vec::new(),
             want_rows: Vec::new(),
             rows_valid: false,
-            dirty_rows: None,
+            dirty_rows: Vec::new(),
+            dirty_known: false,
             scratch: Vec::new(),
         }
     }
@@ -173,18 +175,18 @@ impl<W: Write> FlushBackend<W> {
     fn scroll(&mut self, e: &mut Encoder) {
         // `shown_rows` are the last frame's, which ratatui's previous
         // buffer holds: only the rows it saw change are hashed again.
-        match self.dirty_rows.take() {
-            Some(dirty)
-                if self.rows_valid
-                    && self.shown_rows.len() == usize::from(self.want.area.height)
-                    && dirty.len() <= self.shown_rows.len() =>
-            {
-                self.want_rows.clone_from(&self.shown_rows);
-                for (y, _) in dirty.iter().enumerate().filter(|(_, d)| **d) {
-                    self.want_rows[y] = scroll::row_hash(&self.want, y);
-                }
+        let known = std::mem::take(&mut self.dirty_known);
+        if known
+            && self.rows_valid
+            && self.shown_rows.len() == usize::from(self.want.area.height)
+            && self.dirty_rows.len() <= self.shown_rows.len()
+        {
+            self.want_rows.clone_from(&self.shown_rows);
+            for (y, _) in self.dirty_rows.iter().enumerate().filter(|(_, d)| **d) {
+                self.want_rows[y] = scroll::row_hash(&self.want, y);
             }
-            _ => scroll::row_hashes(&self.want, &mut self.want_rows),
+        } else {
+            scroll::row_hashes(&self.want, &mut self.want_rows);
         }
         if !self.rows_valid {
             scroll::row_hashes(&self.shown, &mut self.shown_rows);
@@ -242,16 +244,20 @@ impl<W: Write> Backend for FlushBackend<W> {
     where
         I: Iterator<Item = (u16, u16, &'a Cell)>,
     {
-        // Which rows changed is still worth knowing: their hashes.
-        let mut dirty = Vec::new();
+        // Which rows changed is still worth knowing for scroll detection:
+        // only their hashes are worked out again.
+        if !self.options.scroll_regions {
+            return Ok(());
+        }
+        self.dirty_rows.iter_mut().for_each(|d| *d = false);
         for (_, y, _) in content {
             let y = usize::from(y);
-            if dirty.len() <= y {
-                dirty.resize(y + 1, false);
+            if self.dirty_rows.len() <= y {
+                self.dirty_rows.resize(y + 1, false);
             }
-            dirty[y] = true;
+            self.dirty_rows[y] = true;
         }
-        self.dirty_rows = Some(dirty);
+        self.dirty_known = true;
         Ok(())
     }
 
