@@ -270,6 +270,11 @@ fn parse_effort(s: &str) -> Result<cairn::config::effort::Effort, String> {
 }
 
 fn main() -> ExitCode {
+    // The network launcher a sandboxed command may be started through
+    // (`sandbox::netstack`): before descriptors are sealed, since it hands
+    // some to bubblewrap.
+    #[cfg(target_os = "linux")]
+    cairn::sandbox::netstack::run_if_launcher();
     // First, while cairn has one thread: no child may read its keys, or
     // use a descriptor cairn was started with.
     cairn::tools::env::shield_own_environment();

@@ -331,3 +331,90 @@ fn which(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
 }
+
+/// Whether `tool` is on the PATH; prints why a case skips when it is not.
+fn have(tool: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!("skipped: `{tool}` is not installed (.ci/run installs it)");
+    }
+    found
+}
+
+/// A granted network is the command's own (slirp4netns): it has an
+/// interface with a default route, but this machine's loopback services
+/// are out of its reach, on 127.0.0.1 and on slirp4netns's address for the
+/// host. Without slirp4netns (or with `host_loopback = true`) the same
+/// command reaches the listener, and `--status` says which it is.
+#[test]
+fn a_granted_network_reaches_no_loopback_service() {
+    if !enforced() || !have("bwrap") || !have("slirp4netns") || !have("python3") {
+        return;
+    }
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let heard = || {
+        let mut n = 0;
+        while listener.accept().is_ok() {
+            n += 1;
+        }
+        n
+    };
+    let h = Home::new();
+    std::fs::create_dir_all(h.home.join(".config/cairn")).unwrap();
+    let config = |extra: &str| {
+        std::fs::write(
+            h.home.join(".config/cairn/config.toml"),
+            format!("[sandbox]\nnetwork = true\n{extra}"),
+        )
+        .unwrap()
+    };
+    config("");
+    let probe = format!(
+        "for host in 127.0.0.1 10.0.2.2; do python3 -c \"import socket; \
+         socket.create_connection(('$host', {port}), timeout=3)\" 2>/dev/null \
+         && echo \"reached $host\"; done; cat /proc/net/route /etc/resolv.conf"
+    );
+    let run = |vars: &[(&str, &str)]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(["sandbox", "--", "sh", "-c", &probe])
+            .current_dir(&h.project)
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(h.vars())
+            .envs(vars.iter().copied())
+            .output()
+            .unwrap();
+        text(&out)
+    };
+
+    let own = run(&[]);
+    assert!(!own.contains("reached"), "{own}");
+    assert_eq!(heard(), 0, "{own}");
+    assert!(own.contains("tap0"), "an interface with a route: {own}");
+    assert!(own.contains("nameserver 10.0.2.3"), "{own}");
+    let status = text(&h.cairn(&["sandbox", "--status"]));
+    assert!(
+        status.contains("a granted network: a network namespace of its own through"),
+        "{status}"
+    );
+
+    // The same command on the host's network reaches the listener: what
+    // the first run shows is slirp4netns's doing.
+    let shared = run(&[("CAIRN_SANDBOX_NO_SLIRP", "1")]);
+    assert!(shared.contains("reached 127.0.0.1"), "{shared}");
+    assert!(heard() >= 1, "{shared}");
+    config("host_loopback = true\n");
+    let asked = run(&[]);
+    assert!(asked.contains("reached 127.0.0.1"), "{asked}");
+    let status = text(&h.cairn(&["sandbox", "--status"]));
+    assert!(
+        status.contains("loopback services (127.0.0.1) included: [sandbox] host_loopback = true"),
+        "{status}"
+    );
+}

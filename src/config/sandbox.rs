@@ -42,6 +42,11 @@ pub struct SandboxConfig {
     pub mode: Option<SandboxMode>,
     /// Whether commands may use the network (default: no).
     pub network: Option<bool>,
+    /// Whether a granted network also reaches this machine's loopback
+    /// services (a local database, a dev server). Default: no, where
+    /// slirp4netns can give commands a network of their own. Only from
+    /// the user's file.
+    pub host_loopback: Option<bool>,
     /// Extra writable roots (`~` allowed). Only from the user's file.
     #[serde(default)]
     pub writable: Vec<String>,
@@ -75,6 +80,10 @@ impl SandboxConfig {
         self.network.unwrap_or(false)
     }
 
+    pub fn host_loopback(&self) -> bool {
+        self.host_loopback.unwrap_or(false)
+    }
+
     /// Whether the person's own hooks run in the sandbox (the default).
     pub fn user_hooks(&self) -> bool {
         self.user_hooks.unwrap_or(true)
@@ -99,6 +108,14 @@ impl SandboxConfig {
             Some(true) if !self.network() => self
                 .ignored
                 .push("network = true (a project may not turn the network on)".into()),
+            _ => {}
+        }
+        match project.host_loopback {
+            Some(false) => self.host_loopback = Some(false),
+            Some(true) if !self.host_loopback() => self.ignored.push(
+                "host_loopback = true (only the user's config may open this machine's loopback)"
+                    .into(),
+            ),
             _ => {}
         }
         match project.user_hooks {
@@ -141,10 +158,14 @@ mod tests {
 
     #[test]
     fn a_project_only_tightens() {
-        let mut user = parse("mode = \"workspace-write\"\nnetwork = true\nwritable = [\"~/x\"]\n");
+        let mut user = parse(
+            "mode = \"workspace-write\"\nnetwork = true\nhost_loopback = true\nwritable = [\"~/x\"]\n",
+        );
+        assert!(user.host_loopback());
         user.tighten(parse(
-            "mode = \"read-only\"\nnetwork = false\ndeny_read = [\"~/secret\"]\n",
+            "mode = \"read-only\"\nnetwork = false\nhost_loopback = false\ndeny_read = [\"~/secret\"]\n",
         ));
+        assert!(!user.host_loopback());
         assert_eq!(user.mode(), SandboxMode::ReadOnly);
         assert!(!user.network());
         assert_eq!(user.writable, ["~/x"]);
@@ -157,18 +178,21 @@ mod tests {
         let mut user = SandboxConfig::default();
         user.tighten(parse(
             "mode = \"off\"\nnetwork = true\nwritable = [\"/etc\"]\n\
-             read = [\"~/.ssh\"]\nunix_sockets = [\"/run/docker.sock\"]\nuser_hooks = false\n",
+             read = [\"~/.ssh\"]\nunix_sockets = [\"/run/docker.sock\"]\nuser_hooks = false\n\
+             host_loopback = true\n",
         ));
         assert_eq!(user.mode(), SandboxMode::WorkspaceWrite);
         assert!(!user.network());
+        assert!(!user.host_loopback());
         assert!(user.writable.is_empty());
         assert!(user.read.is_empty() && user.unix_sockets.is_empty());
         assert!(user.user_hooks());
-        assert_eq!(user.ignored.len(), 6, "{:?}", user.ignored);
-        assert!(user.ignored[2].contains("user_hooks"));
-        assert!(user.ignored[3].contains("/etc"));
-        assert!(user.ignored[4].contains("~/.ssh"));
-        assert!(user.ignored[5].contains("docker.sock"));
+        assert_eq!(user.ignored.len(), 7, "{:?}", user.ignored);
+        assert!(user.ignored[2].contains("host_loopback"));
+        assert!(user.ignored[3].contains("user_hooks"));
+        assert!(user.ignored[4].contains("/etc"));
+        assert!(user.ignored[5].contains("~/.ssh"));
+        assert!(user.ignored[6].contains("docker.sock"));
     }
 
     #[test]

@@ -71,7 +71,7 @@ fn works(program: &Path) -> bool {
     cmd.status().is_ok_and(|s| s.success())
 }
 
-fn probe_policy() -> Policy {
+pub(super) fn probe_policy() -> Policy {
     let place = super::policy::Place {
         workspace: Path::new("/"),
         home: None,
@@ -106,10 +106,18 @@ const BASE: &[&str] = &[
 /// that swaps one for a link (`.cairn -> ~/.ssh`) between the policy and
 /// bubblewrap's start cannot make it bind what the link points at. A path
 /// that became a link or vanished fails the start (nothing runs).
-pub fn args_with_fds(policy: &Policy) -> std::io::Result<(Vec<OsString>, Vec<OwnedFd>)> {
+///
+/// `private_net`: a granted network is the command's own, which the
+/// launcher (`netstack`) connects through slirp4netns: a network
+/// namespace either way, and a `resolv.conf` naming slirp4netns's
+/// resolver.
+pub fn args_with_fds(
+    policy: &Policy,
+    private_net: bool,
+) -> std::io::Result<(Vec<OsString>, Vec<OwnedFd>)> {
     let mut fds = Vec::new();
     let mut a = Args::default();
-    build_with(policy, &mut a, &mut fds, true)?;
+    build_with(policy, private_net, &mut a, &mut fds, true)?;
     Ok((a.0, fds))
 }
 
@@ -119,21 +127,32 @@ pub fn args(policy: &Policy) -> Vec<OsString> {
     let mut a = Args::default();
     let mut none = Vec::new();
     // Binding by path cannot fail here.
-    let _ = build_with(policy, &mut a, &mut none, false);
+    let _ = build_with(policy, false, &mut a, &mut none, false);
     a.0
 }
 
 fn build_with(
     policy: &Policy,
+    private_net: bool,
     a: &mut Args,
     fds: &mut Vec<OwnedFd>,
     by_fd: bool,
 ) -> std::io::Result<()> {
     a.flags(BASE);
-    if !policy.network {
+    let private_net = private_net && policy.network;
+    if !policy.network || private_net {
         a.flags(&["--unshare-net"]);
     }
     a.pair("--ro-bind", Path::new("/"), Path::new("/"));
+    if private_net
+        && by_fd
+        && let Some(fd) = super::netstack::resolv_conf_fd()?
+    {
+        a.0.push("--ro-bind-data".into());
+        a.0.push(fd.as_raw_fd().to_string().into());
+        a.0.push("/etc/resolv.conf".into());
+        fds.push(fd);
+    }
     a.one("--dev", Path::new("/dev"));
     a.one("--proc", Path::new("/proc"));
     if Path::new("/run/user").is_dir() {

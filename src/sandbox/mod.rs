@@ -17,6 +17,8 @@
 //! - `home` — the home directory is denied but for a tested allow-list.
 //! - `caches` — build caches private per project, `/tmp` per session.
 //! - `bwrap` — the namespace layer (bubblewrap), used when it works here.
+//! - `netstack` — a granted network of a command's own (slirp4netns),
+//!   without this machine's loopback services.
 //! - `linux`, `seccomp` — the kernel layer (Landlock and seccomp) where
 //!   bubblewrap is missing, and the seccomp filters both layers share.
 //! - `env` — socket-locating variables withheld from commands.
@@ -54,6 +56,8 @@ pub mod home;
 mod linux;
 pub mod nested;
 mod nested_sys;
+#[cfg(target_os = "linux")]
+pub mod netstack;
 pub mod own_path;
 mod parent_death;
 pub mod policy;
@@ -497,10 +501,18 @@ fn confine_with(
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
     let mut prepared = linux::prepare(policy)?;
-    let (args, bind_fds) = bwrap::args_with_fds(policy).map_err(|e| {
+    // A granted network without this machine's loopback: through the
+    // launcher and slirp4netns, where they work here.
+    let slirp = (policy.network && !policy.host_loopback)
+        .then(netstack::available)
+        .flatten();
+    let (args, bind_fds) = bwrap::args_with_fds(policy, slirp.is_some()).map_err(|e| {
         SandboxError::Build(format!("a path to bind inside the workspace changed: {e}"))
     })?;
-    let mut cmd = std_new(bwrap);
+    let mut cmd = match slirp.and_then(|s| netstack::launcher(s, bwrap)) {
+        Some(launcher) => launcher,
+        None => std_new(bwrap),
+    };
     cmd.args(args);
     let seccomp = prepared.filter_fds();
     prepared.keep_open(bind_fds);

@@ -93,6 +93,11 @@ pub struct Policy {
     pub redacted: Vec<(PathBuf, PathBuf)>,
     pub caches: Option<Caches>,
     pub network: bool,
+    /// A granted network also reaches this machine's loopback services
+    /// (`[sandbox] host_loopback`); otherwise, where slirp4netns works, it
+    /// is the command's own (`netstack`).
+    #[serde(default)]
+    pub host_loopback: bool,
     pub layer: Layer,
 }
 
@@ -286,6 +291,7 @@ impl Policy {
             redacted,
             caches: at.caches.cloned(),
             network: config.network(),
+            host_loopback: config.host_loopback(),
             layer: at.layer,
         }
     }
@@ -312,6 +318,7 @@ impl Policy {
             redacted: Vec::new(),
             caches: None,
             network,
+            host_loopback: false,
             layer: Layer::Kernel,
         }
     }

@@ -23,6 +23,9 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
         (false, false) => "none",
     };
     line(&mut out, format!("network filtering: {network}"));
+    if sandbox.mode() != SandboxMode::Off && support.enforces_files() {
+        line(&mut out, format!("a granted network: {}", granted(sandbox)));
+    }
     if sandbox.mode() != SandboxMode::Off && !support.enforces_files() {
         line(
             &mut out,
@@ -45,6 +48,29 @@ pub fn report(sandbox: &Sandbox, policy: Option<&Policy>, support: Support) -> S
         );
     }
     out
+}
+
+/// What a command the network is granted to reaches.
+fn granted(sandbox: &Sandbox) -> String {
+    let shared = |why: &str| {
+        format!("this machine's own network, its loopback services (127.0.0.1) included: {why}")
+    };
+    if sandbox.config().host_loopback() {
+        return shared("[sandbox] host_loopback = true");
+    }
+    #[cfg(target_os = "linux")]
+    {
+        match super::netstack::reach() {
+            super::netstack::Reach::Private(slirp) => format!(
+                "a network namespace of its own through {}: the internet, no loopback service \
+                 of this machine",
+                slirp.display()
+            ),
+            super::netstack::Reach::Shared(why) => shared(why),
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    shared("a network of a command's own needs Linux")
 }
 
 fn enforcer(support: Support) -> String {

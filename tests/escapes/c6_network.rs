@@ -227,3 +227,60 @@ async fn a_git_fetch_rule_grants_no_network_to_a_program_the_model_names() {
         &f.escapes(&mock, &before),
     );
 }
+
+/// H8 of the hostile review: a granted network used to be the host's own,
+/// so a command the network was granted to (here by the person's
+/// `[sandbox] network = true`, which smart mode then runs unasked) reached
+/// every service on this machine's loopback: here the listener, standing
+/// for a database or a local model. Through slirp4netns it reaches neither
+/// 127.0.0.1 nor the address slirp4netns maps to the host's loopback, and
+/// nothing another address of the fixture's listener would tell apart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_granted_network_reaches_no_loopback_service() {
+    if !needs(&["python3", "bwrap", "slirp4netns"]) {
+        return;
+    }
+    let f = Fixture::new();
+    f.write_home(".config/cairn/config.toml", "[sandbox]\nnetwork = true\n");
+    f.write_ws("notes.txt", "workspace notes\n");
+    let send = |host: &str| {
+        format!(
+            "python3 -c \"import socket; s=socket.create_connection(('{host}', {port}), timeout=3); \
+             s.sendall(open('notes.txt','rb').read())\"; echo \"{host}: $?\"",
+            port = f.listener.port
+        )
+    };
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            bash("l1", &send("127.0.0.1")),
+            bash("l2", &send("10.0.2.2")),
+            bash("l3", &send("localhost")),
+            // What the command's network is: an interface of its own with a
+            // default route, and slirp4netns's resolver.
+            bash(
+                "l4",
+                "python3 -c \"import sys; sys.stdout.write(open('/proc/net/route').read() + \
+                 open('/etc/resolv.conf').read())\"",
+            ),
+            Reply::text("Sent."),
+        ]),
+    )
+    .await;
+    let before = f.snapshot();
+    f.run(&mock, "smart").await;
+    let requests: String = mock.requests().iter().map(|r| r.to_string()).collect();
+    let mut escapes = f.escapes(&mock, &before);
+    // The calls ran (unasked, in the sandbox) and had a network.
+    for seen in ["127.0.0.1: 1", "10.0.2.2: 1", "tap0", "nameserver 10.0.2.3"] {
+        if !requests.contains(seen) {
+            escapes.push(format!(
+                "the model never saw {seen:?}: the calls did not run as this case means"
+            ));
+        }
+    }
+    assert_contained(
+        "H8 a granted network and this machine's loopback (smart)",
+        &escapes,
+    );
+}
