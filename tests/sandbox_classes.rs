@@ -209,20 +209,39 @@ fn secrets_a_variable_puts_outside_home_are_not_readable() {
     let aws = outside.join("aws-credentials");
     std::fs::write(&aws, "[default]\naws_secret_access_key = aws-canary\n").unwrap();
     std::fs::write(outside.join("plain.txt"), "readable\n").unwrap();
+    // Tools no list names: any variable named like a secret.
+    let token = outside.join("deploy.token");
+    std::fs::write(&token, "deploy-token-canary\n").unwrap();
+    let keys = outside.join("signing");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::write(keys.join("release.key"), "signing-key-canary\n").unwrap();
+    let tickets = outside.join("krb5cc_1000");
+    std::fs::write(&tickets, "kerberos-ticket-canary\n").unwrap();
     let script = format!(
         "cat {c}/credentials.toml {c}/config.toml {a} {p} {d}/contexts/tls/x/key.pem \
-         {x}/rclone/rclone.conf; true",
+         {x}/rclone/rclone.conf {t} {k}/release.key {kt}; true",
         c = cargo.display(),
         a = aws.display(),
         p = outside.join("plain.txt").display(),
         d = docker.display(),
-        x = config.display()
+        x = config.display(),
+        t = token.display(),
+        k = keys.display(),
+        kt = tickets.display(),
     );
+    let krb5 = format!("FILE:{}", tickets.display());
+    // A variable named like a secret that names a folder holding the
+    // workspace hides nothing (the command still runs and reads).
+    let above = h.home.parent().unwrap().to_str().unwrap().to_string();
     let vars = [
         ("CARGO_HOME", cargo.to_str().unwrap()),
         ("AWS_SHARED_CREDENTIALS_FILE", aws.to_str().unwrap()),
         ("DOCKER_CONFIG", docker.to_str().unwrap()),
         ("XDG_CONFIG_HOME", config.to_str().unwrap()),
+        ("DEPLOY_TOKEN_FILE", token.to_str().unwrap()),
+        ("RELEASE_SIGNING_KEYS_DIR", keys.to_str().unwrap()),
+        ("KRB5CCNAME", &krb5),
+        ("BACKUP_SECRETS_DIR", &above),
     ];
     let mut layers = vec![vec![("CAIRN_SANDBOX_NO_BWRAP", "1")]];
     if bwrap_works() {

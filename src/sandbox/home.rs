@@ -9,7 +9,7 @@
 //! `~/.npmrc`, `~/.cache` and the rest of home are not readable; a person
 //! adds what else their tools need with `[sandbox] read`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Readable under home, relative to it.
 pub const ALLOW: &[&str] = &[
@@ -237,9 +237,96 @@ pub fn placed_by_env(var: impl Fn(&str) -> Option<String>) -> (Vec<PathBuf>, Vec
     (secrets, configs)
 }
 
+/// Files and folders that any variable named like a secret points to
+/// (`DEPLOY_TOKEN_FILE=/srv/keys/deploy.token`, `TLS_KEY_PATH`,
+/// `VAULT_SECRETS_DIR`, `KRB5CCNAME=FILE:/tmp/krb5cc_1000`), for the tools
+/// [`placed_by_env`] does not know by name: the same words that withhold a
+/// variable's value from commands (`config::secrets::looks_secret`), a
+/// `KEY`-like word of its own (`SSL_KEY_FILE`, `SIGNING_KEYS_DIR`,
+/// `JAVA_KEYSTORE`), or Kerberos's ticket cache. Only absolute paths below
+/// a top-level folder count (a list separated by `:` too), and never the
+/// system's program trees; the caller keeps out any that holds the
+/// workspace or a home folder.
+pub fn named_by_secret_variables(vars: impl IntoIterator<Item = (String, String)>) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for (name, value) in vars {
+        let upper = name.to_ascii_uppercase();
+        let keyish = upper.split('_').any(|word| {
+            matches!(
+                word,
+                "KEY" | "KEYS" | "KEYFILE" | "KEYRING" | "KEYSTORE" | "KEYCHAIN"
+            )
+        });
+        if !(crate::config::secrets::looks_secret(&name) || keyish || upper == "KRB5CCNAME") {
+            continue;
+        }
+        let value = value
+            .strip_prefix("FILE:")
+            .or_else(|| value.strip_prefix("DIR:"))
+            .unwrap_or(&value);
+        for entry in value.split(':') {
+            let path = Path::new(entry);
+            let deep = path.is_absolute() && path.components().count() > 2;
+            let program = [
+                "/usr",
+                "/bin",
+                "/sbin",
+                "/lib",
+                "/lib32",
+                "/lib64",
+                "/nix/store",
+            ]
+            .iter()
+            .chain(&["/proc", "/sys", "/dev"])
+            .any(|top| path.starts_with(top));
+            if deep && !program && !entry.contains("/../") {
+                out.push(path.to_path_buf());
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn any_variable_named_like_a_secret_places_one() {
+        let vars = [
+            ("DEPLOY_TOKEN_FILE", "/srv/keys/deploy.token"),
+            ("TLS_KEY_PATH", "/etc/app/tls.key"),
+            ("SIGNING_KEYS_DIR", "/opt/keys"),
+            ("KRB5CCNAME", "FILE:/tmp/krb5cc_1000"),
+            (
+                "APP_PASSWORD_FILES",
+                "/run/secrets/a:relative:/run/secrets/b",
+            ),
+            // Not secrets, or not a place: left alone.
+            ("SSL_CERT_FILE", "/etc/ssl/certs/ca-certificates.crt"),
+            ("NODE_EXTRA_CA_CERTS", "/srv/corp-ca.pem"),
+            ("GIT_ASKPASS", "/srv/askpass"),
+            ("KEYBOARD_LAYOUT_FILE", "/srv/kbd"),
+            ("API_TOKEN", "abc123"),
+            ("SECRETS_DIR", "/srv"),
+            ("HELPER_AUTH_PROGRAM", "/usr/libexec/helper"),
+            ("ESCAPE_KEY_FILE", "/srv/../etc/x"),
+        ];
+        let found =
+            named_by_secret_variables(vars.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let want: Vec<PathBuf> = [
+            "/srv/keys/deploy.token",
+            "/etc/app/tls.key",
+            "/opt/keys",
+            "/tmp/krb5cc_1000",
+            "/run/secrets/a",
+            "/run/secrets/b",
+        ]
+        .iter()
+        .map(PathBuf::from)
+        .collect();
+        assert_eq!(found, want);
+    }
 
     #[test]
     fn secrets_placed_by_variables_are_found_where_they_point() {

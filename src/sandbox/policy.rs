@@ -222,10 +222,21 @@ impl Policy {
                 push_existing(&mut deny_read, h.join(secret));
             }
         }
-        // The same secrets where a variable puts them, outside home too.
+        // The same secrets where a variable puts them, outside home too,
+        // and what any variable named like a secret points to; never a
+        // folder that holds the workspace or a home folder (hiding it
+        // would hide them).
         let (placed, placed_configs) = super::home::placed_by_env(|k| std::env::var(k).ok());
-        for secret in placed {
-            push_existing(&mut deny_read, secret);
+        let named = super::home::named_by_secret_variables(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        );
+        let holds_ours =
+            |p: &Path| workspace.starts_with(p) || given.iter().any(|h| h.starts_with(p));
+        for secret in placed.into_iter().chain(named) {
+            if !holds_ours(&secret) {
+                push_existing(&mut deny_read, secret);
+            }
         }
         for dir in at.private_dirs {
             push_existing(&mut deny_read, dir.clone());
