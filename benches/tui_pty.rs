@@ -23,6 +23,46 @@ use mock_model::{Format, MockModel, Reply};
 use pty::PtyApp;
 use pty_bench::{cpu_seconds, median, proc_status_kb, wait};
 
+/// Five agent files, fifty skills and three configured (never started)
+/// language servers in the person's own folders under `home`.
+fn define_extensions(home: &Path) {
+    let config = home.join("c/cairn");
+    for i in 1..=5 {
+        let dir = config.join("agents");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("reviewer-{i}.md")),
+            format!(
+                "---\nname: reviewer-{i}\ndescription: Reviews a change for problems of kind {i}; \
+                 use after edits.\ntools: Read, Grep, Glob\n---\nYou review changes. {}\n",
+                "Look for mistakes and say where they are. ".repeat(20)
+            ),
+        )
+        .unwrap();
+    }
+    for i in 1..=50 {
+        let dir = config.join(format!("skills/skill-{i:02}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: skill-{i:02}\ndescription: Does task number {i} the house way; use when \
+                 asked for task {i}.\n---\n# Skill {i}\n\n{}\n",
+                "A step of the procedure, with its reasons and its checks. ".repeat(60)
+            ),
+        )
+        .unwrap();
+    }
+    let mut toml = String::new();
+    for i in 1..=3 {
+        toml.push_str(&format!(
+            "[lsp.bench{i}]\ncommand = \"bench-language-server-{i}\"\nargs = [\"--stdio\"]\n\
+             filetypes = [\"bench{i}\"]\nroot_markers = [\"bench{i}.toml\"]\n\n"
+        ));
+    }
+    std::fs::write(config.join("config.toml"), toml).unwrap();
+}
+
 fn main() {
     let bin = Path::new(env!("CARGO_BIN_EXE_cairn"));
     let rt = pty_bench::runtime();
@@ -60,6 +100,33 @@ fn main() {
     let idle_bytes = app.output_len() - before;
     println!("idle resident memory: {:.1} MB", idle_rss as f64 / 1024.0);
     println!("bytes written while idle for 2 s: {idle_bytes}");
+
+    // 2b. What defined extensions cost before any is used (issue 32: within
+    // 1 MB): 5 sub-agents, 50 skills and 3 language servers (configured,
+    // never started), against the same home without them; medians of three
+    // fresh processes each, 2 s after the first screen.
+    let plain_home = tempfile::tempdir().unwrap();
+    let extended_home = tempfile::tempdir().unwrap();
+    define_extensions(extended_home.path());
+    let idle = |home: &Path| {
+        let vars = pty_bench::vars(home, &mock.url());
+        let mut app = pty_bench::start(bin, &vars, project.path());
+        std::thread::sleep(Duration::from_secs(2));
+        let kb = proc_status_kb(app.pid().expect("pid"), "VmRSS:").unwrap_or(0);
+        quit(&mut app);
+        kb as f64 / 1024.0
+    };
+    let (mut plain, mut extended) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        plain.push(idle(plain_home.path()));
+        extended.push(idle(extended_home.path()));
+    }
+    let (plain, extended) = (median(plain), median(extended));
+    println!(
+        "idle with 5 sub-agents, 50 skills, 3 language servers defined: {extended:.1} MB \
+         against {plain:.1} MB without ({:+.2} MB)",
+        extended - plain
+    );
 
     // 3. Streaming a 100 KB markdown answer over ~10 s, three times (the
     // first in this process, two more in fresh ones): CPU and bytes written
