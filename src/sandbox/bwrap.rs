@@ -94,6 +94,11 @@ const BASE: &[&str] = &[
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
+    // Run by root, bubblewrap keeps the capabilities: a command could
+    // remount the read-only binds writable, or route its packets to the
+    // host's loopback through slirp4netns. (Without root it has none.)
+    "--cap-drop",
+    "ALL",
 ];
 
 /// The arguments that run a command under `policy`, and the descriptors

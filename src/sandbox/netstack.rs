@@ -271,6 +271,14 @@ fn start(slirp: &Path, bwrap: &Path, bwrap_args: &[OsString]) -> Result<i32, Str
         let _ = child.wait();
         Err(why)
     };
+    // bubblewrap sets the namespace's loopback up itself: slirp4netns
+    // configuring the same namespace meanwhile makes one of them fail.
+    if !set_up(pid) {
+        return fail(
+            &mut child,
+            "bubblewrap did not finish setting the sandbox up".into(),
+        );
+    }
     // The namespace itself, and the user namespace that owns it, held by
     // descriptor: bubblewrap's process moves on into a nested user
     // namespace (its own identity map), from which the network namespace
@@ -299,8 +307,16 @@ fn start(slirp: &Path, bwrap: &Path, bwrap_args: &[OsString]) -> Result<i32, Str
     }
     let by_fd = |fd: &OwnedFd| format!("/proc/self/fd/{}", fd.as_raw_fd());
     let mut slirp_cmd = std::process::Command::new(slirp);
-    if let Some(owner) = &owner {
-        slirp_cmd.arg(format!("--userns-path={}", by_fd(owner)));
+    match &owner {
+        Some(owner) => {
+            slirp_cmd.arg(format!("--userns-path={}", by_fd(owner)));
+        }
+        // In cairn's own user namespace (cairn runs as root), slirp4netns
+        // can also shut itself into an empty root; in bubblewrap's it
+        // cannot (that needs root's group mapped there).
+        None => {
+            slirp_cmd.arg("--enable-sandbox");
+        }
     }
     let mut net = match slirp_cmd
         .args(["--configure", "--mtu=65520", "--disable-host-loopback"])
@@ -312,6 +328,7 @@ fn start(slirp: &Path, bwrap: &Path, bwrap_args: &[OsString]) -> Result<i32, Str
         .arg("--netns-type=path")
         .arg(by_fd(&netns))
         .arg("tap0")
+        .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -391,6 +408,31 @@ fn child_pid(info: OwnedFd) -> Option<u32> {
         if text.len() > 65_536 {
             return None;
         }
+    }
+}
+
+/// Waits (five seconds at most) until bubblewrap's process `pid` has
+/// finished setting the sandbox up: it drops every capability (with
+/// `--cap-drop ALL`, also when run by root) just before it waits to be
+/// released, after its namespaces, mounts and loopback are done.
+fn set_up(pid: u32) -> bool {
+    let status = format!("/proc/{pid}/status");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let Ok(text) = std::fs::read_to_string(&status) else {
+            return false;
+        };
+        let dropped = text
+            .lines()
+            .find_map(|l| l.strip_prefix("CapEff:"))
+            .is_some_and(|v| v.trim().bytes().all(|b| b == b'0'));
+        if dropped {
+            return true;
+        }
+        if std::time::Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(250));
     }
 }
 
