@@ -110,15 +110,29 @@ impl Provider for Retrying {
             request: request.clone(),
             tx,
         };
-        tokio::spawn(driver.run());
-        Ok(Box::pin(tokio_stream_from(rx)))
+        Ok(Box::pin(inline(Box::pin(driver.run()), rx)))
     }
 }
 
-fn tokio_stream_from(
+/// The driver's events, the driver run by whoever polls them: in the
+/// consumer's own task, not one of its own, so an event reaches the
+/// consumer without waking a second task (one hop less per streamed
+/// delta). The channel is only the buffer between the two halves; the
+/// driver stops when the stream is dropped.
+fn inline(
+    driver: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
     mut rx: mpsc::Receiver<Result<StreamEvent, LlmError>>,
 ) -> impl futures::Stream<Item = Result<StreamEvent, LlmError>> + Send {
-    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
+    let mut driver = Some(driver);
+    futures::stream::poll_fn(move |cx| {
+        if let Some(d) = driver.as_mut()
+            && d.as_mut().poll(cx).is_ready()
+        {
+            // It dropped its sender: what it sent is still to be read.
+            driver = None;
+        }
+        rx.poll_recv(cx)
+    })
 }
 
 struct Driver {
@@ -373,6 +387,58 @@ mod tests {
             let next = self.attempts.lock().unwrap().pop_front().expect("script");
             next.map(|events| Box::pin(futures::stream::iter(events)) as EventStream)
         }
+    }
+
+    /// A response that says one thing and then waits forever, telling
+    /// when its stream is dropped (the connection closed).
+    struct Hanging {
+        dropped: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    struct DropFlag(Arc<std::sync::atomic::AtomicBool>);
+
+    impl Drop for DropFlag {
+        fn drop(&mut self) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[async_trait]
+    impl Provider for Hanging {
+        fn name(&self) -> &str {
+            "hanging"
+        }
+        async fn stream(&self, _r: &Request) -> Result<EventStream, LlmError> {
+            let flag = DropFlag(self.dropped.clone());
+            let first = futures::stream::iter([text("partial")]);
+            let rest = futures::stream::poll_fn(move |_| {
+                let _held = &flag;
+                std::task::Poll::Pending
+            });
+            Ok(Box::pin(first.chain(rest)))
+        }
+    }
+
+    #[tokio::test]
+    async fn dropping_the_stream_closes_the_attempt_at_once() {
+        let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let r = Retrying::new(
+            Arc::new(Hanging {
+                dropped: dropped.clone(),
+            }),
+            RetryPolicy::default(),
+        );
+        let mut stream = r.stream(&request()).await.unwrap();
+        assert!(matches!(
+            stream.next().await,
+            Some(Ok(StreamEvent::TextDelta(t))) if t == "partial"
+        ));
+        assert!(!dropped.load(std::sync::atomic::Ordering::SeqCst));
+        // A cancelled turn drops the stream: the response it was reading
+        // goes with it, not left open by a task of its own until the
+        // server next sends something.
+        drop(stream);
+        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
     }
 
     fn text(t: &str) -> Result<StreamEvent, LlmError> {
