@@ -103,6 +103,39 @@ pub(crate) fn sandboxed(config: &McpServerConfig) -> bool {
     config.sandbox.unwrap_or(config.from_project)
 }
 
+/// For a person's own stdio server left to run as them (`sandbox` unset):
+/// the first folder it loads from — a script, a virtual environment, a
+/// `PYTHONPATH` entry, a folder it is pointed at — that the sandbox's
+/// commands can write (the workspace, the private caches, the temporary
+/// folder). There a session's command, run unasked, would change what the
+/// server runs as the person at its next start; such a server runs in the
+/// sandbox instead, unless its entry says `sandbox = false`.
+pub(crate) fn loads_from_writable(
+    config: &McpServerConfig,
+    sandbox: &crate::sandbox::Sandbox,
+    root: &std::path::Path,
+) -> Option<PathBuf> {
+    if config.from_project || config.sandbox.is_some() || config.command.is_none() {
+        return None;
+    }
+    let policy = sandbox.policy(root)?;
+    // Under bubblewrap a command's `/tmp` is its session's own folder.
+    let private_tmp = policy.layer == crate::sandbox::Layer::Namespace;
+    let writable: Vec<PathBuf> = (policy.writable.iter())
+        .filter(|w| !w.starts_with("/dev"))
+        .filter(|w| !(private_tmp && w.as_path() == std::path::Path::new("/tmp")))
+        .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.clone()))
+        .collect();
+    let words = config.command_words();
+    // Relative words are taken from where the server starts.
+    crate::sandbox::workspace_changes::outward::named_anywhere(
+        &neutral_dir(),
+        words.iter().map(String::as_str),
+    )
+    .into_iter()
+    .find(|at| writable.iter().any(|w| at.starts_with(w)))
+}
+
 /// A directory no repository and no sandboxed command can write: where a
 /// person's own server starts, so neither `python3 -m NAME` nor `npx NAME`
 /// finds a module or package a workspace ships.
@@ -127,8 +160,11 @@ fn stdio_command(slot: &Slot, program: &str) -> Result<Command, String> {
             let mut cmd = crate::sandbox::helper_command(sandbox, helper, program, &workspace)
                 .map_err(|e| format!("cannot start `{program}` in the sandbox: {e}"))?;
             // A project's server names its files relative to the project;
-            // the sandbox keeps it from writing there.
-            cmd.current_dir(&workspace);
+            // the sandbox keeps it from writing there. A person's own keeps
+            // the helper's neutral folder.
+            if config.contained_at.is_none() {
+                cmd.current_dir(&workspace);
+            }
             cmd
         }
         (None, true) => {

@@ -796,3 +796,64 @@ async fn a_project_written_under_a_second_path_is_asked_about_again() {
     )
     .await;
 }
+
+/// R6: the person's own server (their config, no `sandbox` key, so it ran
+/// as them) whose script lies in the workspace. A session's command
+/// rewrites the script's module unasked (smart mode runs workspace writes
+/// in the sandbox without a question); at the next start cairn ran the
+/// rewritten code outside the sandbox. Now a person's own server that loads
+/// from a place commands can write runs in the sandbox, and says so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_own_server_does_not_run_what_a_session_wrote_as_them() {
+    if !needs(&["python3"]) {
+        return;
+    }
+    let f = Fixture::new();
+    // This server loads its module when it starts, as servers do.
+    let at_start = "import os\ntry:\n    exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), \"lib.py\")).read(), {})\nexcept Exception:\n    pass\n";
+    f.write_ws("server/main.py", &format!("{at_start}{SERVER}"));
+    f.write_ws("server/lib.py", "WORD = \"fine\"\n");
+    f.write_home(
+        ".config/cairn/config.toml",
+        &format!(
+            "[mcp.helper]\ncommand = \"python3\"\nargs = [\"{}\"]\nstartup_timeout_secs = 15\n",
+            f.ws.join("server/main.py").display()
+        ),
+    );
+    // The first session plants the payload; the second starts the server.
+    let mock = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![
+            crate::put("m1", "server/lib.py", PAYLOAD),
+            Reply::text("Done."),
+        ]),
+    )
+    .await;
+    let before = f.snapshot();
+    f.run(&mock, "smart").await;
+    let second = MockModel::start(
+        Format::Anthropic,
+        Fixture::script(vec![ping("p1"), Reply::text("Pinged.")]),
+    )
+    .await;
+    let out = f.run(&second, "smart").await;
+    let mut escapes = f.escapes(&second, &before);
+    escapes.extend(f.escapes(&mock, &before));
+    if !f.ws.join("server/lib.py").is_file()
+        || !std::fs::read_to_string(f.ws.join("server/lib.py"))
+            .unwrap_or_default()
+            .contains("outside-ran")
+    {
+        escapes.push("the first session did not plant the payload: nothing was tested".into());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    if !said.contains("runs in the sandbox") {
+        escapes.push(format!(
+            "cairn did not say the server runs in the sandbox: {said}"
+        ));
+    }
+    assert_contained(
+        "the person's own server loading from the workspace",
+        &escapes,
+    );
+}

@@ -280,6 +280,13 @@ pub fn stamps(files: &[PathBuf]) -> String {
 /// resolved: a virtual environment's `python` is a link to the system's),
 /// and a virtual environment's `bin` as the whole environment.
 pub fn named<'a>(root: &Path, words: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
+    let mut out = named_anywhere(root, words);
+    out.retain(|at| !at.starts_with(root));
+    out
+}
+
+/// [`named`], inside `root` as well as outside it.
+pub fn named_anywhere<'a>(root: &Path, words: impl IntoIterator<Item = &'a str>) -> Vec<PathBuf> {
     let home = std::env::var("HOME").unwrap_or_default();
     let mut out: Vec<PathBuf> = Vec::new();
     for word in words {
@@ -294,7 +301,7 @@ pub fn named<'a>(root: &Path, words: impl IntoIterator<Item = &'a str>) -> Vec<P
                 let Some(at) = folder_of(&crate::paths::lexical(&root.join(&piece))) else {
                     continue;
                 };
-                if !at.starts_with(root) && !out.contains(&at) {
+                if !out.contains(&at) {
                     out.push(at);
                 }
             }
