@@ -96,7 +96,44 @@ fn alias(token: &str) -> &str {
     }
 }
 
+/// How many names [`find_syntax`] remembers before it starts over (diffs
+/// name a path each).
+const FOUND_MAX: usize = 256;
+
+thread_local! {
+    /// The syntax (its index in the loaded set) found for each name.
+    static FOUND: RefCell<HashMap<String, Option<usize>>> = RefCell::new(HashMap::new());
+}
+
+/// The syntax for a fence's language or a file's path: looked up once per
+/// name (syntect's lookups walk every syntax, and a code block asks on
+/// every frame it is drawn), then remembered.
 fn find_syntax<'a>(set: &'a SyntaxSet, lang_or_path: &str) -> Option<&'a SyntaxReference> {
+    // Only the loaded set lives as long as the process.
+    if !ASSETS.get().is_some_and(|a| std::ptr::eq(&a.syntaxes, set)) {
+        return look_up_syntax(set, lang_or_path);
+    }
+    let known = FOUND.with(|f| f.borrow().get(lang_or_path).copied());
+    let index = match known {
+        Some(index) => index,
+        None => {
+            let found = look_up_syntax(set, lang_or_path).and_then(|s| {
+                (set.syntaxes().iter()).position(|candidate| std::ptr::eq(candidate, s))
+            });
+            FOUND.with(|f| {
+                let mut names = f.borrow_mut();
+                if names.len() >= FOUND_MAX {
+                    names.clear();
+                }
+                names.insert(lang_or_path.to_string(), found);
+            });
+            found
+        }
+    };
+    index.map(|i| &set.syntaxes()[i])
+}
+
+fn look_up_syntax<'a>(set: &'a SyntaxSet, lang_or_path: &str) -> Option<&'a SyntaxReference> {
     let raw = lang_or_path.trim();
     if raw.is_empty() {
         return None;
@@ -426,6 +463,35 @@ mod tests {
         }
         assert!(source < CACHE_BYTES / 10, "the source alone never fills it");
         clear_cache();
+    }
+
+    #[test]
+    fn a_remembered_syntax_is_the_one_a_fresh_look_up_finds() {
+        ensure_loaded();
+        let set = &ASSETS.get().unwrap().syntaxes;
+        let names = [
+            "rust",
+            "py",
+            "src/app.ts",
+            "Dockerfile",
+            "nosuchlanguage",
+            "toml",
+        ];
+        // Twice: the second round is answered from memory.
+        for name in names.iter().chain(&names) {
+            let remembered = find_syntax(set, name).map(|s| s.name.as_str());
+            let fresh = look_up_syntax(set, name).map(|s| s.name.as_str());
+            assert_eq!(remembered, fresh, "{name}");
+        }
+        // Many paths (a long diff) start the memory over, never past its size.
+        for i in 0..FOUND_MAX * 2 {
+            let path = format!("src/module_{i}.rs");
+            assert_eq!(
+                find_syntax(set, &path).map(|s| s.name.as_str()),
+                Some("Rust")
+            );
+        }
+        assert!(FOUND.with(|f| f.borrow().len()) <= FOUND_MAX);
     }
 
     #[test]
