@@ -119,6 +119,20 @@ pub async fn expand_prompt(manager: &McpManager, prompt: String) -> Result<Strin
     manager.expand_prompt(command).await
 }
 
+/// A manager for `servers` as a session in this folder would start them:
+/// from the project's root, under the configured sandbox's rules.
+fn contained(
+    servers: std::collections::BTreeMap<String, crate::config::McpServerConfig>,
+    config: &crate::config::Config,
+    overrides: &crate::cli::startup::Overrides,
+) -> std::sync::Arc<McpManager> {
+    let root = std::env::current_dir()
+        .ok()
+        .map(|cwd| crate::agent::instructions::project_root(&cwd));
+    let sandbox = crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox);
+    McpManager::start_contained(servers, root, Some(sandbox))
+}
+
 /// Starts `manager`'s servers and waits for each, bounded by its limit.
 async fn started(manager: &McpManager) {
     manager
@@ -136,9 +150,7 @@ async fn list(overrides: &crate::cli::startup::Overrides) -> Result<u8> {
         );
         return Ok(0);
     }
-    let root = std::env::current_dir().ok();
-    let sandbox = crate::sandbox::Sandbox::from_config(&config.file.sandbox, overrides.no_sandbox);
-    let manager = McpManager::start_contained(config.file.mcp.clone(), root, Some(sandbox));
+    let manager = contained(config.file.mcp.clone(), &config, overrides);
     started(&manager).await;
     let statuses = manager.statuses();
     print!(
@@ -167,7 +179,11 @@ async fn get(name: &str, overrides: &crate::cli::startup::Overrides) -> Result<u
         Some(text) => print!("{}", crate::term_safe::escape(&text)),
         None => println!("(configured in the project's config file)"),
     }
-    let manager = McpManager::start([(name.to_string(), server.clone())].into());
+    let manager = contained(
+        [(name.to_string(), server.clone())].into(),
+        &config,
+        overrides,
+    );
     started(&manager).await;
     let statuses = manager.statuses();
     println!();

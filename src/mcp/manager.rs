@@ -388,6 +388,7 @@ impl Slot {
             transport,
             target,
             trusted: self.config.trusted,
+            contained_at: self.config.contained_at.clone(),
         }
     }
 

@@ -106,6 +106,9 @@ pub struct ServerStatus {
     /// no secret from the environment is shown).
     pub target: String,
     pub trusted: bool,
+    /// A person's own server cairn runs in the sandbox because it loads
+    /// from this place, which sandboxed commands can change.
+    pub contained_at: Option<std::path::PathBuf>,
 }
 
 /// Keeps `[a-zA-Z0-9_-]`; anything else becomes `_`.

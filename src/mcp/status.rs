@@ -37,6 +37,13 @@ pub fn format_status(statuses: &[ServerStatus]) -> String {
     push_row(&mut out, &widths, &header.map(String::from), "TARGET");
     for (row, status) in rows.iter().zip(statuses) {
         push_row(&mut out, &widths, row, &status.target);
+        if let Some(at) = &status.contained_at {
+            out.push_str(&format!(
+                "    in the sandbox: it loads from {}, which sandboxed commands can change \
+                 (`sandbox = false` in its entry runs it as you)\n",
+                at.display()
+            ));
+        }
         match &status.state {
             ServerState::Failed { reason } | ServerState::NeedsLogin { reason } => {
                 // Every line of it (a server's stderr hint), indented.
@@ -80,6 +87,7 @@ mod tests {
                 transport: TransportKind::Stdio,
                 target: "npx -y server-github".into(),
                 trusted: false,
+                contained_at: None,
             },
             ServerStatus {
                 name: "docs".into(),
@@ -90,6 +98,7 @@ mod tests {
                 transport: TransportKind::Http,
                 target: "http://127.0.0.1:9/mcp".into(),
                 trusted: true,
+                contained_at: Some("/home/me/code/tool".into()),
             },
         ];
         let table = format_status(&statuses);
@@ -98,6 +107,7 @@ NAME    TRANSPORT  STATE                TRUST    TARGET
 github  stdio      connected (2 tools)  asks     npx -y server-github
     tools: create_issue, search
 docs    http       failed               trusted  http://127.0.0.1:9/mcp
+    in the sandbox: it loads from /home/me/code/tool, which sandboxed commands can change (`sandbox = false` in its entry runs it as you)
     reason: could not connect
 ";
         assert_eq!(table, expected);

@@ -104,36 +104,99 @@ pub(crate) fn sandboxed(config: &McpServerConfig) -> bool {
 }
 
 /// For a person's own stdio server left to run as them (`sandbox` unset):
-/// the first folder it loads from — a script, a virtual environment, a
-/// `PYTHONPATH` entry, a folder it is pointed at — that the sandbox's
-/// commands can write (the workspace, the private caches, the temporary
-/// folder). There a session's command, run unasked, would change what the
-/// server runs as the person at its next start; such a server runs in the
-/// sandbox instead, unless its entry says `sandbox = false`.
+/// the first place it may load from that the sandbox's commands can write
+/// or could have written — this session's workspace, private caches and
+/// (under Landlock) `/tmp`, and every workspace a sandboxed session has
+/// used before (`Sandbox::workspaces_used`). There a command run
+/// unasked could change what the server runs as the person at its next
+/// start; such a server runs in the sandbox instead, unless its entry says
+/// `sandbox = false`.
+///
+/// What counts, after the variables are filled in as the launch fills
+/// them: any word that holds such a place's path anywhere in its text (a
+/// path inside a shell or code string, `--flag=PATH`, `a/../b`); any path
+/// in a word that leads there once every link is followed (a link in
+/// `~/bin` to a workspace's script); the program found on cairn's own
+/// `PATH`, its links followed; the folder a named file loads from, a
+/// virtual environment as a whole, and the folders its editable installs
+/// name.
 pub(crate) fn loads_from_writable(
     config: &McpServerConfig,
     sandbox: &crate::sandbox::Sandbox,
     root: &std::path::Path,
 ) -> Option<PathBuf> {
+    use std::path::Path;
     if config.from_project || config.sandbox.is_some() || config.command.is_none() {
         return None;
     }
     let policy = sandbox.policy(root)?;
     // Under bubblewrap a command's `/tmp` is its session's own folder.
     let private_tmp = policy.layer == crate::sandbox::Layer::Namespace;
-    let writable: Vec<PathBuf> = (policy.writable.iter())
+    let mut places: Vec<PathBuf> = (policy.writable.iter())
         .filter(|w| !w.starts_with("/dev"))
-        .filter(|w| !(private_tmp && w.as_path() == std::path::Path::new("/tmp")))
-        .map(|w| std::fs::canonicalize(w).unwrap_or_else(|_| w.clone()))
+        .filter(|w| !(private_tmp && w.as_path() == Path::new("/tmp")))
+        .cloned()
         .collect();
-    let words = config.command_words();
-    // Relative words are taken from where the server starts.
-    crate::sandbox::workspace_changes::outward::named_anywhere(
-        &neutral_dir(),
-        words.iter().map(String::as_str),
-    )
-    .into_iter()
-    .find(|at| writable.iter().any(|w| at.starts_with(w)))
+    places.extend(sandbox.workspaces_used());
+    for place in places.clone() {
+        if let Ok(real) = std::fs::canonicalize(&place) {
+            places.push(real);
+        }
+    }
+    places.sort();
+    places.dedup();
+    let inside = |at: &Path| places.iter().find(|p| at.starts_with(p)).cloned();
+    let expand = |w: &String| expand_for(config, w).unwrap_or_else(|_| w.clone());
+    let words: Vec<String> = config.command_words().iter().map(expand).collect();
+    // A place's path anywhere in a word's text.
+    for word in &words {
+        if let Some(place) = (places.iter()).find(|p| word.contains(&*p.to_string_lossy())) {
+            return Some(place.clone());
+        }
+    }
+    // Paths, every link followed; the program as cairn finds it.
+    let home = std::env::var("HOME").unwrap_or_default();
+    let mut pieces: Vec<PathBuf> = Vec::new();
+    for word in &words {
+        let split = |c: char| c.is_whitespace() || "\"'`=:(),;".contains(c);
+        for piece in word.split(split).filter(|p| p.contains('/')) {
+            let piece = match piece.strip_prefix("~/") {
+                Some(rest) if !home.is_empty() => format!("{home}/{rest}"),
+                _ => piece.to_string(),
+            };
+            if piece.starts_with('/') {
+                pieces.push(PathBuf::from(piece));
+            }
+        }
+    }
+    if let Some(program) = config.command.as_deref().map(|c| expand(&c.to_string()))
+        && !program.contains('/')
+        && let Some(found) = crate::sandbox::own_path::find(&program)
+    {
+        pieces.push(found);
+    }
+    for piece in &pieces {
+        if let Some(place) = std::fs::canonicalize(piece).ok().and_then(|r| inside(&r)) {
+            return Some(place);
+        }
+    }
+    // The folders named files load from; a virtual environment's editable
+    // installs.
+    let outward = crate::sandbox::workspace_changes::outward::named_anywhere;
+    let folders = outward(&neutral_dir(), words.iter().map(String::as_str));
+    for folder in &folders {
+        if let Some(place) = inside(folder) {
+            return Some(place);
+        }
+        let venv = folder.join("pyvenv.cfg").is_file();
+        if venv {
+            let editable = crate::sandbox::workspace_changes::outward::venv_path_folders(folder);
+            if let Some(place) = editable.iter().find_map(|f| inside(f)) {
+                return Some(place);
+            }
+        }
+    }
+    None
 }
 
 /// A directory no repository and no sandboxed command can write: where a

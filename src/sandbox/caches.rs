@@ -82,6 +82,53 @@ impl Caches {
     }
 }
 
+/// The list of workspaces sandboxed sessions have used, in the cache
+/// area's root: commands write only inside their project's folder of the
+/// area, and see nothing else of it.
+const WORKSPACES: &str = ".workspaces";
+
+/// How many workspaces the list keeps (the most recent).
+const WORKSPACES_MAX: usize = 1000;
+
+/// Adds `workspace` to the area's list of workspaces used, once.
+pub fn note_workspace(area: &Path, workspace: &Path) {
+    let workspace = std::fs::canonicalize(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+    let text = workspace.to_string_lossy();
+    if text.contains('\n') {
+        return;
+    }
+    let mut known = workspaces_used(area);
+    if known.contains(&workspace) {
+        return;
+    }
+    known.push(workspace);
+    let keep = known.len().saturating_sub(WORKSPACES_MAX);
+    let mut out = String::new();
+    for w in &known[keep..] {
+        out.push_str(&w.to_string_lossy());
+        out.push('\n');
+    }
+    if let Err(e) = crate::private::replace(&area.join(WORKSPACES), out.as_bytes()) {
+        tracing::warn!("cannot note the workspace in {}: {e}", area.display());
+    }
+}
+
+/// The workspaces the area's list holds.
+pub fn workspaces_used(area: &Path) -> Vec<PathBuf> {
+    let path = area.join(WORKSPACES);
+    // Never through a link, and only a list of a sane size.
+    let file = std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file() && m.len() < 4 << 20);
+    if !file {
+        return Vec::new();
+    }
+    std::fs::read_to_string(&path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.starts_with('/'))
+        .map(PathBuf::from)
+        .collect()
+}
+
 /// `<last folder name>-<hash of the whole path>`: readable and unique.
 fn project_key(workspace: &Path) -> String {
     let text = workspace.to_string_lossy();
@@ -162,6 +209,27 @@ fn remove_stale_sessions(dir: &Path, prefix: &str) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_workspaces_used_are_kept_once_each_and_bounded() {
+        let area = tempfile::tempdir().unwrap();
+        let a = area.path().join("a");
+        std::fs::create_dir(&a).unwrap();
+        super::note_workspace(area.path(), &a);
+        super::note_workspace(area.path(), &a);
+        super::note_workspace(area.path(), std::path::Path::new("/gone/b"));
+        let a = std::fs::canonicalize(&a).unwrap();
+        assert_eq!(
+            super::workspaces_used(area.path()),
+            [a.clone(), std::path::PathBuf::from("/gone/b")]
+        );
+        for i in 0..super::WORKSPACES_MAX {
+            super::note_workspace(area.path(), std::path::Path::new(&format!("/w/{i}")));
+        }
+        let kept = super::workspaces_used(area.path());
+        assert_eq!(kept.len(), super::WORKSPACES_MAX);
+        assert!(!kept.contains(&a), "the oldest went first");
+    }
+
     use super::*;
 
     #[test]

@@ -275,6 +275,14 @@ impl Sandbox {
         }
     }
 
+    /// Every workspace a sandboxed session on this machine has used (as
+    /// far as cairn has kept count): places its commands could write.
+    pub fn workspaces_used(&self) -> Vec<PathBuf> {
+        (self.inner.cache_area.as_deref())
+            .map(caches::workspaces_used)
+            .unwrap_or_default()
+    }
+
     /// The private caches and session directory for `workspace`, made on
     /// first use; `None` when there is nowhere to put them.
     fn caches(&self, workspace: &Path) -> Option<Caches> {
@@ -287,6 +295,7 @@ impl Sandbox {
         match created {
             Ok(c) => {
                 made.push((workspace.to_path_buf(), c.clone()));
+                caches::note_workspace(area, workspace);
                 Some(c)
             }
             Err(e) => {

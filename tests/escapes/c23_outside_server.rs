@@ -857,3 +857,114 @@ async fn the_persons_own_server_does_not_run_what_a_session_wrote_as_them() {
         &escapes,
     );
 }
+
+/// The hostile review of the change above found the person's server ran
+/// as them whenever the path to what a session wrote was not spelled
+/// plainly in its entry: inside a shell string, through a link of the
+/// person's own pointing into the workspace, in another workspace an
+/// earlier session used, or started by `cairn mcp get`. Each case starts
+/// the server with the payload already planted (as a session's command
+/// leaves it); a server that loads only from the person's own folders
+/// still runs as them, which shows the payload works.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_persons_own_server_is_contained_however_its_entry_reaches_the_workspace() {
+    if !needs(&["python3", "bwrap"]) {
+        return;
+    }
+    let at_start = "import os\ntry:\n    exec(open(os.path.join(os.path.dirname(os.path.realpath(__file__)), \"lib.py\")).read(), {})\nexcept Exception:\n    pass\n";
+    let plant = |dir: &Path| {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("main.py"), format!("{at_start}{SERVER}")).unwrap();
+        std::fs::write(dir.join("lib.py"), PAYLOAD).unwrap();
+    };
+    let mock = MockModel::start(Format::Anthropic, vec![Reply::text("unused")]).await;
+    let mut all = Vec::new();
+    let cases: [(&str, &str); 5] = [
+        ("in a shell string", "sh"),
+        ("through a link of the person's", "link"),
+        ("in another workspace", "other"),
+        ("started by `cairn mcp get`", "get"),
+        ("the person's own folder (runs as them)", "control"),
+    ];
+    for (what, case) in cases {
+        let f = Fixture::new();
+        let (args, verb) = match case {
+            "sh" => {
+                plant(&f.ws.join("server"));
+                let script = f.ws.join("server/main.py");
+                (
+                    format!(
+                        "\"/bin/sh\", \"-c\", \"exec python3 '{}'\"",
+                        script.display()
+                    ),
+                    "list",
+                )
+            }
+            "link" => {
+                plant(&f.ws.join("server"));
+                std::fs::create_dir_all(f.home.join("bin")).unwrap();
+                let link = f.home.join("bin/helper.py");
+                std::os::unix::fs::symlink(f.ws.join("server/main.py"), &link).unwrap();
+                (format!("\"python3\", \"{}\"", link.display()), "list")
+            }
+            "other" => {
+                // An earlier session worked in `tool` (its commands could
+                // write there); this one runs in the fixture's workspace.
+                let tool = f.ws.parent().unwrap().join("tool");
+                plant(&tool);
+                crate::escape_fixture::git(&tool, &["init", "-q"]);
+                f.run_in(&tool, &mock, &["sandbox", "--", "true"]).await;
+                (
+                    format!("\"python3\", \"{}\"", tool.join("main.py").display()),
+                    "list",
+                )
+            }
+            "get" => {
+                plant(&f.ws.join("server"));
+                let script = f.ws.join("server/main.py");
+                (format!("\"python3\", \"{}\"", script.display()), "get")
+            }
+            _ => {
+                plant(&f.home.join("tools"));
+                let script = f.home.join("tools/main.py");
+                (format!("\"python3\", \"{}\"", script.display()), "list")
+            }
+        };
+        let (command, rest) = args.split_once(", ").unwrap();
+        f.write_home(
+            ".config/cairn/config.toml",
+            &format!(
+                "[mcp.helper]\ncommand = {command}\nargs = [{rest}]\nstartup_timeout_secs = 15\n"
+            ),
+        );
+        let before = f.snapshot();
+        let cli: Vec<&str> = match verb {
+            "get" => vec!["mcp", "get", "helper"],
+            _ => vec!["mcp", "list"],
+        };
+        let out = f.run_in(&f.ws.clone(), &mock, &cli).await;
+        let escapes = f.escapes(&mock, &before);
+        let ran_outside = f.home.join("outside-ran").exists();
+        if case == "control" {
+            if !ran_outside {
+                all.push(format!(
+                    "{what}: the payload did not run as the person, so the other cases prove \
+                     nothing: {}",
+                    String::from_utf8_lossy(&out.stdout)
+                ));
+            }
+            continue;
+        }
+        if !String::from_utf8_lossy(&out.stdout).contains("in the sandbox: it loads from") {
+            all.push(format!(
+                "{what}: `cairn mcp {verb}` did not say the server runs in the sandbox: {}",
+                String::from_utf8_lossy(&out.stdout)
+            ));
+        }
+        all.extend(escapes.into_iter().map(|e| format!("{what}: {e}")));
+    }
+    assert_contained(
+        "the person's own server, however its entry names the workspace",
+        &all,
+    );
+}

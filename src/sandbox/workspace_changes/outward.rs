@@ -326,6 +326,29 @@ fn folder_of(path: &Path) -> Option<PathBuf> {
     Some(venv.map_or(folder.clone(), Path::to_path_buf))
 }
 
+/// The folders the path files of a virtual environment's `site-packages`
+/// name (an editable install's source folder, wherever it is).
+pub fn venv_path_folders(venv: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(libs) = std::fs::read_dir(venv.join("lib")) else {
+        return out;
+    };
+    for lib in libs.flatten().take(8) {
+        for name in ["site-packages", "dist-packages"] {
+            let site = lib.path().join(name);
+            let Ok(entries) = std::fs::read_dir(&site) else {
+                continue;
+            };
+            for entry in entries.flatten().take(4096) {
+                if entry.file_type().is_ok_and(|t| t.is_file()) {
+                    out.extend(path_file(&entry.path(), &site));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The folders a Python path file in `site` names: a `.pth` file's path
 /// lines, an `.egg-link`'s first line, the paths an editable finder
 /// (`__editable___*_finder.py`) maps packages to.
