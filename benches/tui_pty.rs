@@ -64,7 +64,11 @@ fn define_extensions(home: &Path) {
 }
 
 fn main() {
-    let bin = Path::new(env!("CARGO_BIN_EXE_cairn"));
+    // `CAIRN_BENCH_BIN`: another build of cairn, to compare two in one run.
+    let other = std::env::var_os("CAIRN_BENCH_BIN").map(std::path::PathBuf::from);
+    let bin = other
+        .as_deref()
+        .unwrap_or(Path::new(env!("CARGO_BIN_EXE_cairn")));
     let rt = pty_bench::runtime();
     let home = tempfile::tempdir().unwrap();
     let project = pty_bench::project();

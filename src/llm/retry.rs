@@ -110,29 +110,15 @@ impl Provider for Retrying {
             request: request.clone(),
             tx,
         };
-        Ok(Box::pin(inline(Box::pin(driver.run()), rx)))
+        tokio::spawn(driver.run());
+        Ok(Box::pin(tokio_stream_from(rx)))
     }
 }
 
-/// The driver's events, the driver run by whoever polls them: in the
-/// consumer's own task, not one of its own, so an event reaches the
-/// consumer without waking a second task (one hop less per streamed
-/// delta). The channel is only the buffer between the two halves; the
-/// driver stops when the stream is dropped.
-fn inline(
-    driver: std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>,
+fn tokio_stream_from(
     mut rx: mpsc::Receiver<Result<StreamEvent, LlmError>>,
 ) -> impl futures::Stream<Item = Result<StreamEvent, LlmError>> + Send {
-    let mut driver = Some(driver);
-    futures::stream::poll_fn(move |cx| {
-        if let Some(d) = driver.as_mut()
-            && d.as_mut().poll(cx).is_ready()
-        {
-            // It dropped its sender: what it sent is still to be read.
-            driver = None;
-        }
-        rx.poll_recv(cx)
-    })
+    futures::stream::poll_fn(move |cx| rx.poll_recv(cx))
 }
 
 struct Driver {
@@ -231,7 +217,16 @@ impl Driver {
             self.send(Ok(StreamEvent::Reset)).await?;
             at.diverged = true;
         }
-        while let Some(item) = stream.next().await {
+        loop {
+            // A consumer that went away (a cancelled turn) closes the
+            // response at once, not when the server next sends something.
+            let item = tokio::select! {
+                item = stream.next() => item,
+                _ = self.tx.closed() => return None,
+            };
+            let Some(item) = item else {
+                break;
+            };
             let ev = match item {
                 Ok(ev) => ev,
                 Err(e) if e.is_retryable() => return Some(Outcome::Retry(e)),
@@ -438,7 +433,14 @@ mod tests {
         // goes with it, not left open by a task of its own until the
         // server next sends something.
         drop(stream);
-        assert!(dropped.load(std::sync::atomic::Ordering::SeqCst));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !dropped.load(std::sync::atomic::Ordering::SeqCst) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the response is still open"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
     }
 
     fn text(t: &str) -> Result<StreamEvent, LlmError> {
