@@ -147,7 +147,7 @@ pub(crate) fn loads_from_writable(
     places.dedup();
     let inside = |at: &Path| places.iter().find(|p| at.starts_with(p)).cloned();
     let expand = |w: &String| expand_for(config, w).unwrap_or_else(|_| w.clone());
-    let words: Vec<String> = config.command_words().iter().map(expand).collect();
+    let words = code_words(config, &expand);
     // A place's path anywhere in a word's text.
     for word in &words {
         if let Some(place) = (places.iter()).find(|p| word.contains(&*p.to_string_lossy())) {
@@ -197,6 +197,82 @@ pub(crate) fn loads_from_writable(
         }
     }
     None
+}
+
+/// Options after which a folder is where a runner loads code from
+/// (`uv run --directory DIR`, `npm --prefix DIR`, `pip -e DIR`).
+const CODE_FOLDER_FLAGS: &[&str] = &[
+    "--directory",
+    "--project",
+    "--prefix",
+    "--cwd",
+    "-C",
+    "--manifest-path",
+    "--from",
+    "--with-editable",
+    "--editable",
+    "-e",
+];
+
+/// Variables whose folders are where code is loaded from.
+const CODE_FOLDER_VARIABLES: &[&str] = &[
+    "PATH",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONSTARTUP",
+    "PYTHONUSERBASE",
+    "VIRTUAL_ENV",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "GEM_PATH",
+    "GEM_HOME",
+    "RUBYLIB",
+    "PERL5LIB",
+    "CLASSPATH",
+    "LD_LIBRARY_PATH",
+    "LD_PRELOAD",
+    "UV_PROJECT",
+];
+
+/// The words of a server's entry, `${VAR}`s filled in by `expand`, that
+/// may name what it runs: its program, and its arguments and `env` values
+/// but those that are only a folder it works on (the folder a filesystem
+/// server is given). A folder counts when it is a virtual environment,
+/// follows an option that names where code comes from
+/// ([`CODE_FOLDER_FLAGS`]), or is the value of a variable that does
+/// ([`CODE_FOLDER_VARIABLES`]).
+fn code_words(config: &McpServerConfig, expand: &dyn Fn(&String) -> String) -> Vec<String> {
+    let home = std::env::var("HOME").unwrap_or_default();
+    let data_folder = |word: &str| {
+        let path = match word.strip_prefix("~/") {
+            Some(rest) if !home.is_empty() => PathBuf::from(format!("{home}/{rest}")),
+            _ => PathBuf::from(word),
+        };
+        path.is_absolute()
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir())
+            && !path.join("pyvenv.cfg").is_file()
+    };
+    let mut out: Vec<String> = config.command.iter().map(expand).collect();
+    let mut previous = String::new();
+    for arg in &config.args {
+        let word = expand(arg);
+        let (flag, value) = match word.split_once('=') {
+            Some((flag, value)) if flag.starts_with('-') => (flag.to_string(), value),
+            _ => (previous.clone(), word.as_str()),
+        };
+        if !data_folder(value) || CODE_FOLDER_FLAGS.contains(&flag.as_str()) {
+            out.push(word.clone());
+        }
+        previous = word;
+    }
+    for (key, value) in &config.env {
+        let value = expand(value);
+        let code = CODE_FOLDER_VARIABLES.contains(&key.to_ascii_uppercase().as_str());
+        if code || !data_folder(&value) {
+            out.push(value);
+        }
+    }
+    out
 }
 
 /// A directory no repository and no sandboxed command can write: where a
@@ -720,6 +796,43 @@ fn linger(pid: u32, hold: crate::sandbox::workspace_changes::Hold) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_a_server_only_works_on_is_not_what_it_runs() {
+        let ws = tempfile::tempdir().unwrap();
+        let ws_text = ws.path().display().to_string();
+        let venv = ws.path().join(".venv");
+        std::fs::create_dir(&venv).unwrap();
+        std::fs::write(venv.join("pyvenv.cfg"), "home = /usr/bin\n").unwrap();
+        let config = McpServerConfig {
+            command: Some("npx".into()),
+            args: vec![
+                "-y".into(),
+                "@modelcontextprotocol/server-filesystem".into(),
+                ws_text.clone(),
+                format!("--data={ws_text}"),
+                "--directory".into(),
+                ws_text.clone(),
+                format!("{ws_text}/server.py"),
+                venv.display().to_string(),
+            ],
+            env: [
+                ("PYTHONPATH".to_string(), ws_text.clone()),
+                ("NOTES_DIR".to_string(), ws_text.clone()),
+            ]
+            .into(),
+            ..Default::default()
+        };
+        let words = code_words(&config, &|w: &String| w.clone());
+        let data = words.iter().filter(|w| **w == ws_text).count();
+        // Kept: after `--directory`, and as `PYTHONPATH`; left out: the
+        // filesystem server's folder, `--data=`, `NOTES_DIR`.
+        assert_eq!(data, 2, "{words:?}");
+        assert!(!words.contains(&format!("--data={ws_text}")), "{words:?}");
+        assert!(words.contains(&format!("{ws_text}/server.py")), "{words:?}");
+        assert!(words.contains(&venv.display().to_string()), "{words:?}");
+        assert_eq!(words[0], "npx");
+    }
 
     #[tokio::test]
     async fn a_hold_is_kept_until_the_process_it_lingers_on_has_ended() {
