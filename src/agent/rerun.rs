@@ -120,9 +120,14 @@ pub(super) async fn offer(
         )],
         rules: rules_for(ctx, tool, input, &tool_ctx, &stop),
         sandbox: Some(format!(
-            "{}; approving re-runs it with {} this once",
+            "{}; approving re-runs it with {}{} this once",
             crate::sandbox::describe(policy.as_ref()),
-            extra.describe()
+            extra.describe(),
+            if extra.network {
+                crate::sandbox::network_grant_words(policy.as_ref())
+            } else {
+                ""
+            }
         )),
     };
     match ask(ctx, call, tool, input, question, &tool_ctx).await {

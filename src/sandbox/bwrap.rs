@@ -151,7 +151,7 @@ fn build_with(
     a.pair("--ro-bind", Path::new("/"), Path::new("/"));
     if private_net
         && by_fd
-        && let Some(fd) = super::netstack::resolv_conf_fd()?
+        && let Some(fd) = resolv_conf_fd()?
     {
         a.0.push("--ro-bind-data".into());
         a.0.push(fd.as_raw_fd().to_string().into());
@@ -249,6 +249,44 @@ fn build_with(
         a.one("--remount-ro", home);
     }
     Ok(())
+}
+
+/// slirp4netns's resolver, as a private network (`netstack`) sees it.
+const RESOLVER: &str = "10.0.2.3";
+
+/// The `resolv.conf` a private network gets: slirp4netns's resolver, and
+/// the system's search domains and options.
+fn resolv_conf(system: &str) -> String {
+    let mut out = format!("nameserver {RESOLVER}\n");
+    for line in system.lines() {
+        let word = line.split_whitespace().next().unwrap_or("");
+        if matches!(word, "search" | "domain" | "options") {
+            out.push_str(line.trim());
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// A memory file holding `resolv_conf` of the system's, for bubblewrap's
+/// `--ro-bind-data`; `None` when the system has no `/etc/resolv.conf`
+/// (nothing to bind over).
+fn resolv_conf_fd() -> std::io::Result<Option<OwnedFd>> {
+    let path = Path::new("/etc/resolv.conf");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let system = std::fs::read_to_string(path).unwrap_or_default();
+    // SAFETY: a static name and a flag; the result is checked.
+    let fd = unsafe { libc::memfd_create(c"cairn-resolv".as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a fresh descriptor this function owns.
+    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    std::io::Write::write_all(&mut file, resolv_conf(&system).as_bytes())?;
+    std::io::Seek::rewind(&mut file)?;
+    Ok(Some(OwnedFd::from(file)))
 }
 
 /// The real folders between the workspace and each read-only path in it
@@ -362,5 +400,21 @@ impl Args {
         self.0.push(flag.into());
         self.0.push(from.into());
         self.0.push(to.into());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_resolver_is_slirps_and_the_search_domains_stay() {
+        let system =
+            "# managed\nnameserver 127.0.0.53\nsearch corp.example lan\noptions edns0 trust-ad\n";
+        assert_eq!(
+            resolv_conf(system),
+            "nameserver 10.0.2.3\nsearch corp.example lan\noptions edns0 trust-ad\n"
+        );
+        assert_eq!(resolv_conf(""), "nameserver 10.0.2.3\n");
     }
 }

@@ -407,6 +407,21 @@ fn network_word(on: bool, support: Support) -> &'static str {
     }
 }
 
+/// Words for a dialog that grants the network to a command under
+/// `policy`: what a granted network will not reach (empty where it is the
+/// host's own).
+pub fn network_grant_words(policy: Option<&Policy>) -> &'static str {
+    #[cfg(target_os = "linux")]
+    if policy.is_some_and(|p| p.layer == Layer::Namespace && !p.host_loopback)
+        && netstack::available().is_some()
+    {
+        // Short: a dialog gives it one line.
+        return " (not 127.0.0.1)";
+    }
+    let _ = policy;
+    ""
+}
+
 /// Whether `program` names something that exists: a path, or a name found
 /// on `PATH`.
 pub fn resolves(program: &std::ffi::OsStr) -> bool {

@@ -41,9 +41,6 @@ pub const SUBCOMMAND: &str = "__net";
 /// Set to `1` to act as if slirp4netns were not installed.
 pub const NO_SLIRP_VAR: &str = "CAIRN_SANDBOX_NO_SLIRP";
 
-/// slirp4netns's resolver, as the namespace sees it.
-const RESOLVER: &str = "10.0.2.3";
-
 /// How long slirp4netns may take to bring the interface up.
 const READY_WAIT: Duration = Duration::from_secs(10);
 
@@ -97,7 +94,7 @@ fn decide() -> Reach {
             std::io::Error::last_os_error()
         ));
     }
-    if crate::tools::shell::launch::own_exe().is_none() {
+    if super::own_path::own_exe().is_none() {
         return Reach::Shared("cairn cannot find its own executable to start the network".into());
     }
     match probe(&slirp, bwrap) {
@@ -142,45 +139,10 @@ fn probe(slirp: &Path, bwrap: &Path) -> Result<(), String> {
 /// The command that starts `bwrap` through the launcher; bubblewrap's
 /// arguments follow.
 pub(crate) fn launcher(slirp: &Path, bwrap: &Path) -> Option<std::process::Command> {
-    let exe = crate::tools::shell::launch::own_exe()?;
+    let exe = super::own_path::own_exe()?;
     let mut cmd = super::std_new(exe);
     cmd.arg(SUBCOMMAND).arg(slirp).arg(bwrap);
     Some(cmd)
-}
-
-/// The `resolv.conf` a private network gets: slirp4netns's resolver, and
-/// the system's search domains and options.
-pub(crate) fn resolv_conf(system: &str) -> String {
-    let mut out = format!("nameserver {RESOLVER}\n");
-    for line in system.lines() {
-        let word = line.split_whitespace().next().unwrap_or("");
-        if matches!(word, "search" | "domain" | "options") {
-            out.push_str(line.trim());
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// A memory file holding `resolv_conf` of the system's, for bubblewrap's
-/// `--ro-bind-data`; `None` when the system has no `/etc/resolv.conf`
-/// (nothing to bind over).
-pub(crate) fn resolv_conf_fd() -> std::io::Result<Option<OwnedFd>> {
-    let path = Path::new("/etc/resolv.conf");
-    if !path.exists() {
-        return Ok(None);
-    }
-    let system = std::fs::read_to_string(path).unwrap_or_default();
-    // SAFETY: a static name and a flag; the result is checked.
-    let fd = unsafe { libc::memfd_create(c"cairn-resolv".as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a fresh descriptor this function owns.
-    let mut file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    file.write_all(resolv_conf(&system).as_bytes())?;
-    std::io::Seek::rewind(&mut file)?;
-    Ok(Some(OwnedFd::from(file)))
 }
 
 /// In `main`, before anything else (the descriptors bubblewrap is handed
@@ -487,20 +449,4 @@ fn status_code(status: std::process::ExitStatus) -> i32 {
         return 128 + signal;
     }
     SETUP_FAILED
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_resolver_is_slirps_and_the_search_domains_stay() {
-        let system =
-            "# managed\nnameserver 127.0.0.53\nsearch corp.example lan\noptions edns0 trust-ad\n";
-        assert_eq!(
-            resolv_conf(system),
-            "nameserver 10.0.2.3\nsearch corp.example lan\noptions edns0 trust-ad\n"
-        );
-        assert_eq!(resolv_conf(""), "nameserver 10.0.2.3\n");
-    }
 }

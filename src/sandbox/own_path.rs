@@ -20,6 +20,14 @@ use std::sync::{Mutex, OnceLock};
 
 static ORIGINAL: OnceLock<Option<OsString>> = OnceLock::new();
 
+/// cairn's own executable, resolved once (a later rename or replacement
+/// of the file does not change which path is named).
+pub fn own_exe() -> Option<&'static Path> {
+    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
+    EXE.get_or_init(|| std::env::current_exe().ok()?.canonicalize().ok())
+        .as_deref()
+}
+
 /// cairn's own `PATH` as cut so far: at start, then again for each
 /// workspace a session opens (an editor opens sessions in folders other
 /// than the one `cairn acp` started in).

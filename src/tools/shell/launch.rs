@@ -24,7 +24,6 @@
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
@@ -44,13 +43,7 @@ pub struct Spec {
     pub env: Vec<(OsString, OsString)>,
 }
 
-/// cairn's own executable, resolved once (a later rename or replacement
-/// of the file does not change which path is named).
-pub fn own_exe() -> Option<&'static Path> {
-    static EXE: OnceLock<Option<PathBuf>> = OnceLock::new();
-    EXE.get_or_init(|| std::env::current_exe().ok()?.canonicalize().ok())
-        .as_deref()
-}
+pub use crate::sandbox::own_path::own_exe;
 
 /// Where specs are written: `<cache>/cairn/launch`.
 pub fn spec_dir() -> Option<PathBuf> {
