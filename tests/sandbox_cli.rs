@@ -394,7 +394,11 @@ fn a_granted_network_reaches_no_loopback_service() {
     };
 
     let own = run(&[]);
-    assert!(!own.contains("reached"), "{own}");
+    // Nothing reaches the listener. (A connection to 10.0.2.2 may still
+    // be accepted by slirp4netns itself now and then, going nowhere: its
+    // refusal leaves the outcome to a stale error code. So the listener
+    // is what tells.)
+    assert!(!own.contains("reached 127.0.0.1"), "{own}");
     assert_eq!(heard(), 0, "{own}");
     assert!(own.contains("tap0"), "an interface with a route: {own}");
     assert!(own.contains("nameserver 10.0.2.3"), "{own}");

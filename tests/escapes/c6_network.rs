@@ -271,8 +271,10 @@ async fn a_granted_network_reaches_no_loopback_service() {
     f.run(&mock, "smart").await;
     let requests: String = mock.requests().iter().map(|r| r.to_string()).collect();
     let mut escapes = f.escapes(&mock, &before);
-    // The calls ran (unasked, in the sandbox) and had a network.
-    for seen in ["127.0.0.1: 1", "10.0.2.2: 1", "tap0", "nameserver 10.0.2.3"] {
+    // The calls ran (unasked, in the sandbox) and had a network. (Whether
+    // the connection to 10.0.2.2 fails at once is slirp4netns's affair: it
+    // may accept it itself and go nowhere; the listener tells.)
+    for seen in ["127.0.0.1: 1", "10.0.2.2: ", "tap0", "nameserver 10.0.2.3"] {
         if !requests.contains(seen) {
             escapes.push(format!(
                 "the model never saw {seen:?}: the calls did not run as this case means"
