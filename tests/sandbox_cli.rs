@@ -2,6 +2,7 @@
 //! binary, and `cairn run --mode auto` against wrapped `rm -rf ~`, with a
 //! fixture home outside the temporary directory (which stays writable).
 
+use crate::test_home::have;
 use crate::{fixture_base, mock_model};
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -330,19 +331,6 @@ fn commands_get_a_private_temporary_folder_a_build_can_link_in() {
 fn which(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-}
-
-/// Whether `tool` is on the PATH; prints why a case skips when it is not.
-fn have(tool: &str) -> bool {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("skipped: `{tool}` is not installed (.ci/run installs it)");
-    }
-    found
 }
 
 /// A granted network is the command's own (slirp4netns): it has an

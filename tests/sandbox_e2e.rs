@@ -2,6 +2,7 @@
 //! sandbox stops a command and the person re-runs it with the network, and
 //! smart mode runs a workspace write unasked that `/undo` takes back.
 
+use crate::test_home::have;
 use crate::{mock_model, pty, test_home};
 use std::io::Write;
 use std::path::Path;
@@ -80,22 +81,10 @@ async fn a_command_the_sandbox_stops_is_offered_a_rerun_with_the_network() {
 /// the re-run does not.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rerun_with_the_network_reaches_no_local_service() {
-    if !has("slirp4netns") || !has("bwrap") {
+    if !have("slirp4netns") || !have("bwrap") {
         return;
     }
     rerun_with_the_network(false).await;
-}
-
-fn has(tool: &str) -> bool {
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {tool}")])
-        .stdout(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("skipped: `{tool}` is not installed (.ci/run installs it)");
-    }
-    found
 }
 
 async fn rerun_with_the_network(host_loopback: bool) {

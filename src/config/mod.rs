@@ -197,11 +197,6 @@ pub struct McpServerConfig {
     /// Set by cairn for a server a trusted project's file defines.
     #[serde(skip)]
     pub from_project: bool,
-    /// Set by cairn for a person's own server it runs in the sandbox
-    /// because it loads from this place, which the sandbox's commands can
-    /// write (`mcp::transport::loads_from_writable`).
-    #[serde(skip)]
-    pub contained_at: Option<std::path::PathBuf>,
 }
 
 impl McpServerConfig {

@@ -60,17 +60,6 @@ impl McpManager {
         sandbox: Option<crate::sandbox::Sandbox>,
     ) -> Arc<McpManager> {
         let asker = super::elicit::SharedAsker::default();
-        // A person's own server that loads from a place commands can write
-        // runs in the sandbox (`transport::loads_from_writable`).
-        let mut servers = servers;
-        if let (Some(sandbox), Some(root)) = (sandbox.as_ref(), root.as_deref()) {
-            for config in servers.values_mut() {
-                if let Some(at) = super::transport::loads_from_writable(config, sandbox, root) {
-                    config.sandbox = Some(true);
-                    config.contained_at = Some(at);
-                }
-            }
-        }
         let outside = |c: &McpServerConfig| {
             c.from_project && c.command.is_some() && !super::transport::sandboxed(c)
         };
@@ -114,6 +103,7 @@ impl McpManager {
                         sse: false,
                     }),
                     relisting: Arc::new(AtomicBool::new(false)),
+                    contained: std::sync::OnceLock::new(),
                     root: root.clone(),
                     sandbox: sandbox.clone(),
                     asker: asker.clone(),
@@ -127,23 +117,6 @@ impl McpManager {
             asker,
         });
         for slot in manager.slots.values() {
-            if let Some(at) = slot
-                .config
-                .contained_at
-                .as_ref()
-                .filter(|_| !slot.config.disabled)
-            {
-                manager.hub.publish(crate::tools::SourceNotice {
-                    problem: false,
-                    text: format!(
-                        "MCP server `{}` runs in the sandbox (read-only, network on): it loads \
-                         from {}, which this session's commands can change. `sandbox = false` \
-                         in its entry runs it as you.",
-                        slot.name,
-                        at.display()
-                    ),
-                });
-            }
             if !slot.config.disabled {
                 manager.launch(slot);
             }
@@ -388,7 +361,7 @@ impl Slot {
             transport,
             target,
             trusted: self.config.trusted,
-            contained_at: self.config.contained_at.clone(),
+            contained_at: self.contained.get().cloned().flatten(),
         }
     }
 
@@ -452,6 +425,18 @@ async fn supervise(slot: Arc<Slot>, generation: u64, stop: CancellationToken, hu
         asker: slot.asker.clone(),
         log_budget: Default::default(),
     };
+    if let Some(at) = transport::decide_containment(&slot) {
+        hub.publish(crate::tools::SourceNotice {
+            problem: false,
+            text: format!(
+                "MCP server `{}` runs in the sandbox (read-only, network on): it loads from {}, \
+                 which this session's commands can change. `sandbox = false` in its entry runs \
+                 it as you.",
+                slot.name,
+                at.display()
+            ),
+        });
+    }
     let Some((session, child, tools, sse)) = start(&slot, generation, &stop, &hub, client).await
     else {
         return;

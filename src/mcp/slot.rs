@@ -39,6 +39,11 @@ pub(crate) struct Slot {
     /// For a project's server that runs outside the sandbox: the
     /// workspace's change token when it was trusted (cairn's start).
     pub(super) outside: Option<String>,
+    /// For a person's own server: the place commands can write it loads
+    /// from, when it does, which puts it in the sandbox
+    /// (`transport::loads_from_writable`). Decided once, by its first
+    /// start, in the server's own task: never on cairn's start-up path.
+    pub(super) contained: std::sync::OnceLock<Option<std::path::PathBuf>>,
 }
 
 pub(crate) struct SlotInner {

@@ -73,7 +73,8 @@ pub(crate) async fn connect(slot: &Slot, client: CairnClient) -> Result<Connecti
             return Err(ConnectError::Failed(why));
         }
         let cmd = stdio_command(slot, &expand(command)?)?;
-        let mut connection = connect_stdio(name, cmd, command, config, client).await?;
+        let sandboxed = runs_sandboxed(slot);
+        let mut connection = connect_stdio(name, cmd, command, config, client, sandboxed).await?;
         if let Some(child) = connection.child.as_mut() {
             child.hold = hold;
         }
@@ -199,6 +200,29 @@ pub(crate) fn loads_from_writable(
     None
 }
 
+/// Decides, the first time only, whether this person's own server
+/// runs in the sandbox because of where it loads from; the place when
+/// that was decided now.
+pub(crate) fn decide_containment(slot: &Slot) -> Option<&std::path::PathBuf> {
+    let mut first = false;
+    let place = slot.contained.get_or_init(|| {
+        first = true;
+        let (Some(sandbox), Some(root)) = (slot.sandbox.as_ref(), slot.root.as_deref()) else {
+            return None;
+        };
+        loads_from_writable(&slot.config, sandbox, root)
+    });
+    place.as_ref().filter(|_| first)
+}
+
+/// Whether this server's process runs in the sandbox: a project's
+/// (unless it opts out), one marked `sandbox = true`, or a person's own
+/// that loads from a place commands can write.
+pub(crate) fn runs_sandboxed(slot: &Slot) -> bool {
+    decide_containment(slot);
+    sandboxed(&slot.config) || slot.contained.get().is_some_and(Option::is_some)
+}
+
 /// Options after which a folder is where a runner loads code from
 /// (`uv run --directory DIR`, `npm --prefix DIR`, `pip -e DIR`).
 const CODE_FOLDER_FLAGS: &[&str] = &[
@@ -291,9 +315,8 @@ fn neutral_dir() -> PathBuf {
 /// a neutral directory, with a module path that holds no working
 /// directory and with secret and socket-locating variables withheld.
 fn stdio_command(slot: &Slot, program: &str) -> Result<Command, String> {
-    let config = &slot.config;
     let workspace = slot.root.clone().unwrap_or_else(neutral_dir);
-    let mut cmd = match (&slot.sandbox, sandboxed(config)) {
+    let mut cmd = match (&slot.sandbox, runs_sandboxed(slot)) {
         (Some(sandbox), true) => {
             let helper = crate::sandbox::Helper::Mcp { network: true };
             let mut cmd = crate::sandbox::helper_command(sandbox, helper, program, &workspace)
@@ -301,7 +324,7 @@ fn stdio_command(slot: &Slot, program: &str) -> Result<Command, String> {
             // A project's server names its files relative to the project;
             // the sandbox keeps it from writing there. A person's own keeps
             // the helper's neutral folder.
-            if config.contained_at.is_none() {
+            if slot.contained.get().is_none_or(Option::is_none) {
                 cmd.current_dir(&workspace);
             }
             cmd
@@ -342,6 +365,7 @@ async fn connect_stdio(
     command: &str,
     config: &McpServerConfig,
     client: CairnClient,
+    sandboxed: bool,
 ) -> Result<Connection, String> {
     let program = expand_for(config, command)?;
     let args = config
@@ -351,7 +375,7 @@ async fn connect_stdio(
         .collect::<Result<Vec<_>, _>>()?;
     // A reaping guard must not be killed on drop: it ends what the server
     // started itself (see `ServerProcess::drop`).
-    let reaping = cfg!(target_os = "linux") && !sandboxed(config);
+    let reaping = cfg!(target_os = "linux") && !sandboxed;
     cmd.args(&args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

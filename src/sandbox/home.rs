@@ -275,9 +275,11 @@ pub fn named_by_secret_variables(vars: impl IntoIterator<Item = (String, String)
                 "/lib32",
                 "/lib64",
                 "/nix/store",
+                "/proc",
+                "/sys",
+                "/dev",
             ]
             .iter()
-            .chain(&["/proc", "/sys", "/dev"])
             .any(|top| path.starts_with(top));
             if deep && !program && !entry.contains("/../") {
                 out.push(path.to_path_buf());

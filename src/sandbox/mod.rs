@@ -412,9 +412,7 @@ fn network_word(on: bool, support: Support) -> &'static str {
 /// host's own).
 pub fn network_grant_words(policy: Option<&Policy>) -> &'static str {
     #[cfg(target_os = "linux")]
-    if policy.is_some_and(|p| p.layer == Layer::Namespace && !p.host_loopback)
-        && netstack::available().is_some()
-    {
+    if policy.and_then(netstack::private_for).is_some() {
         // Short: a dialog gives it one line.
         return " (not 127.0.0.1)";
     }
@@ -524,19 +522,24 @@ fn confine_with(
     program: &std::ffi::OsStr,
     policy: &Policy,
 ) -> Result<std::process::Command, SandboxError> {
+    bwrap_command(bwrap, program, policy, netstack::private_for(policy))
+}
+
+/// `program` under `policy` through `bwrap`, its granted network the
+/// command's own through the launcher and `slirp` when that is given.
+#[cfg(target_os = "linux")]
+fn bwrap_command(
+    bwrap: &Path,
+    program: &std::ffi::OsStr,
+    policy: &Policy,
+    slirp: Option<&Path>,
+) -> Result<std::process::Command, SandboxError> {
     let mut prepared = linux::prepare(policy)?;
-    // A granted network without this machine's loopback: through the
-    // launcher and slirp4netns, where they work here.
-    let slirp = (policy.network && !policy.host_loopback)
-        .then(netstack::available)
-        .flatten();
-    let (args, bind_fds) = bwrap::args_with_fds(policy, slirp.is_some()).map_err(|e| {
+    let launcher = slirp.and_then(|s| netstack::launcher(s, bwrap));
+    let (args, bind_fds) = bwrap::args_with_fds(policy, launcher.is_some()).map_err(|e| {
         SandboxError::Build(format!("a path to bind inside the workspace changed: {e}"))
     })?;
-    let mut cmd = match slirp.and_then(|s| netstack::launcher(s, bwrap)) {
-        Some(launcher) => launcher,
-        None => std_new(bwrap),
-    };
+    let mut cmd = launcher.unwrap_or_else(|| std_new(bwrap));
     cmd.args(args);
     let seccomp = prepared.filter_fds();
     prepared.keep_open(bind_fds);

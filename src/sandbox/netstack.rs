@@ -68,6 +68,14 @@ pub fn available() -> Option<&'static Path> {
     }
 }
 
+/// slirp4netns, when a command under `policy` gets a network of its own:
+/// the network granted, through bubblewrap, the host's loopback not asked
+/// for, and slirp4netns working here.
+pub fn private_for(policy: &super::Policy) -> Option<&'static Path> {
+    let wanted = policy.network && !policy.host_loopback && policy.layer == super::Layer::Namespace;
+    wanted.then(available).flatten()
+}
+
 /// What a granted network reaches, decided once per process.
 pub fn reach() -> &'static Reach {
     static CACHE: OnceLock<Reach> = OnceLock::new();
@@ -112,17 +120,8 @@ fn probe(slirp: &Path, bwrap: &Path) -> Result<(), String> {
         network: true,
         ..super::bwrap::probe_policy()
     };
-    let mut prepared = super::linux::prepare(&policy).map_err(|e| e.to_string())?;
-    let (args, fds) = super::bwrap::args_with_fds(&policy, true).map_err(|e| e.to_string())?;
-    let mut cmd = launcher(slirp, bwrap).ok_or("no launcher")?;
-    cmd.args(args);
-    let seccomp = prepared.filter_fds();
-    prepared.keep_open(fds);
-    for fd in seccomp {
-        cmd.arg("--add-seccomp-fd").arg(fd.to_string());
-    }
-    cmd.arg("--").arg("true");
-    super::linux::install(&mut cmd, prepared);
+    let mut cmd = super::bwrap_command(bwrap, "true".as_ref(), &policy, Some(slirp))
+        .map_err(|e| e.to_string())?;
     cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
@@ -251,7 +250,7 @@ fn start(slirp: &Path, bwrap: &Path, bwrap_args: &[OsString]) -> Result<i32, Str
     };
     // Nothing handed to bubblewrap (filters, bound folders) reaches
     // slirp4netns.
-    close_all_on_exec();
+    super::seal_inherited_descriptors();
     let (ready_r, ready_w) = match pipe() {
         Ok(p) => p,
         Err(e) => return fail(&mut child, format!("a pipe: {e}")),
@@ -417,20 +416,6 @@ fn namespaces(pid: u32) -> std::io::Result<(OwnedFd, Option<OwnedFd>)> {
     let theirs = std::fs::File::from(owner.try_clone()?).metadata()?;
     let same = ours.dev() == theirs.dev() && ours.ino() == theirs.ino();
     Ok((netns, (!same).then_some(owner)))
-}
-
-/// Marks every descriptor past stderr close-on-exec.
-fn close_all_on_exec() {
-    const CLOSE_RANGE_CLOEXEC: libc::c_uint = 1 << 2;
-    // SAFETY: a flag on descriptors of this process only.
-    let done =
-        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, CLOSE_RANGE_CLOEXEC) } == 0;
-    if !done {
-        for fd in 3..1024 {
-            // SAFETY: as above; an unused number just fails.
-            unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-        }
-    }
 }
 
 /// The launcher's own exit status for bubblewrap's: its code, or, when a

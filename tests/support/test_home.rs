@@ -115,3 +115,16 @@ pub fn path_with(bin: &std::path::Path) -> String {
         std::env::var("PATH").unwrap_or_default()
     )
 }
+
+/// Whether `tool` is on the PATH; prints why a test skips when it is not.
+pub fn have(tool: &str) -> bool {
+    let found = std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!("skipped: `{tool}` is not installed (.ci/run installs it)");
+    }
+    found
+}
