@@ -439,3 +439,48 @@ fn a_command_holds_no_capability_even_when_root_runs_cairn() {
         "a hook was planted: {seen}"
     );
 }
+
+/// Where slirp4netns cannot give a command its network (here a broken
+/// one first on the PATH), the command does not run at all, with the
+/// reason and the way out: a granted network never falls back to this
+/// machine's own unasked.
+#[test]
+fn a_network_that_cannot_be_set_up_runs_nothing() {
+    if !enforced() || !have("bwrap") {
+        return;
+    }
+    let h = Home::new();
+    let bin = h.home.parent().unwrap().join("broken-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = bin.join("slirp4netns");
+    std::fs::write(&fake, "#!/bin/sh\necho 'no tap for you' >&2\nexit 1\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::create_dir_all(h.home.join(".config/cairn")).unwrap();
+    std::fs::write(
+        h.home.join(".config/cairn/config.toml"),
+        "[sandbox]\nnetwork = true\n",
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(["sandbox", "--", "sh", "-c", "echo ran > ran.txt"])
+        .current_dir(&h.project)
+        .env_clear()
+        .env("PATH", path)
+        .envs(h.vars())
+        .output()
+        .unwrap();
+    let seen = text(&out);
+    assert_eq!(out.status.code(), Some(125), "{seen}");
+    assert!(seen.contains("could not be set up"), "{seen}");
+    assert!(seen.contains("no tap for you"), "{seen}");
+    assert!(seen.contains("host_loopback = true"), "{seen}");
+    assert!(
+        !h.project.join("ran.txt").exists(),
+        "the command ran: {seen}"
+    );
+}

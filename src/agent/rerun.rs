@@ -124,7 +124,8 @@ pub(super) async fn offer(
             crate::sandbox::describe(policy.as_ref()),
             extra.describe(),
             if extra.network {
-                crate::sandbox::network_grant_words(policy.as_ref())
+                let granted = policy.as_ref().map(|p| p.with_grant(&extra));
+                crate::sandbox::network_grant_words(granted.as_ref())
             } else {
                 ""
             }

@@ -71,7 +71,7 @@ fn works(program: &Path) -> bool {
     cmd.status().is_ok_and(|s| s.success())
 }
 
-pub(super) fn probe_policy() -> Policy {
+fn probe_policy() -> Policy {
     let place = super::policy::Place {
         workspace: Path::new("/"),
         home: None,

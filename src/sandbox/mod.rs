@@ -407,9 +407,9 @@ fn network_word(on: bool, support: Support) -> &'static str {
     }
 }
 
-/// Words for a dialog that grants the network to a command under
-/// `policy`: what a granted network will not reach (empty where it is the
-/// host's own).
+/// Words for a dialog that grants the network to a command, `policy` the
+/// one it will run under (the grant added): what its network will not
+/// reach (empty where it is the host's own).
 pub fn network_grant_words(policy: Option<&Policy>) -> &'static str {
     #[cfg(target_os = "linux")]
     if policy.and_then(netstack::private_for).is_some() {

@@ -59,8 +59,8 @@ pub enum Reach {
     Shared(String),
 }
 
-/// slirp4netns, when it is installed and gives bubblewrap's namespaces a
-/// network here (tried once per process, on first use).
+/// slirp4netns, when it is installed and what it needs is here (decided
+/// once per process, on first use).
 pub fn available() -> Option<&'static Path> {
     match reach() {
         Reach::Private(p) => Some(p.as_path()),
@@ -86,11 +86,15 @@ fn decide() -> Reach {
     if std::env::var_os(NO_SLIRP_VAR).is_some_and(|v| v == "1") {
         return Reach::Shared(format!("{NO_SLIRP_VAR}=1 is set"));
     }
-    let Some(bwrap) = super::bwrap::available() else {
+    if cfg!(test) {
+        // The unit tests' executable is not cairn: it runs no launcher.
+        return Reach::Shared("cairn's own unit tests start no launcher".into());
+    }
+    if super::bwrap::available().is_none() {
         return Reach::Shared(
             "without bubblewrap a command cannot get a network namespace of its own".into(),
         );
-    };
+    }
     let Some(slirp) = super::own_path::find("slirp4netns") else {
         return Reach::Shared("slirp4netns is not installed".into());
     };
@@ -105,34 +109,10 @@ fn decide() -> Reach {
     if super::own_path::own_exe().is_none() {
         return Reach::Shared("cairn cannot find its own executable to start the network".into());
     }
-    match probe(&slirp, bwrap) {
-        Ok(()) => Reach::Private(slirp),
-        Err(why) => Reach::Shared(format!(
-            "{} could not give a command a network here: {why}",
-            slirp.display()
-        )),
-    }
-}
-
-/// Runs `true` in a network-granted sandbox through the launcher.
-fn probe(slirp: &Path, bwrap: &Path) -> Result<(), String> {
-    let policy = super::policy::Policy {
-        network: true,
-        ..super::bwrap::probe_policy()
-    };
-    let mut cmd = super::bwrap_command(bwrap, "true".as_ref(), &policy, Some(slirp))
-        .map_err(|e| e.to_string())?;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let out = cmd.output().map_err(|e| e.to_string())?;
-    if out.status.success() {
-        return Ok(());
-    }
-    let text = String::from_utf8_lossy(&out.stderr);
-    let last = text.lines().rev().find(|l| !l.trim().is_empty());
-    let last = last.unwrap_or("it failed without a word").trim();
-    Err(last.strip_prefix(FAILED).unwrap_or(last).to_string())
+    // No trial run: a launcher that cannot set the network up fails its
+    // command with the reason (fail closed), never falls back to the
+    // host's network unasked.
+    Reach::Private(slirp)
 }
 
 /// The command that starts `bwrap` through the launcher; bubblewrap's
@@ -187,7 +167,10 @@ fn launch(slirp: &Path, bwrap: &Path, bwrap_args: &[OsString]) -> i32 {
     match start(slirp, bwrap, bwrap_args) {
         Ok(code) => code,
         Err(why) => {
-            eprintln!("{FAILED}{why}");
+            eprintln!(
+                "{FAILED}{why} (nothing ran; `host_loopback = true` under [sandbox] in your \
+                 config gives commands this machine's network instead)"
+            );
             SETUP_FAILED
         }
     }
@@ -227,7 +210,11 @@ fn start(slirp: &Path, bwrap: &Path, bwrap_args: &[OsString]) -> Result<i32, Str
         // bubblewrap stopped before its namespaces existed (it said why).
         return Ok(status_code(child.wait().map_err(io("bubblewrap"))?));
     };
+    // A failure kills the namespace's process, still held, and waits for
+    // it to be gone before bubblewrap's release (`block_w`) is closed: an
+    // end of file there would let it go on and run the command.
     let fail = |child: &mut std::process::Child, why: String| {
+        kill_and_wait(pid);
         let _ = child.kill();
         let _ = child.wait();
         Err(why)
@@ -394,6 +381,20 @@ fn set_up(pid: u32) -> bool {
             return false;
         }
         std::thread::sleep(Duration::from_micros(250));
+    }
+}
+
+/// Kills `pid` and waits (a second at most) until it has ended.
+fn kill_and_wait(pid: u32) {
+    // SAFETY: a new descriptor for the process, checked; then a signal.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::pid_t, 0) } as i32;
+    // SAFETY: a signal to a process of this launcher's own tree.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+    if pidfd >= 0 {
+        // SAFETY: a fresh descriptor this function owns.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+        // Readable once the process has ended.
+        readable_within(&pidfd, Duration::from_secs(1));
     }
 }
 
